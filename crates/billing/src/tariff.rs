@@ -1,0 +1,466 @@
+//! Tariffs: how one public model is priced, and the charge for a usage (SPEC §8 rules 1–7).
+//!
+//! A charge is computed exactly from the usage and the tariff's prices and rounded **up** to the
+//! nano-unit once, at the end — never per component (DESIGN §4).
+//!
+//! In the price book a tariff is a table tagged by its `meter`, with prices as decimal strings:
+//!
+//! ```toml
+//! [models."speech-2.8-hd"]
+//! meter = "characters"
+//! per_million_characters = "100"
+//!
+//! [models."clip-2.0"]
+//! meter = "video_tokens"
+//! per_million_tokens = "7"
+//! reference_video_ratio = "0.6"   # optional, 0.6 when left out
+//! ```
+
+use std::fmt;
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use crate::error::BillingError;
+use crate::exact::Cost;
+use crate::meter::{ClipTier, Meter, Usage};
+use crate::money::Amount;
+
+/// The reference-video tier's share of the standard per-token price when a tariff does not say:
+/// 0.6 ("about 60 % of Standard per token", SPEC §8 rule 5).
+pub const DEFAULT_REFERENCE_VIDEO_RATIO: Decimal = Decimal::from_parts(6, 0, 0, false, 1);
+
+/// Prices are per million units of these meters.
+const PER_MILLION: u32 = 6;
+/// Prices are per single unit (per second) of these meters.
+const PER_UNIT: u32 = 0;
+
+/// How a public model is priced: one variant per meter of SPEC §8.
+///
+/// Serialized internally tagged by `meter`, prices as decimal strings; see the [module
+/// documentation](self). Deserialization accepts prices as strings or integers, and refuses
+/// fractional JSON/TOML numbers (already rounded in binary floating point) and negative prices.
+///
+/// ```
+/// use tollgate_billing::{Decimal, Tariff};
+///
+/// let tariff: Tariff = serde_json::from_str(r#"{"meter":"tokens","per_million_tokens":"0.02"}"#)?;
+/// assert_eq!(tariff, Tariff::Tokens { per_million_tokens: Decimal::new(2, 2) });
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "meter", rename_all = "snake_case")]
+pub enum Tariff {
+    /// SPEC §8 rule 1: speech synthesis, by characters (CJK counting 2).
+    Characters {
+        /// Price per million characters.
+        #[serde(with = "price")]
+        per_million_characters: Decimal,
+    },
+    /// SPEC §8 rule 2: recognition, by audio seconds rounded up.
+    AudioSeconds {
+        /// Price per second of audio.
+        #[serde(with = "price")]
+        per_second: Decimal,
+    },
+    /// SPEC §8 rule 3: embeddings, by input tokens.
+    Tokens {
+        /// Price per million input tokens.
+        #[serde(with = "price")]
+        per_million_tokens: Decimal,
+    },
+    /// SPEC §8 rules 4–5: clip-format video, by completion tokens.
+    VideoTokens {
+        /// The Standard tier's price per million tokens: the catalog's main unit price.
+        #[serde(with = "price")]
+        per_million_tokens: Decimal,
+        /// The reference-video tier's price as a share of the Standard price per token
+        /// (default [`DEFAULT_REFERENCE_VIDEO_RATIO`], 0.6).
+        #[serde(with = "price", default = "default_reference_video_ratio")]
+        reference_video_ratio: Decimal,
+    },
+    /// SPEC §8 rule 6: generic video, by seconds generated (rounded up, minimum 1).
+    VideoSeconds {
+        /// Price per second of video.
+        #[serde(with = "price")]
+        per_second: Decimal,
+    },
+    /// SPEC §8 rule 7: native generation, by input and output tokens (thinking counted as output).
+    TextTokens {
+        /// Price per million input tokens.
+        #[serde(with = "price")]
+        input_per_million_tokens: Decimal,
+        /// Price per million output tokens, thinking tokens included.
+        #[serde(with = "price")]
+        output_per_million_tokens: Decimal,
+    },
+}
+
+fn default_reference_video_ratio() -> Decimal {
+    DEFAULT_REFERENCE_VIDEO_RATIO
+}
+
+impl Tariff {
+    /// The meter this tariff prices; a [`Usage`] must be counted on the same one.
+    pub const fn meter(&self) -> Meter {
+        match self {
+            Tariff::Characters { .. } => Meter::Characters,
+            Tariff::AudioSeconds { .. } => Meter::AudioSeconds,
+            Tariff::Tokens { .. } => Meter::Tokens,
+            Tariff::VideoTokens { .. } => Meter::VideoTokens,
+            Tariff::VideoSeconds { .. } => Meter::VideoSeconds,
+            Tariff::TextTokens { .. } => Meter::TextTokens,
+        }
+    }
+
+    /// Every price and ratio of the tariff.
+    fn prices(&self) -> Vec<Decimal> {
+        match *self {
+            Tariff::Characters {
+                per_million_characters: price,
+            }
+            | Tariff::AudioSeconds { per_second: price }
+            | Tariff::Tokens {
+                per_million_tokens: price,
+            }
+            | Tariff::VideoSeconds { per_second: price } => vec![price],
+            Tariff::VideoTokens {
+                per_million_tokens,
+                reference_video_ratio,
+            } => vec![per_million_tokens, reference_video_ratio],
+            Tariff::TextTokens {
+                input_per_million_tokens,
+                output_per_million_tokens,
+            } => vec![input_per_million_tokens, output_per_million_tokens],
+        }
+    }
+
+    /// Checks that no price or ratio is negative ([`BillingError::NegativePrice`]). Deserialization
+    /// already refuses negative prices; this covers tariffs built in code.
+    pub fn validate(&self) -> Result<(), BillingError> {
+        match self
+            .prices()
+            .into_iter()
+            .find(|price| *price < Decimal::ZERO)
+        {
+            Some(price) => Err(BillingError::NegativePrice { price }),
+            None => Ok(()),
+        }
+    }
+
+    /// The charge for a usage, rounded **up** to the nano-unit once at the end (DESIGN §4).
+    ///
+    /// - Characters, tokens: `quantity × price / 1 000 000` (SPEC §8 rules 1, 3).
+    /// - Audio and video seconds: `seconds × price` (rules 2, 6); video seconds are charged for at
+    ///   least 1 second even if the usage says 0 (rule 6).
+    /// - Video tokens: `tokens × price / 1 000 000`, times `reference_video_ratio` for the
+    ///   [`ClipTier::ReferenceVideo`] tier (rules 4–5).
+    /// - Text tokens: `(input × input price + output × output price) / 1 000 000`, the output
+    ///   including thinking tokens (rule 7).
+    ///
+    /// Errors: [`BillingError::MeterMismatch`] if the usage was counted on another meter than this
+    /// tariff prices, [`BillingError::NegativePrice`] for a negative price, and
+    /// [`BillingError::Overflow`] if the exact charge (or a step towards it) is out of range.
+    ///
+    /// ```
+    /// use tollgate_billing::{Amount, Decimal, Tariff, Usage};
+    ///
+    /// let embeddings = Tariff::Tokens { per_million_tokens: "0.02".parse()? };
+    /// assert_eq!(embeddings.charge(&Usage::Tokens(1))?, Amount::from_nanos(20));
+    /// assert!(embeddings.charge(&Usage::Characters(1)).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn charge(&self, usage: &Usage) -> Result<Amount, BillingError> {
+        self.validate()?;
+        let cost = match (self, *usage) {
+            (
+                Tariff::Characters {
+                    per_million_characters,
+                },
+                Usage::Characters(characters),
+            ) => Cost::of(characters, &[*per_million_characters], PER_MILLION)?,
+            (Tariff::AudioSeconds { per_second }, Usage::AudioSeconds(seconds)) => {
+                Cost::of(seconds, &[*per_second], PER_UNIT)?
+            }
+            (Tariff::Tokens { per_million_tokens }, Usage::Tokens(tokens)) => {
+                Cost::of(tokens, &[*per_million_tokens], PER_MILLION)?
+            }
+            (
+                Tariff::VideoTokens {
+                    per_million_tokens,
+                    reference_video_ratio,
+                },
+                Usage::VideoTokens { tokens, tier },
+            ) => match tier {
+                ClipTier::Standard => Cost::of(tokens, &[*per_million_tokens], PER_MILLION)?,
+                ClipTier::ReferenceVideo => Cost::of(
+                    tokens,
+                    &[*per_million_tokens, *reference_video_ratio],
+                    PER_MILLION,
+                )?,
+            },
+            (Tariff::VideoSeconds { per_second }, Usage::VideoSeconds(seconds)) => {
+                Cost::of(seconds.max(1), &[*per_second], PER_UNIT)?
+            }
+            (
+                Tariff::TextTokens {
+                    input_per_million_tokens,
+                    output_per_million_tokens,
+                },
+                Usage::TextTokens { input, output },
+            ) => Cost::ZERO
+                .checked_add(Cost::of(input, &[*input_per_million_tokens], PER_MILLION)?)?
+                .checked_add(Cost::of(
+                    output,
+                    &[*output_per_million_tokens],
+                    PER_MILLION,
+                )?)?,
+            (tariff, usage) => {
+                return Err(BillingError::MeterMismatch {
+                    tariff: tariff.meter(),
+                    usage: usage.meter(),
+                });
+            }
+        };
+        cost.round_up()
+    }
+}
+
+/// Serde for prices: written as decimal strings; read from decimal strings or integers, never from
+/// fractional numbers (a binary float has already lost the exact price) and never negative.
+mod price {
+    use super::*;
+    use serde::de::{self, Deserializer, Visitor};
+    use serde::ser::Serializer;
+
+    pub(super) fn serialize<S: Serializer>(
+        price: &Decimal,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(price)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Decimal, D::Error> {
+        deserializer.deserialize_any(PriceVisitor)
+    }
+
+    struct PriceVisitor;
+
+    impl PriceVisitor {
+        fn non_negative<E: de::Error>(price: Decimal) -> Result<Decimal, E> {
+            if price < Decimal::ZERO {
+                Err(E::custom(format_args!("price {price} is negative")))
+            } else {
+                Ok(price)
+            }
+        }
+    }
+
+    impl Visitor<'_> for PriceVisitor {
+        type Value = Decimal;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a non-negative price as a decimal string, e.g. \"0.02\"")
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Decimal, E> {
+            let price = Decimal::from_str_exact(v).map_err(|err| {
+                E::custom(format_args!("{v:?} is not an exact decimal price: {err}"))
+            })?;
+            Self::non_negative(price)
+        }
+
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Decimal, E> {
+            Ok(Decimal::from(v))
+        }
+
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Decimal, E> {
+            Self::non_negative(Decimal::from(v))
+        }
+
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Decimal, E> {
+            Err(E::custom(format_args!(
+                "write the price {v} as a decimal string (\"{v}\"): a fractional number is not exact"
+            )))
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn dec(s: &str) -> Decimal {
+        Decimal::from_str_exact(s).unwrap()
+    }
+
+    #[test]
+    fn default_ratio_is_sixty_percent() {
+        assert_eq!(DEFAULT_REFERENCE_VIDEO_RATIO, dec("0.6"));
+        let tariff: Tariff =
+            serde_json::from_str(r#"{"meter":"video_tokens","per_million_tokens":"7"}"#).unwrap();
+        assert_eq!(
+            tariff,
+            Tariff::VideoTokens {
+                per_million_tokens: dec("7"),
+                reference_video_ratio: dec("0.6")
+            }
+        );
+    }
+
+    #[test]
+    fn prices_serialize_as_strings() {
+        let tariff = Tariff::TextTokens {
+            input_per_million_tokens: dec("1.25"),
+            output_per_million_tokens: dec("10"),
+        };
+        let json = serde_json::to_value(&tariff).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "meter": "text_tokens",
+                "input_per_million_tokens": "1.25",
+                "output_per_million_tokens": "10",
+            })
+        );
+        assert_eq!(serde_json::from_value::<Tariff>(json).unwrap(), tariff);
+    }
+
+    #[test]
+    fn prices_may_be_integers_but_not_fractions_or_negative() {
+        let whole: Tariff =
+            serde_json::from_str(r#"{"meter":"video_seconds","per_second":2}"#).unwrap();
+        assert_eq!(
+            whole,
+            Tariff::VideoSeconds {
+                per_second: dec("2")
+            }
+        );
+        for bad in [
+            r#"{"meter":"video_seconds","per_second":0.1}"#,
+            r#"{"meter":"video_seconds","per_second":"-0.1"}"#,
+            r#"{"meter":"video_seconds","per_second":-1}"#,
+            r#"{"meter":"video_seconds","per_second":"abc"}"#,
+            r#"{"meter":"video_seconds","per_second":"0.00000000000000000000000000001"}"#,
+            r#"{"meter":"video_seconds"}"#,
+            r#"{"meter":"furlongs","per_second":"1"}"#,
+            r#"{"per_second":"1"}"#,
+        ] {
+            assert!(serde_json::from_str::<Tariff>(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn negative_prices_built_in_code_are_refused() {
+        let tariff = Tariff::AudioSeconds {
+            per_second: dec("-0.01"),
+        };
+        assert_eq!(
+            tariff.charge(&Usage::AudioSeconds(1)),
+            Err(BillingError::NegativePrice {
+                price: dec("-0.01")
+            })
+        );
+        let ratio = Tariff::VideoTokens {
+            per_million_tokens: dec("1"),
+            reference_video_ratio: dec("-0.6"),
+        };
+        assert!(ratio.validate().is_err());
+    }
+
+    #[test]
+    fn zero_usage_costs_nothing_except_video_seconds() {
+        let speech = Tariff::Characters {
+            per_million_characters: dec("100"),
+        };
+        assert_eq!(speech.charge(&Usage::Characters(0)), Ok(Amount::ZERO));
+        let video = Tariff::VideoSeconds {
+            per_second: dec("0.05"),
+        };
+        assert_eq!(
+            video.charge(&Usage::VideoSeconds(0)),
+            Ok(Amount::from_nanos(50_000_000))
+        );
+    }
+
+    #[test]
+    fn every_meter_mismatch_is_reported() {
+        let tariffs = [
+            Tariff::Characters {
+                per_million_characters: dec("1"),
+            },
+            Tariff::AudioSeconds {
+                per_second: dec("1"),
+            },
+            Tariff::Tokens {
+                per_million_tokens: dec("1"),
+            },
+            Tariff::VideoTokens {
+                per_million_tokens: dec("1"),
+                reference_video_ratio: dec("0.6"),
+            },
+            Tariff::VideoSeconds {
+                per_second: dec("1"),
+            },
+            Tariff::TextTokens {
+                input_per_million_tokens: dec("1"),
+                output_per_million_tokens: dec("1"),
+            },
+        ];
+        let usages = [
+            Usage::Characters(1),
+            Usage::AudioSeconds(1),
+            Usage::Tokens(1),
+            Usage::VideoTokens {
+                tokens: 1,
+                tier: ClipTier::Standard,
+            },
+            Usage::VideoSeconds(1),
+            Usage::TextTokens {
+                input: 1,
+                output: 1,
+            },
+        ];
+        for tariff in &tariffs {
+            for usage in &usages {
+                let charge = tariff.charge(usage);
+                if tariff.meter() == usage.meter() {
+                    assert!(charge.is_ok(), "{tariff:?} {usage:?}");
+                } else {
+                    assert_eq!(
+                        charge,
+                        Err(BillingError::MeterMismatch {
+                            tariff: tariff.meter(),
+                            usage: usage.meter()
+                        })
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn huge_quantities_overflow_as_errors() {
+        let tariff = Tariff::AudioSeconds {
+            per_second: dec("1000"),
+        };
+        assert_eq!(
+            tariff.charge(&Usage::AudioSeconds(u64::MAX)),
+            Err(BillingError::Overflow)
+        );
+        let text = Tariff::TextTokens {
+            input_per_million_tokens: Decimal::MAX,
+            output_per_million_tokens: Decimal::MAX,
+        };
+        assert_eq!(
+            text.charge(&Usage::TextTokens {
+                input: u64::MAX,
+                output: u64::MAX
+            }),
+            Err(BillingError::Overflow)
+        );
+    }
+}
