@@ -1,0 +1,132 @@
+//! The two encodings of an embedding vector on the wire (wire-formats §2).
+//!
+//! - `float` (the default): a JSON array of numbers.
+//! - `base64`: a string holding the raw `float32` array, IEEE-754, 4 bytes per dimension in
+//!   little-endian order, no header, encoded with the standard base64 alphabet and padding. This
+//!   is what the official Python SDK decodes with `np.frombuffer(base64.b64decode(s),
+//!   dtype="float32")`; the byte length is always 4 × the number of dimensions.
+//!
+//! Note that the official Python SDK sends `encoding_format: "base64"` even when its caller did
+//! not ask for it (wire-formats §2), so a server must be ready to answer in base64 at any time.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde::{Deserialize, Serialize};
+
+/// The `encoding_format` field of a request: how the vectors of the response are encoded.
+///
+/// wire-formats §2: `float` (the default) or `base64`; any other value is a decode error.
+///
+/// ```
+/// use tollgate_embeddings::EncodingFormat;
+///
+/// let format: EncodingFormat = serde_json::from_str(r#""base64""#)?;
+/// assert_eq!(format, EncodingFormat::Base64);
+/// assert_eq!(EncodingFormat::default(), EncodingFormat::Float);
+/// assert!(serde_json::from_str::<EncodingFormat>(r#""base32""#).is_err());
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum EncodingFormat {
+    /// A JSON array of numbers (`"float"`).
+    #[default]
+    Float,
+    /// A base64 string of little-endian `float32` bytes (`"base64"`).
+    Base64,
+}
+
+impl EncodingFormat {
+    /// The value as it appears on the wire: `"float"` or `"base64"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Float => "float",
+            Self::Base64 => "base64",
+        }
+    }
+}
+
+impl std::fmt::Display for EncodingFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a base64 embedding could not be turned back into floats.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EncodingError {
+    /// The string is not standard, padded base64.
+    #[error("embedding is not valid base64: {reason}")]
+    InvalidBase64 {
+        /// What the base64 decoder objected to.
+        reason: String,
+    },
+    /// The decoded bytes do not split into whole `float32` values (wire-formats §2: the byte
+    /// length is 4 × the number of dimensions).
+    #[error("embedding has {bytes} bytes, which is not a multiple of 4 (one float32 is 4 bytes)")]
+    LengthNotMultipleOfFour {
+        /// The number of decoded bytes.
+        bytes: usize,
+    },
+}
+
+/// Encodes a vector as base64 of its little-endian `float32` bytes, standard alphabet with padding
+/// (wire-formats §2).
+///
+/// Every bit pattern survives, including `-0.0`, infinities and NaN payloads.
+///
+/// ```
+/// use tollgate_embeddings::encode_base64;
+///
+/// assert_eq!(encode_base64(&[1.0, -2.0]), "AACAPwAAAMA=");
+/// assert_eq!(encode_base64(&[]), "");
+/// ```
+pub fn encode_base64(values: &[f32]) -> String {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    STANDARD.encode(bytes)
+}
+
+/// Decodes a base64 embedding (standard alphabet with padding) into its `float32` values, read
+/// little-endian (wire-formats §2).
+///
+/// Fails when the text is not canonical padded base64, or when the decoded byte length is not a
+/// multiple of 4.
+///
+/// ```
+/// use tollgate_embeddings::{decode_base64, EncodingError};
+///
+/// assert_eq!(decode_base64("AACAPwAAAMA=")?, vec![1.0, -2.0]);
+/// assert_eq!(
+///     decode_base64("AAAA"), // three bytes
+///     Err(EncodingError::LengthNotMultipleOfFour { bytes: 3 })
+/// );
+/// # Ok::<(), EncodingError>(())
+/// ```
+pub fn decode_base64(s: &str) -> Result<Vec<f32>, EncodingError> {
+    let bytes = STANDARD
+        .decode(s)
+        .map_err(|e| EncodingError::InvalidBase64 {
+            reason: e.to_string(),
+        })?;
+    let (chunks, rest) = bytes.as_chunks::<4>();
+    if !rest.is_empty() {
+        return Err(EncodingError::LengthNotMultipleOfFour { bytes: bytes.len() });
+    }
+    Ok(chunks.iter().map(|c| f32::from_le_bytes(*c)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_vector_encodes_as_documented() {
+        assert_eq!(encode_base64(&[1.0, -2.0]), "AACAPwAAAMA=");
+    }
+
+    #[test]
+    fn format_names_match_the_wire() {
+        assert_eq!(EncodingFormat::Float.to_string(), "float");
+        assert_eq!(EncodingFormat::Base64.as_str(), "base64");
+    }
+}

@@ -1,0 +1,231 @@
+//! The response body of `POST /v1/embeddings` (wire-formats §2).
+//!
+//! ```json
+//! {
+//!   "object": "list",
+//!   "data": [{"object": "embedding", "index": 0, "embedding": [0.0123, -0.0456, 0.0789]}],
+//!   "model": "text-embedding-3-small",
+//!   "usage": {"prompt_tokens": 5, "total_tokens": 5}
+//! }
+//! ```
+//!
+//! With `encoding_format: "base64"` each `embedding` is a base64 string instead of an array (see
+//! [`crate::encoding`]). `data` holds one item per input, and `index` is the position of that
+//! input in the request.
+//!
+//! When decoding, a missing `object` field is accepted and filled in (`"list"`, `"embedding"`),
+//! since some compatible servers omit it; `usage` is required, because it settles the charge.
+
+use serde::{Deserialize, Serialize};
+
+use crate::encoding::{EncodingError, EncodingFormat, decode_base64, encode_base64};
+
+/// The `object` value of an [`EmbeddingResponse`].
+pub const LIST_OBJECT: &str = "list";
+/// The `object` value of an [`Embedding`].
+pub const EMBEDDING_OBJECT: &str = "embedding";
+
+fn list_object() -> String {
+    LIST_OBJECT.to_owned()
+}
+
+fn embedding_object() -> String {
+    EMBEDDING_OBJECT.to_owned()
+}
+
+/// The body of a successful `POST /v1/embeddings`.
+///
+/// ```
+/// use tollgate_embeddings::{EmbeddingResponse, EmbeddingVector};
+///
+/// let response: EmbeddingResponse = serde_json::from_str(r#"{
+///     "object": "list",
+///     "data": [{"object": "embedding", "index": 0, "embedding": "AACAPwAAAMA="}],
+///     "model": "text-embedding-3-small",
+///     "usage": {"prompt_tokens": 5, "total_tokens": 5}
+/// }"#)?;
+/// assert_eq!(response.data[0].embedding, EmbeddingVector::Base64("AACAPwAAAMA=".into()));
+/// assert_eq!(response.data[0].embedding.to_floats()?, vec![1.0, -2.0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbeddingResponse {
+    /// Always `"list"`.
+    #[serde(default = "list_object")]
+    pub object: String,
+    /// One embedding per input, in input order.
+    pub data: Vec<Embedding>,
+    /// The model that produced the embeddings.
+    pub model: String,
+    /// Token usage of the request.
+    pub usage: EmbeddingUsage,
+}
+
+impl EmbeddingResponse {
+    /// A response with `object: "list"`.
+    pub fn new(model: impl Into<String>, data: Vec<Embedding>, usage: EmbeddingUsage) -> Self {
+        Self {
+            object: list_object(),
+            data,
+            model: model.into(),
+            usage,
+        }
+    }
+}
+
+/// One item of [`EmbeddingResponse::data`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Embedding {
+    /// Always `"embedding"`.
+    #[serde(default = "embedding_object")]
+    pub object: String,
+    /// The position of the input this vector belongs to.
+    pub index: u32,
+    /// The vector, as floats or as base64.
+    pub embedding: EmbeddingVector,
+}
+
+impl Embedding {
+    /// An item with `object: "embedding"`.
+    pub fn new(index: u32, embedding: EmbeddingVector) -> Self {
+        Self {
+            object: embedding_object(),
+            index,
+            embedding,
+        }
+    }
+}
+
+/// An embedding vector in one of its two wire forms (wire-formats §2): a JSON array of numbers
+/// (`encoding_format: "float"`) or a base64 string of little-endian `float32` bytes
+/// (`encoding_format: "base64"`).
+///
+/// Note: JSON has no NaN or infinity; `serde_json` writes such floats as `null`, which no client
+/// can decode. Producers must send finite values (the base64 form carries any bit pattern).
+///
+/// ```
+/// use tollgate_embeddings::{EmbeddingVector, EncodingFormat};
+///
+/// let v = EmbeddingVector::encode(&[1.0, -2.0], EncodingFormat::Base64);
+/// assert_eq!(v, EmbeddingVector::Base64("AACAPwAAAMA=".into()));
+/// assert_eq!(v.format(), EncodingFormat::Base64);
+/// assert_eq!(v.to_floats()?, vec![1.0, -2.0]);
+/// assert_eq!(
+///     v.to_format(EncodingFormat::Float)?,
+///     EmbeddingVector::Float(vec![1.0, -2.0])
+/// );
+/// # Ok::<(), tollgate_embeddings::EncodingError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum EmbeddingVector {
+    /// `encoding_format: "float"`: the components as numbers.
+    Float(Vec<f32>),
+    /// `encoding_format: "base64"`: base64 of the little-endian `float32` bytes.
+    Base64(String),
+}
+
+impl EmbeddingVector {
+    /// The components as floats, whatever the wire form.
+    ///
+    /// Fails if a base64 vector is not valid padded base64 or its byte length is not a multiple
+    /// of 4.
+    pub fn to_floats(&self) -> Result<Vec<f32>, EncodingError> {
+        match self {
+            Self::Float(values) => Ok(values.clone()),
+            Self::Base64(text) => decode_base64(text),
+        }
+    }
+
+    /// Consumes the vector and returns its components, decoding base64 if needed (no copy for
+    /// the float form).
+    pub fn into_floats(self) -> Result<Vec<f32>, EncodingError> {
+        match self {
+            Self::Float(values) => Ok(values),
+            Self::Base64(text) => decode_base64(&text),
+        }
+    }
+
+    /// Encodes `values` in the given wire form.
+    pub fn encode(values: &[f32], format: EncodingFormat) -> EmbeddingVector {
+        match format {
+            EncodingFormat::Float => Self::Float(values.to_vec()),
+            EncodingFormat::Base64 => Self::Base64(encode_base64(values)),
+        }
+    }
+
+    /// The wire form this vector is in.
+    pub fn format(&self) -> EncodingFormat {
+        match self {
+            Self::Float(_) => EncodingFormat::Float,
+            Self::Base64(_) => EncodingFormat::Base64,
+        }
+    }
+
+    /// The same vector in the given wire form (e.g. the upstream answered in floats but the client
+    /// asked for base64). Fails only when decoding an invalid base64 vector.
+    pub fn to_format(&self, format: EncodingFormat) -> Result<EmbeddingVector, EncodingError> {
+        if self.format() == format {
+            return Ok(self.clone());
+        }
+        Ok(Self::encode(&self.to_floats()?, format))
+    }
+}
+
+/// The `usage` object of a response: input tokens (embeddings produce no output tokens, so both
+/// figures are normally equal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub struct EmbeddingUsage {
+    /// Tokens in the inputs.
+    pub prompt_tokens: u64,
+    /// All tokens billed for the request.
+    pub total_tokens: u64,
+}
+
+impl EmbeddingUsage {
+    /// Usage for `tokens` input tokens: `prompt_tokens == total_tokens == tokens`.
+    pub fn from_prompt_tokens(tokens: u64) -> Self {
+        Self {
+            prompt_tokens: tokens,
+            total_tokens: tokens,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constructors_fill_in_object() {
+        let response = EmbeddingResponse::new(
+            "m",
+            vec![Embedding::new(0, EmbeddingVector::Float(vec![1.0]))],
+            EmbeddingUsage::from_prompt_tokens(3),
+        );
+        assert_eq!(response.object, "list");
+        assert_eq!(response.data[0].object, "embedding");
+        assert_eq!(response.usage.total_tokens, 3);
+    }
+
+    #[test]
+    fn to_format_converts_both_ways() -> Result<(), EncodingError> {
+        let floats = EmbeddingVector::Float(vec![1.0, -2.0]);
+        let b64 = floats.to_format(EncodingFormat::Base64)?;
+        assert_eq!(b64, EmbeddingVector::Base64("AACAPwAAAMA=".into()));
+        assert_eq!(b64.to_format(EncodingFormat::Float)?, floats);
+        assert_eq!(floats.to_format(EncodingFormat::Float)?, floats);
+        assert_eq!(b64.clone().into_floats()?, vec![1.0, -2.0]);
+        Ok(())
+    }
+
+    #[test]
+    fn bad_base64_vector_fails_to_convert() {
+        let bad = EmbeddingVector::Base64("AAAA".into());
+        assert_eq!(
+            bad.to_floats(),
+            Err(EncodingError::LengthNotMultipleOfFour { bytes: 3 })
+        );
+        assert!(bad.to_format(EncodingFormat::Float).is_err());
+    }
+}

@@ -1,0 +1,468 @@
+//! Decoding and encoding of the wire format: requests, responses, base64 vectors, shortening.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use proptest::prelude::*;
+use serde_json::json;
+use tollgate_embeddings::{
+    EmbeddingInput, EmbeddingRequest, EmbeddingResponse, EmbeddingUsage, EmbeddingVector,
+    EncodingError, EncodingFormat, decode_base64, encode_base64, shorten,
+};
+
+fn request(body: serde_json::Value) -> EmbeddingRequest {
+    serde_json::from_value(body).expect("request decodes")
+}
+
+fn request_err(body: &str) -> String {
+    serde_json::from_str::<EmbeddingRequest>(body)
+        .expect_err("request must not decode")
+        .to_string()
+}
+
+// ----- requests ----------------------------------------------------------------------------
+
+#[test]
+fn decodes_a_single_string() {
+    let req = request(json!({"model": "text-embedding-3-small", "input": "hello"}));
+    assert_eq!(req.model, "text-embedding-3-small");
+    assert_eq!(req.input, EmbeddingInput::Text("hello".into()));
+    assert_eq!(req.encoding_format, None);
+    assert_eq!(req.dimensions, None);
+    assert_eq!(req.user, None);
+    assert_eq!(req.input.len(), 1);
+}
+
+#[test]
+fn decodes_an_array_of_strings() {
+    let req = request(json!({"model": "m", "input": ["a", "b", ""]}));
+    assert_eq!(
+        req.input,
+        EmbeddingInput::Texts(vec!["a".into(), "b".into(), String::new()])
+    );
+    assert_eq!(req.input.len(), 3);
+}
+
+#[test]
+fn decodes_a_token_array() {
+    let req = request(json!({"model": "m", "input": [1, 2, 4294967295u64]}));
+    assert_eq!(req.input, EmbeddingInput::Tokens(vec![1, 2, u32::MAX]));
+    assert_eq!(req.input.len(), 1);
+}
+
+#[test]
+fn decodes_an_array_of_token_arrays() {
+    let req = request(json!({"model": "m", "input": [[1, 2], [3], []]}));
+    assert_eq!(
+        req.input,
+        EmbeddingInput::TokenBatches(vec![vec![1, 2], vec![3], vec![]])
+    );
+    assert_eq!(req.input.len(), 3);
+}
+
+#[test]
+fn empty_array_decodes_as_an_empty_batch() {
+    let req = request(json!({"model": "m", "input": []}));
+    assert!(req.input.is_empty());
+    assert_eq!(req.input, EmbeddingInput::Texts(vec![]));
+}
+
+#[test]
+fn decodes_both_encoding_formats() {
+    let float = request(json!({"model": "m", "input": "x", "encoding_format": "float"}));
+    assert_eq!(float.encoding_format, Some(EncodingFormat::Float));
+    let base64 = request(json!({"model": "m", "input": "x", "encoding_format": "base64"}));
+    assert_eq!(base64.encoding_format, Some(EncodingFormat::Base64));
+    assert_eq!(base64.encoding_format_or_default(), EncodingFormat::Base64);
+}
+
+#[test]
+fn decodes_dimensions_and_user() {
+    let req = request(json!({"model": "m", "input": "x", "dimensions": 256, "user": "u-1"}));
+    assert_eq!(req.dimensions, Some(256));
+    assert_eq!(req.user.as_deref(), Some("u-1"));
+}
+
+#[test]
+fn null_optional_fields_are_absent() {
+    let req = request(json!({
+        "model": "m", "input": "x", "encoding_format": null, "dimensions": null, "user": null
+    }));
+    assert_eq!(req, EmbeddingRequest::new("m", "x"));
+}
+
+#[test]
+fn unknown_fields_are_ignored() {
+    let req = request(json!({
+        "model": "m",
+        "input": "x",
+        "future_option": {"nested": [1, 2, 3]},
+        "another": true
+    }));
+    assert_eq!(req, EmbeddingRequest::new("m", "x"));
+}
+
+#[test]
+fn invalid_encoding_format_is_a_decode_error() {
+    let err = request_err(r#"{"model":"m","input":"x","encoding_format":"base32"}"#);
+    assert!(err.contains("unknown variant `base32`"), "{err}");
+    assert!(err.contains("float") && err.contains("base64"), "{err}");
+    // Case matters, as upstream.
+    request_err(r#"{"model":"m","input":"x","encoding_format":"FLOAT"}"#);
+}
+
+#[test]
+fn missing_required_fields_are_decode_errors() {
+    assert!(request_err(r#"{"input":"x"}"#).contains("missing field `model`"));
+    assert!(request_err(r#"{"model":"m"}"#).contains("missing field `input`"));
+}
+
+#[test]
+fn wrong_input_types_are_decode_errors_that_say_what_is_expected() {
+    for body in [
+        r#"{"model":"m","input":5}"#,
+        r#"{"model":"m","input":null}"#,
+        r#"{"model":"m","input":{"text":"x"}}"#,
+        r#"{"model":"m","input":true}"#,
+    ] {
+        let err = request_err(body);
+        assert!(
+            err.contains("expected 'input' as a string, an array of strings"),
+            "{body}: {err}"
+        );
+    }
+}
+
+#[test]
+fn mixed_arrays_name_the_offending_item() {
+    let err = request_err(r#"{"model":"m","input":["a","b",3]}"#);
+    assert!(
+        err.contains("'input[2]' is a token id but 'input[0]' is a string"),
+        "{err}"
+    );
+    let err = request_err(r#"{"model":"m","input":[1,[2]]}"#);
+    assert!(
+        err.contains("'input[1]' is a token-id array but 'input[0]' is a token id"),
+        "{err}"
+    );
+    let err = request_err(r#"{"model":"m","input":[[1],"x"]}"#);
+    assert!(err.contains("'input[1]' is a string"), "{err}");
+}
+
+#[test]
+fn bad_token_ids_are_decode_errors() {
+    let err = request_err(r#"{"model":"m","input":[-1]}"#);
+    assert!(err.contains("token id -1 is out of range"), "{err}");
+    let err = request_err(r#"{"model":"m","input":[[1, 4294967296]]}"#);
+    assert!(err.contains("token id 4294967296 is out of range"), "{err}");
+    let err = request_err(r#"{"model":"m","input":[1.5]}"#);
+    assert!(err.contains("floating point"), "{err}");
+    let err = request_err(r#"{"model":"m","input":[["a"]]}"#);
+    assert!(err.contains("expected a token id"), "{err}");
+    // Arrays nest at most two deep.
+    request_err(r#"{"model":"m","input":[[[1]]]}"#);
+}
+
+#[test]
+fn negative_or_fractional_dimensions_are_decode_errors() {
+    request_err(r#"{"model":"m","input":"x","dimensions":-1}"#);
+    request_err(r#"{"model":"m","input":"x","dimensions":1.5}"#);
+}
+
+#[test]
+fn requests_round_trip_through_json() {
+    let inputs = [
+        EmbeddingInput::Text("hello".into()),
+        EmbeddingInput::Texts(vec!["a".into(), "b".into()]),
+        EmbeddingInput::Tokens(vec![1, 2, 3]),
+        EmbeddingInput::TokenBatches(vec![vec![1], vec![2, 3]]),
+    ];
+    for input in inputs {
+        let req = EmbeddingRequest {
+            model: "text-embedding-3-large".into(),
+            input,
+            encoding_format: Some(EncodingFormat::Base64),
+            dimensions: Some(1024),
+            user: Some("user-7".into()),
+        };
+        let text = serde_json::to_string(&req).unwrap();
+        assert_eq!(
+            serde_json::from_str::<EmbeddingRequest>(&text).unwrap(),
+            req
+        );
+    }
+}
+
+#[test]
+fn serializes_the_plain_json_forms() {
+    let req = EmbeddingRequest::new("m", EmbeddingInput::TokenBatches(vec![vec![1], vec![2]]));
+    assert_eq!(
+        serde_json::to_value(&req).unwrap(),
+        json!({"model": "m", "input": [[1], [2]]})
+    );
+    let mut req = EmbeddingRequest::new("m", vec!["a", "b"]);
+    req.encoding_format = Some(EncodingFormat::Float);
+    assert_eq!(
+        serde_json::to_value(&req).unwrap(),
+        json!({"model": "m", "input": ["a", "b"], "encoding_format": "float"})
+    );
+}
+
+// ----- responses ---------------------------------------------------------------------------
+
+#[test]
+fn decodes_a_response_with_float_vectors() {
+    let response: EmbeddingResponse = serde_json::from_value(json!({
+        "object": "list",
+        "data": [
+            {"object": "embedding", "index": 0, "embedding": [0.0123, -0.0456, 0.0789]},
+            {"object": "embedding", "index": 1, "embedding": [1, 0, -1]}
+        ],
+        "model": "text-embedding-3-small",
+        "usage": {"prompt_tokens": 5, "total_tokens": 5}
+    }))
+    .unwrap();
+    assert_eq!(response.object, "list");
+    assert_eq!(response.model, "text-embedding-3-small");
+    assert_eq!(
+        response.usage,
+        EmbeddingUsage {
+            prompt_tokens: 5,
+            total_tokens: 5
+        }
+    );
+    assert_eq!(response.data.len(), 2);
+    assert_eq!(response.data[0].object, "embedding");
+    assert_eq!(response.data[1].index, 1);
+    assert_eq!(
+        response.data[0].embedding,
+        EmbeddingVector::Float(vec![0.0123, -0.0456, 0.0789])
+    );
+    assert_eq!(
+        response.data[1].embedding.to_floats().unwrap(),
+        vec![1.0, 0.0, -1.0]
+    );
+}
+
+#[test]
+fn decodes_a_response_with_base64_vectors() {
+    let response: EmbeddingResponse = serde_json::from_value(json!({
+        "object": "list",
+        "data": [{"object": "embedding", "index": 0, "embedding": "AACAPwAAAMA="}],
+        "model": "text-embedding-3-small",
+        "usage": {"prompt_tokens": 2, "total_tokens": 2}
+    }))
+    .unwrap();
+    assert_eq!(
+        response.data[0].embedding,
+        EmbeddingVector::Base64("AACAPwAAAMA=".into())
+    );
+    assert_eq!(response.data[0].embedding.format(), EncodingFormat::Base64);
+    assert_eq!(
+        response.data[0].embedding.to_floats().unwrap(),
+        vec![1.0, -2.0]
+    );
+}
+
+#[test]
+fn response_object_fields_default_but_usage_is_required() {
+    let lenient: EmbeddingResponse = serde_json::from_value(json!({
+        "data": [{"index": 0, "embedding": []}],
+        "model": "m",
+        "usage": {"prompt_tokens": 0, "total_tokens": 0}
+    }))
+    .unwrap();
+    assert_eq!(lenient.object, "list");
+    assert_eq!(lenient.data[0].object, "embedding");
+
+    let err = serde_json::from_value::<EmbeddingResponse>(json!({
+        "object": "list", "data": [], "model": "m"
+    }))
+    .unwrap_err();
+    assert!(err.to_string().contains("missing field `usage`"), "{err}");
+}
+
+#[test]
+fn responses_serialize_in_the_wire_shape() {
+    use tollgate_embeddings::Embedding;
+    let response = EmbeddingResponse::new(
+        "text-embedding-3-small",
+        vec![
+            Embedding::new(
+                0,
+                EmbeddingVector::encode(&[0.5, -0.25], EncodingFormat::Float),
+            ),
+            Embedding::new(
+                1,
+                EmbeddingVector::encode(&[1.0, -2.0], EncodingFormat::Base64),
+            ),
+        ],
+        EmbeddingUsage::from_prompt_tokens(7),
+    );
+    let value = serde_json::to_value(&response).unwrap();
+    assert_eq!(
+        value,
+        json!({
+            "object": "list",
+            "data": [
+                {"object": "embedding", "index": 0, "embedding": [0.5, -0.25]},
+                {"object": "embedding", "index": 1, "embedding": "AACAPwAAAMA="}
+            ],
+            "model": "text-embedding-3-small",
+            "usage": {"prompt_tokens": 7, "total_tokens": 7}
+        })
+    );
+    assert_eq!(
+        serde_json::from_value::<EmbeddingResponse>(value).unwrap(),
+        response
+    );
+}
+
+// ----- base64 ------------------------------------------------------------------------------
+
+#[test]
+fn known_vector_has_known_base64() {
+    assert_eq!(encode_base64(&[1.0, -2.0]), "AACAPwAAAMA=");
+    assert_eq!(decode_base64("AACAPwAAAMA=").unwrap(), vec![1.0f32, -2.0]);
+    assert_eq!(encode_base64(&[]), "");
+    assert_eq!(decode_base64("").unwrap(), Vec::<f32>::new());
+}
+
+#[test]
+fn special_values_round_trip_bit_exact() {
+    let values = [
+        0.0f32,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MIN_POSITIVE,
+        f32::MAX,
+    ];
+    let decoded = decode_base64(&encode_base64(&values)).unwrap();
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&decoded), bits(&values));
+}
+
+#[test]
+fn decode_rejects_invalid_base64() {
+    for bad in [
+        "AACA PwAAAMA=",
+        "AACAPwAAAMA*",
+        "AACAPwAAAMA",
+        "AACAPwAAAMA==",
+    ] {
+        assert!(
+            matches!(decode_base64(bad), Err(EncodingError::InvalidBase64 { .. })),
+            "{bad:?} -> {:?}",
+            decode_base64(bad)
+        );
+    }
+    // URL-safe alphabet is not the standard one.
+    let url_safe = encode_base64(&[f32::from_bits(0xFBFF_FFFF)])
+        .replace('+', "-")
+        .replace('/', "_");
+    assert!(
+        url_safe.contains('-') || url_safe.contains('_'),
+        "{url_safe}"
+    );
+    assert!(matches!(
+        decode_base64(&url_safe),
+        Err(EncodingError::InvalidBase64 { .. })
+    ));
+}
+
+#[test]
+fn decode_rejects_lengths_that_are_not_whole_floats() {
+    // 1, 2, 3, 5 and 7 bytes.
+    for (text, bytes) in [
+        ("AA==", 1),
+        ("AAA=", 2),
+        ("AAAA", 3),
+        ("AAAAAAA=", 5),
+        ("AAAAAAAAAA==", 7),
+    ] {
+        assert_eq!(
+            decode_base64(text),
+            Err(EncodingError::LengthNotMultipleOfFour { bytes }),
+            "{text}"
+        );
+    }
+    let err = EmbeddingVector::Base64("AAAA".into())
+        .to_floats()
+        .unwrap_err();
+    assert!(err.to_string().contains("3 bytes"), "{err}");
+}
+
+fn finite_f32() -> impl Strategy<Value = f32> {
+    use proptest::num::f32::{NEGATIVE, NORMAL, POSITIVE, SUBNORMAL, ZERO};
+    POSITIVE | NEGATIVE | NORMAL | SUBNORMAL | ZERO
+}
+
+proptest! {
+    #[test]
+    fn base64_round_trip_is_bit_exact(values in prop::collection::vec(finite_f32(), 0..300)) {
+        let text = encode_base64(&values);
+        prop_assert_eq!(text.len(), 4 * (values.len() * 4).div_ceil(3));
+        let decoded = decode_base64(&text).unwrap();
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        prop_assert_eq!(bits(&decoded), bits(&values));
+
+        let vector = EmbeddingVector::encode(&values, EncodingFormat::Base64);
+        prop_assert_eq!(bits(&vector.to_floats().unwrap()), bits(&values));
+    }
+
+    #[test]
+    fn decode_never_panics(text in ".{0,64}") {
+        let _ = decode_base64(&text);
+    }
+
+    #[test]
+    fn shortened_vectors_have_unit_norm(
+        values in prop::collection::vec(finite_f32(), 2..200),
+        cut in 1usize..200,
+    ) {
+        let dims = cut % (values.len() - 1) + 1; // 1..len: always a real truncation
+        let mut shortened = values.clone();
+        shorten(&mut shortened, dims);
+        prop_assert_eq!(shortened.len(), dims);
+        let prefix_is_zero = values[..dims].iter().all(|&v| v == 0.0);
+        if prefix_is_zero {
+            prop_assert!(shortened.iter().all(|&v| v == 0.0));
+        } else {
+            let norm = shortened.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>().sqrt();
+            prop_assert!((norm - 1.0).abs() < 1e-5, "norm {} of {:?}", norm, shortened);
+            // Direction is kept: every component keeps its sign.
+            for (a, b) in values[..dims].iter().zip(&shortened) {
+                prop_assert!(a.signum() == b.signum() || *b == 0.0);
+            }
+        }
+    }
+
+    #[test]
+    fn shorten_to_len_or_more_changes_nothing(
+        values in prop::collection::vec(finite_f32(), 0..50),
+        extra in 0usize..5,
+    ) {
+        let mut same = values.clone();
+        shorten(&mut same, values.len() + extra);
+        prop_assert_eq!(same, values);
+    }
+}
+
+#[test]
+fn zero_vector_stays_zero() {
+    let mut v = vec![0.0f32; 8];
+    shorten(&mut v, 4);
+    assert_eq!(v, vec![0.0; 4]);
+}
+
+#[test]
+fn shorten_matches_the_guide_formula() {
+    // v[:d] / ||v[:d]|| for d = 2 of (1, 2, 3): (1, 2) / sqrt(5).
+    let mut v = vec![1.0f32, 2.0, 3.0];
+    shorten(&mut v, 2);
+    let s = 5f32.sqrt();
+    assert!(
+        (v[0] - 1.0 / s).abs() < 1e-7 && (v[1] - 2.0 / s).abs() < 1e-7,
+        "{v:?}"
+    );
+}
