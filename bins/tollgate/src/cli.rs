@@ -1,0 +1,132 @@
+//! Commands and flags.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use tollgate_gateway::Config;
+
+/// A metered gateway for generative-media APIs.
+#[derive(Debug, Parser)]
+#[command(name = "tollgate", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args, Clone)]
+pub struct Common {
+    /// Configuration file (TOML); the embedded default when absent.
+    #[arg(long, global = true, env = "TOLLGATE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Database URL: sqlite://PATH or postgres://…; overrides the configuration.
+    #[arg(long, global = true, env = "TOLLGATE_DATABASE_URL")]
+    pub database_url: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the gateway (the default command).
+    Serve(ServeArgs),
+    /// Manage API keys and balances.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+    /// Configuration helpers.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Run the simulated vendors on their own.
+    Sim(SimArgs),
+}
+
+#[derive(Debug, Args, Default)]
+pub struct ServeArgs {
+    /// Address to listen on; overrides the configuration.
+    #[arg(long, env = "TOLLGATE_LISTEN")]
+    pub listen: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Create an account with a balance and print its new secret key (alone, on stdout).
+    Create {
+        /// The account's name (unique).
+        #[arg(long)]
+        name: String,
+        /// Opening balance, a decimal amount such as 1 or 0.25.
+        #[arg(long, default_value = "0")]
+        balance: String,
+    },
+    /// List accounts and their balances.
+    List {
+        /// Print one JSON document (amounts as decimal strings).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add (or, negative, remove) credit.
+    Credit {
+        /// Account id, key id or name.
+        account: String,
+        /// A decimal amount.
+        #[arg(allow_hyphen_values = true)]
+        amount: String,
+    },
+    /// Balance, open holds and usage by model.
+    Show {
+        /// Account id, key id or name.
+        account: String,
+        /// Print one JSON document (amounts as decimal strings).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Disable an account and all its keys.
+    Disable {
+        /// Account id, key id or name.
+        account: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the embedded default configuration as a commented TOML file.
+    Default,
+}
+
+#[derive(Debug, Args)]
+pub struct SimArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:9090")]
+    pub listen: String,
+    /// Latency added to every answer, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u64,
+}
+
+/// Runs a command; the error is the message to print.
+pub async fn run(cli: Cli) -> Result<(), String> {
+    match cli.command.unwrap_or(Command::Serve(ServeArgs::default())) {
+        Command::Serve(args) => crate::serve::serve(&cli.common, args).await,
+        Command::Keys(command) => crate::keys::run(&cli.common, command).await,
+        Command::Config(ConfigCommand::Default) => {
+            print!("{}", tollgate_gateway::config::DEFAULT_CONFIG);
+            Ok(())
+        }
+        Command::Sim(args) => crate::serve::sim(args).await,
+    }
+}
+
+/// The configuration in force: the file named by --config / TOLLGATE_CONFIG, or the default.
+pub fn load_config(common: &Common) -> Result<Config, String> {
+    let mut config = match &common.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            Config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?
+        }
+        None => Config::embedded_default().map_err(|e| format!("embedded default: {e}"))?,
+    };
+    if let Some(url) = &common.database_url {
+        config.database_url = url.clone();
+    }
+    Ok(config)
+}

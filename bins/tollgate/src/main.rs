@@ -1,0 +1,31 @@
+//! `tollgate`: the command line (DESIGN §3). It only wires things together: configuration →
+//! store → channels (or the in-process simulator) → gateway → hyper. Everything else lives in
+//! the crates.
+
+mod cli;
+mod keys;
+mod serve;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tollgate: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(cli::run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("tollgate: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! `tollgate serve` and `tollgate sim`.
+
+use crate::cli::{Common, ServeArgs, SimArgs, load_config};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tollgate_gateway::catalog::Catalog;
+use tollgate_gateway::limits::Limits;
+use tollgate_gateway::{Config, Gateway, State, server};
+use tollgate_store::Store;
+use tollgate_upstream::{ClientConfig, HttpClient};
+
+/// How often orphaned request holds are looked for, and how old they must be.
+const STALE_SWEEP_EVERY: Duration = Duration::from_secs(300);
+const STALE_HOLD_AGE: Duration = Duration::from_secs(3600);
+
+pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
+    let mut config = load_config(common)?;
+    if let Some(listen) = args.listen {
+        config.listen = listen;
+    }
+    init_logging(&config);
+    tracing::info!(version = env!("CARGO_PKG_VERSION"), "tollgate starting");
+
+    let store = Store::connect(&config.database_url)
+        .await
+        .map_err(|e| format!("database {}: {e}", redact_url(&config.database_url)))?;
+    let sim = start_simulator(&config).await?;
+    let catalog = Catalog::from_config(
+        &config,
+        sim.as_ref().map(|s| s.base_url()).as_deref(),
+        |var| std::env::var(var).ok(),
+    )
+    .map_err(|e| format!("configuration: {e}"))?;
+    let http = HttpClient::new(&ClientConfig {
+        extra_roots: config
+            .extra_root_certificates
+            .iter()
+            .map(Into::into)
+            .collect(),
+        ..ClientConfig::default()
+    })
+    .map_err(|e| e.to_string())?;
+    let limits = Limits::new(&config.limits).map_err(|e| format!("configuration: {e}"))?;
+    let state = Arc::new(State::new(store.clone(), catalog, http, limits));
+    tokio::task::spawn_blocking(tollgate_gateway::tokens::warm_up);
+    let sweeper = tokio::spawn(sweep_stale_holds(store.clone()));
+
+    let addr: SocketAddr = config
+        .listen
+        .parse()
+        .map_err(|e| format!("listen address {:?}: {e}", config.listen))?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    tracing::info!(addr = %bound, database = %redact_url(&config.database_url), "tollgate listening");
+    eprintln!("tollgate listening on http://{bound}");
+
+    server::serve(
+        listener,
+        Gateway::new(state),
+        server::shutdown_signal(),
+        Duration::from_secs(config.shutdown_grace_seconds),
+    )
+    .await;
+
+    sweeper.abort();
+    if let Some(sim) = sim {
+        sim.shutdown().await;
+    }
+    store.close().await;
+    tracing::info!("tollgate stopped");
+    Ok(())
+}
+
+pub async fn sim(args: SimArgs) -> Result<(), String> {
+    init_logging(&Config::embedded_default().map_err(|e| e.to_string())?);
+    let addr: SocketAddr = args
+        .listen
+        .parse()
+        .map_err(|e| format!("listen address {:?}: {e}", args.listen))?;
+    let handle = tollgate_sim::start(
+        addr,
+        tollgate_sim::KnobSettings {
+            latency_ms: args.latency_ms,
+            ..Default::default()
+        },
+    )
+    .await
+    .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    eprintln!("simulator listening on {}", handle.base_url());
+    server::shutdown_signal().await;
+    handle.shutdown().await;
+    Ok(())
+}
+
+async fn start_simulator(config: &Config) -> Result<Option<tollgate_sim::SimHandle>, String> {
+    if !config.simulator.enabled {
+        return Ok(None);
+    }
+    let addr: SocketAddr = config
+        .simulator
+        .listen
+        .parse()
+        .map_err(|e| format!("simulator listen address: {e}"))?;
+    let handle = tollgate_sim::start(
+        addr,
+        tollgate_sim::KnobSettings {
+            latency_ms: config.simulator.latency_ms,
+            ..Default::default()
+        },
+    )
+    .await
+    .map_err(|e| format!("cannot start the simulator on {addr}: {e}"))?;
+    tracing::info!(url = %handle.base_url(), "in-process simulator started; channels with base_url = \"sim\" use it");
+    Ok(Some(handle))
+}
+
+async fn sweep_stale_holds(store: Store) {
+    let mut tick = tokio::time::interval(STALE_SWEEP_EVERY);
+    loop {
+        tick.tick().await;
+        match store.release_stale_holds(STALE_HOLD_AGE).await {
+            Ok(0) => {}
+            Ok(n) => tracing::warn!(released = n, "released stale holds"),
+            Err(e) => tracing::warn!(error = %e, "stale-hold sweep failed"),
+        }
+    }
+}
+
+fn init_logging(config: &Config) {
+    use tracing_subscriber::EnvFilter;
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&config.log.filter));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = if config.log.format == "json" {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
+}
+
+/// A database URL without its password, for logs.
+fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let creds = &url[scheme + 3..at];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}

@@ -1,0 +1,167 @@
+//! Credentials, read the way each family's own clients send them (DESIGN §2 step 2, SPEC §5).
+
+use crate::errors::{ApiError, ErrorKind, Family};
+use crate::state::State;
+use http::HeaderMap;
+use http::header::AUTHORIZATION;
+use tollgate_store::{Principal, StoreError};
+
+/// The presented secret, if any: `Authorization: Bearer` for the OpenAI, t2a and Ark families;
+/// `x-vendor-api-key`, `x-goog-api-key`, the `key` query parameter (or a Bearer token, which
+/// some native-format clients send) for the Google family.
+pub fn presented_secret(
+    family: Family,
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> Option<String> {
+    let bearer = || {
+        headers
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                let (scheme, token) = v.trim().split_once(' ')?;
+                scheme
+                    .eq_ignore_ascii_case("bearer")
+                    .then(|| token.trim().to_owned())
+            })
+            .filter(|t| !t.is_empty())
+    };
+    match family {
+        Family::OpenAi | Family::T2a | Family::Ark => bearer(),
+        Family::Google => ["x-vendor-api-key", "x-goog-api-key"]
+            .iter()
+            .find_map(|name| headers.get(*name).and_then(|v| v.to_str().ok()))
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+            .or_else(|| query_param(query?, "key"))
+            .or_else(bearer),
+    }
+}
+
+/// Authenticates a request: the key must exist and be enabled, with its account.
+pub async fn authenticate(
+    state: &State,
+    family: Family,
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> Result<Principal, ApiError> {
+    let Some(secret) = presented_secret(family, headers, query) else {
+        return Err(ApiError::new(
+            ErrorKind::MissingCredential,
+            match family {
+                Family::Google => {
+                    "Method doesn't allow unregistered callers: pass your key in x-vendor-api-key, x-goog-api-key or ?key="
+                }
+                _ => "You didn't provide an API key: pass it as 'Authorization: Bearer YOUR_KEY'",
+            },
+        ));
+    };
+    match state.store.authenticate(&secret).await {
+        Ok(Some(principal)) => Ok(principal),
+        Ok(None) => Err(ApiError::new(
+            ErrorKind::InvalidCredential,
+            format!("Incorrect API key provided: {}", redact(&secret)),
+        )),
+        Err(StoreError::Disabled(_)) => Err(ApiError::new(
+            ErrorKind::Forbidden,
+            "This API key or its account has been disabled",
+        )),
+        Err(e) => Err(ApiError::internal("checking the API key", e)),
+    }
+}
+
+/// A secret as error messages may show it: its first and last few characters.
+fn redact(secret: &str) -> String {
+    let chars: Vec<char> = secret.chars().collect();
+    if chars.len() <= 10 {
+        return "*".repeat(chars.len().min(8));
+    }
+    let head: String = chars[..6].iter().collect();
+    let tail: String = chars[chars.len() - 4..].iter().collect();
+    format!("{head}…{tail}")
+}
+
+/// One query parameter, percent-decoded.
+pub fn query_param(query: &str, name: &str) -> Option<String> {
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (percent_decode(k) == name).then(|| percent_decode(v))
+    })
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                match std::str::from_utf8(&bytes[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_read_their_own_credentials() {
+        let mut h = HeaderMap::new();
+        h.insert(AUTHORIZATION, "Bearer tg-abc".parse().unwrap());
+        assert_eq!(
+            presented_secret(Family::OpenAi, &h, None).as_deref(),
+            Some("tg-abc")
+        );
+        let mut g = HeaderMap::new();
+        g.insert("x-goog-api-key", "tg-g".parse().unwrap());
+        assert_eq!(
+            presented_secret(Family::Google, &g, None).as_deref(),
+            Some("tg-g")
+        );
+        assert_eq!(presented_secret(Family::OpenAi, &g, None), None);
+        assert_eq!(
+            presented_secret(
+                Family::Google,
+                &HeaderMap::new(),
+                Some("alt=sse&key=tg%2Dq")
+            )
+            .as_deref(),
+            Some("tg-q")
+        );
+        let mut v = HeaderMap::new();
+        v.insert("x-vendor-api-key", "tg-v".parse().unwrap());
+        assert_eq!(
+            presented_secret(Family::Google, &v, Some("key=other")).as_deref(),
+            Some("tg-v")
+        );
+    }
+
+    #[test]
+    fn percent_decoding_is_total() {
+        assert_eq!(percent_decode("a%20b"), "a b");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz"), "%zz");
+        assert_eq!(percent_decode("%4"), "%4");
+    }
+
+    #[test]
+    fn secrets_are_redacted() {
+        assert_eq!(redact("tg-0123456789abcdef"), "tg-012…cdef");
+        assert_eq!(redact("short"), "*****");
+    }
+}

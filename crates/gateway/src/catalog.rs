@@ -1,0 +1,177 @@
+//! The catalog: alias → public model → entry (kind, channels, upstream id, price). DESIGN §2
+//! step 4.
+
+use crate::config::{ChannelFormat, Config, ConfigError, ModelKind};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Semaphore;
+use tollgate_billing::Tariff;
+use tollgate_upstream::{Endpoint, Timeouts};
+
+/// A configured upstream, ready to call.
+#[derive(Debug)]
+pub struct Channel {
+    /// Its configured name.
+    pub name: String,
+    /// What it speaks.
+    pub format: ChannelFormat,
+    /// Where and with which key.
+    pub endpoint: Endpoint,
+    /// Bounds the calls in flight (`max_concurrency`).
+    pub permits: Arc<Semaphore>,
+}
+
+/// One public model.
+#[derive(Debug)]
+pub struct ModelEntry {
+    /// The public name (what the ledger and price book use).
+    pub public: String,
+    /// Which endpoints serve it.
+    pub kind: ModelKind,
+    /// The id sent upstream.
+    pub upstream_model: String,
+    /// Channels in priority order.
+    pub channels: Vec<Arc<Channel>>,
+    /// Its price.
+    pub tariff: Tariff,
+}
+
+/// Every model and alias.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    aliases: HashMap<String, String>,
+    models: HashMap<String, Arc<ModelEntry>>,
+}
+
+impl Catalog {
+    /// Builds the catalog. `sim_base_url` replaces `"sim"` base URLs; `env` looks up channel keys.
+    pub fn from_config(
+        config: &Config,
+        sim_base_url: Option<&str>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Catalog, ConfigError> {
+        let mut channels = HashMap::new();
+        for c in &config.channels {
+            let base_url = if c.base_url == "sim" {
+                sim_base_url
+                    .ok_or_else(|| {
+                        ConfigError::Invalid(format!(
+                            "channel {:?} uses the simulator, but [simulator] is not enabled",
+                            c.name
+                        ))
+                    })?
+                    .to_owned()
+            } else if c.base_url.starts_with("http://") || c.base_url.starts_with("https://") {
+                c.base_url.clone()
+            } else {
+                return Err(ConfigError::Invalid(format!(
+                    "channel {:?}: base_url must be http(s)://… or \"sim\"",
+                    c.name
+                )));
+            };
+            let api_key = match &c.api_key_env {
+                None => None,
+                Some(var) => Some(env(var).ok_or_else(|| {
+                    ConfigError::Invalid(format!(
+                        "channel {:?}: the environment variable {var} holding its key is not set",
+                        c.name
+                    ))
+                })?),
+            };
+            if c.max_concurrency == 0 {
+                return Err(ConfigError::Invalid(format!(
+                    "channel {:?}: max_concurrency must be at least 1",
+                    c.name
+                )));
+            }
+            let channel = Channel {
+                name: c.name.clone(),
+                format: c.format,
+                endpoint: Endpoint {
+                    base_url,
+                    api_key,
+                    timeouts: Timeouts {
+                        connect: Duration::from_millis(c.connect_timeout_ms),
+                        first_byte: Duration::from_millis(c.first_byte_timeout_ms),
+                        idle: Duration::from_millis(c.idle_timeout_ms),
+                    },
+                },
+                permits: Arc::new(Semaphore::new(c.max_concurrency)),
+            };
+            if channels.insert(c.name.clone(), Arc::new(channel)).is_some() {
+                return Err(ConfigError::Invalid(format!(
+                    "two channels are named {:?}",
+                    c.name
+                )));
+            }
+        }
+        let mut models = HashMap::new();
+        for (public, m) in &config.models {
+            m.price
+                .validate()
+                .map_err(|e| ConfigError::Invalid(format!("model {public:?}: price: {e}")))?;
+            let entry_channels = m
+                .channels
+                .iter()
+                .map(|name| {
+                    let channel = channels.get(name).ok_or_else(|| {
+                        ConfigError::Invalid(format!(
+                            "model {public:?} names channel {name:?}, which is not configured"
+                        ))
+                    })?;
+                    if channel.format != m.kind.channel_format() {
+                        return Err(ConfigError::Invalid(format!(
+                            "model {public:?} is {:?} but channel {name:?} speaks {:?}",
+                            m.kind, channel.format
+                        )));
+                    }
+                    Ok(channel.clone())
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if entry_channels.is_empty() {
+                return Err(ConfigError::Invalid(format!(
+                    "model {public:?} has no channels"
+                )));
+            }
+            models.insert(
+                public.clone(),
+                Arc::new(ModelEntry {
+                    public: public.clone(),
+                    kind: m.kind,
+                    upstream_model: m.upstream_model.clone().unwrap_or_else(|| public.clone()),
+                    channels: entry_channels,
+                    tariff: m.price.clone(),
+                }),
+            );
+        }
+        for (alias, target) in &config.aliases {
+            if !models.contains_key(target) {
+                return Err(ConfigError::Invalid(format!(
+                    "alias {alias:?} points at {target:?}, which is not a configured model"
+                )));
+            }
+        }
+        Ok(Catalog {
+            aliases: config.aliases.clone().into_iter().collect(),
+            models,
+        })
+    }
+
+    /// Resolves a client's model name (an alias or a public name) to its entry, when it serves
+    /// `kind`.
+    pub fn resolve(&self, requested: &str, kind: ModelKind) -> Option<&Arc<ModelEntry>> {
+        let public = self
+            .aliases
+            .get(requested)
+            .map_or(requested, String::as_str);
+        self.models.get(public).filter(|m| m.kind == kind)
+    }
+
+    /// Every public model, sorted by name.
+    pub fn models(&self) -> Vec<&Arc<ModelEntry>> {
+        let mut all: Vec<_> = self.models.values().collect();
+        all.sort_by(|a, b| a.public.cmp(&b.public));
+        all
+    }
+}

@@ -1,0 +1,268 @@
+//! The configuration file (TOML) and the embedded default.
+//!
+//! [`DEFAULT_CONFIG`] is both what `tollgate config default` prints and what `tollgate serve`
+//! runs when no file is given, so the commented file a user edits is exactly the default.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use tollgate_billing::Tariff;
+
+/// The embedded default configuration, with comments.
+pub const DEFAULT_CONFIG: &str = include_str!("default.toml");
+
+/// The whole configuration.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Address to listen on.
+    #[serde(default = "default_listen")]
+    pub listen: String,
+    /// `sqlite://PATH` or `postgres://…`.
+    #[serde(default = "default_database_url")]
+    pub database_url: String,
+    /// Seconds that in-flight requests get to finish after SIGTERM or Ctrl-C.
+    #[serde(default = "default_grace")]
+    pub shutdown_grace_seconds: u64,
+    /// Logging.
+    #[serde(default)]
+    pub log: LogConfig,
+    /// The in-process simulator.
+    #[serde(default)]
+    pub simulator: SimulatorConfig,
+    /// Extra PEM root certificates for upstream TLS (private CAs).
+    #[serde(default)]
+    pub extra_root_certificates: Vec<String>,
+    /// Request body limits, overriding the per-endpoint defaults.
+    #[serde(default)]
+    pub limits: BTreeMap<String, usize>,
+    /// Client-facing model names that stand for a public model.
+    #[serde(default)]
+    pub aliases: BTreeMap<String, String>,
+    /// Configured upstreams.
+    #[serde(default)]
+    pub channels: Vec<ChannelConfig>,
+    /// Public models: what they are, where they go, what they cost.
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelConfig>,
+}
+
+/// Logging settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogConfig {
+    /// `text` or `json`.
+    #[serde(default = "default_log_format")]
+    pub format: String,
+    /// A tracing filter such as `info` or `tollgate_gateway=debug`; `RUST_LOG` overrides it.
+    #[serde(default = "default_log_filter")]
+    pub filter: String,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            format: default_log_format(),
+            filter: default_log_filter(),
+        }
+    }
+}
+
+/// The in-process simulator.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulatorConfig {
+    /// Start it; channels whose `base_url` is `"sim"` point at it.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Where it listens (port 0: any free loopback port).
+    #[serde(default = "default_sim_listen")]
+    pub listen: String,
+    /// Latency it adds to every answer.
+    #[serde(default)]
+    pub latency_ms: u64,
+}
+
+impl Default for SimulatorConfig {
+    fn default() -> Self {
+        SimulatorConfig {
+            enabled: true,
+            listen: default_sim_listen(),
+            latency_ms: 0,
+        }
+    }
+}
+
+/// The wire format a channel speaks (DESIGN §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum ChannelFormat {
+    /// MiniMax-style speech synthesis.
+    #[serde(rename = "t2a")]
+    T2a,
+    /// MiniMax-style speech recognition.
+    #[serde(rename = "stt")]
+    Stt,
+    /// OpenAI embeddings.
+    #[serde(rename = "openai-embeddings")]
+    OpenAiEmbeddings,
+    /// Ark content-generation tasks.
+    #[serde(rename = "ark")]
+    Ark,
+    /// The generic video-task format.
+    #[serde(rename = "generic-video")]
+    GenericVideo,
+    /// Gemini-native generateContent.
+    #[serde(rename = "genai")]
+    Genai,
+}
+
+/// One configured upstream.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelConfig {
+    /// Unique name, referred to by models.
+    pub name: String,
+    /// What it speaks.
+    pub format: ChannelFormat,
+    /// Base URL such as `https://api.openai.com`, or `"sim"` for the in-process simulator.
+    pub base_url: String,
+    /// Name of the environment variable that holds the channel's key.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Most calls in flight on this channel at once.
+    #[serde(default = "default_concurrency")]
+    pub max_concurrency: usize,
+    /// Connect timeout.
+    #[serde(default = "default_connect_ms")]
+    pub connect_timeout_ms: u64,
+    /// Time to the response head.
+    #[serde(default = "default_first_byte_ms")]
+    pub first_byte_timeout_ms: u64,
+    /// Longest silence inside a response body.
+    #[serde(default = "default_idle_ms")]
+    pub idle_timeout_ms: u64,
+}
+
+/// What kind of endpoint a model serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelKind {
+    /// `/v1/embeddings`
+    Embeddings,
+    /// `/v1/audio/speech`, `/v1/t2a_v2`
+    Speech,
+    /// `/v1/audio/transcriptions`, `/v1/speech_to_text`
+    Transcription,
+    /// `/api/v3/contents/generations/tasks`
+    ClipVideo,
+    /// `/v1/video/generations`
+    GenericVideo,
+    /// `/v1beta/models/…`
+    NativeText,
+}
+
+impl ModelKind {
+    /// The channel format that serves this kind.
+    pub fn channel_format(self) -> ChannelFormat {
+        match self {
+            ModelKind::Embeddings => ChannelFormat::OpenAiEmbeddings,
+            ModelKind::Speech => ChannelFormat::T2a,
+            ModelKind::Transcription => ChannelFormat::Stt,
+            ModelKind::ClipVideo => ChannelFormat::Ark,
+            ModelKind::GenericVideo => ChannelFormat::GenericVideo,
+            ModelKind::NativeText => ChannelFormat::Genai,
+        }
+    }
+}
+
+/// One public model.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// Which endpoints serve it.
+    pub kind: ModelKind,
+    /// Channels in priority order.
+    pub channels: Vec<String>,
+    /// The model id sent upstream; the public name when absent.
+    #[serde(default)]
+    pub upstream_model: Option<String>,
+    /// What it costs.
+    pub price: Tariff,
+}
+
+/// A configuration that could not be read or does not hang together.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The TOML is malformed or has unknown keys.
+    #[error("{0}")]
+    Parse(String),
+    /// The pieces do not fit together (a model names a missing channel, say).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Config {
+    /// Parses a TOML document.
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))
+    }
+
+    /// The embedded default.
+    pub fn embedded_default() -> Result<Config, ConfigError> {
+        Config::parse(DEFAULT_CONFIG)
+    }
+}
+
+fn default_listen() -> String {
+    "127.0.0.1:8080".into()
+}
+fn default_database_url() -> String {
+    "sqlite://tollgate-data/tollgate.db".into()
+}
+fn default_grace() -> u64 {
+    30
+}
+fn default_log_format() -> String {
+    "text".into()
+}
+fn default_log_filter() -> String {
+    "info".into()
+}
+fn default_sim_listen() -> String {
+    "127.0.0.1:0".into()
+}
+fn yes() -> bool {
+    true
+}
+fn default_concurrency() -> usize {
+    256
+}
+fn default_connect_ms() -> u64 {
+    10_000
+}
+fn default_first_byte_ms() -> u64 {
+    60_000
+}
+fn default_idle_ms() -> u64 {
+    60_000
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_default_parses_and_prices_every_model() {
+        let config = Config::embedded_default().unwrap();
+        assert_eq!(config.listen, "127.0.0.1:8080");
+        assert!(config.simulator.enabled);
+        assert!(config.models.contains_key("text-embedding-3-small"));
+        for (name, model) in &config.models {
+            assert!(model.price.validate().is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        assert!(Config::parse("listen = \"x\"\nlisten_typo = 1").is_err());
+    }
+}

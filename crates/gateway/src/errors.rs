@@ -1,0 +1,344 @@
+//! Errors as clients see them: one meaning ([`ApiError`]), rendered in the error shape of the
+//! endpoint's own vendor ([`Family`], DESIGN §7) with an honest HTTP status.
+
+use crate::body::ResponseBody;
+use http::{HeaderValue, Response, StatusCode, header};
+use serde_json::json;
+
+/// The four inbound families and their error shapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// `{error:{message,type,param,code}}` — `/v1/audio/*`, `/v1/embeddings`, `/v1/video/*`,
+    /// `/v1/speech_to_text`, `/v1/chat/completions`.
+    OpenAi,
+    /// `{base_resp:{status_code,status_msg}}` — `/v1/t2a_v2`.
+    T2a,
+    /// `{error:{code,message,param,type}}` with Ark's string codes — `/api/v3`.
+    Ark,
+    /// `{error:{code,message,status}}` — `/v1beta`, `/v1/models/…:…`.
+    Google,
+}
+
+/// What went wrong, independent of how a family spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A field broke a rule, or the body is not what the endpoint takes. 400.
+    InvalidRequest,
+    /// No credential was presented. 401.
+    MissingCredential,
+    /// The credential is not a known key. 401.
+    InvalidCredential,
+    /// The key or its account is disabled. 403.
+    Forbidden,
+    /// Unknown route, model or task. 404.
+    NotFound,
+    /// Known route, other method. 405.
+    MethodNotAllowed,
+    /// The body is over the endpoint's limit. 413.
+    PayloadTooLarge,
+    /// The body is not of a type the endpoint takes. 415.
+    UnsupportedMediaType,
+    /// The balance does not cover the hold. 429 (OpenAI's `insufficient_quota`).
+    InsufficientBalance,
+    /// Too many requests. 429.
+    RateLimited,
+    /// Something broke inside the gateway. 500.
+    Internal,
+    /// The endpoint is not built yet, or not supported. 501.
+    NotImplemented,
+    /// The upstream failed or answered nonsense. 502.
+    UpstreamFailed,
+    /// The gateway is shutting down, or every channel is saturated. 503.
+    Unavailable,
+    /// The upstream took too long. 504.
+    UpstreamTimeout,
+}
+
+impl ErrorKind {
+    /// The honest HTTP status.
+    pub fn status(self) -> StatusCode {
+        match self {
+            ErrorKind::InvalidRequest => StatusCode::BAD_REQUEST,
+            ErrorKind::MissingCredential | ErrorKind::InvalidCredential => StatusCode::UNAUTHORIZED,
+            ErrorKind::Forbidden => StatusCode::FORBIDDEN,
+            ErrorKind::NotFound => StatusCode::NOT_FOUND,
+            ErrorKind::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ErrorKind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorKind::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ErrorKind::InsufficientBalance | ErrorKind::RateLimited => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
+            ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorKind::NotImplemented => StatusCode::NOT_IMPLEMENTED,
+            ErrorKind::UpstreamFailed => StatusCode::BAD_GATEWAY,
+            ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ErrorKind::UpstreamTimeout => StatusCode::GATEWAY_TIMEOUT,
+        }
+    }
+}
+
+/// An error on its way to the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    /// What went wrong.
+    pub kind: ErrorKind,
+    /// A sentence for the user that names the field and the rule.
+    pub message: String,
+    /// The field (JSON path), when one is to blame.
+    pub param: Option<String>,
+    /// A finer machine-readable code (`model_not_found`, a validation rule's code, …).
+    pub code: Option<String>,
+    /// Seconds to wait before retrying, sent as `Retry-After`.
+    pub retry_after: Option<u64>,
+}
+
+impl ApiError {
+    /// An error of `kind` with `message`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> ApiError {
+        ApiError {
+            kind,
+            message: message.into(),
+            param: None,
+            code: None,
+            retry_after: None,
+        }
+    }
+
+    /// A 400 naming `field`.
+    pub fn invalid(field: impl Into<String>, code: &str, message: impl Into<String>) -> ApiError {
+        ApiError::new(ErrorKind::InvalidRequest, message)
+            .param(field)
+            .code(code)
+    }
+
+    /// Names the field to blame.
+    pub fn param(mut self, field: impl Into<String>) -> ApiError {
+        self.param = Some(field.into());
+        self
+    }
+
+    /// Sets the fine-grained code.
+    pub fn code(mut self, code: impl Into<String>) -> ApiError {
+        self.code = Some(code.into());
+        self
+    }
+
+    /// Sets `Retry-After`.
+    pub fn retry_after(mut self, seconds: u64) -> ApiError {
+        self.retry_after = Some(seconds);
+        self
+    }
+
+    /// The model is not configured for this endpoint.
+    pub fn unknown_model(model: &str) -> ApiError {
+        ApiError::invalid(
+            "model",
+            "model_not_found",
+            format!("The model '{model}' does not exist or is not served by this endpoint"),
+        )
+    }
+
+    /// An unexpected failure inside the gateway; the details go to the log, not the client.
+    pub fn internal(context: &str, error: impl std::fmt::Display) -> ApiError {
+        tracing::error!(%error, context, "internal error");
+        ApiError::new(
+            ErrorKind::Internal,
+            format!("Internal error while {context}; the request was not charged"),
+        )
+    }
+
+    /// The response in `family`'s shape.
+    pub fn into_response(self, family: Family) -> Response<ResponseBody> {
+        let status = self.kind.status();
+        let body = match family {
+            Family::OpenAi => json!({"error": {
+                "message": self.message,
+                "type": openai_type(self.kind),
+                "param": self.param,
+                "code": self.code.clone().or_else(|| openai_code(self.kind).map(str::to_owned)),
+            }}),
+            Family::T2a => json!({"base_resp": {
+                "status_code": t2a_code(self.kind),
+                "status_msg": self.message,
+            }}),
+            Family::Ark => {
+                let (kind, code) = ark_type_and_code(&self);
+                json!({"error": {
+                    "code": code,
+                    "message": self.message,
+                    "param": self.param.clone().unwrap_or_default(),
+                    "type": kind,
+                }})
+            }
+            Family::Google => {
+                let (status_code, status) = google_status(self.kind);
+                let mut error = json!({
+                    "code": status_code,
+                    "message": self.message,
+                    "status": status,
+                });
+                if self.kind == ErrorKind::InvalidCredential {
+                    error["details"] = json!([{
+                        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                        "reason": "API_KEY_INVALID",
+                        "domain": "googleapis.com",
+                    }]);
+                }
+                json!({"error": error})
+            }
+        };
+        let status = match family {
+            // The vendor answers an invalid key with 400 INVALID_ARGUMENT and a missing one with
+            // 403 PERMISSION_DENIED (wire-formats §6.4); its SDK relies on that.
+            Family::Google => StatusCode::from_u16(google_status(self.kind).0).unwrap_or(status),
+            _ => status,
+        };
+        let mut response = crate::body::json_response(status, &body);
+        if let Some(seconds) = self.retry_after {
+            if let Ok(v) = HeaderValue::from_str(&seconds.to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+        }
+        response
+    }
+}
+
+fn openai_type(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::InsufficientBalance => "insufficient_quota",
+        ErrorKind::RateLimited => "requests",
+        ErrorKind::Internal
+        | ErrorKind::UpstreamFailed
+        | ErrorKind::Unavailable
+        | ErrorKind::UpstreamTimeout
+        | ErrorKind::NotImplemented => "server_error",
+        _ => "invalid_request_error",
+    }
+}
+
+fn openai_code(kind: ErrorKind) -> Option<&'static str> {
+    match kind {
+        ErrorKind::MissingCredential => Some("missing_api_key"),
+        ErrorKind::InvalidCredential => Some("invalid_api_key"),
+        ErrorKind::Forbidden => Some("key_disabled"),
+        ErrorKind::InsufficientBalance => Some("insufficient_quota"),
+        ErrorKind::RateLimited => Some("rate_limit_exceeded"),
+        ErrorKind::PayloadTooLarge => Some("request_too_large"),
+        ErrorKind::NotImplemented => Some("not_implemented"),
+        ErrorKind::UpstreamTimeout => Some("upstream_timeout"),
+        ErrorKind::UpstreamFailed => Some("upstream_error"),
+        _ => None,
+    }
+}
+
+/// `base_resp.status_code` values of wire-formats §3.4.
+fn t2a_code(kind: ErrorKind) -> i64 {
+    match kind {
+        ErrorKind::MissingCredential | ErrorKind::InvalidCredential | ErrorKind::Forbidden => 1004,
+        ErrorKind::InsufficientBalance => 1008,
+        ErrorKind::RateLimited => 1002,
+        ErrorKind::UpstreamTimeout => 1001,
+        ErrorKind::InvalidRequest
+        | ErrorKind::NotFound
+        | ErrorKind::MethodNotAllowed
+        | ErrorKind::PayloadTooLarge
+        | ErrorKind::UnsupportedMediaType => 2013,
+        ErrorKind::Internal
+        | ErrorKind::NotImplemented
+        | ErrorKind::UpstreamFailed
+        | ErrorKind::Unavailable => 1000,
+    }
+}
+
+/// Ark's `type` and `code` (wire-formats §5.4).
+fn ark_type_and_code(e: &ApiError) -> (&'static str, String) {
+    let with_param = |code: &str| match &e.param {
+        Some(p) => format!("{code}.{p}"),
+        None => code.to_owned(),
+    };
+    match e.kind {
+        ErrorKind::InvalidRequest if e.code.as_deref() == Some("required") => {
+            ("BadRequest", "MissingParameter".into())
+        }
+        ErrorKind::InvalidRequest
+        | ErrorKind::PayloadTooLarge
+        | ErrorKind::UnsupportedMediaType => ("BadRequest", with_param("InvalidParameter")),
+        ErrorKind::MissingCredential | ErrorKind::InvalidCredential => {
+            ("Unauthorized", "AuthenticationError".into())
+        }
+        ErrorKind::Forbidden => ("Forbidden", "AccessDenied".into()),
+        ErrorKind::InsufficientBalance => ("TooManyRequests", "QuotaExceeded".into()),
+        ErrorKind::NotFound => ("NotFound", with_param("NotFound")),
+        ErrorKind::MethodNotAllowed => ("BadRequest", "InvalidEndpoint.MethodNotAllowed".into()),
+        ErrorKind::RateLimited => ("TooManyRequests", "RateLimitExceeded".into()),
+        ErrorKind::NotImplemented => ("NotImplemented", "NotImplemented".into()),
+        ErrorKind::Internal => ("InternalServerError", "InternalServiceError".into()),
+        ErrorKind::UpstreamFailed => ("BadGateway", "UpstreamError".into()),
+        ErrorKind::Unavailable => ("ServiceUnavailable", "ServerOverloaded".into()),
+        ErrorKind::UpstreamTimeout => ("GatewayTimeout", "UpstreamTimeout".into()),
+    }
+}
+
+/// Google RPC code and status (wire-formats §6.4).
+fn google_status(kind: ErrorKind) -> (u16, &'static str) {
+    match kind {
+        ErrorKind::InvalidRequest | ErrorKind::InvalidCredential => (400, "INVALID_ARGUMENT"),
+        ErrorKind::MissingCredential | ErrorKind::Forbidden => (403, "PERMISSION_DENIED"),
+        ErrorKind::NotFound => (404, "NOT_FOUND"),
+        ErrorKind::MethodNotAllowed => (405, "UNIMPLEMENTED"),
+        ErrorKind::PayloadTooLarge => (413, "INVALID_ARGUMENT"),
+        ErrorKind::UnsupportedMediaType => (415, "INVALID_ARGUMENT"),
+        ErrorKind::InsufficientBalance | ErrorKind::RateLimited => (429, "RESOURCE_EXHAUSTED"),
+        ErrorKind::Internal => (500, "INTERNAL"),
+        ErrorKind::NotImplemented => (501, "UNIMPLEMENTED"),
+        ErrorKind::UpstreamFailed => (502, "UNAVAILABLE"),
+        ErrorKind::Unavailable => (503, "UNAVAILABLE"),
+        ErrorKind::UpstreamTimeout => (504, "DEADLINE_EXCEEDED"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    async fn render(e: ApiError, f: Family) -> (u16, serde_json::Value) {
+        let r = e.into_response(f);
+        let status = r.status().as_u16();
+        let bytes = r.into_body().collect().await.unwrap().to_bytes();
+        (status, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    #[tokio::test]
+    async fn each_family_has_its_own_shape() {
+        let e = ApiError::invalid("input", "empty", "'input' must not be empty");
+        let (s, b) = render(e.clone(), Family::OpenAi).await;
+        assert_eq!(s, 400);
+        assert_eq!(b["error"]["param"], "input");
+        assert_eq!(b["error"]["type"], "invalid_request_error");
+        assert_eq!(b["error"]["code"], "empty");
+        let (s, b) = render(e.clone(), Family::T2a).await;
+        assert_eq!(s, 400);
+        assert_eq!(b["base_resp"]["status_code"], 2013);
+        let (_, b) = render(e.clone(), Family::Ark).await;
+        assert_eq!(b["error"]["code"], "InvalidParameter.input");
+        assert_eq!(b["error"]["type"], "BadRequest");
+        let (s, b) = render(e, Family::Google).await;
+        assert_eq!(s, 400);
+        assert_eq!(b["error"]["status"], "INVALID_ARGUMENT");
+        assert_eq!(b["error"]["code"], 400);
+    }
+
+    #[tokio::test]
+    async fn balance_errors_are_insufficient_quota() {
+        let e = ApiError::new(ErrorKind::InsufficientBalance, "no money");
+        let (s, b) = render(e.clone(), Family::OpenAi).await;
+        assert_eq!(s, 429);
+        assert_eq!(b["error"]["type"], "insufficient_quota");
+        assert_eq!(b["error"]["code"], "insufficient_quota");
+        assert_eq!(
+            render(e, Family::T2a).await.1["base_resp"]["status_code"],
+            1008
+        );
+    }
+}

@@ -1,0 +1,123 @@
+//! `POST /v1/embeddings` (SPEC §2.6, §4.5; wire-formats §2).
+
+use crate::auth;
+use crate::body::{self, ResponseBody};
+use crate::charge::{Basis, HeldCharge};
+use crate::config::ModelKind;
+use crate::errors::{ApiError, Family};
+use crate::handlers::{Context, UpstreamTime};
+use crate::limits;
+use crate::relay;
+use crate::tokens;
+use crate::translate::embeddings as translate;
+use http::{Request, Response, StatusCode};
+use hyper::body::Incoming;
+use tollgate_billing::Usage;
+use tollgate_embeddings::{EmbeddingRequest, model_family, validate, validate_input_token_counts};
+use tollgate_upstream::embeddings as upstream;
+
+/// Inputs larger than this are tokenized on the blocking pool, not on a runtime thread.
+const INLINE_TOKENIZE_BYTES: usize = 64 << 10;
+
+/// The request flow of DESIGN §2, top to bottom.
+pub async fn create(
+    ctx: Context,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let (parts, body) = request.into_parts();
+    let state = ctx.state.clone();
+
+    // 2. Who is calling.
+    let principal = auth::authenticate(&state, Family::OpenAi, &parts.headers, None).await?;
+
+    // 3. The body, under the endpoint's limit, decoded and checked.
+    body::require_json(&parts.headers)?;
+    let limit = state.limits.of(limits::Endpoint::Embeddings);
+    let bytes = body::read_limited(&parts.headers, body, limit).await?;
+    let request: EmbeddingRequest = body::decode_json(&bytes)?;
+
+    // 4. The model.
+    let entry = state
+        .catalog
+        .resolve(&request.model, ModelKind::Embeddings)
+        .ok_or_else(|| ApiError::unknown_model(&request.model))?
+        .clone();
+    validate(&request, model_family(&entry.upstream_model)).map_err(field_error)?;
+    let counts = if bytes.len() > INLINE_TOKENIZE_BYTES {
+        let input = request.input.clone();
+        tokio::task::spawn_blocking(move || tokens::count_embedding_inputs(&input))
+            .await
+            .map_err(|e| ApiError::internal("counting tokens", e))?
+    } else {
+        tokens::count_embedding_inputs(&request.input)
+    };
+    validate_input_token_counts(&request.input, &counts).map_err(field_error)?;
+    let local_tokens: u64 = counts.iter().map(|c| *c as u64).sum();
+
+    // 5. The hold: no hold, no upstream call.
+    let held = HeldCharge::place(
+        &state,
+        &principal,
+        &entry,
+        &Usage::Tokens(local_tokens),
+        &ctx.request_id,
+    )
+    .await?;
+
+    // 6–8 run to completion even if the client goes away: the upstream does (and bills) the work
+    // once it has the request, so the charge must be recorded whatever the client does.
+    let billed = tokio::spawn(async move {
+        let upstream_request = translate::to_upstream(&request, &entry);
+        let called = relay::with_failover(&entry, |channel| {
+            let (state, upstream_request) = (state.clone(), &upstream_request);
+            async move { upstream::create(&state.http, &channel.endpoint, upstream_request).await }
+        })
+        .await;
+        let (answer, channel) = match called {
+            Ok(ok) => ok,
+            Err(e) => {
+                tracing::warn!(error = %e, "embeddings upstream failed");
+                held.release(&format!("upstream failed: {e}")).await;
+                return Err(relay::upstream_error(&e));
+            }
+        };
+        let usage = answer.body.usage;
+        let response = match translate::to_client(answer.body, &request, &entry) {
+            Ok(r) => r,
+            Err(reason) => {
+                held.release("upstream answer inconsistent").await;
+                return Err(translate::broken_answer(reason));
+            }
+        };
+        // The upstream's usage settles; the local count is the fallback (DESIGN §4).
+        let (tokens, basis) = if usage.prompt_tokens > 0 {
+            if usage.prompt_tokens != local_tokens {
+                tracing::info!(local = local_tokens, upstream = usage.prompt_tokens, channel = %channel.name, "token counts differ");
+            }
+            (usage.prompt_tokens, Basis::default())
+        } else {
+            (
+                local_tokens,
+                Basis {
+                    estimated: true,
+                    note: Some("upstream reported no usage".into()),
+                },
+            )
+        };
+        held.settle(&Usage::Tokens(tokens), basis).await?;
+        Ok((response, answer.upstream_time))
+    });
+    let (response, upstream_time) = billed
+        .await
+        .map_err(|e| ApiError::internal("relaying the request", e))??;
+
+    let mut response = body::json_response(StatusCode::OK, &response);
+    response
+        .extensions_mut()
+        .insert(UpstreamTime(upstream_time));
+    Ok(response)
+}
+
+fn field_error(e: tollgate_embeddings::FieldError) -> ApiError {
+    ApiError::invalid(e.field, e.rule.code(), e.message)
+}

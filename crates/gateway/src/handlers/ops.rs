@@ -1,0 +1,81 @@
+//! Operational endpoints and the answers for routes that are not built yet.
+
+use crate::auth;
+use crate::body::{self, ResponseBody};
+use crate::errors::{ApiError, ErrorKind, Family};
+use crate::handlers::Context;
+use http::{Request, Response, StatusCode, header};
+use hyper::body::Incoming;
+use serde_json::json;
+
+/// `GET /healthz`: the process is alive.
+pub fn healthz() -> Response<ResponseBody> {
+    body::json_response(StatusCode::OK, &json!({"status": "ok"}))
+}
+
+/// `GET /readyz`: the store answers and shutdown has not begun.
+pub async fn readyz(ctx: &Context) -> Response<ResponseBody> {
+    if ctx.state.is_draining() {
+        return body::json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &json!({"status": "draining"}),
+        );
+    }
+    match ctx.state.store.ping().await {
+        Ok(()) => body::json_response(StatusCode::OK, &json!({"status": "ready"})),
+        Err(e) => {
+            tracing::warn!(error = %e, "readiness check failed");
+            body::json_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &json!({"status": "store unreachable"}),
+            )
+        }
+    }
+}
+
+/// `GET /metrics`: Prometheus text.
+pub fn metrics(ctx: &Context) -> Response<ResponseBody> {
+    let mut response = Response::new(body::full(ctx.state.metrics.render()));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; version=0.0.4"),
+    );
+    response
+}
+
+/// `GET /v1/models`: the public models, in OpenAI's list shape (what OpenAI clients call to
+/// discover models).
+pub async fn list_models(
+    ctx: Context,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    auth::authenticate(&ctx.state, Family::OpenAi, request.headers(), None).await?;
+    let data: Vec<_> = ctx
+        .state
+        .catalog
+        .models()
+        .iter()
+        .map(|m| json!({"id": m.public, "object": "model", "created": 0, "owned_by": "tollgate"}))
+        .collect();
+    Ok(body::json_response(
+        StatusCode::OK,
+        &json!({"object": "list", "data": data}),
+    ))
+}
+
+/// An endpoint of the specification that this version does not serve yet.
+pub fn not_built(what: &str) -> ApiError {
+    ApiError::new(
+        ErrorKind::NotImplemented,
+        format!("{what} is not available in this version of tollgate yet"),
+    )
+}
+
+/// `/v1/audio/translations` (SPEC §4 rule 5).
+pub fn translations_unsupported() -> ApiError {
+    ApiError::new(
+        ErrorKind::NotImplemented,
+        "Speech translation (/v1/audio/translations) is not supported; use /v1/audio/transcriptions",
+    )
+    .code("unsupported_endpoint")
+}

@@ -1,0 +1,42 @@
+//! # tollgate-gateway
+//!
+//! The request pipeline as a hyper `Service` ([`Gateway`]). It is the one crate that composes
+//! the formats: it routes, authenticates, reads and validates bodies with the protocol crates,
+//! resolves models through the [`catalog`], holds and settles money through the store, calls
+//! channels through `tollgate-upstream`, and translates between formats ([`translate`]).
+//!
+//! A request's way through (DESIGN §2), and where each step lives:
+//!
+//! 1. route — [`routes`], [`service`]
+//! 2. credentials — [`auth`]
+//! 3. body under its limit, decoded and validated — [`body`], [`limits`], the protocol crates
+//! 4. model — [`catalog`]
+//! 5. hold — [`charge`]
+//! 6. upstream call with failover — [`relay`], `tollgate-upstream`
+//! 7. translation back — [`translate`]
+//! 8. settle or release, exactly once — [`charge`]
+//!
+//! Handlers live in [`handlers`], one module per endpoint family.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod auth;
+pub mod body;
+pub mod catalog;
+pub mod charge;
+pub mod config;
+pub mod errors;
+pub mod handlers;
+pub mod limits;
+pub mod metrics;
+pub mod relay;
+pub mod routes;
+pub mod server;
+pub mod service;
+pub mod state;
+pub mod tokens;
+pub mod translate;
+
+pub use config::Config;
+pub use service::Gateway;
+pub use state::State;

@@ -1,0 +1,215 @@
+//! Counters and histograms, rendered as Prometheus text on `GET /metrics`.
+//!
+//! Kept per gateway instance rather than in a global recorder, so that several gateways in one
+//! process (the tests) keep separate books. Series:
+//!
+//! * `tollgate_requests_total{endpoint,status}`
+//! * `tollgate_request_duration_seconds{endpoint}` — total time to the response head
+//! * `tollgate_upstream_duration_seconds{endpoint}` — time spent waiting on the upstream
+//! * `tollgate_gateway_overhead_seconds{endpoint}` — total − upstream, for requests that called one
+//! * `tollgate_requests_in_flight`
+//! * `tollgate_holds_total{outcome}` — settled, released
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+/// Bucket upper bounds in seconds: from 0.5 ms (gateway overhead) to 5 minutes (long uploads).
+const BUCKETS: [f64; 16] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 60.0,
+    300.0,
+];
+
+#[derive(Debug, Default, Clone)]
+struct Histogram {
+    counts: [u64; BUCKETS.len()],
+    count: u64,
+    sum: f64,
+}
+
+impl Histogram {
+    fn observe(&mut self, d: Duration) {
+        let s = d.as_secs_f64();
+        for (i, bound) in BUCKETS.iter().enumerate() {
+            if s <= *bound {
+                self.counts[i] += 1;
+            }
+        }
+        self.count += 1;
+        self.sum += s;
+    }
+
+    fn render(&self, out: &mut String, name: &str, labels: &str) {
+        let sep = if labels.is_empty() { "" } else { "," };
+        for (i, bound) in BUCKETS.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "{name}_bucket{{{labels}{sep}le=\"{bound}\"}} {}",
+                self.counts[i]
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {}",
+            self.count
+        );
+        let _ = writeln!(out, "{name}_sum{{{labels}}} {}", self.sum);
+        let _ = writeln!(out, "{name}_count{{{labels}}} {}", self.count);
+    }
+}
+
+#[derive(Debug, Default)]
+struct Books {
+    requests: BTreeMap<(&'static str, u16), u64>,
+    duration: BTreeMap<&'static str, Histogram>,
+    upstream: BTreeMap<&'static str, Histogram>,
+    overhead: BTreeMap<&'static str, Histogram>,
+    holds: BTreeMap<&'static str, u64>,
+}
+
+/// The gateway's metrics.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    books: Mutex<Books>,
+    in_flight: AtomicI64,
+}
+
+/// Counts a request as in flight until dropped.
+#[derive(Debug)]
+pub struct InFlight<'a>(&'a Metrics);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Metrics {
+    fn books(&self) -> std::sync::MutexGuard<'_, Books> {
+        self.books
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Marks a request in flight.
+    pub fn enter(&self) -> InFlight<'_> {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(self)
+    }
+
+    /// Records a finished request; `upstream` is the time spent on the upstream, if it was called.
+    pub fn record(
+        &self,
+        endpoint: &'static str,
+        status: u16,
+        total: Duration,
+        upstream: Option<Duration>,
+    ) {
+        let mut b = self.books();
+        *b.requests.entry((endpoint, status)).or_default() += 1;
+        b.duration.entry(endpoint).or_default().observe(total);
+        if let Some(up) = upstream {
+            b.upstream.entry(endpoint).or_default().observe(up);
+            b.overhead
+                .entry(endpoint)
+                .or_default()
+                .observe(total.saturating_sub(up));
+        }
+    }
+
+    /// Counts a closed hold.
+    pub fn hold_closed(&self, outcome: &'static str) {
+        *self.books().holds.entry(outcome).or_default() += 1;
+    }
+
+    /// Requests seen with this endpoint and status.
+    pub fn requests(&self, endpoint: &str, status: u16) -> u64 {
+        self.books()
+            .requests
+            .iter()
+            .filter(|((e, s), _)| *e == endpoint && *s == status)
+            .map(|(_, n)| *n)
+            .sum()
+    }
+
+    /// Prometheus text exposition format.
+    pub fn render(&self) -> String {
+        let b = self.books();
+        let mut out = String::new();
+        out.push_str("# HELP tollgate_requests_total Requests by endpoint and HTTP status.\n");
+        out.push_str("# TYPE tollgate_requests_total counter\n");
+        for ((endpoint, status), n) in &b.requests {
+            let _ = writeln!(
+                out,
+                "tollgate_requests_total{{endpoint=\"{endpoint}\",status=\"{status}\"}} {n}"
+            );
+        }
+        for (name, help, series) in [
+            (
+                "tollgate_request_duration_seconds",
+                "Time from request to response head.",
+                &b.duration,
+            ),
+            (
+                "tollgate_upstream_duration_seconds",
+                "Time spent waiting on the upstream.",
+                &b.upstream,
+            ),
+            (
+                "tollgate_gateway_overhead_seconds",
+                "Request time minus upstream time.",
+                &b.overhead,
+            ),
+        ] {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} histogram");
+            for (endpoint, h) in series {
+                h.render(&mut out, name, &format!("endpoint=\"{endpoint}\""));
+            }
+        }
+        out.push_str("# HELP tollgate_requests_in_flight Requests being served now.\n");
+        out.push_str("# TYPE tollgate_requests_in_flight gauge\n");
+        let _ = writeln!(
+            out,
+            "tollgate_requests_in_flight {}",
+            self.in_flight.load(Ordering::Relaxed)
+        );
+        out.push_str("# HELP tollgate_holds_total Holds closed, by outcome.\n");
+        out.push_str("# TYPE tollgate_holds_total counter\n");
+        for (outcome, n) in &b.holds {
+            let _ = writeln!(out, "tollgate_holds_total{{outcome=\"{outcome}\"}} {n}");
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_counters_and_cumulative_buckets() {
+        let m = Metrics::default();
+        m.record(
+            "embeddings",
+            200,
+            Duration::from_millis(30),
+            Some(Duration::from_millis(28)),
+        );
+        m.record("embeddings", 401, Duration::from_micros(300), None);
+        let text = m.render();
+        assert!(text.contains("tollgate_requests_total{endpoint=\"embeddings\",status=\"200\"} 1"));
+        assert!(text.contains(
+            "tollgate_request_duration_seconds_bucket{endpoint=\"embeddings\",le=\"0.0005\"} 1"
+        ));
+        assert!(text.contains(
+            "tollgate_request_duration_seconds_bucket{endpoint=\"embeddings\",le=\"+Inf\"} 2"
+        ));
+        assert!(
+            text.contains("tollgate_gateway_overhead_seconds_count{endpoint=\"embeddings\"} 1")
+        );
+        assert_eq!(m.requests("embeddings", 401), 1);
+    }
+}

@@ -1,0 +1,93 @@
+//! Calling a model's channels in priority order (DESIGN §6): the next channel is tried only when
+//! nothing reached the upstream or it refused before doing work.
+
+use crate::catalog::{Channel, ModelEntry};
+use crate::errors::{ApiError, ErrorKind};
+use std::future::Future;
+use std::sync::Arc;
+use tollgate_upstream::UpstreamError;
+
+/// Calls `call` on each channel of `entry` until one answers, respecting each channel's
+/// concurrency limit.
+pub async fn with_failover<T, F, Fut>(
+    entry: &ModelEntry,
+    mut call: F,
+) -> Result<(T, Arc<Channel>), UpstreamError>
+where
+    F: FnMut(Arc<Channel>) -> Fut,
+    Fut: Future<Output = Result<T, UpstreamError>>,
+{
+    let mut last = UpstreamError::Config(format!("model {} has no channel", entry.public));
+    for channel in &entry.channels {
+        let wait = channel.endpoint.timeouts.first_byte;
+        let _permit =
+            match tokio::time::timeout(wait, channel.permits.clone().acquire_owned()).await {
+                Ok(Ok(permit)) => permit,
+                _ => {
+                    tracing::warn!(channel = %channel.name, "channel saturated");
+                    last = UpstreamError::Status {
+                        status: 503,
+                        message: format!("channel {} is at its concurrency limit", channel.name),
+                        retry_after: Some(1),
+                    };
+                    continue;
+                }
+            };
+        match call(channel.clone()).await {
+            Ok(value) => return Ok((value, channel.clone())),
+            Err(e) if e.may_fail_over() => {
+                tracing::warn!(channel = %channel.name, error = %e, "upstream refused; trying the next channel");
+                last = e;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last)
+}
+
+/// How an upstream failure reaches the client.
+pub fn upstream_error(e: &UpstreamError) -> ApiError {
+    match e {
+        UpstreamError::Timeout { after, .. } => ApiError::new(
+            ErrorKind::UpstreamTimeout,
+            format!(
+                "The upstream did not answer within {} s; the request was not charged",
+                after.as_secs_f64()
+            ),
+        ),
+        UpstreamError::Status {
+            status: 429,
+            retry_after,
+            ..
+        } => ApiError::new(
+            ErrorKind::RateLimited,
+            "The upstream is rate limiting requests; retry later",
+        )
+        .retry_after(retry_after.unwrap_or(1)),
+        UpstreamError::Status {
+            status: 400 | 404 | 422,
+            message,
+            ..
+        } => ApiError::new(
+            ErrorKind::InvalidRequest,
+            format!("The upstream rejected the request: {message}"),
+        )
+        .code("upstream_rejected"),
+        UpstreamError::Status {
+            status, message, ..
+        } => ApiError::new(
+            ErrorKind::UpstreamFailed,
+            format!(
+                "The upstream failed with HTTP {status}: {message}; the request was not charged"
+            ),
+        ),
+        UpstreamError::Connect(_) | UpstreamError::Config(_) => ApiError::new(
+            ErrorKind::UpstreamFailed,
+            "The upstream could not be reached; the request was not charged",
+        ),
+        UpstreamError::Protocol(_) | UpstreamError::Transport(_) => ApiError::new(
+            ErrorKind::UpstreamFailed,
+            "The upstream's answer was broken; the request was not charged",
+        ),
+    }
+}

@@ -1,0 +1,231 @@
+//! The routing table: method and path → endpoint, its error family, and its handler
+//! (DESIGN §2 step 1). Every endpoint of SPEC §4 is here; those that later versions build answer
+//! 501 in their family's shape until then.
+
+use crate::errors::Family;
+use http::Method;
+
+/// What a request is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// `GET /healthz`
+    Healthz,
+    /// `GET /readyz`
+    Readyz,
+    /// `GET /metrics`
+    Metrics,
+    /// `GET /v1/models`
+    ListModels,
+    /// `POST /v1/embeddings`
+    Embeddings,
+    /// `POST /v1/audio/translations` — not supported (SPEC §4 rule 5).
+    Translations,
+    /// An endpoint of the specification not served by this version; the text names it.
+    NotBuilt(&'static str),
+    /// A known path with another method; the value is the `Allow` header.
+    MethodNotAllowed(&'static str),
+    /// Nothing here.
+    NotFound,
+}
+
+/// A routed request: its metrics label, its error family and its route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Routed {
+    /// Label for metrics and logs.
+    pub endpoint: &'static str,
+    /// Error shape.
+    pub family: Family,
+    /// Handler.
+    pub route: Route,
+}
+
+/// Routes a request.
+pub fn route(method: &Method, path: &str) -> Routed {
+    let family = family_of(path);
+    let routed = |endpoint, route| Routed {
+        endpoint,
+        family,
+        route,
+    };
+    let only = |allowed: &Method, endpoint, route, allow| {
+        if method == allowed {
+            routed(endpoint, route)
+        } else {
+            routed(endpoint, Route::MethodNotAllowed(allow))
+        }
+    };
+    let get = Method::GET;
+    let post = Method::POST;
+    match path {
+        "/healthz" => only(&get, "healthz", Route::Healthz, "GET"),
+        "/readyz" => only(&get, "readyz", Route::Readyz, "GET"),
+        "/metrics" => only(&get, "metrics", Route::Metrics, "GET"),
+        "/v1/models" => only(&get, "models", Route::ListModels, "GET"),
+        "/v1/embeddings" => only(&post, "embeddings", Route::Embeddings, "POST"),
+        "/v1/audio/speech" => only(
+            &post,
+            "speech",
+            Route::NotBuilt("Speech synthesis (/v1/audio/speech)"),
+            "POST",
+        ),
+        "/v1/audio/transcriptions" => only(
+            &post,
+            "transcriptions",
+            Route::NotBuilt("Transcription (/v1/audio/transcriptions)"),
+            "POST",
+        ),
+        "/v1/audio/translations" => only(&post, "translations", Route::Translations, "POST"),
+        "/v1/t2a_v2" => only(
+            &post,
+            "t2a",
+            Route::NotBuilt("Speech synthesis (/v1/t2a_v2)"),
+            "POST",
+        ),
+        "/v1/speech_to_text" => only(
+            &post,
+            "speech_to_text",
+            Route::NotBuilt("Speech recognition (/v1/speech_to_text)"),
+            "POST",
+        ),
+        "/v1/chat/completions" => only(
+            &post,
+            "chat",
+            Route::NotBuilt("Chat completions for native models (/v1/chat/completions)"),
+            "POST",
+        ),
+        "/v1/video/generations" => only(
+            &post,
+            "video_generations",
+            Route::NotBuilt("Video generation (/v1/video/generations)"),
+            "POST",
+        ),
+        "/api/v3/contents/generations/tasks" => {
+            if method == get || method == post {
+                routed(
+                    "clip_tasks",
+                    Route::NotBuilt("Video generation tasks (/api/v3/contents/generations/tasks)"),
+                )
+            } else {
+                routed("clip_tasks", Route::MethodNotAllowed("GET, POST"))
+            }
+        }
+        _ => route_prefixed(method, path, family),
+    }
+}
+
+fn route_prefixed(method: &Method, path: &str, family: Family) -> Routed {
+    let routed = |endpoint, route| Routed {
+        endpoint,
+        family,
+        route,
+    };
+    if let Some(id) = path.strip_prefix("/api/v3/contents/generations/tasks/") {
+        if !id.is_empty() && !id.contains('/') {
+            return if method == Method::GET || method == Method::DELETE {
+                routed(
+                    "clip_task",
+                    Route::NotBuilt("Video generation tasks (/api/v3/contents/generations/tasks)"),
+                )
+            } else {
+                routed("clip_task", Route::MethodNotAllowed("GET, DELETE"))
+            };
+        }
+    }
+    if let Some(id) = path.strip_prefix("/v1/video/generations/") {
+        if !id.is_empty() && !id.contains('/') {
+            return if method == Method::GET {
+                routed(
+                    "video_generation",
+                    Route::NotBuilt("Video generation (/v1/video/generations)"),
+                )
+            } else {
+                routed("video_generation", Route::MethodNotAllowed("GET"))
+            };
+        }
+    }
+    if family == Family::Google {
+        return routed(
+            "native",
+            Route::NotBuilt("Native text generation (/v1beta/models)"),
+        );
+    }
+    routed("unknown", Route::NotFound)
+}
+
+/// The error family of a path (DESIGN §7).
+pub fn family_of(path: &str) -> Family {
+    if path == "/v1/t2a_v2" {
+        Family::T2a
+    } else if path.starts_with("/api/v3/") {
+        Family::Ark
+    } else if path.starts_with("/v1beta/")
+        || path == "/v1beta"
+        || (path.starts_with("/v1/models/") && path.contains(':'))
+    {
+        Family::Google
+    } else {
+        Family::OpenAi
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_spec_endpoint_is_routed() {
+        let cases = [
+            (Method::POST, "/v1/audio/speech", Family::OpenAi),
+            (Method::POST, "/v1/audio/transcriptions", Family::OpenAi),
+            (Method::POST, "/v1/t2a_v2", Family::T2a),
+            (Method::POST, "/v1/speech_to_text", Family::OpenAi),
+            (Method::POST, "/v1/embeddings", Family::OpenAi),
+            (
+                Method::POST,
+                "/api/v3/contents/generations/tasks",
+                Family::Ark,
+            ),
+            (
+                Method::GET,
+                "/api/v3/contents/generations/tasks/cgt-1",
+                Family::Ark,
+            ),
+            (Method::POST, "/v1/video/generations", Family::OpenAi),
+            (Method::GET, "/v1/video/generations/vid-1", Family::OpenAi),
+            (
+                Method::POST,
+                "/v1beta/models/gen-2.5-flash:generateContent",
+                Family::Google,
+            ),
+            (
+                Method::POST,
+                "/v1beta/models/gen-2.5-flash:streamGenerateContent",
+                Family::Google,
+            ),
+            (
+                Method::POST,
+                "/v1/models/gen-2.5-flash:generateContent",
+                Family::Google,
+            ),
+        ];
+        for (method, path, family) in cases {
+            let r = route(&method, path);
+            assert_eq!(r.family, family, "{path}");
+            assert!(
+                !matches!(r.route, Route::NotFound | Route::MethodNotAllowed(_)),
+                "{method} {path} → {r:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn wrong_methods_and_unknown_paths() {
+        assert_eq!(
+            route(&Method::GET, "/v1/embeddings").route,
+            Route::MethodNotAllowed("POST")
+        );
+        assert_eq!(route(&Method::GET, "/nope").route, Route::NotFound);
+        assert_eq!(route(&Method::GET, "/v1/models").route, Route::ListModels);
+        assert_eq!(route(&Method::GET, "/v1/models/x").route, Route::NotFound);
+    }
+}

@@ -1,0 +1,149 @@
+//! [`Gateway`]: the request pipeline as a hyper `Service`. It routes, runs the handler, renders
+//! errors in the route's family shape, and adds what every response carries: a request id,
+//! a log line and metrics.
+
+use crate::body::ResponseBody;
+use crate::errors::{ApiError, ErrorKind};
+use crate::handlers::{self, Context, UpstreamTime};
+use crate::routes::{self, Route};
+use crate::state::State;
+use futures_util::FutureExt;
+use http::{HeaderValue, Request, Response, header};
+use hyper::body::Incoming;
+use std::convert::Infallible;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+use tracing::Instrument;
+
+/// The gateway; cheap to clone (one per connection).
+#[derive(Debug, Clone)]
+pub struct Gateway {
+    state: Arc<State>,
+}
+
+impl Gateway {
+    /// A gateway over `state`.
+    pub fn new(state: Arc<State>) -> Gateway {
+        Gateway { state }
+    }
+
+    /// Its shared state.
+    pub fn state(&self) -> &Arc<State> {
+        &self.state
+    }
+
+    /// Handles one request (what the `Service` impl calls).
+    pub async fn handle(&self, request: Request<Incoming>) -> Response<ResponseBody> {
+        let started = Instant::now();
+        let request_id = request_id(&request);
+        let routed = routes::route(request.method(), request.uri().path());
+        let _in_flight = self.state.metrics.enter();
+        // The path only: the query may carry a key (`?key=`).
+        let span = tracing::info_span!(
+            "request",
+            id = %request_id,
+            method = %request.method(),
+            path = %request.uri().path(),
+        );
+        let ctx = Context {
+            state: self.state.clone(),
+            request_id: request_id.clone(),
+        };
+        // A panic in a handler becomes a 500; its hold is released by the hold's drop guard.
+        let outcome =
+            AssertUnwindSafe(dispatch(ctx, routed.route, request).instrument(span.clone()))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|_| {
+                    Err(ApiError::new(
+                        ErrorKind::Internal,
+                        "Internal error; the request was not charged",
+                    ))
+                });
+        let mut response = outcome.unwrap_or_else(|e| e.into_response(routed.family));
+        if let Ok(v) = HeaderValue::from_str(&request_id) {
+            response.headers_mut().insert("x-request-id", v);
+        }
+        let upstream = response.extensions().get::<UpstreamTime>().map(|u| u.0);
+        let elapsed = started.elapsed();
+        let status = response.status().as_u16();
+        self.state
+            .metrics
+            .record(routed.endpoint, status, elapsed, upstream);
+        span.in_scope(|| {
+            tracing::info!(
+                status,
+                endpoint = routed.endpoint,
+                ms = elapsed.as_secs_f64() * 1000.0,
+                upstream_ms = upstream.map(|u| u.as_secs_f64() * 1000.0),
+                "request"
+            );
+        });
+        response
+    }
+}
+
+async fn dispatch(
+    ctx: Context,
+    route: Route,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    match route {
+        Route::Healthz => Ok(handlers::ops::healthz()),
+        Route::Readyz => Ok(handlers::ops::readyz(&ctx).await),
+        Route::Metrics => Ok(handlers::ops::metrics(&ctx)),
+        Route::ListModels => handlers::ops::list_models(ctx, request).await,
+        Route::Embeddings => handlers::embeddings::create(ctx, request).await,
+        Route::Translations => Err(handlers::ops::translations_unsupported()),
+        Route::NotBuilt(what) => Err(handlers::ops::not_built(what)),
+        Route::MethodNotAllowed(allow) => {
+            let e = ApiError::new(
+                ErrorKind::MethodNotAllowed,
+                format!("{} is not allowed here; use {allow}", request.method()),
+            );
+            let mut response = e.into_response(routes::family_of(request.uri().path()));
+            if let Ok(v) = HeaderValue::from_str(allow) {
+                response.headers_mut().insert(header::ALLOW, v);
+            }
+            Ok(response)
+        }
+        Route::NotFound => Err(ApiError::new(
+            ErrorKind::NotFound,
+            format!(
+                "Unknown request URL: {} {}",
+                request.method(),
+                request.uri().path()
+            ),
+        )
+        .code("unknown_url")),
+    }
+}
+
+/// The client's `x-request-id` when it is short and printable, otherwise a new one.
+fn request_id<B>(request: &Request<B>) -> String {
+    request
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
+        .map(str::to_owned)
+        .unwrap_or_else(|| {
+            let mut bytes = [0u8; 12];
+            rand::RngCore::fill_bytes(&mut rand::rng(), &mut bytes);
+            format!("req_{}", hex::encode(bytes))
+        })
+}
+
+impl hyper::service::Service<Request<Incoming>> for Gateway {
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn call(&self, request: Request<Incoming>) -> Self::Future {
+        let gateway = self.clone();
+        Box::pin(async move { Ok(gateway.handle(request).await) })
+    }
+}

@@ -1,0 +1,4 @@
+//! Translation between what the client sent and what the channel speaks. Handlers call these;
+//! they never translate inline.
+
+pub mod embeddings;

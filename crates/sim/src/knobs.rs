@@ -1,0 +1,108 @@
+//! Fault and latency injection.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// What the knobs are set to; also the JSON of `GET`/`PUT /_sim/knobs`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct KnobSettings {
+    /// Added before every answer, in milliseconds.
+    pub latency_ms: u64,
+    /// Answer with this HTTP status (in the vendor's error shape) instead of doing the work.
+    pub fail_status: Option<u16>,
+    /// With `fail_status`: fail only the next N requests, then recover. `None` = every request.
+    pub fail_times: Option<u32>,
+    /// Accept requests and never answer (a dead upstream, for timeout tests).
+    pub stall: bool,
+}
+
+/// What the simulator decided for one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fault {
+    None,
+    Status(u16),
+    Stall,
+}
+
+/// Shared, changeable knobs plus request counters.
+#[derive(Debug, Default)]
+pub struct Knobs {
+    settings: Mutex<KnobSettings>,
+    served: Mutex<BTreeMap<String, u64>>,
+}
+
+impl Knobs {
+    /// Knobs with these settings.
+    pub fn new(settings: KnobSettings) -> Knobs {
+        Knobs {
+            settings: Mutex::new(settings),
+            served: Mutex::default(),
+        }
+    }
+
+    /// Replaces every setting.
+    pub fn set(&self, settings: KnobSettings) {
+        *lock(&self.settings) = settings;
+    }
+
+    /// The current settings.
+    pub fn get(&self) -> KnobSettings {
+        lock(&self.settings).clone()
+    }
+
+    /// Requests served on `route` (e.g. `"POST /v1/embeddings"`) since start.
+    pub fn served(&self, route: &str) -> u64 {
+        lock(&self.served).get(route).copied().unwrap_or(0)
+    }
+
+    /// All counters.
+    pub fn stats(&self) -> BTreeMap<String, u64> {
+        lock(&self.served).clone()
+    }
+
+    /// Counts a request and decides its fault, consuming one of `fail_times`.
+    pub(crate) fn admit(&self, route: &str) -> (Duration, Fault) {
+        *lock(&self.served).entry(route.to_owned()).or_default() += 1;
+        let mut s = lock(&self.settings);
+        let latency = Duration::from_millis(s.latency_ms);
+        if s.stall {
+            return (latency, Fault::Stall);
+        }
+        let fault = match (s.fail_status, s.fail_times) {
+            (None, _) => Fault::None,
+            (Some(status), None) => Fault::Status(status),
+            (Some(_), Some(0)) => Fault::None,
+            (Some(status), Some(n)) => {
+                s.fail_times = Some(n - 1);
+                Fault::Status(status)
+            }
+        };
+        (latency, fault)
+    }
+}
+
+/// A poisoned lock only means another request panicked mid-update of plain data; carry on.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fail_times_counts_down_then_recovers() {
+        let k = Knobs::new(KnobSettings {
+            fail_status: Some(503),
+            fail_times: Some(2),
+            ..KnobSettings::default()
+        });
+        assert_eq!(k.admit("r").1, Fault::Status(503));
+        assert_eq!(k.admit("r").1, Fault::Status(503));
+        assert_eq!(k.admit("r").1, Fault::None);
+        assert_eq!(k.served("r"), 3);
+    }
+}

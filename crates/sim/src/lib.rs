@@ -1,0 +1,26 @@
+//! # tollgate-sim
+//!
+//! Simulated vendors: the upstream that `cargo run --release` talks to out of the box, and the
+//! test double of every end-to-end test. It speaks the vendors' formats (the same protocol crates
+//! the gateway uses) over real HTTP on a loopback port, with deterministic output.
+//!
+//! Formats so far: `openai-embeddings` (`POST /v1/embeddings`).
+//!
+//! ## Knobs
+//!
+//! [`Knobs`] inject what tests and benchmarks need: added latency, error statuses (always, or for
+//! the next N requests), and a stall that never answers (for timeouts). They can be changed while
+//! the simulator runs, in process ([`SimHandle::knobs`]) or over HTTP:
+//!
+//! * `GET /_sim/knobs`, `PUT /_sim/knobs` with a JSON [`KnobSettings`] — read or replace them;
+//! * `GET /_sim/stats` — requests served per route, so a test can prove that a rejected request
+//!   never reached the upstream.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+mod embeddings;
+mod knobs;
+mod server;
+
+pub use knobs::{KnobSettings, Knobs};
+pub use server::{SimHandle, start};

@@ -1,0 +1,367 @@
+//! Accounts and API keys.
+
+use crate::ids::{hash_secret, new_id, new_secret};
+use crate::{Store, StoreError, now_millis};
+use serde::Serialize;
+use tollgate_billing::Amount;
+
+/// An account: the owner of a balance and of one or more keys.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Account {
+    /// `acct_…`
+    pub id: String,
+    /// Unique, chosen by the operator.
+    pub name: String,
+    /// Credits minus captured charges; equals the sum of the ledger.
+    pub balance: Amount,
+    /// Sum of open holds.
+    pub held: Amount,
+    /// A disabled account's keys are refused.
+    pub disabled: bool,
+    /// Unix milliseconds.
+    pub created_at: i64,
+}
+
+impl Account {
+    /// What the account may still spend: balance minus open holds.
+    pub fn available(&self) -> Amount {
+        Amount::from_nanos(self.balance.nanos().saturating_sub(self.held.nanos()))
+    }
+}
+
+/// A freshly created key. `secret` exists only here: the store keeps its hash.
+#[derive(Debug, Clone)]
+pub struct NewKey {
+    /// `key_…`
+    pub id: String,
+    /// The bearer secret, `tg-…`. Show it once.
+    pub secret: String,
+}
+
+/// Who a request is from, once its key is recognised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// The key that was presented.
+    pub key_id: String,
+    /// The account it spends from.
+    pub account_id: String,
+    /// The account's name, for logs.
+    pub account_name: String,
+}
+
+/// Spending of one model, from the ledger.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModelUsage {
+    /// Public model name.
+    pub model: String,
+    /// Number of charges.
+    pub requests: i64,
+    /// Sum of the charges.
+    pub charged: Amount,
+}
+
+/// What `tollgate keys show` prints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AccountReport {
+    /// The account itself.
+    pub account: Account,
+    /// Open holds right now.
+    pub open_holds: i64,
+    /// The account's keys: (id, prefix, disabled).
+    pub keys: Vec<KeySummary>,
+    /// Charges by model.
+    pub usage: Vec<ModelUsage>,
+    /// Number of ledger rows.
+    pub ledger_rows: i64,
+    /// Sum of the ledger; equal to `account.balance` unless the database was edited by hand.
+    pub ledger_sum: Amount,
+}
+
+/// A key as listings show it (never the secret).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KeySummary {
+    /// `key_…`
+    pub id: String,
+    /// The first characters of the secret.
+    pub prefix: String,
+    /// Whether the key is refused.
+    pub disabled: bool,
+}
+
+type AccountRow = (String, String, i64, i64, i64, i64);
+
+fn account_from_row((id, name, balance, held, disabled, created_at): AccountRow) -> Account {
+    Account {
+        id,
+        name,
+        balance: Amount::from_nanos(balance),
+        held: Amount::from_nanos(held),
+        disabled: disabled != 0,
+        created_at,
+    }
+}
+
+impl Store {
+    /// Creates an account with an opening balance (one `credit` ledger row when it is not zero)
+    /// and its first key.
+    pub async fn create_account(
+        &self,
+        name: &str,
+        opening_balance: Amount,
+    ) -> Result<(Account, NewKey), StoreError> {
+        if name.trim().is_empty() {
+            return Err(StoreError::InvalidAmount(
+                "the account name is empty".into(),
+            ));
+        }
+        if opening_balance.is_negative() {
+            return Err(StoreError::InvalidAmount(
+                "an opening balance cannot be negative".into(),
+            ));
+        }
+        let mut tx = self.pool().begin().await?;
+        let taken: Option<(String,)> = sqlx::query_as("SELECT id FROM accounts WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if taken.is_some() {
+            return Err(StoreError::AlreadyExists(format!("account {name:?}")));
+        }
+        let now = now_millis();
+        let id = new_id("acct");
+        sqlx::query(
+            "INSERT INTO accounts (id, name, balance_nanos, held_nanos, disabled, created_at)
+             VALUES ($1, $2, $3, 0, 0, $4)",
+        )
+        .bind(&id)
+        .bind(name)
+        .bind(opening_balance.nanos())
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        if opening_balance != Amount::ZERO {
+            sqlx::query(
+                "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, note, created_at)
+                 VALUES ($1, $2, 'credit', $3, $3, 'opening balance', $4)",
+            )
+            .bind(new_id("led"))
+            .bind(&id)
+            .bind(opening_balance.nanos())
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        let key = insert_key(&mut tx, &id, name, now).await?;
+        tx.commit().await?;
+        let account = Account {
+            id,
+            name: name.to_owned(),
+            balance: opening_balance,
+            held: Amount::ZERO,
+            disabled: false,
+            created_at: now,
+        };
+        Ok((account, key))
+    }
+
+    /// Adds another key to an existing account.
+    pub async fn create_key(&self, account_id: &str, name: &str) -> Result<NewKey, StoreError> {
+        let mut tx = self.pool().begin().await?;
+        let key = insert_key(&mut tx, account_id, name, now_millis()).await?;
+        tx.commit().await?;
+        Ok(key)
+    }
+
+    /// Finds an account by its id (`acct_…`), by one of its keys' ids (`key_…`), or by name.
+    pub async fn find_account(&self, id_or_name: &str) -> Result<Account, StoreError> {
+        let row: Option<AccountRow> = sqlx::query_as(
+            "SELECT id, name, balance_nanos, held_nanos, disabled, created_at FROM accounts
+             WHERE id = $1 OR name = $1
+                OR id = (SELECT account_id FROM api_keys WHERE id = $1)
+             ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END
+             LIMIT 1",
+        )
+        .bind(id_or_name)
+        .fetch_optional(self.pool())
+        .await?;
+        row.map(account_from_row)
+            .ok_or_else(|| StoreError::NotFound(format!("account {id_or_name:?}")))
+    }
+
+    /// Every account, oldest first.
+    pub async fn list_accounts(&self) -> Result<Vec<Account>, StoreError> {
+        let rows: Vec<AccountRow> = sqlx::query_as(
+            "SELECT id, name, balance_nanos, held_nanos, disabled, created_at FROM accounts
+             ORDER BY created_at, id",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.into_iter().map(account_from_row).collect())
+    }
+
+    /// Recognises a presented secret. `Ok(None)` for an unknown secret; `Disabled` when the key
+    /// or its account is disabled.
+    pub async fn authenticate(&self, secret: &str) -> Result<Option<Principal>, StoreError> {
+        let row: Option<(String, String, String, i64, i64)> = sqlx::query_as(
+            "SELECT k.id, k.account_id, a.name, k.disabled, a.disabled
+             FROM api_keys k JOIN accounts a ON a.id = k.account_id
+             WHERE k.secret_hash = $1",
+        )
+        .bind(hash_secret(secret))
+        .fetch_optional(self.pool())
+        .await?;
+        match row {
+            None => Ok(None),
+            Some((key_id, _, name, key_disabled, account_disabled))
+                if key_disabled != 0 || account_disabled != 0 =>
+            {
+                Err(StoreError::Disabled(format!(
+                    "key {key_id} of account {name}"
+                )))
+            }
+            Some((key_id, account_id, account_name, _, _)) => Ok(Some(Principal {
+                key_id,
+                account_id,
+                account_name,
+            })),
+        }
+    }
+
+    /// Adds `amount` to the balance (negative: an operator's correction), with its ledger row.
+    pub async fn credit(
+        &self,
+        account_id: &str,
+        amount: Amount,
+        note: Option<&str>,
+    ) -> Result<Account, StoreError> {
+        if amount == Amount::ZERO {
+            return Err(StoreError::InvalidAmount("a credit of zero".into()));
+        }
+        let kind = if amount.is_negative() {
+            "adjustment"
+        } else {
+            "credit"
+        };
+        let mut tx = self.pool().begin().await?;
+        let row: Option<AccountRow> = sqlx::query_as(
+            "UPDATE accounts SET balance_nanos = balance_nanos + $1 WHERE id = $2
+             RETURNING id, name, balance_nanos, held_nanos, disabled, created_at",
+        )
+        .bind(amount.nanos())
+        .bind(account_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let account = row
+            .map(account_from_row)
+            .ok_or_else(|| StoreError::NotFound(format!("account {account_id:?}")))?;
+        sqlx::query(
+            "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, note, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(new_id("led"))
+        .bind(account_id)
+        .bind(kind)
+        .bind(amount.nanos())
+        .bind(account.balance.nanos())
+        .bind(note.map(str::to_owned))
+        .bind(now_millis())
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(account)
+    }
+
+    /// Disables (or re-enables) an account and so all its keys.
+    pub async fn set_disabled(&self, account_id: &str, disabled: bool) -> Result<(), StoreError> {
+        let done = sqlx::query("UPDATE accounts SET disabled = $1 WHERE id = $2")
+            .bind(i64::from(disabled))
+            .bind(account_id)
+            .execute(self.pool())
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("account {account_id:?}")));
+        }
+        Ok(())
+    }
+
+    /// Balance, holds, keys and usage by model of one account.
+    pub async fn report(&self, account_id: &str) -> Result<AccountReport, StoreError> {
+        let account = self.find_account(account_id).await?;
+        let (open_holds,): (i64,) =
+            sqlx::query_as("SELECT COUNT(*) FROM holds WHERE account_id = $1 AND state = 'open'")
+                .bind(&account.id)
+                .fetch_one(self.pool())
+                .await?;
+        let keys: Vec<(String, String, i64)> = sqlx::query_as(
+            "SELECT id, prefix, disabled FROM api_keys WHERE account_id = $1 ORDER BY created_at, id",
+        )
+        .bind(&account.id)
+        .fetch_all(self.pool())
+        .await?;
+        // SUM over BIGINT is NUMERIC on PostgreSQL, which `Any` cannot read: cast it back.
+        let usage: Vec<(String, i64, i64)> = sqlx::query_as(
+            "SELECT model, COUNT(*), CAST(COALESCE(SUM(-amount_nanos), 0) AS BIGINT) FROM ledger
+             WHERE account_id = $1 AND kind = 'charge' AND model IS NOT NULL
+             GROUP BY model ORDER BY model",
+        )
+        .bind(&account.id)
+        .fetch_all(self.pool())
+        .await?;
+        let (ledger_rows, ledger_sum): (i64, i64) = sqlx::query_as(
+            "SELECT COUNT(*), CAST(COALESCE(SUM(amount_nanos), 0) AS BIGINT) FROM ledger
+             WHERE account_id = $1",
+        )
+        .bind(&account.id)
+        .fetch_one(self.pool())
+        .await?;
+        Ok(AccountReport {
+            account,
+            open_holds,
+            keys: keys
+                .into_iter()
+                .map(|(id, prefix, disabled)| KeySummary {
+                    id,
+                    prefix,
+                    disabled: disabled != 0,
+                })
+                .collect(),
+            usage: usage
+                .into_iter()
+                .map(|(model, requests, charged)| ModelUsage {
+                    model,
+                    requests,
+                    charged: Amount::from_nanos(charged),
+                })
+                .collect(),
+            ledger_rows,
+            ledger_sum: Amount::from_nanos(ledger_sum),
+        })
+    }
+}
+
+async fn insert_key(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    account_id: &str,
+    name: &str,
+    now: i64,
+) -> Result<NewKey, StoreError> {
+    let secret = new_secret();
+    let id = new_id("key");
+    let prefix: String = secret.chars().take(10).collect();
+    let done = sqlx::query(
+        "INSERT INTO api_keys (id, account_id, name, secret_hash, prefix, disabled, created_at)
+         SELECT $1, id, $2, $3, $4, 0, $5 FROM accounts WHERE id = $6",
+    )
+    .bind(&id)
+    .bind(name)
+    .bind(hash_secret(&secret))
+    .bind(prefix)
+    .bind(now)
+    .bind(account_id)
+    .execute(&mut **tx)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::NotFound(format!("account {account_id:?}")));
+    }
+    Ok(NewKey { id, secret })
+}

@@ -1,0 +1,38 @@
+use tollgate_billing::Amount;
+
+/// What can go wrong in the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The balance minus open holds does not cover the requested hold.
+    #[error("insufficient balance: {available} available, {requested} requested")]
+    InsufficientBalance {
+        /// What the account may still spend.
+        available: Amount,
+        /// The hold that was refused.
+        requested: Amount,
+    },
+    /// No account, key or hold with that id or name.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// The account is disabled.
+    #[error("account disabled: {0}")]
+    Disabled(String),
+    /// A name that must be unique is taken.
+    #[error("already exists: {0}")]
+    AlreadyExists(String),
+    /// An amount that must be positive was not, or arithmetic overflowed.
+    #[error("invalid amount: {0}")]
+    InvalidAmount(String),
+    /// The database URL is neither `sqlite://…` nor `postgres://…`.
+    #[error("unsupported database URL {0:?}: use sqlite://PATH or postgres://…")]
+    UnsupportedUrl(String),
+    /// A file-system error while preparing an SQLite file.
+    #[error("i/o: {0}")]
+    Io(String),
+    /// A row held a value this version cannot read.
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+    /// The database refused or failed.
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+}

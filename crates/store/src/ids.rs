@@ -1,0 +1,25 @@
+//! Identifiers. Rows carry text ids with a type prefix (`acct_`, `key_`, `hold_`, `led_`, …) so
+//! that an id in a log line says what it names, and so that the same DDL works on both engines
+//! (no auto-increment, which SQLite and PostgreSQL spell differently).
+
+use rand::RngCore;
+
+/// A new random id: `prefix_` followed by 20 hex digits (80 random bits).
+pub(crate) fn new_id(prefix: &str) -> String {
+    let mut bytes = [0u8; 10];
+    rand::rng().fill_bytes(&mut bytes);
+    format!("{prefix}_{}", hex::encode(bytes))
+}
+
+/// A new API key secret: `tg-` followed by 48 hex digits (192 random bits).
+pub(crate) fn new_secret() -> String {
+    let mut bytes = [0u8; 24];
+    rand::rng().fill_bytes(&mut bytes);
+    format!("tg-{}", hex::encode(bytes))
+}
+
+/// The stored form of a secret: its SHA-256, hex-encoded. The secret itself is never stored.
+pub fn hash_secret(secret: &str) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(secret.as_bytes()))
+}

@@ -1,0 +1,181 @@
+//! # tollgate-store
+//!
+//! The gateway's durable state: accounts and their balances, API keys (stored only as SHA-256
+//! hashes), the append-only ledger, balance holds, and video tasks — on SQLite (the embedded
+//! default) or PostgreSQL (several replicas sharing one database), through one code path
+//! (`sqlx::Any`, `$n` placeholders, portable DDL).
+//!
+//! ## Money model (DESIGN §4)
+//!
+//! Every account row carries two integers in nano-units:
+//!
+//! * `balance_nanos` — credits minus captured charges. It always equals the sum of the account's
+//!   ledger rows, and changes only in the same transaction as the ledger row that explains it.
+//! * `held_nanos` — the sum of the account's **open** holds.
+//!
+//! What a request may spend is `balance − held`. A [`Hold`] is placed atomically
+//! (`UPDATE … WHERE balance − held >= amount`), so concurrent requests can never overdraw the
+//! account; it is then either **settled** (the actual charge is captured as one ledger row and the
+//! rest released) or **released** in full, exactly once: the state change is a compare-and-swap on
+//! the hold row, and only its winner touches the account.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), tollgate_store::StoreError> {
+//! use tollgate_billing::Amount;
+//! use tollgate_store::{HoldRequest, Settlement, Store};
+//!
+//! let store = Store::connect("sqlite://tollgate-data/tollgate.db").await?;
+//! let (account, key) = store.create_account("alice", "1".parse().unwrap()).await?;
+//! println!("secret, shown once: {}", key.secret);
+//! let hold = store
+//!     .hold(HoldRequest::new(&account.id, "text-embedding-3-small", Amount::from_nanos(500)))
+//!     .await?;
+//! store.settle(&hold.id, Settlement::new(Amount::from_nanos(420))).await?;
+//! # Ok(()) }
+//! ```
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+mod accounts;
+mod error;
+mod holds;
+mod ids;
+mod schema;
+
+pub use accounts::{Account, AccountReport, ModelUsage, NewKey, Principal};
+pub use error::StoreError;
+pub use holds::{Closed, Hold, HoldRequest, LedgerEntry, LedgerKind, Settlement};
+
+use sqlx::any::{AnyPoolOptions, install_default_drivers};
+use sqlx::{AnyPool, Executor};
+use std::time::Duration;
+
+/// Which database engine a [`Store`] talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// An SQLite file (the embedded default).
+    Sqlite,
+    /// A PostgreSQL server, possibly shared by several gateway replicas.
+    Postgres,
+}
+
+/// A handle to the database; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+}
+
+impl Store {
+    /// Connects and brings the schema up to date.
+    ///
+    /// `url` is `sqlite://PATH` (the file and its directory are created when missing) or
+    /// `postgres://…`.
+    pub async fn connect(url: &str) -> Result<Store, StoreError> {
+        install_default_drivers();
+        let (backend, url) = normalise_url(url)?;
+        let options = match backend {
+            Backend::Sqlite => AnyPoolOptions::new()
+                // SQLite has one writer at a time; a small pool avoids lock convoys while still
+                // letting reads run beside a write (WAL).
+                .max_connections(8)
+                .after_connect(|conn, _meta| {
+                    Box::pin(async move {
+                        conn.execute("PRAGMA journal_mode = WAL").await?;
+                        conn.execute("PRAGMA busy_timeout = 30000").await?;
+                        conn.execute("PRAGMA synchronous = NORMAL").await?;
+                        Ok(())
+                    })
+                }),
+            Backend::Postgres => AnyPoolOptions::new().max_connections(16),
+        };
+        let pool = options
+            .acquire_timeout(Duration::from_secs(30))
+            .connect(&url)
+            .await?;
+        let store = Store { pool, backend };
+        schema::migrate(&store).await?;
+        Ok(store)
+    }
+
+    /// The engine behind this store.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Checks that the database answers (used by `/readyz`).
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Closes the pool, waiting for connections in use to be returned.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    pub(crate) fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+}
+
+/// Picks the backend and, for SQLite, creates the file's directory and asks for the file to be
+/// created (`mode=rwc`), so that `sqlite://tollgate-data/tollgate.db` works on a fresh checkout.
+fn normalise_url(url: &str) -> Result<(Backend, String), StoreError> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return Ok((Backend::Postgres, url.to_owned()));
+    }
+    let Some(rest) = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+    else {
+        return Err(StoreError::UnsupportedUrl(url.to_owned()));
+    };
+    let (path, query) = match rest.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (rest, None),
+    };
+    if path.is_empty() {
+        return Err(StoreError::UnsupportedUrl(url.to_owned()));
+    }
+    if path != ":memory:" {
+        if let Some(dir) = std::path::Path::new(path).parent() {
+            if !dir.as_os_str().is_empty() {
+                std::fs::create_dir_all(dir).map_err(|e| StoreError::Io(e.to_string()))?;
+            }
+        }
+    }
+    let query = match query {
+        Some(q) if q.contains("mode=") => q.to_owned(),
+        Some(q) => format!("{q}&mode=rwc"),
+        None => "mode=rwc".to_owned(),
+    };
+    Ok((Backend::Sqlite, format!("sqlite://{path}?{query}")))
+}
+
+/// Milliseconds since the Unix epoch: the one clock every table uses.
+pub(crate) fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_urls_gain_create_mode() {
+        let (b, u) = normalise_url("sqlite::memory:").unwrap();
+        assert_eq!(b, Backend::Sqlite);
+        assert_eq!(u, "sqlite://:memory:?mode=rwc");
+        let (_, u) = normalise_url("sqlite:///tmp/x.db?cache=shared").unwrap();
+        assert_eq!(u, "sqlite:///tmp/x.db?cache=shared&mode=rwc");
+        assert!(normalise_url("mysql://x").is_err());
+        assert_eq!(
+            normalise_url("postgres://h/db").unwrap().0,
+            Backend::Postgres
+        );
+    }
+}

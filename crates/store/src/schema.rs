@@ -1,0 +1,174 @@
+//! The schema and its migrations.
+//!
+//! The DDL is written once for both engines: `TEXT` ids, `BIGINT` integers (nano-units, Unix
+//! milliseconds, 0/1 flags — `sqlx::Any` has no decimal and no portable boolean), no
+//! auto-increment. Migrations are numbered; each runs once and is recorded in
+//! `tollgate_migrations`. On PostgreSQL an advisory lock keeps two replicas that start together
+//! from migrating at the same time.
+
+use crate::{Backend, Store, StoreError, now_millis};
+
+/// One schema step: its number, a name, and its statements.
+struct Migration {
+    version: i64,
+    name: &'static str,
+    statements: &'static [&'static str],
+}
+
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "accounts, keys, holds, ledger, tasks",
+    statements: &[
+        // An account owns a balance. balance_nanos = credits − captured charges = the sum of its
+        // ledger rows; held_nanos = the sum of its open holds.
+        "CREATE TABLE IF NOT EXISTS accounts (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            balance_nanos BIGINT NOT NULL DEFAULT 0,
+            held_nanos BIGINT NOT NULL DEFAULT 0,
+            disabled BIGINT NOT NULL DEFAULT 0,
+            created_at BIGINT NOT NULL
+        )",
+        // API keys: only the SHA-256 of the secret is kept; `prefix` is what a listing shows.
+        "CREATE TABLE IF NOT EXISTS api_keys (
+            id TEXT PRIMARY KEY,
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            name TEXT NOT NULL,
+            secret_hash TEXT NOT NULL UNIQUE,
+            prefix TEXT NOT NULL,
+            disabled BIGINT NOT NULL DEFAULT 0,
+            created_at BIGINT NOT NULL
+        )",
+        "CREATE INDEX IF NOT EXISTS api_keys_account ON api_keys (account_id)",
+        // A hold reserves part of a balance for one request or task. state: open → settled |
+        // released, changed once by compare-and-swap.
+        "CREATE TABLE IF NOT EXISTS holds (
+            id TEXT PRIMARY KEY,
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            key_id TEXT,
+            model TEXT NOT NULL,
+            amount_nanos BIGINT NOT NULL,
+            state TEXT NOT NULL,
+            captured_nanos BIGINT,
+            request_id TEXT,
+            task_id TEXT,
+            close_reason TEXT,
+            created_at BIGINT NOT NULL,
+            closed_at BIGINT
+        )",
+        "CREATE INDEX IF NOT EXISTS holds_account_state ON holds (account_id, state)",
+        // The append-only ledger: every change of balance_nanos is one row. amount_nanos is
+        // signed (credits positive, charges negative); balance_after_nanos is the balance right
+        // after the row, for audits.
+        "CREATE TABLE IF NOT EXISTS ledger (
+            id TEXT PRIMARY KEY,
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            kind TEXT NOT NULL,
+            amount_nanos BIGINT NOT NULL,
+            balance_after_nanos BIGINT NOT NULL,
+            model TEXT,
+            quantity TEXT,
+            hold_id TEXT UNIQUE,
+            task_id TEXT,
+            key_id TEXT,
+            request_id TEXT,
+            estimated BIGINT NOT NULL DEFAULT 0,
+            note TEXT,
+            created_at BIGINT NOT NULL
+        )",
+        "CREATE INDEX IF NOT EXISTS ledger_account ON ledger (account_id, created_at)",
+        // Asynchronous video tasks (DESIGN §5). A row is written, state `submitting`, before the
+        // upstream call; `id` is our public id (never the upstream's). Workers lease due rows
+        // (next_poll_at, lease_until, lease_owner); terminal transitions are a compare-and-swap
+        // on `status`, and only the winner settles or releases `hold_id`. `pricing` snapshots the
+        // billing inputs (JSON) so a price change never reprices a task in flight.
+        "CREATE TABLE IF NOT EXISTS tasks (
+            id TEXT PRIMARY KEY,
+            format TEXT NOT NULL,
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            key_id TEXT NOT NULL,
+            model TEXT NOT NULL,
+            channel TEXT NOT NULL,
+            upstream_model TEXT NOT NULL,
+            upstream_id TEXT,
+            status TEXT NOT NULL,
+            upstream_status TEXT,
+            progress BIGINT NOT NULL DEFAULT 0,
+            hold_id TEXT,
+            pricing TEXT NOT NULL,
+            request TEXT NOT NULL,
+            result TEXT,
+            error TEXT,
+            created_at BIGINT NOT NULL,
+            updated_at BIGINT NOT NULL,
+            deadline_at BIGINT NOT NULL,
+            next_poll_at BIGINT,
+            lease_until BIGINT,
+            lease_owner TEXT,
+            poll_failures BIGINT NOT NULL DEFAULT 0,
+            last_client_poll_at BIGINT,
+            hidden BIGINT NOT NULL DEFAULT 0
+        )",
+        "CREATE INDEX IF NOT EXISTS tasks_due ON tasks (status, next_poll_at)",
+        "CREATE INDEX IF NOT EXISTS tasks_owner ON tasks (account_id, created_at)",
+    ],
+}];
+
+/// Brings the schema up to date.
+pub(crate) async fn migrate(store: &Store) -> Result<(), StoreError> {
+    let mut conn = store.pool().acquire().await?;
+    if store.backend() == Backend::Postgres {
+        // Any constant works; it only has to be the same in every replica.
+        sqlx::query("SELECT pg_advisory_lock(7373110001)")
+            .execute(&mut *conn)
+            .await?;
+    }
+    let result = apply(&mut conn).await;
+    if store.backend() == Backend::Postgres {
+        sqlx::query("SELECT pg_advisory_unlock(7373110001)")
+            .execute(&mut *conn)
+            .await?;
+    }
+    result
+}
+
+async fn apply(conn: &mut sqlx::AnyConnection) -> Result<(), StoreError> {
+    sqlx::query(
+        "CREATE TABLE IF NOT EXISTS tollgate_migrations (
+            version BIGINT PRIMARY KEY,
+            name TEXT NOT NULL,
+            applied_at BIGINT NOT NULL
+        )",
+    )
+    .execute(&mut *conn)
+    .await?;
+    for migration in MIGRATIONS {
+        let done: Option<(i64,)> =
+            sqlx::query_as("SELECT version FROM tollgate_migrations WHERE version = $1")
+                .bind(migration.version)
+                .fetch_optional(&mut *conn)
+                .await?;
+        if done.is_some() {
+            continue;
+        }
+        let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+        for statement in migration.statements {
+            sqlx::query(*statement).execute(&mut *tx).await?;
+        }
+        sqlx::query(
+            "INSERT INTO tollgate_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+        )
+        .bind(migration.version)
+        .bind(migration.name)
+        .bind(now_millis())
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        tracing::info!(
+            version = migration.version,
+            name = migration.name,
+            "applied migration"
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,189 @@
+//! The shared HTTP client.
+
+use crate::error::{Phase, UpstreamError};
+use bytes::{Bytes, BytesMut};
+use http::{Request, Response};
+use http_body_util::BodyExt;
+use http_body_util::combinators::BoxBody;
+use hyper::body::Incoming;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The body type of upstream requests: anything that yields bytes (a buffer, or a spooled upload).
+pub type Body = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
+
+/// Time limits of one upstream call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Opening the TCP (and TLS) connection.
+    pub connect: Duration,
+    /// From sending the request to receiving the response head.
+    pub first_byte: Duration,
+    /// Longest silence between two pieces of a response body.
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Duration::from_secs(10),
+            first_byte: Duration::from_secs(60),
+            idle: Duration::from_secs(60),
+        }
+    }
+}
+
+/// How the shared client is built.
+#[derive(Debug, Clone, Default)]
+pub struct ClientConfig {
+    /// Connect timeout used for every connection (the other limits are per call).
+    pub connect_timeout: Option<Duration>,
+    /// Extra PEM root certificates to trust beside the Mozilla roots (private CAs, tests).
+    pub extra_roots: Vec<PathBuf>,
+    /// How long an idle pooled connection is kept.
+    pub pool_idle_timeout: Option<Duration>,
+}
+
+/// A configured upstream address and its credential.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// e.g. `https://api.openai.com` — paths such as `/v1/embeddings` are appended.
+    pub base_url: String,
+    /// The channel's secret, sent the way the format wants it.
+    pub api_key: Option<String>,
+    /// Limits of each call to this endpoint.
+    pub timeouts: Timeouts,
+}
+
+impl Endpoint {
+    /// The full URL of `path` (which starts with `/`) on this endpoint.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base_url.trim_end_matches('/'), path)
+    }
+}
+
+/// One pooled HTTP/1.1 + HTTP/2 client with rustls, shared by every channel.
+#[derive(Clone, Debug)]
+pub struct HttpClient {
+    inner: Client<HttpsConnector<HttpConnector>, Body>,
+}
+
+impl HttpClient {
+    /// Builds the client. Fails only on an unreadable extra root certificate.
+    pub fn new(config: &ClientConfig) -> Result<HttpClient, UpstreamError> {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        for path in &config.extra_roots {
+            use rustls::pki_types::CertificateDer;
+            use rustls::pki_types::pem::PemObject;
+            let certs = CertificateDer::pem_file_iter(path)
+                .map_err(|e| UpstreamError::Config(format!("{}: {e}", path.display())))?;
+            for cert in certs {
+                let cert =
+                    cert.map_err(|e| UpstreamError::Config(format!("{}: {e}", path.display())))?;
+                roots
+                    .add(cert)
+                    .map_err(|e| UpstreamError::Config(format!("{}: {e}", path.display())))?;
+            }
+        }
+        // An explicit provider, so that a second provider elsewhere in the dependency graph can
+        // never make rustls panic at run time over which one to use.
+        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| UpstreamError::Config(e.to_string()))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_nodelay(true);
+        http.set_connect_timeout(Some(
+            config
+                .connect_timeout
+                .unwrap_or(Timeouts::default().connect),
+        ));
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .enable_http2()
+            .wrap_connector(http);
+        let inner = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(config.pool_idle_timeout.unwrap_or(Duration::from_secs(90)))
+            .build(https);
+        Ok(HttpClient { inner })
+    }
+
+    /// Sends a request and waits for the response head, at most `timeouts.first_byte`.
+    pub async fn send(
+        &self,
+        request: Request<Body>,
+        timeouts: &Timeouts,
+    ) -> Result<Response<Incoming>, UpstreamError> {
+        match tokio::time::timeout(timeouts.first_byte, self.inner.request(request)).await {
+            Err(_) => Err(UpstreamError::Timeout {
+                phase: Phase::FirstByte,
+                after: timeouts.first_byte,
+            }),
+            Ok(Err(e)) if e.is_connect() => Err(UpstreamError::Connect(error_chain(&e))),
+            Ok(Err(e)) => Err(UpstreamError::Transport(error_chain(&e))),
+            Ok(Ok(response)) => Ok(response),
+        }
+    }
+
+    /// Reads a whole response body, at most `limit` bytes, with `timeouts.idle` between pieces.
+    pub async fn read_body(
+        body: Incoming,
+        limit: usize,
+        timeouts: &Timeouts,
+    ) -> Result<Bytes, UpstreamError> {
+        let mut body = body;
+        let mut buf = BytesMut::new();
+        loop {
+            let frame = match tokio::time::timeout(timeouts.idle, body.frame()).await {
+                Err(_) => {
+                    return Err(UpstreamError::Timeout {
+                        phase: Phase::Idle,
+                        after: timeouts.idle,
+                    });
+                }
+                Ok(None) => return Ok(buf.freeze()),
+                Ok(Some(Err(e))) => return Err(UpstreamError::Transport(error_chain(&e))),
+                Ok(Some(Ok(frame))) => frame,
+            };
+            if let Ok(data) = frame.into_data() {
+                if buf.len() + data.len() > limit {
+                    return Err(UpstreamError::Protocol(format!(
+                        "response body larger than {limit} bytes"
+                    )));
+                }
+                buf.extend_from_slice(&data);
+            }
+        }
+    }
+}
+
+/// A buffered request body.
+pub fn full_body(bytes: impl Into<Bytes>) -> Body {
+    http_body_util::Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed()
+}
+
+/// An error with its sources, for messages that say what actually went wrong.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        source = s.source();
+    }
+    message
+}

@@ -1,0 +1,120 @@
+//! The `openai-embeddings` channel format: `POST {base}/v1/embeddings` with
+//! `Authorization: Bearer`, JSON in and out (wire-formats §2), errors in OpenAI's
+//! `{error:{message,type,param,code}}` shape (§1.3).
+
+use crate::client::{HttpClient, full_body};
+use crate::{Endpoint, UpstreamError};
+use http::{Method, Request, header};
+use std::time::{Duration, Instant};
+use tollgate_embeddings::{EmbeddingRequest, EmbeddingResponse};
+
+/// The largest embeddings response read: 2048 inputs × 3072 floats as JSON is about 130 MB; the
+/// gateway asks for base64 (4 bytes a float, ×4/3), so 64 MiB is ample.
+const MAX_RESPONSE: usize = 64 << 20;
+
+/// A finished call: the response and how long the upstream took.
+#[derive(Debug)]
+pub struct Answer<T> {
+    /// The decoded response.
+    pub body: T,
+    /// From sending the request to the end of the response body.
+    pub upstream_time: Duration,
+}
+
+/// Calls `POST /v1/embeddings` on `endpoint`.
+pub async fn create(
+    client: &HttpClient,
+    endpoint: &Endpoint,
+    request: &EmbeddingRequest,
+) -> Result<Answer<EmbeddingResponse>, UpstreamError> {
+    let body = serde_json::to_vec(request).map_err(|e| UpstreamError::Protocol(e.to_string()))?;
+    let mut builder = Request::builder()
+        .method(Method::POST)
+        .uri(endpoint.url("/v1/embeddings"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json");
+    if let Some(key) = &endpoint.api_key {
+        builder = builder.header(header::AUTHORIZATION, format!("Bearer {key}"));
+    }
+    let http_request = builder
+        .body(full_body(body))
+        .map_err(|e| UpstreamError::Config(e.to_string()))?;
+    let started = Instant::now();
+    let response = client.send(http_request, &endpoint.timeouts).await?;
+    let status = response.status();
+    let retry_after = retry_after(response.headers());
+    let bytes =
+        HttpClient::read_body(response.into_body(), MAX_RESPONSE, &endpoint.timeouts).await?;
+    let upstream_time = started.elapsed();
+    if !status.is_success() {
+        return Err(UpstreamError::Status {
+            status: status.as_u16(),
+            message: openai_error_message(&bytes),
+            retry_after,
+        });
+    }
+    let body: EmbeddingResponse = serde_json::from_slice(&bytes)
+        .map_err(|e| UpstreamError::Protocol(format!("embeddings response: {e}")))?;
+    Ok(Answer {
+        body,
+        upstream_time,
+    })
+}
+
+/// `Retry-After` as whole seconds, when it is given that way.
+pub(crate) fn retry_after(headers: &http::HeaderMap) -> Option<u64> {
+    headers
+        .get(header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The message of an OpenAI-shaped error body, or the body itself (cut short) when it is not one.
+pub(crate) fn openai_error_message(body: &[u8]) -> String {
+    #[derive(serde::Deserialize)]
+    struct Envelope {
+        error: Inner,
+    }
+    #[derive(serde::Deserialize)]
+    struct Inner {
+        message: String,
+    }
+    match serde_json::from_slice::<Envelope>(body) {
+        Ok(e) => e.error.message,
+        Err(_) => String::from_utf8_lossy(&body[..body.len().min(512)]).into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_messages_come_from_the_openai_envelope() {
+        let body =
+            br#"{"error":{"message":"bad things","type":"server_error","param":null,"code":null}}"#;
+        assert_eq!(openai_error_message(body), "bad things");
+        assert_eq!(openai_error_message(b"<html>oops"), "<html>oops");
+    }
+
+    #[test]
+    fn only_work_free_failures_fail_over() {
+        assert!(UpstreamError::Connect("refused".into()).may_fail_over());
+        let status = |s| UpstreamError::Status {
+            status: s,
+            message: String::new(),
+            retry_after: None,
+        };
+        assert!(status(503).may_fail_over());
+        assert!(status(429).may_fail_over());
+        assert!(!status(500).may_fail_over());
+        assert!(!status(400).may_fail_over());
+        assert!(
+            !UpstreamError::Timeout {
+                phase: crate::Phase::FirstByte,
+                after: Duration::from_secs(1)
+            }
+            .may_fail_over()
+        );
+    }
+}

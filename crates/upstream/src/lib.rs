@@ -1,0 +1,21 @@
+//! # tollgate-upstream
+//!
+//! The HTTP side of tollgate: one shared client ([`HttpClient`]: hyper-util's pooled client over
+//! rustls, HTTP/1.1 and HTTP/2, with connect, first-byte and idle-stream timeouts) and one adapter
+//! per vendor format that speaks exactly what the vendor speaks (`reference/wire-formats.md`).
+//!
+//! This crate knows the protocol crates and `tollgate-sse`; it knows nothing of keys, balances or
+//! the gateway. An adapter takes a typed request and an [`Endpoint`] (base URL and credential)
+//! and returns a typed response or an [`UpstreamError`] that says whether anything reached the
+//! upstream — which is what decides failover (DESIGN §6).
+//!
+//! Formats so far: `openai-embeddings` ([`embeddings`]).
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+mod client;
+pub mod embeddings;
+mod error;
+
+pub use client::{Body, ClientConfig, Endpoint, HttpClient, Timeouts, full_body};
+pub use error::{Phase, UpstreamError};
