@@ -1,1 +1,484 @@
+//! `/v1/embeddings` end to end: a real HTTP client → the gateway → the simulator over HTTP,
+//! with the store's ledger checked after each call.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
+
+use common::{TestGateway, norm};
+use serde_json::json;
+use std::time::Duration;
+use tollgate_billing::Amount;
+use tollgate_embeddings::decode_base64;
+use tollgate_sim::KnobSettings;
+use tollgate_store::LedgerKind;
+
+const PATH: &str = "/v1/embeddings";
+
+#[tokio::test]
+async fn a_batch_comes_back_in_order_and_is_charged_exactly_tokens_times_price() {
+    let gw = TestGateway::start().await;
+    let (account, key) = gw.account("1").await;
+    let inputs = ["The quick brown fox", "jumps over", "the lazy dog."];
+    let r = gw
+        .post_json(
+            PATH,
+            &key,
+            &json!({"model": "text-embedding-3-small", "input": inputs}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert!(r.headers.contains_key("x-request-id"));
+    let body = r.json();
+    assert_eq!(body["object"], "list");
+    assert_eq!(body["model"], "text-embedding-3-small");
+    let data = body["data"].as_array().unwrap();
+    assert_eq!(data.len(), 3);
+    for (i, item) in data.iter().enumerate() {
+        assert_eq!(item["index"], i);
+        let v: Vec<f32> = serde_json::from_value(item["embedding"].clone()).unwrap();
+        assert_eq!(v.len(), 1536, "native dimension");
+        assert!((norm(&v) - 1.0).abs() < 1e-4);
+    }
+    // Same input, same vector (the simulator is deterministic): order is by input, not arrival.
+    let single = gw
+        .post_json(
+            PATH,
+            &key,
+            &json!({"model": "text-embedding-3-small", "input": inputs[1]}),
+        )
+        .await
+        .json();
+    assert_eq!(single["data"][0]["embedding"], data[1]["embedding"]);
+
+    // 0.02 per million tokens = 20 nano-units a token, charged on the upstream's usage.
+    let tokens = body["usage"]["prompt_tokens"].as_u64().unwrap();
+    let single_tokens = single["usage"]["prompt_tokens"].as_u64().unwrap();
+    assert!(tokens > 0);
+    let charged = i64::try_from(20 * (tokens + single_tokens)).unwrap();
+    assert_eq!(
+        gw.balance(&account).await,
+        Amount::from_nanos(1_000_000_000 - charged)
+    );
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    assert_eq!(
+        ledger.len(),
+        3,
+        "the opening credit and one charge per request"
+    );
+    assert_eq!(ledger[1].kind, LedgerKind::Charge);
+    assert_eq!(
+        ledger[1].amount,
+        Amount::from_nanos(-i64::try_from(20 * tokens).unwrap())
+    );
+    assert!(!ledger[1].estimated);
+    let a = gw.store.find_account(&account).await.unwrap();
+    assert_eq!(a.held, Amount::ZERO);
+}
+
+#[tokio::test]
+async fn dimensions_shorten_and_renormalise_and_base64_is_little_endian_f32() {
+    let gw = TestGateway::start().await;
+    let (_, key) = gw.account("1").await;
+    let r = gw
+        .post_json(
+            PATH,
+            &key,
+            &json!({"model": "text-embedding-3-large", "input": ["a", "b"], "dimensions": 256, "encoding_format": "base64"}),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    for item in r.json()["data"].as_array().unwrap() {
+        let v = decode_base64(item["embedding"].as_str().unwrap()).unwrap();
+        assert_eq!(v.len(), 256);
+        assert!((norm(&v) - 1.0).abs() < 1e-4);
+    }
+    // The alias resolves to its public model, which the response names.
+    let r = gw
+        .post_json(
+            PATH,
+            &key,
+            &json!({"model": "embed-small", "input": "x", "dimensions": 8}),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["model"], "text-embedding-3-small");
+    let r = gw
+        .post_json(
+            PATH,
+            &key,
+            &json!({"model": "embed-small", "input": [[1, 2, 3], [4]]}),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["usage"]["prompt_tokens"], 4);
+}
+
+#[tokio::test]
+async fn missing_wrong_and_disabled_keys_are_refused_in_openai_shape() {
+    let gw = TestGateway::start().await;
+    let body =
+        serde_json::to_vec(&json!({"model": "text-embedding-3-small", "input": "x"})).unwrap();
+    let r = gw.request("POST", PATH, &[], body.clone()).await;
+    assert_eq!(r.status, 401);
+    assert_eq!(r.json()["error"]["code"], "missing_api_key");
+    let r = gw
+        .request(
+            "POST",
+            PATH,
+            &[("authorization", "Bearer tg-000000000000000000")],
+            body.clone(),
+        )
+        .await;
+    assert_eq!(r.status, 401);
+    let e = r.json();
+    assert_eq!(e["error"]["type"], "invalid_request_error");
+    assert_eq!(e["error"]["code"], "invalid_api_key");
+    assert!(e["error"].as_object().unwrap().contains_key("param"));
+    let (account, key) = gw.account("1").await;
+    gw.store.set_disabled(&account, true).await.unwrap();
+    let r = gw
+        .post_json(
+            PATH,
+            &key,
+            &json!({"model": "text-embedding-3-small", "input": "x"}),
+        )
+        .await;
+    assert_eq!(r.status, 403);
+    assert_eq!(gw.upstream_calls(), 0);
+}
+
+#[tokio::test]
+async fn a_short_balance_is_429_insufficient_quota_with_no_upstream_call() {
+    let gw = TestGateway::start().await;
+    let (account, key) = gw.account("0.00000001").await; // 10 nano-units: not one token's worth twice
+    let r = gw
+        .post_json(
+            PATH,
+            &key,
+            &json!({"model": "text-embedding-3-small", "input": "hello there world"}),
+        )
+        .await;
+    assert_eq!(r.status, 429);
+    let e = r.json();
+    assert_eq!(e["error"]["type"], "insufficient_quota");
+    assert_eq!(e["error"]["code"], "insufficient_quota");
+    assert_eq!(gw.upstream_calls(), 0);
+    assert_eq!(gw.balance(&account).await, Amount::from_nanos(10));
+    assert_eq!(gw.store.ledger(&account).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn bad_input_is_400_naming_the_field_and_never_reaches_the_upstream() {
+    let gw = TestGateway::start().await;
+    let (account, key) = gw.account("1").await;
+    let auth = format!("Bearer {key}");
+    let cases: Vec<(serde_json::Value, &str)> = vec![
+        (json!({"model": "nope", "input": "x"}), "model"),
+        (json!({"input": "x"}), "model"),
+        (json!({"model": "text-embedding-3-small"}), "input"),
+        (
+            json!({"model": "text-embedding-3-small", "input": ""}),
+            "input",
+        ),
+        (
+            json!({"model": "text-embedding-3-small", "input": []}),
+            "input",
+        ),
+        (
+            json!({"model": "text-embedding-3-small", "input": ["ok", ""]}),
+            "input[1]",
+        ),
+        (
+            json!({"model": "text-embedding-3-small", "input": vec!["a"; 2049]}),
+            "input",
+        ),
+        (
+            json!({"model": "text-embedding-3-small", "input": "x", "dimensions": 0}),
+            "dimensions",
+        ),
+        (
+            json!({"model": "text-embedding-3-small", "input": "x", "dimensions": 1537}),
+            "dimensions",
+        ),
+        (
+            json!({"model": "text-embedding-ada-002", "input": "x", "dimensions": 8}),
+            "dimensions",
+        ),
+        (
+            json!({"model": "text-embedding-3-small", "input": "x", "encoding_format": "hex"}),
+            "encoding_format",
+        ),
+        (
+            json!({"model": "text-embedding-3-small", "input": "word ".repeat(8200)}),
+            "input",
+        ),
+    ];
+    for (body, field) in cases {
+        let r = gw.post_json(PATH, &key, &body).await;
+        assert_eq!(
+            r.status,
+            400,
+            "{body}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        let e = r.json();
+        assert_eq!(e["error"]["param"], field, "{e}");
+        assert_eq!(e["error"]["type"], "invalid_request_error");
+        assert!(
+            e["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(field.split('[').next().unwrap()),
+            "{e}"
+        );
+    }
+    let r = gw
+        .request(
+            "POST",
+            PATH,
+            &[
+                ("authorization", &auth),
+                ("content-type", "application/json"),
+            ],
+            "{\"model\": ",
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["code"], "invalid_json");
+    let r = gw
+        .request(
+            "POST",
+            PATH,
+            &[("authorization", &auth), ("content-type", "text/plain")],
+            "hi",
+        )
+        .await;
+    assert_eq!(r.status, 415);
+    assert_eq!(gw.upstream_calls(), 0);
+    assert_eq!(gw.store.ledger(&account).await.unwrap().len(), 1);
+    assert_eq!(gw.store.report(&account).await.unwrap().open_holds, 0);
+}
+
+#[tokio::test]
+async fn an_oversized_body_is_413_in_openai_shape() {
+    let gw = TestGateway::start().await;
+    let (_, key) = gw.account("1").await;
+    // The test configuration sets the embeddings limit to 64 KiB.
+    let big = "a ".repeat(40_000);
+    let r = gw
+        .post_json(
+            PATH,
+            &key,
+            &json!({"model": "text-embedding-3-small", "input": big}),
+        )
+        .await;
+    assert_eq!(r.status, 413);
+    assert_eq!(r.json()["error"]["code"], "request_too_large");
+    assert_eq!(gw.upstream_calls(), 0);
+}
+
+#[tokio::test]
+async fn upstream_5xx_is_502_and_the_hold_is_released_in_full() {
+    let gw = TestGateway::start().await;
+    let (account, key) = gw.account("1").await;
+    gw.set_knobs(KnobSettings {
+        fail_status: Some(500),
+        ..KnobSettings::default()
+    });
+    let r = gw
+        .post_json(
+            PATH,
+            &key,
+            &json!({"model": "text-embedding-3-small", "input": "hello"}),
+        )
+        .await;
+    assert_eq!(r.status, 502, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["error"]["type"], "server_error");
+    assert_eq!(gw.upstream_calls(), 1);
+    settle_down(&gw, &account).await;
+    assert_eq!(
+        gw.balance(&account).await,
+        Amount::from_nanos(1_000_000_000)
+    );
+    assert_eq!(
+        gw.store.ledger(&account).await.unwrap().len(),
+        1,
+        "no charge row"
+    );
+}
+
+#[tokio::test]
+async fn an_upstream_timeout_is_504_and_the_hold_is_released_in_full() {
+    let gw = TestGateway::start().await;
+    let (account, key) = gw.account("1").await;
+    gw.set_knobs(KnobSettings {
+        stall: true,
+        ..KnobSettings::default()
+    });
+    let r = gw
+        .post_json(
+            PATH,
+            &key,
+            &json!({"model": "text-embedding-3-small", "input": "hello"}),
+        )
+        .await;
+    assert_eq!(r.status, 504);
+    assert_eq!(r.json()["error"]["code"], "upstream_timeout");
+    settle_down(&gw, &account).await;
+    assert_eq!(
+        gw.balance(&account).await,
+        Amount::from_nanos(1_000_000_000)
+    );
+}
+
+#[tokio::test]
+async fn a_refusing_channel_fails_over_to_the_next() {
+    let gw = TestGateway::start().await;
+    let (account, key) = gw.account("1").await;
+    gw.set_knobs(KnobSettings {
+        fail_status: Some(503),
+        fail_times: Some(1),
+        ..KnobSettings::default()
+    });
+    let r = gw
+        .post_json(
+            PATH,
+            &key,
+            &json!({"model": "text-embedding-3-large", "input": "hello"}),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        gw.upstream_calls(),
+        2,
+        "the primary refused, the secondary answered"
+    );
+    assert_eq!(gw.store.ledger(&account).await.unwrap().len(), 2);
+    // A 429 passes through as 429 once no channel is left.
+    gw.set_knobs(KnobSettings {
+        fail_status: Some(429),
+        ..KnobSettings::default()
+    });
+    let r = gw
+        .post_json(
+            PATH,
+            &key,
+            &json!({"model": "text-embedding-3-small", "input": "hello"}),
+        )
+        .await;
+    assert_eq!(r.status, 429);
+    assert!(r.headers.contains_key("retry-after"));
+}
+
+#[tokio::test]
+async fn endpoints_not_built_yet_answer_501_in_their_family_shape() {
+    let gw = TestGateway::start().await;
+    let r = gw.request("POST", "/v1/t2a_v2", &[], "{}").await;
+    assert_eq!(r.status, 501);
+    assert_eq!(r.json()["base_resp"]["status_code"], 1000);
+    let r = gw
+        .request("POST", "/api/v3/contents/generations/tasks", &[], "{}")
+        .await;
+    assert_eq!(r.status, 501);
+    assert_eq!(r.json()["error"]["type"], "NotImplemented");
+    let r = gw
+        .request(
+            "POST",
+            "/v1beta/models/gen-2.5-flash:generateContent",
+            &[],
+            "{}",
+        )
+        .await;
+    assert_eq!(r.status, 501);
+    assert_eq!(r.json()["error"]["status"], "UNIMPLEMENTED");
+    let r = gw.request("POST", "/v1/audio/speech", &[], "{}").await;
+    assert_eq!(r.status, 501);
+    assert_eq!(r.json()["error"]["type"], "server_error");
+    let r = gw.request("GET", PATH, &[], "").await;
+    assert_eq!(r.status, 405);
+    assert_eq!(r.headers["allow"], "POST");
+    let r = gw.request("GET", "/nowhere", &[], "").await;
+    assert_eq!(r.status, 404);
+}
+
+#[tokio::test]
+async fn health_readiness_metrics_and_model_list() {
+    let gw = TestGateway::start().await;
+    assert_eq!(gw.request("GET", "/healthz", &[], "").await.status, 200);
+    assert_eq!(gw.request("GET", "/readyz", &[], "").await.status, 200);
+    let (_, key) = gw.account("1").await;
+    gw.post_json(
+        PATH,
+        &key,
+        &json!({"model": "text-embedding-3-small", "input": "x"}),
+    )
+    .await;
+    let auth = format!("Bearer {key}");
+    let models = gw
+        .request("GET", "/v1/models", &[("authorization", &auth)], "")
+        .await
+        .json();
+    let ids: Vec<_> = models["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].clone())
+        .collect();
+    assert!(ids.contains(&json!("text-embedding-3-small")));
+    let text =
+        String::from_utf8(gw.request("GET", "/metrics", &[], "").await.body.to_vec()).unwrap();
+    assert!(
+        text.contains("tollgate_requests_total{endpoint=\"embeddings\",status=\"200\"} 1"),
+        "{text}"
+    );
+    assert!(text.contains("tollgate_upstream_duration_seconds_count{endpoint=\"embeddings\"} 1"));
+    assert!(text.contains("tollgate_gateway_overhead_seconds_count{endpoint=\"embeddings\"} 1"));
+    assert!(text.contains("tollgate_holds_total{outcome=\"settled\"} 1"));
+}
+
+#[tokio::test]
+async fn shutdown_lets_in_flight_requests_finish() {
+    let mut gw = TestGateway::start().await;
+    let (account, key) = gw.account("1").await;
+    gw.set_knobs(KnobSettings {
+        latency_ms: 300,
+        ..KnobSettings::default()
+    });
+    let addr = gw.addr;
+    let in_flight = tokio::spawn(async move {
+        let client =
+            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                .build_http::<http_body_util::Full<bytes::Bytes>>();
+        let request = hyper::Request::post(format!("http://{addr}{PATH}"))
+            .header("authorization", format!("Bearer {key}"))
+            .body(http_body_util::Full::new(bytes::Bytes::from(
+                r#"{"model":"text-embedding-3-small","input":"slow"}"#,
+            )))
+            .unwrap();
+        client.request(request).await.unwrap().status().as_u16()
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    gw.trigger_shutdown();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(gw.state.is_draining());
+    // New connections are refused while the old one finishes.
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+    assert_eq!(in_flight.await.unwrap(), 200);
+    assert_eq!(
+        gw.store.ledger(&account).await.unwrap().len(),
+        2,
+        "and it was charged"
+    );
+    gw.stop().await;
+}
+
+/// Releases happen right after the response; give them a moment, then check no hold is open.
+async fn settle_down(gw: &TestGateway, account: &str) {
+    for _ in 0..50 {
+        if gw.store.report(account).await.unwrap().open_holds == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("a hold stayed open");
+}

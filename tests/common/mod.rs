@@ -1,1 +1,238 @@
-//! Shared helpers for the end-to-end tests.
+//! A whole gateway on loopback ports for end-to-end tests: the simulator, a store (a temporary
+//! SQLite file, or PostgreSQL when `TOLLGATE_TEST_POSTGRES_URL` is set), the gateway served by
+//! the real server loop, and a small HTTP client.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tollgate_billing::Amount;
+use tollgate_gateway::catalog::Catalog;
+use tollgate_gateway::limits::Limits;
+use tollgate_gateway::{Config, Gateway, State, server};
+use tollgate_sim::{KnobSettings, SimHandle};
+use tollgate_store::Store;
+use tollgate_upstream::{ClientConfig, HttpClient};
+
+/// The default models and prices, with channels on the test's simulator.
+pub const MODELS: &str = r#"
+[[channels]]
+name = "primary"
+format = "openai-embeddings"
+base_url = "sim"
+first_byte_timeout_ms = 1500
+idle_timeout_ms = 1500
+
+[[channels]]
+name = "secondary"
+format = "openai-embeddings"
+base_url = "sim"
+
+[models."text-embedding-3-small"]
+kind = "embeddings"
+channels = ["primary"]
+price = { meter = "tokens", per_million_tokens = "0.02" }
+
+[models."text-embedding-3-large"]
+kind = "embeddings"
+channels = ["primary", "secondary"]
+price = { meter = "tokens", per_million_tokens = "0.13" }
+
+[models."text-embedding-ada-002"]
+kind = "embeddings"
+channels = ["primary"]
+price = { meter = "tokens", per_million_tokens = "0.10" }
+
+[aliases]
+"embed-small" = "text-embedding-3-small"
+
+[limits]
+embeddings = 65536
+"#;
+
+pub struct TestGateway {
+    pub addr: SocketAddr,
+    pub sim: SimHandle,
+    pub store: Store,
+    pub state: Arc<State>,
+    stop: Option<oneshot::Sender<()>>,
+    served: Option<tokio::task::JoinHandle<()>>,
+    client: Client<HttpConnector, Full<Bytes>>,
+}
+
+pub struct Reply {
+    pub status: u16,
+    pub headers: http::HeaderMap,
+    pub body: Bytes,
+}
+
+impl Reply {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+}
+
+pub async fn store() -> Store {
+    match std::env::var("TOLLGATE_TEST_POSTGRES_URL") {
+        Ok(url) => Store::connect(&url).await.unwrap(),
+        Err(_) => {
+            let dir = std::env::temp_dir().join(format!("tollgate-e2e-{}", unique()));
+            Store::connect(&format!("sqlite://{}/t.db", dir.display()))
+                .await
+                .unwrap()
+        }
+    }
+}
+
+pub fn unique() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "{}-{nanos}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+impl TestGateway {
+    pub async fn start() -> TestGateway {
+        Self::with_config(MODELS).await
+    }
+
+    pub async fn with_config(toml: &str) -> TestGateway {
+        let sim = tollgate_sim::start("127.0.0.1:0".parse().unwrap(), KnobSettings::default())
+            .await
+            .unwrap();
+        let config = Config::parse(toml).unwrap();
+        let catalog = Catalog::from_config(&config, Some(&sim.base_url()), |_| None).unwrap();
+        let http = HttpClient::new(&ClientConfig::default()).unwrap();
+        let store = store().await;
+        let state = Arc::new(State::new(
+            store.clone(),
+            catalog,
+            http,
+            Limits::new(&config.limits).unwrap(),
+        ));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let gateway = Gateway::new(state.clone());
+        let served = tokio::spawn(server::serve(
+            listener,
+            gateway,
+            async {
+                let _ = stopped.await;
+            },
+            Duration::from_secs(5),
+        ));
+        TestGateway {
+            addr,
+            sim,
+            store,
+            state,
+            stop: Some(stop),
+            served: Some(served),
+            client: Client::builder(TokioExecutor::new()).build_http(),
+        }
+    }
+
+    /// A new account with `balance` and its key.
+    pub async fn account(&self, balance: &str) -> (String, String) {
+        let (account, key) = self
+            .store
+            .create_account(&format!("acct-{}", unique()), balance.parse().unwrap())
+            .await
+            .unwrap();
+        (account.id, key.secret)
+    }
+
+    pub async fn balance(&self, account_id: &str) -> Amount {
+        self.store.find_account(account_id).await.unwrap().balance
+    }
+
+    pub async fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: impl Into<Bytes>,
+    ) -> Reply {
+        let mut builder = http::Request::builder()
+            .method(method)
+            .uri(format!("http://{}{path}", self.addr));
+        for (k, v) in headers {
+            builder = builder.header(*k, *v);
+        }
+        let response = self
+            .client
+            .request(builder.body(Full::new(body.into())).unwrap())
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// `POST path` with a JSON body and a Bearer key.
+    pub async fn post_json(&self, path: &str, key: &str, body: &serde_json::Value) -> Reply {
+        let auth = format!("Bearer {key}");
+        self.request(
+            "POST",
+            path,
+            &[
+                ("authorization", &auth),
+                ("content-type", "application/json"),
+            ],
+            serde_json::to_vec(body).unwrap(),
+        )
+        .await
+    }
+
+    pub fn set_knobs(&self, knobs: KnobSettings) {
+        self.sim.knobs().set(knobs);
+    }
+
+    pub fn upstream_calls(&self) -> u64 {
+        self.sim.knobs().served("POST /v1/embeddings")
+    }
+
+    /// Signals shutdown and waits for the drain to finish.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(served) = self.served.take() {
+            served.await.unwrap();
+        }
+    }
+
+    pub fn trigger_shutdown(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// The L2 norm of a vector.
+pub fn norm(v: &[f32]) -> f64 {
+    v.iter()
+        .map(|x| f64::from(*x) * f64::from(*x))
+        .sum::<f64>()
+        .sqrt()
+}

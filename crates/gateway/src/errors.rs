@@ -194,10 +194,10 @@ impl ApiError {
             _ => status,
         };
         let mut response = crate::body::json_response(status, &body);
-        if let Some(seconds) = self.retry_after {
-            if let Ok(v) = HeaderValue::from_str(&seconds.to_string()) {
-                response.headers_mut().insert(header::RETRY_AFTER, v);
-            }
+        if let Some(seconds) = self.retry_after
+            && let Ok(v) = HeaderValue::from_str(&seconds.to_string())
+        {
+            response.headers_mut().insert(header::RETRY_AFTER, v);
         }
         response
     }

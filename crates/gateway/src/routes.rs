@@ -119,29 +119,31 @@ fn route_prefixed(method: &Method, path: &str, family: Family) -> Routed {
         family,
         route,
     };
-    if let Some(id) = path.strip_prefix("/api/v3/contents/generations/tasks/") {
-        if !id.is_empty() && !id.contains('/') {
-            return if method == Method::GET || method == Method::DELETE {
-                routed(
-                    "clip_task",
-                    Route::NotBuilt("Video generation tasks (/api/v3/contents/generations/tasks)"),
-                )
-            } else {
-                routed("clip_task", Route::MethodNotAllowed("GET, DELETE"))
-            };
-        }
+    if let Some(id) = path.strip_prefix("/api/v3/contents/generations/tasks/")
+        && !id.is_empty()
+        && !id.contains('/')
+    {
+        return if method == Method::GET || method == Method::DELETE {
+            routed(
+                "clip_task",
+                Route::NotBuilt("Video generation tasks (/api/v3/contents/generations/tasks)"),
+            )
+        } else {
+            routed("clip_task", Route::MethodNotAllowed("GET, DELETE"))
+        };
     }
-    if let Some(id) = path.strip_prefix("/v1/video/generations/") {
-        if !id.is_empty() && !id.contains('/') {
-            return if method == Method::GET {
-                routed(
-                    "video_generation",
-                    Route::NotBuilt("Video generation (/v1/video/generations)"),
-                )
-            } else {
-                routed("video_generation", Route::MethodNotAllowed("GET"))
-            };
-        }
+    if let Some(id) = path.strip_prefix("/v1/video/generations/")
+        && !id.is_empty()
+        && !id.contains('/')
+    {
+        return if method == Method::GET {
+            routed(
+                "video_generation",
+                Route::NotBuilt("Video generation (/v1/video/generations)"),
+            )
+        } else {
+            routed("video_generation", Route::MethodNotAllowed("GET"))
+        };
     }
     if family == Family::Google {
         return routed(

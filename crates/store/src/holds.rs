@@ -182,6 +182,16 @@ type LedgerRow = (
     i64,
 );
 
+/// What settling learns about the hold it closed: account, amount, model, key, request, task.
+type ClosedHoldRow = (
+    String,
+    i64,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
 impl Store {
     /// Reserves `request.amount` of the account's balance, atomically: the hold is refused with
     /// [`StoreError::InsufficientBalance`] when balance minus open holds does not cover it, or
@@ -254,7 +264,7 @@ impl Store {
         let now = now_millis();
         let mut tx = self.pool().begin().await?;
         // Compare-and-swap on the hold's state: only the caller that moves it from `open` goes on.
-        let won: Option<(String, i64, String, Option<String>, Option<String>, Option<String>)> =
+        let won: Option<ClosedHoldRow> =
             sqlx::query_as(
                 "UPDATE holds SET state = 'settled', captured_nanos = $1, closed_at = $2, close_reason = $3
                  WHERE id = $4 AND state = 'open'

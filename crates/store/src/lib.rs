@@ -138,12 +138,9 @@ fn normalise_url(url: &str) -> Result<(Backend, String), StoreError> {
     if path.is_empty() {
         return Err(StoreError::UnsupportedUrl(url.to_owned()));
     }
-    if path != ":memory:" {
-        if let Some(dir) = std::path::Path::new(path).parent() {
-            if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir).map_err(|e| StoreError::Io(e.to_string()))?;
-            }
-        }
+    let dir = std::path::Path::new(path).parent();
+    if let Some(dir) = dir.filter(|d| path != ":memory:" && !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::Io(e.to_string()))?;
     }
     let query = match query {
         Some(q) if q.contains("mode=") => q.to_owned(),
