@@ -482,3 +482,22 @@ async fn settle_down(gw: &TestGateway, account: &str) {
     }
     panic!("a hold stayed open");
 }
+
+#[tokio::test]
+async fn http2_prior_knowledge_is_served() {
+    let gw = TestGateway::start().await;
+    let (_, key) = gw.account("1").await;
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .http2_only(true)
+        .build_http::<http_body_util::Full<bytes::Bytes>>();
+    let request = hyper::Request::post(format!("http://{}{PATH}", gw.addr))
+        .header("authorization", format!("Bearer {key}"))
+        .body(http_body_util::Full::new(bytes::Bytes::from(
+            r#"{"model":"text-embedding-3-small","input":["h2","too"]}"#,
+        )))
+        .unwrap();
+    let response = client.request(request).await.unwrap();
+    assert_eq!(response.version(), http::Version::HTTP_2);
+    assert_eq!(response.status(), 200);
+    assert!(response.headers().contains_key("x-request-id"));
+}

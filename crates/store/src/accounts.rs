@@ -119,7 +119,7 @@ impl Store {
                 "an opening balance cannot be negative".into(),
             ));
         }
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.writer().begin().await?;
         let taken: Option<(String,)> = sqlx::query_as("SELECT id FROM accounts WHERE name = $1")
             .bind(name)
             .fetch_optional(&mut *tx)
@@ -166,7 +166,7 @@ impl Store {
 
     /// Adds another key to an existing account.
     pub async fn create_key(&self, account_id: &str, name: &str) -> Result<NewKey, StoreError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.writer().begin().await?;
         let key = insert_key(&mut tx, account_id, name, now_millis()).await?;
         tx.commit().await?;
         Ok(key)
@@ -242,7 +242,7 @@ impl Store {
         } else {
             "credit"
         };
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.writer().begin().await?;
         let row: Option<AccountRow> = sqlx::query_as(
             "UPDATE accounts SET balance_nanos = balance_nanos + $1 WHERE id = $2
              RETURNING id, name, balance_nanos, held_nanos, disabled, created_at",
@@ -276,7 +276,7 @@ impl Store {
         let done = sqlx::query("UPDATE accounts SET disabled = $1 WHERE id = $2")
             .bind(i64::from(disabled))
             .bind(account_id)
-            .execute(self.pool())
+            .execute(self.writer())
             .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound(format!("account {account_id:?}")));

@@ -203,7 +203,7 @@ impl Store {
             ));
         }
         let amount = request.amount.nanos();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.writer().begin().await?;
         // The conditional UPDATE is the whole concurrency story: it takes the account row's write
         // lock and checks the balance under it, so two holds can never both pass the check.
         let done = sqlx::query(
@@ -262,7 +262,7 @@ impl Store {
             ));
         }
         let now = now_millis();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.writer().begin().await?;
         // Compare-and-swap on the hold's state: only the caller that moves it from `open` goes on.
         let won: Option<ClosedHoldRow> =
             sqlx::query_as(
@@ -315,7 +315,7 @@ impl Store {
     /// Returns the whole hold to the account (nothing is charged, so no ledger row). Exactly
     /// once, like [`Store::settle`].
     pub async fn release(&self, hold_id: &str, reason: &str) -> Result<Closed, StoreError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.writer().begin().await?;
         let won: Option<(String, i64)> = sqlx::query_as(
             "UPDATE holds SET state = 'released', captured_nanos = 0, closed_at = $1, close_reason = $2
              WHERE id = $3 AND state = 'open'

@@ -62,7 +62,12 @@ pub enum Backend {
 /// A handle to the database; cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Store {
+    /// Reads.
     pool: AnyPool,
+    /// Writes. On SQLite a pool of one connection: SQLite admits one writer at a time, and
+    /// queueing writers here (first come, first served) beats letting them collide in SQLite's
+    /// busy handler, which backs off by sleeping. On PostgreSQL the same pool as reads.
+    writer: AnyPool,
     backend: Backend,
 }
 
@@ -74,26 +79,27 @@ impl Store {
     pub async fn connect(url: &str) -> Result<Store, StoreError> {
         install_default_drivers();
         let (backend, url) = normalise_url(url)?;
-        let options = match backend {
-            Backend::Sqlite => AnyPoolOptions::new()
-                // SQLite has one writer at a time; a small pool avoids lock convoys while still
-                // letting reads run beside a write (WAL).
-                .max_connections(8)
-                .after_connect(|conn, _meta| {
-                    Box::pin(async move {
-                        conn.execute("PRAGMA journal_mode = WAL").await?;
-                        conn.execute("PRAGMA busy_timeout = 30000").await?;
-                        conn.execute("PRAGMA synchronous = NORMAL").await?;
-                        Ok(())
-                    })
-                }),
-            Backend::Postgres => AnyPoolOptions::new().max_connections(16),
+        let (pool, writer) = match backend {
+            Backend::Sqlite => {
+                // WAL lets reads run beside the one writer.
+                let writer = sqlite_pool(1).connect(&url).await?;
+                let pool = sqlite_pool(8).connect(&url).await?;
+                (pool, writer)
+            }
+            Backend::Postgres => {
+                let pool = AnyPoolOptions::new()
+                    .max_connections(16)
+                    .acquire_timeout(Duration::from_secs(30))
+                    .connect(&url)
+                    .await?;
+                (pool.clone(), pool)
+            }
         };
-        let pool = options
-            .acquire_timeout(Duration::from_secs(30))
-            .connect(&url)
-            .await?;
-        let store = Store { pool, backend };
+        let store = Store {
+            pool,
+            writer,
+            backend,
+        };
         schema::migrate(&store).await?;
         Ok(store)
     }
@@ -112,11 +118,30 @@ impl Store {
     /// Closes the pool, waiting for connections in use to be returned.
     pub async fn close(&self) {
         self.pool.close().await;
+        self.writer.close().await;
     }
 
     pub(crate) fn pool(&self) -> &AnyPool {
         &self.pool
     }
+
+    pub(crate) fn writer(&self) -> &AnyPool {
+        &self.writer
+    }
+}
+
+fn sqlite_pool(connections: u32) -> AnyPoolOptions {
+    AnyPoolOptions::new()
+        .max_connections(connections)
+        .acquire_timeout(Duration::from_secs(30))
+        .after_connect(|conn, _meta| {
+            Box::pin(async move {
+                conn.execute("PRAGMA journal_mode = WAL").await?;
+                conn.execute("PRAGMA busy_timeout = 30000").await?;
+                conn.execute("PRAGMA synchronous = NORMAL").await?;
+                Ok(())
+            })
+        })
 }
 
 /// Picks the backend and, for SQLite, creates the file's directory and asks for the file to be

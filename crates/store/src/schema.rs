@@ -116,7 +116,7 @@ const MIGRATIONS: &[Migration] = &[Migration {
 
 /// Brings the schema up to date.
 pub(crate) async fn migrate(store: &Store) -> Result<(), StoreError> {
-    let mut conn = store.pool().acquire().await?;
+    let mut conn = store.writer().acquire().await?;
     if store.backend() == Backend::Postgres {
         // Any constant works; it only has to be the same in every replica.
         sqlx::query("SELECT pg_advisory_lock(7373110001)")
