@@ -1,0 +1,112 @@
+//! Field-level errors, shared by the resources of this crate.
+//!
+//! A request that breaks a rule is refused with a [`FieldError`]: the JSON path of the offending
+//! value (`input`, `voice`, `voice.id`, `speed`, ...), the [`Rule`] it broke, and a sentence for
+//! the API user that names both. The parts map directly onto an OpenAI error body
+//! (wire-formats §1.3): HTTP 400, `type` = `invalid_request_error`, `param` =
+//! [`FieldError::field`], `code` = [`Rule::code`], `message` = [`FieldError::message`].
+//!
+//! | [`Rule`] | Code | Broken when |
+//! |---|---|---|
+//! | [`Required`](Rule::Required) | `required` | a required value is missing or empty |
+//! | [`TooLong`](Rule::TooLong) | `too_long` | a text has more characters than its limit |
+//! | [`TooLongForFormat`](Rule::TooLongForFormat) | `too_long_for_format` | a text is within the general limit but over the limit of the requested audio format |
+//! | [`OutOfRange`](Rule::OutOfRange) | `out_of_range` | a number lies outside its range (or is not a finite number) |
+
+use std::fmt;
+
+/// A rule of the format, with a stable snake_case code (see [`Rule::code`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rule {
+    /// A required value is missing or empty (`"model": ""`, no `voice`).
+    Required,
+    /// A text has more characters than allowed (SPEC §2.1: `input` at most 10,000 characters).
+    TooLong,
+    /// A text has more characters than allowed for the requested audio format (SPEC §2.1: at most
+    /// 2,000 characters for `wav`, `flac` and `pcm`).
+    TooLongForFormat,
+    /// A number is outside its range, or not a finite number (SPEC §2.1: `speed` 0.5 to 2.0).
+    OutOfRange,
+}
+
+impl Rule {
+    /// Every rule, in the order of the table in the module documentation.
+    pub const ALL: [Rule; 4] = [
+        Rule::Required,
+        Rule::TooLong,
+        Rule::TooLongForFormat,
+        Rule::OutOfRange,
+    ];
+
+    /// The stable machine-readable code of the rule, e.g. `"too_long_for_format"`.
+    ///
+    /// ```
+    /// use tollgate_compat_audio::Rule;
+    ///
+    /// assert_eq!(Rule::TooLongForFormat.code(), "too_long_for_format");
+    /// assert_eq!(Rule::OutOfRange.to_string(), "out_of_range");
+    /// ```
+    pub const fn code(&self) -> &'static str {
+        match self {
+            Rule::Required => "required",
+            Rule::TooLong => "too_long",
+            Rule::TooLongForFormat => "too_long_for_format",
+            Rule::OutOfRange => "out_of_range",
+        }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// A broken rule: which field (a JSON path such as `input` or `voice.id`), which rule, and a
+/// message for the API user that names both.
+///
+/// ```
+/// use tollgate_compat_audio::{FieldError, Rule};
+///
+/// let err = FieldError::new("voice", Rule::Required, "'voice' is required");
+/// assert_eq!(err.to_string(), "'voice' is required");
+/// assert_eq!((err.field.as_str(), err.rule.code()), ("voice", "required"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct FieldError {
+    /// The JSON path of the offending value.
+    pub field: String,
+    /// The rule it broke.
+    pub rule: Rule,
+    /// A sentence for the API user, e.g. `'speed' must be between 0.5 and 2.0`.
+    pub message: String,
+}
+
+impl FieldError {
+    /// A field error with the given parts.
+    pub fn new(field: impl Into<String>, rule: Rule, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            rule,
+            message: message.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_codes_are_unique_snake_case() {
+        let codes: Vec<&str> = Rule::ALL.iter().map(Rule::code).collect();
+        for (i, code) in codes.iter().enumerate() {
+            assert!(
+                code.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+                "{code}"
+            );
+            assert!(!codes[..i].contains(code), "duplicate code {code}");
+        }
+    }
+}

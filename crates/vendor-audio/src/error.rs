@@ -1,0 +1,128 @@
+//! Field-level errors, shared by the resources of this crate.
+//!
+//! A request that breaks a rule is refused with a [`FieldError`]: the JSON path of the offending
+//! value (`text`, `voice_setting.voice_id`, `audio_setting.format`, `output_format`, ...), the
+//! [`Rule`] it broke (with a stable snake_case code), and a sentence for the API user that names
+//! both. In the `t2a_v2` format it is answered as a [`BaseResp`](crate::BaseResp) with status
+//! code 2013, invalid parameters (wire-formats §3.4), and the message as `status_msg` (the
+//! `From<&FieldError>` conversion of [`BaseResp`](crate::BaseResp)).
+//!
+//! | [`Rule`] | Code | Broken when |
+//! |---|---|---|
+//! | [`Required`](Rule::Required) | `required` | a required value is missing or empty |
+//! | [`TooLong`](Rule::TooLong) | `too_long` | a text has more characters than its limit |
+//! | [`TooLongForFormat`](Rule::TooLongForFormat) | `too_long_for_format` | a text is over the limit of the requested audio format |
+//! | [`OutOfRange`](Rule::OutOfRange) | `out_of_range` | a number lies outside its range (or is not a finite number) |
+//! | [`UnsupportedValue`](Rule::UnsupportedValue) | `unsupported_value` | a value is not one of the accepted values |
+//! | [`NotStreamable`](Rule::NotStreamable) | `not_streamable` | a value is only available without streaming |
+//! | [`Unavailable`](Rule::Unavailable) | `unavailable` | a feature of the vendor format that this service does not offer |
+
+use std::fmt;
+
+/// A rule of the format, with a stable snake_case code (see [`Rule::code`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rule {
+    /// A required value is missing or empty (`"model": ""`, no `voice_setting.voice_id`).
+    Required,
+    /// A text has more characters than allowed (`text` at most 10,000 characters).
+    TooLong,
+    /// A text has more characters than allowed for the requested audio format (SPEC §2.4 and §8:
+    /// at most 2,000 characters for `wav`, `flac` and `pcm`).
+    TooLongForFormat,
+    /// A number is outside its range, or not a finite number (`voice_setting.speed` 0.5 to 2).
+    OutOfRange,
+    /// A value is not one of the accepted values (`audio_setting.sample_rate`, `.format`, ...).
+    UnsupportedValue,
+    /// A value is only available without streaming (wire-formats §3.1: `wav` is non-stream only).
+    NotStreamable,
+    /// A feature this service does not offer (SPEC §2.4: download URLs, subtitles).
+    Unavailable,
+}
+
+impl Rule {
+    /// Every rule, in the order of the table in the module documentation.
+    pub const ALL: [Rule; 7] = [
+        Rule::Required,
+        Rule::TooLong,
+        Rule::TooLongForFormat,
+        Rule::OutOfRange,
+        Rule::UnsupportedValue,
+        Rule::NotStreamable,
+        Rule::Unavailable,
+    ];
+
+    /// The stable machine-readable code of the rule, e.g. `"unsupported_value"`.
+    ///
+    /// ```
+    /// use tollgate_vendor_audio::Rule;
+    ///
+    /// assert_eq!(Rule::NotStreamable.code(), "not_streamable");
+    /// assert_eq!(Rule::Unavailable.to_string(), "unavailable");
+    /// ```
+    pub const fn code(&self) -> &'static str {
+        match self {
+            Rule::Required => "required",
+            Rule::TooLong => "too_long",
+            Rule::TooLongForFormat => "too_long_for_format",
+            Rule::OutOfRange => "out_of_range",
+            Rule::UnsupportedValue => "unsupported_value",
+            Rule::NotStreamable => "not_streamable",
+            Rule::Unavailable => "unavailable",
+        }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// A broken rule: which field (a JSON path such as `voice_setting.voice_id`), which rule, and a
+/// message for the API user that names both.
+///
+/// ```
+/// use tollgate_vendor_audio::{FieldError, Rule};
+///
+/// let err = FieldError::new("text", Rule::Required, "'text' is required and must not be empty");
+/// assert_eq!(err.to_string(), "'text' is required and must not be empty");
+/// assert_eq!((err.field.as_str(), err.rule.code()), ("text", "required"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct FieldError {
+    /// The JSON path of the offending value.
+    pub field: String,
+    /// The rule it broke.
+    pub rule: Rule,
+    /// A sentence for the API user, e.g. `'voice_setting.pitch' must be between -12 and 12`.
+    pub message: String,
+}
+
+impl FieldError {
+    /// A field error with the given parts.
+    pub fn new(field: impl Into<String>, rule: Rule, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            rule,
+            message: message.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_codes_are_unique_snake_case() {
+        let codes: Vec<&str> = Rule::ALL.iter().map(Rule::code).collect();
+        for (i, code) in codes.iter().enumerate() {
+            assert!(
+                code.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+                "{code}"
+            );
+            assert!(!codes[..i].contains(code), "duplicate code {code}");
+        }
+    }
+}
