@@ -373,9 +373,9 @@ async fn a_refusing_channel_fails_over_to_the_next() {
 #[tokio::test]
 async fn endpoints_not_built_yet_answer_501_in_their_family_shape() {
     let gw = TestGateway::start().await;
-    let r = gw.request("POST", "/v1/t2a_v2", &[], "{}").await;
+    let r = gw.request("POST", "/v1/speech_to_text", &[], "{}").await;
     assert_eq!(r.status, 501);
-    assert_eq!(r.json()["base_resp"]["status_code"], 1000);
+    assert_eq!(r.json()["error"]["type"], "server_error");
     let r = gw
         .request("POST", "/api/v3/contents/generations/tasks", &[], "{}")
         .await;
@@ -391,9 +391,11 @@ async fn endpoints_not_built_yet_answer_501_in_their_family_shape() {
         .await;
     assert_eq!(r.status, 501);
     assert_eq!(r.json()["error"]["status"], "UNIMPLEMENTED");
-    let r = gw.request("POST", "/v1/audio/speech", &[], "{}").await;
+    let r = gw
+        .request("POST", "/v1/audio/translations", &[], "{}")
+        .await;
     assert_eq!(r.status, 501);
-    assert_eq!(r.json()["error"]["type"], "server_error");
+    assert_eq!(r.json()["error"]["code"], "unsupported_endpoint");
     let r = gw.request("GET", PATH, &[], "").await;
     assert_eq!(r.status, 405);
     assert_eq!(r.headers["allow"], "POST");

@@ -34,6 +34,23 @@ name = "secondary"
 format = "openai-embeddings"
 base_url = "sim"
 
+[[channels]]
+name = "t2a"
+format = "t2a"
+base_url = "sim"
+first_byte_timeout_ms = 3000
+idle_timeout_ms = 3000
+
+[models."speech-2.8-hd"]
+kind = "speech"
+channels = ["t2a"]
+price = { meter = "characters", per_million_characters = "100" }
+
+[models."speech-2.8-turbo"]
+kind = "speech"
+channels = ["t2a"]
+price = { meter = "characters", per_million_characters = "60" }
+
 [models."text-embedding-3-small"]
 kind = "embeddings"
 channels = ["primary"]
@@ -51,6 +68,9 @@ price = { meter = "tokens", per_million_tokens = "0.10" }
 
 [aliases]
 "embed-small" = "text-embedding-3-small"
+"tts-1" = "speech-2.8-turbo"
+"gpt-4o-mini-tts" = "speech-2.8-turbo"
+"tts-1-hd" = "speech-2.8-hd"
 
 [limits]
 embeddings = 65536
@@ -118,12 +138,15 @@ impl TestGateway {
         let catalog = Catalog::from_config(&config, Some(&sim.base_url()), |_| None).unwrap();
         let http = HttpClient::new(&ClientConfig::default()).unwrap();
         let store = store().await;
-        let state = Arc::new(State::new(
-            store.clone(),
-            catalog,
-            http,
-            Limits::new(&config.limits).unwrap(),
-        ));
+        let state = Arc::new(
+            State::new(
+                store.clone(),
+                catalog,
+                http,
+                Limits::new(&config.limits).unwrap(),
+            )
+            .with_speech(config.speech.clone()),
+        );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
@@ -189,6 +212,21 @@ impl TestGateway {
         }
     }
 
+    /// Sends a request and returns the response with its body unread, to read it piece by piece.
+    pub async fn open(
+        &self,
+        path: &str,
+        key: &str,
+        body: &serde_json::Value,
+    ) -> http::Response<hyper::body::Incoming> {
+        let request = http::Request::post(format!("http://{}{path}", self.addr))
+            .header("authorization", format!("Bearer {key}"))
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(serde_json::to_vec(body).unwrap())))
+            .unwrap();
+        self.client.request(request).await.unwrap()
+    }
+
     /// `POST path` with a JSON body and a Bearer key.
     pub async fn post_json(&self, path: &str, key: &str, body: &serde_json::Value) -> Reply {
         let auth = format!("Bearer {key}");
@@ -212,6 +250,11 @@ impl TestGateway {
         self.sim.knobs().served("POST /v1/embeddings")
     }
 
+    /// Requests the simulator served on `route`, e.g. `"POST /v1/t2a_v2"`.
+    pub fn calls(&self, route: &str) -> u64 {
+        self.sim.knobs().served(route)
+    }
+
     /// Signals shutdown and waits for the drain to finish.
     pub async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
@@ -228,6 +271,8 @@ impl TestGateway {
         }
     }
 }
+
+pub mod audio;
 
 /// The L2 norm of a vector.
 pub fn norm(v: &[f32]) -> f64 {

@@ -42,7 +42,9 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     })
     .map_err(|e| e.to_string())?;
     let limits = Limits::new(&config.limits).map_err(|e| format!("configuration: {e}"))?;
-    let state = Arc::new(State::new(store.clone(), catalog, http, limits));
+    let state = Arc::new(
+        State::new(store.clone(), catalog, http, limits).with_speech(config.speech.clone()),
+    );
     tokio::task::spawn_blocking(tollgate_gateway::tokens::warm_up);
     let sweeper = tokio::spawn(sweep_stale_holds(store.clone()));
 

@@ -66,8 +66,9 @@ where
     }
 }
 
-/// Refuses a `Content-Type` that is present and not JSON (a missing one is tolerated, as many
-/// clients omit it).
+/// Refuses a `Content-Type` that is present and not JSON. A missing one, and curl's default
+/// `application/x-www-form-urlencoded` (what `curl -d` sends without `-H`), are tolerated: the
+/// body must still parse as JSON.
 pub fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     let Some(value) = headers.get(header::CONTENT_TYPE) else {
         return Ok(());
@@ -76,7 +77,11 @@ pub fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
         .to_str()
         .ok()
         .and_then(|v| v.parse::<mime::Mime>().ok())
-        .is_some_and(|m| m.subtype() == mime::JSON || m.suffix() == Some(mime::JSON));
+        .is_some_and(|m| {
+            m.subtype() == mime::JSON
+                || m.suffix() == Some(mime::JSON)
+                || m.essence_str() == "application/x-www-form-urlencoded"
+        });
     if is_json {
         Ok(())
     } else {

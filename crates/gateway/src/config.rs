@@ -38,6 +38,9 @@ pub struct Config {
     /// Client-facing model names that stand for a public model.
     #[serde(default)]
     pub aliases: BTreeMap<String, String>,
+    /// Speech synthesis settings.
+    #[serde(default)]
+    pub speech: SpeechConfig,
     /// Configured upstreams.
     #[serde(default)]
     pub channels: Vec<ChannelConfig>,
@@ -63,6 +66,31 @@ impl Default for LogConfig {
         LogConfig {
             format: default_log_format(),
             filter: default_log_filter(),
+        }
+    }
+}
+
+/// Speech synthesis (`/v1/audio/speech`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpeechConfig {
+    /// The vendor voice used when a client names an OpenAI stock voice (alloy, echo, …).
+    #[serde(default = "default_voice")]
+    pub default_voice: String,
+    /// Sample rate asked of the upstream for mp3, wav and flac.
+    #[serde(default = "default_sample_rate")]
+    pub sample_rate: u32,
+    /// Sample rate of `pcm` answers (raw 16-bit little-endian mono); OpenAI's is 24000.
+    #[serde(default = "default_pcm_sample_rate")]
+    pub pcm_sample_rate: u32,
+}
+
+impl Default for SpeechConfig {
+    fn default() -> Self {
+        SpeechConfig {
+            default_voice: default_voice(),
+            sample_rate: default_sample_rate(),
+            pcm_sample_rate: default_pcm_sample_rate(),
         }
     }
 }
@@ -227,6 +255,15 @@ fn default_log_format() -> String {
 fn default_log_filter() -> String {
     "info".into()
 }
+fn default_voice() -> String {
+    "English_Graceful_Lady".into()
+}
+fn default_sample_rate() -> u32 {
+    32_000
+}
+fn default_pcm_sample_rate() -> u32 {
+    24_000
+}
 fn default_sim_listen() -> String {
     "127.0.0.1:0".into()
 }
@@ -256,6 +293,9 @@ mod tests {
         assert_eq!(config.listen, "127.0.0.1:8080");
         assert!(config.simulator.enabled);
         assert!(config.models.contains_key("text-embedding-3-small"));
+        assert_eq!(config.aliases["tts-1"], "speech-2.8-turbo");
+        assert_eq!(config.aliases["tts-1-hd"], "speech-2.8-hd");
+        assert_eq!(config.speech.pcm_sample_rate, 24_000);
         for (name, model) in &config.models {
             assert!(model.price.validate().is_ok(), "{name}");
         }

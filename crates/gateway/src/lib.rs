@@ -33,7 +33,9 @@ pub mod relay;
 pub mod routes;
 pub mod server;
 pub mod service;
+pub mod speech_relay;
 pub mod state;
+pub mod stream_body;
 pub mod tokens;
 pub mod translate;
 

@@ -18,6 +18,10 @@ pub enum Route {
     ListModels,
     /// `POST /v1/embeddings`
     Embeddings,
+    /// `POST /v1/audio/speech`
+    Speech,
+    /// `POST /v1/t2a_v2`
+    T2a,
     /// `POST /v1/audio/translations` — not supported (SPEC §4 rule 5).
     Translations,
     /// An endpoint of the specification not served by this version; the text names it.
@@ -62,12 +66,7 @@ pub fn route(method: &Method, path: &str) -> Routed {
         "/metrics" => only(&get, "metrics", Route::Metrics, "GET"),
         "/v1/models" => only(&get, "models", Route::ListModels, "GET"),
         "/v1/embeddings" => only(&post, "embeddings", Route::Embeddings, "POST"),
-        "/v1/audio/speech" => only(
-            &post,
-            "speech",
-            Route::NotBuilt("Speech synthesis (/v1/audio/speech)"),
-            "POST",
-        ),
+        "/v1/audio/speech" => only(&post, "speech", Route::Speech, "POST"),
         "/v1/audio/transcriptions" => only(
             &post,
             "transcriptions",
@@ -75,12 +74,7 @@ pub fn route(method: &Method, path: &str) -> Routed {
             "POST",
         ),
         "/v1/audio/translations" => only(&post, "translations", Route::Translations, "POST"),
-        "/v1/t2a_v2" => only(
-            &post,
-            "t2a",
-            Route::NotBuilt("Speech synthesis (/v1/t2a_v2)"),
-            "POST",
-        ),
+        "/v1/t2a_v2" => only(&post, "t2a", Route::T2a, "POST"),
         "/v1/speech_to_text" => only(
             &post,
             "speech_to_text",

@@ -97,6 +97,8 @@ async fn dispatch(
         Route::Metrics => Ok(handlers::ops::metrics(&ctx)),
         Route::ListModels => handlers::ops::list_models(ctx, request).await,
         Route::Embeddings => handlers::embeddings::create(ctx, request).await,
+        Route::Speech => handlers::speech::create(ctx, request).await,
+        Route::T2a => handlers::t2a::create(ctx, request).await,
         Route::Translations => Err(handlers::ops::translations_unsupported()),
         Route::NotBuilt(what) => Err(handlers::ops::not_built(what)),
         Route::MethodNotAllowed(allow) => {

@@ -1,6 +1,7 @@
 //! What every request shares.
 
 use crate::catalog::Catalog;
+use crate::config::SpeechConfig;
 use crate::limits::Limits;
 use crate::metrics::Metrics;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,6 +21,8 @@ pub struct State {
     pub metrics: Metrics,
     /// Body limits by endpoint.
     pub limits: Limits,
+    /// Speech synthesis settings.
+    pub speech: SpeechConfig,
     draining: AtomicBool,
 }
 
@@ -32,8 +35,15 @@ impl State {
             http,
             metrics: Metrics::default(),
             limits,
+            speech: SpeechConfig::default(),
             draining: AtomicBool::new(false),
         }
+    }
+
+    /// Replaces the speech settings.
+    pub fn with_speech(mut self, speech: SpeechConfig) -> State {
+        self.speech = speech;
+        self
     }
 
     /// Marks the gateway as shutting down: `/readyz` fails so load balancers stop sending.

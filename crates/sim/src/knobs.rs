@@ -17,6 +17,19 @@ pub struct KnobSettings {
     pub fail_times: Option<u32>,
     /// Accept requests and never answer (a dead upstream, for timeout tests).
     pub stall: bool,
+    /// Streams: the pause between two frames, in milliseconds (default 20).
+    pub frame_interval_ms: Option<u64>,
+    /// Streams: drop the connection after this many frames (an upstream cut).
+    pub cut_after_frames: Option<u32>,
+    /// Streams: send an error frame after this many frames, then end.
+    pub error_after_frames: Option<u32>,
+}
+
+impl KnobSettings {
+    /// The pause between stream frames.
+    pub fn frame_interval(&self) -> Duration {
+        Duration::from_millis(self.frame_interval_ms.unwrap_or(20))
+    }
 }
 
 /// What the simulator decided for one request.

@@ -4,12 +4,14 @@
 //! test double of every end-to-end test. It speaks the vendors' formats (the same protocol crates
 //! the gateway uses) over real HTTP on a loopback port, with deterministic output.
 //!
-//! Formats so far: `openai-embeddings` (`POST /v1/embeddings`).
+//! Formats so far: `openai-embeddings` (`POST /v1/embeddings`) and `t2a` (`POST /v1/t2a_v2`,
+//! real audio from [`audio`]).
 //!
 //! ## Knobs
 //!
 //! [`Knobs`] inject what tests and benchmarks need: added latency, error statuses (always, or for
-//! the next N requests), and a stall that never answers (for timeouts). They can be changed while
+//! the next N requests), a stall that never answers (for timeouts), and for streams the pause
+//! between frames, a cut after N frames and an error frame after N frames. They can be changed while
 //! the simulator runs, in process ([`SimHandle::knobs`]) or over HTTP:
 //!
 //! * `GET /_sim/knobs`, `PUT /_sim/knobs` with a JSON [`KnobSettings`] — read or replace them;
@@ -22,6 +24,7 @@ pub mod audio;
 mod embeddings;
 mod knobs;
 mod server;
+mod t2a;
 
 pub use knobs::{KnobSettings, Knobs};
 pub use server::{SimHandle, start};

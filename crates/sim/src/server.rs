@@ -3,7 +3,8 @@
 use crate::knobs::{Fault, KnobSettings, Knobs};
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited, StreamBody};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -13,6 +14,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+
+/// Response bodies: whole, or streamed frame by frame.
+type SimBody = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
 
 /// The largest request body the simulator reads.
 const MAX_BODY: usize = 64 << 20;
@@ -94,7 +98,7 @@ pub async fn start(addr: SocketAddr, settings: KnobSettings) -> std::io::Result<
 async fn handle(
     knobs: Arc<Knobs>,
     request: Request<Incoming>,
-) -> Result<Response<Full<Bytes>>, Infallible> {
+) -> Result<Response<SimBody>, Infallible> {
     let (parts, body) = request.into_parts();
     let body = match Limited::new(body, MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
@@ -119,6 +123,16 @@ async fn handle(
             Err(e) => openai_error(400, "invalid_request_error", None, None, &e.to_string()),
         },
         (&Method::GET, "/_sim/stats") => json(StatusCode::OK, &knobs.stats()),
+        (&Method::POST, "/v1/t2a_v2") => {
+            let route = "POST /v1/t2a_v2";
+            match admit(&knobs, route).await {
+                Some(status) => json(StatusCode::OK, &crate::t2a::failure(status)),
+                None => match crate::t2a::respond(&body).await {
+                    crate::t2a::Answer::Whole(answer) => json(StatusCode::OK, &answer),
+                    crate::t2a::Answer::Stream(frames) => stream(frames, &knobs.get()),
+                },
+            }
+        }
         (&Method::POST, "/v1/embeddings") => {
             let route = "POST /v1/embeddings";
             match admit(&knobs, route).await {
@@ -169,9 +183,51 @@ fn error_type(status: u16) -> &'static str {
     }
 }
 
-fn json<T: serde::Serialize>(status: StatusCode, value: &T) -> Response<Full<Bytes>> {
+/// An SSE response that sends `frames` one by one, paced and faulted by the knobs.
+fn stream(frames: Vec<Bytes>, knobs: &KnobSettings) -> Response<SimBody> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<
+        Result<hyper::body::Frame<Bytes>, Box<dyn std::error::Error + Send + Sync>>,
+    >(4);
+    let interval = knobs.frame_interval();
+    let (cut, error) = (knobs.cut_after_frames, knobs.error_after_frames);
+    tokio::spawn(async move {
+        for (i, frame) in frames.into_iter().enumerate() {
+            let sent = u32::try_from(i).unwrap_or(u32::MAX);
+            if i > 0 {
+                tokio::time::sleep(interval).await;
+            }
+            if cut == Some(sent) {
+                let _ = tx.send(Err("simulated cut".into())).await;
+                return;
+            }
+            if error == Some(sent) {
+                let _ = tx
+                    .send(Ok(hyper::body::Frame::data(crate::t2a::error_frame())))
+                    .await;
+                return;
+            }
+            if tx.send(Ok(hyper::body::Frame::data(frame))).await.is_err() {
+                return;
+            }
+        }
+    });
+    let frames = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|frame| (frame, rx))
+    });
+    let mut response = Response::new(StreamBody::new(frames).boxed());
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/event-stream"),
+    );
+    response
+}
+
+fn json<T: serde::Serialize>(status: StatusCode, value: &T) -> Response<SimBody> {
     let body = serde_json::to_vec(value).unwrap_or_default();
-    let mut response = Response::new(Full::new(Bytes::from(body)));
+    let full = Full::new(Bytes::from(body))
+        .map_err(|never| match never {})
+        .boxed();
+    let mut response = Response::new(full);
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -186,7 +242,7 @@ fn openai_error(
     code: Option<&str>,
     param: Option<&str>,
     message: &str,
-) -> Response<Full<Bytes>> {
+) -> Response<SimBody> {
     let body = serde_json::json!({
         "error": {"message": message, "type": kind, "param": param, "code": code}
     });

@@ -169,6 +169,37 @@ impl HttpClient {
     }
 }
 
+/// A response body as a stream of byte chunks, each awaited at most `idle`.
+pub fn body_stream(
+    body: Incoming,
+    idle: Duration,
+) -> impl futures_util::Stream<Item = Result<Bytes, UpstreamError>> + Send + 'static {
+    futures_util::stream::unfold(Some(body), move |body| async move {
+        let mut body = body?;
+        loop {
+            match tokio::time::timeout(idle, body.frame()).await {
+                Err(_) => {
+                    let e = UpstreamError::Timeout {
+                        phase: Phase::Idle,
+                        after: idle,
+                    };
+                    return Some((Err(e), None));
+                }
+                Ok(None) => return None,
+                Ok(Some(Err(e))) => {
+                    return Some((Err(UpstreamError::Transport(error_chain(&e))), None));
+                }
+                Ok(Some(Ok(frame))) => {
+                    if let Ok(data) = frame.into_data() {
+                        return Some((Ok(data), Some(body)));
+                    }
+                    // Trailers carry nothing we use; keep reading.
+                }
+            }
+        }
+    })
+}
+
 /// A buffered request body.
 pub fn full_body(bytes: impl Into<Bytes>) -> Body {
     http_body_util::Full::new(bytes.into())

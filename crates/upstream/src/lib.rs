@@ -9,13 +9,14 @@
 //! and returns a typed response or an [`UpstreamError`] that says whether anything reached the
 //! upstream — which is what decides failover (DESIGN §6).
 //!
-//! Formats so far: `openai-embeddings` ([`embeddings`]).
+//! Formats so far: `openai-embeddings` ([`embeddings`]) and `t2a` ([`t2a`]).
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod client;
 pub mod embeddings;
 mod error;
+pub mod t2a;
 
-pub use client::{Body, ClientConfig, Endpoint, HttpClient, Timeouts, full_body};
+pub use client::{Body, ClientConfig, Endpoint, HttpClient, Timeouts, body_stream, full_body};
 pub use error::{Phase, UpstreamError};

@@ -2,6 +2,8 @@
 
 pub mod embeddings;
 pub mod ops;
+pub mod speech;
+pub mod t2a;
 
 use crate::state::State;
 use std::sync::Arc;

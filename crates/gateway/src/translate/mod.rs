@@ -2,3 +2,4 @@
 //! they never translate inline.
 
 pub mod embeddings;
+pub mod speech;

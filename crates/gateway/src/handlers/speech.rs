@@ -1,0 +1,175 @@
+//! `POST /v1/audio/speech` (SPEC §2.1, §4.1; wire-formats §1.1): OpenAI-compatible speech,
+//! synthesized by a `t2a` channel.
+
+use crate::auth;
+use crate::body::{self, ResponseBody};
+use crate::charge::HeldCharge;
+use crate::config::ModelKind;
+use crate::errors::{ApiError, Family};
+use crate::handlers::{Context, UpstreamTime};
+use crate::limits;
+use crate::relay;
+use crate::speech_relay::{self, AudioShape};
+use crate::stream_body;
+use crate::translate::speech::{self as translate, encoders};
+use bytes::Bytes;
+use http::{HeaderValue, Request, Response, StatusCode, header};
+use hyper::body::Incoming;
+use std::time::{Duration, Instant};
+use tollgate_billing::{Usage, speech_characters};
+use tollgate_compat_audio::speech::validate;
+use tollgate_compat_audio::{
+    AudioFormat, FieldError, SpeechRequest, SpeechStreamEvent, SpeechUsage, StreamFormat,
+};
+
+/// The bitrate of MP3 the channel produces when none is asked (the vendor's default).
+const DEFAULT_MP3_BITRATE: u32 = 128_000;
+
+/// The request flow of DESIGN §2, top to bottom.
+pub async fn create(
+    ctx: Context,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let (parts, body) = request.into_parts();
+    let state = ctx.state.clone();
+
+    // 2. Who is calling.
+    let principal = auth::authenticate(&state, Family::OpenAi, &parts.headers, None).await?;
+
+    // 3. The body, under the endpoint's limit, decoded and checked.
+    body::require_json(&parts.headers)?;
+    let limit = state.limits.of(limits::Endpoint::Speech);
+    let bytes = body::read_limited(&parts.headers, body, limit).await?;
+    let request: SpeechRequest = body::decode_json(&bytes)?;
+    validate(&request).map_err(field_error)?;
+
+    // 4. The model (aliases such as tts-1 resolve here).
+    let entry = state
+        .catalog
+        .resolve(&request.model, ModelKind::Speech)
+        .ok_or_else(|| ApiError::unknown_model(&request.model))?
+        .clone();
+
+    // 5. The hold: the local character count, CJK counting 2 (SPEC §8 rule 1).
+    let characters = speech_characters(&request.input);
+    let held = HeldCharge::place(
+        &state,
+        &principal,
+        &entry,
+        &Usage::Characters(characters),
+        &ctx.request_id,
+    )
+    .await?;
+
+    // 6–8. Synthesize, relay, settle.
+    let format = request.served_format();
+    let sse = request.stream_format_or_default() == StreamFormat::Sse;
+    let sample_rate = translate::sample_rate(format, &state.speech);
+
+    if !translate::upstream_streams(format) {
+        // wav comes whole from the vendor; it is at most 2,000 characters.
+        let upstream = translate::to_t2a(&request, &entry, &state.speech, false);
+        let (audio, _, upstream_time) =
+            speech_relay::synthesize_whole(state.clone(), entry, held, upstream, characters)
+                .await?;
+        let body = if sse {
+            let mut events = sse_event(&SpeechStreamEvent::delta(&audio)).to_vec();
+            events.extend_from_slice(&sse_event(&SpeechStreamEvent::done(SpeechUsage::new(
+                characters, 0,
+            ))));
+            Bytes::from(events)
+        } else {
+            audio
+        };
+        return Ok(respond(
+            body::full(body),
+            sse,
+            format,
+            sample_rate,
+            upstream_time,
+        ));
+    }
+
+    let upstream = translate::to_t2a(&request, &entry, &state.speech, true);
+    let started = Instant::now();
+    let (first, frames) = match speech_relay::open(&state, &entry, &upstream).await {
+        Ok(opened) => opened,
+        Err(e) => {
+            held.release(&format!("upstream failed before the first byte: {e}"))
+                .await;
+            return Err(relay::upstream_error(&e));
+        }
+    };
+    let first_frame_time = started.elapsed();
+    let (sender, body) = stream_body::channel();
+    let shape = AudioShape {
+        format,
+        sample_rate,
+        bitrate: DEFAULT_MP3_BITRATE,
+        speed: request.speed_or_default(),
+    };
+    if sse {
+        tokio::spawn(speech_relay::relay(
+            held,
+            first,
+            frames,
+            sender,
+            encoders::CompatSse,
+            characters,
+            shape,
+        ));
+    } else {
+        tokio::spawn(speech_relay::relay(
+            held,
+            first,
+            frames,
+            sender,
+            encoders::RawAudio,
+            characters,
+            shape,
+        ));
+    }
+    Ok(respond(body, sse, format, sample_rate, first_frame_time))
+}
+
+fn respond(
+    body: ResponseBody,
+    sse: bool,
+    format: AudioFormat,
+    sample_rate: u32,
+    upstream_time: Duration,
+) -> Response<ResponseBody> {
+    let mut response = Response::new(body);
+    *response.status_mut() = StatusCode::OK;
+    let headers = response.headers_mut();
+    let content_type = if sse {
+        "text/event-stream"
+    } else {
+        format.content_type()
+    };
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    if sse {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    }
+    // pcm has no header of its own: say what it is.
+    headers.insert("x-audio-format", HeaderValue::from_static(format.as_str()));
+    if let Ok(v) = HeaderValue::from_str(&sample_rate.to_string()) {
+        headers.insert("x-audio-sample-rate", v);
+    }
+    headers.insert("x-audio-channels", HeaderValue::from_static("1"));
+    if format == AudioFormat::Pcm {
+        headers.insert("x-audio-encoding", HeaderValue::from_static("s16le"));
+    }
+    response
+        .extensions_mut()
+        .insert(UpstreamTime(upstream_time));
+    response
+}
+
+fn sse_event(event: &SpeechStreamEvent) -> Bytes {
+    tollgate_sse::Event::data(serde_json::to_string(event).unwrap_or_default()).encode()
+}
+
+fn field_error(e: FieldError) -> ApiError {
+    ApiError::invalid(e.field, e.rule.code(), e.message)
+}

@@ -1,0 +1,270 @@
+//! Relaying a streamed synthesis: `t2a_v2` frames from the channel → the client's format, frame by
+//! frame (DESIGN §8), and the settlement that follows (issue: character billing).
+//!
+//! Billing of a stream:
+//! * it ends normally — the upstream's `usage_characters` settles it (the local count when the
+//!   upstream reported none, marked estimated);
+//! * the client goes away — the relay stops writing but keeps reading the upstream to its end (it
+//!   synthesizes and bills the whole text anyway), then charges the share of the upstream's
+//!   characters that was delivered, `ceil(usage × delivered bytes / total bytes)`, marked partial;
+//! * the upstream cuts the stream — what was delivered is charged at a nominal speech rate
+//!   ([`NOMINAL_CHARACTERS_PER_SECOND`] × speed × seconds of audio delivered, capped at the local
+//!   count), marked partial and estimated, and the client sees the cut (an aborted body, or an
+//!   error event);
+//! * it fails before the first byte — the handler releases the hold in full.
+
+use crate::charge::{Basis, HeldCharge};
+use crate::errors::ApiError;
+use crate::stream_body::BodySender;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use tollgate_billing::Usage;
+use tollgate_compat_audio::AudioFormat;
+use tollgate_upstream::UpstreamError;
+use tollgate_upstream::t2a::{Frame, FrameStream};
+
+/// Characters of text a second of synthesized speech holds at speed 1.0, used only to price the
+/// audio delivered by a stream the upstream cut before reporting its usage.
+pub const NOMINAL_CHARACTERS_PER_SECOND: f64 = 15.0;
+
+/// How the client's stream is written.
+pub trait Encoder: Send + 'static {
+    /// What to send for one upstream frame (`None`: nothing).
+    fn frame(&mut self, frame: &Frame) -> Option<Bytes>;
+    /// What to send after the last frame, given the characters billed.
+    fn done(&mut self, characters: u64) -> Option<Bytes>;
+    /// What to send when the upstream cut the stream; `None` aborts the body instead.
+    fn failed(&mut self, error: &ApiError) -> Option<Bytes>;
+}
+
+/// What the partial-stream rule needs to know about the audio.
+#[derive(Debug, Clone, Copy)]
+pub struct AudioShape {
+    /// The format the upstream produces.
+    pub format: AudioFormat,
+    /// Samples a second.
+    pub sample_rate: u32,
+    /// MP3 bits a second.
+    pub bitrate: u32,
+    /// The speed asked.
+    pub speed: f64,
+}
+
+impl AudioShape {
+    /// Seconds of audio in `bytes` of this format (FLAC assumed to compress to 60 %).
+    fn seconds(&self, bytes: usize) -> f64 {
+        let pcm_bytes_per_second = f64::from(self.sample_rate) * 2.0;
+        let per_second = match self.format {
+            AudioFormat::Mp3 => f64::from(self.bitrate) / 8.0,
+            AudioFormat::Pcm | AudioFormat::Wav => pcm_bytes_per_second,
+            AudioFormat::Flac => pcm_bytes_per_second * 0.6,
+        };
+        if per_second > 0.0 {
+            bytes as f64 / per_second
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Relays `first` and the rest of `frames` to `sender`, then settles `held`.
+pub async fn relay<E: Encoder>(
+    held: HeldCharge,
+    first: Frame,
+    mut frames: FrameStream,
+    sender: BodySender,
+    mut encoder: E,
+    local_characters: u64,
+    shape: AudioShape,
+) {
+    let mut delivered = 0usize;
+    let mut total = 0usize;
+    let mut usage: Option<u64> = None;
+    let mut client_gone = false;
+    let mut finished = false;
+    let mut cut: Option<UpstreamError> = None;
+    let mut next = Some(Ok(first));
+    loop {
+        let item = match next.take() {
+            Some(item) => item,
+            None => match frames.next().await {
+                Some(item) => item,
+                None => break,
+            },
+        };
+        let frame = match item {
+            Ok(frame) => frame,
+            Err(e) => {
+                cut = Some(e);
+                break;
+            }
+        };
+        total += frame.audio.len();
+        if let Some(u) = frame.raw.usage_characters() {
+            usage = Some(u);
+        }
+        if !client_gone {
+            if let Some(bytes) = encoder.frame(&frame)
+                && sender.send(bytes).await.is_err()
+            {
+                client_gone = true;
+                tracing::info!(delivered, "client went away; draining the upstream");
+            }
+            if !client_gone {
+                delivered += frame.audio.len();
+            }
+        }
+        if frame.is_final() {
+            finished = true;
+            break;
+        }
+    }
+    if cut.is_none() && !finished && !client_gone {
+        // The stream ended without its final frame: a cut as far as billing is concerned.
+        cut = Some(UpstreamError::Protocol(
+            "the stream ended without its final frame".into(),
+        ));
+    }
+
+    let (characters, basis) = match (&cut, client_gone) {
+        (None, false) => match usage {
+            Some(u) => (u, Basis::default()),
+            None => (
+                local_characters,
+                Basis {
+                    estimated: true,
+                    note: Some("upstream reported no usage".into()),
+                },
+            ),
+        },
+        (None, true) => {
+            let billed = usage.unwrap_or(local_characters);
+            let share = if total == 0 {
+                0
+            } else {
+                (u128::from(billed) * delivered as u128).div_ceil(total as u128) as u64
+            };
+            (
+                share,
+                Basis {
+                    estimated: usage.is_none(),
+                    note: Some(format!(
+                        "partial: client disconnected after {delivered} of {total} audio bytes"
+                    )),
+                },
+            )
+        }
+        (Some(e), _) => {
+            let seconds = shape.seconds(delivered);
+            let nominal = (seconds * NOMINAL_CHARACTERS_PER_SECOND * shape.speed).ceil();
+            let characters = if nominal.is_finite() && nominal > 0.0 {
+                (nominal as u64).min(local_characters)
+            } else {
+                0
+            };
+            (
+                characters,
+                Basis {
+                    estimated: true,
+                    note: Some(format!(
+                        "partial: upstream cut after {delivered} audio bytes ({e})"
+                    )),
+                },
+            )
+        }
+    };
+
+    match (&cut, client_gone) {
+        (None, false) => {
+            if let Some(bytes) = encoder.done(characters) {
+                let _ = sender.send(bytes).await;
+            }
+        }
+        (Some(e), false) => {
+            tracing::warn!(error = %e, delivered, "upstream cut the stream");
+            let error = crate::relay::upstream_error(e);
+            match encoder.failed(&error) {
+                Some(bytes) => {
+                    let _ = sender.send(bytes).await;
+                }
+                None => sender.abort(error.message).await,
+            }
+        }
+        _ => {}
+    }
+    if let Err(e) = held.settle(&Usage::Characters(characters), basis).await {
+        tracing::error!(error = ?e, "settling a speech stream failed");
+    }
+}
+
+/// Opens a streamed synthesis on the model's channels and waits for its first frame, so that a
+/// failure before the first byte is an ordinary error (and a full release), not a cut stream.
+pub async fn open(
+    state: &std::sync::Arc<crate::state::State>,
+    entry: &crate::catalog::ModelEntry,
+    request: &tollgate_vendor_audio::T2aRequest,
+) -> Result<(Frame, FrameStream), UpstreamError> {
+    let (opened, _channel) = crate::relay::with_failover(entry, |channel| async move {
+        let mut frames =
+            tollgate_upstream::t2a::stream(&state.http, &channel.endpoint, request).await?;
+        match frames.next().await {
+            Some(Ok(first)) => Ok((first, frames)),
+            Some(Err(e)) => Err(e),
+            None => Err(UpstreamError::Protocol(
+                "the stream ended before any frame".into(),
+            )),
+        }
+    })
+    .await?;
+    Ok(opened)
+}
+
+/// A whole (non-streamed) synthesis, billed: runs in its own task so that a client that leaves
+/// cannot skip the charge for work the upstream did. Returns the audio, the vendor's body and
+/// the upstream's time.
+pub async fn synthesize_whole(
+    state: std::sync::Arc<crate::state::State>,
+    entry: std::sync::Arc<crate::catalog::ModelEntry>,
+    held: HeldCharge,
+    request: tollgate_vendor_audio::T2aRequest,
+    local_characters: u64,
+) -> Result<
+    (
+        Bytes,
+        tollgate_vendor_audio::T2aResponse,
+        std::time::Duration,
+    ),
+    ApiError,
+> {
+    let task = tokio::spawn(async move {
+        let called = crate::relay::with_failover(&entry, |channel| {
+            let (state, request) = (state.clone(), &request);
+            async move {
+                tollgate_upstream::t2a::synthesize(&state.http, &channel.endpoint, request).await
+            }
+        })
+        .await;
+        let answer = match called {
+            Ok((answer, _)) => answer,
+            Err(e) => {
+                held.release(&format!("upstream failed: {e}")).await;
+                return Err(crate::relay::upstream_error(&e));
+            }
+        };
+        let (audio, body) = answer.body;
+        let (characters, basis) = match body.usage_characters() {
+            Some(u) => (u, Basis::default()),
+            None => (
+                local_characters,
+                Basis {
+                    estimated: true,
+                    note: Some("upstream reported no usage".into()),
+                },
+            ),
+        };
+        held.settle(&Usage::Characters(characters), basis).await?;
+        Ok((audio, body, answer.upstream_time))
+    });
+    task.await
+        .map_err(|e| ApiError::internal("relaying the synthesis", e))?
+}
