@@ -1,0 +1,147 @@
+//! Benchmark: time to the first audio byte of a streamed synthesis, straight from the simulator
+//! and through the gateway, with a known upstream delay.
+//!
+//! Starts the simulator (added latency `DELAY_MS`, 200 by default) and a gateway in-process, then
+//! `N` times (50 by default), one at a time: a streamed `/v1/t2a_v2` request straight to the
+//! simulator, and a streamed `/v1/audio/speech` request through the gateway (auth, validation,
+//! hold, translation, relay), each timed to its first body byte.
+//!
+//! ```sh
+//! cargo run --release -p tollgate-e2e --example ttfb -- [N] [DELAY_MS]
+//! ```
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tollgate_gateway::catalog::Catalog;
+use tollgate_gateway::limits::Limits;
+use tollgate_gateway::{Config, Gateway, State, server};
+
+const TEXT: &str = "The quick brown fox jumps over the lazy dog. It streams as it is spoken.";
+
+#[tokio::main]
+async fn main() {
+    let mut args = std::env::args().skip(1);
+    let n: usize = args.next().map_or(50, |a| a.parse().unwrap());
+    let delay: u64 = args.next().map_or(200, |a| a.parse().unwrap());
+
+    let sim = tollgate_sim::start(
+        "127.0.0.1:0".parse().unwrap(),
+        tollgate_sim::KnobSettings {
+            latency_ms: delay,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let config = Config::embedded_default().unwrap();
+    let catalog = Catalog::from_config(&config, Some(&sim.base_url()), |_| None).unwrap();
+    let dir = std::env::temp_dir().join(format!("tollgate-ttfb-{}", std::process::id()));
+    let store = tollgate_store::Store::connect(&format!("sqlite://{}/t.db", dir.display()))
+        .await
+        .unwrap();
+    let (_, key) = store
+        .create_account("ttfb", "1000".parse().unwrap())
+        .await
+        .unwrap();
+    let state = Arc::new(State::new(
+        store,
+        catalog,
+        tollgate_upstream::HttpClient::new(&Default::default()).unwrap(),
+        Limits::default(),
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let gateway = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(server::serve(
+        listener,
+        Gateway::new(state),
+        std::future::pending(),
+        Duration::from_secs(1),
+    ));
+
+    let client: Client<HttpConnector, Full<Bytes>> =
+        Client::builder(TokioExecutor::new()).build_http();
+    let direct_body = serde_json::json!({
+        "model": "speech-2.8-turbo", "text": TEXT, "stream": true,
+        "stream_options": {"exclude_aggregated_audio": true},
+        "voice_setting": {"voice_id": "English_Graceful_Lady"},
+        "audio_setting": {"format": "mp3", "sample_rate": 32000, "channel": 1},
+        "output_format": "hex"
+    });
+    let gateway_body = serde_json::json!({"model": "tts-1", "input": TEXT, "voice": "alloy"});
+    let mut direct = Vec::new();
+    let mut through = Vec::new();
+    for _ in 0..n {
+        direct.push(
+            first_byte(
+                &client,
+                &format!("{}/v1/t2a_v2", sim.base_url()),
+                None,
+                &direct_body,
+            )
+            .await,
+        );
+        through.push(
+            first_byte(
+                &client,
+                &format!("{gateway}/v1/audio/speech"),
+                Some(&key.secret),
+                &gateway_body,
+            )
+            .await,
+        );
+    }
+    direct.sort();
+    through.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!("{n} streamed syntheses, simulator delay {delay} ms");
+    for (name, v) in [
+        ("simulator directly", &direct),
+        ("through the gateway", &through),
+    ] {
+        println!(
+            "{name:<22} first byte p50 {:.3} ms  p90 {:.3} ms  max {:.3} ms",
+            ms(v[v.len() / 2]),
+            ms(v[v.len() * 9 / 10]),
+            ms(v[v.len() - 1])
+        );
+    }
+    println!(
+        "added at p50: {:.3} ms, at p90: {:.3} ms",
+        ms(through[n / 2]) - ms(direct[n / 2]),
+        ms(through[n * 9 / 10]) - ms(direct[n * 9 / 10])
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Time from sending the request to the first byte of its body; the rest is read and dropped.
+async fn first_byte(
+    client: &Client<HttpConnector, Full<Bytes>>,
+    url: &str,
+    key: Option<&str>,
+    body: &serde_json::Value,
+) -> Duration {
+    let mut request = hyper::Request::post(url).header("content-type", "application/json");
+    if let Some(key) = key {
+        request = request.header("authorization", format!("Bearer {key}"));
+    }
+    let request = request
+        .body(Full::new(Bytes::from(serde_json::to_vec(body).unwrap())))
+        .unwrap();
+    let started = Instant::now();
+    let response = client.request(request).await.unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+    let mut body = response.into_body();
+    let mut first = None;
+    while let Some(frame) = body.frame().await {
+        if frame.unwrap().is_data() && first.is_none() {
+            first = Some(started.elapsed());
+        }
+    }
+    first.unwrap()
+}
