@@ -18,9 +18,9 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tollgate_gateway::catalog::Catalog;
-use tollgate_gateway::limits::Limits;
-use tollgate_gateway::{Config, Gateway, State, server};
+
+#[path = "support/mod.rs"]
+mod support;
 
 const BODY: &str = r#"{"model":"text-embedding-3-small","input":["The quick brown fox jumps over the lazy dog.","A second input to embed."]}"#;
 
@@ -30,49 +30,26 @@ async fn main() {
     let requests: usize = args.next().map_or(2000, |a| a.parse().unwrap());
     let concurrency: usize = args.next().map_or(16, |a| a.parse().unwrap());
 
-    let sim = tollgate_sim::start("127.0.0.1:0".parse().unwrap(), Default::default())
-        .await
-        .unwrap();
-    let config = Config::embedded_default().unwrap();
-    let catalog = Catalog::from_config(&config, Some(&sim.base_url()), |_| None).unwrap();
-    let dir = std::env::temp_dir().join(format!("tollgate-load-{}", std::process::id()));
-    let store = tollgate_store::Store::connect(&format!("sqlite://{}/load.db", dir.display()))
-        .await
-        .unwrap();
-    let (_, key) = store
-        .create_account("load", "1000".parse().unwrap())
-        .await
-        .unwrap();
-    let state = Arc::new(State::new(
-        store,
-        catalog,
-        tollgate_upstream::HttpClient::new(&Default::default()).unwrap(),
-        Limits::default(),
-    ));
-    tollgate_gateway::tokens::warm_up();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let gateway_url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(server::serve(
-        listener,
-        Gateway::new(state.clone()),
-        std::future::pending(),
-        Duration::from_secs(1),
-    ));
-
+    let stack = support::start(
+        Default::default(),
+        std::env::var("TOLLGATE_LOAD_DATABASE_URL").ok(),
+    )
+    .await;
     println!(
-        "{requests} requests, concurrency {concurrency}, body {} bytes",
-        BODY.len()
+        "{requests} requests, concurrency {concurrency}, body {} bytes, store {:?}",
+        BODY.len(),
+        stack.state.store.backend()
     );
     let direct = run(
-        &format!("{}/v1/embeddings", sim.base_url()),
+        &format!("{}/v1/embeddings", stack.sim.base_url()),
         None,
         requests,
         concurrency,
     )
     .await;
     let through = run(
-        &format!("{gateway_url}/v1/embeddings"),
-        Some(&key.secret),
+        &format!("{}/v1/embeddings", stack.gateway),
+        Some(&stack.key),
         requests,
         concurrency,
     )
@@ -84,7 +61,6 @@ async fn main() {
             pct(&through.latencies, p).as_secs_f64() - pct(&direct.latencies, p).as_secs_f64();
         println!("added at p{p}: {:.3} ms", added * 1000.0);
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 struct Run {

@@ -16,11 +16,10 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tollgate_gateway::catalog::Catalog;
-use tollgate_gateway::limits::Limits;
-use tollgate_gateway::{Config, Gateway, State, server};
+
+#[path = "support/mod.rs"]
+mod support;
 
 const TEXT: &str = "The quick brown fox jumps over the lazy dog. It streams as it is spoken.";
 
@@ -30,39 +29,14 @@ async fn main() {
     let n: usize = args.next().map_or(50, |a| a.parse().unwrap());
     let delay: u64 = args.next().map_or(200, |a| a.parse().unwrap());
 
-    let sim = tollgate_sim::start(
-        "127.0.0.1:0".parse().unwrap(),
+    let stack = support::start(
         tollgate_sim::KnobSettings {
             latency_ms: delay,
             ..Default::default()
         },
+        None,
     )
-    .await
-    .unwrap();
-    let config = Config::embedded_default().unwrap();
-    let catalog = Catalog::from_config(&config, Some(&sim.base_url()), |_| None).unwrap();
-    let dir = std::env::temp_dir().join(format!("tollgate-ttfb-{}", std::process::id()));
-    let store = tollgate_store::Store::connect(&format!("sqlite://{}/t.db", dir.display()))
-        .await
-        .unwrap();
-    let (_, key) = store
-        .create_account("ttfb", "1000".parse().unwrap())
-        .await
-        .unwrap();
-    let state = Arc::new(State::new(
-        store,
-        catalog,
-        tollgate_upstream::HttpClient::new(&Default::default()).unwrap(),
-        Limits::default(),
-    ));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let gateway = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(server::serve(
-        listener,
-        Gateway::new(state),
-        std::future::pending(),
-        Duration::from_secs(1),
-    ));
+    .await;
 
     let client: Client<HttpConnector, Full<Bytes>> =
         Client::builder(TokioExecutor::new()).build_http();
@@ -80,7 +54,7 @@ async fn main() {
         direct.push(
             first_byte(
                 &client,
-                &format!("{}/v1/t2a_v2", sim.base_url()),
+                &format!("{}/v1/t2a_v2", stack.sim.base_url()),
                 None,
                 &direct_body,
             )
@@ -89,8 +63,8 @@ async fn main() {
         through.push(
             first_byte(
                 &client,
-                &format!("{gateway}/v1/audio/speech"),
-                Some(&key.secret),
+                &format!("{}/v1/audio/speech", stack.gateway),
+                Some(&stack.key),
                 &gateway_body,
             )
             .await,
@@ -116,7 +90,6 @@ async fn main() {
         ms(through[n / 2]) - ms(direct[n / 2]),
         ms(through[n * 9 / 10]) - ms(direct[n * 9 / 10])
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Time from sending the request to the first byte of its body; the rest is read and dropped.

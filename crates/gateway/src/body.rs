@@ -66,6 +66,24 @@ where
     }
 }
 
+/// DESIGN §2 step 3 for a JSON endpoint: the content type checked, the body read under the
+/// endpoint's limit, and decoded into `T` with errors that name the field.
+pub async fn read_json<T, B>(
+    state: &crate::state::State,
+    endpoint: crate::limits::Endpoint,
+    headers: &HeaderMap,
+    body: B,
+) -> Result<(T, usize), ApiError>
+where
+    T: DeserializeOwned,
+    B: http_body::Body<Data = Bytes>,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    require_json(headers)?;
+    let bytes = read_limited(headers, body, state.limits.of(endpoint)).await?;
+    Ok((decode_json(&bytes)?, bytes.len()))
+}
+
 /// Refuses a `Content-Type` that is present and not JSON. A missing one, and curl's default
 /// `application/x-www-form-urlencoded` (what `curl -d` sends without `-H`), are tolerated: the
 /// body must still parse as JSON.

@@ -168,6 +168,17 @@ impl Catalog {
         self.models.get(public).filter(|m| m.kind == kind)
     }
 
+    /// [`Catalog::resolve`], or the client's 400 naming `model`.
+    pub fn require(
+        &self,
+        requested: &str,
+        kind: ModelKind,
+    ) -> Result<Arc<ModelEntry>, crate::errors::ApiError> {
+        self.resolve(requested, kind)
+            .cloned()
+            .ok_or_else(|| crate::errors::ApiError::unknown_model(requested))
+    }
+
     /// Every public model, sorted by name.
     pub fn models(&self) -> Vec<&Arc<ModelEntry>> {
         let mut all: Vec<_> = self.models.values().collect();

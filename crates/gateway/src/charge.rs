@@ -26,6 +26,23 @@ pub struct Basis {
     pub note: Option<String>,
 }
 
+impl Basis {
+    /// DESIGN §4: the upstream's own usage figure settles the charge; the local count is the
+    /// fallback, marked estimated, when the upstream reported none.
+    pub fn reported_or_local(reported: Option<u64>, local: u64) -> (u64, Basis) {
+        match reported {
+            Some(quantity) => (quantity, Basis::default()),
+            None => (
+                local,
+                Basis {
+                    estimated: true,
+                    note: Some("upstream reported no usage".into()),
+                },
+            ),
+        }
+    }
+}
+
 impl HeldCharge {
     /// Prices `estimate` with the model's tariff and holds that much of the caller's balance.
     /// A balance that does not cover it is a 429 `insufficient_quota`, before any upstream call.

@@ -127,16 +127,7 @@ pub async fn relay<E: Encoder>(
     }
 
     let (characters, basis) = match (&cut, client_gone) {
-        (None, false) => match usage {
-            Some(u) => (u, Basis::default()),
-            None => (
-                local_characters,
-                Basis {
-                    estimated: true,
-                    note: Some("upstream reported no usage".into()),
-                },
-            ),
-        },
+        (None, false) => Basis::reported_or_local(usage, local_characters),
         (None, true) => {
             let billed = usage.unwrap_or(local_characters);
             let share = if total == 0 {
@@ -252,16 +243,8 @@ pub async fn synthesize_whole(
             }
         };
         let (audio, body) = answer.body;
-        let (characters, basis) = match body.usage_characters() {
-            Some(u) => (u, Basis::default()),
-            None => (
-                local_characters,
-                Basis {
-                    estimated: true,
-                    note: Some("upstream reported no usage".into()),
-                },
-            ),
-        };
+        let (characters, basis) =
+            Basis::reported_or_local(body.usage_characters(), local_characters);
         held.settle(&Usage::Characters(characters), basis).await?;
         Ok((audio, body, answer.upstream_time))
     });

@@ -31,19 +31,15 @@ pub async fn create(
     let principal = auth::authenticate(&state, Family::OpenAi, &parts.headers, None).await?;
 
     // 3. The body, under the endpoint's limit, decoded and checked.
-    body::require_json(&parts.headers)?;
-    let limit = state.limits.of(limits::Endpoint::Embeddings);
-    let bytes = body::read_limited(&parts.headers, body, limit).await?;
-    let request: EmbeddingRequest = body::decode_json(&bytes)?;
+    let (request, size): (EmbeddingRequest, _) =
+        body::read_json(&state, limits::Endpoint::Embeddings, &parts.headers, body).await?;
 
     // 4. The model.
     let entry = state
         .catalog
-        .resolve(&request.model, ModelKind::Embeddings)
-        .ok_or_else(|| ApiError::unknown_model(&request.model))?
-        .clone();
+        .require(&request.model, ModelKind::Embeddings)?;
     validate(&request, model_family(&entry.upstream_model)).map_err(field_error)?;
-    let counts = if bytes.len() > INLINE_TOKENIZE_BYTES {
+    let counts = if size > INLINE_TOKENIZE_BYTES {
         let input = request.input.clone();
         tokio::task::spawn_blocking(move || tokens::count_embedding_inputs(&input))
             .await

@@ -37,18 +37,12 @@ pub async fn create(
     let principal = auth::authenticate(&state, Family::OpenAi, &parts.headers, None).await?;
 
     // 3. The body, under the endpoint's limit, decoded and checked.
-    body::require_json(&parts.headers)?;
-    let limit = state.limits.of(limits::Endpoint::Speech);
-    let bytes = body::read_limited(&parts.headers, body, limit).await?;
-    let request: SpeechRequest = body::decode_json(&bytes)?;
+    let (request, _): (SpeechRequest, _) =
+        body::read_json(&state, limits::Endpoint::Speech, &parts.headers, body).await?;
     validate(&request).map_err(field_error)?;
 
     // 4. The model (aliases such as tts-1 resolve here).
-    let entry = state
-        .catalog
-        .resolve(&request.model, ModelKind::Speech)
-        .ok_or_else(|| ApiError::unknown_model(&request.model))?
-        .clone();
+    let entry = state.catalog.require(&request.model, ModelKind::Speech)?;
 
     // 5. The hold: the local character count, CJK counting 2 (SPEC §8 rule 1).
     let characters = speech_characters(&request.input);

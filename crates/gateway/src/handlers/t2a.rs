@@ -33,18 +33,12 @@ pub async fn create(
     let principal = auth::authenticate(&state, Family::T2a, &parts.headers, None).await?;
 
     // 3. The body, under the endpoint's limit, decoded and checked.
-    body::require_json(&parts.headers)?;
-    let limit = state.limits.of(limits::Endpoint::T2a);
-    let bytes = body::read_limited(&parts.headers, body, limit).await?;
-    let request: T2aRequest = body::decode_json(&bytes)?;
+    let (request, _): (T2aRequest, _) =
+        body::read_json(&state, limits::Endpoint::T2a, &parts.headers, body).await?;
     validate(&request).map_err(field_error)?;
 
     // 4. The model.
-    let entry = state
-        .catalog
-        .resolve(&request.model, ModelKind::Speech)
-        .ok_or_else(|| ApiError::unknown_model(&request.model))?
-        .clone();
+    let entry = state.catalog.require(&request.model, ModelKind::Speech)?;
 
     // 5. The hold.
     let characters = speech_characters(&request.text);

@@ -1,0 +1,77 @@
+//! What the benchmark examples share: the simulator and a gateway started in this process, with
+//! a funded key.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+use tollgate_gateway::catalog::Catalog;
+use tollgate_gateway::limits::Limits;
+use tollgate_gateway::{Config, Gateway, State, server};
+use tollgate_sim::{KnobSettings, SimHandle};
+
+/// A running simulator and gateway.
+pub struct Stack {
+    pub sim: SimHandle,
+    /// `http://127.0.0.1:PORT` of the gateway.
+    pub gateway: String,
+    /// A key with a large balance.
+    pub key: String,
+    pub state: Arc<State>,
+    dir: std::path::PathBuf,
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Starts the simulator with `knobs` and a gateway on the embedded default configuration, its
+/// store on `database_url` (a temporary SQLite file when `None`).
+pub async fn start(knobs: KnobSettings, database_url: Option<String>) -> Stack {
+    let sim = tollgate_sim::start("127.0.0.1:0".parse().unwrap(), knobs)
+        .await
+        .unwrap();
+    let config = Config::embedded_default().unwrap();
+    let catalog = Catalog::from_config(&config, Some(&sim.base_url()), |_| None).unwrap();
+    let dir = std::env::temp_dir().join(format!("tollgate-bench-{}", std::process::id()));
+    let url = database_url.unwrap_or_else(|| format!("sqlite://{}/bench.db", dir.display()));
+    let store = tollgate_store::Store::connect(&url).await.unwrap();
+    let name = format!(
+        "bench-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    );
+    let (_, key) = store
+        .create_account(&name, "1000".parse().unwrap())
+        .await
+        .unwrap();
+    let state = Arc::new(
+        State::new(
+            store,
+            catalog,
+            tollgate_upstream::HttpClient::new(&Default::default()).unwrap(),
+            Limits::default(),
+        )
+        .with_speech(config.speech.clone()),
+    );
+    tollgate_gateway::tokens::warm_up();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let gateway = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(server::serve(
+        listener,
+        Gateway::new(state.clone()),
+        std::future::pending(),
+        Duration::from_secs(1),
+    ));
+    Stack {
+        sim,
+        gateway,
+        key: key.secret,
+        state,
+        dir,
+    }
+}
