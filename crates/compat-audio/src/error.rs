@@ -1,7 +1,8 @@
 //! Field-level errors, shared by the resources of this crate.
 //!
-//! A request that breaks a rule is refused with a [`FieldError`]: the JSON path of the offending
-//! value (`input`, `voice`, `voice.id`, `speed`, ...), the [`Rule`] it broke, and a sentence for
+//! A request that breaks a rule is refused with a [`FieldError`]: the JSON path or form field of
+//! the offending value (`input`, `voice`, `voice.id`, `speed`, `file`, `stream`, ...), the [`Rule`]
+//! it broke, and a sentence for
 //! the API user that names both. The parts map directly onto an OpenAI error body
 //! (wire-formats §1.3): HTTP 400, `type` = `invalid_request_error`, `param` =
 //! [`FieldError::field`], `code` = [`Rule::code`], `message` = [`FieldError::message`].
@@ -12,6 +13,10 @@
 //! | [`TooLong`](Rule::TooLong) | `too_long` | a text has more characters than its limit |
 //! | [`TooLongForFormat`](Rule::TooLongForFormat) | `too_long_for_format` | a text is within the general limit but over the limit of the requested audio format |
 //! | [`OutOfRange`](Rule::OutOfRange) | `out_of_range` | a number lies outside its range (or is not a finite number) |
+//! | [`UnsupportedValue`](Rule::UnsupportedValue) | `unsupported_value` | a value is not one of the accepted values (a form field's `response_format`, `stream`, a granularity, a file's format) |
+//! | [`NotStreamable`](Rule::NotStreamable) | `not_streamable` | `stream` is asked for with a value that cannot be streamed |
+//! | [`TooLarge`](Rule::TooLarge) | `too_large` | an uploaded file has more bytes than allowed |
+//! | [`AudioTooLong`](Rule::AudioTooLong) | `audio_too_long` | uploaded audio lasts longer than allowed |
 
 use std::fmt;
 
@@ -25,17 +30,32 @@ pub enum Rule {
     /// A text has more characters than allowed for the requested audio format (SPEC §2.1: at most
     /// 2,000 characters for `wav`, `flac` and `pcm`).
     TooLongForFormat,
-    /// A number is outside its range, or not a finite number (SPEC §2.1: `speed` 0.5 to 2.0).
+    /// A number is outside its range, or not a finite number (SPEC §2.1: `speed` 0.5 to 2.0;
+    /// wire-formats §1.2: `temperature` 0 to 1).
     OutOfRange,
+    /// A value is not one of the accepted values (SPEC §2.2: `response_format` `json`,
+    /// `verbose_json`, `srt`, `vtt`, `text`; a file format other than the accepted containers).
+    UnsupportedValue,
+    /// A value is only available without streaming (SPEC §2.2: `stream` only with `json` and
+    /// `text`).
+    NotStreamable,
+    /// An uploaded file has more bytes than allowed (SPEC §2.2 and §8: at most 50 MB).
+    TooLarge,
+    /// Uploaded audio lasts longer than allowed (SPEC §2.2 and §8: at most 500 seconds).
+    AudioTooLong,
 }
 
 impl Rule {
     /// Every rule, in the order of the table in the module documentation.
-    pub const ALL: [Rule; 4] = [
+    pub const ALL: [Rule; 8] = [
         Rule::Required,
         Rule::TooLong,
         Rule::TooLongForFormat,
         Rule::OutOfRange,
+        Rule::UnsupportedValue,
+        Rule::NotStreamable,
+        Rule::TooLarge,
+        Rule::AudioTooLong,
     ];
 
     /// The stable machine-readable code of the rule, e.g. `"too_long_for_format"`.
@@ -52,6 +72,10 @@ impl Rule {
             Rule::TooLong => "too_long",
             Rule::TooLongForFormat => "too_long_for_format",
             Rule::OutOfRange => "out_of_range",
+            Rule::UnsupportedValue => "unsupported_value",
+            Rule::NotStreamable => "not_streamable",
+            Rule::TooLarge => "too_large",
+            Rule::AudioTooLong => "audio_too_long",
         }
     }
 }
@@ -62,7 +86,8 @@ impl fmt::Display for Rule {
     }
 }
 
-/// A broken rule: which field (a JSON path such as `input` or `voice.id`), which rule, and a
+/// A broken rule: which field (a JSON path such as `input` or `voice.id`, or a form field such as
+/// `response_format`), which rule, and a
 /// message for the API user that names both.
 ///
 /// ```
@@ -75,7 +100,7 @@ impl fmt::Display for Rule {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct FieldError {
-    /// The JSON path of the offending value.
+    /// The JSON path or form field name of the offending value.
     pub field: String,
     /// The rule it broke.
     pub rule: Rule,

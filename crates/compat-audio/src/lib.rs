@@ -12,17 +12,21 @@
 //!   (and the [`AudioFormat`] actually served) and [`StreamFormat`]; the limits and
 //!   [`speech::validate`]; the default model aliases; and the [`SpeechStreamEvent`]s of
 //!   `stream_format: "sse"`.
+//! - [`transcription`]: the form fields of a transcription request, parsed into
+//!   [`TranscriptionParams`] (with [`TranscriptionFormat`] and [`Granularity`]), the file's
+//!   formats and limits, [`transcription::validate`], the default model aliases; the recognised
+//!   [`Transcript`] and its renderings as `json`, `verbose_json`, `srt`, `vtt` and `text`, with
+//!   word timestamps from sentence timestamps ([`transcription::split_words`]) and the language
+//!   names of `verbose_json`; and the [`TranscriptionStreamEvent`]s of `stream: true`.
 //! - [`error`]: [`FieldError`] and [`Rule`], the field-level errors shared by the resources.
 //!   Their parts map onto an OpenAI error body (wire-formats §1.3): `param` is the field, `code`
 //!   the rule's code.
 //!
-//! The transcription part (SPEC §2.2–2.3) is a later issue; it will be a `transcription` module
-//! next to [`speech`], reusing [`error`]. Until it arrives the gateway answers
-//! `/v1/audio/transcriptions` with 501 in OpenAI's error shape.
-//!
-//! Every type both serializes and deserializes, so a Rust client can reuse them. Validation is a
-//! plain function per resource (`speech::validate`), not re-exported at the root, so that the
-//! resources' checks keep distinct names.
+//! Every wire type both serializes and deserializes, so a Rust client can reuse them. Validation
+//! is a plain function per resource (`speech::validate`, `transcription::validate`), not
+//! re-exported at the root, so that the resources' checks keep distinct names. The multipart
+//! parsing of a transcription request is the gateway's: it hands the text parts over as
+//! `(name, value)` pairs.
 //!
 //! # Example
 //!
@@ -34,13 +38,25 @@
 //! let request: SpeechRequest = serde_json::from_str(body)?;
 //! let err = speech::validate(&request).unwrap_err();
 //! assert_eq!((err.field.as_str(), err.rule), ("input", Rule::Required));
-//! # Ok::<(), serde_json::Error>(())
+//!
+//! let params = tollgate_compat_audio::TranscriptionParams::from_fields([
+//!     ("model", "whisper-1"),
+//!     ("response_format", "srt"),
+//!     ("stream", "true"),
+//! ])?;
+//! let err = tollgate_compat_audio::transcription::validate(&params).unwrap_err();
+//! assert_eq!((err.field.as_str(), err.rule), ("stream", Rule::NotStreamable));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 pub mod error;
 pub mod speech;
+pub mod transcription;
 
 pub use error::{FieldError, Rule};
 pub use speech::{
     AudioFormat, ResponseFormat, SpeechRequest, SpeechStreamEvent, SpeechUsage, StreamFormat, Voice,
+};
+pub use transcription::{
+    Granularity, Transcript, TranscriptionFormat, TranscriptionParams, TranscriptionStreamEvent,
 };

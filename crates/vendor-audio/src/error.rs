@@ -5,7 +5,10 @@
 //! [`Rule`] it broke (with a stable snake_case code), and a sentence for the API user that names
 //! both. In the `t2a_v2` format it is answered as a [`BaseResp`](crate::BaseResp) with status
 //! code 2013, invalid parameters (wire-formats §3.4), and the message as `status_msg` (the
-//! `From<&FieldError>` conversion of [`BaseResp`](crate::BaseResp)).
+//! `From<&FieldError>` conversion of [`BaseResp`](crate::BaseResp)). In the `speech_to_text`
+//! format it is answered with HTTP 400 and an OpenAI-style [`SttError`](crate::SttError)
+//! (wire-formats §4): `param` is the field (a form field such as `response_format` or
+//! `stream`), `code` the rule's code.
 //!
 //! | [`Rule`] | Code | Broken when |
 //! |---|---|---|
@@ -31,9 +34,11 @@ pub enum Rule {
     TooLongForFormat,
     /// A number is outside its range, or not a finite number (`voice_setting.speed` 0.5 to 2).
     OutOfRange,
-    /// A value is not one of the accepted values (`audio_setting.sample_rate`, `.format`, ...).
+    /// A value is not one of the accepted values (`audio_setting.sample_rate`, `.format`, ...;
+    /// in `speech_to_text`, `response_format`, `timestamp_level` and `stream`).
     UnsupportedValue,
-    /// A value is only available without streaming (wire-formats §3.1: `wav` is non-stream only).
+    /// A value is only available without streaming (wire-formats §3.1: `wav` is non-stream only;
+    /// wire-formats §4: `speech_to_text` streams only with `response_format` `json`).
     NotStreamable,
     /// A feature this service does not offer (SPEC §2.4: download URLs, subtitles).
     Unavailable,
