@@ -41,6 +41,18 @@ base_url = "sim"
 first_byte_timeout_ms = 3000
 idle_timeout_ms = 3000
 
+[[channels]]
+name = "stt"
+format = "stt"
+base_url = "sim"
+first_byte_timeout_ms = 5000
+idle_timeout_ms = 5000
+
+[models."asr-1.0"]
+kind = "transcription"
+channels = ["stt"]
+price = { meter = "audio_seconds", per_second = "0.0001" }
+
 [models."speech-2.8-hd"]
 kind = "speech"
 channels = ["t2a"]
@@ -71,6 +83,7 @@ price = { meter = "tokens", per_million_tokens = "0.10" }
 "tts-1" = "speech-2.8-turbo"
 "gpt-4o-mini-tts" = "speech-2.8-turbo"
 "tts-1-hd" = "speech-2.8-hd"
+"whisper-1" = "asr-1.0"
 
 [limits]
 embeddings = 65536

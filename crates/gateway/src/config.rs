@@ -296,6 +296,7 @@ mod tests {
         assert_eq!(config.aliases["tts-1"], "speech-2.8-turbo");
         assert_eq!(config.aliases["tts-1-hd"], "speech-2.8-hd");
         assert_eq!(config.speech.pcm_sample_rate, 24_000);
+        assert_eq!(config.aliases["whisper-1"], "asr-1.0");
         for (name, model) in &config.models {
             assert!(model.price.validate().is_ok(), "{name}");
         }

@@ -29,15 +29,18 @@ pub mod errors;
 pub mod handlers;
 pub mod limits;
 pub mod metrics;
+pub mod recognition;
 pub mod relay;
 pub mod routes;
 pub mod server;
 pub mod service;
 pub mod speech_relay;
+pub mod spool;
 pub mod state;
 pub mod stream_body;
 pub mod tokens;
 pub mod translate;
+pub mod upload;
 
 pub use config::Config;
 pub use service::Gateway;

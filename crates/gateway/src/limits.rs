@@ -13,9 +13,10 @@ pub enum Endpoint {
     Speech,
     /// `/v1/t2a_v2`.
     T2a,
-    /// `/v1/audio/transcriptions`: a 50 MB file and its form fields.
+    /// `/v1/audio/transcriptions`: the `file` part, 50 MB (SPEC §2.2); the other fields are
+    /// bounded separately.
     Transcriptions,
-    /// `/v1/speech_to_text`.
+    /// `/v1/speech_to_text`: the `file` part, 50 MB (SPEC §2.5).
     SpeechToText,
     /// `/api/v3/contents/generations/tasks`: inline images.
     ClipTasks,
@@ -32,8 +33,8 @@ impl Endpoint {
         (Endpoint::Embeddings, "embeddings", 8 << 20),
         (Endpoint::Speech, "speech", 256 << 10),
         (Endpoint::T2a, "t2a", 256 << 10),
-        (Endpoint::Transcriptions, "transcriptions", 52_000_000),
-        (Endpoint::SpeechToText, "speech_to_text", 52_000_000),
+        (Endpoint::Transcriptions, "transcriptions", 50_000_000),
+        (Endpoint::SpeechToText, "speech_to_text", 50_000_000),
         (Endpoint::ClipTasks, "clip_tasks", 16 << 20),
         (Endpoint::VideoGenerations, "video_generations", 1 << 20),
         (Endpoint::Native, "native", 20 << 20),

@@ -22,6 +22,10 @@ pub enum Route {
     Speech,
     /// `POST /v1/t2a_v2`
     T2a,
+    /// `POST /v1/audio/transcriptions`
+    Transcriptions,
+    /// `POST /v1/speech_to_text`
+    SpeechToText,
     /// `POST /v1/audio/translations` — not supported (SPEC §4 rule 5).
     Translations,
     /// An endpoint of the specification not served by this version; the text names it.
@@ -67,20 +71,10 @@ pub fn route(method: &Method, path: &str) -> Routed {
         "/v1/models" => only(&get, "models", Route::ListModels, "GET"),
         "/v1/embeddings" => only(&post, "embeddings", Route::Embeddings, "POST"),
         "/v1/audio/speech" => only(&post, "speech", Route::Speech, "POST"),
-        "/v1/audio/transcriptions" => only(
-            &post,
-            "transcriptions",
-            Route::NotBuilt("Transcription (/v1/audio/transcriptions)"),
-            "POST",
-        ),
+        "/v1/audio/transcriptions" => only(&post, "transcriptions", Route::Transcriptions, "POST"),
         "/v1/audio/translations" => only(&post, "translations", Route::Translations, "POST"),
         "/v1/t2a_v2" => only(&post, "t2a", Route::T2a, "POST"),
-        "/v1/speech_to_text" => only(
-            &post,
-            "speech_to_text",
-            Route::NotBuilt("Speech recognition (/v1/speech_to_text)"),
-            "POST",
-        ),
+        "/v1/speech_to_text" => only(&post, "speech_to_text", Route::SpeechToText, "POST"),
         "/v1/chat/completions" => only(
             &post,
             "chat",

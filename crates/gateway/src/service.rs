@@ -99,6 +99,8 @@ async fn dispatch(
         Route::Embeddings => handlers::embeddings::create(ctx, request).await,
         Route::Speech => handlers::speech::create(ctx, request).await,
         Route::T2a => handlers::t2a::create(ctx, request).await,
+        Route::Transcriptions => handlers::transcriptions::create(ctx, request).await,
+        Route::SpeechToText => handlers::speech_to_text::create(ctx, request).await,
         Route::Translations => Err(handlers::ops::translations_unsupported()),
         Route::NotBuilt(what) => Err(handlers::ops::not_built(what)),
         Route::MethodNotAllowed(allow) => {

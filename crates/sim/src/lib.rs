@@ -4,8 +4,9 @@
 //! test double of every end-to-end test. It speaks the vendors' formats (the same protocol crates
 //! the gateway uses) over real HTTP on a loopback port, with deterministic output.
 //!
-//! Formats so far: `openai-embeddings` (`POST /v1/embeddings`) and `t2a` (`POST /v1/t2a_v2`,
-//! real audio from [`audio`]).
+//! Formats so far: `openai-embeddings` (`POST /v1/embeddings`), `t2a` (`POST /v1/t2a_v2`,
+//! real audio from [`audio`]) and `stt` (`POST /v1/speech_to_text`, a multipart upload probed
+//! for its real duration; the text that [`audio`] embedded comes back exactly).
 //!
 //! ## Knobs
 //!
@@ -24,6 +25,7 @@ pub mod audio;
 mod embeddings;
 mod knobs;
 mod server;
+mod stt;
 mod t2a;
 
 pub use knobs::{KnobSettings, Knobs};

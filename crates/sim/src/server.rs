@@ -129,8 +129,40 @@ async fn handle(
                 Some(status) => json(StatusCode::OK, &crate::t2a::failure(status)),
                 None => match crate::t2a::respond(&body).await {
                     crate::t2a::Answer::Whole(answer) => json(StatusCode::OK, &answer),
-                    crate::t2a::Answer::Stream(frames) => stream(frames, &knobs.get()),
+                    crate::t2a::Answer::Stream(frames) => {
+                        stream(frames, crate::t2a::error_frame(), &knobs.get())
+                    }
                 },
+            }
+        }
+        (&Method::POST, "/v1/speech_to_text") => {
+            let route = "POST /v1/speech_to_text";
+            match admit(&knobs, route).await {
+                Some(status) => openai_error(
+                    status,
+                    error_type(status),
+                    None,
+                    None,
+                    "simulated upstream failure",
+                ),
+                None => {
+                    let value = |name: &str| parts.headers.get(name)?.to_str().ok();
+                    let content_type = value(header::CONTENT_TYPE.as_str());
+                    let language = value(tollgate_vendor_audio::stt::LANGUAGE_HEADER);
+                    match crate::stt::respond(content_type, language, body).await {
+                        crate::stt::Answer::Whole { content_type, body } => {
+                            raw(StatusCode::OK, content_type, body)
+                        }
+                        crate::stt::Answer::Stream(frames) => {
+                            stream(frames, crate::stt::error_frame(), &knobs.get())
+                        }
+                        crate::stt::Answer::Refused(status, error) => json(
+                            StatusCode::from_u16(status)
+                                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                            &error,
+                        ),
+                    }
+                }
             }
         }
         (&Method::POST, "/v1/embeddings") => {
@@ -183,8 +215,9 @@ fn error_type(status: u16) -> &'static str {
     }
 }
 
-/// An SSE response that sends `frames` one by one, paced and faulted by the knobs.
-fn stream(frames: Vec<Bytes>, knobs: &KnobSettings) -> Response<SimBody> {
+/// An SSE response that sends `frames` one by one, paced and faulted by the knobs;
+/// `error_frame` is the vendor's error frame sent when `error_after_frames` strikes.
+fn stream(frames: Vec<Bytes>, error_frame: Bytes, knobs: &KnobSettings) -> Response<SimBody> {
     let (tx, rx) = tokio::sync::mpsc::channel::<
         Result<hyper::body::Frame<Bytes>, Box<dyn std::error::Error + Send + Sync>>,
     >(4);
@@ -201,9 +234,7 @@ fn stream(frames: Vec<Bytes>, knobs: &KnobSettings) -> Response<SimBody> {
                 return;
             }
             if error == Some(sent) {
-                let _ = tx
-                    .send(Ok(hyper::body::Frame::data(crate::t2a::error_frame())))
-                    .await;
+                let _ = tx.send(Ok(hyper::body::Frame::data(error_frame))).await;
                 return;
             }
             if tx.send(Ok(hyper::body::Frame::data(frame))).await.is_err() {
@@ -218,6 +249,18 @@ fn stream(frames: Vec<Bytes>, knobs: &KnobSettings) -> Response<SimBody> {
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("text/event-stream"),
+    );
+    response
+}
+
+/// A whole body with this `Content-Type`.
+fn raw(status: StatusCode, content_type: &'static str, body: Bytes) -> Response<SimBody> {
+    let full = Full::new(body).map_err(|never| match never {}).boxed();
+    let mut response = Response::new(full);
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(content_type),
     );
     response
 }

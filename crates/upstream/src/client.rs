@@ -4,7 +4,7 @@ use crate::error::{Phase, UpstreamError};
 use bytes::{Bytes, BytesMut};
 use http::{Request, Response};
 use http_body_util::BodyExt;
-use http_body_util::combinators::BoxBody;
+use http_body_util::combinators::UnsyncBoxBody;
 use hyper::body::Incoming;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The body type of upstream requests: anything that yields bytes (a buffer, or a spooled upload).
-pub type Body = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
+pub type Body = UnsyncBoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
 
 /// Time limits of one upstream call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,7 +204,7 @@ pub fn body_stream(
 pub fn full_body(bytes: impl Into<Bytes>) -> Body {
     http_body_util::Full::new(bytes.into())
         .map_err(|never| match never {})
-        .boxed()
+        .boxed_unsync()
 }
 
 /// An error with its sources, for messages that say what actually went wrong.

@@ -9,13 +9,15 @@
 //! and returns a typed response or an [`UpstreamError`] that says whether anything reached the
 //! upstream — which is what decides failover (DESIGN §6).
 //!
-//! Formats so far: `openai-embeddings` ([`embeddings`]) and `t2a` ([`t2a`]).
+//! Formats so far: `openai-embeddings` ([`embeddings`]), `t2a` ([`t2a`]) and `stt` ([`stt`]).
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod client;
 pub mod embeddings;
 mod error;
+pub mod multipart;
+pub mod stt;
 pub mod t2a;
 
 pub use client::{Body, ClientConfig, Endpoint, HttpClient, Timeouts, body_stream, full_body};

@@ -3,7 +3,9 @@
 pub mod embeddings;
 pub mod ops;
 pub mod speech;
+pub mod speech_to_text;
 pub mod t2a;
+pub mod transcriptions;
 
 use crate::state::State;
 use std::sync::Arc;

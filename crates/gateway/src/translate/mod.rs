@@ -3,3 +3,4 @@
 
 pub mod embeddings;
 pub mod speech;
+pub mod transcription;

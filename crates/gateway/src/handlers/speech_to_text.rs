@@ -1,0 +1,160 @@
+//! `POST /v1/speech_to_text` (SPEC §2.5, §4.4; wire-formats §4): the vendor format relayed to an
+//! `stt` channel in its own shape — json, verbose_json, srt or vtt bodies, or its SSE frames.
+
+use crate::auth;
+use crate::body::{self, ResponseBody};
+use crate::charge::{Basis, HeldCharge};
+use crate::config::ModelKind;
+use crate::errors::{ApiError, Family};
+use crate::handlers::{Context, UpstreamTime};
+use crate::limits;
+use crate::recognition::{self, billed_seconds};
+use crate::relay;
+use crate::stream_body;
+use crate::translate::transcription::{self as translate, encoders};
+use http::{HeaderValue, Request, Response, StatusCode, header};
+use hyper::body::Incoming;
+use std::time::Instant;
+use tollgate_billing::{Usage, audio_seconds};
+use tollgate_upstream::stt::SttBody;
+use tollgate_vendor_audio::stt::{LANGUAGE_HEADER, validate};
+use tollgate_vendor_audio::{FieldError, SttFormat, SttParams};
+
+/// The request flow of DESIGN §2, top to bottom.
+pub async fn create(
+    ctx: Context,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let (parts, body) = request.into_parts();
+    let state = ctx.state.clone();
+
+    // 2. Who is calling.
+    let principal = auth::authenticate(&state, Family::OpenAi, &parts.headers, None).await?;
+
+    // 3. The form, streamed; the language hint is a header (wire-formats §4).
+    let mut form =
+        recognition::read_form(&state, limits::Endpoint::SpeechToText, &parts.headers, body)
+            .await?;
+    let language = parts
+        .headers
+        .get(LANGUAGE_HEADER)
+        .and_then(|v| v.to_str().ok());
+    let params = SttParams::from_fields(form.field_pairs(), language).map_err(field_error)?;
+    validate(&params).map_err(field_error)?;
+    let file = recognition::require_file(&mut form)?;
+
+    // 4. The model.
+    let entry = state
+        .catalog
+        .require(&params.model, ModelKind::Transcription)?;
+
+    // The audio's own duration: the hold, the fallback charge, the 500 s limit.
+    let (container, duration) = recognition::probe(&file).await?;
+    let probed_seconds = audio_seconds(duration);
+
+    // 5. The hold.
+    let held = HeldCharge::place(
+        &state,
+        &principal,
+        &entry,
+        &Usage::AudioSeconds(probed_seconds),
+        &ctx.request_id,
+    )
+    .await?;
+
+    // 6–8.
+    let upstream = translate::stt_upstream(&params, &entry);
+    let name = recognition::default_name(container);
+    let part = recognition::file_part(&file, container, &name);
+    let started = Instant::now();
+    if params.stream {
+        let (first, frames) = match recognition::open_stream(&state, &entry, &upstream, part).await
+        {
+            Ok(opened) => opened,
+            Err(e) => {
+                held.release(&format!("upstream failed before the first byte: {e}"))
+                    .await;
+                return Err(relay::upstream_error(&e));
+            }
+        };
+        let first_frame_time = started.elapsed();
+        let (sender, body) = stream_body::channel();
+        tokio::spawn(async move {
+            let _file = file;
+            recognition::relay(
+                held,
+                first,
+                frames,
+                sender,
+                encoders::VendorFrames,
+                probed_seconds,
+            )
+            .await;
+        });
+        let mut response = Response::new(body);
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        response
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        response
+            .extensions_mut()
+            .insert(UpstreamTime(first_frame_time));
+        return Ok(response);
+    }
+
+    let called = relay::with_failover(&entry, |channel| {
+        let (state, upstream) = (state.clone(), &upstream);
+        async move {
+            tollgate_upstream::stt::transcribe(&state.http, &channel.endpoint, upstream, part).await
+        }
+    })
+    .await;
+    let answer = match called {
+        Ok((answer, _)) => answer,
+        Err(e) => {
+            held.release(&format!("upstream failed: {e}")).await;
+            return Err(relay::upstream_error(&e));
+        }
+    };
+    // The result's duration settles; srt and vtt carry none, so the probe does (no format
+    // dodges the charge).
+    let reported = match &answer.body {
+        SttBody::Json(j) => billed_seconds(j.duration),
+        SttBody::Verbose(v) => billed_seconds(v.duration),
+        SttBody::Subtitles(_) => None,
+    };
+    let (seconds, mut basis) = Basis::reported_or_local(reported, probed_seconds);
+    if matches!(answer.body, SttBody::Subtitles(_)) {
+        basis = Basis {
+            estimated: false,
+            note: Some("subtitles carry no duration; charged the probed duration".into()),
+        };
+    }
+    held.settle(&Usage::AudioSeconds(seconds), basis).await?;
+    let mut response = match answer.body {
+        SttBody::Json(j) => body::json_response(StatusCode::OK, &j),
+        SttBody::Verbose(v) => body::json_response(StatusCode::OK, &v),
+        SttBody::Subtitles(text) => {
+            let mut r = Response::new(body::full(text));
+            let content_type = if params.response_format == SttFormat::Vtt {
+                "text/vtt; charset=utf-8"
+            } else {
+                "text/plain; charset=utf-8"
+            };
+            r.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+            r
+        }
+    };
+    response
+        .extensions_mut()
+        .insert(UpstreamTime(answer.upstream_time));
+    Ok(response)
+}
+
+fn field_error(e: FieldError) -> ApiError {
+    ApiError::invalid(e.field, e.rule.code(), e.message)
+}

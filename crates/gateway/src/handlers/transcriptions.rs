@@ -1,0 +1,150 @@
+//! `POST /v1/audio/transcriptions` (SPEC §2.2, §2.3, §4.2; wire-formats §1.2): OpenAI-compatible
+//! recognition, performed by an `stt` channel.
+
+use crate::auth;
+use crate::body::{self, ResponseBody};
+use crate::charge::{Basis, HeldCharge};
+use crate::config::ModelKind;
+use crate::errors::{ApiError, Family};
+use crate::handlers::{Context, UpstreamTime};
+use crate::limits;
+use crate::recognition::{self, billed_seconds};
+use crate::relay;
+use crate::stream_body;
+use crate::translate::transcription::{self as translate, encoders};
+use http::{HeaderValue, Request, Response, StatusCode, header};
+use hyper::body::Incoming;
+use std::time::Instant;
+use tollgate_billing::{Usage, audio_seconds};
+use tollgate_compat_audio::transcription::validate;
+use tollgate_compat_audio::{FieldError, TranscriptionParams};
+use tollgate_upstream::stt::SttBody;
+
+/// The request flow of DESIGN §2, top to bottom.
+pub async fn create(
+    ctx: Context,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let (parts, body) = request.into_parts();
+    let state = ctx.state.clone();
+
+    // 2. Who is calling.
+    let principal = auth::authenticate(&state, Family::OpenAi, &parts.headers, None).await?;
+
+    // 3. The form, streamed: the file spooled under its limit, the fields checked.
+    let mut form = recognition::read_form(
+        &state,
+        limits::Endpoint::Transcriptions,
+        &parts.headers,
+        body,
+    )
+    .await?;
+    let params = TranscriptionParams::from_fields(form.field_pairs()).map_err(field_error)?;
+    validate(&params).map_err(field_error)?;
+    let file = recognition::require_file(&mut form)?;
+
+    // 4. The model (whisper-1 and the other OpenAI names are aliases).
+    let entry = state
+        .catalog
+        .require(&params.model, ModelKind::Transcription)?;
+
+    // The audio's own duration: the hold, the fallback charge, the 500 s limit.
+    let (container, duration) = recognition::probe(&file).await?;
+    let probed_seconds = audio_seconds(duration);
+
+    // 5. The hold.
+    let held = HeldCharge::place(
+        &state,
+        &principal,
+        &entry,
+        &Usage::AudioSeconds(probed_seconds),
+        &ctx.request_id,
+    )
+    .await?;
+
+    // 6–8.
+    let upstream = translate::to_stt(&params, &entry);
+    let name = recognition::default_name(container);
+    let part = recognition::file_part(&file, container, &name);
+    let started = Instant::now();
+    if params.stream {
+        let (first, frames) = match recognition::open_stream(&state, &entry, &upstream, part).await
+        {
+            Ok(opened) => opened,
+            Err(e) => {
+                held.release(&format!("upstream failed before the first byte: {e}"))
+                    .await;
+                return Err(relay::upstream_error(&e));
+            }
+        };
+        let first_frame_time = started.elapsed();
+        let (sender, body) = stream_body::channel();
+        // The spooled file must outlive the relay only as long as the upstream reads it: the
+        // stream has been opened, so the form body was sent; keep `file` alive with the task anyway.
+        tokio::spawn(async move {
+            let _file = file;
+            recognition::relay(
+                held,
+                first,
+                frames,
+                sender,
+                encoders::CompatEvents,
+                probed_seconds,
+            )
+            .await;
+        });
+        let mut response = Response::new(body);
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        response
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        response
+            .extensions_mut()
+            .insert(UpstreamTime(first_frame_time));
+        return Ok(response);
+    }
+
+    let called = relay::with_failover(&entry, |channel| {
+        let (state, upstream) = (state.clone(), &upstream);
+        async move {
+            tollgate_upstream::stt::transcribe(&state.http, &channel.endpoint, upstream, part).await
+        }
+    })
+    .await;
+    let answer = match called {
+        Ok((answer, _)) => answer,
+        Err(e) => {
+            held.release(&format!("upstream failed: {e}")).await;
+            return Err(relay::upstream_error(&e));
+        }
+    };
+    let SttBody::Verbose(result) = answer.body else {
+        held.release("upstream answered another format").await;
+        return Err(relay::upstream_error(
+            &tollgate_upstream::UpstreamError::Protocol("verbose_json was asked".into()),
+        ));
+    };
+    // SPEC §8 rule 2: seconds from the duration in the result, rounded up; the probe is the fallback.
+    let (seconds, basis) =
+        Basis::reported_or_local(billed_seconds(result.duration), probed_seconds);
+    let transcript = translate::transcript(result, params.language.clone(), params.wants_words());
+    held.settle(&Usage::AudioSeconds(seconds), basis).await?;
+    let rendered = transcript.render(params.response_format, seconds);
+    let mut response = Response::new(body::full(rendered.body));
+    *response.status_mut() = StatusCode::OK;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(rendered.content_type),
+    );
+    response
+        .extensions_mut()
+        .insert(UpstreamTime(answer.upstream_time));
+    Ok(response)
+}
+
+fn field_error(e: FieldError) -> ApiError {
+    ApiError::invalid(e.field, e.rule.code(), e.message)
+}

@@ -1,0 +1,245 @@
+//! What both recognition endpoints share: reading the upload, probing its duration (the hold,
+//! the fallback charge and the 500-second limit, SPEC §2.2/§8), calling the channel, and
+//! relaying a streamed result while metering it.
+
+use crate::charge::{Basis, HeldCharge};
+use crate::errors::ApiError;
+use crate::limits;
+use crate::state::State;
+use crate::stream_body::BodySender;
+use crate::upload::{self, Upload, UploadLimits, UploadedFile};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use http::HeaderMap;
+use hyper::body::Incoming;
+use std::time::Duration;
+use tollgate_billing::{Usage, audio_seconds};
+use tollgate_probe::{Container, ProbeError};
+use tollgate_upstream::UpstreamError;
+use tollgate_upstream::multipart::FilePart;
+use tollgate_upstream::stt::FrameStream;
+use tollgate_vendor_audio::{SttParams, SttStreamFrame};
+
+/// SPEC §2.2/§8: longer audio must be split before upload.
+pub const MAX_SECONDS: u64 = 500;
+
+/// Reads the form: the file under the endpoint's limit, at most 32 other fields of 64 KiB.
+pub async fn read_form(
+    state: &State,
+    endpoint: limits::Endpoint,
+    headers: &HeaderMap,
+    body: Incoming,
+) -> Result<Upload, ApiError> {
+    upload::read(
+        headers,
+        body,
+        UploadLimits {
+            file_bytes: state.limits.of(endpoint) as u64,
+            field_bytes: 64 << 10,
+            max_fields: 32,
+        },
+    )
+    .await
+}
+
+/// The uploaded file, or a 400 naming `file`.
+pub fn require_file(upload: &mut Upload) -> Result<UploadedFile, ApiError> {
+    upload.file.take().ok_or_else(|| {
+        ApiError::invalid(
+            "file",
+            "required",
+            "'file' is required: attach the audio as the 'file' part",
+        )
+    })
+}
+
+/// The audio's container and duration, read from its bytes; refuses what is not one of the
+/// accepted containers, and audio longer than [`MAX_SECONDS`].
+pub async fn probe(file: &UploadedFile) -> Result<(Container, Duration), ApiError> {
+    if file.data.is_empty() {
+        return Err(ApiError::invalid("file", "empty", "'file' is empty"));
+    }
+    let reader = file
+        .data
+        .reader()
+        .map_err(|e| ApiError::internal("reading the upload", e))?;
+    let probed = tokio::task::spawn_blocking(move || tollgate_probe::probe(reader))
+        .await
+        .map_err(|e| ApiError::internal("probing the audio", e))?;
+    let probe = match probed {
+        Ok(p) => p,
+        Err(ProbeError::Io(e)) => return Err(ApiError::internal("reading the upload", e)),
+        Err(e) => {
+            return Err(ApiError::invalid(
+                "file",
+                "unsupported_format",
+                format!("'file': {e}"),
+            ));
+        }
+    };
+    let seconds = probe.duration.as_secs_f64();
+    if seconds > MAX_SECONDS as f64 {
+        return Err(ApiError::invalid(
+            "file",
+            "audio_too_long",
+            format!(
+                "'file' is {seconds:.1} seconds long; at most {MAX_SECONDS} seconds are accepted, so split the audio into shorter files"
+            ),
+        ));
+    }
+    Ok((probe.container, probe.duration))
+}
+
+/// The file part sent upstream: the client's name, or one the container suggests.
+pub fn file_part<'a>(
+    file: &'a UploadedFile,
+    container: Container,
+    fallback_name: &'a str,
+) -> FilePart<'a> {
+    FilePart {
+        name: "file",
+        filename: file
+            .filename
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .unwrap_or(fallback_name),
+        content_type: content_type(container),
+        source: &file.data,
+    }
+}
+
+/// A file name for a container, for clients that sent none.
+pub fn default_name(container: Container) -> String {
+    format!("audio.{}", container.as_str())
+}
+
+fn content_type(container: Container) -> &'static str {
+    match container {
+        Container::Wav => "audio/wav",
+        Container::Aiff => "audio/aiff",
+        Container::Flac => "audio/flac",
+        Container::M4a => "audio/mp4",
+        Container::Mp3 => "audio/mpeg",
+        Container::Aac => "audio/aac",
+        Container::Opus => "audio/opus",
+        Container::Ogg => "audio/ogg",
+    }
+}
+
+/// Seconds billed for a duration (SPEC §8 rule 2: rounded up).
+pub fn billed_seconds(seconds: f64) -> Option<u64> {
+    (seconds.is_finite() && seconds >= 0.0)
+        .then(|| audio_seconds(Duration::from_secs_f64(seconds.min(1e9))))
+}
+
+/// Opens a streamed recognition on the model's channels and waits for its first frame.
+pub async fn open_stream(
+    state: &State,
+    entry: &crate::catalog::ModelEntry,
+    params: &SttParams,
+    file: FilePart<'_>,
+) -> Result<(SttStreamFrame, FrameStream), UpstreamError> {
+    let (opened, _) = crate::relay::with_failover(entry, |channel| async move {
+        let mut frames =
+            tollgate_upstream::stt::stream(&state.http, &channel.endpoint, params, file).await?;
+        match frames.next().await {
+            Some(Ok(first)) => Ok((first, frames)),
+            Some(Err(e)) => Err(e),
+            None => Err(UpstreamError::Protocol(
+                "the stream ended before any frame".into(),
+            )),
+        }
+    })
+    .await?;
+    Ok(opened)
+}
+
+/// How a client's recognition stream is written.
+pub trait Encoder: Send + 'static {
+    /// For one upstream frame (the final one included).
+    fn frame(&mut self, frame: &SttStreamFrame) -> Option<Bytes>;
+    /// After the final frame: the whole text and the seconds billed.
+    fn done(&mut self, text: &str, seconds: u64) -> Option<Bytes>;
+    /// When the upstream cut the stream.
+    fn failed(&mut self, error: &ApiError) -> Option<Bytes>;
+}
+
+/// Relays a recognition stream and settles: the final frame's duration (rounded up) is the
+/// charge; a stream that ends without it — cut by the upstream, or left by the client after the
+/// upstream failed — is charged the probed duration, marked partial and estimated. A client that
+/// leaves does not stop the relay reading the upstream to its end: the whole file was uploaded
+/// and is recognised either way.
+pub async fn relay<E: Encoder>(
+    held: HeldCharge,
+    first: SttStreamFrame,
+    mut frames: FrameStream,
+    sender: BodySender,
+    mut encoder: E,
+    probed_seconds: u64,
+) {
+    let mut text = String::new();
+    let mut final_duration = None;
+    let mut client_gone = false;
+    let mut cut = None;
+    let mut next = Some(Ok(first));
+    loop {
+        let item = match next.take() {
+            Some(item) => item,
+            None => match frames.next().await {
+                Some(item) => item,
+                None => break,
+            },
+        };
+        let frame = match item {
+            Ok(frame) => frame,
+            Err(e) => {
+                cut = Some(e);
+                break;
+            }
+        };
+        text.push_str(&frame.delta);
+        if !client_gone
+            && let Some(bytes) = encoder.frame(&frame)
+            && sender.send(bytes).await.is_err()
+        {
+            client_gone = true;
+        }
+        if frame.is_final() {
+            final_duration = frame.duration;
+            break;
+        }
+    }
+    let reported = final_duration.and_then(billed_seconds);
+    let (seconds, mut basis) = Basis::reported_or_local(reported, probed_seconds);
+    if reported.is_none() {
+        basis.note = Some(match &cut {
+            Some(e) => format!("partial: upstream cut ({e}); charged the probed duration"),
+            None => {
+                "partial: the stream ended without its duration; charged the probed duration".into()
+            }
+        });
+    } else if client_gone {
+        basis.note = Some("client disconnected before the end of the stream".into());
+    }
+    if !client_gone {
+        match &cut {
+            None => {
+                if let Some(bytes) = encoder.done(&text, seconds) {
+                    let _ = sender.send(bytes).await;
+                }
+            }
+            Some(e) => {
+                let error = crate::relay::upstream_error(e);
+                match encoder.failed(&error) {
+                    Some(bytes) => {
+                        let _ = sender.send(bytes).await;
+                    }
+                    None => sender.abort(error.message).await,
+                }
+            }
+        }
+    }
+    if let Err(e) = held.settle(&Usage::AudioSeconds(seconds), basis).await {
+        tracing::error!(error = ?e, "settling a recognition stream failed");
+    }
+}
