@@ -528,3 +528,30 @@ async fn speech_to_text_is_relayed_in_its_own_format() {
         "{charged:?}"
     );
 }
+
+#[tokio::test]
+async fn form_fields_are_bounded_in_number_and_size() {
+    let gw = TestGateway::start().await;
+    let (_, key) = gw.account("1").await;
+    let audio = wav("hi");
+    let names: Vec<String> = (0..40).map(|i| format!("extra{i}")).collect();
+    let mut fields: Vec<(&str, &str)> = vec![("model", "whisper-1")];
+    fields.extend(names.iter().map(|n| (n.as_str(), "x")));
+    let r = post_form(&gw, TRANSCRIPTIONS, &key, &fields, "a.wav", &audio, &[]).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["code"], "too_many_fields");
+    let long = "p".repeat(70_000);
+    let r = post_form(
+        &gw,
+        TRANSCRIPTIONS,
+        &key,
+        &[("model", "whisper-1"), ("prompt", &long)],
+        "a.wav",
+        &audio,
+        &[],
+    )
+    .await;
+    assert_eq!(r.status, 413);
+    assert_eq!(r.json()["error"]["param"], "prompt");
+    assert_eq!(gw.calls(STT_ROUTE), 0);
+}

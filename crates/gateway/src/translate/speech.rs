@@ -223,3 +223,41 @@ mod tests {
         assert!(upstream_streams(AudioFormat::Flac));
     }
 }
+
+#[cfg(test)]
+mod passthrough {
+    use super::*;
+    use crate::config::ModelKind;
+    use tollgate_billing::{Decimal, Tariff};
+
+    #[test]
+    fn t2a_requests_keep_every_field_but_model_and_output_format() {
+        let entry = ModelEntry {
+            public: "speech-2.8-hd".into(),
+            kind: ModelKind::Speech,
+            upstream_model: "speech-2.8-hd-upstream".into(),
+            channels: Vec::new(),
+            tariff: Tariff::Characters {
+                per_million_characters: Decimal::ONE,
+            },
+        };
+        let request: T2aRequest = serde_json::from_value(serde_json::json!({
+            "model": "speech-2.8-hd", "text": "hi",
+            "voice_setting": {"voice_id": "v", "emotion": "happy"},
+            "pronunciation_dict": {"tone": ["SQL/sequel"]},
+            "language_boost": "English",
+            "voice_modify": {"pitch": 3, "sound_effects": "robotic"},
+            "timbre_weights": [{"voice_id": "a", "weight": 50}],
+            "some_new_vendor_field": {"x": 1}
+        }))
+        .unwrap();
+        let upstream = serde_json::to_value(t2a_upstream(&request, &entry)).unwrap();
+        assert_eq!(upstream["model"], "speech-2.8-hd-upstream");
+        assert_eq!(upstream["output_format"], "hex");
+        assert_eq!(upstream["pronunciation_dict"]["tone"][0], "SQL/sequel");
+        assert_eq!(upstream["language_boost"], "English");
+        assert_eq!(upstream["voice_modify"]["sound_effects"], "robotic");
+        assert_eq!(upstream["voice_setting"]["emotion"], "happy");
+        assert_eq!(upstream["some_new_vendor_field"]["x"], 1);
+    }
+}
