@@ -197,55 +197,32 @@ impl Store {
     /// [`StoreError::InsufficientBalance`] when balance minus open holds does not cover it, or
     /// [`StoreError::Disabled`] for a disabled account. No hold, no upstream call.
     pub async fn hold(&self, request: HoldRequest) -> Result<Hold, StoreError> {
-        if request.amount.is_negative() {
-            return Err(StoreError::InvalidAmount(
-                "a hold cannot be negative".into(),
-            ));
-        }
-        let amount = request.amount.nanos();
         let mut tx = self.writer().begin().await?;
-        // The conditional UPDATE is the whole concurrency story: it takes the account row's write
-        // lock and checks the balance under it, so two holds can never both pass the check.
-        let done = sqlx::query(
-            "UPDATE accounts SET held_nanos = held_nanos + $1
-             WHERE id = $2 AND disabled = 0 AND balance_nanos - held_nanos >= $1",
-        )
-        .bind(amount)
-        .bind(&request.account_id)
-        .execute(&mut *tx)
-        .await?;
-        if done.rows_affected() == 0 {
-            drop(tx);
-            let account = self.find_account(&request.account_id).await?;
-            if account.disabled {
-                return Err(StoreError::Disabled(format!("account {}", account.name)));
+        let placed = place_hold(&mut tx, &request).await?;
+        match placed {
+            Some(hold) => {
+                tx.commit().await?;
+                Ok(hold)
             }
-            return Err(StoreError::InsufficientBalance {
+            None => {
+                drop(tx);
+                Err(self.refusal(&request).await)
+            }
+        }
+    }
+
+    /// Why a hold was refused.
+    pub(crate) async fn refusal(&self, request: &HoldRequest) -> StoreError {
+        match self.find_account(&request.account_id).await {
+            Ok(account) if account.disabled => {
+                StoreError::Disabled(format!("account {}", account.name))
+            }
+            Ok(account) => StoreError::InsufficientBalance {
                 available: account.available(),
                 requested: request.amount,
-            });
+            },
+            Err(e) => e,
         }
-        let id = new_id("hold");
-        sqlx::query(
-            "INSERT INTO holds (id, account_id, key_id, model, amount_nanos, state, request_id, task_id, created_at)
-             VALUES ($1, $2, $3, $4, $5, 'open', $6, $7, $8)",
-        )
-        .bind(&id)
-        .bind(&request.account_id)
-        .bind(request.key_id.clone())
-        .bind(&request.model)
-        .bind(amount)
-        .bind(request.request_id.clone())
-        .bind(request.task_id.clone())
-        .bind(now_millis())
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(Hold {
-            id,
-            account_id: request.account_id,
-            amount: request.amount,
-        })
     }
 
     /// Captures `settlement.actual` and releases the rest of the hold, writing one `charge`
@@ -256,86 +233,19 @@ impl Store {
         hold_id: &str,
         settlement: Settlement,
     ) -> Result<Closed, StoreError> {
-        if settlement.actual.is_negative() {
-            return Err(StoreError::InvalidAmount(
-                "a charge cannot be negative".into(),
-            ));
-        }
-        let now = now_millis();
         let mut tx = self.writer().begin().await?;
-        // Compare-and-swap on the hold's state: only the caller that moves it from `open` goes on.
-        let won: Option<ClosedHoldRow> =
-            sqlx::query_as(
-                "UPDATE holds SET state = 'settled', captured_nanos = $1, closed_at = $2, close_reason = $3
-                 WHERE id = $4 AND state = 'open'
-                 RETURNING account_id, amount_nanos, model, key_id, request_id, task_id",
-            )
-            .bind(settlement.actual.nanos())
-            .bind(now)
-            .bind(settlement.note.clone())
-            .bind(hold_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-        let Some((account_id, held, model, key_id, request_id, task_id)) = won else {
-            return Ok(Closed::Already);
-        };
-        let (balance_after,): (i64,) = sqlx::query_as(
-            "UPDATE accounts SET held_nanos = held_nanos - $1, balance_nanos = balance_nanos - $2
-             WHERE id = $3 RETURNING balance_nanos",
-        )
-        .bind(held)
-        .bind(settlement.actual.nanos())
-        .bind(&account_id)
-        .fetch_one(&mut *tx)
-        .await?;
-        sqlx::query(
-            "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model, quantity,
-                                 hold_id, task_id, key_id, request_id, estimated, note, created_at)
-             VALUES ($1, $2, 'charge', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-        )
-        .bind(new_id("led"))
-        .bind(&account_id)
-        .bind(-settlement.actual.nanos())
-        .bind(balance_after)
-        .bind(model)
-        .bind(settlement.quantity)
-        .bind(hold_id)
-        .bind(task_id)
-        .bind(key_id)
-        .bind(request_id)
-        .bind(i64::from(settlement.estimated))
-        .bind(settlement.note)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
+        let closed = settle_hold(&mut tx, hold_id, settlement).await?;
         tx.commit().await?;
-        Ok(Closed::Now)
+        Ok(closed)
     }
 
     /// Returns the whole hold to the account (nothing is charged, so no ledger row). Exactly
     /// once, like [`Store::settle`].
     pub async fn release(&self, hold_id: &str, reason: &str) -> Result<Closed, StoreError> {
         let mut tx = self.writer().begin().await?;
-        let won: Option<(String, i64)> = sqlx::query_as(
-            "UPDATE holds SET state = 'released', captured_nanos = 0, closed_at = $1, close_reason = $2
-             WHERE id = $3 AND state = 'open'
-             RETURNING account_id, amount_nanos",
-        )
-        .bind(now_millis())
-        .bind(reason)
-        .bind(hold_id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some((account_id, held)) = won else {
-            return Ok(Closed::Already);
-        };
-        sqlx::query("UPDATE accounts SET held_nanos = held_nanos - $1 WHERE id = $2")
-            .bind(held)
-            .bind(&account_id)
-            .execute(&mut *tx)
-            .await?;
+        let closed = release_hold(&mut tx, hold_id, reason).await?;
         tx.commit().await?;
-        Ok(Closed::Now)
+        Ok(closed)
     }
 
     /// The state of one hold: `open`, `settled` or `released`, with the captured amount.
@@ -413,4 +323,136 @@ impl Store {
         }
         Ok(released)
     }
+}
+
+/// Places a hold inside the caller's transaction; `None` when the balance (or a disabled
+/// account) refuses it. The conditional UPDATE is the whole concurrency story: it takes the
+/// account row's write lock and checks the balance under it, so two holds can never both pass.
+pub(crate) async fn place_hold(
+    tx: &mut sqlx::AnyConnection,
+    request: &HoldRequest,
+) -> Result<Option<Hold>, StoreError> {
+    if request.amount.is_negative() {
+        return Err(StoreError::InvalidAmount(
+            "a hold cannot be negative".into(),
+        ));
+    }
+    let amount = request.amount.nanos();
+    let done = sqlx::query(
+        "UPDATE accounts SET held_nanos = held_nanos + $1
+         WHERE id = $2 AND disabled = 0 AND balance_nanos - held_nanos >= $1",
+    )
+    .bind(amount)
+    .bind(&request.account_id)
+    .execute(&mut *tx)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Ok(None);
+    }
+    let id = new_id("hold");
+    sqlx::query(
+        "INSERT INTO holds (id, account_id, key_id, model, amount_nanos, state, request_id, task_id, created_at)
+         VALUES ($1, $2, $3, $4, $5, 'open', $6, $7, $8)",
+    )
+    .bind(&id)
+    .bind(&request.account_id)
+    .bind(request.key_id.clone())
+    .bind(&request.model)
+    .bind(amount)
+    .bind(request.request_id.clone())
+    .bind(request.task_id.clone())
+    .bind(now_millis())
+    .execute(&mut *tx)
+    .await?;
+    Ok(Some(Hold {
+        id,
+        account_id: request.account_id.clone(),
+        amount: request.amount,
+    }))
+}
+
+/// Settles a hold inside the caller's transaction (see [`Store::settle`]).
+pub(crate) async fn settle_hold(
+    tx: &mut sqlx::AnyConnection,
+    hold_id: &str,
+    settlement: Settlement,
+) -> Result<Closed, StoreError> {
+    if settlement.actual.is_negative() {
+        return Err(StoreError::InvalidAmount(
+            "a charge cannot be negative".into(),
+        ));
+    }
+    let now = now_millis();
+    // Compare-and-swap on the hold's state: only the caller that moves it from `open` goes on.
+    let won: Option<ClosedHoldRow> = sqlx::query_as(
+        "UPDATE holds SET state = 'settled', captured_nanos = $1, closed_at = $2, close_reason = $3
+         WHERE id = $4 AND state = 'open'
+         RETURNING account_id, amount_nanos, model, key_id, request_id, task_id",
+    )
+    .bind(settlement.actual.nanos())
+    .bind(now)
+    .bind(settlement.note.clone())
+    .bind(hold_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some((account_id, held, model, key_id, request_id, task_id)) = won else {
+        return Ok(Closed::Already);
+    };
+    let (balance_after,): (i64,) = sqlx::query_as(
+        "UPDATE accounts SET held_nanos = held_nanos - $1, balance_nanos = balance_nanos - $2
+         WHERE id = $3 RETURNING balance_nanos",
+    )
+    .bind(held)
+    .bind(settlement.actual.nanos())
+    .bind(&account_id)
+    .fetch_one(&mut *tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model, quantity,
+                             hold_id, task_id, key_id, request_id, estimated, note, created_at)
+         VALUES ($1, $2, 'charge', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+    )
+    .bind(new_id("led"))
+    .bind(&account_id)
+    .bind(-settlement.actual.nanos())
+    .bind(balance_after)
+    .bind(model)
+    .bind(settlement.quantity)
+    .bind(hold_id)
+    .bind(task_id)
+    .bind(key_id)
+    .bind(request_id)
+    .bind(i64::from(settlement.estimated))
+    .bind(settlement.note)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    Ok(Closed::Now)
+}
+
+/// Releases a hold inside the caller's transaction (see [`Store::release`]).
+pub(crate) async fn release_hold(
+    tx: &mut sqlx::AnyConnection,
+    hold_id: &str,
+    reason: &str,
+) -> Result<Closed, StoreError> {
+    let won: Option<(String, i64)> = sqlx::query_as(
+        "UPDATE holds SET state = 'released', captured_nanos = 0, closed_at = $1, close_reason = $2
+         WHERE id = $3 AND state = 'open'
+         RETURNING account_id, amount_nanos",
+    )
+    .bind(now_millis())
+    .bind(reason)
+    .bind(hold_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some((account_id, held)) = won else {
+        return Ok(Closed::Already);
+    };
+    sqlx::query("UPDATE accounts SET held_nanos = held_nanos - $1 WHERE id = $2")
+        .bind(held)
+        .bind(&account_id)
+        .execute(&mut *tx)
+        .await?;
+    Ok(Closed::Now)
 }

@@ -41,10 +41,12 @@ mod error;
 mod holds;
 mod ids;
 mod schema;
+mod tasks;
 
 pub use accounts::{Account, AccountReport, ModelUsage, NewKey, Principal};
 pub use error::StoreError;
 pub use holds::{Closed, Hold, HoldRequest, LedgerEntry, LedgerKind, Settlement};
+pub use tasks::{NewTask, Outcome, Poll, Task, TaskFilter, TaskState};
 
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::{AnyPool, Executor};

@@ -1,0 +1,583 @@
+//! Asynchronous video tasks (DESIGN §5): durable rows written before the upstream call, leased
+//! by pollers in every replica, finished by a compare-and-swap whose winner alone settles or
+//! releases the task's hold — in the same transaction.
+//!
+//! States (both inbound formats map onto them at the edge):
+//! `submitting` → `queued` → `running` → `succeeded` | `failed`. A task whose submission was
+//! interrupted (the process died between the row and the upstream's answer) cannot be known to
+//! exist upstream and is never re-sent blindly: [`Store::fail_stale_submissions`] fails and
+//! refunds it.
+
+use crate::holds::{Hold, HoldRequest, Settlement, place_hold, release_hold, settle_hold};
+use crate::ids::new_id;
+use crate::{Backend, Store, StoreError, now_millis};
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+
+/// Where a task is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskState {
+    /// The row exists; the upstream call has not answered yet.
+    Submitting,
+    /// Accepted upstream, not started.
+    Queued,
+    /// Generating.
+    Running,
+    /// Done, with a result.
+    Succeeded,
+    /// Done, with an error (also cancelled and expired).
+    Failed,
+}
+
+impl TaskState {
+    /// Its column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Submitting => "submitting",
+            TaskState::Queued => "queued",
+            TaskState::Running => "running",
+            TaskState::Succeeded => "succeeded",
+            TaskState::Failed => "failed",
+        }
+    }
+
+    fn parse(s: &str) -> Result<TaskState, StoreError> {
+        Ok(match s {
+            "submitting" => TaskState::Submitting,
+            "queued" => TaskState::Queued,
+            "running" => TaskState::Running,
+            "succeeded" => TaskState::Succeeded,
+            "failed" => TaskState::Failed,
+            other => return Err(StoreError::Corrupt(format!("task status {other:?}"))),
+        })
+    }
+
+    /// `succeeded` or `failed`.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, TaskState::Succeeded | TaskState::Failed)
+    }
+}
+
+/// What a new task row holds.
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    /// Our public id (clip: `cgt-…`, generic: `video_…`).
+    pub id: String,
+    /// `clip` or `generic`.
+    pub format: String,
+    /// Who pays.
+    pub account_id: String,
+    /// The key that submitted it.
+    pub key_id: String,
+    /// Public model.
+    pub model: String,
+    /// The channel it is sent to.
+    pub channel: String,
+    /// The upstream's model id.
+    pub upstream_model: String,
+    /// The billing inputs at submit time (JSON), so a later price change never reprices it.
+    pub pricing: serde_json::Value,
+    /// The request as the client sent it (JSON).
+    pub request: serde_json::Value,
+    /// How long it may take before the sweeper fails it.
+    pub deadline: std::time::Duration,
+}
+
+/// A task row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    /// Public id.
+    pub id: String,
+    /// `clip` or `generic`.
+    pub format: String,
+    /// Who pays.
+    pub account_id: String,
+    /// The key that submitted it.
+    pub key_id: String,
+    /// Public model.
+    pub model: String,
+    /// Its channel.
+    pub channel: String,
+    /// The upstream's model id.
+    pub upstream_model: String,
+    /// The upstream's task id, once known.
+    pub upstream_id: Option<String>,
+    /// Where it is.
+    pub state: TaskState,
+    /// The upstream's own status word, last seen.
+    pub upstream_status: Option<String>,
+    /// 0–100.
+    pub progress: i64,
+    /// The hold that pays for it.
+    pub hold_id: Option<String>,
+    /// Billing inputs.
+    pub pricing: serde_json::Value,
+    /// The client's request.
+    pub request: serde_json::Value,
+    /// The result on success (JSON).
+    pub result: Option<serde_json::Value>,
+    /// The error on failure (JSON).
+    pub error: Option<serde_json::Value>,
+    /// Unix ms.
+    pub created_at: i64,
+    /// Unix ms.
+    pub updated_at: i64,
+    /// Unix ms after which the sweeper fails it.
+    pub deadline_at: i64,
+    /// Unix ms of the next poll.
+    pub next_poll_at: Option<i64>,
+    /// Consecutive failed polls (for backoff).
+    pub poll_failures: i64,
+}
+
+/// How a task ended.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Succeeded: the result, and the charge that settles the hold.
+    Succeeded {
+        /// The result (video URL, usage, …).
+        result: serde_json::Value,
+        /// The actual charge.
+        settlement: Settlement,
+    },
+    /// Failed, cancelled or expired: the error; the hold is released in full.
+    Failed {
+        /// The error (code, message).
+        error: serde_json::Value,
+    },
+}
+
+/// What a client's poll may do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Poll {
+    /// Here it is.
+    Task(Box<Task>),
+    /// Polled again within the minimum interval.
+    TooSoon,
+    /// No such task for this account.
+    NotFound,
+}
+
+/// Filters of a task listing.
+#[derive(Debug, Clone, Default)]
+pub struct TaskFilter {
+    /// Only these states.
+    pub states: Vec<TaskState>,
+    /// Only these ids.
+    pub ids: Vec<String>,
+    /// Only this public model.
+    pub model: Option<String>,
+    /// Only this format.
+    pub format: Option<String>,
+}
+
+const COLUMNS: &str = "id, format, account_id, key_id, model, channel, upstream_model, upstream_id, status, upstream_status, progress, hold_id, pricing, request, result, error, created_at, updated_at, deadline_at, next_poll_at, poll_failures";
+
+fn task_from_row(row: &sqlx::any::AnyRow) -> Result<Task, StoreError> {
+    let json = |name: &str| -> Result<Option<serde_json::Value>, StoreError> {
+        let text: Option<String> = row.try_get(name)?;
+        text.map(|t| {
+            serde_json::from_str(&t).map_err(|e| StoreError::Corrupt(format!("{name}: {e}")))
+        })
+        .transpose()
+    };
+    Ok(Task {
+        id: row.try_get("id")?,
+        format: row.try_get("format")?,
+        account_id: row.try_get("account_id")?,
+        key_id: row.try_get("key_id")?,
+        model: row.try_get("model")?,
+        channel: row.try_get("channel")?,
+        upstream_model: row.try_get("upstream_model")?,
+        upstream_id: row.try_get("upstream_id")?,
+        state: TaskState::parse(&row.try_get::<String, _>("status")?)?,
+        upstream_status: row.try_get("upstream_status")?,
+        progress: row.try_get("progress")?,
+        hold_id: row.try_get("hold_id")?,
+        pricing: json("pricing")?.unwrap_or_default(),
+        request: json("request")?.unwrap_or_default(),
+        result: json("result")?,
+        error: json("error")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        deadline_at: row.try_get("deadline_at")?,
+        next_poll_at: row.try_get("next_poll_at")?,
+        poll_failures: row.try_get("poll_failures")?,
+    })
+}
+
+fn millis(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+impl Store {
+    /// Writes the task row (state `submitting`) and places its hold, in one transaction: there
+    /// is never a task without its hold, nor a hold without its task.
+    pub async fn create_task(
+        &self,
+        task: NewTask,
+        amount: tollgate_billing::Amount,
+    ) -> Result<(Task, Hold), StoreError> {
+        let request = HoldRequest::new(&task.account_id, &task.model, amount)
+            .key(&task.key_id)
+            .task(&task.id);
+        let now = now_millis();
+        let mut tx = self.writer().begin().await?;
+        let Some(hold) = place_hold(&mut tx, &request).await? else {
+            drop(tx);
+            return Err(self.refusal(&request).await);
+        };
+        sqlx::query(
+            "INSERT INTO tasks (id, format, account_id, key_id, model, channel, upstream_model, status,
+                                progress, hold_id, pricing, request, created_at, updated_at, deadline_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 'submitting', 0, $8, $9, $10, $11, $11, $12)",
+        )
+        .bind(&task.id)
+        .bind(&task.format)
+        .bind(&task.account_id)
+        .bind(&task.key_id)
+        .bind(&task.model)
+        .bind(&task.channel)
+        .bind(&task.upstream_model)
+        .bind(&hold.id)
+        .bind(task.pricing.to_string())
+        .bind(task.request.to_string())
+        .bind(now)
+        .bind(now.saturating_add(millis(task.deadline)))
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        let row = self
+            .task(&task.id)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("task {:?}", task.id)))?;
+        Ok((row, hold))
+    }
+
+    /// The upstream accepted the task: `submitting` → `queued`, with its upstream id and the
+    /// first poll time. False if the task had already moved on (e.g. swept).
+    pub async fn task_submitted(
+        &self,
+        id: &str,
+        upstream_id: &str,
+        first_poll_in: std::time::Duration,
+    ) -> Result<bool, StoreError> {
+        let now = now_millis();
+        let done = sqlx::query(
+            "UPDATE tasks SET status = 'queued', upstream_id = $1, next_poll_at = $2, updated_at = $3
+             WHERE id = $4 AND status = 'submitting'",
+        )
+        .bind(upstream_id)
+        .bind(now.saturating_add(millis(first_poll_in)))
+        .bind(now)
+        .bind(id)
+        .execute(self.writer())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// One task by id.
+    pub async fn task(&self, id: &str) -> Result<Option<Task>, StoreError> {
+        let sql = format!("SELECT {COLUMNS} FROM tasks WHERE id = $1");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?;
+        row.as_ref().map(task_from_row).transpose()
+    }
+
+    /// A client's poll: only the owner sees the task (others get `NotFound`), hidden tasks are
+    /// gone, and a second poll within `min_interval` is `TooSoon` (SPEC §4 rule 6).
+    pub async fn poll_task(
+        &self,
+        id: &str,
+        account_id: &str,
+        min_interval: std::time::Duration,
+    ) -> Result<Poll, StoreError> {
+        let now = now_millis();
+        let admitted = sqlx::query(
+            "UPDATE tasks SET last_client_poll_at = $1
+             WHERE id = $2 AND account_id = $3 AND hidden = 0
+               AND (last_client_poll_at IS NULL OR last_client_poll_at <= $4)",
+        )
+        .bind(now)
+        .bind(id)
+        .bind(account_id)
+        .bind(now.saturating_sub(millis(min_interval)))
+        .execute(self.writer())
+        .await?;
+        match self.task(id).await? {
+            Some(task) if task.account_id == account_id && admitted.rows_affected() == 1 => {
+                Ok(Poll::Task(Box::new(task)))
+            }
+            Some(task) if task.account_id == account_id && !self.is_hidden(id).await? => {
+                Ok(Poll::TooSoon)
+            }
+            _ => Ok(Poll::NotFound),
+        }
+    }
+
+    async fn is_hidden(&self, id: &str) -> Result<bool, StoreError> {
+        let (hidden,): (i64,) = sqlx::query_as("SELECT hidden FROM tasks WHERE id = $1")
+            .bind(id)
+            .fetch_one(self.pool())
+            .await?;
+        Ok(hidden != 0)
+    }
+
+    /// Leases up to `limit` of `channel`'s tasks due for a poll to `owner` for `lease`: every
+    /// replica's workers call this (per channel, so each channel's concurrency limit holds), and
+    /// no task is leased to two of them at once (`FOR UPDATE SKIP LOCKED` on PostgreSQL;
+    /// SQLite's single writer serializes the same statement).
+    pub async fn lease_due_tasks(
+        &self,
+        owner: &str,
+        channel: &str,
+        limit: i64,
+        lease: std::time::Duration,
+    ) -> Result<Vec<Task>, StoreError> {
+        let now = now_millis();
+        let lock = match self.backend() {
+            Backend::Postgres => "FOR UPDATE SKIP LOCKED",
+            Backend::Sqlite => "",
+        };
+        let sql = format!(
+            "UPDATE tasks SET lease_owner = $1, lease_until = $2
+             WHERE id IN (
+                 SELECT id FROM tasks
+                 WHERE channel = $5 AND status IN ('queued', 'running') AND next_poll_at <= $3
+                   AND (lease_until IS NULL OR lease_until < $3)
+                 ORDER BY next_poll_at LIMIT $4 {lock})
+             RETURNING {COLUMNS}"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(owner)
+            .bind(now.saturating_add(millis(lease)))
+            .bind(now)
+            .bind(limit)
+            .bind(channel)
+            .fetch_all(self.writer())
+            .await?;
+        rows.iter().map(task_from_row).collect()
+    }
+
+    /// Records a non-terminal poll by the lease holder: the state (queued or running), the
+    /// upstream's word, progress, the next poll time and the failure count; frees the lease.
+    /// False when the lease was lost or the task already ended.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn record_poll(
+        &self,
+        id: &str,
+        owner: &str,
+        state: TaskState,
+        upstream_status: Option<&str>,
+        progress: i64,
+        next_poll_in: std::time::Duration,
+        poll_failures: i64,
+    ) -> Result<bool, StoreError> {
+        if state.is_terminal() || state == TaskState::Submitting {
+            return Err(StoreError::InvalidAmount(format!(
+                "record_poll cannot set {}",
+                state.as_str()
+            )));
+        }
+        let now = now_millis();
+        let done = sqlx::query(
+            "UPDATE tasks SET status = $1, upstream_status = $2, progress = $3, next_poll_at = $4,
+                              poll_failures = $5, updated_at = $6, lease_owner = NULL, lease_until = NULL
+             WHERE id = $7 AND lease_owner = $8 AND status IN ('queued', 'running')",
+        )
+        .bind(state.as_str())
+        .bind(upstream_status.map(str::to_owned))
+        .bind(progress.clamp(0, 100))
+        .bind(now.saturating_add(millis(next_poll_in)))
+        .bind(poll_failures)
+        .bind(now)
+        .bind(id)
+        .bind(owner)
+        .execute(self.writer())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Ends a task: a compare-and-swap from any live state to `succeeded` or `failed`, and — in
+    /// the same transaction, only for the winner — the settlement or the full release of its
+    /// hold. Returns false when another worker (or the sweeper) ended it first.
+    pub async fn finish_task(
+        &self,
+        id: &str,
+        outcome: Outcome,
+        upstream_status: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let now = now_millis();
+        let (state, result, error) = match &outcome {
+            Outcome::Succeeded { result, .. } => {
+                (TaskState::Succeeded, Some(result.to_string()), None)
+            }
+            Outcome::Failed { error } => (TaskState::Failed, None, Some(error.to_string())),
+        };
+        let mut tx = self.writer().begin().await?;
+        let won: Option<(Option<String>,)> = sqlx::query_as(
+            "UPDATE tasks SET status = $1, result = $2, error = $3, upstream_status = COALESCE($4, upstream_status),
+                              progress = CASE WHEN $1 = 'succeeded' THEN 100 ELSE progress END,
+                              updated_at = $5, lease_owner = NULL, lease_until = NULL, next_poll_at = NULL
+             WHERE id = $6 AND status IN ('submitting', 'queued', 'running')
+             RETURNING hold_id",
+        )
+        .bind(state.as_str())
+        .bind(result)
+        .bind(error)
+        .bind(upstream_status.map(str::to_owned))
+        .bind(now)
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some((hold_id,)) = won else {
+            return Ok(false);
+        };
+        if let Some(hold_id) = hold_id {
+            match outcome {
+                Outcome::Succeeded { settlement, .. } => {
+                    settle_hold(&mut tx, &hold_id, settlement).await?;
+                }
+                Outcome::Failed { .. } => {
+                    release_hold(&mut tx, &hold_id, &format!("task {id} failed")).await?;
+                }
+            }
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Fails (and refunds) tasks past their deadline that are still live. Returns their ids.
+    pub async fn expire_overdue_tasks(&self) -> Result<Vec<String>, StoreError> {
+        let overdue: Vec<(String,)> = sqlx::query_as(
+            "SELECT id FROM tasks WHERE status IN ('submitting', 'queued', 'running') AND deadline_at < $1",
+        )
+        .bind(now_millis())
+        .fetch_all(self.pool())
+        .await?;
+        let mut expired = Vec::new();
+        for (id,) in overdue {
+            let error = serde_json::json!({"code": "expired", "message": "the task did not finish before its deadline; it was refunded"});
+            if self
+                .finish_task(&id, Outcome::Failed { error }, Some("expired"))
+                .await?
+            {
+                expired.push(id);
+            }
+        }
+        Ok(expired)
+    }
+
+    /// Fails (and refunds) tasks stuck in `submitting` for longer than `age`: the process died
+    /// between writing the row and hearing the upstream, so whether the upstream has the task is
+    /// unknown, and a video submit is never re-sent blindly (DESIGN §6).
+    pub async fn fail_stale_submissions(
+        &self,
+        age: std::time::Duration,
+    ) -> Result<Vec<String>, StoreError> {
+        let stale: Vec<(String,)> =
+            sqlx::query_as("SELECT id FROM tasks WHERE status = 'submitting' AND created_at < $1")
+                .bind(now_millis().saturating_sub(millis(age)))
+                .fetch_all(self.pool())
+                .await?;
+        let mut failed = Vec::new();
+        for (id,) in stale {
+            let error = serde_json::json!({"code": "submission_interrupted", "message": "the gateway stopped while submitting the task; it was refunded"});
+            if self
+                .finish_task(&id, Outcome::Failed { error }, None)
+                .await?
+            {
+                failed.push(id);
+            }
+        }
+        Ok(failed)
+    }
+
+    /// The account's tasks, newest first, with the total before paging.
+    pub async fn list_tasks(
+        &self,
+        account_id: &str,
+        filter: &TaskFilter,
+        offset: i64,
+        limit: i64,
+    ) -> Result<(i64, Vec<Task>), StoreError> {
+        // Placeholders only; the values are bound.
+        let mut conditions = vec!["account_id = $1".to_owned(), "hidden = 0".to_owned()];
+        let mut binds: Vec<String> = vec![account_id.to_owned()];
+        let placeholder = |value: String, binds: &mut Vec<String>| {
+            binds.push(value);
+            format!("${}", binds.len())
+        };
+        if !filter.states.is_empty() {
+            let list: Vec<String> = filter
+                .states
+                .iter()
+                .map(|s| placeholder(s.as_str().to_owned(), &mut binds))
+                .collect();
+            conditions.push(format!("status IN ({})", list.join(", ")));
+        }
+        if !filter.ids.is_empty() {
+            let list: Vec<String> = filter
+                .ids
+                .iter()
+                .map(|i| placeholder(i.clone(), &mut binds))
+                .collect();
+            conditions.push(format!("id IN ({})", list.join(", ")));
+        }
+        if let Some(model) = &filter.model {
+            let p = placeholder(model.clone(), &mut binds);
+            conditions.push(format!("model = {p}"));
+        }
+        if let Some(format) = &filter.format {
+            let p = placeholder(format.clone(), &mut binds);
+            conditions.push(format!("format = {p}"));
+        }
+        let condition = conditions.join(" AND ");
+        let count_sql = format!("SELECT COUNT(*) AS n FROM tasks WHERE {condition}");
+        let mut count = sqlx::query(sqlx::AssertSqlSafe(count_sql));
+        for b in &binds {
+            count = count.bind(b.clone());
+        }
+        let total: i64 = count.fetch_one(self.pool()).await?.try_get("n")?;
+        let page_sql = format!(
+            "SELECT {COLUMNS} FROM tasks WHERE {condition} ORDER BY created_at DESC, id DESC LIMIT {} OFFSET {}",
+            limit.clamp(0, 1000),
+            offset.max(0)
+        );
+        let mut page = sqlx::query(sqlx::AssertSqlSafe(page_sql));
+        for b in &binds {
+            page = page.bind(b.clone());
+        }
+        let rows = page.fetch_all(self.pool()).await?;
+        Ok((
+            total,
+            rows.iter().map(task_from_row).collect::<Result<_, _>>()?,
+        ))
+    }
+
+    /// Removes a finished task from its owner's view (the vendor's DELETE of a finished task).
+    pub async fn hide_task(&self, id: &str, account_id: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE tasks SET hidden = 1, updated_at = $1
+             WHERE id = $2 AND account_id = $3 AND hidden = 0 AND status IN ('succeeded', 'failed')",
+        )
+        .bind(now_millis())
+        .bind(id)
+        .bind(account_id)
+        .execute(self.writer())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// A new public task id with `prefix` (`cgt` for the clip format, shaped like the vendor's
+    /// `cgt-20260101123456-abcde`; `video` for the generic one).
+    pub fn new_task_id(prefix: &str) -> String {
+        let id = new_id("x");
+        let random = id.trim_start_matches("x_");
+        let secs = now_millis() / 1000;
+        format!("{prefix}-{secs}-{}", &random[..random.len().min(10)])
+    }
+}
