@@ -9,7 +9,8 @@
 //! and returns a typed response or an [`UpstreamError`] that says whether anything reached the
 //! upstream — which is what decides failover (DESIGN §6).
 //!
-//! Formats so far: `openai-embeddings` ([`embeddings`]), `t2a` ([`t2a`]) and `stt` ([`stt`]).
+//! Formats: `openai-embeddings` ([`embeddings`]), `t2a` ([`t2a`]), `stt` ([`stt`]), and the
+//! video task formats `ark` and `generic-video` ([`tasks`]); `genai` is to come.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
@@ -19,6 +20,7 @@ mod error;
 pub mod multipart;
 pub mod stt;
 pub mod t2a;
+pub mod tasks;
 
 pub use client::{Body, ClientConfig, Endpoint, HttpClient, Timeouts, body_stream, full_body};
 pub use error::{Phase, UpstreamError};
