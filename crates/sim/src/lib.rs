@@ -27,6 +27,7 @@ mod knobs;
 mod server;
 mod stt;
 mod t2a;
+pub mod video;
 
 pub use knobs::{KnobSettings, Knobs};
 pub use server::{SimHandle, start};
