@@ -23,12 +23,29 @@ pub struct KnobSettings {
     pub cut_after_frames: Option<u32>,
     /// Streams: send an error frame after this many frames, then end.
     pub error_after_frames: Option<u32>,
+    /// Video tasks: how long a new task stays `queued`, in milliseconds (default 200).
+    pub task_queued_ms: Option<u64>,
+    /// Video tasks: how long a task then stays `running`, in milliseconds (default 800).
+    pub task_running_ms: Option<u64>,
+    /// Video tasks: fail every Nth created task (`Some(10)` fails 10 %); `None` or `Some(0)`
+    /// fails none. Counted over both task formats since the simulator started.
+    pub task_fail_every: Option<u32>,
 }
 
 impl KnobSettings {
     /// The pause between stream frames.
     pub fn frame_interval(&self) -> Duration {
         Duration::from_millis(self.frame_interval_ms.unwrap_or(20))
+    }
+
+    /// How long a new video task stays queued.
+    pub fn task_queued(&self) -> Duration {
+        Duration::from_millis(self.task_queued_ms.unwrap_or(200))
+    }
+
+    /// How long a video task runs once it leaves the queue.
+    pub fn task_running(&self) -> Duration {
+        Duration::from_millis(self.task_running_ms.unwrap_or(800))
     }
 }
 

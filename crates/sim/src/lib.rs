@@ -5,14 +5,20 @@
 //! the gateway uses) over real HTTP on a loopback port, with deterministic output.
 //!
 //! Formats so far: `openai-embeddings` (`POST /v1/embeddings`), `t2a` (`POST /v1/t2a_v2`,
-//! real audio from [`audio`]) and `stt` (`POST /v1/speech_to_text`, a multipart upload probed
-//! for its real duration; the text that [`audio`] embedded comes back exactly).
+//! real audio from [`audio`]), `stt` (`POST /v1/speech_to_text`, a multipart upload probed
+//! for its real duration; the text that [`audio`] embedded comes back exactly), and the
+//! asynchronous video tasks: `clip-tasks` (Ark-style, `POST`/`GET`
+//! `/api/v3/contents/generations/tasks`, `GET`/`DELETE …/tasks/{id}`) and `generic-tasks`
+//! (`POST /v1/video/generations`, `GET /v1/video/generations/{id}`), which move from queued to
+//! running to finished on a clock set by the knobs (`[fail]` and `[expire]` in the prompt pick
+//! the ending) and finish with real MP4 files from [`video`] at `GET /_sim/videos/{id}.mp4`.
 //!
 //! ## Knobs
 //!
 //! [`Knobs`] inject what tests and benchmarks need: added latency, error statuses (always, or for
 //! the next N requests), a stall that never answers (for timeouts), and for streams the pause
-//! between frames, a cut after N frames and an error frame after N frames. They can be changed while
+//! between frames, a cut after N frames and an error frame after N frames, and for video tasks the
+//! queued and running times and a failure of every Nth task. They can be changed while
 //! the simulator runs, in process ([`SimHandle::knobs`]) or over HTTP:
 //!
 //! * `GET /_sim/knobs`, `PUT /_sim/knobs` with a JSON [`KnobSettings`] — read or replace them;
@@ -27,6 +33,7 @@ mod knobs;
 mod server;
 mod stt;
 mod t2a;
+mod tasks;
 pub mod video;
 
 pub use knobs::{KnobSettings, Knobs};

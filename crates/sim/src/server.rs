@@ -1,6 +1,7 @@
 //! The simulator's HTTP server.
 
 use crate::knobs::{Fault, KnobSettings, Knobs};
+use crate::tasks::{ARK_TASKS_PATH, GENERIC_PATH, Tasks, VIDEOS_PATH, VideoReply};
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::BoxBody;
@@ -58,6 +59,7 @@ pub async fn start(addr: SocketAddr, settings: KnobSettings) -> std::io::Result<
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let knobs = Arc::new(Knobs::new(settings));
+    let tasks = Arc::new(Tasks::new(format!("http://{addr}")));
     let (shutdown, mut stop) = watch::channel(false);
     let served_knobs = knobs.clone();
     let task = tokio::spawn(async move {
@@ -73,9 +75,10 @@ pub async fn start(addr: SocketAddr, settings: KnobSettings) -> std::io::Result<
                 _ = stop.changed() => break,
             };
             let knobs = served_knobs.clone();
+            let tasks = tasks.clone();
             let mut stop = stop.clone();
             tokio::spawn(async move {
-                let service = service_fn(move |req| handle(knobs.clone(), req));
+                let service = service_fn(move |req| handle(knobs.clone(), tasks.clone(), req));
                 let builder = auto::Builder::new(TokioExecutor::new());
                 let conn = builder.serve_connection(TokioIo::new(stream), service);
                 tokio::pin!(conn);
@@ -97,6 +100,7 @@ pub async fn start(addr: SocketAddr, settings: KnobSettings) -> std::io::Result<
 
 async fn handle(
     knobs: Arc<Knobs>,
+    tasks: Arc<Tasks>,
     request: Request<Incoming>,
 ) -> Result<Response<SimBody>, Infallible> {
     let (parts, body) = request.into_parts();
@@ -183,6 +187,60 @@ async fn handle(
                 },
             }
         }
+        (&Method::POST, ARK_TASKS_PATH) => {
+            let route = "POST /api/v3/contents/generations/tasks";
+            match admit(&knobs, route).await {
+                Some(status) => reply(crate::tasks::ark_failure(status)),
+                None => reply(tasks.ark_create(&body, &knobs.get())),
+            }
+        }
+        (&Method::GET, ARK_TASKS_PATH) => {
+            let route = "GET /api/v3/contents/generations/tasks";
+            match admit(&knobs, route).await {
+                Some(status) => reply(crate::tasks::ark_failure(status)),
+                None => reply(tasks.ark_list(parts.uri.query().unwrap_or(""))),
+            }
+        }
+        (&Method::GET, p) if task_id(p, ARK_TASKS_PATH).is_some() => {
+            let route = "GET /api/v3/contents/generations/tasks/{id}";
+            match (admit(&knobs, route).await, task_id(p, ARK_TASKS_PATH)) {
+                (Some(status), _) => reply(crate::tasks::ark_failure(status)),
+                (None, id) => reply(tasks.ark_get(id.unwrap_or_default())),
+            }
+        }
+        (&Method::DELETE, p) if task_id(p, ARK_TASKS_PATH).is_some() => {
+            let route = "DELETE /api/v3/contents/generations/tasks/{id}";
+            match (admit(&knobs, route).await, task_id(p, ARK_TASKS_PATH)) {
+                (Some(status), _) => reply(crate::tasks::ark_failure(status)),
+                (None, id) => reply(tasks.ark_delete(id.unwrap_or_default())),
+            }
+        }
+        (&Method::POST, GENERIC_PATH) => {
+            let route = "POST /v1/video/generations";
+            match admit(&knobs, route).await {
+                Some(status) => simulated_failure(status),
+                None => reply(tasks.generic_create(&body, &knobs.get())),
+            }
+        }
+        (&Method::GET, p) if task_id(p, GENERIC_PATH).is_some() => {
+            let route = "GET /v1/video/generations/{id}";
+            match (admit(&knobs, route).await, task_id(p, GENERIC_PATH)) {
+                (Some(status), _) => simulated_failure(status),
+                (None, id) => reply(tasks.generic_get(id.unwrap_or_default())),
+            }
+        }
+        (&Method::GET, p) if task_id(p, VIDEOS_PATH.trim_end_matches('/')).is_some() => {
+            let route = "GET /_sim/videos/{id}.mp4";
+            let file = task_id(p, VIDEOS_PATH.trim_end_matches('/')).unwrap_or_default();
+            let range = parts
+                .headers
+                .get(header::RANGE)
+                .and_then(|v| v.to_str().ok());
+            match admit(&knobs, route).await {
+                Some(status) => simulated_failure(status),
+                None => video(tasks.video(file, range).await),
+            }
+        }
         _ => openai_error(
             404,
             "invalid_request_error",
@@ -191,6 +249,79 @@ async fn handle(
             &format!("Unknown request URL: {} {}", parts.method, path),
         ),
     })
+}
+
+/// The id in `{prefix}/{id}`: not empty, without a further `/`.
+fn task_id<'a>(path: &'a str, prefix: &str) -> Option<&'a str> {
+    let id = path.strip_prefix(prefix)?.strip_prefix('/')?;
+    (!id.is_empty() && !id.contains('/')).then_some(id)
+}
+
+/// A JSON answer of the task routes.
+fn reply((status, body): crate::tasks::Reply) -> Response<SimBody> {
+    json(
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        &body,
+    )
+}
+
+/// The OpenAI-style answer to a failure injected by the knobs.
+fn simulated_failure(status: u16) -> Response<SimBody> {
+    openai_error(
+        status,
+        error_type(status),
+        None,
+        None,
+        "simulated upstream failure",
+    )
+}
+
+/// The answer of `GET /_sim/videos/{id}.mp4`.
+fn video(answer: VideoReply) -> Response<SimBody> {
+    match answer {
+        VideoReply::Video {
+            status,
+            body,
+            content_range,
+        } => {
+            let length = body.len();
+            let mut response = raw(
+                StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+                "video/mp4",
+                body,
+            );
+            let headers = response.headers_mut();
+            headers.insert(header::CONTENT_LENGTH, header::HeaderValue::from(length));
+            headers.insert(
+                header::ACCEPT_RANGES,
+                header::HeaderValue::from_static("bytes"),
+            );
+            if let Some(range) = content_range.and_then(|r| header::HeaderValue::try_from(r).ok()) {
+                headers.insert(header::CONTENT_RANGE, range);
+            }
+            response
+        }
+        VideoReply::Unsatisfiable(total) => {
+            let mut response = openai_error(
+                416,
+                "invalid_request_error",
+                None,
+                None,
+                "the requested range lies outside the video",
+            );
+            if let Ok(range) = header::HeaderValue::try_from(format!("bytes */{total}")) {
+                response.headers_mut().insert(header::CONTENT_RANGE, range);
+            }
+            response
+        }
+        VideoReply::Refused(status, message) => openai_error(
+            status,
+            error_type(status),
+            (status == 404).then_some("not_found"),
+            None,
+            &message,
+        ),
+    }
 }
 
 /// Applies the knobs to one request: waits out the latency, or forever when stalled; returns the
