@@ -243,3 +243,71 @@ pub async fn relay<E: Encoder>(
         tracing::error!(error = ?e, "settling a recognition stream failed");
     }
 }
+
+/// The streamed branch of both endpoints: opens the stream and waits for its first frame (a
+/// failure before it releases the hold in full), then relays the rest from a task that also
+/// keeps the spooled upload alive, and answers with the event stream at once.
+#[allow(clippy::too_many_arguments)]
+pub async fn stream_response<E: Encoder>(
+    state: &State,
+    entry: &crate::catalog::ModelEntry,
+    upstream: &SttParams,
+    file: UploadedFile,
+    part_name: &str,
+    container: Container,
+    held: HeldCharge,
+    encoder: E,
+    probed_seconds: u64,
+) -> Result<http::Response<crate::body::ResponseBody>, ApiError> {
+    let started = std::time::Instant::now();
+    let opened = open_stream(
+        state,
+        entry,
+        upstream,
+        file_part(&file, container, part_name),
+    )
+    .await;
+    let (first, frames) = match opened {
+        Ok(opened) => opened,
+        Err(e) => {
+            held.release(&format!("upstream failed before the first byte: {e}"))
+                .await;
+            return Err(crate::relay::upstream_error(&e));
+        }
+    };
+    let first_frame_time = started.elapsed();
+    let (sender, body) = crate::stream_body::channel();
+    tokio::spawn(async move {
+        let _upload = file;
+        relay(held, first, frames, sender, encoder, probed_seconds).await;
+    });
+    Ok(crate::handlers::sse_response(body, first_frame_time))
+}
+
+/// The whole-result branch of both endpoints: calls the channels with failover and, on
+/// failure, releases the hold. On success the hold comes back with the answer, to be settled.
+pub async fn transcribe_whole(
+    state: &State,
+    entry: &crate::catalog::ModelEntry,
+    upstream: &SttParams,
+    part: FilePart<'_>,
+    held: HeldCharge,
+) -> Result<
+    (
+        tollgate_upstream::embeddings::Answer<tollgate_upstream::stt::SttBody>,
+        HeldCharge,
+    ),
+    ApiError,
+> {
+    let called = crate::relay::with_failover(entry, |channel| async move {
+        tollgate_upstream::stt::transcribe(&state.http, &channel.endpoint, upstream, part).await
+    })
+    .await;
+    match called {
+        Ok((answer, _)) => Ok((answer, held)),
+        Err(e) => {
+            held.release(&format!("upstream failed: {e}")).await;
+            Err(crate::relay::upstream_error(&e))
+        }
+    }
+}

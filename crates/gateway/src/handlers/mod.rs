@@ -24,3 +24,19 @@ pub struct Context {
 /// gateway's own time from the upstream's.
 #[derive(Debug, Clone, Copy)]
 pub struct UpstreamTime(pub Duration);
+
+/// A `text/event-stream` response over a streamed body, noting the upstream's time to its first
+/// frame for the metrics.
+pub fn sse_response(
+    body: crate::body::ResponseBody,
+    first_frame: Duration,
+) -> http::Response<crate::body::ResponseBody> {
+    use http::HeaderValue;
+    use http::header::{CACHE_CONTROL, CONTENT_TYPE};
+    let mut response = http::Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response.extensions_mut().insert(UpstreamTime(first_frame));
+    response
+}

@@ -9,12 +9,9 @@ use crate::errors::{ApiError, Family};
 use crate::handlers::{Context, UpstreamTime};
 use crate::limits;
 use crate::recognition::{self, billed_seconds};
-use crate::relay;
-use crate::stream_body;
 use crate::translate::transcription::{self as translate, encoders};
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
-use std::time::Instant;
 use tollgate_billing::{Usage, audio_seconds};
 use tollgate_upstream::stt::SttBody;
 use tollgate_vendor_audio::stt::{LANGUAGE_HEADER, validate};
@@ -65,60 +62,23 @@ pub async fn create(
     // 6–8.
     let upstream = translate::stt_upstream(&params, &entry);
     let name = recognition::default_name(container);
-    let part = recognition::file_part(&file, container, &name);
-    let started = Instant::now();
     if params.stream {
-        let (first, frames) = match recognition::open_stream(&state, &entry, &upstream, part).await
-        {
-            Ok(opened) => opened,
-            Err(e) => {
-                held.release(&format!("upstream failed before the first byte: {e}"))
-                    .await;
-                return Err(relay::upstream_error(&e));
-            }
-        };
-        let first_frame_time = started.elapsed();
-        let (sender, body) = stream_body::channel();
-        tokio::spawn(async move {
-            let _file = file;
-            recognition::relay(
-                held,
-                first,
-                frames,
-                sender,
-                encoders::VendorFrames,
-                probed_seconds,
-            )
-            .await;
-        });
-        let mut response = Response::new(body);
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/event-stream"),
-        );
-        response
-            .headers_mut()
-            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        response
-            .extensions_mut()
-            .insert(UpstreamTime(first_frame_time));
-        return Ok(response);
+        return recognition::stream_response(
+            &state,
+            &entry,
+            &upstream,
+            file,
+            &name,
+            container,
+            held,
+            encoders::VendorFrames,
+            probed_seconds,
+        )
+        .await;
     }
-
-    let called = relay::with_failover(&entry, |channel| {
-        let (state, upstream) = (state.clone(), &upstream);
-        async move {
-            tollgate_upstream::stt::transcribe(&state.http, &channel.endpoint, upstream, part).await
-        }
-    })
-    .await;
-    let answer = match called {
-        Ok((answer, _)) => answer,
-        Err(e) => {
-            held.release(&format!("upstream failed: {e}")).await;
-            return Err(relay::upstream_error(&e));
-        }
-    };
+    let part = recognition::file_part(&file, container, &name);
+    let (answer, held) =
+        recognition::transcribe_whole(&state, &entry, &upstream, part, held).await?;
     // The result's duration settles; srt and vtt carry none, so the probe does (no format
     // dodges the charge).
     let reported = match &answer.body {

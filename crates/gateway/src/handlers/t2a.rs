@@ -13,7 +13,7 @@ use crate::relay;
 use crate::speech_relay::{self, AudioShape};
 use crate::stream_body;
 use crate::translate::speech::{self as translate, encoders};
-use http::{HeaderValue, Request, Response, StatusCode, header};
+use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use std::time::Instant;
 use tollgate_billing::{Usage, speech_characters};
@@ -103,18 +103,7 @@ pub async fn create(
         characters,
         shape,
     ));
-    let mut response = Response::new(body);
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
-        .extensions_mut()
-        .insert(UpstreamTime(first_frame_time));
-    Ok(response)
+    Ok(crate::handlers::sse_response(body, first_frame_time))
 }
 
 fn field_error(e: FieldError) -> ApiError {

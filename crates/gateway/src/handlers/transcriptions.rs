@@ -10,11 +10,9 @@ use crate::handlers::{Context, UpstreamTime};
 use crate::limits;
 use crate::recognition::{self, billed_seconds};
 use crate::relay;
-use crate::stream_body;
 use crate::translate::transcription::{self as translate, encoders};
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
-use std::time::Instant;
 use tollgate_billing::{Usage, audio_seconds};
 use tollgate_compat_audio::transcription::validate;
 use tollgate_compat_audio::{FieldError, TranscriptionParams};
@@ -65,62 +63,23 @@ pub async fn create(
     // 6–8.
     let upstream = translate::to_stt(&params, &entry);
     let name = recognition::default_name(container);
-    let part = recognition::file_part(&file, container, &name);
-    let started = Instant::now();
     if params.stream {
-        let (first, frames) = match recognition::open_stream(&state, &entry, &upstream, part).await
-        {
-            Ok(opened) => opened,
-            Err(e) => {
-                held.release(&format!("upstream failed before the first byte: {e}"))
-                    .await;
-                return Err(relay::upstream_error(&e));
-            }
-        };
-        let first_frame_time = started.elapsed();
-        let (sender, body) = stream_body::channel();
-        // The spooled file must outlive the relay only as long as the upstream reads it: the
-        // stream has been opened, so the form body was sent; keep `file` alive with the task anyway.
-        tokio::spawn(async move {
-            let _file = file;
-            recognition::relay(
-                held,
-                first,
-                frames,
-                sender,
-                encoders::CompatEvents,
-                probed_seconds,
-            )
-            .await;
-        });
-        let mut response = Response::new(body);
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/event-stream"),
-        );
-        response
-            .headers_mut()
-            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        response
-            .extensions_mut()
-            .insert(UpstreamTime(first_frame_time));
-        return Ok(response);
+        return recognition::stream_response(
+            &state,
+            &entry,
+            &upstream,
+            file,
+            &name,
+            container,
+            held,
+            encoders::CompatEvents,
+            probed_seconds,
+        )
+        .await;
     }
-
-    let called = relay::with_failover(&entry, |channel| {
-        let (state, upstream) = (state.clone(), &upstream);
-        async move {
-            tollgate_upstream::stt::transcribe(&state.http, &channel.endpoint, upstream, part).await
-        }
-    })
-    .await;
-    let answer = match called {
-        Ok((answer, _)) => answer,
-        Err(e) => {
-            held.release(&format!("upstream failed: {e}")).await;
-            return Err(relay::upstream_error(&e));
-        }
-    };
+    let part = recognition::file_part(&file, container, &name);
+    let (answer, held) =
+        recognition::transcribe_whole(&state, &entry, &upstream, part, held).await?;
     let SttBody::Verbose(result) = answer.body else {
         held.release("upstream answered another format").await;
         return Err(relay::upstream_error(
