@@ -2,38 +2,14 @@
 //! set (CI sets it). Every test uses its own account names, so PostgreSQL runs share a database.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::{stores, unique};
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tollgate_billing::Amount;
 use tollgate_store::{Closed, HoldRequest, LedgerKind, Settlement, Store, StoreError};
-
-/// One store per available backend.
-async fn stores() -> Vec<Store> {
-    let dir = std::env::temp_dir().join(format!(
-        "tollgate-store-test-{}-{}",
-        std::process::id(),
-        unique()
-    ));
-    let mut stores = vec![
-        Store::connect(&format!("sqlite://{}/t.db", dir.display()))
-            .await
-            .unwrap(),
-    ];
-    if let Ok(url) = std::env::var("TOLLGATE_TEST_POSTGRES_URL") {
-        stores.push(Store::connect(&url).await.unwrap());
-    }
-    stores
-}
-
-fn unique() -> String {
-    use std::sync::atomic::AtomicU64;
-    static N: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{nanos}-{}", N.fetch_add(1, Ordering::Relaxed))
-}
 
 fn units(n: i64) -> Amount {
     Amount::from_nanos(n * 1_000_000_000)

@@ -3,39 +3,16 @@
 //! SQLite always; PostgreSQL when `TOLLGATE_TEST_POSTGRES_URL` is set.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::{stores, unique};
+
 use std::collections::HashSet;
 use std::time::Duration;
 use tollgate_billing::Amount;
 use tollgate_store::{
     LedgerKind, NewTask, Outcome, Poll, Settlement, Store, StoreError, TaskFilter, TaskState,
 };
-
-async fn stores() -> Vec<Store> {
-    let dir = std::env::temp_dir().join(format!(
-        "tollgate-task-test-{}-{}",
-        std::process::id(),
-        unique()
-    ));
-    let mut stores = vec![
-        Store::connect(&format!("sqlite://{}/t.db", dir.display()))
-            .await
-            .unwrap(),
-    ];
-    if let Ok(url) = std::env::var("TOLLGATE_TEST_POSTGRES_URL") {
-        stores.push(Store::connect(&url).await.unwrap());
-    }
-    stores
-}
-
-fn unique() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{nanos}-{}", N.fetch_add(1, Ordering::Relaxed))
-}
 
 fn new_task(account: &str, key: &str, channel: &str) -> NewTask {
     NewTask {
