@@ -203,6 +203,24 @@ impl ApiError {
     }
 }
 
+/// A format crate's field-level validation error is a 400 naming the field, with the rule's
+/// code. (Each protocol crate has its own `FieldError`: they do not depend on each other.)
+macro_rules! from_field_error {
+    ($($ty:ty),+ $(,)?) => {$(
+        impl From<$ty> for ApiError {
+            fn from(e: $ty) -> ApiError {
+                ApiError::invalid(e.field, e.rule.code(), e.message)
+            }
+        }
+    )+};
+}
+
+from_field_error!(
+    tollgate_embeddings::FieldError,
+    tollgate_compat_audio::FieldError,
+    tollgate_vendor_audio::FieldError,
+);
+
 fn openai_type(kind: ErrorKind) -> &'static str {
     match kind {
         ErrorKind::InsufficientBalance => "insufficient_quota",

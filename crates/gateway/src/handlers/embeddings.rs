@@ -38,7 +38,7 @@ pub async fn create(
     let entry = state
         .catalog
         .require(&request.model, ModelKind::Embeddings)?;
-    validate(&request, model_family(&entry.upstream_model)).map_err(field_error)?;
+    validate(&request, model_family(&entry.upstream_model)).map_err(ApiError::from)?;
     let counts = if size > INLINE_TOKENIZE_BYTES {
         let input = request.input.clone();
         tokio::task::spawn_blocking(move || tokens::count_embedding_inputs(&input))
@@ -47,7 +47,7 @@ pub async fn create(
     } else {
         tokens::count_embedding_inputs(&request.input)
     };
-    validate_input_token_counts(&request.input, &counts).map_err(field_error)?;
+    validate_input_token_counts(&request.input, &counts).map_err(ApiError::from)?;
     let local_tokens: u64 = counts.iter().map(|c| *c as u64).sum();
 
     // 5. The hold: no hold, no upstream call.
@@ -112,8 +112,4 @@ pub async fn create(
         .extensions_mut()
         .insert(UpstreamTime(upstream_time));
     Ok(response)
-}
-
-fn field_error(e: tollgate_embeddings::FieldError) -> ApiError {
-    ApiError::invalid(e.field, e.rule.code(), e.message)
 }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use tollgate_billing::{Usage, speech_characters};
 use tollgate_compat_audio::speech::validate;
 use tollgate_compat_audio::{
-    AudioFormat, FieldError, SpeechRequest, SpeechStreamEvent, SpeechUsage, StreamFormat,
+    AudioFormat, SpeechRequest, SpeechStreamEvent, SpeechUsage, StreamFormat,
 };
 
 /// The bitrate of MP3 the channel produces when none is asked (the vendor's default).
@@ -39,7 +39,7 @@ pub async fn create(
     // 3. The body, under the endpoint's limit, decoded and checked.
     let (request, _): (SpeechRequest, _) =
         body::read_json(&state, limits::Endpoint::Speech, &parts.headers, body).await?;
-    validate(&request).map_err(field_error)?;
+    validate(&request).map_err(ApiError::from)?;
 
     // 4. The model (aliases such as tts-1 resolve here).
     let entry = state.catalog.require(&request.model, ModelKind::Speech)?;
@@ -162,8 +162,4 @@ fn respond(
 
 fn sse_event(event: &SpeechStreamEvent) -> Bytes {
     tollgate_sse::Event::data(serde_json::to_string(event).unwrap_or_default()).encode()
-}
-
-fn field_error(e: FieldError) -> ApiError {
-    ApiError::invalid(e.field, e.rule.code(), e.message)
 }

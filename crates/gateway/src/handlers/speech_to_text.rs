@@ -15,7 +15,7 @@ use hyper::body::Incoming;
 use tollgate_billing::{Usage, audio_seconds};
 use tollgate_upstream::stt::SttBody;
 use tollgate_vendor_audio::stt::{LANGUAGE_HEADER, validate};
-use tollgate_vendor_audio::{FieldError, SttFormat, SttParams};
+use tollgate_vendor_audio::{SttFormat, SttParams};
 
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
@@ -36,8 +36,8 @@ pub async fn create(
         .headers
         .get(LANGUAGE_HEADER)
         .and_then(|v| v.to_str().ok());
-    let params = SttParams::from_fields(form.field_pairs(), language).map_err(field_error)?;
-    validate(&params).map_err(field_error)?;
+    let params = SttParams::from_fields(form.field_pairs(), language).map_err(ApiError::from)?;
+    validate(&params).map_err(ApiError::from)?;
     let file = recognition::require_file(&mut form)?;
 
     // 4. The model.
@@ -113,8 +113,4 @@ pub async fn create(
         .extensions_mut()
         .insert(UpstreamTime(answer.upstream_time));
     Ok(response)
-}
-
-fn field_error(e: FieldError) -> ApiError {
-    ApiError::invalid(e.field, e.rule.code(), e.message)
 }

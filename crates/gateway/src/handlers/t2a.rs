@@ -19,7 +19,7 @@ use std::time::Instant;
 use tollgate_billing::{Usage, speech_characters};
 use tollgate_compat_audio::AudioFormat;
 use tollgate_vendor_audio::t2a::validate;
-use tollgate_vendor_audio::{FieldError, T2aFormat, T2aRequest};
+use tollgate_vendor_audio::{T2aFormat, T2aRequest};
 
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
@@ -35,7 +35,7 @@ pub async fn create(
     // 3. The body, under the endpoint's limit, decoded and checked.
     let (request, _): (T2aRequest, _) =
         body::read_json(&state, limits::Endpoint::T2a, &parts.headers, body).await?;
-    validate(&request).map_err(field_error)?;
+    validate(&request).map_err(ApiError::from)?;
 
     // 4. The model.
     let entry = state.catalog.require(&request.model, ModelKind::Speech)?;
@@ -104,8 +104,4 @@ pub async fn create(
         shape,
     ));
     Ok(crate::handlers::sse_response(body, first_frame_time))
-}
-
-fn field_error(e: FieldError) -> ApiError {
-    ApiError::invalid(e.field, e.rule.code(), e.message)
 }

@@ -14,8 +14,8 @@ use crate::translate::transcription::{self as translate, encoders};
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use tollgate_billing::{Usage, audio_seconds};
+use tollgate_compat_audio::TranscriptionParams;
 use tollgate_compat_audio::transcription::validate;
-use tollgate_compat_audio::{FieldError, TranscriptionParams};
 use tollgate_upstream::stt::SttBody;
 
 /// The request flow of DESIGN §2, top to bottom.
@@ -37,8 +37,8 @@ pub async fn create(
         body,
     )
     .await?;
-    let params = TranscriptionParams::from_fields(form.field_pairs()).map_err(field_error)?;
-    validate(&params).map_err(field_error)?;
+    let params = TranscriptionParams::from_fields(form.field_pairs()).map_err(ApiError::from)?;
+    validate(&params).map_err(ApiError::from)?;
     let file = recognition::require_file(&mut form)?;
 
     // 4. The model (whisper-1 and the other OpenAI names are aliases).
@@ -102,8 +102,4 @@ pub async fn create(
         .extensions_mut()
         .insert(UpstreamTime(answer.upstream_time));
     Ok(response)
-}
-
-fn field_error(e: FieldError) -> ApiError {
-    ApiError::invalid(e.field, e.rule.code(), e.message)
 }
