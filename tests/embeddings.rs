@@ -373,14 +373,6 @@ async fn a_refusing_channel_fails_over_to_the_next() {
 #[tokio::test]
 async fn endpoints_not_built_yet_answer_501_in_their_family_shape() {
     let gw = TestGateway::start().await;
-    let r = gw.request("POST", "/v1/video/generations", &[], "{}").await;
-    assert_eq!(r.status, 501);
-    assert_eq!(r.json()["error"]["type"], "server_error");
-    let r = gw
-        .request("POST", "/api/v3/contents/generations/tasks", &[], "{}")
-        .await;
-    assert_eq!(r.status, 501);
-    assert_eq!(r.json()["error"]["type"], "NotImplemented");
     let r = gw
         .request(
             "POST",

@@ -24,8 +24,13 @@ def new_key(name: str, balance: str) -> str:
     return cli("keys", "create", "--name", name, "--balance", balance).strip()
 
 
+def account(name: str) -> dict:
+    """`keys show --json`: balance, held, available, open holds, usage by model, ..."""
+    return json.loads(cli("keys", "show", name, "--json"))
+
+
 def balance(name: str) -> Decimal:
-    return Decimal(json.loads(cli("keys", "show", name, "--json"))["balance"])
+    return Decimal(account(name)["balance"])
 
 
 @pytest.fixture

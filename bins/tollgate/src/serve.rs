@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tollgate_gateway::catalog::Catalog;
 use tollgate_gateway::limits::Limits;
+use tollgate_gateway::media::MediaLinks;
+use tollgate_gateway::tasks::TaskSettings;
 use tollgate_gateway::{Config, Gateway, State, server};
 use tollgate_store::Store;
 use tollgate_upstream::{ClientConfig, HttpClient};
@@ -42,11 +44,22 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     })
     .map_err(|e| e.to_string())?;
     let limits = Limits::new(&config.limits).map_err(|e| format!("configuration: {e}"))?;
+    let media = MediaLinks::load(&config.media, &store)
+        .await
+        .map_err(|e| format!("media link key: {e}"))?;
     let state = Arc::new(
-        State::new(store.clone(), catalog, http, limits).with_speech(config.speech.clone()),
+        State::new(store.clone(), catalog, http, limits)
+            .with_speech(config.speech.clone())
+            .with_tasks(TaskSettings::from(&config.tasks), media),
     );
     tokio::task::spawn_blocking(tollgate_gateway::tokens::warm_up);
     let sweeper = tokio::spawn(sweep_stale_holds(store.clone()));
+    // Pollers and the task sweeper; a restarted replica picks up every task in flight.
+    let task_workers = if config.tasks.workers {
+        tollgate_gateway::tasks::worker::spawn(&state)
+    } else {
+        Vec::new()
+    };
 
     let addr: SocketAddr = config
         .listen
@@ -68,6 +81,9 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     .await;
 
     sweeper.abort();
+    for worker in task_workers {
+        worker.abort();
+    }
     if let Some(sim) = sim {
         sim.shutdown().await;
     }

@@ -241,6 +241,32 @@ fn is_base64(payload: &str) -> bool {
     alphabet_ok && length_ok
 }
 
+/// The host of an `http(s)` URL as written, lower case, without port or brackets — for
+/// comparing with a list of hosts, not for deciding whether it is public (see
+/// [`parse_http_url`]).
+///
+/// ```
+/// use tollgate_clip_tasks::media_url::url_host;
+///
+/// assert_eq!(url_host("http://CDN.internal:9000/a.mp4").as_deref(), Some("cdn.internal"));
+/// assert_eq!(url_host("https://[::1]:8443/x").as_deref(), Some("::1"));
+/// assert_eq!(url_host("data:image/png;base64,AAAA"), None);
+/// ```
+pub fn url_host(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return None;
+    }
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split_once(']')?.0
+    } else {
+        host_port.split(':').next()?
+    };
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
 /// Parses an `http(s)` URL by the rules of the module documentation and returns its parts when
 /// its host is public (a public IP literal, or a name that may be public).
 ///

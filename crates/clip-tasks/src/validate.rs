@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{FieldError, Rule};
-use crate::media_url::{UrlProblem, check_audio_url, check_image_url, check_video_url};
+use crate::media_url::{UrlProblem, check_audio_url, check_image_url, check_video_url, url_host};
 use crate::request::{
     CONTENT_TYPES, ContentItem, CreateTaskRequest, ImageRole, ROLE_REFERENCE_AUDIO,
     ROLE_REFERENCE_VIDEO,
@@ -119,6 +119,27 @@ impl Validated {
 /// # Ok::<(), tollgate_clip_tasks::FieldError>(())
 /// ```
 pub fn validate(req: &CreateTaskRequest) -> Result<Validated, FieldError> {
+    validate_trusting(req, &[])
+}
+
+/// [`validate()`], accepting URLs whose host is one of `trusted_hosts` (lower case) even when it
+/// is not public — an operator's internal CDN that the upstream can reach. Every other rule
+/// holds for them.
+///
+/// ```
+/// use tollgate_clip_tasks::{validate, validate_trusting, ContentItem, CreateTaskRequest};
+///
+/// let request = CreateTaskRequest::new(
+///     "clipgen-cn-2.0-260128",
+///     vec![ContentItem::text("A kite"), ContentItem::video("http://10.0.0.8:9000/ref.mp4")],
+/// );
+/// assert!(validate(&request).is_err());
+/// assert!(validate_trusting(&request, &["10.0.0.8".to_owned()]).is_ok());
+/// ```
+pub fn validate_trusting(
+    req: &CreateTaskRequest,
+    trusted_hosts: &[String],
+) -> Result<Validated, FieldError> {
     if req.model.is_empty() {
         return Err(FieldError::new(
             "model",
@@ -136,7 +157,7 @@ pub fn validate(req: &CreateTaskRequest) -> Result<Validated, FieldError> {
             ),
         ));
     };
-    let counts = validate_content(series, &req.content)?;
+    let counts = validate_content(series, &req.content, trusted_hosts)?;
     let (duration_seconds, duration_chosen_by_model) = validate_duration(series, req)?;
     let resolution = one_of("resolution", req.resolution_or_default(), &RESOLUTIONS)?;
     let ratio = one_of("ratio", req.ratio_or_default(), &RATIOS)?;
@@ -210,7 +231,12 @@ struct Counts {
     drafts: u32,
 }
 
-fn validate_content(series: ClipSeries, content: &[ContentItem]) -> Result<Counts, FieldError> {
+fn validate_content(
+    series: ClipSeries,
+    content: &[ContentItem],
+    trusted_hosts: &[String],
+) -> Result<Counts, FieldError> {
+    let trusted = |url: &str| url_host(url).is_some_and(|host| trusted_hosts.contains(&host));
     if content.is_empty() {
         return Err(FieldError::new(
             "content",
@@ -229,12 +255,22 @@ fn validate_content(series: ClipSeries, content: &[ContentItem]) -> Result<Count
             }
             ContentItem::ImageUrl { image_url, role } => {
                 let field = format!("content[{i}].image_url.url");
-                check_url(&field, "an image", check_image_url(&image_url.url))?;
+                check_url(
+                    &field,
+                    "an image",
+                    check_image_url(&image_url.url),
+                    trusted(&image_url.url),
+                )?;
                 count_image(i, *role, &mut counts)?;
             }
             ContentItem::VideoUrl { video_url, role } => {
                 let field = format!("content[{i}].video_url.url");
-                check_url(&field, "a reference video", check_video_url(&video_url.url))?;
+                check_url(
+                    &field,
+                    "a reference video",
+                    check_video_url(&video_url.url),
+                    trusted(&video_url.url),
+                )?;
                 check_role(i, role.as_deref(), ROLE_REFERENCE_VIDEO)?;
                 counts.videos += 1;
                 let max = series.max_reference_videos();
@@ -248,7 +284,12 @@ fn validate_content(series: ClipSeries, content: &[ContentItem]) -> Result<Count
             }
             ContentItem::AudioUrl { audio_url, role } => {
                 let field = format!("content[{i}].audio_url.url");
-                check_url(&field, "reference audio", check_audio_url(&audio_url.url))?;
+                check_url(
+                    &field,
+                    "reference audio",
+                    check_audio_url(&audio_url.url),
+                    trusted(&audio_url.url),
+                )?;
                 check_role(i, role.as_deref(), ROLE_REFERENCE_AUDIO)?;
                 counts.audios += 1;
             }
@@ -333,10 +374,23 @@ fn check_role(i: usize, role: Option<&str>, expected: &str) -> Result<(), FieldE
     }
 }
 
-fn check_url(field: &str, what: &str, result: Result<(), UrlProblem>) -> Result<(), FieldError> {
+fn check_url(
+    field: &str,
+    what: &str,
+    result: Result<(), UrlProblem>,
+    trusted_host: bool,
+) -> Result<(), FieldError> {
     let Err(problem) = result else {
         return Ok(());
     };
+    if trusted_host
+        && matches!(
+            problem,
+            UrlProblem::NotPublicIp(_) | UrlProblem::NotPublicName(_)
+        )
+    {
+        return Ok(());
+    }
     let rule = match problem {
         UrlProblem::Empty => return Err(required(field.to_owned())),
         UrlProblem::NotPublicIp(_) | UrlProblem::NotPublicName(_) => Rule::NotPublic,

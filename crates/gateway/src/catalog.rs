@@ -42,6 +42,7 @@ pub struct ModelEntry {
 pub struct Catalog {
     aliases: HashMap<String, String>,
     models: HashMap<String, Arc<ModelEntry>>,
+    channels: HashMap<String, Arc<Channel>>,
 }
 
 impl Catalog {
@@ -155,6 +156,7 @@ impl Catalog {
         Ok(Catalog {
             aliases: config.aliases.clone().into_iter().collect(),
             models,
+            channels,
         })
     }
 
@@ -177,6 +179,18 @@ impl Catalog {
         self.resolve(requested, kind)
             .cloned()
             .ok_or_else(|| crate::errors::ApiError::unknown_model(requested))
+    }
+
+    /// A channel by its configured name (tasks remember theirs).
+    pub fn channel(&self, name: &str) -> Option<&Arc<Channel>> {
+        self.channels.get(name)
+    }
+
+    /// Every channel, sorted by name.
+    pub fn channels(&self) -> Vec<Arc<Channel>> {
+        let mut all: Vec<_> = self.channels.values().cloned().collect();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
     }
 
     /// Every public model, sorted by name.

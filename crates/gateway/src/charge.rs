@@ -18,7 +18,7 @@ pub struct HeldCharge {
 }
 
 /// How a settlement came about, for the ledger row.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Basis {
     /// The usage came from the local count, not from the upstream.
     pub estimated: bool,
@@ -66,21 +66,7 @@ impl HeldCharge {
                 hold: Some(hold),
                 entry: entry.clone(),
             }),
-            Err(StoreError::InsufficientBalance {
-                available,
-                requested,
-            }) => Err(ApiError::new(
-                ErrorKind::InsufficientBalance,
-                format!(
-                    "You exceeded your current quota: this request needs {requested} and the balance has {available} available. Please add credit to your account."
-                ),
-            )
-            .code("insufficient_quota")),
-            Err(StoreError::Disabled(_)) => Err(ApiError::new(
-                ErrorKind::Forbidden,
-                "This API key or its account has been disabled",
-            )),
-            Err(e) => Err(ApiError::internal("placing a hold on the balance", e)),
+            Err(e) => Err(hold_refused(e)),
         }
     }
 
@@ -132,6 +118,28 @@ impl HeldCharge {
         if let Some(hold) = self.hold.take() {
             release(&self.state, &hold, reason).await;
         }
+    }
+}
+
+/// How a hold the store refused reaches the client: a balance that does not cover it is a 429
+/// `insufficient_quota` (before any upstream call), a disabled account 403.
+pub fn hold_refused(e: StoreError) -> ApiError {
+    match e {
+        StoreError::InsufficientBalance {
+            available,
+            requested,
+        } => ApiError::new(
+            ErrorKind::InsufficientBalance,
+            format!(
+                "You exceeded your current quota: this request needs {requested} and the balance has {available} available. Please add credit to your account."
+            ),
+        )
+        .code("insufficient_quota"),
+        StoreError::Disabled(_) => ApiError::new(
+            ErrorKind::Forbidden,
+            "This API key or its account has been disabled",
+        ),
+        e => ApiError::internal("placing a hold on the balance", e),
     }
 }
 

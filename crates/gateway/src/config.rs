@@ -41,6 +41,12 @@ pub struct Config {
     /// Speech synthesis settings.
     #[serde(default)]
     pub speech: SpeechConfig,
+    /// Asynchronous video tasks: polling, deadlines, input checks.
+    #[serde(default)]
+    pub tasks: TasksConfig,
+    /// Links to finished videos.
+    #[serde(default)]
+    pub media: MediaConfig,
     /// Configured upstreams.
     #[serde(default)]
     pub channels: Vec<ChannelConfig>,
@@ -93,6 +99,97 @@ impl Default for SpeechConfig {
             pcm_sample_rate: default_pcm_sample_rate(),
         }
     }
+}
+
+/// Asynchronous video tasks (DESIGN §5).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TasksConfig {
+    /// Run the pollers and the sweeper in this process. Every replica may; leases keep them
+    /// from polling the same task twice.
+    #[serde(default = "yes")]
+    pub workers: bool,
+    /// The first poll of the upstream, this long after submission.
+    #[serde(default = "default_first_poll_ms")]
+    pub first_poll_ms: u64,
+    /// The steady interval between polls of one task; polls start at `first_poll_ms` and grow
+    /// to this.
+    #[serde(default = "default_poll_interval_ms")]
+    pub poll_interval_ms: u64,
+    /// The longest wait after failed polls (upstream 429 or 5xx, timeouts).
+    #[serde(default = "default_max_backoff_ms")]
+    pub max_backoff_ms: u64,
+    /// A task not finished this long after submission is failed and refunded.
+    #[serde(default = "default_deadline_seconds")]
+    pub deadline_seconds: u64,
+    /// A task still `submitting` after this long was orphaned by a crash: failed and refunded.
+    #[serde(default = "default_submission_timeout_seconds")]
+    pub submission_timeout_seconds: u64,
+    /// How often the sweeper looks for overdue and orphaned tasks.
+    #[serde(default = "default_sweep_interval_seconds")]
+    pub sweep_interval_seconds: u64,
+    /// Hosts whose media URLs are accepted in task content even though they resolve to private
+    /// addresses (an internal CDN). Everything else must be public (SPEC §2.7 rule 4).
+    #[serde(default)]
+    pub trusted_media_hosts: Vec<String>,
+    /// The time allowed to read a reference video's length (a ranged fetch); past it, the
+    /// upstream decides and the hold covers the series' maximum.
+    #[serde(default = "default_probe_timeout_ms")]
+    pub reference_probe_timeout_ms: u64,
+}
+
+impl Default for TasksConfig {
+    fn default() -> Self {
+        TasksConfig {
+            workers: true,
+            first_poll_ms: default_first_poll_ms(),
+            poll_interval_ms: default_poll_interval_ms(),
+            max_backoff_ms: default_max_backoff_ms(),
+            deadline_seconds: default_deadline_seconds(),
+            submission_timeout_seconds: default_submission_timeout_seconds(),
+            sweep_interval_seconds: default_sweep_interval_seconds(),
+            trusted_media_hosts: Vec::new(),
+            reference_probe_timeout_ms: default_probe_timeout_ms(),
+        }
+    }
+}
+
+/// How finished videos are handed out (DESIGN §5).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MediaConfig {
+    /// `signed`: the gateway's own link that streams the upstream file; `direct`: the upstream's
+    /// URL as it is.
+    #[serde(default)]
+    pub mode: MediaMode,
+    /// How long a signed link works after the task finished.
+    #[serde(default = "default_link_ttl_seconds")]
+    pub link_ttl_seconds: u64,
+    /// The gateway's address as clients reach it (`https://api.example.com`); when absent, links
+    /// are built from the request's `Host` header.
+    #[serde(default)]
+    pub public_base_url: Option<String>,
+}
+
+impl Default for MediaConfig {
+    fn default() -> Self {
+        MediaConfig {
+            mode: MediaMode::Signed,
+            link_ttl_seconds: default_link_ttl_seconds(),
+            public_base_url: None,
+        }
+    }
+}
+
+/// See [`MediaConfig::mode`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MediaMode {
+    /// Links signed by the gateway (`/v1/media/…`).
+    #[default]
+    Signed,
+    /// The upstream's URL.
+    Direct,
 }
 
 /// The in-process simulator.
@@ -263,6 +360,30 @@ fn default_sample_rate() -> u32 {
 }
 fn default_pcm_sample_rate() -> u32 {
     24_000
+}
+fn default_first_poll_ms() -> u64 {
+    1_000
+}
+fn default_poll_interval_ms() -> u64 {
+    5_000
+}
+fn default_max_backoff_ms() -> u64 {
+    60_000
+}
+fn default_deadline_seconds() -> u64 {
+    3 * 60 * 60
+}
+fn default_submission_timeout_seconds() -> u64 {
+    10 * 60
+}
+fn default_sweep_interval_seconds() -> u64 {
+    15
+}
+fn default_probe_timeout_ms() -> u64 {
+    5_000
+}
+fn default_link_ttl_seconds() -> u64 {
+    24 * 60 * 60
 }
 fn default_sim_listen() -> String {
     "127.0.0.1:0".into()

@@ -219,6 +219,8 @@ from_field_error!(
     tollgate_embeddings::FieldError,
     tollgate_compat_audio::FieldError,
     tollgate_vendor_audio::FieldError,
+    tollgate_clip_tasks::FieldError,
+    tollgate_generic_tasks::FieldError,
 );
 
 fn openai_type(kind: ErrorKind) -> &'static str {

@@ -67,6 +67,7 @@ struct Books {
     upstream: BTreeMap<&'static str, Histogram>,
     overhead: BTreeMap<&'static str, Histogram>,
     holds: BTreeMap<&'static str, u64>,
+    tasks: BTreeMap<&'static str, u64>,
 }
 
 /// The gateway's metrics.
@@ -122,6 +123,12 @@ impl Metrics {
     /// Counts a closed hold.
     pub fn hold_closed(&self, outcome: &'static str) {
         *self.books().holds.entry(outcome).or_default() += 1;
+    }
+
+    /// Counts a video-task event (`submitted`, `refused`, `succeeded`, `failed`, `poll_error`,
+    /// `expired`, …).
+    pub fn task_event(&self, event: &'static str) {
+        *self.books().tasks.entry(event).or_default() += 1;
     }
 
     /// Requests seen with this endpoint and status.
@@ -180,6 +187,11 @@ impl Metrics {
         out.push_str("# TYPE tollgate_holds_total counter\n");
         for (outcome, n) in &b.holds {
             let _ = writeln!(out, "tollgate_holds_total{{outcome=\"{outcome}\"}} {n}");
+        }
+        out.push_str("# HELP tollgate_task_events_total Video-task events seen by this replica.\n");
+        out.push_str("# TYPE tollgate_task_events_total counter\n");
+        for (event, n) in &b.tasks {
+            let _ = writeln!(out, "tollgate_task_events_total{{event=\"{event}\"}} {n}");
         }
         out
     }

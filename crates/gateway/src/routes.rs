@@ -26,6 +26,20 @@ pub enum Route {
     Transcriptions,
     /// `POST /v1/speech_to_text`
     SpeechToText,
+    /// `POST /api/v3/contents/generations/tasks`
+    ClipTaskCreate,
+    /// `GET /api/v3/contents/generations/tasks`
+    ClipTaskList,
+    /// `GET /api/v3/contents/generations/tasks/{id}`
+    ClipTaskGet,
+    /// `DELETE /api/v3/contents/generations/tasks/{id}`
+    ClipTaskDelete,
+    /// `POST /v1/video/generations`
+    VideoCreate,
+    /// `GET /v1/video/generations/{task_id}`
+    VideoGet,
+    /// `GET /v1/media/{task_id}.mp4` — a signed link to a finished video.
+    Media,
     /// `POST /v1/audio/translations` — not supported (SPEC §4 rule 5).
     Translations,
     /// An endpoint of the specification not served by this version; the text names it.
@@ -34,6 +48,11 @@ pub enum Route {
     MethodNotAllowed(&'static str),
     /// Nothing here.
     NotFound,
+}
+
+/// The last path segment: the task id (or media file) of a routed task path.
+pub fn last_segment(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or_default()
 }
 
 /// A routed request: its metrics label, its error family and its route.
@@ -81,18 +100,12 @@ pub fn route(method: &Method, path: &str) -> Routed {
             Route::NotBuilt("Chat completions for native models (/v1/chat/completions)"),
             "POST",
         ),
-        "/v1/video/generations" => only(
-            &post,
-            "video_generations",
-            Route::NotBuilt("Video generation (/v1/video/generations)"),
-            "POST",
-        ),
+        "/v1/video/generations" => only(&post, "video_generations", Route::VideoCreate, "POST"),
         "/api/v3/contents/generations/tasks" => {
-            if method == get || method == post {
-                routed(
-                    "clip_tasks",
-                    Route::NotBuilt("Video generation tasks (/api/v3/contents/generations/tasks)"),
-                )
+            if method == get {
+                routed("clip_tasks", Route::ClipTaskList)
+            } else if method == post {
+                routed("clip_tasks", Route::ClipTaskCreate)
             } else {
                 routed("clip_tasks", Route::MethodNotAllowed("GET, POST"))
             }
@@ -111,11 +124,10 @@ fn route_prefixed(method: &Method, path: &str, family: Family) -> Routed {
         && !id.is_empty()
         && !id.contains('/')
     {
-        return if method == Method::GET || method == Method::DELETE {
-            routed(
-                "clip_task",
-                Route::NotBuilt("Video generation tasks (/api/v3/contents/generations/tasks)"),
-            )
+        return if method == Method::GET {
+            routed("clip_task", Route::ClipTaskGet)
+        } else if method == Method::DELETE {
+            routed("clip_task", Route::ClipTaskDelete)
         } else {
             routed("clip_task", Route::MethodNotAllowed("GET, DELETE"))
         };
@@ -125,12 +137,19 @@ fn route_prefixed(method: &Method, path: &str, family: Family) -> Routed {
         && !id.contains('/')
     {
         return if method == Method::GET {
-            routed(
-                "video_generation",
-                Route::NotBuilt("Video generation (/v1/video/generations)"),
-            )
+            routed("video_generation", Route::VideoGet)
         } else {
             routed("video_generation", Route::MethodNotAllowed("GET"))
+        };
+    }
+    if let Some(file) = path.strip_prefix("/v1/media/")
+        && !file.is_empty()
+        && !file.contains('/')
+    {
+        return if method == Method::GET {
+            routed("media", Route::Media)
+        } else {
+            routed("media", Route::MethodNotAllowed("GET"))
         };
     }
     if family == Family::Google {

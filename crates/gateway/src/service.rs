@@ -101,6 +101,25 @@ async fn dispatch(
         Route::T2a => handlers::t2a::create(ctx, request).await,
         Route::Transcriptions => handlers::transcriptions::create(ctx, request).await,
         Route::SpeechToText => handlers::speech_to_text::create(ctx, request).await,
+        Route::ClipTaskCreate => handlers::clip_tasks::create(ctx, request).await,
+        Route::ClipTaskList => handlers::clip_tasks::list(ctx, request).await,
+        Route::ClipTaskGet => {
+            let id = routes::last_segment(request.uri().path()).to_owned();
+            handlers::clip_tasks::get(ctx, request, &id).await
+        }
+        Route::ClipTaskDelete => {
+            let id = routes::last_segment(request.uri().path()).to_owned();
+            handlers::clip_tasks::delete(ctx, request, &id).await
+        }
+        Route::VideoCreate => handlers::video_generations::create(ctx, request).await,
+        Route::VideoGet => {
+            let id = routes::last_segment(request.uri().path()).to_owned();
+            handlers::video_generations::get(ctx, request, &id).await
+        }
+        Route::Media => {
+            let file = routes::last_segment(request.uri().path()).to_owned();
+            handlers::media::get(ctx, request, &file).await
+        }
         Route::Translations => Err(handlers::ops::translations_unsupported()),
         Route::NotBuilt(what) => Err(handlers::ops::not_built(what)),
         Route::MethodNotAllowed(allow) => {

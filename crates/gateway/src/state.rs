@@ -3,7 +3,9 @@
 use crate::catalog::Catalog;
 use crate::config::SpeechConfig;
 use crate::limits::Limits;
+use crate::media::MediaLinks;
 use crate::metrics::Metrics;
+use crate::tasks::TaskSettings;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tollgate_store::Store;
 use tollgate_upstream::HttpClient;
@@ -23,6 +25,10 @@ pub struct State {
     pub limits: Limits,
     /// Speech synthesis settings.
     pub speech: SpeechConfig,
+    /// Video-task settings.
+    pub tasks: TaskSettings,
+    /// Links to finished videos.
+    pub media: MediaLinks,
     draining: AtomicBool,
 }
 
@@ -36,6 +42,8 @@ impl State {
             metrics: Metrics::default(),
             limits,
             speech: SpeechConfig::default(),
+            tasks: TaskSettings::default(),
+            media: MediaLinks::new(&crate::config::MediaConfig::default(), &random_key()),
             draining: AtomicBool::new(false),
         }
     }
@@ -43,6 +51,14 @@ impl State {
     /// Replaces the speech settings.
     pub fn with_speech(mut self, speech: SpeechConfig) -> State {
         self.speech = speech;
+        self
+    }
+
+    /// Replaces the video-task settings and the media links (whose key every replica must
+    /// share: see [`tollgate_store::Store::shared_secret`]).
+    pub fn with_tasks(mut self, tasks: TaskSettings, media: MediaLinks) -> State {
+        self.tasks = tasks;
+        self.media = media;
         self
     }
 
@@ -55,4 +71,12 @@ impl State {
     pub fn is_draining(&self) -> bool {
         self.draining.load(Ordering::SeqCst)
     }
+}
+
+/// A key for links that only this process checks (until [`State::with_tasks`] sets the shared
+/// one).
+fn random_key() -> [u8; 32] {
+    let mut key = [0u8; 32];
+    rand::RngCore::fill_bytes(&mut rand::rng(), &mut key);
+    key
 }

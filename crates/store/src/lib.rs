@@ -41,6 +41,7 @@ mod error;
 mod holds;
 mod ids;
 mod schema;
+mod settings;
 mod tasks;
 
 pub use accounts::{Account, AccountReport, ModelUsage, NewKey, Principal};

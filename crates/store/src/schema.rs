@@ -15,13 +15,14 @@ struct Migration {
     statements: &'static [&'static str],
 }
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "accounts, keys, holds, ledger, tasks",
-    statements: &[
-        // An account owns a balance. balance_nanos = credits − captured charges = the sum of its
-        // ledger rows; held_nanos = the sum of its open holds.
-        "CREATE TABLE IF NOT EXISTS accounts (
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "accounts, keys, holds, ledger, tasks",
+        statements: &[
+            // An account owns a balance. balance_nanos = credits − captured charges = the sum of its
+            // ledger rows; held_nanos = the sum of its open holds.
+            "CREATE TABLE IF NOT EXISTS accounts (
             id TEXT PRIMARY KEY,
             name TEXT NOT NULL UNIQUE,
             balance_nanos BIGINT NOT NULL DEFAULT 0,
@@ -29,8 +30,8 @@ const MIGRATIONS: &[Migration] = &[Migration {
             disabled BIGINT NOT NULL DEFAULT 0,
             created_at BIGINT NOT NULL
         )",
-        // API keys: only the SHA-256 of the secret is kept; `prefix` is what a listing shows.
-        "CREATE TABLE IF NOT EXISTS api_keys (
+            // API keys: only the SHA-256 of the secret is kept; `prefix` is what a listing shows.
+            "CREATE TABLE IF NOT EXISTS api_keys (
             id TEXT PRIMARY KEY,
             account_id TEXT NOT NULL REFERENCES accounts(id),
             name TEXT NOT NULL,
@@ -39,10 +40,10 @@ const MIGRATIONS: &[Migration] = &[Migration {
             disabled BIGINT NOT NULL DEFAULT 0,
             created_at BIGINT NOT NULL
         )",
-        "CREATE INDEX IF NOT EXISTS api_keys_account ON api_keys (account_id)",
-        // A hold reserves part of a balance for one request or task. state: open → settled |
-        // released, changed once by compare-and-swap.
-        "CREATE TABLE IF NOT EXISTS holds (
+            "CREATE INDEX IF NOT EXISTS api_keys_account ON api_keys (account_id)",
+            // A hold reserves part of a balance for one request or task. state: open → settled |
+            // released, changed once by compare-and-swap.
+            "CREATE TABLE IF NOT EXISTS holds (
             id TEXT PRIMARY KEY,
             account_id TEXT NOT NULL REFERENCES accounts(id),
             key_id TEXT,
@@ -56,11 +57,11 @@ const MIGRATIONS: &[Migration] = &[Migration {
             created_at BIGINT NOT NULL,
             closed_at BIGINT
         )",
-        "CREATE INDEX IF NOT EXISTS holds_account_state ON holds (account_id, state)",
-        // The append-only ledger: every change of balance_nanos is one row. amount_nanos is
-        // signed (credits positive, charges negative); balance_after_nanos is the balance right
-        // after the row, for audits.
-        "CREATE TABLE IF NOT EXISTS ledger (
+            "CREATE INDEX IF NOT EXISTS holds_account_state ON holds (account_id, state)",
+            // The append-only ledger: every change of balance_nanos is one row. amount_nanos is
+            // signed (credits positive, charges negative); balance_after_nanos is the balance right
+            // after the row, for audits.
+            "CREATE TABLE IF NOT EXISTS ledger (
             id TEXT PRIMARY KEY,
             account_id TEXT NOT NULL REFERENCES accounts(id),
             kind TEXT NOT NULL,
@@ -76,13 +77,13 @@ const MIGRATIONS: &[Migration] = &[Migration {
             note TEXT,
             created_at BIGINT NOT NULL
         )",
-        "CREATE INDEX IF NOT EXISTS ledger_account ON ledger (account_id, created_at)",
-        // Asynchronous video tasks (DESIGN §5). A row is written, state `submitting`, before the
-        // upstream call; `id` is our public id (never the upstream's). Workers lease due rows
-        // (next_poll_at, lease_until, lease_owner); terminal transitions are a compare-and-swap
-        // on `status`, and only the winner settles or releases `hold_id`. `pricing` snapshots the
-        // billing inputs (JSON) so a price change never reprices a task in flight.
-        "CREATE TABLE IF NOT EXISTS tasks (
+            "CREATE INDEX IF NOT EXISTS ledger_account ON ledger (account_id, created_at)",
+            // Asynchronous video tasks (DESIGN §5). A row is written, state `submitting`, before the
+            // upstream call; `id` is our public id (never the upstream's). Workers lease due rows
+            // (next_poll_at, lease_until, lease_owner); terminal transitions are a compare-and-swap
+            // on `status`, and only the winner settles or releases `hold_id`. `pricing` snapshots the
+            // billing inputs (JSON) so a price change never reprices a task in flight.
+            "CREATE TABLE IF NOT EXISTS tasks (
             id TEXT PRIMARY KEY,
             format TEXT NOT NULL,
             account_id TEXT NOT NULL REFERENCES accounts(id),
@@ -109,10 +110,24 @@ const MIGRATIONS: &[Migration] = &[Migration {
             last_client_poll_at BIGINT,
             hidden BIGINT NOT NULL DEFAULT 0
         )",
-        "CREATE INDEX IF NOT EXISTS tasks_due ON tasks (status, next_poll_at)",
-        "CREATE INDEX IF NOT EXISTS tasks_owner ON tasks (account_id, created_at)",
-    ],
-}];
+            "CREATE INDEX IF NOT EXISTS tasks_due ON tasks (status, next_poll_at)",
+            "CREATE INDEX IF NOT EXISTS tasks_owner ON tasks (account_id, created_at)",
+        ],
+    },
+    Migration {
+        version: 2,
+        name: "settings",
+        statements: &[
+            // Values every replica must share, such as the key that signs media links: the first
+            // replica to start writes it, the others read it.
+            "CREATE TABLE IF NOT EXISTS settings (
+                name TEXT PRIMARY KEY,
+                value TEXT NOT NULL,
+                created_at BIGINT NOT NULL
+            )",
+        ],
+    },
+];
 
 /// Brings the schema up to date.
 pub(crate) async fn migrate(store: &Store) -> Result<(), StoreError> {

@@ -170,6 +170,10 @@ pub struct TaskFilter {
     pub model: Option<String>,
     /// Only this format.
     pub format: Option<String>,
+    /// Only tasks whose last upstream status word is one of these (`cancelled`, `expired`).
+    pub upstream_statuses: Vec<String>,
+    /// No task whose last upstream status word is one of these (a task without one passes).
+    pub not_upstream_statuses: Vec<String>,
 }
 
 const COLUMNS: &str = "id, format, account_id, key_id, model, channel, upstream_model, upstream_id, status, upstream_status, progress, hold_id, pricing, request, result, error, created_at, updated_at, deadline_at, next_poll_at, poll_failures";
@@ -260,18 +264,20 @@ impl Store {
     pub async fn task_submitted(
         &self,
         id: &str,
+        channel: &str,
         upstream_id: &str,
         first_poll_in: std::time::Duration,
     ) -> Result<bool, StoreError> {
         let now = now_millis();
         let done = sqlx::query(
-            "UPDATE tasks SET status = 'queued', upstream_id = $1, next_poll_at = $2, updated_at = $3
+            "UPDATE tasks SET status = 'queued', channel = $5, upstream_id = $1, next_poll_at = $2, updated_at = $3
              WHERE id = $4 AND status = 'submitting'",
         )
         .bind(upstream_id)
         .bind(now.saturating_add(millis(first_poll_in)))
         .bind(now)
         .bind(id)
+        .bind(channel)
         .execute(self.writer())
         .await?;
         Ok(done.rows_affected() == 1)
@@ -534,6 +540,25 @@ impl Store {
         if let Some(format) = &filter.format {
             let p = placeholder(format.clone(), &mut binds);
             conditions.push(format!("format = {p}"));
+        }
+        if !filter.upstream_statuses.is_empty() {
+            let list: Vec<String> = filter
+                .upstream_statuses
+                .iter()
+                .map(|w| placeholder(w.clone(), &mut binds))
+                .collect();
+            conditions.push(format!("upstream_status IN ({})", list.join(", ")));
+        }
+        if !filter.not_upstream_statuses.is_empty() {
+            let list: Vec<String> = filter
+                .not_upstream_statuses
+                .iter()
+                .map(|w| placeholder(w.clone(), &mut binds))
+                .collect();
+            conditions.push(format!(
+                "(upstream_status IS NULL OR upstream_status NOT IN ({}))",
+                list.join(", ")
+            ));
         }
         let condition = conditions.join(" AND ");
         let count_sql = format!("SELECT COUNT(*) AS n FROM tasks WHERE {condition}");

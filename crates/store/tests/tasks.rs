@@ -86,13 +86,13 @@ async fn terminal_transitions_happen_once_and_settle_or_refund_with_them() {
             .unwrap();
         assert!(
             store
-                .task_submitted(&ok.id, "up-1", Duration::ZERO)
+                .task_submitted(&ok.id, &channel, "up-1", Duration::ZERO)
                 .await
                 .unwrap()
         );
         assert!(
             !store
-                .task_submitted(&ok.id, "up-1", Duration::ZERO)
+                .task_submitted(&ok.id, &channel, "up-1", Duration::ZERO)
                 .await
                 .unwrap(),
             "only from submitting"
@@ -161,7 +161,7 @@ async fn concurrent_workers_never_lease_the_same_task() {
                 .await
                 .unwrap();
             store
-                .task_submitted(&t.id, "up", Duration::ZERO)
+                .task_submitted(&t.id, &channel, "up", Duration::ZERO)
                 .await
                 .unwrap();
             ids.insert(t.id);
@@ -366,7 +366,7 @@ async fn interrupted_submissions_and_overdue_tasks_are_failed_and_refunded() {
             .await
             .unwrap();
         store
-            .task_submitted(&late.id, "up", Duration::from_secs(60))
+            .task_submitted(&late.id, "c", "up", Duration::from_secs(60))
             .await
             .unwrap();
         tokio::time::sleep(Duration::from_millis(5)).await;

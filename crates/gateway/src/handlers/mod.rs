@@ -1,11 +1,14 @@
 //! One module per endpoint family; each handler reads as the request flow of DESIGN §2.
 
+pub mod clip_tasks;
 pub mod embeddings;
+pub mod media;
 pub mod ops;
 pub mod speech;
 pub mod speech_to_text;
 pub mod t2a;
 pub mod transcriptions;
+pub mod video_generations;
 
 use crate::state::State;
 use std::sync::Arc;

@@ -1,6 +1,8 @@
 //! Translation between what the client sent and what the channel speaks. Handlers call these;
 //! they never translate inline.
 
+pub mod clip;
 pub mod embeddings;
 pub mod speech;
 pub mod transcription;
+pub mod video;

@@ -1,0 +1,201 @@
+//! `/api/v3/contents/generations/tasks` (SPEC §2.7, §3.1, §4.6–4.7; wire-formats §5): create,
+//! get, list and delete clip tasks, in the vendor's own format and error shape.
+
+use crate::auth;
+use crate::body::{self, ResponseBody};
+use crate::config::ModelKind;
+use crate::errors::{ApiError, ErrorKind, Family};
+use crate::handlers::Context;
+use crate::limits;
+use crate::tasks::{self, Submission, inputs, unix_seconds};
+use crate::translate::clip as translate;
+use http::{Request, Response, StatusCode};
+use hyper::body::Incoming;
+use tollgate_clip_tasks::{
+    CreateTaskRequest, CreateTaskResponse, DeleteEffect, ListQuery, ListResponse, TaskStatus,
+    delete_effect, series, validate_reference_seconds, validate_trusting,
+};
+use tollgate_store::{Outcome, Store};
+use tollgate_upstream::tasks as upstream;
+
+/// `POST`: the request flow of DESIGN §2, top to bottom.
+pub async fn create(
+    ctx: Context,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let (parts, body) = request.into_parts();
+    let state = ctx.state.clone();
+
+    // 2. Who is calling.
+    let principal = auth::authenticate(&state, Family::Ark, &parts.headers, None).await?;
+
+    // 3. The body, under the endpoint's limit, decoded; what the SDK sends (explicit nulls,
+    // fields we do not model) is accepted.
+    let (mut request, _): (CreateTaskRequest, _) =
+        body::read_json(&state, limits::Endpoint::ClipTasks, &parts.headers, body).await?;
+
+    // 4. The model, then every content rule and limit, before any money or upstream call.
+    let entry = state
+        .catalog
+        .require(&request.model, ModelKind::ClipVideo)?;
+    // The series is read from the model id: the public one, or the upstream's when an operator
+    // named the public model freely.
+    request.model = if series(&entry.public).is_some() {
+        entry.public.clone()
+    } else {
+        entry.upstream_model.clone()
+    };
+    let valid = validate_trusting(&request, &state.tasks.trusted_media_hosts)?;
+    inputs::check_hosts_resolve_public(&state, &request).await?;
+    let measured = inputs::reference_video_seconds(&state, &request).await;
+    if let Some(seconds) = &measured {
+        validate_reference_seconds(valid.series, seconds)?;
+    }
+
+    // 5–8. The row and its hold, then the upstream (translate: the body it understands).
+    let pricing = translate::pricing(&valid, measured.as_deref(), &entry.tariff)?;
+    let submission = Submission {
+        format: translate::FORMAT,
+        id: Store::new_task_id("cgt"),
+        pricing,
+        request: serde_json::to_value(&request).unwrap_or_default(),
+    };
+    let upstream_request = request.for_upstream(&entry.upstream_model);
+    let http = state.http.clone();
+    let task = tasks::submit(&state, &principal, &entry, submission, move |channel| {
+        let (http, body) = (http.clone(), upstream_request.clone());
+        async move {
+            upstream::ark_create(&http, &channel.endpoint, &body)
+                .await
+                .map(|answer| answer.body)
+        }
+    })
+    .await?;
+
+    let answer = CreateTaskResponse::queued(&task.id, &task.model, unix_seconds(task.created_at));
+    Ok(body::json_response(StatusCode::OK, &answer))
+}
+
+/// `GET /{id}`: the owner's task from the store, at most once a second.
+pub async fn get(
+    ctx: Context,
+    request: Request<Incoming>,
+    id: &str,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let state = &ctx.state;
+    let principal = auth::authenticate(state, Family::Ark, request.headers(), None).await?;
+    let task = tasks::client_poll(state, &principal, id).await?;
+    if task.format != translate::FORMAT {
+        return Err(tasks::task_not_found(id));
+    }
+    let record = translate::record(&task, &state.media, request.headers());
+    Ok(body::json_response(StatusCode::OK, &record))
+}
+
+/// `GET ?page_num&page_size&filter.*`: the caller's own tasks, newest first.
+pub async fn list(
+    ctx: Context,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let state = &ctx.state;
+    let principal = auth::authenticate(state, Family::Ark, request.headers(), None).await?;
+    let query = ListQuery::parse(request.uri().query().unwrap_or_default())?;
+    let model = query.model.as_ref().map(|m| {
+        state
+            .catalog
+            .resolve(m, ModelKind::ClipVideo)
+            .map_or_else(|| m.clone(), |e| e.public.clone())
+    });
+    let filter = translate::list_filter(&query, model);
+    let (total, rows) = state
+        .store
+        .list_tasks(
+            &principal.account_id,
+            &filter,
+            i64::try_from(query.offset()).unwrap_or(i64::MAX),
+            i64::from(query.page_size),
+        )
+        .await
+        .map_err(|e| ApiError::internal("listing tasks", e))?;
+    let page = ListResponse {
+        total: u64::try_from(total).unwrap_or(0),
+        items: rows
+            .iter()
+            .map(|task| translate::record(task, &state.media, request.headers()))
+            .collect(),
+    };
+    Ok(body::json_response(StatusCode::OK, &page))
+}
+
+/// `DELETE /{id}` (wire-formats §5.3): a queued task is cancelled upstream and refunded; a
+/// finished one leaves the caller's view; a running or cancelled one is refused.
+pub async fn delete(
+    ctx: Context,
+    request: Request<Incoming>,
+    id: &str,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let state = &ctx.state;
+    let principal = auth::authenticate(state, Family::Ark, request.headers(), None).await?;
+    let filter = tollgate_store::TaskFilter {
+        ids: vec![id.to_owned()],
+        format: Some(translate::FORMAT.to_owned()),
+        ..Default::default()
+    };
+    let (_, mut visible) = state
+        .store
+        .list_tasks(&principal.account_id, &filter, 0, 1)
+        .await
+        .map_err(|e| ApiError::internal("reading the task", e))?;
+    let Some(task) = visible.pop() else {
+        return Err(tasks::task_not_found(id));
+    };
+    let status = translate::public_status(&task);
+    match delete_effect(&status) {
+        DeleteEffect::Remove => {
+            state
+                .store
+                .hide_task(&task.id, &principal.account_id)
+                .await
+                .map_err(|e| ApiError::internal("removing the task", e))?;
+        }
+        DeleteEffect::Cancel => {
+            let (Some(upstream_id), Some(channel)) = (
+                task.upstream_id.as_deref(),
+                state.catalog.channel(&task.channel),
+            ) else {
+                // Still being submitted: its upstream id is not known yet.
+                return Err(ApiError::new(
+                    ErrorKind::RateLimited,
+                    format!("Task {id} is still being submitted; try again in a second"),
+                )
+                .retry_after(1));
+            };
+            upstream::ark_delete(&state.http, &channel.endpoint, upstream_id)
+                .await
+                .map_err(|e| crate::relay::upstream_error(&e))?;
+            let error = serde_json::json!({"code": "cancelled", "message": "the task was cancelled by its owner and refunded"});
+            let cancelled = state
+                .store
+                .finish_task(&task.id, Outcome::Failed { error }, Some("cancelled"))
+                .await
+                .map_err(|e| ApiError::internal("cancelling the task", e))?;
+            if cancelled {
+                state.metrics.task_event("cancelled");
+                state.metrics.hold_closed("released");
+            }
+        }
+        DeleteEffect::Refuse => {
+            let why = match status {
+                TaskStatus::Running => "it is running; only a queued task can be cancelled",
+                TaskStatus::Cancelled => "it is already cancelled",
+                _ => "its status does not allow it",
+            };
+            return Err(ApiError::invalid(
+                "task_id",
+                "invalid_state",
+                format!("Task {id} cannot be deleted: {why}"),
+            ));
+        }
+    }
+    Ok(body::json_response(StatusCode::OK, &serde_json::json!({})))
+}

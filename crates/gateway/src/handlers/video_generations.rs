@@ -1,0 +1,90 @@
+//! `/v1/video/generations` (SPEC §2.8, §3.2, §4.8–4.9): create and get generic video tasks, in
+//! the OpenAI-style error shape.
+
+use crate::auth;
+use crate::body::{self, ResponseBody};
+use crate::config::ModelKind;
+use crate::errors::{ApiError, Family};
+use crate::handlers::Context;
+use crate::limits;
+use crate::tasks::{self, Submission, unix_seconds};
+use crate::translate::video as translate;
+use http::{Request, Response, StatusCode};
+use hyper::body::Incoming;
+use tollgate_generic_tasks::{CreateVideoRequest, CreateVideoResponse, spec, validate};
+use tollgate_store::Store;
+use tollgate_upstream::tasks as upstream;
+
+/// `POST`: the request flow of DESIGN §2, top to bottom.
+pub async fn create(
+    ctx: Context,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let (parts, body) = request.into_parts();
+    let state = ctx.state.clone();
+
+    // 2. Who is calling.
+    let principal = auth::authenticate(&state, Family::OpenAi, &parts.headers, None).await?;
+
+    // 3. The body, under the endpoint's limit, decoded (`seconds` is `duration`'s alias).
+    let (request, _): (CreateVideoRequest, _) = body::read_json(
+        &state,
+        limits::Endpoint::VideoGenerations,
+        &parts.headers,
+        body,
+    )
+    .await?;
+
+    // 4. The model and its row of the parameter table: a parameter it does not take is refused.
+    let entry = state
+        .catalog
+        .require(&request.model, ModelKind::GenericVideo)?;
+    let model = spec(&entry.public)
+        .or_else(|| spec(&entry.upstream_model))
+        .ok_or_else(|| ApiError::unknown_model(&request.model))?;
+    let valid = validate(&request, model)?;
+
+    // 5–8. The row and its hold (seconds × unit price), then the upstream.
+    let submission = Submission {
+        format: translate::FORMAT,
+        id: Store::new_task_id("video"),
+        pricing: translate::pricing(&valid, &entry.tariff),
+        request: serde_json::to_value(&request).unwrap_or_default(),
+    };
+    let mut upstream_request = request.clone();
+    upstream_request.model = entry.upstream_model.clone();
+    upstream_request.duration = Some(f64::from(valid.duration_seconds));
+    // The table's spelling; a model's own default is left for it to choose.
+    upstream_request.resolution = (valid.resolution != tollgate_generic_tasks::MODEL_DEFAULT)
+        .then(|| valid.resolution.clone());
+    upstream_request.aspect_ratio = valid.aspect_ratio.clone();
+    let http = state.http.clone();
+    let task = tasks::submit(&state, &principal, &entry, submission, move |channel| {
+        let (http, body) = (http.clone(), upstream_request.clone());
+        async move {
+            upstream::generic_create(&http, &channel.endpoint, &body)
+                .await
+                .map(|answer| answer.body)
+        }
+    })
+    .await?;
+
+    let answer = CreateVideoResponse::new(&task.id, &task.model, unix_seconds(task.created_at));
+    Ok(body::json_response(StatusCode::OK, &answer))
+}
+
+/// `GET /{task_id}`: the owner's task from the store, at most once a second.
+pub async fn get(
+    ctx: Context,
+    request: Request<Incoming>,
+    id: &str,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let state = &ctx.state;
+    let principal = auth::authenticate(state, Family::OpenAi, request.headers(), None).await?;
+    let task = tasks::client_poll(state, &principal, id).await?;
+    if task.format != translate::FORMAT {
+        return Err(tasks::task_not_found(id));
+    }
+    let record = translate::record(&task, &state.media, request.headers());
+    Ok(body::json_response(StatusCode::OK, &record))
+}

@@ -1,0 +1,231 @@
+//! Links to finished videos (DESIGN §5, SPEC §4 rule 7).
+//!
+//! In `signed` mode a task record carries the gateway's own link,
+//! `{base}/v1/media/{task_id}.mp4?expires={unix}&signature={hex}`, signed with HMAC-SHA256 under a
+//! key every replica shares (kept in the database), valid for `link_ttl_seconds` after the task
+//! finished. The link streams the upstream's file through the gateway, so it works for remote
+//! clients even when the upstream is on a private network. In `direct` mode the record carries
+//! the upstream's URL as it is.
+
+use crate::config::{MediaConfig, MediaMode};
+use hmac::{Hmac, Mac};
+use http::HeaderMap;
+use sha2::Sha256;
+
+/// The `settings` row that holds the signing key.
+pub const SIGNING_KEY_SETTING: &str = "media_link_key";
+
+/// The path prefix of signed links.
+pub const MEDIA_PATH: &str = "/v1/media/";
+
+/// Makes and checks links.
+#[derive(Clone)]
+pub struct MediaLinks {
+    mode: MediaMode,
+    ttl_seconds: i64,
+    public_base_url: Option<String>,
+    key: Vec<u8>,
+}
+
+impl std::fmt::Debug for MediaLinks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MediaLinks")
+            .field("mode", &self.mode)
+            .field("ttl_seconds", &self.ttl_seconds)
+            .field("public_base_url", &self.public_base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a link was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkError {
+    /// The signature does not match (altered or forged).
+    BadSignature,
+    /// Past its expiry.
+    Expired,
+}
+
+impl MediaLinks {
+    /// Links per `config`, signed with `key`.
+    pub fn new(config: &MediaConfig, key: &[u8]) -> MediaLinks {
+        MediaLinks {
+            mode: config.mode,
+            ttl_seconds: i64::try_from(config.link_ttl_seconds).unwrap_or(i64::MAX),
+            public_base_url: config
+                .public_base_url
+                .as_ref()
+                .map(|u| u.trim_end_matches('/').to_owned()),
+            key: key.to_vec(),
+        }
+    }
+
+    /// Links per `config`, signed with the key every replica shares (made by the first one to
+    /// start, kept in the database).
+    pub async fn load(
+        config: &MediaConfig,
+        store: &tollgate_store::Store,
+    ) -> Result<MediaLinks, tollgate_store::StoreError> {
+        let secret = store.shared_secret(SIGNING_KEY_SETTING).await?;
+        Ok(MediaLinks::new(config, secret.as_bytes()))
+    }
+
+    /// The link a record hands out for the video of task `id`, finished at `finished_at` (Unix
+    /// seconds), whose upstream file is at `upstream_url`; and when it expires (signed mode).
+    pub fn link(
+        &self,
+        headers: &HeaderMap,
+        id: &str,
+        finished_at: i64,
+        upstream_url: &str,
+    ) -> (String, Option<i64>) {
+        match self.mode {
+            MediaMode::Direct => (upstream_url.to_owned(), None),
+            MediaMode::Signed => {
+                let expires = finished_at.saturating_add(self.ttl_seconds);
+                let signature = self.signature(id, expires);
+                let base = self.base_url(headers);
+                (
+                    format!("{base}{MEDIA_PATH}{id}.mp4?expires={expires}&signature={signature}"),
+                    Some(expires),
+                )
+            }
+        }
+    }
+
+    /// Checks a presented link's parts at `now` (Unix seconds).
+    pub fn verify(
+        &self,
+        id: &str,
+        expires: i64,
+        signature: &str,
+        now: i64,
+    ) -> Result<(), LinkError> {
+        let presented = hex::decode(signature).map_err(|_| LinkError::BadSignature)?;
+        if presented.len() != SIGNATURE_BYTES {
+            return Err(LinkError::BadSignature);
+        }
+        // Constant-time comparison of the truncated tag.
+        self.mac(id, expires)
+            .ok_or(LinkError::BadSignature)?
+            .verify_truncated_left(&presented)
+            .map_err(|_| LinkError::BadSignature)?;
+        if now > expires {
+            return Err(LinkError::Expired);
+        }
+        Ok(())
+    }
+
+    fn signature(&self, id: &str, expires: i64) -> String {
+        match self.mac(id, expires) {
+            Some(mac) => hex::encode(&mac.finalize().into_bytes()[..SIGNATURE_BYTES]),
+            None => String::new(),
+        }
+    }
+
+    /// HMAC takes keys of any length, so this is always `Some`.
+    fn mac(&self, id: &str, expires: i64) -> Option<Hmac<Sha256>> {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.key).ok()?;
+        mac.update(id.as_bytes());
+        mac.update(b"\n");
+        mac.update(expires.to_string().as_bytes());
+        Some(mac)
+    }
+
+    /// `public_base_url`, or `http://{Host}` of the request.
+    fn base_url(&self, headers: &HeaderMap) -> String {
+        if let Some(base) = &self.public_base_url {
+            return base.clone();
+        }
+        let host = headers
+            .get(http::header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .filter(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_graphic()))
+            .unwrap_or("localhost");
+        let scheme = headers
+            .get("x-forwarded-proto")
+            .and_then(|h| h.to_str().ok())
+            .filter(|p| *p == "https" || *p == "http")
+            .unwrap_or("http");
+        format!("{scheme}://{host}")
+    }
+}
+
+/// 128 bits of the tag are enough for a link and keep it short.
+const SIGNATURE_BYTES: usize = 16;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn links(mode: MediaMode) -> MediaLinks {
+        let config = MediaConfig {
+            mode,
+            link_ttl_seconds: 100,
+            public_base_url: Some("https://gw.example/".into()),
+        };
+        MediaLinks::new(&config, b"0123456789abcdef0123456789abcdef")
+    }
+
+    fn parts(link: &str) -> (String, i64, String) {
+        let rest = link.strip_prefix("https://gw.example/v1/media/").unwrap();
+        let (file, query) = rest.split_once('?').unwrap();
+        let id = file.strip_suffix(".mp4").unwrap().to_owned();
+        let mut expires = 0;
+        let mut signature = String::new();
+        for pair in query.split('&') {
+            match pair.split_once('=').unwrap() {
+                ("expires", v) => expires = v.parse().unwrap(),
+                ("signature", v) => signature = v.to_owned(),
+                _ => {}
+            }
+        }
+        (id, expires, signature)
+    }
+
+    #[test]
+    fn a_signed_link_verifies_until_it_expires() {
+        let l = links(MediaMode::Signed);
+        let (link, expires) = l.link(&HeaderMap::new(), "cgt-1-abc", 1_000, "http://up/v.mp4");
+        assert_eq!(expires, Some(1_100));
+        let (id, exp, sig) = parts(&link);
+        assert_eq!((id.as_str(), exp), ("cgt-1-abc", 1_100));
+        assert_eq!(l.verify(&id, exp, &sig, 1_050), Ok(()));
+        assert_eq!(l.verify(&id, exp, &sig, 1_101), Err(LinkError::Expired));
+    }
+
+    #[test]
+    fn altered_links_are_refused() {
+        let l = links(MediaMode::Signed);
+        let (link, _) = l.link(&HeaderMap::new(), "cgt-1-abc", 1_000, "http://up/v.mp4");
+        let (id, exp, sig) = parts(&link);
+        assert_eq!(
+            l.verify("cgt-1-abd", exp, &sig, 0),
+            Err(LinkError::BadSignature)
+        );
+        assert_eq!(
+            l.verify(&id, exp + 1, &sig, 0),
+            Err(LinkError::BadSignature)
+        );
+        assert_eq!(
+            l.verify(&id, exp, &sig[..8], 0),
+            Err(LinkError::BadSignature)
+        );
+        assert_eq!(l.verify(&id, exp, "zz", 0), Err(LinkError::BadSignature));
+        assert_eq!(l.verify(&id, exp, "", 0), Err(LinkError::BadSignature));
+        let other = MediaLinks::new(&MediaConfig::default(), b"another key, another gateway....");
+        assert_eq!(
+            other.verify(&id, exp, &sig, 0),
+            Err(LinkError::BadSignature)
+        );
+    }
+
+    #[test]
+    fn direct_mode_hands_out_the_upstream_url() {
+        let l = links(MediaMode::Direct);
+        assert_eq!(
+            l.link(&HeaderMap::new(), "x", 0, "http://up/v.mp4"),
+            ("http://up/v.mp4".to_owned(), None)
+        );
+    }
+}

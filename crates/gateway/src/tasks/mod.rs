@@ -1,0 +1,335 @@
+//! Asynchronous video tasks, as both task endpoints share them (DESIGN §5): the pricing snapshot
+//! held at submit, the submit flow (row and hold first, then the upstream), the owner-only,
+//! once-a-second client poll, and what a poll of the upstream observed.
+//!
+//! - [`worker`]: the pollers and the sweeper that move tasks to their end;
+//! - [`inputs`]: the checks of media URLs in task content that need the network (DNS, the
+//!   length of a reference video).
+
+pub mod inputs;
+pub mod worker;
+
+use crate::catalog::{Channel, ModelEntry};
+use crate::charge::{Basis, hold_refused};
+use crate::config::TasksConfig;
+use crate::errors::{ApiError, ErrorKind};
+use crate::relay;
+use crate::state::State;
+use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tollgate_billing::{Amount, Tariff, Usage};
+use tollgate_store::{NewTask, Outcome, Poll, Principal, Settlement, Task, TaskState};
+use tollgate_upstream::UpstreamError;
+
+/// What is priced at submit and kept on the task row, so that a price change later never
+/// reprices a task in flight (DESIGN §5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pricing {
+    /// The model's tariff when the task was submitted.
+    pub tariff: Tariff,
+    /// The usage held for.
+    pub estimate: Usage,
+    /// The seconds asked for (clip: the seconds held for).
+    pub duration_seconds: u32,
+    /// The resolution asked for, or the default.
+    pub resolution: String,
+    /// The aspect ratio asked for, or the default (`None`: the model's own choice).
+    pub ratio: Option<String>,
+    /// Clip, reference-video tier: the reference seconds held for (measured, or the series'
+    /// maximum).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_seconds: Option<u32>,
+}
+
+impl Pricing {
+    /// The price of `usage` at the submit-time tariff.
+    pub fn charge(&self, usage: &Usage) -> Result<Amount, tollgate_billing::BillingError> {
+        self.tariff.charge(usage)
+    }
+
+    /// Reads the snapshot of a task row.
+    pub fn of(task: &Task) -> Result<Pricing, serde_json::Error> {
+        serde_json::from_value(task.pricing.clone())
+    }
+}
+
+/// The task settings in effect.
+#[derive(Debug, Clone)]
+pub struct TaskSettings {
+    /// Run pollers and the sweeper here.
+    pub workers: bool,
+    /// The first upstream poll after submission.
+    pub first_poll: Duration,
+    /// The steady poll interval.
+    pub poll_interval: Duration,
+    /// The longest backoff after failed polls.
+    pub max_backoff: Duration,
+    /// A task's time to finish.
+    pub deadline: Duration,
+    /// Orphaned `submitting` rows are failed after this.
+    pub submission_timeout: Duration,
+    /// The sweeper's period.
+    pub sweep_interval: Duration,
+    /// Hosts accepted in content even when they resolve to private addresses.
+    pub trusted_media_hosts: Vec<String>,
+    /// The time allowed to measure a reference video.
+    pub reference_probe_timeout: Duration,
+}
+
+impl From<&TasksConfig> for TaskSettings {
+    fn from(c: &TasksConfig) -> Self {
+        TaskSettings {
+            workers: c.workers,
+            first_poll: Duration::from_millis(c.first_poll_ms),
+            poll_interval: Duration::from_millis(c.poll_interval_ms.max(1)),
+            max_backoff: Duration::from_millis(c.max_backoff_ms.max(c.poll_interval_ms)),
+            deadline: Duration::from_secs(c.deadline_seconds),
+            submission_timeout: Duration::from_secs(c.submission_timeout_seconds),
+            sweep_interval: Duration::from_secs(c.sweep_interval_seconds.max(1)),
+            trusted_media_hosts: c
+                .trusted_media_hosts
+                .iter()
+                .map(|h| h.to_ascii_lowercase())
+                .collect(),
+            reference_probe_timeout: Duration::from_millis(c.reference_probe_timeout_ms),
+        }
+    }
+}
+
+impl Default for TaskSettings {
+    fn default() -> Self {
+        TaskSettings::from(&TasksConfig::default())
+    }
+}
+
+/// A task about to be submitted: the row's contents, priced.
+#[derive(Debug)]
+pub struct Submission {
+    /// `clip` or `generic`.
+    pub format: &'static str,
+    /// Our public id.
+    pub id: String,
+    /// The priced inputs.
+    pub pricing: Pricing,
+    /// The client's request, as JSON, for the row.
+    pub request: serde_json::Value,
+}
+
+/// DESIGN §2 steps 5–8 for a task: the row and its hold in one transaction (a balance that
+/// cannot cover the hold refuses the submit before any upstream call), then the upstream's
+/// create through the model's channels, then the row moves to `queued` with the upstream's id.
+/// An upstream refusal fails the row and releases the hold, and the client hears the upstream's
+/// error. Runs to completion even when the client goes away: an upstream that has the task bills
+/// for it, so the row must learn its id.
+pub async fn submit<F, Fut>(
+    state: &Arc<State>,
+    principal: &Principal,
+    entry: &Arc<ModelEntry>,
+    submission: Submission,
+    create: F,
+) -> Result<Task, ApiError>
+where
+    F: FnMut(Arc<Channel>) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<String, UpstreamError>> + Send,
+{
+    let amount = submission
+        .pricing
+        .charge(&submission.pricing.estimate)
+        .map_err(|e| ApiError::internal("pricing the task", e))?;
+    let first_channel = entry
+        .channels
+        .first()
+        .map(|c| c.name.clone())
+        .ok_or_else(|| ApiError::internal("submitting the task", "the model has no channel"))?;
+    let pricing = serde_json::to_value(&submission.pricing)
+        .map_err(|e| ApiError::internal("recording the task", e))?;
+    let new_task = NewTask {
+        id: submission.id,
+        format: submission.format.to_owned(),
+        account_id: principal.account_id.clone(),
+        key_id: principal.key_id.clone(),
+        model: entry.public.clone(),
+        channel: first_channel,
+        upstream_model: entry.upstream_model.clone(),
+        pricing,
+        request: submission.request,
+        deadline: state.tasks.deadline,
+    };
+    let (task, _hold) = state
+        .store
+        .create_task(new_task, amount)
+        .await
+        .map_err(hold_refused)?;
+
+    let (state, entry) = (state.clone(), entry.clone());
+    tokio::spawn(async move {
+        let called = relay::with_failover(&entry, create).await;
+        match called {
+            Ok((upstream_id, channel)) => {
+                let recorded = state
+                    .store
+                    .task_submitted(
+                        &task.id,
+                        &channel.name,
+                        &upstream_id,
+                        state.tasks.first_poll,
+                    )
+                    .await;
+                match recorded {
+                    Ok(_) => {}
+                    // The upstream has it; the row stays `submitting` and the sweeper refunds
+                    // it after the submission timeout. Log loudly: the upstream will bill.
+                    Err(e) => tracing::error!(task = %task.id, upstream_id, error = %e,
+                        "recording the upstream task id failed"),
+                }
+                state.metrics.task_event("submitted");
+                state
+                    .store
+                    .task(&task.id)
+                    .await
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| ApiError::internal("reading the task", "the row vanished"))
+            }
+            Err(e) => {
+                tracing::warn!(task = %task.id, error = %e, "upstream refused the task");
+                let error =
+                    serde_json::json!({"code": "upstream_refused", "message": e.to_string()});
+                match state
+                    .store
+                    .finish_task(&task.id, Outcome::Failed { error }, None)
+                    .await
+                {
+                    Ok(_) => {
+                        // The client never got an id: the row is kept for the record only.
+                        let _ = state.store.hide_task(&task.id, &task.account_id).await;
+                    }
+                    Err(e) => tracing::error!(task = %task.id, error = %e,
+                        "failing a refused task failed; the sweeper will refund it"),
+                }
+                state.metrics.task_event("refused");
+                Err(relay::upstream_error(&e))
+            }
+        }
+    })
+    .await
+    .map_err(|e| ApiError::internal("submitting the task", e))?
+}
+
+/// A client's `GET` of a task (SPEC §4 rules 2 and 6): the owner's own task, at most once a
+/// second; anyone else's, or an unknown id, is 404.
+pub async fn client_poll(state: &State, principal: &Principal, id: &str) -> Result<Task, ApiError> {
+    match state
+        .store
+        .poll_task(id, &principal.account_id, MIN_CLIENT_POLL_INTERVAL)
+        .await
+    {
+        Ok(Poll::Task(task)) => Ok(*task),
+        Ok(Poll::TooSoon) => Err(ApiError::new(
+            ErrorKind::RateLimited,
+            format!("Task {id} was polled less than a second ago; poll every 5 to 10 seconds"),
+        )
+        .retry_after(1)),
+        Ok(Poll::NotFound) => Err(task_not_found(id)),
+        Err(e) => Err(ApiError::internal("reading the task", e)),
+    }
+}
+
+/// SPEC §4 rule 6 and §8: never more than one poll a second.
+pub const MIN_CLIENT_POLL_INTERVAL: Duration = Duration::from_secs(1);
+
+/// 404 for a task the caller cannot see.
+pub fn task_not_found(id: &str) -> ApiError {
+    ApiError::new(
+        ErrorKind::NotFound,
+        format!("The task {id} does not exist or does not belong to this key's account"),
+    )
+    .param("task_id")
+    .code("task_not_found")
+}
+
+/// What one poll of the upstream found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Observation {
+    /// Still going.
+    Live {
+        /// Queued or running.
+        state: TaskState,
+        /// The upstream's own word.
+        word: String,
+        /// 0–100.
+        progress: i64,
+    },
+    /// Finished with a result, billed at `usage`.
+    Succeeded {
+        /// What the row keeps (the upstream record, its video URL, the finish time).
+        result: serde_json::Value,
+        /// What to charge.
+        usage: Usage,
+        /// Whether the usage is the upstream's own figure.
+        basis: Basis,
+        /// The upstream's own word.
+        word: String,
+    },
+    /// Failed, cancelled or expired: refunded in full.
+    Failed {
+        /// `{code, message}`.
+        error: serde_json::Value,
+        /// The upstream's own word (`failed`, `cancelled`, `expired`).
+        word: String,
+    },
+}
+
+impl Observation {
+    /// The terminal outcome to record, priced at the task's snapshot, when there is one.
+    pub fn outcome(&self, pricing: &Pricing) -> Option<Outcome> {
+        match self {
+            Observation::Live { .. } => None,
+            Observation::Failed { error, .. } => Some(Outcome::Failed {
+                error: error.clone(),
+            }),
+            Observation::Succeeded {
+                result,
+                usage,
+                basis,
+                ..
+            } => {
+                let held = pricing.charge(&pricing.estimate).unwrap_or(Amount::ZERO);
+                let actual = pricing.charge(usage).unwrap_or_else(|e| {
+                    tracing::error!(error = %e, "pricing the usage failed; charging the hold");
+                    held
+                });
+                let mut settlement = Settlement::new(actual)
+                    .quantity(serde_json::to_string(usage).unwrap_or_default());
+                if basis.estimated {
+                    settlement = settlement.estimated();
+                }
+                if let Some(note) = &basis.note {
+                    settlement = settlement.note(note.clone());
+                }
+                Some(Outcome::Succeeded {
+                    result: result.clone(),
+                    settlement,
+                })
+            }
+        }
+    }
+}
+
+/// Unix seconds of a row's Unix milliseconds.
+pub fn unix_seconds(millis: i64) -> i64 {
+    millis.div_euclid(1000)
+}
+
+/// What a succeeded task's row keeps in `result`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskResult {
+    /// The upstream's final record, as it sent it.
+    pub record: serde_json::Value,
+    /// The upstream's link to the video.
+    pub video_url: String,
+    /// When the gateway saw it finish, Unix seconds (links expire relative to it).
+    pub finished_at: i64,
+}

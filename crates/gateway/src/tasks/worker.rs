@@ -1,0 +1,274 @@
+//! The pollers and the sweeper (DESIGN §5). Every replica runs them; the store's leases keep two
+//! pollers off the same task, and the compare-and-swap of `finish_task` lets only one of them
+//! (or the sweeper) settle or refund it.
+//!
+//! - One poller per task channel leases that channel's due tasks, at most as many as the
+//!   channel has free permits (its `max_concurrency`, shared with submits), and polls each.
+//! - A poll that answers moves the task on: still live → the next poll in 1 s growing to
+//!   `poll_interval`; finished → settled or refunded. A poll that fails (429, 5xx, timeout)
+//!   backs off exponentially up to `max_backoff`, honouring `Retry-After`; an upstream that says
+//!   three times in a row it does not know the task fails and refunds it.
+//! - The sweeper fails and refunds tasks past their deadline and rows orphaned in `submitting`
+//!   by a crash. It also runs once at start, so a restarted replica recovers at once; tasks that
+//!   were leased by a dead process become due again when their lease runs out.
+
+use crate::catalog::Channel;
+use crate::config::ChannelFormat;
+use crate::state::State;
+use crate::tasks::{Observation, Pricing};
+use crate::translate::{clip, video};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::task::JoinHandle;
+use tollgate_store::{Outcome, Task};
+use tollgate_upstream::{UpstreamError, tasks as upstream};
+
+/// The most tasks leased by one poller at a time.
+const BATCH: usize = 64;
+
+/// Consecutive "no such task" answers after which the upstream is believed.
+const LOST_AFTER: i64 = 3;
+
+/// Starts the pollers of every task channel and the sweeper. Abort the handles to stop them;
+/// a poll cut short leaves only a lease, which runs out.
+pub fn spawn(state: &Arc<State>) -> Vec<JoinHandle<()>> {
+    let owner = worker_id();
+    tracing::info!(owner, "task workers starting");
+    let mut handles: Vec<JoinHandle<()>> = state
+        .catalog
+        .channels()
+        .into_iter()
+        .filter(|c| matches!(c.format, ChannelFormat::Ark | ChannelFormat::GenericVideo))
+        .map(|channel| tokio::spawn(poll_channel(state.clone(), channel, owner.clone())))
+        .collect();
+    handles.push(tokio::spawn(sweep(state.clone())));
+    handles
+}
+
+/// This process's name on the leases it takes.
+fn worker_id() -> String {
+    let mut bytes = [0u8; 4];
+    rand::RngCore::fill_bytes(&mut rand::rng(), &mut bytes);
+    format!("worker-{}-{}", std::process::id(), hex::encode(bytes))
+}
+
+async fn poll_channel(state: Arc<State>, channel: Arc<Channel>, owner: String) {
+    let settings = &state.tasks;
+    let tick =
+        (settings.first_poll / 4).clamp(Duration::from_millis(50), Duration::from_millis(500));
+    let timeouts = &channel.endpoint.timeouts;
+    let lease = timeouts.connect + timeouts.first_byte + timeouts.idle + Duration::from_secs(30);
+    loop {
+        let free = channel.permits.available_permits().min(BATCH);
+        if free == 0 {
+            tokio::time::sleep(tick).await;
+            continue;
+        }
+        let leased = state
+            .store
+            .lease_due_tasks(&owner, &channel.name, free as i64, lease)
+            .await;
+        let tasks = match leased {
+            Ok(tasks) => tasks,
+            Err(e) => {
+                tracing::warn!(channel = %channel.name, error = %e, "leasing due tasks failed");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        let full_batch = tasks.len() == free;
+        for task in tasks {
+            let Ok(permit) = channel.permits.clone().acquire_owned().await else {
+                return;
+            };
+            let (state, channel, owner) = (state.clone(), channel.clone(), owner.clone());
+            tokio::spawn(async move { poll_one(&state, &channel, task, &owner, permit).await });
+        }
+        if !full_batch {
+            tokio::time::sleep(tick).await;
+        }
+    }
+}
+
+/// Polls one leased task and records what it found.
+async fn poll_one(
+    state: &State,
+    channel: &Channel,
+    task: Task,
+    owner: &str,
+    _permit: OwnedSemaphorePermit,
+) {
+    let pricing = match Pricing::of(&task) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::error!(task = %task.id, error = %e, "unreadable pricing snapshot; refunding the task");
+            let error = serde_json::json!({"code": "internal_error", "message": "the gateway could not read the task's pricing; it was refunded"});
+            finish(state, &task, Outcome::Failed { error }, "failed").await;
+            return;
+        }
+    };
+    let Some(upstream_id) = task.upstream_id.clone() else {
+        return;
+    };
+    let now = crate::tasks::unix_seconds(now_millis());
+    let observed: Result<Observation, UpstreamError> = match channel.format {
+        ChannelFormat::Ark => upstream::ark_get(&state.http, &channel.endpoint, &upstream_id)
+            .await
+            .map(|answer| clip::observe(answer.body, &pricing, now)),
+        ChannelFormat::GenericVideo => {
+            upstream::generic_get(&state.http, &channel.endpoint, &upstream_id)
+                .await
+                .map(|answer| video::observe(answer.body, &pricing, now))
+        }
+        _ => return,
+    };
+    match observed {
+        Ok(observation) => {
+            let word = match &observation {
+                Observation::Live { word, .. }
+                | Observation::Succeeded { word, .. }
+                | Observation::Failed { word, .. } => word.clone(),
+            };
+            match observation.outcome(&pricing) {
+                Some(outcome) => finish(state, &task, outcome, &word).await,
+                None => {
+                    let Observation::Live {
+                        state: live,
+                        progress,
+                        ..
+                    } = observation
+                    else {
+                        return;
+                    };
+                    let next = next_poll_in(state, &task);
+                    record(state, &task, owner, live, Some(&word), progress, next, 0).await;
+                }
+            }
+        }
+        Err(e) => {
+            let failures = task.poll_failures.saturating_add(1);
+            state.metrics.task_event("poll_error");
+            if matches!(e, UpstreamError::Status { status: 404, .. }) && failures >= LOST_AFTER {
+                tracing::warn!(task = %task.id, upstream_id, "the upstream does not know the task; refunding it");
+                let error = serde_json::json!({"code": "upstream_task_lost", "message": "the upstream no longer knows this task; it was refunded"});
+                finish(state, &task, Outcome::Failed { error }, "failed").await;
+                return;
+            }
+            tracing::info!(task = %task.id, error = %e, failures, "polling the upstream failed; backing off");
+            let next = backoff(state, failures, &e);
+            let word = task.upstream_status.clone();
+            record(
+                state,
+                &task,
+                owner,
+                task.state,
+                word.as_deref(),
+                task.progress,
+                next,
+                failures,
+            )
+            .await;
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn record(
+    state: &State,
+    task: &Task,
+    owner: &str,
+    live: tollgate_store::TaskState,
+    word: Option<&str>,
+    progress: i64,
+    next: Duration,
+    failures: i64,
+) {
+    let recorded = state
+        .store
+        .record_poll(&task.id, owner, live, word, progress, next, failures)
+        .await;
+    if let Err(e) = recorded {
+        tracing::warn!(task = %task.id, error = %e, "recording a poll failed; the lease will run out");
+    }
+}
+
+async fn finish(state: &State, task: &Task, outcome: Outcome, word: &str) {
+    let succeeded = matches!(outcome, Outcome::Succeeded { .. });
+    match state.store.finish_task(&task.id, outcome, Some(word)).await {
+        Ok(true) => {
+            state
+                .metrics
+                .task_event(if succeeded { "succeeded" } else { "failed" });
+            state
+                .metrics
+                .hold_closed(if succeeded { "settled" } else { "released" });
+        }
+        // Someone else (another replica, the sweeper, a cancel) ended it first.
+        Ok(false) => {}
+        Err(e) => {
+            tracing::error!(task = %task.id, error = %e, "finishing the task failed; it will be polled again");
+        }
+    }
+}
+
+/// Polls start at `first_poll` and grow with the task's age to `poll_interval`: most clips take
+/// tens of seconds to minutes (SPEC §4 rule 6), and a quick one is still seen soon.
+fn next_poll_in(state: &State, task: &Task) -> Duration {
+    let age = Duration::from_millis(u64::try_from(now_millis() - task.created_at).unwrap_or(0));
+    (age / 4).clamp(
+        state.tasks.first_poll,
+        state.tasks.poll_interval.max(state.tasks.first_poll),
+    )
+}
+
+/// `poll_interval × 2^(failures-1)`, at most `max_backoff`, and not before `Retry-After`.
+fn backoff(state: &State, failures: i64, e: &UpstreamError) -> Duration {
+    let exponent = u32::try_from(failures.clamp(1, 16) - 1).unwrap_or(0);
+    let wait = state
+        .tasks
+        .poll_interval
+        .saturating_mul(2u32.saturating_pow(exponent))
+        .min(state.tasks.max_backoff);
+    match e {
+        UpstreamError::Status {
+            retry_after: Some(seconds),
+            ..
+        } => wait.max(Duration::from_secs(*seconds)),
+        _ => wait,
+    }
+}
+
+async fn sweep(state: Arc<State>) {
+    loop {
+        match state.store.expire_overdue_tasks().await {
+            Ok(expired) => {
+                for id in expired {
+                    tracing::warn!(task = %id, "task passed its deadline; refunded");
+                    state.metrics.task_event("expired");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "sweeping overdue tasks failed"),
+        }
+        match state
+            .store
+            .fail_stale_submissions(state.tasks.submission_timeout)
+            .await
+        {
+            Ok(failed) => {
+                for id in failed {
+                    tracing::warn!(task = %id, "task orphaned while submitting; refunded");
+                    state.metrics.task_event("orphaned");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "sweeping orphaned submissions failed"),
+        }
+        tokio::time::sleep(state.tasks.sweep_interval).await;
+    }
+}
+
+fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}

@@ -1,0 +1,241 @@
+//! The clip format (Ark-style tasks, SPEC §2.7) and the store's task rows: the pricing of a valid
+//! request, the record a client reads, the list filter, and what an Ark upstream's record means
+//! for the task.
+
+use crate::charge::Basis;
+use crate::errors::ApiError;
+use crate::media::MediaLinks;
+use crate::tasks::{Observation, Pricing, TaskResult, unix_seconds};
+use http::HeaderMap;
+use tollgate_billing::{
+    ClipTier, Tariff, Usage, clip_frame_size, clip_token_estimate_with_reference,
+};
+use tollgate_clip_tasks::{ListQuery, Task as ClipTask, TaskError, TaskStatus, Tier, Validated};
+use tollgate_store::{Task, TaskFilter, TaskState};
+
+/// SPEC §8 rules 4–5: the hold of a clip task. The estimate is
+/// `width × height × (24 × seconds + 1) / 1024` tokens at the requested resolution and ratio; the
+/// reference-video tier adds the
+/// reference seconds — measured when every reference video could be read, otherwise the
+/// series' maximum — and is priced at the tariff's reference ratio.
+pub fn pricing(
+    valid: &Validated,
+    measured_reference: Option<&[f64]>,
+    tariff: &Tariff,
+) -> Result<Pricing, ApiError> {
+    let size = clip_frame_size(valid.resolution, valid.ratio).ok_or_else(|| {
+        ApiError::internal(
+            "pricing the task",
+            format!("no frame size for {} {}", valid.resolution, valid.ratio),
+        )
+    })?;
+    let (tier, reference_seconds) = match valid.tier {
+        Tier::Standard => (ClipTier::Standard, None),
+        Tier::ReferenceVideo => {
+            let held = match measured_reference {
+                Some(seconds) => {
+                    let total: f64 = seconds.iter().sum();
+                    // Whole seconds, rounded up; validation bounded the total by the maximum.
+                    (total.ceil() as u32).min(valid.hold_reference_seconds())
+                }
+                None => valid.hold_reference_seconds(),
+            };
+            (ClipTier::ReferenceVideo, Some(held))
+        }
+    };
+    let tokens = clip_token_estimate_with_reference(
+        size,
+        valid.duration_seconds,
+        reference_seconds.unwrap_or(0),
+    );
+    Ok(Pricing {
+        tariff: tariff.clone(),
+        estimate: Usage::VideoTokens { tokens, tier },
+        duration_seconds: valid.duration_seconds,
+        resolution: valid.resolution.to_owned(),
+        ratio: Some(valid.ratio.to_owned()),
+        reference_seconds,
+    })
+}
+
+/// The status a client sees: `submitting` is still `queued`; a failed task says `cancelled` or
+/// `expired` when that is how it ended.
+pub fn public_status(task: &Task) -> TaskStatus {
+    match task.state {
+        TaskState::Submitting | TaskState::Queued => TaskStatus::Queued,
+        TaskState::Running => TaskStatus::Running,
+        TaskState::Succeeded => TaskStatus::Succeeded,
+        TaskState::Failed => match task.upstream_status.as_deref() {
+            Some("cancelled") => TaskStatus::Cancelled,
+            Some("expired") => TaskStatus::Expired,
+            _ => TaskStatus::Failed,
+        },
+    }
+}
+
+/// The task record of SPEC §2.7 for a row: our id and public model, the requested parameters,
+/// and on success the upstream's record with the gateway's link in `content.video_url`.
+pub fn record(task: &Task, links: &MediaLinks, headers: &HeaderMap) -> ClipTask {
+    let status = public_status(task);
+    let finished: Option<TaskResult> = task
+        .result
+        .as_ref()
+        .and_then(|r| serde_json::from_value(r.clone()).ok());
+    let mut record = match &finished {
+        Some(result) if status == TaskStatus::Succeeded => {
+            let mut record: ClipTask =
+                serde_json::from_value(result.record.clone()).unwrap_or_default();
+            let (link, _) = links.link(headers, &task.id, result.finished_at, &result.video_url);
+            record
+                .content
+                .get_or_insert_with(Default::default)
+                .video_url = Some(link);
+            record
+        }
+        _ => ClipTask::default(),
+    };
+    record.id = task.id.clone();
+    record.model = task.model.clone();
+    record.status = status;
+    record.created_at = Some(unix_seconds(task.created_at));
+    record.updated_at = Some(unix_seconds(task.updated_at));
+    if let Ok(pricing) = Pricing::of(task) {
+        record
+            .duration
+            .get_or_insert(i64::from(pricing.duration_seconds));
+        record.resolution.get_or_insert(pricing.resolution);
+        if let Some(ratio) = pricing.ratio {
+            record.ratio.get_or_insert(ratio);
+        }
+    }
+    if task.state == TaskState::Failed {
+        let error = task.error.clone().unwrap_or_default();
+        let text = |name: &str| {
+            error
+                .get(name)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        record.error = Some(TaskError {
+            code: text("code"),
+            message: text("message"),
+            extra: Default::default(),
+        });
+        record.content = None;
+        record.usage = None;
+    }
+    record
+}
+
+/// The store filter of a list query: the caller's clip tasks, by status, ids and model
+/// (`model` already resolved from an alias to the public name).
+pub fn list_filter(query: &ListQuery, model: Option<String>) -> TaskFilter {
+    let mut filter = TaskFilter {
+        ids: query.task_ids.clone(),
+        model,
+        format: Some(FORMAT.to_owned()),
+        ..TaskFilter::default()
+    };
+    match &query.status {
+        None => {}
+        Some(TaskStatus::Queued) => filter.states = vec![TaskState::Submitting, TaskState::Queued],
+        Some(TaskStatus::Running) => filter.states = vec![TaskState::Running],
+        Some(TaskStatus::Succeeded) => filter.states = vec![TaskState::Succeeded],
+        Some(TaskStatus::Failed) => {
+            filter.states = vec![TaskState::Failed];
+            filter.not_upstream_statuses = vec!["cancelled".into(), "expired".into()];
+        }
+        Some(TaskStatus::Cancelled) => {
+            filter.states = vec![TaskState::Failed];
+            filter.upstream_statuses = vec!["cancelled".into()];
+        }
+        Some(TaskStatus::Expired) => {
+            filter.states = vec![TaskState::Failed];
+            filter.upstream_statuses = vec!["expired".into()];
+        }
+        // Whatever an upstream called it, as last seen.
+        Some(TaskStatus::Unknown(word)) => filter.upstream_statuses = vec![word.clone()],
+    }
+    filter
+}
+
+/// The store's `format` of clip tasks.
+pub const FORMAT: &str = "clip";
+
+/// What an Ark upstream's record of the task means (DESIGN §5: every state mapped; an unknown
+/// one is logged and treated as running until the deadline).
+pub fn observe(upstream: ClipTask, pricing: &Pricing, now: i64) -> Observation {
+    let word = upstream.status.as_str().to_owned();
+    match &upstream.status {
+        TaskStatus::Queued => Observation::Live {
+            state: TaskState::Queued,
+            word,
+            progress: 0,
+        },
+        TaskStatus::Running => Observation::Live {
+            state: TaskState::Running,
+            word,
+            progress: 0,
+        },
+        TaskStatus::Unknown(other) => {
+            tracing::warn!(status = %other, "unknown upstream task status; treating it as running");
+            Observation::Live {
+                state: TaskState::Running,
+                word,
+                progress: 0,
+            }
+        }
+        TaskStatus::Succeeded => {
+            let Some(video_url) = upstream.video_url().map(str::to_owned) else {
+                return Observation::Failed {
+                    error: serde_json::json!({"code": "upstream_no_video",
+                        "message": "the upstream reported success without a video; the task was refunded"}),
+                    word: "failed".into(),
+                };
+            };
+            let tier = match pricing.estimate {
+                Usage::VideoTokens { tier, .. } => tier,
+                _ => ClipTier::Standard,
+            };
+            let (usage, basis) = match upstream.completion_tokens() {
+                Some(tokens) => (Usage::VideoTokens { tokens, tier }, Basis::default()),
+                None => (
+                    pricing.estimate,
+                    Basis {
+                        estimated: true,
+                        note: Some("upstream reported no usage; charged the estimate".into()),
+                    },
+                ),
+            };
+            let result = TaskResult {
+                record: serde_json::to_value(&upstream).unwrap_or_default(),
+                video_url,
+                finished_at: now,
+            };
+            Observation::Succeeded {
+                result: serde_json::to_value(result).unwrap_or_default(),
+                usage,
+                basis,
+                word,
+            }
+        }
+        TaskStatus::Failed | TaskStatus::Cancelled | TaskStatus::Expired => {
+            let error = upstream.error.unwrap_or_default();
+            let code = if error.code.is_empty() {
+                word.clone()
+            } else {
+                error.code
+            };
+            let message = if error.message.is_empty() {
+                format!("the task ended {word} upstream; it was refunded")
+            } else {
+                error.message
+            };
+            Observation::Failed {
+                error: serde_json::json!({"code": code, "message": message}),
+                word,
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! The generic video format (SPEC §2.8) and the store's task rows: the pricing of a valid
+//! request, the record a client reads, and what a generic upstream's record means for the task.
+
+use crate::charge::Basis;
+use crate::media::MediaLinks;
+use crate::tasks::{Observation, Pricing, TaskResult, unix_seconds};
+use http::HeaderMap;
+use std::time::Duration;
+use tollgate_billing::{Tariff, Usage, video_seconds};
+use tollgate_generic_tasks::{Validated, VideoError, VideoStatus, VideoTask, spec};
+use tollgate_store::{Task, TaskState};
+
+/// The store's `format` of generic tasks.
+pub const FORMAT: &str = "generic";
+
+/// SPEC §8 rule 6: the hold is the requested seconds (already whole, within the model's range)
+/// times the unit price.
+pub fn pricing(valid: &Validated, tariff: &Tariff) -> Pricing {
+    Pricing {
+        tariff: tariff.clone(),
+        estimate: Usage::VideoSeconds(u64::from(valid.duration_seconds.max(1))),
+        duration_seconds: valid.duration_seconds,
+        resolution: valid.resolution.clone(),
+        ratio: valid.aspect_ratio.clone(),
+        reference_seconds: None,
+    }
+}
+
+/// The task record of SPEC §2.8 for a row.
+pub fn record(task: &Task, links: &MediaLinks, headers: &HeaderMap) -> VideoTask {
+    let created = unix_seconds(task.created_at);
+    let record = VideoTask::queued(&task.id, &task.model, created);
+    match task.state {
+        TaskState::Submitting | TaskState::Queued => record,
+        TaskState::Running => record.in_progress(u8::try_from(task.progress).unwrap_or(0)),
+        TaskState::Succeeded => {
+            let result: TaskResult = task
+                .result
+                .as_ref()
+                .and_then(|r| serde_json::from_value(r.clone()).ok())
+                .unwrap_or_default();
+            let (link, expires) =
+                links.link(headers, &task.id, result.finished_at, &result.video_url);
+            let upstream: Option<VideoTask> = serde_json::from_value(result.record).ok();
+            let model = spec(&task.model).or_else(|| spec(&task.upstream_model));
+            let mut done = match model {
+                Some(model) => record.completed_for(model, link),
+                None => record.completed(link, None),
+            }
+            .finished_at(result.finished_at);
+            done.expires_at = expires;
+            done.seconds = upstream.and_then(|u| u.seconds).or_else(|| {
+                Pricing::of(task)
+                    .ok()
+                    .map(|p| p.duration_seconds.to_string())
+            });
+            done
+        }
+        TaskState::Failed => {
+            let error = task.error.clone().unwrap_or_default();
+            let text = |name: &str| {
+                error
+                    .get(name)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            record
+                .failed(VideoError::new(text("code"), text("message")))
+                .finished_at(unix_seconds(task.updated_at))
+        }
+    }
+}
+
+/// What a generic upstream's record of the task means.
+pub fn observe(upstream: VideoTask, pricing: &Pricing, now: i64) -> Observation {
+    let word = upstream.status.as_str().to_owned();
+    match upstream.status {
+        VideoStatus::Queued => Observation::Live {
+            state: TaskState::Queued,
+            word,
+            progress: 0,
+        },
+        VideoStatus::InProgress => Observation::Live {
+            state: TaskState::Running,
+            word,
+            progress: i64::from(upstream.progress.min(99)),
+        },
+        VideoStatus::Completed => {
+            let Some(video_url) = upstream.url.clone().or_else(|| upstream.video_url.clone())
+            else {
+                return Observation::Failed {
+                    error: serde_json::json!({"code": "upstream_no_video",
+                        "message": "the upstream reported completion without a video; the task was refunded"}),
+                    word: "failed".into(),
+                };
+            };
+            // SPEC §8 rule 6: the seconds actually generated, rounded up, at least 1.
+            let (seconds, basis) = match upstream.seconds_value().filter(|s| *s >= 0.0) {
+                Some(s) => (
+                    video_seconds(Duration::from_secs_f64(s.min(86_400.0))),
+                    Basis::default(),
+                ),
+                None => (
+                    u64::from(pricing.duration_seconds.max(1)),
+                    Basis {
+                        estimated: true,
+                        note: Some(
+                            "upstream reported no length; charged the requested seconds".into(),
+                        ),
+                    },
+                ),
+            };
+            let result = TaskResult {
+                record: serde_json::to_value(&upstream).unwrap_or_default(),
+                video_url,
+                finished_at: now,
+            };
+            Observation::Succeeded {
+                result: serde_json::to_value(result).unwrap_or_default(),
+                usage: Usage::VideoSeconds(seconds),
+                basis,
+                word,
+            }
+        }
+        VideoStatus::Failed => {
+            let error = upstream
+                .error
+                .unwrap_or_else(|| VideoError::new("generation_failed", ""));
+            let word = match error.code.as_str() {
+                "cancelled" | "expired" => error.code.clone(),
+                _ => word,
+            };
+            let message = if error.message.is_empty() {
+                format!("the task ended {word} upstream; it was refunded")
+            } else {
+                error.message
+            };
+            Observation::Failed {
+                error: serde_json::json!({"code": if error.code.is_empty() { "generation_failed".to_owned() } else { error.code }, "message": message}),
+                word,
+            }
+        }
+    }
+}
