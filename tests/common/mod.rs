@@ -14,7 +14,10 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tollgate_billing::Amount;
 use tollgate_gateway::catalog::Catalog;
+use tollgate_gateway::config::ChannelFormat;
 use tollgate_gateway::limits::Limits;
+use tollgate_gateway::media::MediaLinks;
+use tollgate_gateway::tasks::TaskSettings;
 use tollgate_gateway::{Config, Gateway, State, server};
 use tollgate_sim::{KnobSettings, SimHandle};
 use tollgate_store::Store;
@@ -96,6 +99,7 @@ pub struct TestGateway {
     pub state: Arc<State>,
     stop: Option<oneshot::Sender<()>>,
     served: Option<tokio::task::JoinHandle<()>>,
+    workers: Vec<tokio::task::JoinHandle<()>>,
     client: Client<HttpConnector, Full<Bytes>>,
 }
 
@@ -158,8 +162,23 @@ impl TestGateway {
                 http,
                 Limits::new(&config.limits).unwrap(),
             )
-            .with_speech(config.speech.clone()),
+            .with_speech(config.speech.clone())
+            .with_tasks(
+                TaskSettings::from(&config.tasks),
+                MediaLinks::new(&config.media, b"an e2e test's media link key...."),
+            ),
         );
+        // Pollers only when the configuration has task channels; the sweeper with them.
+        let has_task_channels = state
+            .catalog
+            .channels()
+            .iter()
+            .any(|c| matches!(c.format, ChannelFormat::Ark | ChannelFormat::GenericVideo));
+        let workers = if has_task_channels && config.tasks.workers {
+            tollgate_gateway::tasks::worker::spawn(&state)
+        } else {
+            Vec::new()
+        };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
@@ -179,6 +198,7 @@ impl TestGateway {
             state,
             stop: Some(stop),
             served: Some(served),
+            workers,
             client: Client::builder(TokioExecutor::new()).build_http(),
         }
     }
@@ -263,6 +283,13 @@ impl TestGateway {
         self.sim.knobs().served("POST /v1/embeddings")
     }
 
+    /// `GET path` with a Bearer key.
+    pub async fn get(&self, path: &str, key: &str) -> Reply {
+        let auth = format!("Bearer {key}");
+        self.request("GET", path, &[("authorization", &auth)], Bytes::new())
+            .await
+    }
+
     /// Requests the simulator served on `route`, e.g. `"POST /v1/t2a_v2"`.
     pub fn calls(&self, route: &str) -> u64 {
         self.sim.knobs().served(route)
@@ -270,6 +297,9 @@ impl TestGateway {
 
     /// Signals shutdown and waits for the drain to finish.
     pub async fn stop(mut self) {
+        for worker in self.workers.drain(..) {
+            worker.abort();
+        }
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }

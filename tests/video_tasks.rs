@@ -1,0 +1,908 @@
+//! Video tasks end to end (SPEC §2.7, §2.8, §3, §4.6–4.9, §8 rules 4–6; DESIGN §5): a gateway
+//! with its pollers over the simulated Ark and generic vendors.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Reply, TestGateway};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use tollgate_billing::{
+    Amount, ClipTier, FrameSize, Tariff, Usage, clip_frame_size, clip_token_estimate_with_reference,
+};
+use tollgate_sim::KnobSettings;
+use tollgate_store::{LedgerKind, Task, TaskState};
+
+const CLIP: &str = "/api/v3/contents/generations/tasks";
+const VIDEO: &str = "/v1/video/generations";
+const CLIP_CREATES: &str = "POST /api/v3/contents/generations/tasks";
+const VIDEO_CREATES: &str = "POST /v1/video/generations";
+
+const CONFIG: &str = r#"
+[[channels]]
+name = "ark-CHANNEL"
+format = "ark"
+base_url = "sim"
+first_byte_timeout_ms = 3000
+idle_timeout_ms = 3000
+
+[[channels]]
+name = "video-CHANNEL"
+format = "generic-video"
+base_url = "sim"
+first_byte_timeout_ms = 3000
+idle_timeout_ms = 3000
+
+[tasks]
+first_poll_ms = 100
+poll_interval_ms = 200
+max_backoff_ms = 400
+sweep_interval_seconds = 1
+trusted_media_hosts = ["127.0.0.1"]
+reference_probe_timeout_ms = 3000
+
+[aliases]
+"clip-best" = "clipgen-intl-2.5-260301"
+
+[models."clipgen-cn-2.0-260128"]
+kind = "clip-video"
+channels = ["ark-CHANNEL"]
+price = { meter = "video_tokens", per_million_tokens = "2.4" }
+
+[models."clipgen-intl-2.5-260301"]
+kind = "clip-video"
+channels = ["ark-CHANNEL"]
+price = { meter = "video_tokens", per_million_tokens = "3.0" }
+
+[models."imagine-video"]
+kind = "generic-video"
+channels = ["video-CHANNEL"]
+price = { meter = "video_seconds", per_second = "0.05" }
+
+[models."horse-1.1-t2v"]
+kind = "generic-video"
+channels = ["video-CHANNEL"]
+price = { meter = "video_seconds", per_second = "0.08" }
+
+[models."wave-2-7-video"]
+kind = "generic-video"
+channels = ["video-CHANNEL"]
+price = { meter = "video_seconds", per_second = "0.06" }
+
+[models."wave-3-0-video"]
+kind = "generic-video"
+channels = ["video-CHANNEL"]
+price = { meter = "video_seconds", per_second = "0.1" }
+
+[models."omni"]
+kind = "generic-video"
+channels = ["video-CHANNEL"]
+price = { meter = "video_seconds", per_second = "0.07" }
+"#;
+
+async fn gateway() -> TestGateway {
+    gateway_with("").await
+}
+
+/// The test configuration with `extra` TOML appended (a later `[tasks]` key wins by being the
+/// only one: callers pass whole extra sections).
+async fn gateway_with(extra: &str) -> TestGateway {
+    let config = if extra.is_empty() {
+        CONFIG.to_owned()
+    } else {
+        // Replace the [tasks] section when the caller brings its own.
+        let base = if extra.contains("[tasks]") {
+            let start = CONFIG.find("[tasks]").unwrap();
+            let end = CONFIG[start..].find("\n\n").unwrap() + start;
+            format!("{}{}", &CONFIG[..start], &CONFIG[end..])
+        } else {
+            CONFIG.to_owned()
+        };
+        format!("{base}\n{extra}")
+    };
+    // Channel names of their own: on a shared PostgreSQL database another test's pollers
+    // must not lease this test's tasks (they would ask their own simulator about them).
+    let config = config.replace("CHANNEL", &common::unique());
+    let gw = TestGateway::with_config(&config).await;
+    gw.set_knobs(KnobSettings {
+        task_queued_ms: Some(300),
+        task_running_ms: Some(500),
+        ..KnobSettings::default()
+    });
+    gw
+}
+
+fn text(prompt: &str) -> Value {
+    json!({"type": "text", "text": prompt})
+}
+
+fn image(url: &str, role: &str) -> Value {
+    json!({"type": "image_url", "image_url": {"url": url}, "role": role})
+}
+
+fn video(url: &str) -> Value {
+    json!({"type": "video_url", "video_url": {"url": url}, "role": "reference_video"})
+}
+
+const PNG: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+async fn wait_terminal(gw: &TestGateway, id: &str) -> Task {
+    let started = Instant::now();
+    loop {
+        let task = gw.store.task(id).await.unwrap().expect("task row");
+        if task.state.is_terminal() {
+            return task;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "task {id} still {:?}",
+            task.state
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn price(per_million: &str) -> Tariff {
+    serde_json::from_value(json!({"meter": "video_tokens", "per_million_tokens": per_million}))
+        .unwrap()
+}
+
+fn charges(ledger: &[tollgate_store::LedgerEntry]) -> Vec<Amount> {
+    ledger
+        .iter()
+        .filter(|e| e.kind == LedgerKind::Charge)
+        .map(|e| Amount::from_nanos(-e.amount.nanos()))
+        .collect()
+}
+
+fn assert_ark_400(reply: &Reply, field: &str, what: &str) {
+    assert_eq!(
+        reply.status,
+        400,
+        "{what}: {}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let error = &reply.json()["error"];
+    let code = error["code"].as_str().unwrap();
+    assert!(
+        code.starts_with("InvalidParameter") || code == "MissingParameter",
+        "{what}: {error}"
+    );
+    assert_eq!(error["param"], field, "{what}: {error}");
+    assert!(!error["message"].as_str().unwrap().is_empty(), "{what}");
+}
+
+#[tokio::test]
+async fn every_clip_content_rule_and_limit_is_refused_before_any_upstream_call() {
+    let gw = gateway().await;
+    let (account, key) = gw.account("10").await;
+    let two = "clipgen-cn-2.0-260128";
+    let two_five = "clip-best";
+    let body = |model: &str, content: Vec<Value>| json!({"model": model, "content": content});
+    let with = |mut b: Value, field: &str, value: Value| {
+        b[field] = value;
+        b
+    };
+    let refs = |n: usize| -> Vec<Value> {
+        std::iter::once(text("x"))
+            .chain((0..n).map(|_| image(PNG, "reference_image")))
+            .collect()
+    };
+    let videos = |n: usize| -> Vec<Value> {
+        std::iter::once(text("x"))
+            .chain((0..n).map(|i| video(&format!("https://cdn.example.com/{i}.mp4"))))
+            .collect()
+    };
+    let cases: Vec<(&str, Value, &str)> = vec![
+        (
+            "2.0 lasts at most 15 s",
+            with(body(two, vec![text("x")]), "duration", json!(16)),
+            "duration",
+        ),
+        (
+            "2.5 lasts at most 30 s",
+            with(body(two_five, vec![text("x")]), "duration", json!(31)),
+            "duration",
+        ),
+        (
+            "at least 4 s",
+            with(body(two, vec![text("x")]), "duration", json!(3)),
+            "duration",
+        ),
+        (
+            "resolution is 480p or 720p",
+            with(body(two, vec![text("x")]), "resolution", json!("1080p")),
+            "resolution",
+        ),
+        (
+            "ratio from the list",
+            with(body(two, vec![text("x")]), "ratio", json!("5:4")),
+            "ratio",
+        ),
+        ("content is required", body(two, vec![]), "content"),
+        (
+            "frames never with reference images",
+            body(
+                two,
+                vec![
+                    text("x"),
+                    image(PNG, "first_frame"),
+                    image(PNG, "reference_image"),
+                ],
+            ),
+            "content[2].role",
+        ),
+        (
+            "at most 30 reference images",
+            body(two_five, refs(31)),
+            "content[31]",
+        ),
+        (
+            "2.0: at most 3 reference videos",
+            body(two, videos(4)),
+            "content[4]",
+        ),
+        (
+            "2.5: at most 10 reference videos",
+            body(two_five, videos(11)),
+            "content[11]",
+        ),
+        (
+            "video_url.url not empty",
+            body(two, vec![text("x"), video("")]),
+            "content[1].video_url.url",
+        ),
+        (
+            "no private addresses",
+            body(
+                two,
+                vec![text("x"), image("http://10.1.2.3/a.png", "first_frame")],
+            ),
+            "content[1].image_url.url",
+        ),
+        (
+            "no link-local addresses",
+            body(
+                two,
+                vec![
+                    text("x"),
+                    image("http://169.254.169.254/latest/meta-data", "first_frame"),
+                ],
+            ),
+            "content[1].image_url.url",
+        ),
+        (
+            "no loopback names",
+            body(two, vec![text("x"), video("http://localhost/v.mp4")]),
+            "content[1].video_url.url",
+        ),
+        (
+            "no other schemes",
+            body(two, vec![text("x"), video("ftp://cdn.example.com/v.mp4")]),
+            "content[1].video_url.url",
+        ),
+        (
+            "inline images are base64",
+            body(
+                two,
+                vec![
+                    text("x"),
+                    image("data:image/png;base64,@@@@", "first_frame"),
+                ],
+            ),
+            "content[1].image_url.url",
+        ),
+        (
+            "unknown model",
+            body("clipgen-cn-9.9-260128", vec![text("x")]),
+            "model",
+        ),
+    ];
+    for (what, request, field) in &cases {
+        let reply = gw.post_json(CLIP, &key, request).await;
+        assert_ark_400(&reply, field, what);
+    }
+    assert_eq!(gw.calls(CLIP_CREATES), 0, "nothing reached the upstream");
+    assert_eq!(gw.balance(&account).await, "10".parse().unwrap());
+    let (total, _) = gw
+        .store
+        .list_tasks(&account, &Default::default(), 0, 10)
+        .await
+        .unwrap();
+    assert_eq!(total, 0, "no task row for a refused request");
+}
+
+#[tokio::test]
+async fn every_generic_model_limit_is_refused_before_any_upstream_call() {
+    let gw = gateway().await;
+    let (account, key) = gw.account("10").await;
+    let mut cases: Vec<(Value, &str)> = Vec::new();
+    for model in tollgate_generic_tasks::MODELS {
+        let base = json!({"model": model.id, "prompt": "waves"});
+        let mut too_long = base.clone();
+        too_long["duration"] = json!(model.duration.end() + 1);
+        cases.push((too_long, "duration"));
+        let mut too_short = base.clone();
+        too_short["seconds"] = json!(0);
+        cases.push((too_short, "duration"));
+        for (param, supported, value) in [
+            ("seed", model.supports.seed, json!(7)),
+            (
+                "negative_prompt",
+                model.supports.negative_prompt,
+                json!("blur"),
+            ),
+            ("sound", model.supports.sound, json!(true)),
+            ("watermark", model.supports.watermark, json!(false)),
+        ] {
+            if !supported {
+                let mut bad = base.clone();
+                bad[param] = value;
+                cases.push((bad, param));
+            }
+        }
+        let mut ratio = base.clone();
+        ratio["aspect_ratio"] = json!("7:3");
+        cases.push((ratio, "aspect_ratio"));
+    }
+    cases.push((json!({"model": "omni"}), "prompt"));
+    cases.push((json!({"model": "sora-9", "prompt": "x"}), "model"));
+    for (request, field) in &cases {
+        let reply = gw.post_json(VIDEO, &key, request).await;
+        assert_eq!(
+            reply.status,
+            400,
+            "{request}: {}",
+            String::from_utf8_lossy(&reply.body)
+        );
+        let error = &reply.json()["error"];
+        assert_eq!(error["param"], *field, "{request}: {error}");
+        assert_eq!(error["type"], "invalid_request_error");
+    }
+    assert_eq!(gw.calls(VIDEO_CREATES), 0, "nothing reached the upstream");
+    assert_eq!(gw.balance(&account).await, "10".parse().unwrap());
+}
+
+#[tokio::test]
+async fn a_clip_is_held_at_its_estimate_charged_its_tokens_and_streamed_through_a_signed_link() {
+    let gw = gateway().await;
+    let (account, key) = gw.account("10").await;
+    let request = json!({
+        "model": "clipgen-cn-2.0-260128",
+        "content": [text("A lighthouse in a storm")],
+        "duration": 4, "resolution": "480p", "ratio": "16:9",
+        // What the vendor SDK sends besides: explicit nulls and fields the spec does not list.
+        "seed": null, "watermark": null, "callback_url": null, "return_last_frame": null,
+        "service_tier": "default", "execution_expires_after": 172800, "camera_fixed": null,
+        "tools": null, "omni_reference_task_type": null,
+    });
+    let reply = gw.post_json(CLIP, &key, &request).await;
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let created = reply.json();
+    let id = created["id"].as_str().unwrap().to_owned();
+    assert!(id.starts_with("cgt-"), "our own id: {id}");
+    assert_eq!(created["status"], "queued");
+
+    // The hold is the estimate: 864 × 496 × 97 / 1024 tokens at 2.4 per million.
+    let tokens = clip_token_estimate_with_reference(FrameSize::new(864, 496), 4, 0);
+    assert_eq!(tokens, 40_595);
+    let estimate = price("2.4")
+        .charge(&Usage::VideoTokens {
+            tokens,
+            tier: ClipTier::Standard,
+        })
+        .unwrap();
+    assert_eq!(
+        gw.store.find_account(&account).await.unwrap().held,
+        estimate
+    );
+
+    let task = wait_terminal(&gw, &id).await;
+    assert_eq!(task.state, TaskState::Succeeded);
+    assert_ne!(
+        task.upstream_id.as_deref(),
+        Some(id.as_str()),
+        "the upstream's id stays ours to know"
+    );
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let record = gw.get(&format!("{CLIP}/{id}"), &key).await.json();
+    assert_eq!(record["status"], "succeeded");
+    let completion = record["usage"]["completion_tokens"].as_u64().unwrap();
+    let charged = price("2.4")
+        .charge(&Usage::VideoTokens {
+            tokens: completion,
+            tier: ClipTier::Standard,
+        })
+        .unwrap();
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    assert_eq!(
+        charges(&ledger),
+        vec![charged],
+        "one charge, exactly the tokens"
+    );
+    assert_eq!(
+        gw.balance(&account).await,
+        Amount::from_nanos(10_000_000_000 - charged.nanos())
+    );
+    assert_eq!(
+        gw.store.find_account(&account).await.unwrap().held,
+        Amount::ZERO
+    );
+
+    // The link is the gateway's, signed, and streams the upstream's MP4.
+    let link = record["content"]["video_url"].as_str().unwrap();
+    let path = link.split_once(&gw.addr.to_string()).unwrap().1;
+    assert!(
+        path.starts_with(&format!("/v1/media/{id}.mp4?expires=")),
+        "{link}"
+    );
+    let file = gw.request("GET", path, &[], "").await;
+    assert_eq!(file.status, 200);
+    assert_eq!(&file.body[4..8], b"ftyp", "an MP4");
+    let seconds = mp4_seconds(&file.body);
+    assert!((seconds - 4.0).abs() < 0.1, "{seconds} s");
+    let part = gw
+        .request("GET", path, &[("range", "bytes=0-99")], "")
+        .await;
+    assert_eq!(part.status, 206);
+    assert_eq!(part.body.len(), 100);
+    assert_eq!(&part.body[..], &file.body[..100]);
+    // Altered links are refused.
+    let forged = path.replace("signature=", "signature=00");
+    assert_eq!(gw.request("GET", &forged, &[], "").await.status, 403);
+    let other = path.replace(&id, "cgt-1-0000000000");
+    assert_eq!(gw.request("GET", &other, &[], "").await.status, 403);
+    let later = path.replace("expires=", "expires=9");
+    assert_eq!(gw.request("GET", &later, &[], "").await.status, 403);
+}
+
+/// `duration / timescale` of the file's `mvhd` (version 0, as the simulator writes).
+fn mp4_seconds(file: &[u8]) -> f64 {
+    let at = file.windows(4).position(|w| w == b"mvhd").unwrap() + 4;
+    let word = |i: usize| u32::from_be_bytes(file[i..i + 4].try_into().unwrap());
+    assert_eq!(file[at], 0);
+    f64::from(word(at + 16)) / f64::from(word(at + 12))
+}
+
+#[tokio::test]
+async fn reference_videos_are_measured_checked_held_and_billed_at_the_reference_tier() {
+    let gw = gateway().await;
+    let (account, key) = gw.account("100").await;
+    // Two real clips of 10 s and 8 s, served by the simulator, become reference videos.
+    let mut urls = Vec::new();
+    for duration in [10, 8] {
+        let body =
+            json!({"model": "clipgen-cn-2.0-260128", "content": [text("x")], "duration": duration});
+        let id = gw.post_json(CLIP, &key, &body).await.json()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let task = wait_terminal(&gw, &id).await;
+        urls.push(
+            task.result.unwrap()["video_url"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    let creates = gw.calls(CLIP_CREATES);
+
+    // 2.0 allows 15 s of reference video in total: 18 s is refused, naming the rule.
+    let too_long = json!({"model": "clipgen-cn-2.0-260128",
+        "content": [text("x"), video(&urls[0]), video(&urls[1])]});
+    let reply = gw.post_json(CLIP, &key, &too_long).await;
+    assert_ark_400(&reply, "content", "2.0 reference videos over 15 s");
+    assert!(
+        reply.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("15 s")
+    );
+    assert_eq!(
+        gw.calls(CLIP_CREATES),
+        creates,
+        "refused before the upstream"
+    );
+
+    // 2.5 allows 30 s: held for the seconds measured (10.04 + 8.04, rounded up to 19), at 60 %
+    // of the token price; the simulator then bills the 18 s its prompt marker says.
+    let before = gw.store.find_account(&account).await.unwrap();
+    let ok = json!({"model": "clip-best", "duration": 5, "resolution": "720p", "ratio": "16:9",
+        "content": [text("x [refsec=18]"), video(&urls[0]), video(&urls[1])]});
+    let reply = gw.post_json(CLIP, &key, &ok).await;
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let id = reply.json()["id"].as_str().unwrap().to_owned();
+    let size = clip_frame_size("720p", "16:9").unwrap();
+    let tariff = price("3.0");
+    let held = tariff
+        .charge(&Usage::VideoTokens {
+            tokens: clip_token_estimate_with_reference(size, 5, 19),
+            tier: ClipTier::ReferenceVideo,
+        })
+        .unwrap();
+    let during = gw.store.find_account(&account).await.unwrap();
+    assert_eq!(during.held.nanos() - before.held.nanos(), held.nanos());
+    let task = wait_terminal(&gw, &id).await;
+    assert_eq!(task.state, TaskState::Succeeded);
+    let record = &task.result.unwrap()["record"];
+    let completion = record["usage"]["completion_tokens"].as_u64().unwrap();
+    assert_eq!(completion, clip_token_estimate_with_reference(size, 5, 18));
+    let charged = tariff
+        .charge(&Usage::VideoTokens {
+            tokens: completion,
+            tier: ClipTier::ReferenceVideo,
+        })
+        .unwrap();
+    // 3.0 per million tokens is 3 000 nano-units a token; 60 % of it is 1 800.
+    assert_eq!(charged.nanos() as u64, completion * 1_800);
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    assert_eq!(charges(&ledger).last(), Some(&charged));
+
+    // A reference video whose length cannot be read: the hold covers the series' maximum.
+    let unreadable = json!({"model": "clip-best", "duration": 5, "resolution": "720p", "ratio": "16:9",
+        "content": [text("x"), video(&format!("{}/_sim/videos/none.mp4", gw.sim.base_url()))]});
+    let before = gw.store.find_account(&account).await.unwrap().held;
+    let reply = gw.post_json(CLIP, &key, &unreadable).await;
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let max_hold = tariff
+        .charge(&Usage::VideoTokens {
+            tokens: clip_token_estimate_with_reference(size, 5, 30),
+            tier: ClipTier::ReferenceVideo,
+        })
+        .unwrap();
+    let during = gw.store.find_account(&account).await.unwrap().held;
+    assert_eq!(during.nanos() - before.nanos(), max_hold.nanos());
+    let id = reply.json()["id"].as_str().unwrap().to_owned();
+    wait_terminal(&gw, &id).await;
+    assert_eq!(
+        gw.store.find_account(&account).await.unwrap().held,
+        Amount::ZERO
+    );
+}
+
+#[tokio::test]
+async fn polls_are_owner_only_and_at_most_once_a_second() {
+    let gw = gateway().await;
+    let (_, owner) = gw.account("10").await;
+    let (_, stranger) = gw.account("10").await;
+    let clip = gw
+        .post_json(
+            CLIP,
+            &owner,
+            &json!({"model": "clipgen-cn-2.0-260128", "content": [text("x")]}),
+        )
+        .await
+        .json();
+    let generic = gw
+        .post_json(VIDEO, &owner, &json!({"model": "omni", "prompt": "x"}))
+        .await
+        .json();
+    assert_eq!(generic["task_id"], generic["id"]);
+    assert_eq!(
+        (generic["object"].as_str(), generic["progress"].as_u64()),
+        (Some("video"), Some(0))
+    );
+    for (path, family) in [
+        (format!("{CLIP}/{}", clip["id"].as_str().unwrap()), "ark"),
+        (
+            format!("{VIDEO}/{}", generic["id"].as_str().unwrap()),
+            "openai",
+        ),
+    ] {
+        let theirs = gw.get(&path, &stranger).await;
+        assert_eq!(theirs.status, 404, "{family}: another account's task");
+        let first = gw.get(&path, &owner).await;
+        assert_eq!(first.status, 200, "{family}");
+        let second = gw.get(&path, &owner).await;
+        assert_eq!(second.status, 429, "{family}: polled again within a second");
+        assert_eq!(second.headers["retry-after"], "1");
+        assert!(second.json()["error"]["message"].is_string());
+        tokio::time::sleep(Duration::from_millis(1050)).await;
+        assert_eq!(
+            gw.get(&path, &owner).await.status,
+            200,
+            "{family}: a second later"
+        );
+    }
+    // A clip id is not a generic task, nor the other way round.
+    let crossed = format!("{VIDEO}/{}", clip["id"].as_str().unwrap());
+    assert_eq!(gw.get(&crossed, &owner).await.status, 404);
+    assert_eq!(
+        gw.get(&format!("{CLIP}/cgt-0-none"), &owner).await.status,
+        404
+    );
+}
+
+#[tokio::test]
+async fn failed_cancelled_and_expired_tasks_are_refunded_in_full() {
+    let gw = gateway().await;
+    let (account, key) = gw.account("10").await;
+    let fail = gw
+        .post_json(
+            CLIP,
+            &key,
+            &json!({"model": "clipgen-cn-2.0-260128", "content": [text("x [fail]")]}),
+        )
+        .await
+        .json();
+    let expire = gw
+        .post_json(
+            CLIP,
+            &key,
+            &json!({"model": "clipgen-cn-2.0-260128", "content": [text("x [expire]")]}),
+        )
+        .await
+        .json();
+    let generic = gw
+        .post_json(
+            VIDEO,
+            &key,
+            &json!({"model": "wave-3-0-video", "prompt": "x [fail]", "seconds": "12"}),
+        )
+        .await
+        .json();
+    // Deleting a queued task cancels it upstream and refunds it.
+    let queued = gw
+        .post_json(
+            CLIP,
+            &key,
+            &json!({"model": "clipgen-cn-2.0-260128", "content": [text("x")]}),
+        )
+        .await
+        .json();
+    let queued_id = queued["id"].as_str().unwrap();
+    let auth = format!("Bearer {key}");
+    let deleted = gw
+        .request(
+            "DELETE",
+            &format!("{CLIP}/{queued_id}"),
+            &[("authorization", &auth)],
+            "",
+        )
+        .await;
+    assert_eq!(
+        deleted.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&deleted.body)
+    );
+
+    for (id, status) in [
+        (fail["id"].as_str().unwrap(), "failed"),
+        (expire["id"].as_str().unwrap(), "expired"),
+        (queued_id, "cancelled"),
+    ] {
+        let task = wait_terminal(&gw, id).await;
+        assert_eq!(task.state, TaskState::Failed, "{id}");
+        let record = gw.get(&format!("{CLIP}/{id}"), &key).await.json();
+        assert_eq!(record["status"], status);
+        assert!(record["error"]["code"].is_string() && record["error"]["message"].is_string());
+        assert!(record.get("content").is_none() && record.get("usage").is_none());
+    }
+    let generic_id = generic["id"].as_str().unwrap();
+    wait_terminal(&gw, generic_id).await;
+    let record = gw.get(&format!("{VIDEO}/{generic_id}"), &key).await.json();
+    assert_eq!(record["status"], "failed");
+    assert!(record["error"]["code"].is_string());
+    assert!(record.get("url").is_none());
+
+    assert_eq!(
+        gw.balance(&account).await,
+        "10".parse().unwrap(),
+        "every hold released"
+    );
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    assert!(charges(&ledger).is_empty(), "no charge row: {ledger:?}");
+    assert_eq!(
+        gw.store.find_account(&account).await.unwrap().held,
+        Amount::ZERO
+    );
+
+    // A running task cannot be cancelled; a finished one leaves the caller's view.
+    let slow = gw
+        .post_json(
+            CLIP,
+            &key,
+            &json!({"model": "clipgen-cn-2.0-260128", "content": [text("x")]}),
+        )
+        .await
+        .json();
+    let slow_id = slow["id"].as_str().unwrap().to_owned();
+    let started = Instant::now();
+    while gw.store.task(&slow_id).await.unwrap().unwrap().state != TaskState::Running {
+        assert!(started.elapsed() < Duration::from_secs(10), "never ran");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let refused = gw
+        .request(
+            "DELETE",
+            &format!("{CLIP}/{slow_id}"),
+            &[("authorization", &auth)],
+            "",
+        )
+        .await;
+    assert_eq!(refused.status, 400);
+    assert!(
+        refused.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("running")
+    );
+    wait_terminal(&gw, &slow_id).await;
+    let removed = gw
+        .request(
+            "DELETE",
+            &format!("{CLIP}/{slow_id}"),
+            &[("authorization", &auth)],
+            "",
+        )
+        .await;
+    assert_eq!(removed.status, 200);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(gw.get(&format!("{CLIP}/{slow_id}"), &key).await.status, 404);
+    let listed = gw.get(CLIP, &key).await.json();
+    assert!(
+        listed["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["id"] != slow_id.as_str())
+    );
+    assert_eq!(
+        charges(&gw.store.ledger(&account).await.unwrap()).len(),
+        1,
+        "removal keeps the charge"
+    );
+}
+
+#[tokio::test]
+async fn an_upstream_refusal_or_a_short_balance_costs_nothing_and_leaves_no_task() {
+    let gw = gateway().await;
+    let (account, key) = gw.account("10").await;
+    gw.set_knobs(KnobSettings {
+        fail_status: Some(500),
+        fail_times: Some(1),
+        ..KnobSettings::default()
+    });
+    let reply = gw
+        .post_json(
+            CLIP,
+            &key,
+            &json!({"model": "clipgen-cn-2.0-260128", "content": [text("x")]}),
+        )
+        .await;
+    assert_eq!(
+        reply.status,
+        502,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    assert_eq!(gw.balance(&account).await, "10".parse().unwrap());
+    assert_eq!(
+        gw.store.find_account(&account).await.unwrap().held,
+        Amount::ZERO
+    );
+    assert_eq!(
+        gw.get(CLIP, &key).await.json()["total"],
+        0,
+        "no visible task"
+    );
+
+    // 720p 16:9, 30 s on 2.5 holds 2 627 400 tokens × 3.0 / 1e6 = 7.88; 1 does not cover it.
+    let (poor, poor_key) = gw.account("1").await;
+    let calls = gw.calls(CLIP_CREATES);
+    let reply = gw
+        .post_json(
+            CLIP,
+            &poor_key,
+            &json!({"model": "clip-best", "content": [text("x")], "duration": 30}),
+        )
+        .await;
+    assert_eq!(reply.status, 429);
+    assert_eq!(reply.json()["error"]["code"], "QuotaExceeded");
+    assert_eq!(gw.calls(CLIP_CREATES), calls, "refused before the upstream");
+    assert_eq!(gw.balance(&poor).await, "1".parse().unwrap());
+}
+
+#[tokio::test]
+async fn polls_back_off_through_upstream_errors_and_still_settle_once() {
+    let gw = gateway().await;
+    let (account, key) = gw.account("10").await;
+    let id = gw
+        .post_json(
+            VIDEO,
+            &key,
+            &json!({"model": "imagine-video", "prompt": "x", "duration": 3}),
+        )
+        .await
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // The next three upstream calls (polls) fail with 503.
+    gw.set_knobs(KnobSettings {
+        task_queued_ms: Some(300),
+        task_running_ms: Some(500),
+        fail_status: Some(503),
+        fail_times: Some(3),
+        ..KnobSettings::default()
+    });
+    let task = wait_terminal(&gw, &id).await;
+    assert_eq!(task.state, TaskState::Succeeded);
+    let charged: Amount = "0.15".parse().unwrap(); // 3 s × 0.05
+    assert_eq!(
+        charges(&gw.store.ledger(&account).await.unwrap()),
+        vec![charged]
+    );
+    assert!(
+        gw.calls("GET /v1/video/generations/{id}") >= 4,
+        "the failed polls were retried"
+    );
+}
+
+#[tokio::test]
+async fn the_sweeper_fails_and_refunds_tasks_past_their_deadline() {
+    let gw = gateway_with(
+        "[tasks]\nfirst_poll_ms = 100\npoll_interval_ms = 200\nsweep_interval_seconds = 1\ndeadline_seconds = 1\n",
+    )
+    .await;
+    gw.set_knobs(KnobSettings {
+        task_queued_ms: Some(100),
+        task_running_ms: Some(60_000),
+        ..KnobSettings::default()
+    });
+    let (account, key) = gw.account("10").await;
+    let id = gw
+        .post_json(VIDEO, &key, &json!({"model": "omni", "prompt": "x"}))
+        .await
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let task = wait_terminal(&gw, &id).await;
+    assert_eq!(task.state, TaskState::Failed);
+    assert_eq!(task.error.unwrap()["code"], "expired");
+    assert_eq!(gw.balance(&account).await, "10".parse().unwrap());
+}
+
+#[tokio::test]
+async fn direct_media_mode_hands_out_the_upstream_url() {
+    let gw = gateway_with("[media]\nmode = \"direct\"\n").await;
+    let (_, key) = gw.account("10").await;
+    let id = gw
+        .post_json(
+            VIDEO,
+            &key,
+            &json!({"model": "wave-2-7-video", "prompt": "x", "seconds": 2}),
+        )
+        .await
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    wait_terminal(&gw, &id).await;
+    let record = gw.get(&format!("{VIDEO}/{id}"), &key).await.json();
+    assert_eq!(record["status"], "completed");
+    assert_eq!(record["progress"], 100);
+    let url = record["url"].as_str().unwrap();
+    assert!(url.starts_with(&gw.sim.base_url()), "{url}");
+    assert_eq!(
+        record["video_url"], url,
+        "wave models also return video_url"
+    );
+}
