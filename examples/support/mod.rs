@@ -56,8 +56,14 @@ pub async fn start(knobs: KnobSettings, database_url: Option<String>) -> Stack {
             tollgate_upstream::HttpClient::new(&Default::default()).unwrap(),
             Limits::default(),
         )
-        .with_speech(config.speech.clone()),
+        .with_speech(config.speech.clone())
+        .with_tasks(
+            tollgate_gateway::tasks::TaskSettings::from(&config.tasks),
+            tollgate_gateway::media::MediaLinks::new(&config.media, &[7u8; 32]),
+        ),
     );
+    // The video-task pollers and sweeper, as `tollgate serve` runs them.
+    std::mem::forget(tollgate_gateway::tasks::worker::spawn(&state));
     tollgate_gateway::tokens::warm_up();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let gateway = format!("http://{}", listener.local_addr().unwrap());

@@ -44,13 +44,16 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     })
     .map_err(|e| e.to_string())?;
     let limits = Limits::new(&config.limits).map_err(|e| format!("configuration: {e}"))?;
+    let task_settings = TaskSettings::from(&config.tasks);
+    tollgate_gateway::tasks::check_submission_timeout(&catalog, &task_settings)
+        .map_err(|e| format!("configuration: {e}"))?;
     let media = MediaLinks::load(&config.media, &store)
         .await
         .map_err(|e| format!("media link key: {e}"))?;
     let state = Arc::new(
         State::new(store.clone(), catalog, http, limits)
             .with_speech(config.speech.clone())
-            .with_tasks(TaskSettings::from(&config.tasks), media),
+            .with_tasks(task_settings, media),
     );
     tokio::task::spawn_blocking(tollgate_gateway::tokens::warm_up);
     let sweeper = tokio::spawn(sweep_stale_holds(store.clone()));

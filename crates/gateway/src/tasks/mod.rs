@@ -170,15 +170,22 @@ where
             Ok((upstream_id, channel)) => {
                 let recorded = state
                     .store
-                    .task_submitted(
-                        &task.id,
-                        &channel.name,
-                        &upstream_id,
-                        state.tasks.first_poll,
-                    )
+                    .task_submitted(&task.id, &channel.name, &upstream_id, state.tasks.first_poll)
                     .await;
                 match recorded {
-                    Ok(_) => {}
+                    Ok(true) => {}
+                    // The sweeper refunded the row meanwhile (the create outlasted the submission
+                    // timeout, which `check_submission_timeout` keeps above the channels' own):
+                    // the client must not be told a refunded task was accepted.
+                    Ok(false) => {
+                        tracing::error!(task = %task.id, upstream_id, channel = %channel.name,
+                            "the upstream accepted a task already refunded as interrupted; the upstream may bill it");
+                        state.metrics.task_event("accepted_after_refund");
+                        return Err(ApiError::new(
+                            ErrorKind::UpstreamTimeout,
+                            "The upstream took too long to accept the task; it was not charged",
+                        ));
+                    }
                     // The upstream has it; the row stays `submitting` and the sweeper refunds
                     // it after the submission timeout. Log loudly: the upstream will bill.
                     Err(e) => tracing::error!(task = %task.id, upstream_id, error = %e,
@@ -216,6 +223,35 @@ where
     })
     .await
     .map_err(|e| ApiError::internal("submitting the task", e))?
+}
+
+/// Refuses a configuration in which a submission could outlast `submission_timeout_seconds`:
+/// the sweeper would refund a task the upstream is about to accept. A submit may wait a
+/// channel slot (up to its first-byte timeout) and then connect and wait the answer.
+pub fn check_submission_timeout(
+    catalog: &crate::catalog::Catalog,
+    settings: &TaskSettings,
+) -> Result<(), String> {
+    use crate::config::ChannelFormat;
+    for channel in catalog.channels() {
+        if !matches!(
+            channel.format,
+            ChannelFormat::Ark | ChannelFormat::GenericVideo
+        ) {
+            continue;
+        }
+        let t = &channel.endpoint.timeouts;
+        let longest = t.connect + t.first_byte * 2;
+        if settings.submission_timeout <= longest {
+            return Err(format!(
+                "[tasks] submission_timeout_seconds ({} s) must be longer than a submission to channel {:?} can take (connect + 2 × first byte = {} s)",
+                settings.submission_timeout.as_secs(),
+                channel.name,
+                longest.as_secs_f64()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A client's `GET` of a task (SPEC §4 rules 2 and 6): the owner's own task, at most once a

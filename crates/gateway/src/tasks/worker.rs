@@ -22,7 +22,7 @@ use std::time::Duration;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::task::JoinHandle;
 use tollgate_store::{Outcome, Task};
-use tollgate_upstream::{UpstreamError, tasks as upstream};
+use tollgate_upstream::{Endpoint, Timeouts, UpstreamError, tasks as upstream};
 
 /// The most tasks leased by one poller at a time.
 const BATCH: usize = 64;
@@ -57,14 +57,16 @@ async fn poll_channel(state: Arc<State>, channel: Arc<Channel>, owner: String) {
     let settings = &state.tasks;
     let tick =
         (settings.first_poll / 4).clamp(Duration::from_millis(50), Duration::from_millis(500));
-    let timeouts = &channel.endpoint.timeouts;
-    let lease = timeouts.connect + timeouts.first_byte + timeouts.idle + Duration::from_secs(30);
+    let timeouts = poll_timeouts(&channel);
+    // A lease covers one poll; a process that dies holding one delays that task by at most this.
+    let lease = timeouts.connect + timeouts.first_byte + timeouts.idle + Duration::from_secs(5);
     loop {
-        let free = channel.permits.available_permits().min(BATCH);
-        if free == 0 {
-            tokio::time::sleep(tick).await;
-            continue;
-        }
+        // Wait for capacity, then lease as many due tasks as there are free permits: the
+        // channel's `max_concurrency` bounds polls and submits together.
+        let Ok(first) = channel.permits.clone().acquire_owned().await else {
+            return;
+        };
+        let free = 1 + channel.permits.available_permits().min(BATCH - 1);
         let leased = state
             .store
             .lease_due_tasks(&owner, &channel.name, free as i64, lease)
@@ -73,21 +75,41 @@ async fn poll_channel(state: Arc<State>, channel: Arc<Channel>, owner: String) {
             Ok(tasks) => tasks,
             Err(e) => {
                 tracing::warn!(channel = %channel.name, error = %e, "leasing due tasks failed");
+                drop(first);
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 continue;
             }
         };
         let full_batch = tasks.len() == free;
+        let mut first = Some(first);
         for task in tasks {
-            let Ok(permit) = channel.permits.clone().acquire_owned().await else {
-                return;
+            let permit = match first.take() {
+                Some(permit) => permit,
+                None => match channel.permits.clone().acquire_owned().await {
+                    Ok(permit) => permit,
+                    Err(_) => return,
+                },
             };
             let (state, channel, owner) = (state.clone(), channel.clone(), owner.clone());
-            tokio::spawn(async move { poll_one(&state, &channel, task, &owner, permit).await });
+            tokio::spawn(async move {
+                poll_one(&state, &channel, &timeouts, task, &owner, permit).await;
+            });
         }
+        drop(first);
         if !full_batch {
             tokio::time::sleep(tick).await;
         }
+    }
+}
+
+/// A poll is a small JSON answer: it gets the channel's timeouts, but never more than these, so
+/// that a lease (one poll long) stays short and a crashed replica's tasks are soon polled again.
+fn poll_timeouts(channel: &Channel) -> Timeouts {
+    let t = &channel.endpoint.timeouts;
+    Timeouts {
+        connect: t.connect.min(Duration::from_secs(5)),
+        first_byte: t.first_byte.min(Duration::from_secs(15)),
+        idle: t.idle.min(Duration::from_secs(15)),
     }
 }
 
@@ -95,6 +117,7 @@ async fn poll_channel(state: Arc<State>, channel: Arc<Channel>, owner: String) {
 async fn poll_one(
     state: &State,
     channel: &Channel,
+    timeouts: &Timeouts,
     task: Task,
     owner: &str,
     _permit: OwnedSemaphorePermit,
@@ -112,15 +135,17 @@ async fn poll_one(
         return;
     };
     let now = crate::tasks::unix_seconds(now_millis());
+    let endpoint = Endpoint {
+        timeouts: *timeouts,
+        ..channel.endpoint.clone()
+    };
     let observed: Result<Observation, UpstreamError> = match channel.format {
-        ChannelFormat::Ark => upstream::ark_get(&state.http, &channel.endpoint, &upstream_id)
+        ChannelFormat::Ark => upstream::ark_get(&state.http, &endpoint, &upstream_id)
             .await
             .map(|answer| clip::observe(answer.body, &pricing, now)),
-        ChannelFormat::GenericVideo => {
-            upstream::generic_get(&state.http, &channel.endpoint, &upstream_id)
-                .await
-                .map(|answer| video::observe(answer.body, &pricing, now))
-        }
+        ChannelFormat::GenericVideo => upstream::generic_get(&state.http, &endpoint, &upstream_id)
+            .await
+            .map(|answer| video::observe(answer.body, &pricing, now)),
         _ => return,
     };
     match observed {
