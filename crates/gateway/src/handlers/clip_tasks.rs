@@ -61,15 +61,20 @@ pub async fn create(
         request: serde_json::to_value(&request).unwrap_or_default(),
     };
     let upstream_request = request.for_upstream(&entry.upstream_model);
-    let http = state.http.clone();
-    let task = tasks::submit(&state, &principal, &entry, submission, move |channel| {
-        let (http, body) = (http.clone(), upstream_request.clone());
-        async move {
-            upstream::ark_create(&http, &channel.endpoint, &body)
-                .await
-                .map(|answer| answer.body)
-        }
-    })
+    let task = tasks::submit(
+        &state,
+        &principal,
+        &entry,
+        submission,
+        move |http, channel| {
+            let body = upstream_request.clone();
+            async move {
+                upstream::ark_create(&http, &channel.endpoint, &body)
+                    .await
+                    .map(|answer| answer.body)
+            }
+        },
+    )
     .await?;
 
     let answer = CreateTaskResponse::queued(&task.id, &task.model, unix_seconds(task.created_at));
@@ -84,10 +89,7 @@ pub async fn get(
 ) -> Result<Response<ResponseBody>, ApiError> {
     let state = &ctx.state;
     let principal = auth::authenticate(state, Family::Ark, request.headers(), None).await?;
-    let task = tasks::client_poll(state, &principal, id).await?;
-    if task.format != translate::FORMAT {
-        return Err(tasks::task_not_found(id));
-    }
+    let task = tasks::client_poll(state, &principal, id, translate::FORMAT).await?;
     let record = translate::record(&task, &state.media, request.headers());
     Ok(body::json_response(StatusCode::OK, &record))
 }

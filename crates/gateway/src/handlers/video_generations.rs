@@ -58,15 +58,20 @@ pub async fn create(
     upstream_request.resolution = (valid.resolution != tollgate_generic_tasks::MODEL_DEFAULT)
         .then(|| valid.resolution.clone());
     upstream_request.aspect_ratio = valid.aspect_ratio.clone();
-    let http = state.http.clone();
-    let task = tasks::submit(&state, &principal, &entry, submission, move |channel| {
-        let (http, body) = (http.clone(), upstream_request.clone());
-        async move {
-            upstream::generic_create(&http, &channel.endpoint, &body)
-                .await
-                .map(|answer| answer.body)
-        }
-    })
+    let task = tasks::submit(
+        &state,
+        &principal,
+        &entry,
+        submission,
+        move |http, channel| {
+            let body = upstream_request.clone();
+            async move {
+                upstream::generic_create(&http, &channel.endpoint, &body)
+                    .await
+                    .map(|answer| answer.body)
+            }
+        },
+    )
     .await?;
 
     let answer = CreateVideoResponse::new(&task.id, &task.model, unix_seconds(task.created_at));
@@ -81,10 +86,7 @@ pub async fn get(
 ) -> Result<Response<ResponseBody>, ApiError> {
     let state = &ctx.state;
     let principal = auth::authenticate(state, Family::OpenAi, request.headers(), None).await?;
-    let task = tasks::client_poll(state, &principal, id).await?;
-    if task.format != translate::FORMAT {
-        return Err(tasks::task_not_found(id));
-    }
+    let task = tasks::client_poll(state, &principal, id, translate::FORMAT).await?;
     let record = translate::record(&task, &state.media, request.headers());
     Ok(body::json_response(StatusCode::OK, &record))
 }

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tollgate_billing::{Amount, Tariff, Usage};
 use tollgate_store::{NewTask, Outcome, Poll, Principal, Settlement, Task, TaskState};
-use tollgate_upstream::UpstreamError;
+use tollgate_upstream::{HttpClient, UpstreamError};
 
 /// What is priced at submit and kept on the task row, so that a price change later never
 /// reprices a task in flight (DESIGN §5).
@@ -131,7 +131,7 @@ pub async fn submit<F, Fut>(
     create: F,
 ) -> Result<Task, ApiError>
 where
-    F: FnMut(Arc<Channel>) -> Fut + Send + 'static,
+    F: FnMut(HttpClient, Arc<Channel>) -> Fut + Send + 'static,
     Fut: Future<Output = Result<String, UpstreamError>> + Send,
 {
     let amount = submission
@@ -164,8 +164,10 @@ where
         .map_err(hold_refused)?;
 
     let (state, entry) = (state.clone(), entry.clone());
+    let mut create = create;
     tokio::spawn(async move {
-        let called = relay::with_failover(&entry, create).await;
+        let http = state.http.clone();
+        let called = relay::with_failover(&entry, |channel| create(http.clone(), channel)).await;
         match called {
             Ok((upstream_id, channel)) => {
                 let recorded = state
@@ -254,15 +256,21 @@ pub fn check_submission_timeout(
     Ok(())
 }
 
-/// A client's `GET` of a task (SPEC §4 rules 2 and 6): the owner's own task, at most once a
-/// second; anyone else's, or an unknown id, is 404.
-pub async fn client_poll(state: &State, principal: &Principal, id: &str) -> Result<Task, ApiError> {
+/// A client's `GET` of a task (SPEC §4 rules 2 and 6): the owner's own task of this `format`,
+/// at most once a second; anyone else's, the other format's, or an unknown id, is 404.
+pub async fn client_poll(
+    state: &State,
+    principal: &Principal,
+    id: &str,
+    format: &str,
+) -> Result<Task, ApiError> {
     match state
         .store
         .poll_task(id, &principal.account_id, MIN_CLIENT_POLL_INTERVAL)
         .await
     {
-        Ok(Poll::Task(task)) => Ok(*task),
+        Ok(Poll::Task(task)) if task.format == format => Ok(*task),
+        Ok(Poll::Task(_)) => Err(task_not_found(id)),
         Ok(Poll::TooSoon) => Err(ApiError::new(
             ErrorKind::RateLimited,
             format!("Task {id} was polled less than a second ago; poll every 5 to 10 seconds"),
@@ -352,6 +360,19 @@ impl Observation {
             }
         }
     }
+}
+
+/// The `code` and `message` of a failed row's error.
+pub fn error_parts(task: &Task) -> (String, String) {
+    let text = |name: &str| {
+        task.error
+            .as_ref()
+            .and_then(|e| e.get(name))
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    (text("code"), text("message"))
 }
 
 /// Unix seconds of a row's Unix milliseconds.

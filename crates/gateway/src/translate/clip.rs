@@ -5,7 +5,7 @@
 use crate::charge::Basis;
 use crate::errors::ApiError;
 use crate::media::MediaLinks;
-use crate::tasks::{Observation, Pricing, TaskResult, unix_seconds};
+use crate::tasks::{Observation, Pricing, TaskResult, error_parts, unix_seconds};
 use http::HeaderMap;
 use tollgate_billing::{
     ClipTier, Tariff, Usage, clip_frame_size, clip_token_estimate_with_reference,
@@ -109,17 +109,10 @@ pub fn record(task: &Task, links: &MediaLinks, headers: &HeaderMap) -> ClipTask 
         }
     }
     if task.state == TaskState::Failed {
-        let error = task.error.clone().unwrap_or_default();
-        let text = |name: &str| {
-            error
-                .get(name)
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_owned()
-        };
+        let (code, message) = error_parts(task);
         record.error = Some(TaskError {
-            code: text("code"),
-            message: text("message"),
+            code,
+            message,
             extra: Default::default(),
         });
         record.content = None;

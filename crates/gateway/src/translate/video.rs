@@ -3,7 +3,7 @@
 
 use crate::charge::Basis;
 use crate::media::MediaLinks;
-use crate::tasks::{Observation, Pricing, TaskResult, unix_seconds};
+use crate::tasks::{Observation, Pricing, TaskResult, error_parts, unix_seconds};
 use http::HeaderMap;
 use std::time::Duration;
 use tollgate_billing::{Tariff, Usage, video_seconds};
@@ -57,16 +57,9 @@ pub fn record(task: &Task, links: &MediaLinks, headers: &HeaderMap) -> VideoTask
             done
         }
         TaskState::Failed => {
-            let error = task.error.clone().unwrap_or_default();
-            let text = |name: &str| {
-                error
-                    .get(name)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_owned()
-            };
+            let (code, message) = error_parts(task);
             record
-                .failed(VideoError::new(text("code"), text("message")))
+                .failed(VideoError::new(code, message))
                 .finished_at(unix_seconds(task.updated_at))
         }
     }
