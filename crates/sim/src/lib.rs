@@ -11,7 +11,16 @@
 //! `/api/v3/contents/generations/tasks`, `GET`/`DELETE …/tasks/{id}`) and `generic-tasks`
 //! (`POST /v1/video/generations`, `GET /v1/video/generations/{id}`), which move from queued to
 //! running to finished on a clock set by the knobs (`[fail]` and `[expire]` in the prompt pick
-//! the ending) and finish with real MP4 files from [`video`] at `GET /_sim/videos/{id}.mp4`.
+//! the ending) and finish with real MP4 files from [`video`] at `GET /_sim/videos/{id}.mp4`;
+//! and `genai`, the native text-generation vendor (wire-formats §6, models `gen-2.0-flash`,
+//! `gen-2.5-flash`, `gen-2.5-flash-lite`, `gen-2.5-pro`, `gen-3-pro-preview`), under `/v1beta`
+//! and `/v1`: `POST …/models/{model}:generateContent`, `…:streamGenerateContent` (CRLF-framed
+//! SSE with `?alt=sse`, else one streamed JSON array), `…:countTokens`, `GET …/models` and
+//! `GET …/models/{model}`, keyed by `x-goog-api-key` or `?key=`. Answers and token counts are
+//! deterministic (1 token per 4 UTF-8 bytes of text, 258 per media part); models of generation
+//! 2.5 and later think by default; `[call]` in the prompt with declared functions answers with a
+//! function call. The last body those routes received is served byte for byte at
+//! `GET /_sim/genai/last-request`.
 //!
 //! ## Knobs
 //!
@@ -29,6 +38,7 @@
 
 pub mod audio;
 mod embeddings;
+mod genai;
 mod knobs;
 mod server;
 mod stt;

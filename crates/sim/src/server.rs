@@ -1,5 +1,6 @@
 //! The simulator's HTTP server.
 
+use crate::genai::{Genai, LastRequest};
 use crate::knobs::{Fault, KnobSettings, Knobs};
 use crate::tasks::{ARK_TASKS_PATH, GENERIC_PATH, Tasks, VIDEOS_PATH, VideoReply};
 use bytes::Bytes;
@@ -27,6 +28,7 @@ const MAX_BODY: usize = 64 << 20;
 pub struct SimHandle {
     addr: SocketAddr,
     knobs: Arc<Knobs>,
+    genai: Arc<Genai>,
     shutdown: watch::Sender<bool>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -47,6 +49,12 @@ impl SimHandle {
         &self.knobs
     }
 
+    /// The body of the last request the native text-generation (`genai`) routes received, byte
+    /// for byte (also served at `GET /_sim/genai/last-request`).
+    pub fn genai_last_request(&self) -> Option<Bytes> {
+        self.genai.last().map(|last| last.body)
+    }
+
     /// Stops accepting and waits for the accept loop to end.
     pub async fn shutdown(self) {
         let _ = self.shutdown.send(true);
@@ -60,6 +68,8 @@ pub async fn start(addr: SocketAddr, settings: KnobSettings) -> std::io::Result<
     let addr = listener.local_addr()?;
     let knobs = Arc::new(Knobs::new(settings));
     let tasks = Arc::new(Tasks::new(format!("http://{addr}")));
+    let genai = Arc::new(Genai::default());
+    let served_genai = genai.clone();
     let (shutdown, mut stop) = watch::channel(false);
     let served_knobs = knobs.clone();
     let task = tokio::spawn(async move {
@@ -76,9 +86,11 @@ pub async fn start(addr: SocketAddr, settings: KnobSettings) -> std::io::Result<
             };
             let knobs = served_knobs.clone();
             let tasks = tasks.clone();
+            let genai = served_genai.clone();
             let mut stop = stop.clone();
             tokio::spawn(async move {
-                let service = service_fn(move |req| handle(knobs.clone(), tasks.clone(), req));
+                let service =
+                    service_fn(move |req| handle(knobs.clone(), tasks.clone(), genai.clone(), req));
                 let builder = auto::Builder::new(TokioExecutor::new());
                 let conn = builder.serve_connection(TokioIo::new(stream), service);
                 tokio::pin!(conn);
@@ -93,6 +105,7 @@ pub async fn start(addr: SocketAddr, settings: KnobSettings) -> std::io::Result<
     Ok(SimHandle {
         addr,
         knobs,
+        genai,
         shutdown,
         task,
     })
@@ -101,6 +114,7 @@ pub async fn start(addr: SocketAddr, settings: KnobSettings) -> std::io::Result<
 async fn handle(
     knobs: Arc<Knobs>,
     tasks: Arc<Tasks>,
+    genai: Arc<Genai>,
     request: Request<Incoming>,
 ) -> Result<Response<SimBody>, Infallible> {
     let (parts, body) = request.into_parts();
@@ -241,6 +255,8 @@ async fn handle(
                 None => video(tasks.video(file, range).await),
             }
         }
+        (&Method::GET, "/_sim/genai/last-request") => last_request(&genai),
+        (_, p) if crate::genai::is_native_path(p) => native(&knobs, &genai, &parts, body).await,
         _ => openai_error(
             404,
             "invalid_request_error",
@@ -249,6 +265,77 @@ async fn handle(
             &format!("Unknown request URL: {} {}", parts.method, path),
         ),
     })
+}
+
+/// The native text-generation routes (`genai`, wire-formats §6): the body is recorded for
+/// `/_sim/genai/last-request`, then the knobs, the key, and the answer.
+async fn native(
+    knobs: &Knobs,
+    genai: &Genai,
+    parts: &http::request::Parts,
+    body: Bytes,
+) -> Response<SimBody> {
+    use crate::genai::Mode;
+    let query = parts.uri.query();
+    let Some(route) = crate::genai::route(&parts.method, parts.uri.path()) else {
+        let message = format!("Method not found: {} {}", parts.method, parts.uri.path());
+        return genai_reply(crate::genai::refuse(Mode::Whole, 404, &message), knobs);
+    };
+    let mode = route.mode(query);
+    let auth = crate::genai::auth(&parts.headers, query);
+    if parts.method == Method::POST {
+        genai.record(LastRequest {
+            line: format!("{} {}", parts.method, parts.uri),
+            auth: auth.unwrap_or("none"),
+            body: body.clone(),
+        });
+    }
+    let reply = match admit(knobs, &route.stats_key()).await {
+        Some(status) => crate::genai::failure(mode, status),
+        None if auth.is_none() => crate::genai::forbidden(mode),
+        None => crate::genai::respond(&route, mode, &body),
+    };
+    genai_reply(reply, knobs)
+}
+
+fn genai_reply(reply: crate::genai::Reply, knobs: &Knobs) -> Response<SimBody> {
+    use crate::genai::Reply;
+    match reply {
+        Reply::Json(status, body) => json(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            &body,
+        ),
+        Reply::Sse(frames) => paced(
+            frames,
+            |_| crate::genai::sse_error_frame(),
+            "text/event-stream",
+            &knobs.get(),
+        ),
+        Reply::Array(pieces) => paced(
+            pieces,
+            crate::genai::array_error_frame,
+            "application/json",
+            &knobs.get(),
+        ),
+    }
+}
+
+/// `GET /_sim/genai/last-request`: the last native body as received, with its request line and
+/// how it authenticated in `x-sim-request` and `x-sim-auth`.
+fn last_request(genai: &Genai) -> Response<SimBody> {
+    let Some(last) = genai.last() else {
+        return json(
+            StatusCode::NOT_FOUND,
+            &crate::genai::error_body(404, "no native request received yet"),
+        );
+    };
+    let mut response = raw(StatusCode::OK, "application/json", last.body);
+    let headers = response.headers_mut();
+    if let Ok(line) = header::HeaderValue::try_from(last.line) {
+        headers.insert("x-sim-request", line);
+    }
+    headers.insert("x-sim-auth", header::HeaderValue::from_static(last.auth));
+    response
 }
 
 /// The id in `{prefix}/{id}`: not empty, without a further `/`.
@@ -349,6 +436,23 @@ fn error_type(status: u16) -> &'static str {
 /// An SSE response that sends `frames` one by one, paced and faulted by the knobs;
 /// `error_frame` is the vendor's error frame sent when `error_after_frames` strikes.
 fn stream(frames: Vec<Bytes>, error_frame: Bytes, knobs: &KnobSettings) -> Response<SimBody> {
+    paced(
+        frames,
+        move |_| error_frame.clone(),
+        "text/event-stream",
+        knobs,
+    )
+}
+
+/// A streamed response of this `Content-Type` that sends `frames` one by one, paced and faulted
+/// by the knobs; `error_frame(n)` is what is sent instead of frame `n` when `error_after_frames`
+/// strikes there.
+fn paced(
+    frames: Vec<Bytes>,
+    error_frame: impl Fn(u32) -> Bytes + Send + 'static,
+    content_type: &'static str,
+    knobs: &KnobSettings,
+) -> Response<SimBody> {
     let (tx, rx) = tokio::sync::mpsc::channel::<
         Result<hyper::body::Frame<Bytes>, Box<dyn std::error::Error + Send + Sync>>,
     >(4);
@@ -365,7 +469,9 @@ fn stream(frames: Vec<Bytes>, error_frame: Bytes, knobs: &KnobSettings) -> Respo
                 return;
             }
             if error == Some(sent) {
-                let _ = tx.send(Ok(hyper::body::Frame::data(error_frame))).await;
+                let _ = tx
+                    .send(Ok(hyper::body::Frame::data(error_frame(sent))))
+                    .await;
                 return;
             }
             if tx.send(Ok(hyper::body::Frame::data(frame))).await.is_err() {
@@ -379,7 +485,7 @@ fn stream(frames: Vec<Bytes>, error_frame: Bytes, knobs: &KnobSettings) -> Respo
     let mut response = Response::new(StreamBody::new(frames).boxed());
     response.headers_mut().insert(
         header::CONTENT_TYPE,
-        header::HeaderValue::from_static("text/event-stream"),
+        header::HeaderValue::from_static(content_type),
     );
     response
 }

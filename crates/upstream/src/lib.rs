@@ -10,12 +10,14 @@
 //! upstream — which is what decides failover (DESIGN §6).
 //!
 //! Formats: `openai-embeddings` ([`embeddings`]), `t2a` ([`t2a`]), `stt` ([`stt`]), and the
-//! video task formats `ark` and `generic-video` ([`tasks`]); `genai` is to come.
+//! video task formats `ark` and `generic-video` ([`tasks`]), and native text generation `genai`
+//! ([`genai`]).
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod client;
 pub mod embeddings;
+pub mod genai;
 mod error;
 pub mod multipart;
 pub mod stt;

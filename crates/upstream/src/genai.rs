@@ -1,0 +1,242 @@
+//! The `genai` channel format: the vendor's native text generation (wire-formats §6),
+//! `POST {base}/v1beta/models/{model}:generateContent`, `:streamGenerateContent?alt=sse` and
+//! `:countTokens`, with the key in `x-goog-api-key`.
+//!
+//! Bodies pass as bytes: the gateway forwards what the client sent (after validating it), so no
+//! field this crate does not know is lost on the way (a `thoughtSignature` above all), and relays
+//! each streamed event's JSON as the vendor wrote it.
+//!
+//! What the vendor does that an adapter must not miss:
+//! * streamed events are CRLF-framed, without `event:` lines and without a `[DONE]`: the stream
+//!   just ends;
+//! * an error can arrive as an event mid-stream (`{"error":{…}}`) — it ends the stream with that
+//!   error; error bodies may be wrapped in a JSON array;
+//! * an invalid key is HTTP 400 `INVALID_ARGUMENT`, not 401.
+
+use crate::client::{HttpClient, body_stream, full_body};
+use crate::embeddings::{Answer, retry_after};
+use crate::{Endpoint, UpstreamError};
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use http::{Method, Request, header};
+use std::pin::Pin;
+use std::time::Instant;
+use tollgate_sse::EventStream;
+
+/// The largest non-streamed answer read.
+const MAX_RESPONSE: usize = 32 << 20;
+
+/// One streamed event: its JSON text, exactly as the vendor sent it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// The event's `data`.
+    pub data: String,
+}
+
+/// Events as they arrive; an `Err` is the last item.
+pub type FrameStream = Pin<Box<dyn Stream<Item = Result<Frame, UpstreamError>> + Send>>;
+
+/// `:generateContent`: the vendor's JSON answer, as bytes.
+pub async fn generate(
+    client: &HttpClient,
+    endpoint: &Endpoint,
+    model: &str,
+    body: Bytes,
+) -> Result<Answer<Bytes>, UpstreamError> {
+    let started = Instant::now();
+    let path = format!("/v1beta/models/{}:generateContent", model_segment(model)?);
+    let response = send(client, endpoint, &path, body).await?;
+    let bytes =
+        HttpClient::read_body(response.into_body(), MAX_RESPONSE, &endpoint.timeouts).await?;
+    refused_in_body(&bytes)?;
+    Ok(Answer {
+        body: bytes,
+        upstream_time: started.elapsed(),
+    })
+}
+
+/// `:countTokens`: the vendor's JSON answer, as bytes.
+pub async fn count_tokens(
+    client: &HttpClient,
+    endpoint: &Endpoint,
+    model: &str,
+    body: Bytes,
+) -> Result<Answer<Bytes>, UpstreamError> {
+    let started = Instant::now();
+    let path = format!("/v1beta/models/{}:countTokens", model_segment(model)?);
+    let response = send(client, endpoint, &path, body).await?;
+    let bytes = HttpClient::read_body(response.into_body(), 1 << 20, &endpoint.timeouts).await?;
+    refused_in_body(&bytes)?;
+    Ok(Answer {
+        body: bytes,
+        upstream_time: started.elapsed(),
+    })
+}
+
+/// `:streamGenerateContent?alt=sse`. Returns once the response head has arrived; events then
+/// come as the vendor sends them.
+pub async fn stream(
+    client: &HttpClient,
+    endpoint: &Endpoint,
+    model: &str,
+    body: Bytes,
+) -> Result<FrameStream, UpstreamError> {
+    let path = format!(
+        "/v1beta/models/{}:streamGenerateContent?alt=sse",
+        model_segment(model)?
+    );
+    let response = send(client, endpoint, &path, body).await?;
+    let is_sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !is_sse {
+        let bytes = HttpClient::read_body(response.into_body(), 1 << 20, &endpoint.timeouts).await?;
+        refused_in_body(&bytes)?;
+        return Err(UpstreamError::Protocol(
+            "streamGenerateContent answered without text/event-stream".into(),
+        ));
+    }
+    let events = EventStream::new(body_stream(response.into_body(), endpoint.timeouts.idle));
+    let frames = events
+        .filter_map(|event| async move {
+            match event {
+                Err(e) => Some(Err(e)),
+                Ok(event) if event.data.trim().is_empty() || event.is_done() => None,
+                Ok(event) => Some(match vendor_error(event.data.as_bytes()) {
+                    Some(e) => Err(e),
+                    None => Ok(Frame { data: event.data }),
+                }),
+            }
+        })
+        // Stop after the first error: nothing the vendor sends after it is trustworthy.
+        .scan(false, |failed, item| {
+            let out = if *failed {
+                None
+            } else {
+                *failed = item.is_err();
+                Some(item)
+            };
+            futures_util::future::ready(out)
+        });
+    Ok(Box::pin(frames))
+}
+
+async fn send(
+    client: &HttpClient,
+    endpoint: &Endpoint,
+    path: &str,
+    body: Bytes,
+) -> Result<http::Response<hyper::body::Incoming>, UpstreamError> {
+    let mut builder = Request::builder()
+        .method(Method::POST)
+        .uri(endpoint.url(path))
+        .header(header::CONTENT_TYPE, "application/json");
+    if let Some(key) = &endpoint.api_key {
+        builder = builder.header("x-goog-api-key", key.as_str());
+    }
+    let request = builder
+        .body(full_body(body))
+        .map_err(|e| UpstreamError::Config(e.to_string()))?;
+    let response = client.send(request, &endpoint.timeouts).await?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let retry_after = retry_after(response.headers());
+    let bytes = HttpClient::read_body(response.into_body(), 1 << 20, &endpoint.timeouts)
+        .await
+        .unwrap_or_default();
+    Err(UpstreamError::Status {
+        status: status.as_u16(),
+        message: error_message(&bytes),
+        retry_after,
+    })
+}
+
+/// An answer with HTTP 200 whose body is an error anyway.
+fn refused_in_body(bytes: &[u8]) -> Result<(), UpstreamError> {
+    match vendor_error(bytes) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// `{"error":{code,message,status}}`, or the same wrapped in an array, as an error.
+fn vendor_error(bytes: &[u8]) -> Option<UpstreamError> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let error = match &value {
+        serde_json::Value::Array(items) => items.first()?.get("error")?,
+        other => other.get("error")?,
+    };
+    let status = error
+        .get("code")
+        .and_then(serde_json::Value::as_u64)
+        .and_then(|c| u16::try_from(c).ok())
+        .filter(|c| (400..600).contains(c))
+        .unwrap_or(502);
+    Some(UpstreamError::Status {
+        status,
+        message: describe(error),
+        retry_after: None,
+    })
+}
+
+/// The vendor's `status: message`, or the body itself.
+fn error_message(bytes: &[u8]) -> String {
+    let parsed: Option<serde_json::Value> = serde_json::from_slice(bytes).ok();
+    let error = parsed.as_ref().and_then(|v| match v {
+        serde_json::Value::Array(items) => items.first()?.get("error").cloned(),
+        other => other.get("error").cloned(),
+    });
+    match error {
+        Some(error) => describe(&error),
+        None => String::from_utf8_lossy(&bytes[..bytes.len().min(512)]).into_owned(),
+    }
+}
+
+fn describe(error: &serde_json::Value) -> String {
+    let text = |name: &str| error.get(name).and_then(|v| v.as_str()).unwrap_or_default();
+    format!("{}: {}", text("status"), text("message"))
+}
+
+/// A model id placed in a path must not be able to change the path.
+fn model_segment(model: &str) -> Result<&str, UpstreamError> {
+    if model.is_empty()
+        || !model
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+    {
+        return Err(UpstreamError::Config(format!("unusable model id {model:?}")));
+    }
+    Ok(model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_read_plain_or_wrapped_in_an_array() {
+        let plain = br#"{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}"#;
+        let wrapped = br#"[{"error":{"code":400,"message":"bad key","status":"INVALID_ARGUMENT"}}]"#;
+        assert!(matches!(
+            vendor_error(plain),
+            Some(UpstreamError::Status { status: 429, .. })
+        ));
+        assert!(matches!(
+            vendor_error(wrapped),
+            Some(UpstreamError::Status { status: 400, .. })
+        ));
+        assert_eq!(error_message(wrapped), "INVALID_ARGUMENT: bad key");
+        assert!(vendor_error(br#"{"candidates":[]}"#).is_none());
+    }
+
+    #[test]
+    fn model_ids_cannot_escape_the_path() {
+        assert!(model_segment("gen-2.5-flash").is_ok());
+        assert!(model_segment("../x").is_err());
+        assert!(model_segment("a:b").is_err());
+    }
+}
