@@ -1,13 +1,16 @@
-//! Benchmark: time to the first audio byte of a streamed synthesis, straight from the simulator
-//! and through the gateway, with a known upstream delay.
+//! Benchmark: time to the first byte of a stream, straight from the simulator and through the
+//! gateway, with a known upstream delay.
 //!
 //! Starts the simulator (added latency `DELAY_MS`, 200 by default) and a gateway in-process, then
-//! `N` times (50 by default), one at a time: a streamed `/v1/t2a_v2` request straight to the
-//! simulator, and a streamed `/v1/audio/speech` request through the gateway (auth, validation,
-//! hold, translation, relay), each timed to its first body byte.
+//! `N` times (50 by default), one at a time, each timed to its first body byte:
+//! - `speech` (the default): a streamed `/v1/t2a_v2` request straight to the simulator, and a
+//!   streamed `/v1/audio/speech` request through the gateway (auth, validation, hold,
+//!   translation, relay);
+//! - `native`: `:streamGenerateContent?alt=sse` straight to the simulator and through the gateway
+//!   (auth, decode, validation, token estimate, hold, relay of the first event).
 //!
 //! ```sh
-//! cargo run --release -p tollgate-e2e --example ttfb -- [N] [DELAY_MS]
+//! cargo run --release -p tollgate-e2e --example ttfb -- [N] [DELAY_MS] [speech|native]
 //! ```
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -28,6 +31,7 @@ async fn main() {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().map_or(50, |a| a.parse().unwrap());
     let delay: u64 = args.next().map_or(200, |a| a.parse().unwrap());
+    let native = args.next().as_deref() == Some("native");
 
     let stack = support::start(
         tollgate_sim::KnobSettings {
@@ -48,14 +52,26 @@ async fn main() {
         "output_format": "hex"
     });
     let gateway_body = serde_json::json!({"model": "tts-1", "input": TEXT, "voice": "alloy"});
+    let native_body =
+        serde_json::json!({"contents": [{"role": "user", "parts": [{"text": TEXT}]}]});
+    let native_path = "/v1beta/models/gen-2.5-flash:streamGenerateContent?alt=sse";
+    let bearer = format!("Bearer {}", stack.key);
     let mut direct = Vec::new();
     let mut through = Vec::new();
     for _ in 0..n {
+        if native {
+            let sim = format!("{}{native_path}", stack.sim.base_url());
+            direct.push(first_byte(&client, &sim, ("x-goog-api-key", "sim"), &native_body).await);
+            let gw = format!("{}{native_path}", stack.gateway);
+            through
+                .push(first_byte(&client, &gw, ("x-goog-api-key", &stack.key), &native_body).await);
+            continue;
+        }
         direct.push(
             first_byte(
                 &client,
                 &format!("{}/v1/t2a_v2", stack.sim.base_url()),
-                None,
+                ("x-none", ""),
                 &direct_body,
             )
             .await,
@@ -64,7 +80,7 @@ async fn main() {
             first_byte(
                 &client,
                 &format!("{}/v1/audio/speech", stack.gateway),
-                Some(&stack.key),
+                ("authorization", &bearer),
                 &gateway_body,
             )
             .await,
@@ -73,7 +89,12 @@ async fn main() {
     direct.sort();
     through.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!("{n} streamed syntheses, simulator delay {delay} ms");
+    let what = if native {
+        "native generations"
+    } else {
+        "syntheses"
+    };
+    println!("{n} streamed {what}, simulator delay {delay} ms");
     for (name, v) in [
         ("simulator directly", &direct),
         ("through the gateway", &through),
@@ -96,14 +117,12 @@ async fn main() {
 async fn first_byte(
     client: &Client<HttpConnector, Full<Bytes>>,
     url: &str,
-    key: Option<&str>,
+    credential: (&str, &str),
     body: &serde_json::Value,
 ) -> Duration {
-    let mut request = hyper::Request::post(url).header("content-type", "application/json");
-    if let Some(key) = key {
-        request = request.header("authorization", format!("Bearer {key}"));
-    }
-    let request = request
+    let request = hyper::Request::post(url)
+        .header("content-type", "application/json")
+        .header(credential.0, credential.1)
         .body(Full::new(Bytes::from(serde_json::to_vec(body).unwrap())))
         .unwrap();
     let started = Instant::now();

@@ -150,7 +150,25 @@ impl ApiError {
     /// The response in `family`'s shape.
     pub fn into_response(self, family: Family) -> Response<ResponseBody> {
         let status = self.kind.status();
-        let body = match family {
+        let body = self.body(family);
+        let status = match family {
+            // The vendor answers an invalid key with 400 INVALID_ARGUMENT and a missing one with
+            // 403 PERMISSION_DENIED (wire-formats §6.4); its SDK relies on that.
+            Family::Google => StatusCode::from_u16(google_status(self.kind).0).unwrap_or(status),
+            _ => status,
+        };
+        let mut response = crate::body::json_response(status, &body);
+        if let Some(seconds) = self.retry_after
+            && let Ok(v) = HeaderValue::from_str(&seconds.to_string())
+        {
+            response.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        response
+    }
+
+    /// The error body in `family`'s shape (also what a stream sends as its error event).
+    pub fn body(&self, family: Family) -> serde_json::Value {
+        match family {
             Family::OpenAi => json!({"error": {
                 "message": self.message,
                 "type": openai_type(self.kind),
@@ -162,7 +180,7 @@ impl ApiError {
                 "status_msg": self.message,
             }}),
             Family::Ark => {
-                let (kind, code) = ark_type_and_code(&self);
+                let (kind, code) = ark_type_and_code(self);
                 json!({"error": {
                     "code": code,
                     "message": self.message,
@@ -186,20 +204,7 @@ impl ApiError {
                 }
                 json!({"error": error})
             }
-        };
-        let status = match family {
-            // The vendor answers an invalid key with 400 INVALID_ARGUMENT and a missing one with
-            // 403 PERMISSION_DENIED (wire-formats §6.4); its SDK relies on that.
-            Family::Google => StatusCode::from_u16(google_status(self.kind).0).unwrap_or(status),
-            _ => status,
-        };
-        let mut response = crate::body::json_response(status, &body);
-        if let Some(seconds) = self.retry_after
-            && let Ok(v) = HeaderValue::from_str(&seconds.to_string())
-        {
-            response.headers_mut().insert(header::RETRY_AFTER, v);
         }
-        response
     }
 }
 
@@ -221,6 +226,7 @@ from_field_error!(
     tollgate_vendor_audio::FieldError,
     tollgate_clip_tasks::FieldError,
     tollgate_generic_tasks::FieldError,
+    tollgate_native_genai::FieldError,
 );
 
 fn openai_type(kind: ErrorKind) -> &'static str {

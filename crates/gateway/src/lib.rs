@@ -30,6 +30,7 @@ pub mod handlers;
 pub mod limits;
 pub mod media;
 pub mod metrics;
+pub mod native_relay;
 pub mod recognition;
 pub mod relay;
 pub mod routes;

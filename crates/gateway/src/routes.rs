@@ -40,14 +40,32 @@ pub enum Route {
     VideoGet,
     /// `GET /v1/media/{task_id}.mp4` — a signed link to a finished video.
     Media,
+    /// `POST /v1beta/models/{model}:generateContent` (also under `/v1/models/`)
+    NativeGenerate,
+    /// `POST /v1beta/models/{model}:streamGenerateContent` (also under `/v1/models/`)
+    NativeStream,
+    /// `POST /v1beta/models/{model}:countTokens` (also under `/v1/models/`)
+    NativeCountTokens,
+    /// `GET /v1beta/models`
+    NativeListModels,
+    /// `GET /v1beta/models/{model}`, or `GET /v1/models/{model}` (the shape follows the
+    /// credential: the native one for a native client's key header, OpenAI's otherwise)
+    ModelGet,
+    /// `POST /v1/chat/completions` with a native model (SPEC §4 rule 4)
+    ChatCompletions,
     /// `POST /v1/audio/translations` — not supported (SPEC §4 rule 5).
     Translations,
-    /// An endpoint of the specification not served by this version; the text names it.
-    NotBuilt(&'static str),
     /// A known path with another method; the value is the `Allow` header.
     MethodNotAllowed(&'static str),
     /// Nothing here.
     NotFound,
+}
+
+/// The model and the action of a native path, `…/models/{model}:{action}` (the action empty for
+/// `…/models/{model}`).
+pub fn native_model(path: &str) -> (&str, &str) {
+    let last = last_segment(path);
+    last.split_once(':').unwrap_or((last, ""))
 }
 
 /// The last path segment: the task id (or media file) of a routed task path.
@@ -94,12 +112,8 @@ pub fn route(method: &Method, path: &str) -> Routed {
         "/v1/audio/translations" => only(&post, "translations", Route::Translations, "POST"),
         "/v1/t2a_v2" => only(&post, "t2a", Route::T2a, "POST"),
         "/v1/speech_to_text" => only(&post, "speech_to_text", Route::SpeechToText, "POST"),
-        "/v1/chat/completions" => only(
-            &post,
-            "chat",
-            Route::NotBuilt("Chat completions for native models (/v1/chat/completions)"),
-            "POST",
-        ),
+        "/v1/chat/completions" => only(&post, "chat", Route::ChatCompletions, "POST"),
+        "/v1beta/models" => only(&get, "native_models", Route::NativeListModels, "GET"),
         "/v1/video/generations" => only(&post, "video_generations", Route::VideoCreate, "POST"),
         "/api/v3/contents/generations/tasks" => {
             if method == get {
@@ -152,11 +166,31 @@ fn route_prefixed(method: &Method, path: &str, family: Family) -> Routed {
             routed("media", Route::MethodNotAllowed("GET"))
         };
     }
-    if family == Family::Google {
-        return routed(
-            "native",
-            Route::NotBuilt("Native text generation (/v1beta/models)"),
-        );
+    let native = path
+        .strip_prefix("/v1beta/models/")
+        .or_else(|| path.strip_prefix("/v1/models/"));
+    if let Some(rest) = native
+        && !rest.is_empty()
+        && !rest.contains('/')
+    {
+        return match rest.split_once(':') {
+            None if method == Method::GET => routed("native_model", Route::ModelGet),
+            None => routed("native_model", Route::MethodNotAllowed("GET")),
+            Some((model, action)) if !model.is_empty() => {
+                let route = match action {
+                    "generateContent" => Route::NativeGenerate,
+                    "streamGenerateContent" => Route::NativeStream,
+                    "countTokens" => Route::NativeCountTokens,
+                    _ => return routed("unknown", Route::NotFound),
+                };
+                if method == Method::POST {
+                    routed("native", route)
+                } else {
+                    routed("native", Route::MethodNotAllowed("POST"))
+                }
+            }
+            Some(_) => routed("unknown", Route::NotFound),
+        };
     }
     routed("unknown", Route::NotFound)
 }

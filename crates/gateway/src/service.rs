@@ -95,6 +95,9 @@ async fn dispatch(
         Route::Healthz => Ok(handlers::ops::healthz()),
         Route::Readyz => Ok(handlers::ops::readyz(&ctx).await),
         Route::Metrics => Ok(handlers::ops::metrics(&ctx)),
+        Route::ListModels if handlers::native::is_native_client(&request) => {
+            handlers::native::list_models(ctx, request).await
+        }
         Route::ListModels => handlers::ops::list_models(ctx, request).await,
         Route::Embeddings => handlers::embeddings::create(ctx, request).await,
         Route::Speech => handlers::speech::create(ctx, request).await,
@@ -120,8 +123,21 @@ async fn dispatch(
             let file = routes::last_segment(request.uri().path()).to_owned();
             handlers::media::get(ctx, request, &file).await
         }
+        Route::NativeGenerate => handlers::native::generate(ctx, request, false).await,
+        Route::NativeStream => handlers::native::generate(ctx, request, true).await,
+        Route::NativeCountTokens => handlers::native::count_tokens(ctx, request).await,
+        Route::NativeListModels => handlers::native::list_models(ctx, request).await,
+        Route::ModelGet => {
+            if handlers::native::is_native_client(&request)
+                || request.uri().path().starts_with("/v1beta/")
+            {
+                handlers::native::get_model(ctx, request).await
+            } else {
+                handlers::ops::get_model(ctx, request).await
+            }
+        }
+        Route::ChatCompletions => handlers::chat::create(ctx, request).await,
         Route::Translations => Err(handlers::ops::translations_unsupported()),
-        Route::NotBuilt(what) => Err(handlers::ops::not_built(what)),
         Route::MethodNotAllowed(allow) => {
             let e = ApiError::new(
                 ErrorKind::MethodNotAllowed,

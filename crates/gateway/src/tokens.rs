@@ -21,6 +21,14 @@ pub fn count_embedding_inputs(input: &EmbeddingInput) -> Vec<usize> {
         .collect()
 }
 
+/// Tokens of a text by `cl100k_base`: the local estimate used where no vendor tokenizer is at
+/// hand (native generation's hold and its fallback count).
+pub fn count_text(text: &str) -> u64 {
+    tiktoken_rs::cl100k_base_singleton()
+        .encode_ordinary(text)
+        .len() as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,8 +1,10 @@
 //! One module per endpoint family; each handler reads as the request flow of DESIGN §2.
 
+pub mod chat;
 pub mod clip_tasks;
 pub mod embeddings;
 pub mod media;
+pub mod native;
 pub mod ops;
 pub mod speech;
 pub mod speech_to_text;

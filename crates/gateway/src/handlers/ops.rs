@@ -63,12 +63,30 @@ pub async fn list_models(
     ))
 }
 
-/// An endpoint of the specification that this version does not serve yet.
-pub fn not_built(what: &str) -> ApiError {
-    ApiError::new(
-        ErrorKind::NotImplemented,
-        format!("{what} is not available in this version of tollgate yet"),
-    )
+/// `GET /v1/models/{model}`: one configured model, OpenAI's shape.
+pub async fn get_model(
+    ctx: Context,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    auth::authenticate(&ctx.state, Family::OpenAi, request.headers(), None).await?;
+    let id = crate::routes::last_segment(request.uri().path());
+    let model = ctx
+        .state
+        .catalog
+        .models()
+        .into_iter()
+        .find(|m| m.public == id)
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorKind::NotFound,
+                format!("The model '{id}' does not exist"),
+            )
+            .code("model_not_found")
+        })?;
+    Ok(body::json_response(
+        StatusCode::OK,
+        &json!({"id": model.public, "object": "model", "created": 0, "owned_by": "tollgate"}),
+    ))
 }
 
 /// `/v1/audio/translations` (SPEC §4 rule 5).

@@ -3,6 +3,7 @@
 
 pub mod clip;
 pub mod embeddings;
+pub mod native;
 pub mod speech;
 pub mod transcription;
 pub mod video;
