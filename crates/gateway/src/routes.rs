@@ -269,6 +269,20 @@ mod tests {
         );
         assert_eq!(route(&Method::GET, "/nope").route, Route::NotFound);
         assert_eq!(route(&Method::GET, "/v1/models").route, Route::ListModels);
-        assert_eq!(route(&Method::GET, "/v1/models/x").route, Route::NotFound);
+        // One model: the native shape or OpenAI's, by the credential (the handler decides).
+        assert_eq!(route(&Method::GET, "/v1/models/x").route, Route::ModelGet);
+        assert_eq!(route(&Method::GET, "/v1/models/x/y").route, Route::NotFound);
+        assert_eq!(
+            route(&Method::POST, "/v1beta/models/x:embedContent").route,
+            Route::NotFound
+        );
+        assert_eq!(
+            route(&Method::GET, "/v1beta/models/x:generateContent").route,
+            Route::MethodNotAllowed("POST")
+        );
+        assert_eq!(
+            native_model("/v1beta/models/gen-2.5-flash:streamGenerateContent"),
+            ("gen-2.5-flash", "streamGenerateContent")
+        );
     }
 }

@@ -1,0 +1,608 @@
+//! Native text generation end to end (SPEC §2.9, §4.10–4.11, §5, §8 rule 7; wire-formats §6, §8)
+//! against the simulated vendor: exact billing with thinking, fields the gateway does not model
+//! reaching the upstream intact, streams relayed as they arrive and settled on the last usage,
+//! validation before any upstream call, the three ways of passing a key, and the chat bridge.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::TestGateway;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use tollgate_billing::{Amount, Tariff, Usage};
+use tollgate_sim::KnobSettings;
+use tollgate_store::LedgerKind;
+
+const CONFIG: &str = r#"
+[[channels]]
+name = "genai"
+format = "genai"
+base_url = "sim"
+first_byte_timeout_ms = 5000
+idle_timeout_ms = 5000
+
+[models."gen-2.5-flash"]
+kind = "native-text"
+channels = ["genai"]
+price = { meter = "text_tokens", input_per_million_tokens = "0.30", output_per_million_tokens = "2.50" }
+
+[models."gen-2.0-flash"]
+kind = "native-text"
+channels = ["genai"]
+price = { meter = "text_tokens", input_per_million_tokens = "0.10", output_per_million_tokens = "0.40" }
+
+[[channels]]
+name = "openai"
+format = "openai-embeddings"
+base_url = "sim"
+
+[models."text-embedding-3-small"]
+kind = "embeddings"
+channels = ["openai"]
+price = { meter = "tokens", per_million_tokens = "0.02" }
+"#;
+
+const GENERATE: &str = "/v1beta/models/gen-2.5-flash:generateContent";
+const STREAM: &str = "/v1beta/models/gen-2.5-flash:streamGenerateContent";
+const SIM_GENERATE: &str = "POST /v1beta/models/{model}:generateContent";
+
+fn flash() -> Tariff {
+    serde_json::from_value(json!({"meter": "text_tokens",
+        "input_per_million_tokens": "0.30", "output_per_million_tokens": "2.50"}))
+    .unwrap()
+}
+
+fn charges(ledger: &[tollgate_store::LedgerEntry]) -> Vec<&tollgate_store::LedgerEntry> {
+    ledger
+        .iter()
+        .filter(|e| e.kind == LedgerKind::Charge)
+        .collect()
+}
+
+/// The charge of a `usageMetadata`: prompt at the input price, candidates + thoughts at the
+/// output price, computed here from the raw counts.
+fn expected_charge(usage: &Value) -> Amount {
+    let n = |k: &str| usage[k].as_u64().unwrap_or(0);
+    flash()
+        .charge(&Usage::TextTokens {
+            input: n("promptTokenCount") + n("toolUsePromptTokenCount"),
+            output: n("candidatesTokenCount") + n("thoughtsTokenCount"),
+        })
+        .unwrap()
+}
+
+async fn post(
+    gw: &TestGateway,
+    path: &str,
+    key_header: (&str, &str),
+    body: &Value,
+) -> common::Reply {
+    gw.request(
+        "POST",
+        path,
+        &[key_header, ("content-type", "application/json")],
+        serde_json::to_vec(body).unwrap(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_request_that_thinks_is_charged_prompt_at_input_and_candidates_plus_thoughts_at_output() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("1").await;
+    let body = json!({
+        "contents": [{"role": "user", "parts": [{"text": "Why is the sky blue? Explain Rayleigh scattering."}]}],
+        "generationConfig": {"thinkingConfig": {"includeThoughts": true, "thinkingBudget": 1024}}
+    });
+    let reply = post(&gw, GENERATE, ("x-goog-api-key", &key), &body).await;
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let answer = reply.json();
+    let usage = &answer["usageMetadata"];
+    assert!(
+        usage["thoughtsTokenCount"].as_u64().unwrap() > 0,
+        "2.5 thinks: {usage}"
+    );
+    let parts = answer["candidates"][0]["content"]["parts"]
+        .as_array()
+        .unwrap();
+    assert!(
+        parts.iter().any(|p| p["thought"] == true),
+        "includeThoughts shows thoughts"
+    );
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    let charged = charges(&ledger);
+    assert_eq!(charged.len(), 1);
+    let expected = expected_charge(usage);
+    assert_eq!(-charged[0].amount.nanos(), expected.nanos());
+    // Thoughts are output: without them the charge would be smaller.
+    let without = flash()
+        .charge(&Usage::TextTokens {
+            input: usage["promptTokenCount"].as_u64().unwrap(),
+            output: usage["candidatesTokenCount"].as_u64().unwrap(),
+        })
+        .unwrap();
+    assert!(without.nanos() < expected.nanos());
+    let quantity: Value = serde_json::from_str(charged[0].quantity.as_deref().unwrap()).unwrap();
+    assert_eq!(
+        quantity["text_tokens"]["output"].as_u64().unwrap(),
+        usage["candidatesTokenCount"].as_u64().unwrap()
+            + usage["thoughtsTokenCount"].as_u64().unwrap()
+    );
+    assert_eq!(
+        gw.balance(&account).await.nanos(),
+        1_000_000_000 - expected.nanos()
+    );
+}
+
+#[tokio::test]
+async fn fields_the_gateway_does_not_model_reach_the_upstream_intact() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (_, key) = gw.account("1").await;
+    // Written by hand, in an order and spelling of our own: the upstream must get exactly this.
+    let sent = r#"{"contents":[{"role":"user","parts":[{"text":"Weather in Paris?"}]},{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"c2lnbmF0dXJlLWJ5dGVz"}]},{"role":"user","parts":[{"functionResponse":{"name":"get_weather","response":{"temp_c":21.5,"sky":"clear"}}}]}],
+      "tools":[{"functionDeclarations":[{"name":"get_weather","description":"Current weather","parameters":{"type":"OBJECT","properties":{"city":{"type":"STRING","enum":["Paris","Rome"]},"units":{"type":"STRING","nullable":true}},"required":["city"]}}]}],
+      "toolConfig":{"functionCallingConfig":{"mode":"AUTO"}},
+      "safetySettings":[{"category":"HARM_CATEGORY_HARASSMENT","threshold":"BLOCK_ONLY_HIGH"},{"category":"HARM_CATEGORY_DANGEROUS_CONTENT","threshold":"BLOCK_NONE"}],
+      "generationConfig":{"temperature":0.25,"topK":40.0,"responseLogprobs":false,"mediaResolution":"MEDIA_RESOLUTION_LOW","thinkingConfig":{"thinkingBudget":-1,"futureKnob":{"a":[1,2.50,"x"]}}},
+      "labels":{"team":"search"},"somethingNew":{"nested":[null,true,1e3]}}"#;
+    let reply = gw
+        .request(
+            "POST",
+            GENERATE,
+            &[
+                ("x-goog-api-key", &key),
+                ("content-type", "application/json"),
+            ],
+            sent,
+        )
+        .await;
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let received = gw
+        .sim
+        .genai_last_request()
+        .expect("the simulator saw the request");
+    assert_eq!(
+        String::from_utf8_lossy(&received),
+        sent,
+        "the body reaches the upstream byte for byte"
+    );
+    // The same through the chat bridge: the thought signature goes back with the tool call.
+    let chat = json!({"model": "gen-2.5-flash", "messages": [
+        {"role": "user", "content": "Weather in Paris? [call]"}],
+        "tools": [{"type": "function", "function": {"name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]});
+    let first = gw
+        .post_json("/v1/chat/completions", &key, &chat)
+        .await
+        .json();
+    assert_eq!(
+        first["choices"][0]["finish_reason"], "tool_calls",
+        "{first}"
+    );
+    let call = first["choices"][0]["message"]["tool_calls"][0].clone();
+    assert_eq!(call["function"]["name"], "get_weather");
+    let followup = json!({"model": "gen-2.5-flash", "messages": [
+        {"role": "user", "content": "Weather in Paris? [call]"},
+        {"role": "assistant", "content": null, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call["id"], "content": "{\"temp_c\": 21}"}],
+        "tools": chat["tools"]});
+    let second = gw.post_json("/v1/chat/completions", &key, &followup).await;
+    assert_eq!(
+        second.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&second.body)
+    );
+    let upstream: Value = serde_json::from_slice(&gw.sim.genai_last_request().unwrap()).unwrap();
+    let model_turn = &upstream["contents"][1];
+    assert_eq!(model_turn["role"], "model");
+    assert_eq!(
+        model_turn["parts"][0]["functionCall"]["name"],
+        "get_weather"
+    );
+    assert!(
+        model_turn["parts"][0]["thoughtSignature"].is_string(),
+        "{upstream}"
+    );
+    assert_eq!(
+        upstream["contents"][2]["parts"][0]["functionResponse"]["name"],
+        "get_weather"
+    );
+}
+
+/// Reads an SSE body as it arrives: (arrival time, data) per event.
+async fn sse_events(response: http::Response<hyper::body::Incoming>) -> Vec<(Duration, String)> {
+    use http_body_util::BodyExt;
+    let started = Instant::now();
+    let mut body = response.into_body();
+    let mut buffer = String::new();
+    let mut events = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame.unwrap().into_data() else {
+            continue;
+        };
+        buffer.push_str(std::str::from_utf8(&data).unwrap());
+        while let Some(end) = buffer.find("\r\n\r\n").or_else(|| buffer.find("\n\n")) {
+            let event: String = buffer.drain(..end).collect();
+            buffer.drain(..if buffer.starts_with("\r\n\r\n") { 4 } else { 2 });
+            if let Some(data) = event.strip_prefix("data: ") {
+                events.push((started.elapsed(), data.to_owned()));
+            }
+        }
+    }
+    events
+}
+
+async fn open_stream(
+    gw: &TestGateway,
+    path: &str,
+    key: &str,
+    body: &Value,
+) -> http::Response<hyper::body::Incoming> {
+    use http_body_util::Full;
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::TokioExecutor;
+    let client: Client<_, Full<bytes::Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    let request = http::Request::post(format!("http://{}{path}", gw.addr))
+        .header("x-vendor-api-key", key)
+        .header("authorization", format!("Bearer {key}"))
+        .header("content-type", "application/json")
+        .body(Full::new(bytes::Bytes::from(
+            serde_json::to_vec(body).unwrap(),
+        )))
+        .unwrap();
+    client.request(request).await.unwrap()
+}
+
+#[tokio::test]
+async fn streams_are_relayed_as_they_arrive_and_settled_on_the_last_usage() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    gw.set_knobs(KnobSettings {
+        frame_interval_ms: Some(40),
+        ..Default::default()
+    });
+    let (account, key) = gw.account("1").await;
+    let body = json!({"contents": [{"parts": [{"text": "Tell me a long story about the sea and the wind and the stars."}]}]});
+    let response = open_stream(&gw, &format!("{STREAM}?alt=sse"), &key, &body).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let events = sse_events(response).await;
+    assert!(events.len() >= 4, "{} events", events.len());
+    let (first, last) = (events[0].0, events[events.len() - 1].0);
+    assert!(
+        last - first >= Duration::from_millis(100),
+        "frames arrive over time: {first:?} .. {last:?}"
+    );
+    let frames: Vec<Value> = events
+        .iter()
+        .map(|(_, d)| serde_json::from_str(d).unwrap())
+        .collect();
+    let final_usage = &frames.last().unwrap()["usageMetadata"];
+    assert!(frames.last().unwrap()["candidates"][0]["finishReason"].is_string());
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    assert_eq!(
+        -charges(&ledger)[0].amount.nanos(),
+        expected_charge(final_usage).nanos(),
+        "the last usage, never a sum"
+    );
+
+    // Without alt=sse: the vendor's JSON array, all at once.
+    let reply = post(&gw, STREAM, ("x-goog-api-key", &key), &body).await;
+    assert_eq!(reply.status, 200);
+    let array = reply.json();
+    assert!(
+        array.as_array().unwrap()[0]["candidates"].is_array(),
+        "{array}"
+    );
+}
+
+#[tokio::test]
+async fn an_abandoned_or_cut_stream_is_settled_on_what_was_seen_and_marked() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    gw.set_knobs(KnobSettings {
+        frame_interval_ms: Some(100),
+        ..Default::default()
+    });
+    let (account, key) = gw.account("1").await;
+    let body = json!({"contents": [{"parts": [{"text": "A long answer please, about rivers and mountains and valleys."}]}]});
+    let response = open_stream(&gw, &format!("{STREAM}?alt=sse"), &key, &body).await;
+    // Read two events, then hang up.
+    {
+        use http_body_util::BodyExt;
+        let mut body = response.into_body();
+        let mut seen = 0;
+        while seen < 2 {
+            if let Some(Ok(frame)) = body.frame().await
+                && frame.is_data()
+            {
+                seen += 1;
+            }
+        }
+    }
+    let started = Instant::now();
+    let charge = loop {
+        let ledger = gw.store.ledger(&account).await.unwrap();
+        if let Some(c) = charges(&ledger).first().map(|c| (*c).clone()) {
+            break c;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "never settled");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        charge
+            .note
+            .as_deref()
+            .unwrap()
+            .starts_with("partial: client disconnected"),
+        "{charge:?}"
+    );
+    assert!(charge.amount.nanos() < 0);
+    assert_eq!(
+        gw.store.find_account(&account).await.unwrap().held,
+        Amount::ZERO
+    );
+
+    // The upstream fails mid-stream: the client gets the vendor's error event; what was
+    // delivered is settled, marked partial.
+    gw.set_knobs(KnobSettings {
+        error_after_frames: Some(2),
+        ..Default::default()
+    });
+    let (account, key) = gw.account("1").await;
+    let events =
+        sse_events(open_stream(&gw, &format!("{STREAM}?alt=sse"), &key, &body).await).await;
+    let last: Value = serde_json::from_str(&events.last().unwrap().1).unwrap();
+    assert!(last["error"]["status"].is_string(), "{last}");
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    assert!(
+        charges(&ledger)[0]
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("upstream cut the stream")
+    );
+}
+
+#[tokio::test]
+async fn every_rule_is_checked_before_the_upstream_with_the_field_named() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("1").await;
+    let text = json!([{"role": "user", "parts": [{"text": "hi"}]}]);
+    let cases = [
+        (json!({}), "contents"),
+        (json!({"contents": []}), "contents"),
+        (
+            json!({"contents": [{"role": "system", "parts": [{"text": "x"}]}]}),
+            "contents[0].role",
+        ),
+        (
+            json!({"contents": [{"role": "user", "parts": []}]}),
+            "contents[0].parts",
+        ),
+        (
+            json!({"contents": text, "generationConfig": {"thinkingConfig": {"thinkingBudget": 999_999}}}),
+            "thinkingBudget",
+        ),
+        (
+            json!({"contents": text, "generationConfig": {"thinkingConfig": {"thinkingBudget": 1.5}}}),
+            "thinkingBudget",
+        ),
+        (
+            json!({"contents": text, "generationConfig": {"thinkingConfig": {"thinkingBudget": 1024, "thinkingLevel": "HIGH"}}}),
+            "thinkingLevel",
+        ),
+        (
+            json!({"contents": text, "generationConfig": {"maxOutputTokens": 0}}),
+            "maxOutputTokens",
+        ),
+        (
+            json!({"contents": text, "generationConfig": {"maxOutputTokens": 70_000}}),
+            "maxOutputTokens",
+        ),
+    ];
+    for (body, field) in &cases {
+        let reply = post(&gw, GENERATE, ("x-goog-api-key", &key), body).await;
+        assert_eq!(
+            reply.status,
+            400,
+            "{body}: {}",
+            String::from_utf8_lossy(&reply.body)
+        );
+        let error = &reply.json()["error"];
+        assert_eq!(error["status"], "INVALID_ARGUMENT", "{body}");
+        assert!(
+            error["message"].as_str().unwrap().contains(field),
+            "{body}: {error}"
+        );
+    }
+    // 2.0 does not think at all.
+    let reply = post(
+        &gw,
+        "/v1beta/models/gen-2.0-flash:generateContent",
+        ("x-goog-api-key", &key),
+        &json!({"contents": text, "generationConfig": {"thinkingConfig": {"thinkingBudget": 512}}}),
+    )
+    .await;
+    assert_eq!(reply.status, 400);
+    let reply = post(
+        &gw,
+        "/v1beta/models/gen-9-ultra:generateContent",
+        ("x-goog-api-key", &key),
+        &json!({"contents": text}),
+    )
+    .await;
+    assert_eq!(
+        (reply.status, reply.json()["error"]["status"].as_str()),
+        (404, Some("NOT_FOUND"))
+    );
+    assert_eq!(gw.calls(SIM_GENERATE), 0, "nothing reached the upstream");
+    assert_eq!(gw.balance(&account).await, "1".parse().unwrap());
+}
+
+#[tokio::test]
+async fn keys_are_taken_from_each_place_the_vendor_allows_and_refused_in_its_shape() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (_, key) = gw.account("1").await;
+    let body = json!({"contents": [{"parts": [{"text": "hi"}]}]});
+    for header in ["x-vendor-api-key", "x-goog-api-key"] {
+        assert_eq!(
+            post(&gw, GENERATE, (header, &key), &body).await.status,
+            200,
+            "{header}"
+        );
+    }
+    let with_query = post(&gw, &format!("{GENERATE}?key={key}"), ("x-none", ""), &body).await;
+    assert_eq!(with_query.status, 200);
+    let under_v1 = post(
+        &gw,
+        "/v1/models/gen-2.5-flash:generateContent",
+        ("x-goog-api-key", &key),
+        &body,
+    )
+    .await;
+    assert_eq!(under_v1.status, 200, "the SDK's /v1 prefix");
+    let bad = post(&gw, GENERATE, ("x-goog-api-key", "tg-not-a-key"), &body).await;
+    assert_eq!(
+        (bad.status, bad.json()["error"]["status"].as_str()),
+        (400, Some("INVALID_ARGUMENT"))
+    );
+    assert_eq!(
+        bad.json()["error"]["details"][0]["reason"],
+        "API_KEY_INVALID"
+    );
+    let missing = post(&gw, GENERATE, ("x-none", ""), &body).await;
+    assert_eq!(
+        (missing.status, missing.json()["error"]["status"].as_str()),
+        (403, Some("PERMISSION_DENIED"))
+    );
+
+    // countTokens answers without a charge; the model list in the vendor's shape.
+    let (account, key) = gw.account("1").await;
+    let counted = post(
+        &gw,
+        "/v1beta/models/gen-2.5-flash:countTokens",
+        ("x-goog-api-key", &key),
+        &body,
+    )
+    .await;
+    assert_eq!(counted.status, 200);
+    assert!(counted.json()["totalTokens"].as_u64().unwrap() > 0);
+    assert_eq!(gw.balance(&account).await, "1".parse().unwrap());
+    for path in ["/v1beta/models", "/v1/models"] {
+        let list = gw
+            .request("GET", path, &[("x-goog-api-key", &key)], "")
+            .await
+            .json();
+        let names: Vec<&str> = list["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["name"].as_str().unwrap())
+            .collect();
+        assert!(
+            names.contains(&"models/gen-2.5-flash")
+                && !names.contains(&"models/text-embedding-3-small"),
+            "{path}: {names:?}"
+        );
+    }
+    let one = gw
+        .request(
+            "GET",
+            "/v1beta/models/gen-2.5-flash",
+            &[("x-goog-api-key", &key)],
+            "",
+        )
+        .await
+        .json();
+    assert_eq!(one["outputTokenLimit"], 65536);
+    // With a Bearer key, /v1/models stays OpenAI's list.
+    let openai = gw.get("/v1/models", &key).await.json();
+    assert_eq!(openai["object"], "list");
+}
+
+#[tokio::test]
+async fn chat_completions_bridge_native_models_whole_and_streamed() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("1").await;
+    let chat = json!({"model": "gen-2.5-flash", "messages": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "What is a rainbow?"}]});
+    let reply = gw.post_json("/v1/chat/completions", &key, &chat).await;
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let answer = reply.json();
+    assert_eq!(answer["object"], "chat.completion");
+    let usage = &answer["usage"];
+    let reasoning = usage["completion_tokens_details"]["reasoning_tokens"]
+        .as_u64()
+        .unwrap();
+    assert!(reasoning > 0, "2.5 thinks by default: {usage}");
+    let upstream: Value = serde_json::from_slice(&gw.sim.genai_last_request().unwrap()).unwrap();
+    assert_eq!(
+        upstream["systemInstruction"]["parts"][0]["text"],
+        "Be brief."
+    );
+    let expected = flash()
+        .charge(&Usage::TextTokens {
+            input: usage["prompt_tokens"].as_u64().unwrap(),
+            output: usage["completion_tokens"].as_u64().unwrap(),
+        })
+        .unwrap();
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    assert_eq!(-charges(&ledger)[0].amount.nanos(), expected.nanos());
+
+    let mut streamed = chat.clone();
+    streamed["stream"] = json!(true);
+    streamed["stream_options"] = json!({"include_usage": true});
+    let events = sse_events(open_stream(&gw, "/v1/chat/completions", &key, &streamed).await).await;
+    assert_eq!(events.last().unwrap().1, "[DONE]");
+    let chunks: Vec<Value> = events[..events.len() - 1]
+        .iter()
+        .map(|(_, d)| serde_json::from_str(d).unwrap())
+        .collect();
+    assert!(
+        chunks
+            .iter()
+            .all(|c| c["object"] == "chat.completion.chunk")
+    );
+    let text: String = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert!(
+        text.starts_with("Simulated reply"),
+        "thoughts are not content: {text}"
+    );
+    let usage_chunk = chunks.last().unwrap();
+    assert_eq!(usage_chunk["choices"], json!([]));
+    assert!(
+        usage_chunk["usage"]["completion_tokens_details"]["reasoning_tokens"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    assert!(
+        chunks
+            .iter()
+            .any(|c| c["choices"][0]["finish_reason"] == "stop")
+    );
+
+    // Only native models are served here.
+    let other = gw.post_json("/v1/chat/completions", &key, &json!({"model": "text-embedding-3-small", "messages": [{"role": "user", "content": "x"}]})).await;
+    assert_eq!(other.status, 400);
+    assert_eq!(other.json()["error"]["code"], "model_not_found");
+}
