@@ -92,7 +92,8 @@ pub async fn stream(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
     if !is_sse {
-        let bytes = HttpClient::read_body(response.into_body(), 1 << 20, &endpoint.timeouts).await?;
+        let bytes =
+            HttpClient::read_body(response.into_body(), 1 << 20, &endpoint.timeouts).await?;
         refused_in_body(&bytes)?;
         return Err(UpstreamError::Protocol(
             "streamGenerateContent answered without text/event-stream".into(),
@@ -208,7 +209,9 @@ fn model_segment(model: &str) -> Result<&str, UpstreamError> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
     {
-        return Err(UpstreamError::Config(format!("unusable model id {model:?}")));
+        return Err(UpstreamError::Config(format!(
+            "unusable model id {model:?}"
+        )));
     }
     Ok(model)
 }
@@ -220,7 +223,8 @@ mod tests {
     #[test]
     fn errors_are_read_plain_or_wrapped_in_an_array() {
         let plain = br#"{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}"#;
-        let wrapped = br#"[{"error":{"code":400,"message":"bad key","status":"INVALID_ARGUMENT"}}]"#;
+        let wrapped =
+            br#"[{"error":{"code":400,"message":"bad key","status":"INVALID_ARGUMENT"}}]"#;
         assert!(matches!(
             vendor_error(plain),
             Some(UpstreamError::Status { status: 429, .. })

@@ -17,8 +17,8 @@
 
 mod client;
 pub mod embeddings;
-pub mod genai;
 mod error;
+pub mod genai;
 pub mod multipart;
 pub mod stt;
 pub mod t2a;
