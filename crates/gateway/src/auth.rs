@@ -60,7 +60,11 @@ pub async fn authenticate(
         Ok(Some(principal)) => Ok(principal),
         Ok(None) => Err(ApiError::new(
             ErrorKind::InvalidCredential,
-            format!("Incorrect API key provided: {}", redact(&secret)),
+            match family {
+                // The vendor's own words; its SDK shows them as they are.
+                Family::Google => "API key not valid. Please pass a valid API key.".to_owned(),
+                _ => format!("Incorrect API key provided: {}", redact(&secret)),
+            },
         )),
         Err(StoreError::Disabled(_)) => Err(ApiError::new(
             ErrorKind::Forbidden,

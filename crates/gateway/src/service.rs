@@ -39,7 +39,14 @@ impl Gateway {
     pub async fn handle(&self, request: Request<Incoming>) -> Response<ResponseBody> {
         let started = Instant::now();
         let request_id = request_id(&request);
-        let routed = routes::route(request.method(), request.uri().path());
+        let mut routed = routes::route(request.method(), request.uri().path());
+        // `GET /v1/models[/{id}]` is the native list for a native client (its SDK calls there):
+        // its errors then take the native shape too.
+        if matches!(routed.route, Route::ListModels | Route::ModelGet)
+            && handlers::native::is_native_client(&request)
+        {
+            routed.family = crate::errors::Family::Google;
+        }
         let _in_flight = self.state.metrics.enter();
         // The path only: the query may carry a key (`?key=`).
         let span = tracing::info_span!(

@@ -37,7 +37,7 @@
 //! |---|---|
 //! | parts with `thought: true` | left out |
 //! | other `text` parts | `message.content` (concatenated; `null` when the answer only calls tools) |
-//! | `functionCall` | `tool_calls[{id, type: "function", function: {name, arguments}}]`, `id` the call's own id or `call_<n>` (n counting from 0 over the answer or stream), `arguments` the JSON text of `args`; a `thoughtSignature` is kept as `extra_content.google.thought_signature` |
+//! | `functionCall` | `tool_calls[{id, type: "function", function: {name, arguments}}]`, `id` the call's own id or `call_<completion id>_<n>` (n counting from 0 over the answer or stream; the completion's id keeps ids unique across turns), `arguments` the JSON text of `args`; a `thoughtSignature` is kept as `extra_content.google.thought_signature` |
 //! | `finishReason` ([`finish_reason`]) | `STOP` → `stop`, `MAX_TOKENS` → `length`, `SAFETY`, `RECITATION`, `BLOCKLIST`, `PROHIBITED_CONTENT`, `SPII`, `IMAGE_SAFETY` (and `IMAGE_PROHIBITED_CONTENT`, `IMAGE_RECITATION`) → `content_filter`, anything else → `stop`; `stop` becomes `tool_calls` when the candidate called a tool |
 //! | no candidates, `promptFeedback.blockReason` | one empty choice with `content_filter` |
 //! | `usageMetadata` ([`usage`]) | `prompt_tokens` = `promptTokenCount + toolUsePromptTokenCount`; `completion_tokens` = `candidatesTokenCount + thoughtsTokenCount` (SPEC §8 rule 7); `total_tokens` = `totalTokenCount` (fallback: the sum); `prompt_tokens_details.cached_tokens` = `cachedContentTokenCount`; `completion_tokens_details.reasoning_tokens` = `thoughtsTokenCount` |
@@ -715,8 +715,14 @@ fn candidate_index(candidate: &Candidate, position: usize) -> u32 {
         .unwrap_or_else(|| u32::try_from(position).unwrap_or(u32::MAX))
 }
 
-/// The function calls of a candidate as chat tool calls; `next_id` numbers the generated ids.
-fn tool_calls(candidate: &Candidate, next_id: &mut u64, indexed: Option<u32>) -> Vec<ToolCall> {
+/// The function calls of a candidate as chat tool calls; `next_id` numbers the generated ids,
+/// which carry the completion's own id so that they are unique across turns.
+fn tool_calls(
+    candidate: &Candidate,
+    completion_id: &str,
+    next_id: &mut u64,
+    indexed: Option<u32>,
+) -> Vec<ToolCall> {
     let mut calls = Vec::new();
     let parts = candidate.content.iter().flat_map(|c| c.parts.iter());
     for part in parts {
@@ -726,7 +732,10 @@ fn tool_calls(candidate: &Candidate, next_id: &mut u64, indexed: Option<u32>) ->
         let id = match &call.id {
             Some(id) if !id.is_empty() => id.clone(),
             _ => {
-                let id = format!("call_{next_id}");
+                let unique = completion_id
+                    .strip_prefix("chatcmpl-")
+                    .unwrap_or(completion_id);
+                let id = format!("call_{unique}_{next_id}");
                 *next_id += 1;
                 id
             }
@@ -790,7 +799,7 @@ pub fn to_chat(
         .flatten()
         .enumerate()
         .map(|(position, candidate)| {
-            let calls = tool_calls(candidate, &mut next_id, None);
+            let calls = tool_calls(candidate, id, &mut next_id, None);
             let text = candidate.text();
             let content =
                 (!text.is_empty() || calls.is_empty()).then_some(MessageContent::Text(text));
@@ -911,7 +920,7 @@ impl ChunkMapper {
             let mut delta = ChunkDelta::default();
             let first = self.started.insert(index);
             let made = self.calls_per_choice.entry(index).or_insert(0);
-            let calls = tool_calls(candidate, &mut self.next_id, Some(*made));
+            let calls = tool_calls(candidate, &self.id, &mut self.next_id, Some(*made));
             *made += u32::try_from(calls.len()).unwrap_or(u32::MAX);
             let called = *made > 0;
             let text = candidate.text();

@@ -523,9 +523,9 @@ fn answer_tool_calls() {
     assert_eq!(
         message,
         json!({"role": "assistant", "content": null, "tool_calls": [
-            {"id": "call_0", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Oslo\"}"},
+            {"id": "call_id_0", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Oslo\"}"},
              "extra_content": {"google": {"thought_signature": "c2ln"}}},
-            {"id": "call_1", "type": "function", "function": {"name": "now", "arguments": "{}"}},
+            {"id": "call_id_1", "type": "function", "function": {"name": "now", "arguments": "{}"}},
             {"id": "vendor-id", "type": "function", "function": {"name": "x", "arguments": "{}"}}
         ]})
     );
@@ -533,7 +533,7 @@ fn answer_tool_calls() {
 
     // The assistant message goes back through to_native with its thought signature.
     let back = json!({"model": "m", "messages": [user("w?"), message,
-        {"role": "tool", "tool_call_id": "call_0", "content": "{\"t\": 1}"}]});
+        {"role": "tool", "tool_call_id": "call_id_0", "content": "{\"t\": 1}"}]});
     let again = to_native(&chat_req(back), &flash()).unwrap();
     let part = &again.contents[1].parts[0];
     assert_eq!(part.thought_signature.as_deref(), Some("c2ln"));
@@ -731,13 +731,13 @@ fn stream_tool_calls() {
     assert_eq!(chunks.len(), 3);
     assert_eq!(
         chunks[0]["choices"][0]["delta"],
-        json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_0", "type": "function",
+        json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_id_0", "type": "function",
             "function": {"name": "a", "arguments": "{\"x\":1}"},
             "extra_content": {"google": {"thought_signature": "c2ln"}}}]})
     );
     assert_eq!(
         chunks[1]["choices"][0]["delta"],
-        json!({"tool_calls": [{"index": 1, "id": "call_1", "type": "function",
+        json!({"tool_calls": [{"index": 1, "id": "call_id_1", "type": "function",
             "function": {"name": "b", "arguments": "{}"}}]})
     );
     assert_eq!(chunks[2]["choices"][0]["finish_reason"], "tool_calls");

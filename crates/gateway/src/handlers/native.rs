@@ -41,20 +41,43 @@ pub enum Delivery {
     Array,
 }
 
-/// `:generateContent` and `:streamGenerateContent`: the request flow of DESIGN §2.
+/// `:generateContent` and `:streamGenerateContent`.
 pub async fn generate(
     ctx: Context,
     request: Request<Incoming>,
     streaming: bool,
 ) -> Result<Response<ResponseBody>, ApiError> {
-    let (parts, body) = request.into_parts();
-    let state = ctx.state.clone();
-    let query = parts.uri.query().unwrap_or_default();
+    let query = request.uri().query().unwrap_or_default();
     let delivery = match (streaming, auth::query_param(query, "alt").as_deref()) {
         (false, _) => Delivery::Whole,
         (true, Some("sse")) => Delivery::Events,
         (true, _) => Delivery::Array,
     };
+    match generate_as(ctx, request, delivery).await {
+        // In the array form the vendor wraps errors in an array too (wire-formats §6.3).
+        Err(e) if delivery == Delivery::Array => {
+            let status = e.clone().into_response(Family::Google).status();
+            let mut response = body::json_response(status, &[e.body(Family::Google)]);
+            if let Some(seconds) = e.retry_after
+                && let Ok(v) = HeaderValue::from_str(&seconds.to_string())
+            {
+                response.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            Ok(response)
+        }
+        other => other,
+    }
+}
+
+/// The request flow of DESIGN §2, top to bottom.
+async fn generate_as(
+    ctx: Context,
+    request: Request<Incoming>,
+    delivery: Delivery,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let (parts, body) = request.into_parts();
+    let state = ctx.state.clone();
+    let query = parts.uri.query().unwrap_or_default();
 
     // 2. Who is calling: x-vendor-api-key, x-goog-api-key or ?key= (SPEC §5).
     let principal = auth::authenticate(&state, Family::Google, &parts.headers, Some(query)).await?;
@@ -294,7 +317,9 @@ pub fn native_model(
         .ok_or_else(|| {
             ApiError::new(
                 ErrorKind::NotFound,
-                format!("models/{model} is not found for API version v1beta, or is not supported for generateContent"),
+                format!(
+                    "models/{model} is not found, or is not a text-generation model served here"
+                ),
             )
         })?;
     let model_limits = limits_of(&entry).unwrap_or_default();
