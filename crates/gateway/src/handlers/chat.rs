@@ -9,7 +9,7 @@ use crate::body::{self, ResponseBody};
 use crate::charge::HeldCharge;
 use crate::config::ModelKind;
 use crate::errors::{ApiError, ErrorKind, Family};
-use crate::handlers::native::{generate_whole, native_model};
+use crate::handlers::native::{generate_whole, native_model, open_stream};
 use crate::handlers::{Context, UpstreamTime, sse_response};
 use crate::limits;
 use crate::native_relay::{self, Encoder};
@@ -23,7 +23,6 @@ use tollgate_billing::Usage;
 use tollgate_native_genai::bridge::{self, ChunkMapper};
 use tollgate_native_genai::chat::ChatCompletionRequest;
 use tollgate_native_genai::{GenerateContentResponse, validate};
-use tollgate_upstream::genai as upstream;
 
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
@@ -73,18 +72,8 @@ pub async fn create(
             .as_ref()
             .and_then(|o| o.include_usage)
             .unwrap_or(false);
-        let opened = relay::with_failover(&entry, |channel| {
-            let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
-            async move {
-                let started = std::time::Instant::now();
-                upstream::stream(&state.http, &channel.endpoint, &model, raw)
-                    .await
-                    .map(|frames| (frames, started.elapsed()))
-            }
-        })
-        .await;
-        let ((frames, first_frame), _) = match opened {
-            Ok(ok) => ok,
+        let (frames, first_frame) = match open_stream(&state, &entry, raw).await {
+            Ok(opened) => opened,
             Err(e) => {
                 held.release(&format!("upstream failed: {e}")).await;
                 return Err(relay::upstream_error(&e));

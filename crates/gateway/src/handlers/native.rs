@@ -108,19 +108,8 @@ async fn generate_as(
     // 6–8.
     match delivery {
         Delivery::Events => {
-            let opened = relay::with_failover(&entry, |channel| {
-                let (state, raw, model) =
-                    (state.clone(), raw.clone(), entry.upstream_model.clone());
-                async move {
-                    let started = std::time::Instant::now();
-                    upstream::stream(&state.http, &channel.endpoint, &model, raw)
-                        .await
-                        .map(|frames| (frames, started.elapsed()))
-                }
-            })
-            .await;
-            let ((frames, first_frame), _) = match opened {
-                Ok(ok) => ok,
+            let (frames, first_frame) = match open_stream(&state, &entry, raw).await {
+                Ok(opened) => opened,
                 Err(e) => {
                     held.release(&format!("upstream failed: {e}")).await;
                     return Err(relay::upstream_error(&e));
@@ -160,6 +149,26 @@ async fn generate_as(
             Ok(response)
         }
     }
+}
+
+/// Opens the upstream's event stream through the model's channels: the events, and the time the
+/// response head took.
+pub async fn open_stream(
+    state: &Arc<State>,
+    entry: &Arc<crate::catalog::ModelEntry>,
+    raw: Bytes,
+) -> Result<(upstream::FrameStream, std::time::Duration), tollgate_upstream::UpstreamError> {
+    let opened = relay::with_failover(entry, |channel| {
+        let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
+        async move {
+            let started = std::time::Instant::now();
+            upstream::stream(&state.http, &channel.endpoint, &model, raw)
+                .await
+                .map(|frames| (frames, started.elapsed()))
+        }
+    })
+    .await?;
+    Ok(opened.0)
 }
 
 /// Steps 6–8 of a whole answer, run to completion even if the client goes away (the upstream
