@@ -24,6 +24,7 @@ pub mod auth;
 pub mod body;
 pub mod catalog;
 pub mod charge;
+pub mod clock;
 pub mod config;
 pub mod errors;
 pub mod handlers;

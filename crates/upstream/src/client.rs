@@ -200,6 +200,27 @@ pub fn body_stream(
     })
 }
 
+/// A stream of vendor frames that ends after its first error: nothing a vendor sends after an
+/// error is trustworthy, and the error is the stream's last item.
+pub(crate) fn until_first_error<T, S>(
+    frames: S,
+) -> impl futures_util::Stream<Item = Result<T, UpstreamError>> + Send
+where
+    S: futures_util::Stream<Item = Result<T, UpstreamError>> + Send,
+    T: Send,
+{
+    use futures_util::StreamExt;
+    frames.scan(false, |failed, item| {
+        let out = if *failed {
+            None
+        } else {
+            *failed = item.is_err();
+            Some(item)
+        };
+        futures_util::future::ready(out)
+    })
+}
+
 /// A buffered request body.
 pub fn full_body(bytes: impl Into<Bytes>) -> Body {
     http_body_util::Full::new(bytes.into())

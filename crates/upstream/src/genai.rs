@@ -100,28 +100,17 @@ pub async fn stream(
         ));
     }
     let events = EventStream::new(body_stream(response.into_body(), endpoint.timeouts.idle));
-    let frames = events
-        .filter_map(|event| async move {
-            match event {
-                Err(e) => Some(Err(e)),
-                Ok(event) if event.data.trim().is_empty() || event.is_done() => None,
-                Ok(event) => Some(match vendor_error(event.data.as_bytes()) {
-                    Some(e) => Err(e),
-                    None => Ok(Frame { data: event.data }),
-                }),
-            }
-        })
-        // Stop after the first error: nothing the vendor sends after it is trustworthy.
-        .scan(false, |failed, item| {
-            let out = if *failed {
-                None
-            } else {
-                *failed = item.is_err();
-                Some(item)
-            };
-            futures_util::future::ready(out)
-        });
-    Ok(Box::pin(frames))
+    let frames = events.filter_map(|event| async move {
+        match event {
+            Err(e) => Some(Err(e)),
+            Ok(event) if event.data.trim().is_empty() || event.is_done() => None,
+            Ok(event) => Some(match vendor_error(event.data.as_bytes()) {
+                Some(e) => Err(e),
+                None => Ok(Frame { data: event.data }),
+            }),
+        }
+    });
+    Ok(Box::pin(crate::client::until_first_error(frames)))
 }
 
 async fn send(

@@ -70,33 +70,23 @@ pub async fn stream(
 ) -> Result<FrameStream, UpstreamError> {
     let response = send(client, endpoint, params, file).await?;
     let events = EventStream::new(body_stream(response.into_body(), endpoint.timeouts.idle));
-    let frames = events
-        .filter_map(|event| async move {
-            match event {
-                Err(e) => Some(Err(e)),
-                Ok(event) => match SttStreamFrame::parse(&event.data) {
-                    Ok(Some(frame)) => Some(Ok(frame)),
-                    Ok(None) => None,
-                    Err(_) if event.data.trim().is_empty() => None,
-                    // An error object in the stream ends it with that error.
-                    Err(_) => Some(Err(UpstreamError::Status {
-                        status: 502,
-                        message: openai_error_message(event.data.as_bytes()),
-                        retry_after: None,
-                    })),
-                },
-            }
-        })
-        .scan(false, |failed, item| {
-            let out = if *failed {
-                None
-            } else {
-                *failed = item.is_err();
-                Some(item)
-            };
-            futures_util::future::ready(out)
-        });
-    Ok(Box::pin(frames))
+    let frames = events.filter_map(|event| async move {
+        match event {
+            Err(e) => Some(Err(e)),
+            Ok(event) => match SttStreamFrame::parse(&event.data) {
+                Ok(Some(frame)) => Some(Ok(frame)),
+                Ok(None) => None,
+                Err(_) if event.data.trim().is_empty() => None,
+                // An error object in the stream ends it with that error.
+                Err(_) => Some(Err(UpstreamError::Status {
+                    status: 502,
+                    message: openai_error_message(event.data.as_bytes()),
+                    retry_after: None,
+                })),
+            },
+        }
+    });
+    Ok(Box::pin(crate::client::until_first_error(frames)))
 }
 
 async fn send(

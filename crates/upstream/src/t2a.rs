@@ -92,25 +92,14 @@ pub async fn stream(
         });
     }
     let events = EventStream::new(body_stream(response.into_body(), endpoint.timeouts.idle));
-    let frames = events
-        .filter_map(|event| async move {
-            match event {
-                Err(e) => Some(Err(e)),
-                Ok(event) if event.data.trim().is_empty() || event.is_done() => None,
-                Ok(event) => Some(parse_frame(&event.data)),
-            }
-        })
-        // Stop after the first error: nothing the vendor sends after it is trustworthy.
-        .scan(false, |failed, item| {
-            let out = if *failed {
-                None
-            } else {
-                *failed = item.is_err();
-                Some(item)
-            };
-            futures_util::future::ready(out)
-        });
-    Ok(Box::pin(frames))
+    let frames = events.filter_map(|event| async move {
+        match event {
+            Err(e) => Some(Err(e)),
+            Ok(event) if event.data.trim().is_empty() || event.is_done() => None,
+            Ok(event) => Some(parse_frame(&event.data)),
+        }
+    });
+    Ok(Box::pin(crate::client::until_first_error(frames)))
 }
 
 fn parse_frame(data: &str) -> Result<Frame, UpstreamError> {

@@ -65,7 +65,7 @@ pub async fn create(
 
     // 6–8.
     let id = format!("chatcmpl-{}", ctx.request_id.trim_start_matches("req_"));
-    let created = unix_now();
+    let created = crate::clock::unix_now();
     if chat.stream == Some(true) {
         let include_usage = chat
             .stream_options
@@ -136,10 +136,4 @@ fn event<T: serde::Serialize>(chunk: &T) -> Bytes {
         "data: {}\n\n",
         serde_json::to_string(chunk).unwrap_or_default()
     ))
-}
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
 }

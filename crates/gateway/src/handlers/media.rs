@@ -43,11 +43,7 @@ pub async fn get(
             "This media link is incomplete: it needs expires and signature",
         ));
     };
-    let now = crate::tasks::unix_seconds(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
-    );
+    let now = crate::clock::unix_now();
     match state.media.verify(id, expires, &signature, now) {
         Ok(()) => {}
         Err(LinkError::BadSignature) => {

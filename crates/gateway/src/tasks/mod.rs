@@ -128,7 +128,7 @@ pub async fn submit<F, Fut>(
     principal: &Principal,
     entry: &Arc<ModelEntry>,
     submission: Submission,
-    create: F,
+    mut create: F,
 ) -> Result<Task, ApiError>
 where
     F: FnMut(HttpClient, Arc<Channel>) -> Fut + Send + 'static,
@@ -164,7 +164,6 @@ where
         .map_err(hold_refused)?;
 
     let (state, entry) = (state.clone(), entry.clone());
-    let mut create = create;
     tokio::spawn(async move {
         let http = state.http.clone();
         let called = relay::with_failover(&entry, |channel| create(http.clone(), channel)).await;

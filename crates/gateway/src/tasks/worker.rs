@@ -134,7 +134,7 @@ async fn poll_one(
     let Some(upstream_id) = task.upstream_id.clone() else {
         return;
     };
-    let now = crate::tasks::unix_seconds(now_millis());
+    let now = crate::clock::unix_now();
     let endpoint = Endpoint {
         timeouts: *timeouts,
         ..channel.endpoint.clone()
@@ -240,7 +240,9 @@ async fn finish(state: &State, task: &Task, outcome: Outcome, word: &str) {
 /// Polls start at `first_poll` and grow with the task's age to `poll_interval`: most clips take
 /// tens of seconds to minutes (SPEC §4 rule 6), and a quick one is still seen soon.
 fn next_poll_in(state: &State, task: &Task) -> Duration {
-    let age = Duration::from_millis(u64::try_from(now_millis() - task.created_at).unwrap_or(0));
+    let age = Duration::from_millis(
+        u64::try_from(crate::clock::now_millis() - task.created_at).unwrap_or(0),
+    );
     (age / 4).clamp(
         state.tasks.first_poll,
         state.tasks.poll_interval.max(state.tasks.first_poll),
@@ -290,10 +292,4 @@ async fn sweep(state: Arc<State>) {
         }
         tokio::time::sleep(state.tasks.sweep_interval).await;
     }
-}
-
-fn now_millis() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
