@@ -1,0 +1,660 @@
+//! The engine: per-account books of leased credit and the holds served from them.
+
+use crate::policy::Policy;
+use std::collections::{HashMap, VecDeque};
+use tollgate_billing::Amount;
+
+/// Milliseconds on the driver's clock (Unix milliseconds in the gateway).
+pub type Millis = u64;
+
+/// A hold placed by this engine. Only the engine makes them, and each closes once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct HoldId(u64);
+
+/// A hold that waits for credit; [`Engine::credit_answered`] or [`Engine::tick`] resolves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Ticket(u64);
+
+/// A lease as the database names it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LeaseId(pub String);
+
+/// Why a hold was not placed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The balance, less what is held and leased elsewhere, does not cover the hold.
+    #[error("insufficient balance: {requested} requested, {available} available")]
+    Insufficient {
+        /// What the database could still lease.
+        available: Amount,
+        /// What the hold needed.
+        requested: Amount,
+    },
+    /// The account is disabled.
+    #[error("the account is disabled")]
+    Disabled,
+    /// The database did not answer (in time); nothing was held.
+    #[error("the ledger is unavailable: {0}")]
+    Unavailable(String),
+    /// The amount cannot be held (negative).
+    #[error("invalid hold: {0}")]
+    Invalid(&'static str),
+}
+
+/// Misuse of a hold id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LedgerError {
+    /// The hold is not open: it never existed or was already settled or released.
+    #[error("hold {0:?} is not open")]
+    NotOpen(HoldId),
+    /// A charge cannot be negative; the hold stays open.
+    #[error("a charge cannot be negative")]
+    NegativeCharge,
+}
+
+/// What [`Engine::hold`] decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HoldOutcome {
+    /// Held from the lease, in memory. `top_up` asks for more credit ahead of need: send it,
+    /// nobody waits for its answer.
+    Placed {
+        /// The hold.
+        hold: HoldId,
+        /// A credit request to send, if the lease runs low.
+        top_up: Option<CreditRequest>,
+    },
+    /// The lease cannot cover it: the hold waits for credit. `request` is `Some` when this call
+    /// opened the account's credit request (send it); `None` when one is already in flight.
+    Pending {
+        /// Resolved later by [`Engine::credit_answered`] or [`Engine::tick`].
+        ticket: Ticket,
+        /// The request to send, if any.
+        request: Option<CreditRequest>,
+    },
+    /// Refused without asking the database (a fresh refusal, or an invalid amount).
+    Refused(Refusal),
+}
+
+/// A request for credit: grow the lease `lease` (or open one when `None`, or when the database
+/// no longer has it) by `want`, or by exactly `need` when the balance is near zero.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreditRequest {
+    /// Matches the answer to the request.
+    pub id: u64,
+    /// The account.
+    pub account: String,
+    /// The lease to grow.
+    pub lease: Option<LeaseId>,
+    /// The least that helps: the hold that waits (zero for a top-up ahead of need).
+    pub need: Amount,
+    /// What the recent spend suggests.
+    pub want: Amount,
+}
+
+/// The database's answer to a [`CreditRequest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreditAnswer {
+    /// `granted` was added to `lease` (a new lease when it differs from the engine's), which
+    /// now lives until `expires_at`.
+    Granted {
+        /// The lease that holds the credit.
+        lease: LeaseId,
+        /// What was added to it.
+        granted: Amount,
+        /// Its new expiry.
+        expires_at: Millis,
+    },
+    /// Nothing was granted.
+    Refused(Refusal),
+}
+
+/// The database's answer to [`LeaseCommand::Renew`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RenewAnswer {
+    /// The lease lives until `expires_at`.
+    Renewed {
+        /// Its new expiry.
+        expires_at: Millis,
+    },
+    /// The lease had expired (or was returned) in the database: serve nothing more from it.
+    Lost,
+    /// The account was disabled; the lease was returned.
+    Disabled,
+}
+
+/// What [`Engine::tick`] asks the driver to tell the database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaseCommand {
+    /// Extend the lease by a TTL; answer with [`Engine::renewed`].
+    Renew {
+        /// The account.
+        account: String,
+        /// The lease.
+        lease: LeaseId,
+    },
+    /// Give what is left of an idle lease back to the balance. No answer is needed.
+    Return {
+        /// The account.
+        account: String,
+        /// The lease.
+        lease: LeaseId,
+    },
+    /// Send this credit request (a waiting hold still needs credit).
+    Credit(CreditRequest),
+}
+
+/// A settled hold, for the journal: one ledger row that takes `amount` off the balance, of which
+/// `from_lease` comes out of `lease` (the rest, when the charge outgrew the lease, straight from
+/// the balance).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Charge {
+    /// The account.
+    pub account: String,
+    /// The lease the hold was served from, if it still has a share of the charge.
+    pub lease: Option<LeaseId>,
+    /// The charge.
+    pub amount: Amount,
+    /// The part of it the lease pays.
+    pub from_lease: Amount,
+    /// What the hold reserved.
+    pub held: Amount,
+}
+
+/// One account as the engine sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AccountView {
+    /// The current lease and what is left of it.
+    pub lease: Option<(LeaseId, Amount)>,
+    /// Sum of the open holds on the current lease.
+    pub reserved: Amount,
+    /// Open holds, on any lease.
+    pub open_holds: u64,
+    /// Holds waiting for credit.
+    pub waiting: u64,
+}
+
+/// The ledger engine's state: one book per account with activity on this replica.
+#[derive(Debug)]
+pub struct Engine {
+    policy: Policy,
+    books: HashMap<String, Book>,
+    holds: HashMap<HoldId, OpenHold>,
+    next_id: u64,
+}
+
+#[derive(Debug)]
+struct OpenHold {
+    account: String,
+    amount: i64,
+    lease: Option<LeaseId>,
+}
+
+#[derive(Debug, Default)]
+struct Book {
+    lease: Option<Lease>,
+    /// Sum of the open holds served from `lease`.
+    reserved: i64,
+    /// Open holds of this account, on any lease.
+    open: u64,
+    pending: Option<Pending>,
+    refused: Option<(Millis, Refusal)>,
+    last_active: Millis,
+    spend: SpendWindow,
+}
+
+#[derive(Debug)]
+struct Lease {
+    id: LeaseId,
+    /// Granted minus what charges have taken: equals the lease row's amount once the journal
+    /// is written.
+    remaining: i64,
+    expires_at: Millis,
+    renewing: bool,
+}
+
+#[derive(Debug)]
+struct Pending {
+    request: u64,
+    asked_at: Millis,
+    waiters: VecDeque<(Ticket, i64)>,
+}
+
+/// Spend in the current and the previous window.
+#[derive(Debug, Default)]
+struct SpendWindow {
+    start: Millis,
+    current: i64,
+    previous: i64,
+}
+
+impl SpendWindow {
+    fn roll(&mut self, now: Millis, window: Millis) {
+        let window = window.max(1);
+        if now >= self.start.saturating_add(window.saturating_mul(2)) {
+            *self = SpendWindow {
+                start: now,
+                ..SpendWindow::default()
+            };
+        } else if now >= self.start.saturating_add(window) {
+            self.previous = self.current;
+            self.current = 0;
+            self.start = self.start.saturating_add(window);
+        }
+    }
+
+    fn recent(&self) -> i64 {
+        self.current.saturating_add(self.previous)
+    }
+}
+
+impl Lease {
+    fn usable(&self, now: Millis, policy: &Policy) -> bool {
+        self.expires_at > now.saturating_add(policy.expiry_margin_ms)
+    }
+}
+
+impl Book {
+    fn free(&self, now: Millis, policy: &Policy) -> i64 {
+        match &self.lease {
+            Some(lease) if lease.usable(now, policy) => {
+                lease.remaining.saturating_sub(self.reserved)
+            }
+            _ => 0,
+        }
+    }
+
+    fn usable_lease(&self, now: Millis, policy: &Policy) -> Option<LeaseId> {
+        self.lease
+            .as_ref()
+            .filter(|l| l.usable(now, policy))
+            .map(|l| l.id.clone())
+    }
+
+    fn want(&self, need: i64, policy: &Policy) -> i64 {
+        need.saturating_mul(policy.need_multiple.max(1))
+            .max(self.spend.recent())
+            .max(policy.min_want.nanos())
+    }
+
+    fn is_idle(&self, now: Millis) -> bool {
+        self.open == 0
+            && self.lease.is_none()
+            && self.pending.is_none()
+            && self.refused.as_ref().is_none_or(|(until, _)| *until <= now)
+    }
+}
+
+impl Engine {
+    /// An engine with no accounts.
+    pub fn new(policy: Policy) -> Engine {
+        Engine {
+            policy,
+            books: HashMap::new(),
+            holds: HashMap::new(),
+            next_id: 1,
+        }
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    fn next(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Reserves `amount` of `account`'s credit: from its lease when that covers it, otherwise
+    /// after the database grants more (the hold then waits).
+    pub fn hold(&mut self, account: &str, amount: Amount, now: Millis) -> HoldOutcome {
+        if amount.is_negative() {
+            return HoldOutcome::Refused(Refusal::Invalid("a hold cannot be negative"));
+        }
+        let need = amount.nanos();
+        let ticket = Ticket(self.next());
+        let policy = self.policy.clone();
+        let book = self.books.entry(account.to_owned()).or_default();
+        book.last_active = now;
+        if let Some(pending) = &mut book.pending {
+            // Queue behind the request in flight: first come, first served.
+            pending.waiters.push_back((ticket, need));
+            return HoldOutcome::Pending {
+                ticket,
+                request: None,
+            };
+        }
+        if book.free(now, &policy) >= need {
+            let hold = self.place(account, need);
+            let top_up = self.top_up_if_low(account, now);
+            return HoldOutcome::Placed { hold, top_up };
+        }
+        if let Some((until, refusal)) = &book.refused {
+            let still = *until > now
+                && match refusal {
+                    Refusal::Insufficient { available, .. } => need > available.nanos(),
+                    _ => true,
+                };
+            if still {
+                return HoldOutcome::Refused(match refusal {
+                    Refusal::Insufficient { available, .. } => Refusal::Insufficient {
+                        available: *available,
+                        requested: amount,
+                    },
+                    other => other.clone(),
+                });
+            }
+        }
+        let request = self.open_request(account, need, [(ticket, need)].into(), now);
+        HoldOutcome::Pending {
+            ticket,
+            request: Some(request),
+        }
+    }
+
+    fn place(&mut self, account: &str, need: i64) -> HoldId {
+        let id = HoldId(self.next());
+        let book = self.books.entry(account.to_owned()).or_default();
+        book.reserved = book.reserved.saturating_add(need);
+        book.open += 1;
+        let lease = book.lease.as_ref().map(|l| l.id.clone());
+        self.holds.insert(
+            id,
+            OpenHold {
+                account: account.to_owned(),
+                amount: need,
+                lease,
+            },
+        );
+        id
+    }
+
+    fn open_request(
+        &mut self,
+        account: &str,
+        need: i64,
+        waiters: VecDeque<(Ticket, i64)>,
+        now: Millis,
+    ) -> CreditRequest {
+        let id = self.next();
+        let policy = self.policy.clone();
+        let book = self.books.entry(account.to_owned()).or_default();
+        book.pending = Some(Pending {
+            request: id,
+            asked_at: now,
+            waiters,
+        });
+        CreditRequest {
+            id,
+            account: account.to_owned(),
+            lease: book.usable_lease(now, &policy),
+            need: Amount::from_nanos(need),
+            want: Amount::from_nanos(book.want(need, &policy)),
+        }
+    }
+
+    /// Asks for more credit ahead of need when the lease's free part runs low.
+    fn top_up_if_low(&mut self, account: &str, now: Millis) -> Option<CreditRequest> {
+        let policy = &self.policy;
+        let book = self.books.get(account)?;
+        if book.pending.is_some() {
+            return None;
+        }
+        let want = book.want(0, policy);
+        let threshold = want.saturating_mul(policy.top_up_below_percent) / 100;
+        (book.free(now, policy) < threshold)
+            .then(|| self.open_request(account, 0, VecDeque::new(), now))
+    }
+
+    /// Applies the database's answer to `request` and resolves the holds that waited for it. A
+    /// hold the grant did not cover is refused with what is free; the driver may try it once
+    /// more, which asks the database again.
+    pub fn credit_answered(
+        &mut self,
+        request: &CreditRequest,
+        answer: CreditAnswer,
+        now: Millis,
+    ) -> Vec<(Ticket, Result<HoldId, Refusal>)> {
+        let policy = self.policy.clone();
+        let account = request.account.as_str();
+        let book = self.books.entry(account.to_owned()).or_default();
+        // A grant always lands in the book, even one that comes after its request timed out:
+        // the database holds that credit, and only a lease the engine knows is renewed or
+        // returned.
+        let refusal = match answer {
+            CreditAnswer::Granted {
+                lease,
+                granted,
+                expires_at,
+            } => {
+                match &mut book.lease {
+                    Some(current) if current.id == lease => {
+                        current.remaining = current.remaining.saturating_add(granted.nanos());
+                        current.expires_at = current.expires_at.max(expires_at);
+                    }
+                    _ => {
+                        // A new lease: holds on the old one no longer count against it.
+                        book.lease = Some(Lease {
+                            id: lease,
+                            remaining: granted.nanos(),
+                            expires_at,
+                            renewing: false,
+                        });
+                        book.reserved = 0;
+                    }
+                }
+                book.refused = None;
+                None
+            }
+            CreditAnswer::Refused(refusal) => {
+                if matches!(refusal, Refusal::Insufficient { .. } | Refusal::Disabled) {
+                    book.refused =
+                        Some((now.saturating_add(policy.refusal_ttl_ms), refusal.clone()));
+                }
+                if refusal == Refusal::Disabled {
+                    book.lease = None;
+                    book.reserved = 0;
+                }
+                Some(refusal)
+            }
+        };
+        let Some(pending) = book.pending.take_if(|p| p.request == request.id) else {
+            return Vec::new();
+        };
+        let mut resolved = Vec::new();
+        for (ticket, need) in pending.waiters {
+            let book = self.books.entry(account.to_owned()).or_default();
+            if book.free(now, &policy) >= need {
+                resolved.push((ticket, Ok(self.place(account, need))));
+                continue;
+            }
+            let answer = match &refusal {
+                Some(Refusal::Insufficient { available, .. }) => Refusal::Insufficient {
+                    available: *available,
+                    requested: Amount::from_nanos(need),
+                },
+                Some(other) => other.clone(),
+                // Granted, but not enough for this one (others took it, or the grant was
+                // exactly the first waiter's need): it asks again on its next try.
+                None => Refusal::Insufficient {
+                    available: Amount::from_nanos(book.free(now, &policy)),
+                    requested: Amount::from_nanos(need),
+                },
+            };
+            resolved.push((ticket, Err(answer)));
+        }
+        resolved
+    }
+
+    /// Closes `hold` with a charge of `amount` (which may differ from what was held) and returns
+    /// the journal entry. The hold cannot be closed again.
+    pub fn settle(
+        &mut self,
+        hold: HoldId,
+        amount: Amount,
+        now: Millis,
+    ) -> Result<Charge, LedgerError> {
+        if amount.is_negative() {
+            return Err(LedgerError::NegativeCharge);
+        }
+        let open = self.holds.remove(&hold).ok_or(LedgerError::NotOpen(hold))?;
+        let window = self.policy.spend_window_ms;
+        let book = self.books.entry(open.account.clone()).or_default();
+        book.open = book.open.saturating_sub(1);
+        book.last_active = now;
+        book.spend.roll(now, window);
+        book.spend.current = book.spend.current.saturating_add(amount.nanos());
+        let (lease, from_lease) = match &mut book.lease {
+            Some(current) if Some(&current.id) == open.lease.as_ref() => {
+                book.reserved = book.reserved.saturating_sub(open.amount);
+                let taken = amount.nanos().min(current.remaining.max(0));
+                current.remaining -= taken;
+                (Some(current.id.clone()), taken)
+            }
+            // The hold's lease is gone (lost or replaced): the balance pays it all.
+            _ => (None, 0),
+        };
+        Ok(Charge {
+            account: open.account,
+            lease: lease.filter(|_| from_lease > 0),
+            amount,
+            from_lease: Amount::from_nanos(from_lease),
+            held: Amount::from_nanos(open.amount),
+        })
+    }
+
+    /// Closes `hold` with no charge; returns what it held.
+    pub fn release(&mut self, hold: HoldId, now: Millis) -> Result<Amount, LedgerError> {
+        let open = self.holds.remove(&hold).ok_or(LedgerError::NotOpen(hold))?;
+        let book = self.books.entry(open.account.clone()).or_default();
+        book.open = book.open.saturating_sub(1);
+        book.last_active = now;
+        if book.lease.as_ref().map(|l| &l.id) == open.lease.as_ref() {
+            book.reserved = book.reserved.saturating_sub(open.amount);
+        }
+        Ok(Amount::from_nanos(open.amount))
+    }
+
+    /// Applies the answer to a [`LeaseCommand::Renew`].
+    pub fn renewed(&mut self, account: &str, lease: &LeaseId, answer: RenewAnswer, now: Millis) {
+        let refusal_ttl = self.policy.refusal_ttl_ms;
+        let Some(book) = self.books.get_mut(account) else {
+            return;
+        };
+        let Some(current) = book.lease.as_mut().filter(|l| &l.id == lease) else {
+            return;
+        };
+        current.renewing = false;
+        match answer {
+            RenewAnswer::Renewed { expires_at } => {
+                current.expires_at = current.expires_at.max(expires_at)
+            }
+            RenewAnswer::Lost => {
+                book.lease = None;
+                book.reserved = 0;
+            }
+            RenewAnswer::Disabled => {
+                book.lease = None;
+                book.reserved = 0;
+                book.refused = Some((now.saturating_add(refusal_ttl), Refusal::Disabled));
+            }
+        }
+    }
+
+    /// Time passes: renews leases in use that near their expiry, returns idle ones, forgets
+    /// expired ones, and refuses holds whose credit request went unanswered. Returns the
+    /// commands to send and the holds it resolved.
+    pub fn tick(
+        &mut self,
+        now: Millis,
+    ) -> (Vec<LeaseCommand>, Vec<(Ticket, Result<HoldId, Refusal>)>) {
+        let policy = self.policy.clone();
+        let mut commands = Vec::new();
+        let mut resolved = Vec::new();
+        for (account, book) in &mut self.books {
+            if let Some(pending) = book
+                .pending
+                .take_if(|p| now.saturating_sub(p.asked_at) >= policy.pending_timeout_ms)
+            {
+                for (ticket, _) in pending.waiters {
+                    resolved.push((
+                        ticket,
+                        Err(Refusal::Unavailable("no answer from the database".into())),
+                    ));
+                }
+            }
+            let idle = now.saturating_sub(book.last_active) >= policy.idle_return_ms;
+            let Some(lease) = &mut book.lease else {
+                continue;
+            };
+            if lease.expires_at <= now {
+                // Renewals failed: the database has (or will have) expired it.
+                book.lease = None;
+                book.reserved = 0;
+            } else if book.reserved == 0 && idle && book.pending.is_none() {
+                commands.push(LeaseCommand::Return {
+                    account: account.clone(),
+                    lease: lease.id.clone(),
+                });
+                book.lease = None;
+            } else if !lease.renewing
+                && lease.expires_at.saturating_sub(now) <= policy.renew_within_ms
+            {
+                lease.renewing = true;
+                commands.push(LeaseCommand::Renew {
+                    account: account.clone(),
+                    lease: lease.id.clone(),
+                });
+            }
+        }
+        self.books.retain(|_, book| !book.is_idle(now));
+        (commands, resolved)
+    }
+
+    /// Forgets a renewal in flight whose answer will not come (the driver's send failed).
+    pub fn renewal_failed(&mut self, account: &str, lease: &LeaseId) {
+        if let Some(current) = self
+            .books
+            .get_mut(account)
+            .and_then(|b| b.lease.as_mut())
+            .filter(|l| &l.id == lease)
+        {
+            current.renewing = false;
+        }
+    }
+
+    /// What the engine knows of `account`.
+    pub fn account(&self, account: &str) -> AccountView {
+        let Some(book) = self.books.get(account) else {
+            return AccountView::default();
+        };
+        AccountView {
+            lease: book
+                .lease
+                .as_ref()
+                .map(|l| (l.id.clone(), Amount::from_nanos(l.remaining))),
+            reserved: Amount::from_nanos(book.reserved),
+            open_holds: book.open,
+            waiting: book.pending.as_ref().map_or(0, |p| p.waiters.len() as u64),
+        }
+    }
+
+    /// Every lease the engine holds, with its account: returned on shutdown.
+    pub fn leases(&self) -> Vec<(String, LeaseId)> {
+        self.books
+            .iter()
+            .filter_map(|(a, b)| b.lease.as_ref().map(|l| (a.clone(), l.id.clone())))
+            .collect()
+    }
+
+    /// What an open hold reserves.
+    pub fn held(&self, hold: HoldId) -> Option<Amount> {
+        self.holds.get(&hold).map(|h| Amount::from_nanos(h.amount))
+    }
+
+    /// Open holds on every account.
+    pub fn open_holds(&self) -> usize {
+        self.holds.len()
+    }
+}

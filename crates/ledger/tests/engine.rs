@@ -1,0 +1,452 @@
+//! The engine against a model of the database, over random interleavings of holds, settlements,
+//! releases, credits, delayed answers, time, lease expiry and crashes, with two replicas sharing
+//! accounts. After every step: the database's books balance, no lease is negative, no account
+//! is overdrawn, each hold closes exactly once, and each engine agrees with the database about
+//! its leases. At the end every lease comes back.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use proptest::prelude::*;
+use std::collections::{BTreeMap, HashMap};
+use tollgate_billing::Amount;
+use tollgate_ledger::{
+    Charge, CreditAnswer, CreditRequest, Engine, HoldId, HoldOutcome, LeaseCommand, LeaseId,
+    Policy, Refusal, RenewAnswer, Ticket, grant,
+};
+
+const ACCOUNTS: [&str; 2] = ["acct_a", "acct_b"];
+
+/// What the SQL writer does, on integers.
+#[derive(Debug, Default)]
+struct Db {
+    balance: BTreeMap<String, i64>,
+    leased: BTreeMap<String, i64>,
+    /// Open leases: account, amount, expiry.
+    leases: BTreeMap<String, (String, i64, u64)>,
+    disabled: BTreeMap<String, bool>,
+    credited: BTreeMap<String, i64>,
+    charged: BTreeMap<String, i64>,
+    next: u64,
+}
+
+impl Db {
+    fn available(&self, account: &str) -> i64 {
+        self.balance[account] - self.leased[account]
+    }
+
+    fn credit_request(&mut self, req: &CreditRequest, now: u64, ttl: u64) -> CreditAnswer {
+        if self.disabled[&req.account] {
+            return CreditAnswer::Refused(Refusal::Disabled);
+        }
+        let available = Amount::from_nanos(self.available(&req.account));
+        let Some(granted) = grant(available, req.need, req.want) else {
+            return CreditAnswer::Refused(Refusal::Insufficient {
+                available,
+                requested: req.need,
+            });
+        };
+        let id = match &req.lease {
+            Some(LeaseId(id)) if self.leases.contains_key(id) => id.clone(),
+            _ => {
+                self.next += 1;
+                let id = format!("lease_{}", self.next);
+                self.leases.insert(id.clone(), (req.account.clone(), 0, 0));
+                id
+            }
+        };
+        let lease = self.leases.get_mut(&id).unwrap();
+        lease.1 += granted.nanos();
+        lease.2 = now + ttl;
+        *self.leased.get_mut(&req.account).unwrap() += granted.nanos();
+        CreditAnswer::Granted {
+            lease: LeaseId(id),
+            granted,
+            expires_at: now + ttl,
+        }
+    }
+
+    fn charge(&mut self, c: &Charge) {
+        *self.balance.get_mut(&c.account).unwrap() -= c.amount.nanos();
+        *self.charged.get_mut(&c.account).unwrap() += c.amount.nanos();
+        if let Some(LeaseId(id)) = &c.lease
+            && let Some(lease) = self.leases.get_mut(id)
+        {
+            let taken = c.from_lease.nanos().min(lease.1);
+            lease.1 -= taken;
+            *self.leased.get_mut(&c.account).unwrap() -= taken;
+        }
+    }
+
+    fn close(&mut self, id: &str) {
+        if let Some((account, amount, _)) = self.leases.remove(id) {
+            *self.leased.get_mut(&account).unwrap() -= amount;
+        }
+    }
+
+    fn renew(&mut self, account: &str, id: &str, now: u64, ttl: u64) -> RenewAnswer {
+        if self.disabled[account] {
+            self.close(id);
+            return RenewAnswer::Disabled;
+        }
+        match self.leases.get_mut(id) {
+            Some(lease) => {
+                lease.2 = now + ttl;
+                RenewAnswer::Renewed {
+                    expires_at: now + ttl,
+                }
+            }
+            None => RenewAnswer::Lost,
+        }
+    }
+
+    fn expire(&mut self, now: u64) {
+        let expired: Vec<String> = self
+            .leases
+            .iter()
+            .filter(|(_, l)| l.2 <= now)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in expired {
+            self.close(&id);
+        }
+    }
+}
+
+/// One replica: its engine and the driver's bookkeeping.
+struct Replica {
+    engine: Engine,
+    open: Vec<(HoldId, i64)>,
+    waiting: HashMap<Ticket, ()>,
+    /// Credit requests sent, with the answer the database gave, not yet delivered.
+    in_flight: Vec<(CreditRequest, CreditAnswer)>,
+}
+
+impl Replica {
+    fn new() -> Replica {
+        Replica {
+            engine: Engine::new(Policy::default()),
+            open: Vec::new(),
+            waiting: HashMap::new(),
+            in_flight: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Hold {
+        replica: usize,
+        account: usize,
+        nanos: i64,
+    },
+    /// Settle the n-th open hold at `quarters`/4 of what it holds.
+    Settle {
+        replica: usize,
+        n: usize,
+        quarters: i64,
+    },
+    Release {
+        replica: usize,
+        n: usize,
+    },
+    /// Close an already closed hold again: must be refused.
+    Twice {
+        replica: usize,
+    },
+    Deliver {
+        replica: usize,
+    },
+    Advance {
+        ms: u64,
+    },
+    Credit {
+        account: usize,
+        nanos: i64,
+    },
+    Disable {
+        account: usize,
+        disabled: bool,
+    },
+    Crash {
+        replica: usize,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0..2usize, 0..2usize, 1..400i64).prop_map(|(replica, account, nanos)| Op::Hold { replica, account, nanos }),
+        4 => (0..2usize, 0..8usize, 0..=4i64).prop_map(|(replica, n, quarters)| Op::Settle { replica, n, quarters }),
+        2 => (0..2usize, 0..8usize).prop_map(|(replica, n)| Op::Release { replica, n }),
+        1 => (0..2usize).prop_map(|replica| Op::Twice { replica }),
+        4 => (0..2usize).prop_map(|replica| Op::Deliver { replica }),
+        3 => (1..3_000u64).prop_map(|ms| Op::Advance { ms }),
+        1 => (0..2usize, 1..2_000i64).prop_map(|(account, nanos)| Op::Credit { account, nanos }),
+        1 => (0..2usize, any::<bool>()).prop_map(|(account, disabled)| Op::Disable { account, disabled }),
+        1 => (0..2usize).prop_map(|replica| Op::Crash { replica }),
+    ]
+}
+
+struct World {
+    db: Db,
+    replicas: Vec<Replica>,
+    now: u64,
+    closed: Vec<(usize, HoldId)>,
+    ttl: u64,
+}
+
+impl World {
+    fn new() -> World {
+        let mut db = Db::default();
+        for a in ACCOUNTS {
+            db.balance.insert(a.into(), 3_000);
+            db.credited.insert(a.into(), 3_000);
+            db.charged.insert(a.into(), 0);
+            db.leased.insert(a.into(), 0);
+            db.disabled.insert(a.into(), false);
+        }
+        World {
+            db,
+            replicas: vec![Replica::new(), Replica::new()],
+            now: 1_000_000,
+            closed: Vec::new(),
+            ttl: Policy::default().lease_ttl_ms,
+        }
+    }
+
+    fn send(&mut self, r: usize, request: CreditRequest) {
+        let answer = self.db.credit_request(&request, self.now, self.ttl);
+        self.replicas[r].in_flight.push((request, answer));
+    }
+
+    fn resolve(&mut self, r: usize, resolved: Vec<(Ticket, Result<HoldId, Refusal>)>) {
+        for (ticket, result) in resolved {
+            assert!(
+                self.replicas[r].waiting.remove(&ticket).is_some(),
+                "unknown ticket"
+            );
+            if let Ok(hold) = result {
+                self.replicas[r].open.push((hold, 0));
+            }
+        }
+    }
+
+    fn tick(&mut self) {
+        for r in 0..self.replicas.len() {
+            let (commands, resolved) = self.replicas[r].engine.tick(self.now);
+            self.resolve(r, resolved);
+            for command in commands {
+                match command {
+                    LeaseCommand::Renew { account, lease } => {
+                        let answer = self.db.renew(&account, &lease.0, self.now, self.ttl);
+                        self.replicas[r]
+                            .engine
+                            .renewed(&account, &lease, answer, self.now);
+                    }
+                    LeaseCommand::Return { lease, .. } => self.db.close(&lease.0),
+                    LeaseCommand::Credit(request) => self.send(r, request),
+                }
+            }
+        }
+        self.db.expire(self.now);
+    }
+
+    fn apply(&mut self, op: Op) {
+        match op {
+            Op::Hold {
+                replica,
+                account,
+                nanos,
+            } => {
+                let outcome = self.replicas[replica].engine.hold(
+                    ACCOUNTS[account],
+                    Amount::from_nanos(nanos),
+                    self.now,
+                );
+                match outcome {
+                    HoldOutcome::Placed { hold, top_up } => {
+                        self.replicas[replica].open.push((hold, nanos));
+                        if let Some(request) = top_up {
+                            self.send(replica, request);
+                        }
+                    }
+                    HoldOutcome::Pending { ticket, request } => {
+                        self.replicas[replica].waiting.insert(ticket, ());
+                        if let Some(request) = request {
+                            self.send(replica, request);
+                        }
+                    }
+                    HoldOutcome::Refused(_) => {}
+                }
+            }
+            Op::Settle {
+                replica,
+                n,
+                quarters,
+            } => {
+                let rep = &mut self.replicas[replica];
+                if rep.open.is_empty() {
+                    return;
+                }
+                let (hold, _) = rep.open.remove(n % rep.open.len());
+                // At most what was held: the no-overdraw property is about holds.
+                let held = rep.engine.held(hold).expect("an open hold has an amount");
+                let amount = Amount::from_nanos(held.nanos() * quarters / 4);
+                let charge = rep
+                    .engine
+                    .settle(hold, amount, self.now)
+                    .expect("an open hold settles");
+                assert_eq!(charge.amount, amount);
+                assert!(charge.from_lease <= charge.amount);
+                self.db.charge(&charge);
+                self.closed.push((replica, hold));
+            }
+            Op::Release { replica, n } => {
+                let rep = &mut self.replicas[replica];
+                if rep.open.is_empty() {
+                    return;
+                }
+                let (hold, _) = rep.open.remove(n % rep.open.len());
+                rep.engine
+                    .release(hold, self.now)
+                    .expect("an open hold releases");
+                self.closed.push((replica, hold));
+            }
+            Op::Twice { replica } => {
+                if let Some((r, hold)) = self.closed.iter().rev().find(|(r, _)| *r == replica) {
+                    let engine = &mut self.replicas[*r].engine;
+                    assert!(engine.settle(*hold, Amount::ZERO, self.now).is_err());
+                    assert!(engine.release(*hold, self.now).is_err());
+                }
+            }
+            Op::Deliver { replica } => {
+                let rep = &mut self.replicas[replica];
+                if rep.in_flight.is_empty() {
+                    return;
+                }
+                let (request, answer) = rep.in_flight.remove(0);
+                let resolved = rep.engine.credit_answered(&request, answer, self.now);
+                self.resolve(replica, resolved);
+            }
+            Op::Advance { ms } => {
+                self.now += ms;
+                self.tick();
+            }
+            Op::Credit { account, nanos } => {
+                *self.db.balance.get_mut(ACCOUNTS[account]).unwrap() += nanos;
+                *self.db.credited.get_mut(ACCOUNTS[account]).unwrap() += nanos;
+            }
+            Op::Disable { account, disabled } => {
+                self.db.disabled.insert(ACCOUNTS[account].into(), disabled);
+            }
+            Op::Crash { replica } => {
+                // Its holds die with it, uncharged; its leases stay in the database until they
+                // expire.
+                self.replicas[replica] = Replica::new();
+                self.closed.retain(|(r, _)| *r != replica);
+            }
+        }
+    }
+
+    fn check(&self) {
+        for a in ACCOUNTS {
+            let leases: i64 = self
+                .db
+                .leases
+                .values()
+                .filter(|l| l.0 == a)
+                .map(|l| l.1)
+                .sum();
+            assert_eq!(
+                self.db.leased[a], leases,
+                "leased = sum of open leases ({a})"
+            );
+            assert!(
+                self.db.leases.values().all(|l| l.1 >= 0),
+                "no lease below zero"
+            );
+            assert_eq!(
+                self.db.balance[a],
+                self.db.credited[a] - self.db.charged[a],
+                "balance = credits − charges ({a})"
+            );
+            assert!(
+                self.db.balance[a] >= 0,
+                "{a} overdrawn: {}",
+                self.db.balance[a]
+            );
+            assert!(
+                self.db.available(a) >= 0,
+                "{a} leased more than it has: {} > {}",
+                self.db.leased[a],
+                self.db.balance[a]
+            );
+            for rep in &self.replicas {
+                let view = rep.engine.account(a);
+                if let Some((LeaseId(id), remaining)) = &view.lease {
+                    let undelivered: i64 = rep
+                        .in_flight
+                        .iter()
+                        .filter_map(|(_, answer)| match answer {
+                            CreditAnswer::Granted { lease, granted, .. } if &lease.0 == id => {
+                                Some(granted.nanos())
+                            }
+                            _ => None,
+                        })
+                        .sum();
+                    if let Some((_, amount, _)) = self.db.leases.get(id) {
+                        assert_eq!(
+                            remaining.nanos() + undelivered,
+                            *amount,
+                            "engine and database agree on {id}"
+                        );
+                    }
+                    assert!(view.reserved <= *remaining, "reserved within the lease");
+                }
+            }
+        }
+    }
+
+    /// Closes everything, delivers every answer, lets time pass: every lease comes back.
+    fn drain(&mut self) {
+        for r in 0..self.replicas.len() {
+            while !self.replicas[r].in_flight.is_empty() {
+                self.apply(Op::Deliver { replica: r });
+            }
+            while !self.replicas[r].open.is_empty() {
+                self.apply(Op::Release { replica: r, n: 0 });
+            }
+        }
+        for _ in 0..20 {
+            self.apply(Op::Advance { ms: 1_000 });
+            for r in 0..self.replicas.len() {
+                while !self.replicas[r].in_flight.is_empty() {
+                    self.apply(Op::Deliver { replica: r });
+                }
+                while !self.replicas[r].open.is_empty() {
+                    self.apply(Op::Release { replica: r, n: 0 });
+                }
+            }
+        }
+        self.check();
+        for a in ACCOUNTS {
+            assert_eq!(self.db.leased[a], 0, "every lease came back ({a})");
+        }
+        for rep in &self.replicas {
+            assert_eq!(rep.engine.open_holds(), 0);
+            assert!(rep.engine.leases().is_empty());
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn money_is_conserved_and_never_overdrawn(ops in prop::collection::vec(op(), 1..200)) {
+        let mut world = World::new();
+        for op in ops {
+            world.apply(op);
+            world.check();
+        }
+        world.drain();
+    }
+}
