@@ -14,8 +14,11 @@ pub struct Account {
     pub name: String,
     /// Credits minus captured charges; equals the sum of the ledger.
     pub balance: Amount,
-    /// Sum of open holds.
+    /// Sum of open holds (video tasks; requests are held in the replicas' leases).
     pub held: Amount,
+    /// Sum of the replicas' open credit leases (DESIGN §4): credit reserved for requests that
+    /// the ledger engines serve from memory.
+    pub leased: Amount,
     /// A disabled account's keys are refused.
     pub disabled: bool,
     /// Unix milliseconds.
@@ -23,9 +26,14 @@ pub struct Account {
 }
 
 impl Account {
-    /// What the account may still spend: balance minus open holds.
+    /// What the account may still hold or lease: balance minus open holds and leases.
     pub fn available(&self) -> Amount {
-        Amount::from_nanos(self.balance.nanos().saturating_sub(self.held.nanos()))
+        Amount::from_nanos(
+            self.balance
+                .nanos()
+                .saturating_sub(self.held.nanos())
+                .saturating_sub(self.leased.nanos()),
+        )
     }
 }
 
@@ -88,14 +96,20 @@ pub struct KeySummary {
     pub disabled: bool,
 }
 
-type AccountRow = (String, String, i64, i64, i64, i64);
+type AccountRow = (String, String, i64, i64, i64, i64, i64);
 
-fn account_from_row((id, name, balance, held, disabled, created_at): AccountRow) -> Account {
+/// The columns an [`AccountRow`] reads, in order.
+const ACCOUNT_COLUMNS: &str = "id, name, balance_nanos, held_nanos, leased_nanos, disabled, created_at";
+
+fn account_from_row(
+    (id, name, balance, held, leased, disabled, created_at): AccountRow,
+) -> Account {
     Account {
         id,
         name,
         balance: Amount::from_nanos(balance),
         held: Amount::from_nanos(held),
+        leased: Amount::from_nanos(leased),
         disabled: disabled != 0,
         created_at,
     }
@@ -158,6 +172,7 @@ impl Store {
             name: name.to_owned(),
             balance: opening_balance,
             held: Amount::ZERO,
+            leased: Amount::ZERO,
             disabled: false,
             created_at: now,
         };
@@ -174,13 +189,13 @@ impl Store {
 
     /// Finds an account by its id (`acct_…`), by one of its keys' ids (`key_…`), or by name.
     pub async fn find_account(&self, id_or_name: &str) -> Result<Account, StoreError> {
-        let row: Option<AccountRow> = sqlx::query_as(
-            "SELECT id, name, balance_nanos, held_nanos, disabled, created_at FROM accounts
+        let row: Option<AccountRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {ACCOUNT_COLUMNS} FROM accounts
              WHERE id = $1 OR name = $1
                 OR id = (SELECT account_id FROM api_keys WHERE id = $1)
              ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END
-             LIMIT 1",
-        )
+             LIMIT 1"
+        )))
         .bind(id_or_name)
         .fetch_optional(self.pool())
         .await?;
@@ -190,10 +205,9 @@ impl Store {
 
     /// Every account, oldest first.
     pub async fn list_accounts(&self) -> Result<Vec<Account>, StoreError> {
-        let rows: Vec<AccountRow> = sqlx::query_as(
-            "SELECT id, name, balance_nanos, held_nanos, disabled, created_at FROM accounts
-             ORDER BY created_at, id",
-        )
+        let rows: Vec<AccountRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {ACCOUNT_COLUMNS} FROM accounts ORDER BY created_at, id"
+        )))
         .fetch_all(self.pool())
         .await?;
         Ok(rows.into_iter().map(account_from_row).collect())
@@ -243,17 +257,29 @@ impl Store {
             "credit"
         };
         let mut tx = self.writer().begin().await?;
-        let row: Option<AccountRow> = sqlx::query_as(
-            "UPDATE accounts SET balance_nanos = balance_nanos + $1 WHERE id = $2
-             RETURNING id, name, balance_nanos, held_nanos, disabled, created_at",
-        )
+        // The bound keeps the sum inside i64: SQLite would silently turn an overflow into a
+        // float, PostgreSQL would fail the statement.
+        let (bound_sql, bound) = if amount.is_negative() {
+            ("balance_nanos >= $3", i64::MIN - amount.nanos())
+        } else {
+            ("balance_nanos <= $3", i64::MAX - amount.nanos())
+        };
+        let row: Option<AccountRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "UPDATE accounts SET balance_nanos = balance_nanos + $1 WHERE id = $2 AND {bound_sql}
+             RETURNING {ACCOUNT_COLUMNS}"
+        )))
         .bind(amount.nanos())
         .bind(account_id)
+        .bind(bound)
         .fetch_optional(&mut *tx)
         .await?;
-        let account = row
-            .map(account_from_row)
-            .ok_or_else(|| StoreError::NotFound(format!("account {account_id:?}")))?;
+        let Some(account) = row.map(account_from_row) else {
+            drop(tx);
+            self.find_account(account_id).await?;
+            return Err(StoreError::InvalidAmount(format!(
+                "crediting {amount} would take the balance beyond what can be stored"
+            )));
+        };
         sqlx::query(
             "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, note, created_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7)",

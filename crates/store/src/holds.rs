@@ -76,6 +76,8 @@ pub struct Settlement {
     pub estimated: bool,
     /// Why, when the settlement is not an ordinary one (e.g. `"partial: client disconnected"`).
     pub note: Option<String>,
+    /// What was refused of the upstream's figure, when the charge was capped.
+    pub anomaly: Option<String>,
 }
 
 impl Settlement {
@@ -102,6 +104,12 @@ impl Settlement {
     /// Adds a note to the ledger row.
     pub fn note(mut self, note: impl Into<String>) -> Settlement {
         self.note = Some(note.into());
+        self
+    }
+
+    /// Records that the charge was capped, and why.
+    pub fn anomaly(mut self, anomaly: impl Into<String>) -> Settlement {
+        self.anomaly = Some(anomaly.into());
         self
     }
 }
@@ -163,6 +171,9 @@ pub struct LedgerEntry {
     pub estimated: bool,
     /// Free text.
     pub note: Option<String>,
+    /// Set when the gateway charged less than the upstream reported (`docs/decisions.md`,
+    /// bounded settlement): what was reported and what it was capped at.
+    pub anomaly: Option<String>,
     /// Unix milliseconds.
     pub created_at: i64,
 }
@@ -180,6 +191,7 @@ type LedgerRow = (
     i64,
     Option<String>,
     i64,
+    Option<String>,
 );
 
 /// What settling learns about the hold it closed: account, amount, model, key, request, task.
@@ -263,7 +275,7 @@ impl Store {
     pub async fn ledger(&self, account_id: &str) -> Result<Vec<LedgerEntry>, StoreError> {
         let rows: Vec<LedgerRow> = sqlx::query_as(
             "SELECT id, kind, amount_nanos, balance_after_nanos, model, quantity, hold_id, task_id,
-                    request_id, estimated, note, created_at
+                    request_id, estimated, note, created_at, anomaly
              FROM ledger WHERE account_id = $1 ORDER BY created_at, id",
         )
         .bind(account_id)
@@ -284,6 +296,7 @@ impl Store {
                     estimated: r.9 != 0,
                     note: r.10,
                     created_at: r.11,
+                    anomaly: r.12,
                 })
             })
             .collect()
@@ -340,7 +353,7 @@ pub(crate) async fn place_hold(
     let amount = request.amount.nanos();
     let done = sqlx::query(
         "UPDATE accounts SET held_nanos = held_nanos + $1
-         WHERE id = $2 AND disabled = 0 AND balance_nanos - held_nanos >= $1",
+         WHERE id = $2 AND disabled = 0 AND balance_nanos - held_nanos - leased_nanos >= $1",
     )
     .bind(amount)
     .bind(&request.account_id)
@@ -409,8 +422,8 @@ pub(crate) async fn settle_hold(
     .await?;
     sqlx::query(
         "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model, quantity,
-                             hold_id, task_id, key_id, request_id, estimated, note, created_at)
-         VALUES ($1, $2, 'charge', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                             hold_id, task_id, key_id, request_id, estimated, note, created_at, anomaly)
+         VALUES ($1, $2, 'charge', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
     )
     .bind(new_id("led"))
     .bind(&account_id)
@@ -425,6 +438,7 @@ pub(crate) async fn settle_hold(
     .bind(i64::from(settlement.estimated))
     .bind(settlement.note)
     .bind(now)
+    .bind(settlement.anomaly)
     .execute(&mut *tx)
     .await?;
     Ok(Closed::Now)

@@ -127,6 +127,35 @@ const MIGRATIONS: &[Migration] = &[
             )",
         ],
     },
+    Migration {
+        version: 3,
+        name: "credit leases, ledger anomalies",
+        statements: &[
+            // The sum of the account's open leases (DESIGN §4): what the replicas' ledger
+            // engines may hold for requests without asking the database.
+            "ALTER TABLE accounts ADD COLUMN leased_nanos BIGINT NOT NULL DEFAULT 0",
+            // A lease: a slice of one account's balance reserved by one replica (`owner`) until
+            // `expires_at`, renewed while in use. amount_nanos is what is left of it (granted
+            // minus the charges taken from it). state: open → returned | expired, once.
+            "CREATE TABLE IF NOT EXISTS leases (
+                id TEXT PRIMARY KEY,
+                account_id TEXT NOT NULL REFERENCES accounts(id),
+                owner TEXT NOT NULL,
+                amount_nanos BIGINT NOT NULL,
+                granted_nanos BIGINT NOT NULL,
+                state TEXT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                closed_at BIGINT
+            )",
+            "CREATE INDEX IF NOT EXISTS leases_open ON leases (state, expires_at)",
+            "CREATE INDEX IF NOT EXISTS leases_account ON leases (account_id, state)",
+            // A charge the gateway refused to take in full (an upstream's usage beyond what it
+            // can justify): what was reported, what was charged, why.
+            "ALTER TABLE ledger ADD COLUMN anomaly TEXT",
+            "ALTER TABLE ledger ADD COLUMN lease_id TEXT",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.

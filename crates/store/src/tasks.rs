@@ -176,6 +176,9 @@ pub struct TaskFilter {
     pub not_upstream_statuses: Vec<String>,
 }
 
+/// The states a task can still leave, as an SQL list.
+const LIVE_STATES: &str = "'submitting', 'queued', 'running'";
+
 const COLUMNS: &str = "id, format, account_id, key_id, model, channel, upstream_model, upstream_id, status, upstream_status, progress, hold_id, pricing, request, result, error, created_at, updated_at, deadline_at, next_poll_at, poll_failures";
 
 fn task_from_row(row: &sqlx::any::AnyRow) -> Result<Task, StoreError> {
@@ -416,6 +419,19 @@ impl Store {
         outcome: Outcome,
         upstream_status: Option<&str>,
     ) -> Result<bool, StoreError> {
+        self.finish_task_from(id, outcome, upstream_status, LIVE_STATES)
+            .await
+    }
+
+    /// [`Store::finish_task`], but only from the states in `from` (an SQL list of quoted
+    /// states): the compare-and-swap must check the very state the caller decided on.
+    async fn finish_task_from(
+        &self,
+        id: &str,
+        outcome: Outcome,
+        upstream_status: Option<&str>,
+        from: &str,
+    ) -> Result<bool, StoreError> {
         let now = now_millis();
         let (state, result, error) = match &outcome {
             Outcome::Succeeded { result, .. } => {
@@ -424,13 +440,13 @@ impl Store {
             Outcome::Failed { error } => (TaskState::Failed, None, Some(error.to_string())),
         };
         let mut tx = self.writer().begin().await?;
-        let won: Option<(Option<String>,)> = sqlx::query_as(
+        let won: Option<(Option<String>,)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "UPDATE tasks SET status = $1, result = $2, error = $3, upstream_status = COALESCE($4, upstream_status),
                               progress = CASE WHEN $1 = 'succeeded' THEN 100 ELSE progress END,
                               updated_at = $5, lease_owner = NULL, lease_until = NULL, next_poll_at = NULL
-             WHERE id = $6 AND status IN ('submitting', 'queued', 'running')
-             RETURNING hold_id",
-        )
+             WHERE id = $6 AND status IN ({from})
+             RETURNING hold_id"
+        )))
         .bind(state.as_str())
         .bind(result)
         .bind(error)
@@ -492,8 +508,10 @@ impl Store {
         let mut failed = Vec::new();
         for (id,) in stale {
             let error = serde_json::json!({"code": "submission_interrupted", "message": "the gateway stopped while submitting the task; it was refunded"});
+            // Only from `submitting`: the submit may have recorded the upstream's id since the
+            // SELECT above, and then the task is the upstream's, not an orphan.
             if self
-                .finish_task(&id, Outcome::Failed { error }, None)
+                .finish_task_from(&id, Outcome::Failed { error }, None, "'submitting'")
                 .await?
             {
                 failed.push(id);
