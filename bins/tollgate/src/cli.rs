@@ -37,6 +37,15 @@ pub enum Command {
     Config(ConfigCommand),
     /// Run the simulated vendors on their own.
     Sim(SimArgs),
+    /// Check every money invariant; exits 1 naming each violation.
+    Audit(AuditArgs),
+}
+
+#[derive(Debug, Args, Default)]
+pub struct AuditArgs {
+    /// Print one JSON document (amounts as decimal strings).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args, Default)]
@@ -112,6 +121,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Sim(args) => crate::serve::sim(args).await,
+        Command::Audit(args) => crate::audit::run(&cli.common, args).await,
     }
 }
 

@@ -98,6 +98,7 @@ fn account_json(a: &Account) -> serde_json::Value {
         "name": a.name,
         "balance": a.balance,
         "held": a.held,
+        "leased": a.leased,
         "available": a.available(),
         "disabled": a.disabled,
         "created_at": a.created_at,
@@ -123,6 +124,7 @@ fn print_report(r: &AccountReport) {
     );
     println!("balance     {}", a.balance);
     println!("held        {} in {} open hold(s)", a.held, r.open_holds);
+    println!("leased      {} (credit the running gateways serve requests from)", a.leased);
     println!("available   {}", a.available());
     println!(
         "ledger      {} row(s), summing to {}",

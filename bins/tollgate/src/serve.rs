@@ -12,7 +12,9 @@ use tollgate_gateway::{Config, Gateway, State, server};
 use tollgate_store::Store;
 use tollgate_upstream::{ClientConfig, HttpClient};
 
-/// How often orphaned request holds are looked for, and how old they must be.
+/// How often request holds left in the database by versions before the ledger engine are
+/// looked for, and how old they must be. Requests now hold in memory, on leases that expire
+/// within seconds of a crash.
 const STALE_SWEEP_EVERY: Duration = Duration::from_secs(300);
 const STALE_HOLD_AGE: Duration = Duration::from_secs(3600);
 
@@ -77,7 +79,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
 
     server::serve(
         listener,
-        Gateway::new(state),
+        Gateway::new(state.clone()),
         server::shutdown_signal(),
         Duration::from_secs(config.shutdown_grace_seconds),
     )
@@ -87,6 +89,8 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     for worker in task_workers {
         worker.abort();
     }
+    // Give the leases back and write the last charges: a clean stop leaves nothing reserved.
+    state.ledger.shutdown().await;
     if let Some(sim) = sim {
         sim.shutdown().await;
     }

@@ -4,7 +4,49 @@ use crate::errors::{ApiError, ErrorKind, Family};
 use crate::state::State;
 use http::HeaderMap;
 use http::header::AUTHORIZATION;
-use tollgate_store::{Principal, StoreError};
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+use tollgate_store::{Principal, StoreError, hash_secret};
+
+/// How long a key lookup is trusted: a key or account disabled, or a key created, elsewhere
+/// (the CLI, another replica) takes effect within this (DESIGN §4, `docs/decisions.md`).
+pub const KEY_TTL: Duration = Duration::from_secs(1);
+/// Past this many cached keys, expired entries are dropped before a new one is added.
+const KEY_CACHE_PRUNE_AT: usize = 100_000;
+
+/// Recent key lookups by secret hash, so that a request needs no database read to
+/// authenticate (DESIGN §2 step 2) while a change made elsewhere still bites within
+/// [`KEY_TTL`].
+#[derive(Debug, Default)]
+pub struct KeyCache {
+    entries: Mutex<HashMap<String, (Instant, Lookup)>>,
+}
+
+#[derive(Debug, Clone)]
+enum Lookup {
+    Found(Principal),
+    Unknown,
+    Disabled,
+}
+
+impl KeyCache {
+    fn get(&self, hash: &str) -> Option<Lookup> {
+        let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        entries
+            .get(hash)
+            .filter(|(at, _)| at.elapsed() < KEY_TTL)
+            .map(|(_, lookup)| lookup.clone())
+    }
+
+    fn put(&self, hash: String, lookup: Lookup) {
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        if entries.len() >= KEY_CACHE_PRUNE_AT {
+            entries.retain(|_, (at, _)| at.elapsed() < KEY_TTL);
+        }
+        entries.insert(hash, (Instant::now(), lookup));
+    }
+}
 
 /// The presented secret, if any: `Authorization: Bearer` for the OpenAI, t2a and Ark families;
 /// `x-vendor-api-key`, `x-goog-api-key`, the `key` query parameter (or a Bearer token, which
@@ -56,9 +98,23 @@ pub async fn authenticate(
             },
         ));
     };
-    match state.store.authenticate(&secret).await {
-        Ok(Some(principal)) => Ok(principal),
-        Ok(None) => Err(ApiError::new(
+    let hash = hash_secret(&secret);
+    let lookup = match state.keys.get(&hash) {
+        Some(lookup) => lookup,
+        None => {
+            let lookup = match state.store.authenticate(&secret).await {
+                Ok(Some(principal)) => Lookup::Found(principal),
+                Ok(None) => Lookup::Unknown,
+                Err(StoreError::Disabled(_)) => Lookup::Disabled,
+                Err(e) => return Err(ApiError::internal("checking the API key", e)),
+            };
+            state.keys.put(hash, lookup.clone());
+            lookup
+        }
+    };
+    match lookup {
+        Lookup::Found(principal) => Ok(principal),
+        Lookup::Unknown => Err(ApiError::new(
             ErrorKind::InvalidCredential,
             match family {
                 // The vendor's own words; its SDK shows them as they are.
@@ -66,11 +122,10 @@ pub async fn authenticate(
                 _ => format!("Incorrect API key provided: {}", redact(&secret)),
             },
         )),
-        Err(StoreError::Disabled(_)) => Err(ApiError::new(
+        Lookup::Disabled => Err(ApiError::new(
             ErrorKind::Forbidden,
             "This API key or its account has been disabled",
         )),
-        Err(e) => Err(ApiError::internal("checking the API key", e)),
     }
 }
 

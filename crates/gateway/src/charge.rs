@@ -1,13 +1,20 @@
-//! A hold as the request flow uses it (DESIGN §2 steps 5 and 8): placed before the upstream
-//! call, then settled to the actual cost or released — exactly once, also when the handler
-//! returns early, panics, or its future is dropped (the `Drop` guard releases it).
+//! A hold as the request flow uses it (DESIGN §2 steps 5 and 8): priced by the model's tariff,
+//! placed on the ledger engine before the upstream call, then settled to the actual cost —
+//! bounded by what the gateway can justify — or released. Exactly once, by construction: the
+//! engine closes the hold synchronously on settle, release or drop (`crate::ledger`).
 
 use crate::catalog::ModelEntry;
 use crate::errors::{ApiError, ErrorKind};
+use crate::ledger::{ChargeMemo, Hold};
 use crate::state::State;
 use std::sync::Arc;
 use tollgate_billing::{Amount, Usage};
-use tollgate_store::{Closed, Hold, HoldRequest, Principal, Settlement, StoreError};
+use tollgate_ledger::Refusal;
+use tollgate_store::Principal;
+
+/// With no locally known quantity, an upstream's figure is charged up to this many times the
+/// hold (`docs/decisions.md`, "Bounded settlement").
+pub const HOLD_MULTIPLE_BOUND: i64 = 2;
 
 /// An open hold that must be settled or released.
 #[derive(Debug)]
@@ -15,6 +22,12 @@ pub struct HeldCharge {
     state: Arc<State>,
     hold: Option<Hold>,
     entry: Arc<ModelEntry>,
+    key_id: String,
+    request_id: String,
+    /// The most a settlement may charge.
+    bound: Amount,
+    /// How the bound came about, for the anomaly note.
+    bound_basis: &'static str,
 }
 
 /// How a settlement came about, for the ledger row.
@@ -46,6 +59,8 @@ impl Basis {
 impl HeldCharge {
     /// Prices `estimate` with the model's tariff and holds that much of the caller's balance.
     /// A balance that does not cover it is a 429 `insufficient_quota`, before any upstream call.
+    /// A settlement may charge up to [`HOLD_MULTIPLE_BOUND`] × the hold unless
+    /// [`HeldCharge::bounded_by_estimate`] says the estimate is exact.
     pub async fn place(
         state: &Arc<State>,
         principal: &Principal,
@@ -57,115 +72,153 @@ impl HeldCharge {
             .tariff
             .charge(estimate)
             .map_err(|e| ApiError::internal("pricing the request", e))?;
-        let request = HoldRequest::new(&principal.account_id, &entry.public, amount)
-            .key(&principal.key_id)
-            .request(request_id);
-        match state.store.hold(request).await {
-            Ok(hold) => Ok(HeldCharge {
-                state: state.clone(),
-                hold: Some(hold),
-                entry: entry.clone(),
-            }),
-            Err(e) => Err(hold_refused(e)),
+        let hold = state
+            .ledger
+            .hold(&principal.account_id, amount)
+            .await
+            .map_err(hold_refused)?;
+        Ok(HeldCharge {
+            state: state.clone(),
+            hold: Some(hold),
+            entry: entry.clone(),
+            key_id: principal.key_id.clone(),
+            request_id: request_id.to_owned(),
+            bound: Amount::from_nanos(amount.nanos().saturating_mul(HOLD_MULTIPLE_BOUND)),
+            bound_basis: "twice the hold",
+        })
+    }
+
+    /// Declares the estimate the locally known quantity (text length, probed duration, requested
+    /// duration): the upstream's figure is charged up to it and no further.
+    pub fn bounded_by_estimate(mut self) -> HeldCharge {
+        self.bound = self.amount();
+        self.bound_basis = "the locally measured quantity";
+        self
+    }
+
+    /// Declares `usage` the most the request can justify (a locally known quantity with a
+    /// tolerance): the upstream's figure is charged up to its price and no further.
+    pub fn bounded_by(mut self, usage: &Usage) -> HeldCharge {
+        if let Ok(bound) = self.entry.tariff.charge(usage) {
+            self.bound = bound.max(self.amount());
+            self.bound_basis = "the locally measured quantity";
         }
+        self
     }
 
     /// What is held.
     pub fn amount(&self) -> Amount {
-        self.hold.as_ref().map_or(Amount::ZERO, |h| h.amount)
+        self.hold.as_ref().map_or(Amount::ZERO, Hold::amount)
     }
 
-    /// Charges `usage` at the model's price and releases the rest. Returns the charge.
+    /// Charges `usage` at the model's price — at most the bound, the excess refused and recorded
+    /// as an anomaly — releases the rest, and waits until the ledger row is durable. The hold is
+    /// closed before the first await. Returns the charge.
     pub async fn settle(mut self, usage: &Usage, basis: Basis) -> Result<Amount, ApiError> {
         let Some(hold) = self.hold.take() else {
             return Ok(Amount::ZERO);
         };
-        let actual = match self.entry.tariff.charge(usage) {
-            Ok(a) => a,
-            Err(e) => {
-                // Never leave the hold open: fall back to what was held.
-                tracing::error!(error = %e, "pricing the usage failed; charging the hold");
-                hold.amount
-            }
+        let quantity = serde_json::to_string(usage).unwrap_or_default();
+        let (actual, anomaly) = match self.entry.tariff.charge(usage) {
+            Ok(priced) if priced <= self.bound => (priced, None),
+            Ok(priced) => (
+                self.bound,
+                Some(format!(
+                    "upstream usage {quantity} prices at {priced}, above {} ({}); charged {}",
+                    self.bound, self.bound_basis, self.bound
+                )),
+            ),
+            Err(e) => (
+                self.bound,
+                Some(format!(
+                    "upstream usage {quantity} cannot be priced ({e}); charged {} ({})",
+                    self.bound, self.bound_basis
+                )),
+            ),
         };
-        let mut settlement =
-            Settlement::new(actual).quantity(serde_json::to_string(usage).unwrap_or_default());
-        if basis.estimated {
-            settlement = settlement.estimated();
+        if let Some(anomaly) = &anomaly {
+            tracing::warn!(model = %self.entry.public, hold = %hold.id(), anomaly, "settlement capped");
+            self.state.metrics.settlement_anomaly(&self.entry.public);
         }
-        if let Some(note) = basis.note {
-            settlement = settlement.note(note);
+        let memo = ChargeMemo {
+            model: self.entry.public.clone(),
+            quantity: Some(quantity),
+            key_id: Some(self.key_id.clone()),
+            request_id: Some(self.request_id.clone()),
+            estimated: basis.estimated,
+            note: basis.note,
+            anomaly,
+        };
+        let durable = hold.settle(actual, memo);
+        self.state.metrics.hold_closed("settled");
+        if !durable.wait().await {
+            return Err(ApiError::internal(
+                "recording the charge",
+                "the ledger writer stopped",
+            ));
         }
-        match self.state.store.settle(&hold.id, settlement).await {
-            Ok(Closed::Now) => {
-                self.state.metrics.hold_closed("settled");
-                Ok(actual)
-            }
-            Ok(Closed::Already) => {
-                tracing::warn!(hold = %hold.id, "hold was already closed");
-                Ok(Amount::ZERO)
-            }
-            Err(e) => {
-                // The hold stays open; the stale-hold sweeper releases it later.
-                tracing::error!(hold = %hold.id, error = %e, "settling failed");
-                Err(ApiError::internal("recording the charge", e))
-            }
-        }
+        Ok(actual)
     }
 
     /// Returns the whole hold to the balance.
-    pub async fn release(mut self, reason: &str) {
+    pub fn release(mut self, reason: &str) {
         if let Some(hold) = self.hold.take() {
-            release(&self.state, &hold, reason).await;
+            tracing::debug!(hold = %hold.id(), reason, "hold released");
+            hold.release();
+            self.state.metrics.hold_closed("released");
         }
-    }
-}
-
-/// How a hold the store refused reaches the client: a balance that does not cover it is a 429
-/// `insufficient_quota` (before any upstream call), a disabled account 403.
-pub fn hold_refused(e: StoreError) -> ApiError {
-    match e {
-        StoreError::InsufficientBalance {
-            available,
-            requested,
-        } => ApiError::new(
-            ErrorKind::InsufficientBalance,
-            format!(
-                "You exceeded your current quota: this request needs {requested} and the balance has {available} available. Please add credit to your account."
-            ),
-        )
-        .code("insufficient_quota"),
-        StoreError::Disabled(_) => ApiError::new(
-            ErrorKind::Forbidden,
-            "This API key or its account has been disabled",
-        ),
-        e => ApiError::internal("placing a hold on the balance", e),
-    }
-}
-
-async fn release(state: &State, hold: &Hold, reason: &str) {
-    match state.store.release(&hold.id, reason).await {
-        Ok(Closed::Now) => state.metrics.hold_closed("released"),
-        Ok(Closed::Already) => {}
-        Err(e) => tracing::error!(hold = %hold.id, error = %e, "releasing failed"),
     }
 }
 
 impl Drop for HeldCharge {
     fn drop(&mut self) {
-        let Some(hold) = self.hold.take() else {
-            return;
-        };
-        let state = self.state.clone();
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(async move {
-                    release(&state, &hold, "request ended before settlement").await;
-                });
-            }
-            Err(_) => {
-                tracing::error!(hold = %hold.id, "hold dropped outside a runtime; the sweeper will release it");
-            }
+        // The engine releases a dropped hold synchronously; only the count is ours.
+        if self.hold.take().is_some() {
+            self.state.metrics.hold_closed("released");
         }
+    }
+}
+
+/// How a hold the ledger refused reaches the client: a balance that does not cover it is a 429
+/// `insufficient_quota` (before any upstream call), a disabled account 403.
+pub fn hold_refused(refusal: Refusal) -> ApiError {
+    match refusal {
+        Refusal::Insufficient {
+            available,
+            requested,
+        } => insufficient(available, requested),
+        Refusal::Disabled => disabled(),
+        other => ApiError::internal("placing a hold on the balance", other),
+    }
+}
+
+/// The 429 for a balance that does not cover a hold.
+pub fn insufficient(available: Amount, requested: Amount) -> ApiError {
+    ApiError::new(
+        ErrorKind::InsufficientBalance,
+        format!(
+            "You exceeded your current quota: this request needs {requested} and the balance has {available} available. Please add credit to your account."
+        ),
+    )
+    .code("insufficient_quota")
+}
+
+/// The 403 for a disabled account or key.
+pub fn disabled() -> ApiError {
+    ApiError::new(
+        ErrorKind::Forbidden,
+        "This API key or its account has been disabled",
+    )
+}
+
+/// How a hold the store refused (a video task's, placed with its row) reaches the client.
+pub fn store_refused(e: tollgate_store::StoreError) -> ApiError {
+    match e {
+        tollgate_store::StoreError::InsufficientBalance {
+            available,
+            requested,
+        } => insufficient(available, requested),
+        tollgate_store::StoreError::Disabled(_) => disabled(),
+        e => ApiError::internal("placing a hold on the balance", e),
     }
 }

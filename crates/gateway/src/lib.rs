@@ -2,7 +2,7 @@
 //!
 //! The request pipeline as a hyper `Service` ([`Gateway`]). It is the one crate that composes
 //! the formats: it routes, authenticates, reads and validates bodies with the protocol crates,
-//! resolves models through the [`catalog`], holds and settles money through the store, calls
+//! resolves models through the [`catalog`], holds and settles money through the [`ledger`] engine, calls
 //! channels through `tollgate-upstream`, and translates between formats ([`translate`]).
 //!
 //! A request's way through (DESIGN §2), and where each step lives:
@@ -11,7 +11,7 @@
 //! 2. credentials — [`auth`]
 //! 3. body under its limit, decoded and validated — [`body`], [`limits`], the protocol crates
 //! 4. model — [`catalog`]
-//! 5. hold — [`charge`]
+//! 5. hold — [`charge`] (the tariff, the bound) on the [`ledger`] engine (memory, leases)
 //! 6. upstream call with failover — [`relay`], `tollgate-upstream`
 //! 7. translation back — [`translate`]
 //! 8. settle or release, exactly once — [`charge`]
@@ -28,6 +28,7 @@ pub mod clock;
 pub mod config;
 pub mod errors;
 pub mod handlers;
+pub mod ledger;
 pub mod limits;
 pub mod media;
 pub mod metrics;

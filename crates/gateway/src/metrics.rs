@@ -9,6 +9,8 @@
 //! * `tollgate_gateway_overhead_seconds{endpoint}` — total − upstream, for requests that called one
 //! * `tollgate_requests_in_flight`
 //! * `tollgate_holds_total{outcome}` — settled, released
+//! * `tollgate_settlement_anomalies_total{model}` — charges capped below the upstream's figure
+//! * `tollgate_ledger_*` — the ledger engine's journal and leases (`crate::ledger`)
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -68,6 +70,7 @@ struct Books {
     overhead: BTreeMap<&'static str, Histogram>,
     holds: BTreeMap<&'static str, u64>,
     tasks: BTreeMap<&'static str, u64>,
+    anomalies: BTreeMap<String, u64>,
 }
 
 /// The gateway's metrics.
@@ -123,6 +126,16 @@ impl Metrics {
     /// Counts a closed hold.
     pub fn hold_closed(&self, outcome: &'static str) {
         *self.books().holds.entry(outcome).or_default() += 1;
+    }
+
+    /// Counts a settlement capped below the upstream's figure (`docs/decisions.md`).
+    pub fn settlement_anomaly(&self, model: &str) {
+        *self.books().anomalies.entry(model.to_owned()).or_default() += 1;
+    }
+
+    /// Capped settlements so far, over every model.
+    pub fn anomalies(&self) -> u64 {
+        self.books().anomalies.values().sum()
     }
 
     /// Counts a video-task event (`submitted`, `refused`, `succeeded`, `failed`, `poll_error`,
@@ -187,6 +200,15 @@ impl Metrics {
         out.push_str("# TYPE tollgate_holds_total counter\n");
         for (outcome, n) in &b.holds {
             let _ = writeln!(out, "tollgate_holds_total{{outcome=\"{outcome}\"}} {n}");
+        }
+        out.push_str("# HELP tollgate_settlement_anomalies_total Charges capped below the upstream's usage figure, by model.\n");
+        out.push_str("# TYPE tollgate_settlement_anomalies_total counter\n");
+        for (model, n) in &b.anomalies {
+            let _ = writeln!(
+                out,
+                "tollgate_settlement_anomalies_total{{model=\"{}\"}} {n}",
+                model.replace('\\', "\\\\").replace('"', "\\\"")
+            );
         }
         out.push_str("# HELP tollgate_task_events_total Video-task events seen by this replica.\n");
         out.push_str("# TYPE tollgate_task_events_total counter\n");

@@ -104,8 +104,7 @@ pub async fn relay<E: Encoder>(
             let error = crate::relay::upstream_error(&e);
             let _ = send_all(&sender, encoder.failed(&error)).await;
             if relayed == 0 {
-                held.release(&format!("upstream failed before any output: {e}"))
-                    .await;
+                held.release(&format!("upstream failed before any output: {e}"));
             } else {
                 settle_partial(
                     held,

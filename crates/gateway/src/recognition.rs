@@ -270,8 +270,7 @@ pub async fn stream_response<E: Encoder>(
     let (first, frames) = match opened {
         Ok(opened) => opened,
         Err(e) => {
-            held.release(&format!("upstream failed before the first byte: {e}"))
-                .await;
+            held.release(&format!("upstream failed before the first byte: {e}"));
             return Err(crate::relay::upstream_error(&e));
         }
     };
@@ -306,7 +305,7 @@ pub async fn transcribe_whole(
     match called {
         Ok((answer, _)) => Ok((answer, held)),
         Err(e) => {
-            held.release(&format!("upstream failed: {e}")).await;
+            held.release(&format!("upstream failed: {e}"));
             Err(crate::relay::upstream_error(&e))
         }
     }

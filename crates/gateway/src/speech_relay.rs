@@ -238,7 +238,7 @@ pub async fn synthesize_whole(
         let answer = match called {
             Ok((answer, _)) => answer,
             Err(e) => {
-                held.release(&format!("upstream failed: {e}")).await;
+                held.release(&format!("upstream failed: {e}"));
                 return Err(crate::relay::upstream_error(&e));
             }
         };

@@ -1,6 +1,8 @@
 //! What every request shares.
 
+use crate::auth::KeyCache;
 use crate::catalog::Catalog;
+use crate::ledger::Ledger;
 use crate::config::SpeechConfig;
 use crate::limits::Limits;
 use crate::media::MediaLinks;
@@ -15,6 +17,10 @@ use tollgate_upstream::HttpClient;
 pub struct State {
     /// Keys, balances, ledger.
     pub store: Store,
+    /// The ledger engine: holds and charges in memory, journaled in batches.
+    pub ledger: Ledger,
+    /// Recent key lookups.
+    pub keys: KeyCache,
     /// Models and channels.
     pub catalog: Catalog,
     /// The shared upstream client.
@@ -33,9 +39,11 @@ pub struct State {
 }
 
 impl State {
-    /// Assembles the state.
+    /// Assembles the state and starts the ledger engine on `store` (inside a Tokio runtime).
     pub fn new(store: Store, catalog: Catalog, http: HttpClient, limits: Limits) -> State {
         State {
+            ledger: Ledger::start(store.clone(), tollgate_ledger::Policy::default()),
+            keys: KeyCache::default(),
             store,
             catalog,
             http,

@@ -75,7 +75,7 @@ pub async fn create(
         let (frames, first_frame) = match open_stream(&state, &entry, raw).await {
             Ok(opened) => opened,
             Err(e) => {
-                held.release(&format!("upstream failed: {e}")).await;
+                held.release(&format!("upstream failed: {e}"));
                 return Err(relay::upstream_error(&e));
             }
         };

@@ -73,7 +73,7 @@ pub async fn create(
             Ok(ok) => ok,
             Err(e) => {
                 tracing::warn!(error = %e, "embeddings upstream failed");
-                held.release(&format!("upstream failed: {e}")).await;
+                held.release(&format!("upstream failed: {e}"));
                 return Err(relay::upstream_error(&e));
             }
         };
@@ -81,7 +81,7 @@ pub async fn create(
         let response = match translate::to_client(answer.body, &request, &entry) {
             Ok(r) => r,
             Err(reason) => {
-                held.release("upstream answer inconsistent").await;
+                held.release("upstream answer inconsistent");
                 return Err(translate::broken_answer(reason));
             }
         };

@@ -111,7 +111,7 @@ async fn generate_as(
             let (frames, first_frame) = match open_stream(&state, &entry, raw).await {
                 Ok(opened) => opened,
                 Err(e) => {
-                    held.release(&format!("upstream failed: {e}")).await;
+                    held.release(&format!("upstream failed: {e}"));
                     return Err(relay::upstream_error(&e));
                 }
             };
@@ -191,7 +191,7 @@ pub async fn generate_whole(
             Ok((answer, _)) => answer,
             Err(e) => {
                 tracing::warn!(error = %e, "native upstream failed");
-                held.release(&format!("upstream failed: {e}")).await;
+                held.release(&format!("upstream failed: {e}"));
                 return Err(relay::upstream_error(&e));
             }
         };
@@ -200,7 +200,7 @@ pub async fn generate_whole(
             Err(e) => {
                 // The client gets nothing usable, so it pays nothing.
                 tracing::error!(error = %e, "the upstream's answer is not a generateContent response");
-                held.release("upstream answer unreadable").await;
+                held.release("upstream answer unreadable");
                 return Err(ApiError::new(
                     ErrorKind::UpstreamFailed,
                     "The upstream's answer could not be read; the request was not charged",

@@ -35,7 +35,9 @@ pub async fn readyz(ctx: &Context) -> Response<ResponseBody> {
 
 /// `GET /metrics`: Prometheus text.
 pub fn metrics(ctx: &Context) -> Response<ResponseBody> {
-    let mut response = Response::new(body::full(ctx.state.metrics.render()));
+    let mut text = ctx.state.metrics.render();
+    ctx.state.ledger.render_metrics(&mut text);
+    let mut response = Response::new(body::full(text));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("text/plain; version=0.0.4"),

@@ -57,7 +57,10 @@ pub async fn create(
         &Usage::AudioSeconds(probed_seconds),
         &ctx.request_id,
     )
-    .await?;
+    .await?
+    // The gateway measured the file: the upstream's duration is charged up to it, with one
+    // second for a different rounding of the same audio.
+    .bounded_by(&Usage::AudioSeconds(probed_seconds.saturating_add(1)));
 
     // 6–8.
     let upstream = translate::stt_upstream(&params, &entry);

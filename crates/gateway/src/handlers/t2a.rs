@@ -49,7 +49,9 @@ pub async fn create(
         &Usage::Characters(characters),
         &ctx.request_id,
     )
-    .await?;
+    .await?
+    // The text is here: no upstream can justify more characters than it has.
+    .bounded_by_estimate();
 
     // 6–8.
     let upstream = translate::t2a_upstream(&request, &entry);
@@ -68,8 +70,7 @@ pub async fn create(
     let (first, frames) = match speech_relay::open(&state, &entry, &upstream).await {
         Ok(opened) => opened,
         Err(e) => {
-            held.release(&format!("upstream failed before the first byte: {e}"))
-                .await;
+            held.release(&format!("upstream failed before the first byte: {e}"));
             return Err(relay::upstream_error(&e));
         }
     };

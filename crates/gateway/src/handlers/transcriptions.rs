@@ -58,7 +58,10 @@ pub async fn create(
         &Usage::AudioSeconds(probed_seconds),
         &ctx.request_id,
     )
-    .await?;
+    .await?
+    // The gateway measured the file: the upstream's duration is charged up to it, with one
+    // second for a different rounding of the same audio.
+    .bounded_by(&Usage::AudioSeconds(probed_seconds.saturating_add(1)));
 
     // 6–8.
     let upstream = translate::to_stt(&params, &entry);
@@ -81,7 +84,7 @@ pub async fn create(
     let (answer, held) =
         recognition::transcribe_whole(&state, &entry, &upstream, part, held).await?;
     let SttBody::Verbose(result) = answer.body else {
-        held.release("upstream answered another format").await;
+        held.release("upstream answered another format");
         return Err(relay::upstream_error(
             &tollgate_upstream::UpstreamError::Protocol("verbose_json was asked".into()),
         ));

@@ -10,7 +10,7 @@ pub mod inputs;
 pub mod worker;
 
 use crate::catalog::{Channel, ModelEntry};
-use crate::charge::{Basis, hold_refused};
+use crate::charge::{Basis, store_refused};
 use crate::config::TasksConfig;
 use crate::errors::{ApiError, ErrorKind};
 use crate::relay;
@@ -161,7 +161,7 @@ where
         .store
         .create_task(new_task, amount)
         .await
-        .map_err(hold_refused)?;
+        .map_err(store_refused)?;
 
     let (state, entry) = (state.clone(), entry.clone());
     tokio::spawn(async move {

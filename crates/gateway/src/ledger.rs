@@ -1,0 +1,535 @@
+//! The ledger engine's driver (DESIGN §4; `docs/architecture.md`, "The ledger engine"): the
+//! sans-IO core (`tollgate_ledger::Engine`) behind one mutex, a writer task that owns the journal
+//! and commits it in batches, and a ticker that renews, returns and expires leases.
+//!
+//! On the request path a hold is an in-memory decision; the database is only asked when an
+//! account's lease runs short. Every exit of a [`Hold`] — [`Hold::settle`], [`Hold::release`],
+//! drop (an early return, a panic, a cancelled future) — closes it synchronously, under the
+//! mutex, before anything is awaited: there is no await point at which a hold can be lost.
+//! What a settlement must make durable (its ledger row) is queued in the same step; awaiting the
+//! returned [`Durable`] only waits for the batch that carries it.
+
+use crate::clock::now_millis;
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+use tollgate_billing::Amount;
+use tollgate_ledger::{
+    CreditAnswer, CreditRequest, Engine, HoldId, HoldOutcome, LeaseCommand, LeaseId, LedgerError,
+    Policy, Refusal, RenewAnswer, Ticket,
+};
+use tollgate_store::{
+    ChargeRow, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome, Store,
+};
+
+/// The most entries one transaction carries.
+const MAX_BATCH: usize = 4096;
+/// How often the engine's clock ticks.
+const TICK: Duration = Duration::from_millis(250);
+/// How often expired leases (of any replica) are swept back to their accounts.
+const EXPIRY_SWEEP: Duration = Duration::from_secs(1);
+
+/// The ledger engine of one replica. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Ledger {
+    core: Arc<Core>,
+}
+
+#[derive(Debug)]
+struct Core {
+    inner: Mutex<Inner>,
+    jobs: mpsc::UnboundedSender<Job>,
+    stats: Stats,
+}
+
+#[derive(Debug)]
+struct Inner {
+    engine: Engine,
+    /// Holds that wait for credit, by ticket.
+    waiters: HashMap<Ticket, oneshot::Sender<Result<Hold, Refusal>>>,
+}
+
+/// Counters for `/metrics`.
+#[derive(Debug, Default)]
+struct Stats {
+    batches: AtomicU64,
+    charges: AtomicU64,
+    lease_ops: AtomicU64,
+    failed_batches: AtomicU64,
+    expired_leases: AtomicU64,
+}
+
+/// What the writer task is asked to do.
+#[derive(Debug)]
+enum Job {
+    Charge(Box<ChargeRow>, Option<oneshot::Sender<()>>),
+    Credit(CreditRequest),
+    Renew { account: String, lease: LeaseId },
+    Return { lease: LeaseId },
+    /// Answered once everything queued before it is written.
+    Flush(oneshot::Sender<()>),
+}
+
+/// What the ledger row of a settlement says besides the amount.
+#[derive(Debug, Clone, Default)]
+pub struct ChargeMemo {
+    /// Public model.
+    pub model: String,
+    /// The metered quantity (JSON).
+    pub quantity: Option<String>,
+    /// The key that was presented.
+    pub key_id: Option<String>,
+    /// The request id.
+    pub request_id: Option<String>,
+    /// Charged on a local estimate.
+    pub estimated: bool,
+    /// Why, when the settlement is not an ordinary one.
+    pub note: Option<String>,
+    /// What was refused of the upstream's figure.
+    pub anomaly: Option<String>,
+}
+
+/// An open hold on an account's leased credit. Closes exactly once: by [`Hold::settle`],
+/// [`Hold::release`], or when dropped (released).
+#[derive(Debug)]
+pub struct Hold {
+    core: Arc<Core>,
+    id: Option<HoldId>,
+    ledger_id: String,
+    amount: Amount,
+}
+
+/// The durability of a settlement: resolves when its ledger row is committed.
+#[derive(Debug)]
+pub struct Durable(Option<oneshot::Receiver<()>>);
+
+impl Durable {
+    /// Waits for the batch that carries the charge; false if the writer stopped first.
+    pub async fn wait(self) -> bool {
+        match self.0 {
+            Some(rx) => rx.await.is_ok(),
+            None => true,
+        }
+    }
+}
+
+fn millis() -> u64 {
+    u64::try_from(now_millis()).unwrap_or(0)
+}
+
+impl Core {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn send(&self, job: Job) {
+        if self.jobs.send(job).is_err() {
+            tracing::error!("the ledger writer has stopped; a journal entry is lost");
+        }
+    }
+
+    /// Hands resolved waiting holds to their requests. Called without the lock: a request that
+    /// went away drops its hold, which releases it (and takes the lock).
+    fn deliver(self: &Arc<Core>, resolved: Vec<(Option<oneshot::Sender<Result<Hold, Refusal>>>, Result<(HoldId, Amount), Refusal>)>) {
+        for (waiter, result) in resolved {
+            let result = result.map(|(id, amount)| Hold::new(self.clone(), id, amount));
+            match waiter {
+                Some(waiter) => {
+                    let _ = waiter.send(result);
+                }
+                None => drop(result),
+            }
+        }
+    }
+
+    /// Takes the waiters of resolved tickets, under the lock.
+    #[allow(clippy::type_complexity)]
+    fn claim(
+        inner: &mut Inner,
+        resolved: Vec<(Ticket, Result<HoldId, Refusal>)>,
+    ) -> Vec<(Option<oneshot::Sender<Result<Hold, Refusal>>>, Result<(HoldId, Amount), Refusal>)> {
+        resolved
+            .into_iter()
+            .map(|(ticket, result)| {
+                let result = result.map(|id| (id, inner.engine.held(id).unwrap_or(Amount::ZERO)));
+                (inner.waiters.remove(&ticket), result)
+            })
+            .collect()
+    }
+}
+
+impl Hold {
+    fn new(core: Arc<Core>, id: HoldId, amount: Amount) -> Hold {
+        Hold {
+            core,
+            id: Some(id),
+            ledger_id: new_hold_id(),
+            amount,
+        }
+    }
+
+    /// What it reserves.
+    pub fn amount(&self) -> Amount {
+        self.amount
+    }
+
+    /// Its id on the ledger row.
+    pub fn id(&self) -> &str {
+        &self.ledger_id
+    }
+
+    /// Closes the hold with a charge of `amount` (the remainder returns to the lease) and queues
+    /// the ledger row; the hold is closed when this returns, whatever happens to the future that
+    /// awaits the [`Durable`].
+    pub fn settle(mut self, amount: Amount, memo: ChargeMemo) -> Durable {
+        let Some(id) = self.id.take() else {
+            return Durable(None);
+        };
+        let settled = self.core.lock().engine.settle(id, amount, millis());
+        let charge = match settled {
+            Ok(charge) => charge,
+            Err(LedgerError::NegativeCharge) => {
+                tracing::error!(hold = %self.ledger_id, %amount, "a negative charge; releasing the hold");
+                self.id = Some(id);
+                return Durable(None);
+            }
+            Err(LedgerError::NotOpen(_)) => return Durable(None),
+        };
+        let row = ChargeRow {
+            hold_id: self.ledger_id.clone(),
+            account_id: charge.account,
+            lease_id: charge.lease.map(|l| l.0),
+            amount: charge.amount,
+            from_lease: charge.from_lease,
+            model: memo.model,
+            quantity: memo.quantity,
+            key_id: memo.key_id,
+            request_id: memo.request_id,
+            estimated: memo.estimated,
+            note: memo.note,
+            anomaly: memo.anomaly,
+        };
+        let (tx, rx) = oneshot::channel();
+        self.core.send(Job::Charge(Box::new(row), Some(tx)));
+        Durable(Some(rx))
+    }
+
+    /// Closes the hold with no charge.
+    pub fn release(mut self) {
+        self.close();
+    }
+
+    fn close(&mut self) {
+        if let Some(id) = self.id.take() {
+            let _ = self.core.lock().engine.release(id, millis());
+        }
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+fn new_hold_id() -> String {
+    let mut bytes = [0u8; 10];
+    rand::RngCore::fill_bytes(&mut rand::rng(), &mut bytes);
+    format!("hold_{}", hex::encode(bytes))
+}
+
+impl Ledger {
+    /// Starts the engine on `store`: its writer task and its ticker. Must be called inside a
+    /// Tokio runtime.
+    pub fn start(store: Store, policy: Policy) -> Ledger {
+        let (jobs, rx) = mpsc::unbounded_channel();
+        let writer = JournalWriter {
+            owner: new_owner(),
+            lease_ttl_ms: i64::try_from(policy.lease_ttl_ms).unwrap_or(i64::MAX),
+            grant: tollgate_ledger::grant,
+        };
+        let core = Arc::new(Core {
+            inner: Mutex::new(Inner {
+                engine: Engine::new(policy),
+                waiters: HashMap::new(),
+            }),
+            jobs,
+            stats: Stats::default(),
+        });
+        tokio::spawn(write_journal(Arc::downgrade(&core), store.clone(), rx, writer));
+        tokio::spawn(tick(Arc::downgrade(&core), store));
+        Ledger { core }
+    }
+
+    /// Holds `amount` of `account`'s credit: in memory when its lease covers it, otherwise once
+    /// the database grants more. Cancel-safe: a hold granted after the caller went away is
+    /// released.
+    pub async fn hold(&self, account: &str, amount: Amount) -> Result<Hold, Refusal> {
+        for attempt in 0..2 {
+            let (outcome, waiting) = {
+                let mut inner = self.core.lock();
+                let outcome = inner.engine.hold(account, amount, millis());
+                let waiting = match &outcome {
+                    HoldOutcome::Pending { ticket, .. } => {
+                        let (tx, rx) = oneshot::channel();
+                        inner.waiters.insert(*ticket, tx);
+                        Some(rx)
+                    }
+                    _ => None,
+                };
+                (outcome, waiting)
+            };
+            match outcome {
+                HoldOutcome::Placed { hold, top_up } => {
+                    if let Some(request) = top_up {
+                        self.core.send(Job::Credit(request));
+                    }
+                    return Ok(Hold::new(self.core.clone(), hold, amount));
+                }
+                HoldOutcome::Refused(refusal) => return Err(refusal),
+                HoldOutcome::Pending { request, .. } => {
+                    if let Some(request) = request {
+                        self.core.send(Job::Credit(request));
+                    }
+                    let Some(waiting) = waiting else {
+                        return Err(Refusal::Unavailable("no waiter".into()));
+                    };
+                    match waiting.await {
+                        Ok(Ok(hold)) => return Ok(hold),
+                        // Others took the grant first: ask once more.
+                        Ok(Err(Refusal::Insufficient { .. })) if attempt == 0 => continue,
+                        Ok(Err(refusal)) => return Err(refusal),
+                        Err(_) => return Err(Refusal::Unavailable("the ledger stopped".into())),
+                    }
+                }
+            }
+        }
+        Err(Refusal::Unavailable("no credit after two tries".into()))
+    }
+
+    /// Open holds of `account` on this replica.
+    pub fn open_holds(&self, account: &str) -> u64 {
+        self.core.lock().engine.account(account).open_holds
+    }
+
+    /// Open holds on this replica.
+    pub fn open_holds_total(&self) -> usize {
+        self.core.lock().engine.open_holds()
+    }
+
+    /// Waits until everything queued so far is written.
+    pub async fn flush(&self) {
+        let (tx, rx) = oneshot::channel();
+        self.core.send(Job::Flush(tx));
+        let _ = rx.await;
+    }
+
+    /// Returns every lease and waits for the journal: a replica that stops cleanly leaves
+    /// nothing reserved behind.
+    pub async fn shutdown(&self) {
+        let leases = self.core.lock().engine.leases();
+        for (_, lease) in leases {
+            self.core.send(Job::Return { lease });
+        }
+        self.flush().await;
+    }
+
+    /// The ledger's series for `/metrics`.
+    pub fn render_metrics(&self, out: &mut String) {
+        let s = &self.core.stats;
+        for (name, help, value) in [
+            ("tollgate_ledger_batches_total", "Journal transactions committed.", &s.batches),
+            ("tollgate_ledger_charges_total", "Charges journaled.", &s.charges),
+            ("tollgate_ledger_lease_operations_total", "Lease grants, renewals and returns journaled.", &s.lease_ops),
+            ("tollgate_ledger_failed_batches_total", "Journal transactions that failed and were retried.", &s.failed_batches),
+            ("tollgate_ledger_expired_leases_total", "Leases of dead or stalled replicas swept back to their accounts.", &s.expired_leases),
+        ] {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} counter");
+            let _ = writeln!(out, "{name} {}", value.load(Ordering::Relaxed));
+        }
+        let open = self.open_holds_total();
+        let _ = writeln!(out, "# HELP tollgate_ledger_open_holds Holds open on this replica.");
+        let _ = writeln!(out, "# TYPE tollgate_ledger_open_holds gauge");
+        let _ = writeln!(out, "tollgate_ledger_open_holds {open}");
+    }
+}
+
+fn new_owner() -> String {
+    let mut bytes = [0u8; 6];
+    rand::RngCore::fill_bytes(&mut rand::rng(), &mut bytes);
+    format!("replica_{}_{}", std::process::id(), hex::encode(bytes))
+}
+
+/// The writer: takes whatever is queued (group commit — while one batch is written the next
+/// gathers), writes it in one transaction, retries a failed batch until it lands, then answers.
+async fn write_journal(
+    core: std::sync::Weak<Core>,
+    store: Store,
+    mut rx: mpsc::UnboundedReceiver<Job>,
+    writer: JournalWriter,
+) {
+    while let Some(first) = rx.recv().await {
+        let mut jobs = vec![first];
+        while jobs.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(job) => jobs.push(job),
+                Err(_) => break,
+            }
+        }
+        let entries: Vec<JournalEntry> = jobs.iter().filter_map(entry).collect();
+        let mut outcomes = Vec::new();
+        if !entries.is_empty() {
+            let mut backoff = Duration::from_millis(10);
+            loop {
+                match store.write_journal(&writer, &entries).await {
+                    Ok(written) => {
+                        outcomes = written;
+                        break;
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, entries = entries.len(), "writing the ledger journal failed; retrying");
+                        if let Some(core) = core.upgrade() {
+                            core.stats.failed_batches.fetch_add(1, Ordering::Relaxed);
+                        }
+                        tokio::time::sleep(backoff).await;
+                        backoff = (backoff * 2).min(Duration::from_secs(1));
+                    }
+                }
+            }
+        }
+        let Some(core) = core.upgrade() else {
+            // The gateway is gone; what was written is written.
+            continue;
+        };
+        core.stats.batches.fetch_add(u64::from(!entries.is_empty()), Ordering::Relaxed);
+        answer(&core, jobs, outcomes);
+    }
+}
+
+fn entry(job: &Job) -> Option<JournalEntry> {
+    Some(match job {
+        Job::Charge(row, _) => JournalEntry::Charge((**row).clone()),
+        Job::Credit(request) => JournalEntry::Lease(LeaseOp::Grant {
+            account_id: request.account.clone(),
+            lease_id: request.lease.as_ref().map(|l| l.0.clone()),
+            need: request.need,
+            want: request.want,
+        }),
+        Job::Renew { account, lease } => JournalEntry::Lease(LeaseOp::Renew {
+            account_id: account.clone(),
+            lease_id: lease.0.clone(),
+        }),
+        Job::Return { lease } => JournalEntry::Lease(LeaseOp::Return {
+            lease_id: lease.0.clone(),
+        }),
+        Job::Flush(_) => return None,
+    })
+}
+
+/// Applies a written batch's outcomes to the engine and answers whoever waits.
+fn answer(core: &Arc<Core>, jobs: Vec<Job>, outcomes: Vec<LeaseOutcome>) {
+    let mut outcomes = outcomes.into_iter();
+    let mut deliveries = Vec::new();
+    let mut done = Vec::new();
+    {
+        let mut inner = core.lock();
+        let now = millis();
+        for job in jobs {
+            match job {
+                Job::Charge(_, tx) => {
+                    core.stats.charges.fetch_add(1, Ordering::Relaxed);
+                    done.extend(tx);
+                }
+                Job::Flush(tx) => done.push(tx),
+                Job::Credit(request) => {
+                    core.stats.lease_ops.fetch_add(1, Ordering::Relaxed);
+                    let answer = credit_answer(&request, outcomes.next());
+                    let resolved = inner.engine.credit_answered(&request, answer, now);
+                    deliveries.extend(Core::claim(&mut inner, resolved));
+                }
+                Job::Renew { account, lease } => {
+                    core.stats.lease_ops.fetch_add(1, Ordering::Relaxed);
+                    let answer = match outcomes.next() {
+                        Some(LeaseOutcome::Renewed { expires_at }) => RenewAnswer::Renewed {
+                            expires_at: u64::try_from(expires_at).unwrap_or(0),
+                        },
+                        Some(LeaseOutcome::Disabled) => RenewAnswer::Disabled,
+                        _ => RenewAnswer::Lost,
+                    };
+                    inner.engine.renewed(&account, &lease, answer, now);
+                }
+                Job::Return { .. } => {
+                    core.stats.lease_ops.fetch_add(1, Ordering::Relaxed);
+                    let _ = outcomes.next();
+                }
+            }
+        }
+    }
+    core.deliver(deliveries);
+    for tx in done {
+        let _ = tx.send(());
+    }
+}
+
+fn credit_answer(request: &CreditRequest, outcome: Option<LeaseOutcome>) -> CreditAnswer {
+    match outcome {
+        Some(LeaseOutcome::Granted {
+            lease_id,
+            granted,
+            expires_at,
+        }) => CreditAnswer::Granted {
+            lease: LeaseId(lease_id),
+            granted,
+            expires_at: u64::try_from(expires_at).unwrap_or(0),
+        },
+        Some(LeaseOutcome::Insufficient { available }) => CreditAnswer::Refused(Refusal::Insufficient {
+            available,
+            requested: request.need,
+        }),
+        Some(LeaseOutcome::Disabled) => CreditAnswer::Refused(Refusal::Disabled),
+        Some(LeaseOutcome::NoAccount) => CreditAnswer::Refused(Refusal::Unavailable("no such account".into())),
+        other => CreditAnswer::Refused(Refusal::Unavailable(format!("unexpected answer {other:?}"))),
+    }
+}
+
+/// The clock: ticks the engine (renewals, returns, timed-out credit requests) and sweeps
+/// expired leases of any replica back to their accounts.
+async fn tick(core: std::sync::Weak<Core>, store: Store) {
+    let mut interval = tokio::time::interval(TICK);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_sweep = std::time::Instant::now()
+        .checked_sub(EXPIRY_SWEEP)
+        .unwrap_or_else(std::time::Instant::now);
+    loop {
+        interval.tick().await;
+        let Some(core) = core.upgrade() else {
+            return;
+        };
+        let deliveries = {
+            let mut inner = core.lock();
+            let (commands, resolved) = inner.engine.tick(millis());
+            for command in commands {
+                core.send(match command {
+                    LeaseCommand::Renew { account, lease } => Job::Renew { account, lease },
+                    LeaseCommand::Return { lease, .. } => Job::Return { lease },
+                    LeaseCommand::Credit(request) => Job::Credit(request),
+                });
+            }
+            Core::claim(&mut inner, resolved)
+        };
+        core.deliver(deliveries);
+        if last_sweep.elapsed() >= EXPIRY_SWEEP {
+            last_sweep = std::time::Instant::now();
+            match store.expire_leases().await {
+                Ok(n) => {
+                    core.stats.expired_leases.fetch_add(n, Ordering::Relaxed);
+                }
+                Err(e) => tracing::warn!(error = %e, "sweeping expired leases failed"),
+            }
+        }
+    }
+}
