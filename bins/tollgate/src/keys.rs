@@ -124,7 +124,10 @@ fn print_report(r: &AccountReport) {
     );
     println!("balance     {}", a.balance);
     println!("held        {} in {} open hold(s)", a.held, r.open_holds);
-    println!("leased      {} (credit the running gateways serve requests from)", a.leased);
+    println!(
+        "leased      {} (credit the running gateways serve requests from)",
+        a.leased
+    );
     println!("available   {}", a.available());
     println!(
         "ledger      {} row(s), summing to {}",

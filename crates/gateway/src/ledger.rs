@@ -21,9 +21,7 @@ use tollgate_ledger::{
     CreditAnswer, CreditRequest, Engine, HoldId, HoldOutcome, LeaseCommand, LeaseId, LedgerError,
     Policy, Refusal, RenewAnswer, Ticket,
 };
-use tollgate_store::{
-    ChargeRow, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome, Store,
-};
+use tollgate_store::{ChargeRow, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome, Store};
 
 /// The most entries one transaction carries.
 const MAX_BATCH: usize = 4096;
@@ -67,8 +65,13 @@ struct Stats {
 enum Job {
     Charge(Box<ChargeRow>, Option<oneshot::Sender<()>>),
     Credit(CreditRequest),
-    Renew { account: String, lease: LeaseId },
-    Return { lease: LeaseId },
+    Renew {
+        account: String,
+        lease: LeaseId,
+    },
+    Return {
+        lease: LeaseId,
+    },
     /// Answered once everything queued before it is written.
     Flush(oneshot::Sender<()>),
 }
@@ -133,7 +136,13 @@ impl Core {
 
     /// Hands resolved waiting holds to their requests. Called without the lock: a request that
     /// went away drops its hold, which releases it (and takes the lock).
-    fn deliver(self: &Arc<Core>, resolved: Vec<(Option<oneshot::Sender<Result<Hold, Refusal>>>, Result<(HoldId, Amount), Refusal>)>) {
+    fn deliver(
+        self: &Arc<Core>,
+        resolved: Vec<(
+            Option<oneshot::Sender<Result<Hold, Refusal>>>,
+            Result<(HoldId, Amount), Refusal>,
+        )>,
+    ) {
         for (waiter, result) in resolved {
             let result = result.map(|(id, amount)| Hold::new(self.clone(), id, amount));
             match waiter {
@@ -150,7 +159,10 @@ impl Core {
     fn claim(
         inner: &mut Inner,
         resolved: Vec<(Ticket, Result<HoldId, Refusal>)>,
-    ) -> Vec<(Option<oneshot::Sender<Result<Hold, Refusal>>>, Result<(HoldId, Amount), Refusal>)> {
+    ) -> Vec<(
+        Option<oneshot::Sender<Result<Hold, Refusal>>>,
+        Result<(HoldId, Amount), Refusal>,
+    )> {
         resolved
             .into_iter()
             .map(|(ticket, result)| {
@@ -259,7 +271,12 @@ impl Ledger {
             jobs,
             stats: Stats::default(),
         });
-        tokio::spawn(write_journal(Arc::downgrade(&core), store.clone(), rx, writer));
+        tokio::spawn(write_journal(
+            Arc::downgrade(&core),
+            store.clone(),
+            rx,
+            writer,
+        ));
         tokio::spawn(tick(Arc::downgrade(&core), store));
         Ledger { core }
     }
@@ -341,18 +358,41 @@ impl Ledger {
     pub fn render_metrics(&self, out: &mut String) {
         let s = &self.core.stats;
         for (name, help, value) in [
-            ("tollgate_ledger_batches_total", "Journal transactions committed.", &s.batches),
-            ("tollgate_ledger_charges_total", "Charges journaled.", &s.charges),
-            ("tollgate_ledger_lease_operations_total", "Lease grants, renewals and returns journaled.", &s.lease_ops),
-            ("tollgate_ledger_failed_batches_total", "Journal transactions that failed and were retried.", &s.failed_batches),
-            ("tollgate_ledger_expired_leases_total", "Leases of dead or stalled replicas swept back to their accounts.", &s.expired_leases),
+            (
+                "tollgate_ledger_batches_total",
+                "Journal transactions committed.",
+                &s.batches,
+            ),
+            (
+                "tollgate_ledger_charges_total",
+                "Charges journaled.",
+                &s.charges,
+            ),
+            (
+                "tollgate_ledger_lease_operations_total",
+                "Lease grants, renewals and returns journaled.",
+                &s.lease_ops,
+            ),
+            (
+                "tollgate_ledger_failed_batches_total",
+                "Journal transactions that failed and were retried.",
+                &s.failed_batches,
+            ),
+            (
+                "tollgate_ledger_expired_leases_total",
+                "Leases of dead or stalled replicas swept back to their accounts.",
+                &s.expired_leases,
+            ),
         ] {
             let _ = writeln!(out, "# HELP {name} {help}");
             let _ = writeln!(out, "# TYPE {name} counter");
             let _ = writeln!(out, "{name} {}", value.load(Ordering::Relaxed));
         }
         let open = self.open_holds_total();
-        let _ = writeln!(out, "# HELP tollgate_ledger_open_holds Holds open on this replica.");
+        let _ = writeln!(
+            out,
+            "# HELP tollgate_ledger_open_holds Holds open on this replica."
+        );
         let _ = writeln!(out, "# TYPE tollgate_ledger_open_holds gauge");
         let _ = writeln!(out, "tollgate_ledger_open_holds {open}");
     }
@@ -405,7 +445,9 @@ async fn write_journal(
             // The gateway is gone; what was written is written.
             continue;
         };
-        core.stats.batches.fetch_add(u64::from(!entries.is_empty()), Ordering::Relaxed);
+        core.stats
+            .batches
+            .fetch_add(u64::from(!entries.is_empty()), Ordering::Relaxed);
         answer(&core, jobs, outcomes);
     }
 }
@@ -486,13 +528,19 @@ fn credit_answer(request: &CreditRequest, outcome: Option<LeaseOutcome>) -> Cred
             granted,
             expires_at: u64::try_from(expires_at).unwrap_or(0),
         },
-        Some(LeaseOutcome::Insufficient { available }) => CreditAnswer::Refused(Refusal::Insufficient {
-            available,
-            requested: request.need,
-        }),
+        Some(LeaseOutcome::Insufficient { available }) => {
+            CreditAnswer::Refused(Refusal::Insufficient {
+                available,
+                requested: request.need,
+            })
+        }
         Some(LeaseOutcome::Disabled) => CreditAnswer::Refused(Refusal::Disabled),
-        Some(LeaseOutcome::NoAccount) => CreditAnswer::Refused(Refusal::Unavailable("no such account".into())),
-        other => CreditAnswer::Refused(Refusal::Unavailable(format!("unexpected answer {other:?}"))),
+        Some(LeaseOutcome::NoAccount) => {
+            CreditAnswer::Refused(Refusal::Unavailable("no such account".into()))
+        }
+        other => {
+            CreditAnswer::Refused(Refusal::Unavailable(format!("unexpected answer {other:?}")))
+        }
     }
 }
 

@@ -76,14 +76,16 @@ pub async fn relay<E: Encoder>(
     }
     // Stop the generation now if we are not reading on.
     drop(frames);
+    // Settle before the stream's last piece: a client that read the whole stream was charged
+    // durably, and an error event says what was charged.
     match ending {
         Ending::Complete => {
-            let _ = send_all(&sender, encoder.done()).await;
             let (usage, basis) =
                 translate::settled_usage(last_usage.as_ref(), local_input, &delivered);
             if let Err(e) = held.settle(&usage, basis).await {
                 tracing::error!(error = ?e, "settling a stream failed");
             }
+            let _ = send_all(&sender, encoder.done()).await;
         }
         Ending::ClientGone => {
             tracing::info!(
@@ -101,12 +103,11 @@ pub async fn relay<E: Encoder>(
         }
         Ending::UpstreamFailed(e) => {
             tracing::warn!(error = %e, frames = relayed, "the upstream stream failed");
-            let error = crate::relay::upstream_error(&e);
-            let _ = send_all(&sender, encoder.failed(&error)).await;
-            if relayed == 0 {
+            let error = if relayed == 0 {
                 held.release(&format!("upstream failed before any output: {e}"));
+                crate::relay::upstream_error(&e)
             } else {
-                settle_partial(
+                let charged = settle_partial(
                     held,
                     last_usage.as_ref(),
                     local_input,
@@ -114,7 +115,9 @@ pub async fn relay<E: Encoder>(
                     "upstream cut the stream",
                 )
                 .await;
-            }
+                crate::relay::stream_cut_error(&e, charged)
+            };
+            let _ = send_all(&sender, encoder.failed(&error)).await;
         }
     }
 }
@@ -131,7 +134,7 @@ async fn settle_partial(
     local_input: u64,
     delivered: &str,
     why: &str,
-) {
+) -> Option<tollgate_billing::Amount> {
     let (usage, basis) = translate::settled_usage(last_usage, local_input, delivered);
     let basis = Basis {
         estimated: basis.estimated,
@@ -140,8 +143,12 @@ async fn settle_partial(
             None => format!("partial: {why}; no usage reported, counted what was delivered"),
         }),
     };
-    if let Err(e) = held.settle(&usage, basis).await {
-        tracing::error!(error = ?e, "settling a partial stream failed");
+    match held.settle(&usage, basis).await {
+        Ok(amount) => Some(amount),
+        Err(e) => {
+            tracing::error!(error = ?e, "settling a partial stream failed");
+            None
+        }
     }
 }
 

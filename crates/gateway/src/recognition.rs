@@ -221,6 +221,15 @@ pub async fn relay<E: Encoder>(
     } else if client_gone {
         basis.note = Some("client disconnected before the end of the stream".into());
     }
+    // Settle first: the last piece then says what was charged, and a client that read the
+    // whole stream was charged durably.
+    let charged = match held.settle(&Usage::AudioSeconds(seconds), basis).await {
+        Ok(amount) => Some(amount),
+        Err(e) => {
+            tracing::error!(error = ?e, "settling a recognition stream failed");
+            None
+        }
+    };
     if !client_gone {
         match &cut {
             None => {
@@ -229,7 +238,7 @@ pub async fn relay<E: Encoder>(
                 }
             }
             Some(e) => {
-                let error = crate::relay::upstream_error(e);
+                let error = crate::relay::stream_cut_error(e, charged);
                 match encoder.failed(&error) {
                     Some(bytes) => {
                         let _ = sender.send(bytes).await;
@@ -238,9 +247,6 @@ pub async fn relay<E: Encoder>(
                 }
             }
         }
-    }
-    if let Err(e) = held.settle(&Usage::AudioSeconds(seconds), basis).await {
-        tracing::error!(error = ?e, "settling a recognition stream failed");
     }
 }
 

@@ -91,3 +91,34 @@ pub fn upstream_error(e: &UpstreamError) -> ApiError {
         ),
     }
 }
+
+/// Runs the rest of a request — the upstream call, the translation back and the settlement — to
+/// completion even if the client goes away: once the upstream has the request it does (and
+/// bills) the work, so the charge must be recorded whatever the client does. The handler awaits
+/// the result; if it is cancelled, the work and its settlement go on.
+pub async fn to_completion<T, Fut>(work: Fut) -> Result<T, ApiError>
+where
+    Fut: Future<Output = Result<T, ApiError>> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::spawn(work)
+        .await
+        .map_err(|e| ApiError::internal("relaying the request", e))?
+}
+
+/// How a stream the upstream cut after delivering something reaches the client: like
+/// [`upstream_error`], but saying what was charged for what was delivered (the ledger row says
+/// the same), never "not charged".
+pub fn stream_cut_error(e: &UpstreamError, charged: Option<tollgate_billing::Amount>) -> ApiError {
+    let mut error = upstream_error(e);
+    error.message = match charged {
+        Some(amount) if amount.is_positive() => format!(
+            "The upstream cut the stream ({e}); {amount} was charged for what was delivered"
+        ),
+        Some(_) => format!("The upstream cut the stream ({e}); nothing was charged"),
+        None => format!(
+            "The upstream cut the stream ({e}); the charge for what was delivered could not be recorded"
+        ),
+    };
+    error
+}

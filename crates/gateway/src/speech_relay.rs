@@ -6,11 +6,17 @@
 //!   upstream reported none, marked estimated);
 //! * the client goes away — the relay stops writing but keeps reading the upstream to its end (it
 //!   synthesizes and bills the whole text anyway), then charges the share of the upstream's
-//!   characters that was delivered, `ceil(usage × delivered bytes / total bytes)`, marked partial;
+//!   characters that was delivered, `ceil(usage × delivered bytes / total bytes)`, marked partial.
+//!   "Delivered" is the audio the client's connection took (not what was queued for it), and the
+//!   final frame's repeat of the whole audio (`exclude_aggregated_audio: false`) counts in
+//!   neither figure;
 //! * the upstream cuts the stream — what was delivered is charged at a nominal speech rate
 //!   ([`NOMINAL_CHARACTERS_PER_SECOND`] × speed × seconds of audio delivered, capped at the local
 //!   count), marked partial and estimated, and the client sees the cut (an aborted body, or an
-//!   error event);
+//!   error event that says what was charged);
+//!
+//! The settlement is written before the stream's last piece, so a client that read the whole
+//! stream was charged durably.
 //! * it fails before the first byte — the handler releases the hold in full.
 
 use crate::charge::{Basis, HeldCharge};
@@ -48,6 +54,9 @@ pub struct AudioShape {
     pub bitrate: u32,
     /// The speed asked.
     pub speed: f64,
+    /// The final frame repeats the whole audio (the request did not set
+    /// `exclude_aggregated_audio`): it is relayed as the vendor sent it but not counted.
+    pub final_repeats_audio: bool,
 }
 
 impl AudioShape {
@@ -77,7 +86,6 @@ pub async fn relay<E: Encoder>(
     local_characters: u64,
     shape: AudioShape,
 ) {
-    let mut delivered = 0usize;
     let mut total = 0usize;
     let mut usage: Option<u64> = None;
     let mut client_gone = false;
@@ -99,20 +107,24 @@ pub async fn relay<E: Encoder>(
                 break;
             }
         };
-        total += frame.audio.len();
+        let audio = if frame.is_final() && shape.final_repeats_audio {
+            0
+        } else {
+            frame.audio.len()
+        };
+        total += audio;
         if let Some(u) = frame.raw.usage_characters() {
             usage = Some(u);
         }
-        if !client_gone {
-            if let Some(bytes) = encoder.frame(&frame)
-                && sender.send(bytes).await.is_err()
-            {
-                client_gone = true;
-                tracing::info!(delivered, "client went away; draining the upstream");
-            }
-            if !client_gone {
-                delivered += frame.audio.len();
-            }
+        if !client_gone
+            && let Some(bytes) = encoder.frame(&frame)
+            && sender.send_weighed(bytes, audio as u64).await.is_err()
+        {
+            client_gone = true;
+            tracing::info!(
+                delivered = sender.taken(),
+                "client went away; draining the upstream"
+            );
         }
         if frame.is_final() {
             finished = true;
@@ -125,6 +137,12 @@ pub async fn relay<E: Encoder>(
             "the stream ended without its final frame".into(),
         ));
     }
+    let delivered = usize::try_from(sender.taken())
+        .unwrap_or(usize::MAX)
+        .min(total);
+    // A client that left before the end: `sender.is_closed()` also catches one that left while
+    // its last pieces were still queued.
+    let client_gone = client_gone || (sender.is_closed() && cut.is_none() && delivered < total);
 
     let (characters, basis) = match (&cut, client_gone) {
         (None, false) => Basis::reported_or_local(usage, local_characters),
@@ -133,7 +151,8 @@ pub async fn relay<E: Encoder>(
             let share = if total == 0 {
                 0
             } else {
-                (u128::from(billed) * delivered as u128).div_ceil(total as u128) as u64
+                u64::try_from((u128::from(billed) * delivered as u128).div_ceil(total as u128))
+                    .unwrap_or(u64::MAX)
             };
             (
                 share,
@@ -165,6 +184,15 @@ pub async fn relay<E: Encoder>(
         }
     };
 
+    // Settle first: the client's last piece then says what was charged, and a client that read
+    // the whole stream was charged durably.
+    let charged = match held.settle(&Usage::Characters(characters), basis).await {
+        Ok(amount) => Some(amount),
+        Err(e) => {
+            tracing::error!(error = ?e, "settling a speech stream failed");
+            None
+        }
+    };
     match (&cut, client_gone) {
         (None, false) => {
             if let Some(bytes) = encoder.done(characters) {
@@ -173,7 +201,7 @@ pub async fn relay<E: Encoder>(
         }
         (Some(e), false) => {
             tracing::warn!(error = %e, delivered, "upstream cut the stream");
-            let error = crate::relay::upstream_error(e);
+            let error = crate::relay::stream_cut_error(e, charged);
             match encoder.failed(&error) {
                 Some(bytes) => {
                     let _ = sender.send(bytes).await;
@@ -182,9 +210,6 @@ pub async fn relay<E: Encoder>(
             }
         }
         _ => {}
-    }
-    if let Err(e) = held.settle(&Usage::Characters(characters), basis).await {
-        tracing::error!(error = ?e, "settling a speech stream failed");
     }
 }
 

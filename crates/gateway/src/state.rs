@@ -2,8 +2,8 @@
 
 use crate::auth::KeyCache;
 use crate::catalog::Catalog;
-use crate::ledger::Ledger;
 use crate::config::SpeechConfig;
+use crate::ledger::Ledger;
 use crate::limits::Limits;
 use crate::media::MediaLinks;
 use crate::metrics::Metrics;

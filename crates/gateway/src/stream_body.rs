@@ -6,16 +6,25 @@ use crate::body::ResponseBody;
 use bytes::Bytes;
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::mpsc;
 
 /// Frames buffered between the relay task and the connection: small, so a slow client slows
 /// the relay instead of filling memory.
 const BUFFERED_FRAMES: usize = 8;
 
+type Item = (
+    Result<Frame<Bytes>, Box<dyn std::error::Error + Send + Sync>>,
+    u64,
+);
+
 /// The sending half, owned by the relay task.
 #[derive(Debug)]
 pub struct BodySender {
-    tx: mpsc::Sender<Result<Frame<Bytes>, Box<dyn std::error::Error + Send + Sync>>>,
+    tx: mpsc::Sender<Item>,
+    /// The weight of the pieces the connection has taken (see [`BodySender::send_weighed`]).
+    taken: Arc<AtomicU64>,
 }
 
 /// The client closed the connection.
@@ -25,19 +34,32 @@ pub struct ClientGone;
 impl BodySender {
     /// Sends one piece of the body; waits while the client is slower than the upstream.
     pub async fn send(&self, bytes: Bytes) -> Result<(), ClientGone> {
+        self.send_weighed(bytes, 0).await
+    }
+
+    /// Sends one piece that carries `weight` (say, bytes of audio): [`BodySender::taken`] counts
+    /// it once the connection takes the piece to write it, not when it is queued — what a client
+    /// that leaves is charged for is what reached its connection.
+    pub async fn send_weighed(&self, bytes: Bytes, weight: u64) -> Result<(), ClientGone> {
         if bytes.is_empty() {
+            self.taken.fetch_add(weight, Ordering::Relaxed);
             return Ok(());
         }
         self.tx
-            .send(Ok(Frame::data(bytes)))
+            .send((Ok(Frame::data(bytes)), weight))
             .await
             .map_err(|_| ClientGone)
+    }
+
+    /// The weight of the pieces the connection has taken so far.
+    pub fn taken(&self) -> u64 {
+        self.taken.load(Ordering::Relaxed)
     }
 
     /// Ends the body with an error: hyper aborts the response instead of finishing it, so the
     /// client can tell a cut stream from a complete one.
     pub async fn abort(self, reason: String) {
-        let _ = self.tx.send(Err(reason.into())).await;
+        let _ = self.tx.send((Err(reason.into()), 0)).await;
     }
 
     /// True once the client has gone.
@@ -48,11 +70,15 @@ impl BodySender {
 
 /// A body and the sender that feeds it.
 pub fn channel() -> (BodySender, ResponseBody) {
-    let (tx, rx) = mpsc::channel(BUFFERED_FRAMES);
-    let frames = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|frame| (frame, rx))
+    let (tx, rx) = mpsc::channel::<Item>(BUFFERED_FRAMES);
+    let taken = Arc::new(AtomicU64::new(0));
+    let counter = taken.clone();
+    let frames = futures_util::stream::unfold((rx, counter), |(mut rx, counter)| async move {
+        let (frame, weight) = rx.recv().await?;
+        counter.fetch_add(weight, Ordering::Relaxed);
+        Some((frame, (rx, counter)))
     });
-    (BodySender { tx }, StreamBody::new(frames).boxed())
+    (BodySender { tx, taken }, StreamBody::new(frames).boxed())
 }
 
 #[cfg(test)]
@@ -75,5 +101,25 @@ mod tests {
         drop(body);
         assert_eq!(tx.send(Bytes::from_static(b"x")).await, Err(ClientGone));
         assert!(tx.is_closed());
+    }
+
+    #[tokio::test]
+    async fn weight_counts_only_what_the_connection_took() {
+        let (tx, mut body) = channel();
+        tx.send_weighed(Bytes::from_static(b"aaaa"), 4)
+            .await
+            .unwrap();
+        tx.send_weighed(Bytes::from_static(b"bb"), 2).await.unwrap();
+        // Queued, not taken.
+        assert_eq!(tx.taken(), 0);
+        let first = body.frame().await.unwrap().unwrap();
+        assert_eq!(first.into_data().unwrap(), Bytes::from_static(b"aaaa"));
+        assert_eq!(tx.taken(), 4);
+        drop(body);
+        assert_eq!(
+            tx.taken(),
+            4,
+            "the second piece never reached the connection"
+        );
     }
 }

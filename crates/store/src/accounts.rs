@@ -99,7 +99,8 @@ pub struct KeySummary {
 type AccountRow = (String, String, i64, i64, i64, i64, i64);
 
 /// The columns an [`AccountRow`] reads, in order.
-const ACCOUNT_COLUMNS: &str = "id, name, balance_nanos, held_nanos, leased_nanos, disabled, created_at";
+const ACCOUNT_COLUMNS: &str =
+    "id, name, balance_nanos, held_nanos, leased_nanos, disabled, created_at";
 
 fn account_from_row(
     (id, name, balance, held, leased, disabled, created_at): AccountRow,

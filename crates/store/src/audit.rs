@@ -78,16 +78,44 @@ impl Store {
         for (id, name, balance, held, leased, ledger_sum, open_holds, open_leases) in &accounts {
             let subject = format!("{name} ({id})");
             if balance != ledger_sum {
-                flag("balance_is_ledger_sum", &subject, format!("balance {} but the ledger sums to {}", Amount::from_nanos(*balance), Amount::from_nanos(*ledger_sum)));
+                flag(
+                    "balance_is_ledger_sum",
+                    &subject,
+                    format!(
+                        "balance {} but the ledger sums to {}",
+                        Amount::from_nanos(*balance),
+                        Amount::from_nanos(*ledger_sum)
+                    ),
+                );
             }
             if held != open_holds {
-                flag("held_is_open_holds", &subject, format!("held {} but open holds sum to {}", Amount::from_nanos(*held), Amount::from_nanos(*open_holds)));
+                flag(
+                    "held_is_open_holds",
+                    &subject,
+                    format!(
+                        "held {} but open holds sum to {}",
+                        Amount::from_nanos(*held),
+                        Amount::from_nanos(*open_holds)
+                    ),
+                );
             }
             if leased != open_leases {
-                flag("leased_is_open_leases", &subject, format!("leased {} but open leases sum to {}", Amount::from_nanos(*leased), Amount::from_nanos(*open_leases)));
+                flag(
+                    "leased_is_open_leases",
+                    &subject,
+                    format!(
+                        "leased {} but open leases sum to {}",
+                        Amount::from_nanos(*leased),
+                        Amount::from_nanos(*open_leases)
+                    ),
+                );
             }
             if *held < 0 || *leased < 0 {
-                flag("reservations_not_negative", &subject, format!("held {held}, leased {leased} nano-units"));
+                flag(
+                    "reservations_not_negative",
+                    &subject,
+                    format!("held {held}, leased {leased} nano-units"),
+                );
             }
             if *balance < 0 {
                 negative_accounts.push(format!("{name} ({id}): {}", Amount::from_nanos(*balance)));
@@ -106,8 +134,16 @@ impl Store {
         .await?;
         for (id, state, captured, rows, charged) in &holds {
             match state.as_str() {
-                "open" | "released" if *rows != 0 => flag("hold_charged_once", id, format!("{state} but has {rows} charge rows")),
-                "settled" if *rows != 1 || Some(*charged) != *captured => flag("hold_charged_once", id, format!("settled at {captured:?} with {rows} charge rows summing to {charged}")),
+                "open" | "released" if *rows != 0 => flag(
+                    "hold_charged_once",
+                    id,
+                    format!("{state} but has {rows} charge rows"),
+                ),
+                "settled" if *rows != 1 || Some(*charged) != *captured => flag(
+                    "hold_charged_once",
+                    id,
+                    format!("settled at {captured:?} with {rows} charge rows summing to {charged}"),
+                ),
                 "open" | "released" | "settled" => {}
                 other => flag("hold_state_known", id, format!("state {other:?}")),
             }
@@ -128,21 +164,28 @@ impl Store {
             };
             match (hold, hold_state.as_deref()) {
                 (None, _) => flag("task_has_hold", id, format!("{status} without a hold")),
-                (Some(h), state) if state != Some(expected) => flag("task_settled_once", id, format!("{status} but hold {h} is {state:?}, expected {expected}")),
+                (Some(h), state) if state != Some(expected) => flag(
+                    "task_settled_once",
+                    id,
+                    format!("{status} but hold {h} is {state:?}, expected {expected}"),
+                ),
                 _ => {}
             }
         }
 
         // Leases: none open long past its expiry; none below zero.
         let now = now_millis();
-        let leases: Vec<(String, String, i64, i64)> = sqlx::query_as(
-            "SELECT id, state, amount_nanos, expires_at FROM leases ORDER BY id",
-        )
-        .fetch_all(self.pool())
-        .await?;
+        let leases: Vec<(String, String, i64, i64)> =
+            sqlx::query_as("SELECT id, state, amount_nanos, expires_at FROM leases ORDER BY id")
+                .fetch_all(self.pool())
+                .await?;
         for (id, state, amount, expires_at) in &leases {
             if state == "open" && *expires_at < now - LEASE_EXPIRY_GRACE_MS {
-                flag("lease_not_past_expiry", id, format!("open {} ms past its expiry", now - expires_at));
+                flag(
+                    "lease_not_past_expiry",
+                    id,
+                    format!("open {} ms past its expiry", now - expires_at),
+                );
             }
             if *amount < 0 {
                 flag("lease_not_negative", id, format!("{amount} nano-units"));
@@ -160,7 +203,16 @@ impl Store {
         .fetch_one(self.pool())
         .await?;
         if credited.checked_sub(charged) != Some(total_balance) {
-            flag("money_is_conserved", "all accounts", format!("credited {} − charged {} ≠ balances {}", Amount::from_nanos(credited), Amount::from_nanos(charged), Amount::from_nanos(total_balance)));
+            flag(
+                "money_is_conserved",
+                "all accounts",
+                format!(
+                    "credited {} − charged {} ≠ balances {}",
+                    Amount::from_nanos(credited),
+                    Amount::from_nanos(charged),
+                    Amount::from_nanos(total_balance)
+                ),
+            );
         }
         let charge_without_hold: Vec<(String,)> = sqlx::query_as(
             "SELECT id FROM ledger WHERE kind = 'charge' AND hold_id IS NULL ORDER BY id",

@@ -214,7 +214,9 @@ impl Store {
     }
 
     /// Open leases: (id, account, owner, remaining, expires_at).
-    pub async fn open_leases(&self) -> Result<Vec<(String, String, String, Amount, i64)>, StoreError> {
+    pub async fn open_leases(
+        &self,
+    ) -> Result<Vec<(String, String, String, Amount, i64)>, StoreError> {
         let rows: Vec<(String, String, String, i64, i64)> = sqlx::query_as(
             "SELECT id, account_id, owner, amount_nanos, expires_at FROM leases
              WHERE state = 'open' ORDER BY account_id, id",
@@ -242,7 +244,9 @@ async fn write_charges(
     for c in charges {
         if let Some(lease) = c.lease_id.as_deref().filter(|_| c.from_lease.is_positive()) {
             let share = from_leases.entry(lease).or_default();
-            *share = share.checked_add(c.from_lease.nanos()).ok_or_else(overflow)?;
+            *share = share
+                .checked_add(c.from_lease.nanos())
+                .ok_or_else(overflow)?;
         }
     }
     let mut leased_off: BTreeMap<String, i64> = BTreeMap::new();
@@ -388,8 +392,7 @@ async fn lease_op(
             if disabled != 0 {
                 return Ok(LeaseOutcome::Disabled);
             }
-            let available =
-                Amount::from_nanos(balance.saturating_sub(held).saturating_sub(leased));
+            let available = Amount::from_nanos(balance.saturating_sub(held).saturating_sub(leased));
             let Some(granted) = (writer.grant)(available, *need, *want) else {
                 return Ok(LeaseOutcome::Insufficient { available });
             };
@@ -439,13 +442,12 @@ async fn lease_op(
             account_id,
             lease_id,
         } => {
-            let renewed = sqlx::query(
-                "UPDATE leases SET expires_at = $1 WHERE id = $2 AND state = 'open'",
-            )
-            .bind(expires_at)
-            .bind(lease_id)
-            .execute(&mut *tx)
-            .await?;
+            let renewed =
+                sqlx::query("UPDATE leases SET expires_at = $1 WHERE id = $2 AND state = 'open'")
+                    .bind(expires_at)
+                    .bind(lease_id)
+                    .execute(&mut *tx)
+                    .await?;
             if renewed.rows_affected() == 0 {
                 return Ok(LeaseOutcome::Lost);
             }
@@ -460,12 +462,12 @@ async fn lease_op(
             }
             Ok(LeaseOutcome::Renewed { expires_at })
         }
-        LeaseOp::Return { lease_id } => {
-            Ok(match close_lease(tx, lease_id, "returned", lock, now).await? {
+        LeaseOp::Return { lease_id } => Ok(
+            match close_lease(tx, lease_id, "returned", lock, now).await? {
                 Some(amount) => LeaseOutcome::Returned { amount },
                 None => LeaseOutcome::Lost,
-            })
-        }
+            },
+        ),
     }
 }
 

@@ -40,18 +40,18 @@ mod accounts;
 mod audit;
 mod error;
 mod holds;
-mod journal;
 mod ids;
+mod journal;
 mod schema;
 mod settings;
 mod tasks;
 
 pub use accounts::{Account, AccountReport, ModelUsage, NewKey, Principal};
 pub use audit::{AuditReport, LEASE_EXPIRY_GRACE_MS, Violation};
-pub use ids::hash_secret;
-pub use journal::{ChargeRow, GrantRule, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome};
 pub use error::StoreError;
 pub use holds::{Closed, Hold, HoldRequest, LedgerEntry, LedgerKind, Settlement};
+pub use ids::hash_secret;
+pub use journal::{ChargeRow, GrantRule, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome};
 pub use tasks::{NewTask, Outcome, Poll, Task, TaskFilter, TaskState};
 
 use sqlx::any::{AnyPoolOptions, install_default_drivers};

@@ -60,9 +60,8 @@ pub async fn create(
     )
     .await?;
 
-    // 6–8 run to completion even if the client goes away: the upstream does (and bills) the work
-    // once it has the request, so the charge must be recorded whatever the client does.
-    let billed = tokio::spawn(async move {
+    // 6–8 run to completion even if the client goes away.
+    let (response, upstream_time) = relay::to_completion(async move {
         let upstream_request = translate::to_upstream(&request, &entry);
         let called = relay::with_failover(&entry, |channel| {
             let (state, upstream_request) = (state.clone(), &upstream_request);
@@ -102,10 +101,8 @@ pub async fn create(
         };
         held.settle(&Usage::Tokens(tokens), basis).await?;
         Ok((response, answer.upstream_time))
-    });
-    let (response, upstream_time) = billed
-        .await
-        .map_err(|e| ApiError::internal("relaying the request", e))??;
+    })
+    .await?;
 
     let mut response = body::json_response(StatusCode::OK, &response);
     response

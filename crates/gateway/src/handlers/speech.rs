@@ -102,6 +102,8 @@ pub async fn create(
         sample_rate,
         bitrate: DEFAULT_MP3_BITRATE,
         speed: request.speed_or_default(),
+        // The translated request sets `exclude_aggregated_audio`.
+        final_repeats_audio: false,
     };
     if sse {
         tokio::spawn(speech_relay::relay(

@@ -9,6 +9,7 @@ use crate::errors::{ApiError, Family};
 use crate::handlers::{Context, UpstreamTime};
 use crate::limits;
 use crate::recognition::{self, billed_seconds};
+use crate::relay;
 use crate::translate::transcription::{self as translate, encoders};
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
@@ -79,41 +80,46 @@ pub async fn create(
         )
         .await;
     }
-    let part = recognition::file_part(&file, container, &name);
-    let (answer, held) =
-        recognition::transcribe_whole(&state, &entry, &upstream, part, held).await?;
-    // The result's duration settles; srt and vtt carry none, so the probe does (no format
-    // dodges the charge).
-    let reported = match &answer.body {
-        SttBody::Json(j) => billed_seconds(j.duration),
-        SttBody::Verbose(v) => billed_seconds(v.duration),
-        SttBody::Subtitles(_) => None,
-    };
-    let (seconds, mut basis) = Basis::reported_or_local(reported, probed_seconds);
-    if matches!(answer.body, SttBody::Subtitles(_)) {
-        basis = Basis {
-            estimated: false,
-            note: Some("subtitles carry no duration; charged the probed duration".into()),
+    // 6–8 run to completion even if the client goes away: the file is uploaded, the upstream
+    // recognises it either way.
+    relay::to_completion(async move {
+        let part = recognition::file_part(&file, container, &name);
+        let (answer, held) =
+            recognition::transcribe_whole(&state, &entry, &upstream, part, held).await?;
+        // The result's duration settles; srt and vtt carry none, so the probe does (no format
+        // dodges the charge).
+        let reported = match &answer.body {
+            SttBody::Json(j) => billed_seconds(j.duration),
+            SttBody::Verbose(v) => billed_seconds(v.duration),
+            SttBody::Subtitles(_) => None,
         };
-    }
-    held.settle(&Usage::AudioSeconds(seconds), basis).await?;
-    let mut response = match answer.body {
-        SttBody::Json(j) => body::json_response(StatusCode::OK, &j),
-        SttBody::Verbose(v) => body::json_response(StatusCode::OK, &v),
-        SttBody::Subtitles(text) => {
-            let mut r = Response::new(body::full(text));
-            let content_type = if params.response_format == SttFormat::Vtt {
-                "text/vtt; charset=utf-8"
-            } else {
-                "text/plain; charset=utf-8"
+        let (seconds, mut basis) = Basis::reported_or_local(reported, probed_seconds);
+        if matches!(answer.body, SttBody::Subtitles(_)) {
+            basis = Basis {
+                estimated: false,
+                note: Some("subtitles carry no duration; charged the probed duration".into()),
             };
-            r.headers_mut()
-                .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-            r
         }
-    };
-    response
-        .extensions_mut()
-        .insert(UpstreamTime(answer.upstream_time));
-    Ok(response)
+        held.settle(&Usage::AudioSeconds(seconds), basis).await?;
+        let mut response = match answer.body {
+            SttBody::Json(j) => body::json_response(StatusCode::OK, &j),
+            SttBody::Verbose(v) => body::json_response(StatusCode::OK, &v),
+            SttBody::Subtitles(text) => {
+                let mut r = Response::new(body::full(text));
+                let content_type = if params.response_format == SttFormat::Vtt {
+                    "text/vtt; charset=utf-8"
+                } else {
+                    "text/plain; charset=utf-8"
+                };
+                r.headers_mut()
+                    .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+                r
+            }
+        };
+        response
+            .extensions_mut()
+            .insert(UpstreamTime(answer.upstream_time));
+        Ok(response)
+    })
+    .await
 }

@@ -94,6 +94,9 @@ pub async fn create(
             .as_ref()
             .and_then(|v| v.speed)
             .unwrap_or(1.0),
+        // The client's own request goes upstream as it is: its final frame repeats the whole
+        // audio unless it asked otherwise.
+        final_repeats_audio: !upstream.excludes_aggregated_audio(),
     };
     tokio::spawn(speech_relay::relay(
         held,

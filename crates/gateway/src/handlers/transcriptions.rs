@@ -80,29 +80,35 @@ pub async fn create(
         )
         .await;
     }
-    let part = recognition::file_part(&file, container, &name);
-    let (answer, held) =
-        recognition::transcribe_whole(&state, &entry, &upstream, part, held).await?;
-    let SttBody::Verbose(result) = answer.body else {
-        held.release("upstream answered another format");
-        return Err(relay::upstream_error(
-            &tollgate_upstream::UpstreamError::Protocol("verbose_json was asked".into()),
-        ));
-    };
-    // SPEC §8 rule 2: seconds from the duration in the result, rounded up; the probe is the fallback.
-    let (seconds, basis) =
-        Basis::reported_or_local(billed_seconds(result.duration), probed_seconds);
-    let transcript = translate::transcript(result, params.language.clone(), params.wants_words());
-    held.settle(&Usage::AudioSeconds(seconds), basis).await?;
-    let rendered = transcript.render(params.response_format, seconds);
-    let mut response = Response::new(body::full(rendered.body));
-    *response.status_mut() = StatusCode::OK;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(rendered.content_type),
-    );
-    response
-        .extensions_mut()
-        .insert(UpstreamTime(answer.upstream_time));
-    Ok(response)
+    // 6–8 run to completion even if the client goes away: the file is uploaded, the upstream
+    // recognises it either way.
+    relay::to_completion(async move {
+        let part = recognition::file_part(&file, container, &name);
+        let (answer, held) =
+            recognition::transcribe_whole(&state, &entry, &upstream, part, held).await?;
+        let SttBody::Verbose(result) = answer.body else {
+            held.release("upstream answered another format");
+            return Err(relay::upstream_error(
+                &tollgate_upstream::UpstreamError::Protocol("verbose_json was asked".into()),
+            ));
+        };
+        // SPEC §8 rule 2: seconds from the duration in the result, rounded up; the probe is the fallback.
+        let (seconds, basis) =
+            Basis::reported_or_local(billed_seconds(result.duration), probed_seconds);
+        let transcript =
+            translate::transcript(result, params.language.clone(), params.wants_words());
+        held.settle(&Usage::AudioSeconds(seconds), basis).await?;
+        let rendered = transcript.render(params.response_format, seconds);
+        let mut response = Response::new(body::full(rendered.body));
+        *response.status_mut() = StatusCode::OK;
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(rendered.content_type),
+        );
+        response
+            .extensions_mut()
+            .insert(UpstreamTime(answer.upstream_time));
+        Ok(response)
+    })
+    .await
 }

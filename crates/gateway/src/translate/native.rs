@@ -12,15 +12,38 @@ use tollgate_native_genai::{Content, GenerateContentRequest, GenerateContentResp
 /// an image; the upstream's own count settles).
 pub const MEDIA_PART_TOKENS: u64 = 258;
 
+/// Tokens the vendor adds around each content (role and turn markers), and once per request.
+pub const TOKENS_PER_CONTENT: u64 = 4;
+/// See [`TOKENS_PER_CONTENT`].
+pub const TOKENS_PER_REQUEST: u64 = 8;
+/// The local count is scaled by this (per cent) before it is held: `cl100k_base` counts fewer
+/// tokens than the vendor's tokenizer for many scripts, and a hold below the settlement lets
+/// concurrent requests overdraw (`docs/decisions.md`, "Native holds").
+pub const PROMPT_MARGIN_PERCENT: u64 = 125;
+
 /// The prompt's tokens as the hold estimates them: `cl100k_base` over every text (system
-/// instruction, contents, function calls and responses as JSON) plus [`MEDIA_PART_TOKENS`] a
-/// media part. Not the vendor's tokenizer: the upstream's `promptTokenCount` settles.
+/// instruction, contents, function calls and responses as JSON, tool declarations and tool
+/// configuration as JSON) plus [`MEDIA_PART_TOKENS`] a media part, the vendor's per-content and
+/// per-request overhead, and a margin of [`PROMPT_MARGIN_PERCENT`]. Not the vendor's tokenizer:
+/// the upstream's `promptTokenCount` settles.
 pub fn estimate_prompt_tokens(request: &GenerateContentRequest) -> u64 {
-    let contents = request
+    let contents: Vec<&Content> = request
         .system_instruction
         .iter()
-        .chain(request.contents.iter());
-    contents.map(content_tokens).sum()
+        .chain(request.contents.iter())
+        .collect();
+    let mut tokens: u64 = contents.iter().map(|c| content_tokens(c)).sum();
+    tokens = tokens.saturating_add(TOKENS_PER_CONTENT.saturating_mul(contents.len() as u64));
+    let tools = request.tools.iter().flatten();
+    for value in tools.chain(request.tool_config.iter()) {
+        tokens = tokens.saturating_add(crate::tokens::count_text(
+            &serde_json::to_string(value).unwrap_or_default(),
+        ));
+    }
+    tokens
+        .saturating_add(TOKENS_PER_REQUEST)
+        .saturating_mul(PROMPT_MARGIN_PERCENT)
+        .div_ceil(100)
 }
 
 fn content_tokens(content: &Content) -> u64 {
