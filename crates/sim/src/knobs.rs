@@ -30,6 +30,9 @@ pub struct KnobSettings {
     /// Video tasks: fail every Nth created task (`Some(10)` fails 10 %); `None` or `Some(0)`
     /// fails none. Counted over both task formats since the simulator started.
     pub task_fail_every: Option<u32>,
+    /// Report this number as every usage figure (tokens, characters, seconds, video tokens)
+    /// instead of the true one: an upstream that lies about usage.
+    pub report_usage: Option<u64>,
 }
 
 impl KnobSettings {

@@ -40,6 +40,7 @@ pub mod audio;
 mod embeddings;
 mod genai;
 mod knobs;
+mod lies;
 mod server;
 mod stt;
 mod t2a;

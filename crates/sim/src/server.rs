@@ -146,7 +146,9 @@ async fn handle(
             match admit(&knobs, route).await {
                 Some(status) => json(StatusCode::OK, &crate::t2a::failure(status)),
                 None => match crate::t2a::respond(&body).await {
-                    crate::t2a::Answer::Whole(answer) => json(StatusCode::OK, &answer),
+                    crate::t2a::Answer::Whole(answer) => {
+                        json(StatusCode::OK, &lying(&knobs, &answer))
+                    }
                     crate::t2a::Answer::Stream(frames) => {
                         stream(frames, crate::t2a::error_frame(), &knobs.get())
                     }
@@ -169,6 +171,10 @@ async fn handle(
                     let language = value(tollgate_vendor_audio::stt::LANGUAGE_HEADER);
                     match crate::stt::respond(content_type, language, body).await {
                         crate::stt::Answer::Whole { content_type, body } => {
+                            let body = match knobs.get().report_usage {
+                                Some(n) => crate::lies::overstate_piece(&body, n),
+                                None => body,
+                            };
                             raw(StatusCode::OK, content_type, body)
                         }
                         crate::stt::Answer::Stream(frames) => {
@@ -194,7 +200,7 @@ async fn handle(
                     "simulated upstream failure",
                 ),
                 None => match crate::embeddings::respond(&body) {
-                    Ok(answer) => json(StatusCode::OK, &answer),
+                    Ok(answer) => json(StatusCode::OK, &lying(&knobs, &answer)),
                     Err((status, kind, code, param, message)) => {
                         openai_error(status, kind, code, param, &message)
                     }
@@ -219,7 +225,7 @@ async fn handle(
             let route = "GET /api/v3/contents/generations/tasks/{id}";
             match (admit(&knobs, route).await, task_id(p, ARK_TASKS_PATH)) {
                 (Some(status), _) => reply(crate::tasks::ark_failure(status)),
-                (None, id) => reply(tasks.ark_get(id.unwrap_or_default())),
+                (None, id) => task_reply(&knobs, tasks.ark_get(id.unwrap_or_default())),
             }
         }
         (&Method::DELETE, p) if task_id(p, ARK_TASKS_PATH).is_some() => {
@@ -240,7 +246,7 @@ async fn handle(
             let route = "GET /v1/video/generations/{id}";
             match (admit(&knobs, route).await, task_id(p, GENERIC_PATH)) {
                 (Some(status), _) => simulated_failure(status),
-                (None, id) => reply(tasks.generic_get(id.unwrap_or_default())),
+                (None, id) => task_reply(&knobs, tasks.generic_get(id.unwrap_or_default())),
             }
         }
         (&Method::GET, p) if task_id(p, VIDEOS_PATH.trim_end_matches('/')).is_some() => {
@@ -298,12 +304,21 @@ async fn native(
     genai_reply(reply, knobs)
 }
 
+/// `value` as JSON, its usage figures overstated when the knobs say so.
+fn lying<T: serde::Serialize>(knobs: &Knobs, value: &T) -> serde_json::Value {
+    let mut value = serde_json::to_value(value).unwrap_or_default();
+    if let Some(n) = knobs.get().report_usage {
+        crate::lies::overstate(&mut value, n);
+    }
+    value
+}
+
 fn genai_reply(reply: crate::genai::Reply, knobs: &Knobs) -> Response<SimBody> {
     use crate::genai::Reply;
     match reply {
         Reply::Json(status, body) => json(
             StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-            &body,
+            &lying(knobs, &body),
         ),
         Reply::Sse(frames) => paced(
             frames,
@@ -350,6 +365,11 @@ fn reply((status, body): crate::tasks::Reply) -> Response<SimBody> {
         StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
         &body,
     )
+}
+
+/// A task answer, its usage figures overstated when the knobs say so.
+fn task_reply(knobs: &Knobs, (status, body): crate::tasks::Reply) -> Response<SimBody> {
+    reply((status, lying(knobs, &body)))
 }
 
 /// The OpenAI-style answer to a failure injected by the knobs.
@@ -458,6 +478,13 @@ fn paced(
     >(4);
     let interval = knobs.frame_interval();
     let (cut, error) = (knobs.cut_after_frames, knobs.error_after_frames);
+    let frames: Vec<Bytes> = match knobs.report_usage {
+        Some(n) => frames
+            .iter()
+            .map(|f| crate::lies::overstate_piece(f, n))
+            .collect(),
+        None => frames,
+    };
     tokio::spawn(async move {
         for (i, frame) in frames.into_iter().enumerate() {
             let sent = u32::try_from(i).unwrap_or(u32::MAX);

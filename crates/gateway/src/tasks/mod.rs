@@ -339,13 +339,31 @@ impl Observation {
                 basis,
                 ..
             } => {
+                // Bounded settlement (`docs/decisions.md`): the hold is priced from what was
+                // asked — the seconds, the resolution, the reference tier's maximum — so no
+                // honest upstream figure exceeds it; more is charged at the hold, as an anomaly.
                 let held = pricing.charge(&pricing.estimate).unwrap_or(Amount::ZERO);
-                let actual = pricing.charge(usage).unwrap_or_else(|e| {
-                    tracing::error!(error = %e, "pricing the usage failed; charging the hold");
-                    held
-                });
-                let mut settlement = Settlement::new(actual)
-                    .quantity(serde_json::to_string(usage).unwrap_or_default());
+                let quantity = serde_json::to_string(usage).unwrap_or_default();
+                let (actual, anomaly) = match pricing.charge(usage) {
+                    Ok(priced) if priced <= held => (priced, None),
+                    Ok(priced) => (
+                        held,
+                        Some(format!(
+                            "upstream usage {quantity} prices at {priced}, above the {held} held for what was asked; charged {held}"
+                        )),
+                    ),
+                    Err(e) => (
+                        held,
+                        Some(format!(
+                            "upstream usage {quantity} cannot be priced ({e}); charged the {held} held"
+                        )),
+                    ),
+                };
+                let mut settlement = Settlement::new(actual).quantity(quantity);
+                if let Some(anomaly) = anomaly {
+                    tracing::warn!(anomaly, "task settlement capped");
+                    settlement = settlement.anomaly(anomaly);
+                }
                 if basis.estimated {
                     settlement = settlement.estimated();
                 }
