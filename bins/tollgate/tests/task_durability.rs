@@ -4,13 +4,15 @@
 //! to the nano-unit — on SQLite, on PostgreSQL with two replicas, and across a SIGKILL.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
+use support::{Gateway, Scratch, http};
+
 use rust_decimal::Decimal;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tollgate_billing::Amount;
 use tollgate_sim::{KnobSettings, SimHandle};
 use tollgate_store::{LedgerKind, Store, Task, TaskFilter, TaskState};
@@ -23,41 +25,7 @@ const OPENING_BALANCE: &str = "1000";
 const CLIP_PATH: &str = "/api/v3/contents/generations/tasks";
 const VIDEO_PATH: &str = "/v1/video/generations";
 
-// ---- scratch directory, simulator, configuration ----
-
-/// A temporary directory, kept when the test fails (it holds the gateways' logs).
-struct Scratch {
-    dir: PathBuf,
-    /// Unique per run: account and channel names on a shared database.
-    tag: String,
-}
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let tag = format!("{name}-{}-{nanos}", std::process::id());
-        let dir = std::env::temp_dir().join(format!("tollgate-{tag}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch { dir, tag }
-    }
-
-    fn sqlite_url(&self) -> String {
-        format!("sqlite://{}/t.db", self.dir.display())
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            eprintln!("kept {} for inspection", self.dir.display());
-        } else {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-    }
-}
+// ---- simulator, configuration ----
 
 fn knobs(queued_ms: u64, running_ms: u64) -> KnobSettings {
     KnobSettings {
@@ -126,154 +94,11 @@ price = {{ meter = "video_seconds", per_second = "{VIDEO_PER_SECOND}" }}
     path
 }
 
-// ---- gateway processes ----
-
-/// One `tollgate serve` child process; killed when dropped, its log printed if the test failed.
-struct Gateway {
-    name: String,
-    child: Child,
-    addr: String,
-    log: PathBuf,
-}
-
-impl Gateway {
-    async fn start(scratch: &Scratch, name: &str, config: &Path, db: &str) -> Gateway {
-        let log = scratch.dir.join(format!("{name}.log"));
-        let stderr = std::fs::File::create(&log).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
-            .arg("serve")
-            .arg("--config")
-            .arg(config)
-            .args(["--listen", "127.0.0.1:0", "--database-url", db])
-            .env_remove("TOLLGATE_CONFIG")
-            .env_remove("TOLLGATE_LISTEN")
-            .env_remove("TOLLGATE_DATABASE_URL")
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .unwrap();
-        let mut gateway = Gateway {
-            name: name.to_owned(),
-            child,
-            addr: String::new(),
-            log,
-        };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        // `--listen 127.0.0.1:0`: the bound address is announced on stderr.
-        while gateway.addr.is_empty() {
-            assert!(Instant::now() < deadline, "{name} did not start");
-            if let Some(status) = gateway.child.try_wait().unwrap() {
-                panic!("{name} exited at start: {status}");
-            }
-            let text = std::fs::read_to_string(&gateway.log).unwrap_or_default();
-            if let Some(rest) = text.split("tollgate listening on http://").nth(1) {
-                gateway.addr = rest.lines().next().unwrap().trim().to_owned();
-            } else {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        }
-        loop {
-            assert!(
-                Instant::now() < deadline,
-                "{name}: /healthz never answered 200"
-            );
-            if let Ok((200, _)) = http(&gateway.addr, "GET", "/healthz", None, None).await {
-                return gateway;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// SIGKILL: no drain, no cleanup, exactly a crash.
-    fn kill(&mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-
-    /// `tollgate_task_events_total{event="…"}` of this replica.
-    async fn task_events(&self, event: &str) -> u64 {
-        let (status, text) = http(&self.addr, "GET", "/metrics", None, None)
-            .await
-            .unwrap();
-        assert_eq!(status, 200, "{text}");
-        let series = format!("tollgate_task_events_total{{event=\"{event}\"}} ");
-        text.lines()
-            .find_map(|line| line.strip_prefix(&series))
-            .map_or(0, |n| n.trim().parse().unwrap())
-    }
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        if std::thread::panicking() {
-            let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-            let lines: Vec<&str> = text.lines().collect();
-            let tail = &lines[lines.len().saturating_sub(300)..];
-            eprintln!(
-                "---- {} log ({}, last {} of {} lines) ----\n{}\n---- end of {} log ----",
-                self.name,
-                self.log.display(),
-                tail.len(),
-                lines.len(),
-                tail.join("\n"),
-                self.name
-            );
-        }
-    }
-}
-
-// ---- HTTP ----
-
-/// One HTTP/1.1 exchange on a fresh connection: the status and the body.
-async fn http(
-    addr: &str,
-    method: &str,
-    path: &str,
-    key: Option<&str>,
-    body: Option<&str>,
-) -> std::io::Result<(u16, String)> {
-    let mut stream = tokio::net::TcpStream::connect(addr).await?;
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
-    if let Some(key) = key {
-        head.push_str(&format!("Authorization: Bearer {key}\r\n"));
-    }
-    let body = body.unwrap_or_default();
-    if !body.is_empty() {
-        head.push_str("Content-Type: application/json\r\n");
-    }
-    head.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-    stream.write_all(head.as_bytes()).await?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await?;
-    let text = String::from_utf8_lossy(&raw);
-    let bad = || std::io::Error::other(format!("not an HTTP response: {text:?}"));
-    let (head, body) = text.split_once("\r\n\r\n").ok_or_else(bad)?;
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(bad)?;
-    let chunked = head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked");
-    Ok((status, if chunked { dechunk(body) } else { body.into() }))
-}
-
-fn dechunk(mut rest: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, after)) = rest.split_once("\r\n") {
-        let size = usize::from_str_radix(size.split(';').next().unwrap().trim(), 16).unwrap();
-        if size == 0 {
-            break;
-        }
-        out.push_str(&after[..size]);
-        rest = &after[size + 2..];
-    }
-    out
+/// `tollgate_task_events_total{event="…"}` of a replica.
+async fn task_events(gateway: &Gateway, event: &str) -> u64 {
+    gateway
+        .metric(&format!("tollgate_task_events_total{{event=\"{event}\"}}"))
+        .await as u64
 }
 
 // ---- accounts, submissions ----
@@ -569,7 +394,7 @@ async fn five_hundred_tasks_sqlite() {
     );
     let (succeeded, failed) = check_books(&store, &customers, &tasks).await;
     assert_eq!((succeeded, failed), (450, 50));
-    assert_eq!(gateway.task_events("succeeded").await, 450);
+    assert_eq!(task_events(&gateway, "succeeded").await, 450);
     eprintln!(
         "five_hundred_tasks_sqlite: 500 accepted in {submitted:?}, all settled in {:?}",
         started.elapsed()
@@ -612,8 +437,8 @@ async fn five_hundred_tasks_postgres_two_processes() {
     assert_eq!((succeeded, failed), (450, 50));
     // Both replicas polled, and between them finished every success exactly once.
     let (by_a, by_b) = (
-        a.task_events("succeeded").await,
-        b.task_events("succeeded").await,
+        task_events(&a, "succeeded").await,
+        task_events(&b, "succeeded").await,
     );
     assert!(by_a > 0 && by_b > 0, "succeeded: a {by_a}, b {by_b}");
     assert_eq!(by_a + by_b, 450, "succeeded: a {by_a}, b {by_b}");
@@ -722,8 +547,8 @@ async fn sigkill_with_tasks_in_flight_loses_nothing() {
          submitting, refunded); b: {} succeeded, {} failed; {:?} in all",
         second_accepted.len(),
         tasks.len(),
-        b.task_events("succeeded").await,
-        b.task_events("failed").await,
+        task_events(&b, "succeeded").await,
+        task_events(&b, "failed").await,
         started.elapsed()
     );
 }

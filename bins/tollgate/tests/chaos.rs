@@ -1,0 +1,511 @@
+//! Chaos (DESIGN §4): the built binary under mixed load on every synchronous endpoint, the
+//! simulator's faults switching every few hundred milliseconds (upstream errors, latency, cut
+//! streams, error frames, inflated usage), clients that hang up at random moments, `kill -9`
+//! and a restart mid-load; and two replicas on PostgreSQL spending one account to zero. Each
+//! part ends with `tollgate audit` clean, no account below zero, and no hold or lease open.
+//! Bounded: about a minute in all.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use support::{Gateway, Scratch, http};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tollgate_billing::Amount;
+use tollgate_sim::{KnobSettings, SimHandle};
+use tollgate_store::Store;
+
+fn config(scratch: &Scratch, sim: &SimHandle, embeddings_price: &str) -> PathBuf {
+    let sim = sim.base_url();
+    let text = format!(
+        r#"
+[log]
+filter = "info"
+
+[simulator]
+enabled = false
+
+[tasks]
+workers = false
+
+[[channels]]
+name = "openai"
+format = "openai-embeddings"
+base_url = "{sim}"
+first_byte_timeout_ms = 10000
+idle_timeout_ms = 10000
+
+[[channels]]
+name = "t2a"
+format = "t2a"
+base_url = "{sim}"
+first_byte_timeout_ms = 10000
+idle_timeout_ms = 10000
+
+[[channels]]
+name = "stt"
+format = "stt"
+base_url = "{sim}"
+first_byte_timeout_ms = 5000
+idle_timeout_ms = 5000
+
+[[channels]]
+name = "genai"
+format = "genai"
+base_url = "{sim}"
+# The simulator wants a key where the vendor does and accepts any: HOME is always set.
+api_key_env = "HOME"
+first_byte_timeout_ms = 10000
+idle_timeout_ms = 10000
+
+[models."text-embedding-3-small"]
+kind = "embeddings"
+channels = ["openai"]
+price = {{ meter = "tokens", per_million_tokens = "{embeddings_price}" }}
+
+[models."speech-2.8-turbo"]
+kind = "speech"
+channels = ["t2a"]
+price = {{ meter = "characters", per_million_characters = "60" }}
+
+[models."asr-1.0"]
+kind = "transcription"
+channels = ["stt"]
+price = {{ meter = "audio_seconds", per_second = "0.0001" }}
+
+[models."gen-2.5-flash"]
+kind = "native-text"
+channels = ["genai"]
+price = {{ meter = "text_tokens", input_per_million_tokens = "0.30", output_per_million_tokens = "2.50" }}
+
+[aliases]
+"tts-1" = "speech-2.8-turbo"
+"whisper-1" = "asr-1.0"
+"#
+    );
+    let path = scratch.dir.join("tollgate.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The requests the load mixes, as raw HTTP/1.1 (`{KEY}` is replaced per request).
+fn requests() -> Vec<String> {
+    let sentence = "The quick brown fox jumps over the lazy dog. ".repeat(3);
+    let wav = tollgate_sim::audio::synthesize(
+        "Chaos is a ladder.",
+        &tollgate_sim::audio::Synthesis {
+            format: tollgate_sim::audio::AudioFormat::Wav,
+            sample_rate: 8_000,
+            channels: 1,
+            bitrate: 64_000,
+            speed: 1.0,
+        },
+    )
+    .unwrap();
+    let boundary = "chaos";
+    let mut form = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nwhisper-1\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.wav\"\r\nContent-Type: audio/wav\r\n\r\n"
+    )
+    .into_bytes();
+    form.extend_from_slice(&wav);
+    form.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    // The form is binary; it travels as Latin-1 in this String and is written back byte for
+    // byte (see `send`).
+    let form: String = form.iter().map(|b| char::from(*b)).collect();
+    let json = |path: &str, auth: &str, body: String| {
+        format!(
+            "POST {path} HTTP/1.1\r\nHost: chaos\r\nConnection: close\r\n{auth}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let bearer = "Authorization: Bearer {KEY}";
+    vec![
+        json(
+            "/v1/embeddings",
+            bearer,
+            r#"{"model":"text-embedding-3-small","input":["hello","chaos"]}"#.into(),
+        ),
+        json(
+            "/v1/audio/speech",
+            bearer,
+            serde_json::json!({"model": "tts-1", "input": sentence, "voice": "alloy", "response_format": "pcm"}).to_string(),
+        ),
+        json(
+            "/v1/t2a_v2",
+            bearer,
+            serde_json::json!({"model": "speech-2.8-turbo", "text": sentence, "stream": true, "voice_setting": {"voice_id": "v"}, "audio_setting": {"format": "pcm"}}).to_string(),
+        ),
+        json(
+            "/v1beta/models/gen-2.5-flash:streamGenerateContent?alt=sse",
+            "x-goog-api-key: {KEY}",
+            r#"{"contents":[{"role":"user","parts":[{"text":"Tell me a story."}]}],"generationConfig":{"maxOutputTokens":128}}"#.into(),
+        ),
+        json(
+            "/v1beta/models/gen-2.5-flash:generateContent",
+            "x-goog-api-key: {KEY}",
+            r#"{"contents":[{"role":"user","parts":[{"text":"Hi"}]}],"generationConfig":{"maxOutputTokens":32}}"#.into(),
+        ),
+        format!(
+            "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: chaos\r\nConnection: close\r\n{bearer}\r\nContent-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {}\r\n\r\n{form}",
+            form.chars().count()
+        ),
+    ]
+}
+
+/// A small deterministic generator (xorshift), one per worker.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// Sends one request; reads the answer to its end, or hangs up after `hang_up`. Returns the
+/// status when one was read.
+async fn send(addr: &str, request: &str, key: &str, hang_up: Option<Duration>) -> Option<u16> {
+    let bytes: Vec<u8> = request
+        .replace("{KEY}", key)
+        .chars()
+        .map(|c| c as u32 as u8)
+        .collect();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.ok()?;
+    stream.write_all(&bytes).await.ok()?;
+    match hang_up {
+        Some(after) => {
+            tokio::time::sleep(after).await;
+            None
+        }
+        None => {
+            let mut head = [0u8; 12];
+            tokio::time::timeout(Duration::from_secs(10), stream.read_exact(&mut head))
+                .await
+                .ok()?
+                .ok()?;
+            let status = std::str::from_utf8(&head[9..12]).ok()?.parse().ok();
+            let mut rest = Vec::new();
+            let _ =
+                tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut rest)).await;
+            status
+        }
+    }
+}
+
+/// Switches the simulator's faults every 300 ms until `stop`.
+async fn faults(sim: Arc<SimHandle>, stop: Arc<AtomicBool>) {
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    while !stop.load(Ordering::Relaxed) {
+        let knobs = match rng.next() % 10 {
+            0 => KnobSettings {
+                fail_status: Some(503),
+                ..KnobSettings::default()
+            },
+            1 => KnobSettings {
+                latency_ms: 60,
+                ..KnobSettings::default()
+            },
+            2 => KnobSettings {
+                cut_after_frames: Some(2),
+                ..KnobSettings::default()
+            },
+            3 => KnobSettings {
+                error_after_frames: Some(2),
+                ..KnobSettings::default()
+            },
+            4 => KnobSettings {
+                report_usage: Some(10_000_000),
+                ..KnobSettings::default()
+            },
+            _ => KnobSettings::default(),
+        };
+        sim.knobs().set(knobs);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    sim.knobs().set(KnobSettings::default());
+}
+
+/// Workers sending the mix to whatever address `target` holds, until `stop`; a third of the
+/// requests hang up 2–150 ms in. Returns how many were sent.
+fn load(
+    target: Arc<Mutex<String>>,
+    keys: Vec<String>,
+    workers: usize,
+    stop: Arc<AtomicBool>,
+) -> (Vec<tokio::task::JoinHandle<()>>, Arc<AtomicU64>) {
+    let sent = Arc::new(AtomicU64::new(0));
+    let requests = Arc::new(requests());
+    let handles = (0..workers)
+        .map(|w| {
+            let (target, keys, stop, sent, requests) = (
+                target.clone(),
+                keys.clone(),
+                stop.clone(),
+                sent.clone(),
+                requests.clone(),
+            );
+            tokio::spawn(async move {
+                let mut rng = Rng(0x1234_5678_9abc_def1 ^ (w as u64 + 1).wrapping_mul(0x9e37_79b9));
+                while !stop.load(Ordering::Relaxed) {
+                    let request = &requests[(rng.next() % requests.len() as u64) as usize];
+                    let key = &keys[(rng.next() % keys.len() as u64) as usize];
+                    let hang_up =
+                        (rng.next() % 3 == 0).then(|| Duration::from_millis(2 + rng.next() % 149));
+                    let addr = target.lock().unwrap().clone();
+                    let t = Instant::now();
+                    let status = send(&addr, request, key, hang_up).await;
+                    if std::env::var("CHAOS_DEBUG").is_ok() {
+                        eprintln!(
+                            "{} {:?} {:?} {:?}",
+                            request.lines().next().unwrap_or_default(),
+                            hang_up,
+                            status,
+                            t.elapsed()
+                        );
+                    }
+                    if status.is_none() && hang_up.is_none() {
+                        // The gateway is restarting: do not spin.
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                    sent.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    (handles, sent)
+}
+
+/// SIGTERM (a clean stop: leases returned), then waits for the exit.
+fn terminate(gateway: &mut Gateway) {
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &gateway.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while gateway.child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "{} did not stop on SIGTERM",
+            gateway.name
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `tollgate audit --json` on `db`: the report, and whether it exited 0.
+fn audit(db: &str, config: &Path) -> (serde_json::Value, bool) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["audit", "--json", "--database-url", db, "--config"])
+        .arg(config)
+        .env_remove("TOLLGATE_DATABASE_URL")
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "audit printed no JSON ({e}): {} {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    (report, output.status.success())
+}
+
+async fn customers(store: &Store, tag: &str, n: usize, balance: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        let (account, key) = store
+            .create_account(&format!("chaos-{tag}-{i}"), balance.parse().unwrap())
+            .await
+            .unwrap();
+        out.push((account.id, key.secret));
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mixed_load_faults_hang_ups_and_a_kill_leave_the_books_exact() {
+    let started = Instant::now();
+    let scratch = Scratch::new("chaos-sqlite");
+    let sim = Arc::new(
+        tollgate_sim::start("127.0.0.1:0".parse().unwrap(), KnobSettings::default())
+            .await
+            .unwrap(),
+    );
+    let db = scratch.sqlite_url();
+    let store = Store::connect(&db).await.unwrap();
+    let accounts = customers(&store, &scratch.tag, 4, "5").await;
+    let config = config(&scratch, &sim, "0.02");
+    let mut first = Gateway::start(&scratch, "gateway-1", &config, &db).await;
+    let target = Arc::new(Mutex::new(first.addr.clone()));
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let fault_stop = Arc::new(AtomicBool::new(false));
+    let faulting = tokio::spawn(faults(sim.clone(), fault_stop.clone()));
+    let keys: Vec<String> = accounts.iter().map(|(_, k)| k.clone()).collect();
+    let (workers, sent) = load(target.clone(), keys, 12, stop.clone());
+
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    // A crash mid-load: holds in flight die with the process; its leases stay in the database.
+    first.kill();
+    let killed = Instant::now();
+    let orphaned: Vec<String> = store
+        .open_leases()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|l| l.0)
+        .collect();
+    let mut second = Gateway::start(&scratch, "gateway-2", &config, &db).await;
+    *target.lock().unwrap() = second.addr.clone();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    stop.store(true, Ordering::Relaxed);
+    for w in workers {
+        w.await.unwrap();
+    }
+    fault_stop.store(true, Ordering::Relaxed);
+    faulting.await.unwrap();
+    let anomalies = second
+        .metric("tollgate_settlement_anomalies_total{model=\"speech-2.8-turbo\"}")
+        .await;
+
+    // The dead replica's leases come back within their expiry (the live one sweeps them).
+    assert!(!orphaned.is_empty(), "the killed replica held no lease");
+    loop {
+        let open: Vec<String> = store
+            .open_leases()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|l| l.0)
+            .collect();
+        let left: Vec<&String> = orphaned.iter().filter(|id| open.contains(id)).collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(40),
+            "the dead replica's leases never came back: {left:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let recovered = killed.elapsed();
+    terminate(&mut second);
+
+    let (report, ok) = audit(&db, &config);
+    assert!(ok, "audit: {report:#}");
+    assert_eq!(report["violations"], serde_json::json!([]), "{report:#}");
+    assert_eq!(
+        report["negative_accounts"],
+        serde_json::json!([]),
+        "{report:#}"
+    );
+    assert!(store.open_leases().await.unwrap().is_empty());
+    for (id, _) in &accounts {
+        let a = store.find_account(id).await.unwrap();
+        assert_eq!((a.held, a.leased), (Amount::ZERO, Amount::ZERO), "{a:?}");
+        assert!(!a.balance.is_negative(), "{a:?}");
+    }
+    let charges = report["ledger_rows"].as_u64().unwrap();
+    eprintln!(
+        "chaos (SQLite): {} requests sent, {charges} ledger rows, {} anomalies recorded ({anomalies} speech on the second replica), audit clean; the dead replica's leases back {recovered:?} after the kill; {:?} in all",
+        sent.load(Ordering::Relaxed),
+        report["anomalies"],
+        started.elapsed()
+    );
+    assert!(
+        report["anomalies"].as_u64().unwrap() > 0,
+        "no inflated figure was capped: {report:#}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_on_postgres_spend_one_account_to_zero_and_never_below() {
+    let Ok(db) = std::env::var("TOLLGATE_TEST_POSTGRES_URL") else {
+        eprintln!("skipped: TOLLGATE_TEST_POSTGRES_URL is not set");
+        return;
+    };
+    let scratch = Scratch::new("chaos-pg");
+    let sim = tollgate_sim::start("127.0.0.1:0".parse().unwrap(), KnobSettings::default())
+        .await
+        .unwrap();
+    let store = Store::connect(&db).await.unwrap();
+    // An expensive model: about 0.02 a request, so 1.00 lasts some fifty requests.
+    let config = config(&scratch, &sim, "2000");
+    let accounts = customers(&store, &scratch.tag, 1, "1").await;
+    let (account, key) = accounts[0].clone();
+    let (a, b) = tokio::join!(
+        Gateway::start(&scratch, "replica-a", &config, &db),
+        Gateway::start(&scratch, "replica-b", &config, &db)
+    );
+    let body = r#"{"model":"text-embedding-3-small","input":["hello","chaos"]}"#;
+    let served = Arc::new(AtomicU64::new(0));
+    let mut workers = Vec::new();
+    for w in 0..8 {
+        let addr = if w % 2 == 0 {
+            a.addr.clone()
+        } else {
+            b.addr.clone()
+        };
+        let (key, served) = (key.clone(), served.clone());
+        workers.push(tokio::spawn(async move {
+            let mut refused_in_a_row = 0;
+            let deadline = Instant::now() + Duration::from_secs(30);
+            // Until the balance is gone for good: refused for more than the refusal's
+            // freshness (a second) in a row.
+            while refused_in_a_row < 15 && Instant::now() < deadline {
+                match http(&addr, "POST", "/v1/embeddings", Some(&key), Some(body)).await {
+                    Ok((200, _)) => {
+                        served.fetch_add(1, Ordering::Relaxed);
+                        refused_in_a_row = 0;
+                    }
+                    Ok((429, _)) => {
+                        refused_in_a_row += 1;
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                    other => panic!("unexpected answer {other:?}"),
+                }
+            }
+        }));
+    }
+    for w in workers {
+        w.await.unwrap();
+    }
+    let (mut a, mut b) = (a, b);
+    terminate(&mut a);
+    terminate(&mut b);
+    let account_now = store.find_account(&account).await.unwrap();
+    let ledger = store.ledger(&account).await.unwrap();
+    let charges: Vec<Amount> = ledger
+        .iter()
+        .filter(|r| r.kind == tollgate_store::LedgerKind::Charge)
+        .map(|r| r.amount.checked_neg().unwrap())
+        .collect();
+    let one_request = charges.iter().max().copied().unwrap();
+    eprintln!(
+        "two replicas: {} served, {} charges of up to {one_request}, balance left {}",
+        served.load(Ordering::Relaxed),
+        charges.len(),
+        account_now.balance
+    );
+    assert_eq!(charges.len() as u64, served.load(Ordering::Relaxed));
+    assert!(
+        !account_now.balance.is_negative(),
+        "overdrawn: {account_now:?}"
+    );
+    assert!(
+        account_now.balance < one_request,
+        "not spent to zero: {account_now:?}"
+    );
+    assert_eq!(
+        (account_now.held, account_now.leased),
+        (Amount::ZERO, Amount::ZERO)
+    );
+    let (report, ok) = audit(&db, &config);
+    assert!(ok, "audit: {report:#}");
+}

@@ -1,0 +1,520 @@
+//! Side-by-side benchmark of the billed relay (`bench/ledger.sh` runs it; `docs/benchmarks.md`
+//! records its numbers).
+//!
+//! In one run, in interleaved rounds, one load generator drives:
+//! - **bare**: a bare hyper reverse proxy (a child process) in front of a static upstream — the
+//!   limit: what relaying alone costs on this machine;
+//! - **tollgate**: the real `tollgate serve` binary (child processes: one on SQLite, one on
+//!   PostgreSQL when a URL is given) in front of the same upstream, billing every request —
+//!   key lookup, validation, token count, hold, relay, settlement, ledger row;
+//!
+//! with 1 account and with 8 (keys rotated over the connections). The static upstream (in this
+//! process) answers every `POST /v1/embeddings` with one fixed 1,536-dimension embedding. For
+//! each round it prints requests/s, p50 and p99, CPU per request of the relaying process (from
+//! `/proc`), and, for tollgate, journal transactions per request (from its `/metrics`).
+//!
+//! ```sh
+//! cargo run --release -p tollgate-e2e --example relay_bench -- [SECONDS] [CONNECTIONS] [ROUNDS]
+//! TOLLGATE_BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test cargo run --release …
+//! TOLLGATE_BENCH_LEDGER_ROWS=1000000 cargo run --release …   # pre-fill the SQLite ledger
+//! ```
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use base64::Engine as _;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+
+const REQUEST: &str = r#"{"model":"text-embedding-3-small","input":"The quick brown fox jumps over the lazy dog.","encoding_format":"base64"}"#;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    if args.first().map(String::as_str) == Some("--bare-relay") {
+        // Child mode: the bare relay, `--bare-relay LISTEN UPSTREAM`.
+        runtime.block_on(bare_relay(args[1].parse().unwrap(), args[2].clone()));
+        return;
+    }
+    let seconds: u64 = args.first().map_or(5, |a| a.parse().unwrap());
+    let connections: usize = args.get(1).map_or(64, |a| a.parse().unwrap());
+    let rounds: usize = args.get(2).map_or(2, |a| a.parse().unwrap());
+    runtime.block_on(bench(Duration::from_secs(seconds), connections, rounds));
+}
+
+/// The upstream: one fixed answer for every request.
+async fn static_upstream() -> SocketAddr {
+    let vector: Vec<u8> = (0..1536u32)
+        .flat_map(|i| ((i as f32 + 1.0) / 1e5).to_le_bytes())
+        .collect();
+    let answer = Bytes::from(
+        serde_json::json!({
+            "object": "list",
+            "data": [{"object": "embedding", "index": 0,
+                      "embedding": base64::engine::general_purpose::STANDARD.encode(&vector)}],
+            "model": "text-embedding-3-small",
+            "usage": {"prompt_tokens": 10, "total_tokens": 10}
+        })
+        .to_string(),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let answer = answer.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |request: http::Request<Incoming>| {
+                    let answer = answer.clone();
+                    async move {
+                        let _ = request.into_body().collect().await;
+                        let mut response = http::Response::new(Full::new(answer));
+                        response.headers_mut().insert(
+                            http::header::CONTENT_TYPE,
+                            http::HeaderValue::from_static("application/json"),
+                        );
+                        Ok::<_, std::convert::Infallible>(response)
+                    }
+                });
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+/// The limit: a reverse proxy that streams each request to the upstream and the answer back.
+async fn bare_relay(listen: SocketAddr, upstream: String) {
+    let client: Client<HttpConnector, Incoming> =
+        Client::builder(TokioExecutor::new()).build_http();
+    let listener = TcpListener::bind(listen).await.unwrap();
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let (client, upstream) = (client.clone(), upstream.clone());
+        tokio::spawn(async move {
+            let service = service_fn(move |request: http::Request<Incoming>| {
+                let (client, upstream) = (client.clone(), upstream.clone());
+                async move {
+                    let (mut parts, body) = request.into_parts();
+                    parts.uri = format!("{upstream}{}", parts.uri.path()).parse().unwrap();
+                    let response = client
+                        .request(http::Request::from_parts(parts, body))
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    Ok::<_, String>(response)
+                }
+            });
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+fn free_port() -> SocketAddr {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap()
+}
+
+/// A relaying process under test.
+struct Target {
+    name: String,
+    addr: SocketAddr,
+    child: Child,
+    keys: Vec<String>,
+    metrics: bool,
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// CPU seconds the process has used (user + system), from `/proc/PID/stat`.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or_default();
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // Fields 14 and 15 of the whole line (utime, stime) are 12 and 13 after the `)`.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+async fn start_tollgate(
+    name: &str,
+    upstream: SocketAddr,
+    database_url: &str,
+    dir: &std::path::Path,
+) -> (SocketAddr, Child) {
+    let config = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+[log]
+filter = "warn"
+
+[simulator]
+enabled = false
+
+[tasks]
+workers = false
+
+[[channels]]
+name = "static"
+format = "openai-embeddings"
+base_url = "http://{upstream}"
+max_concurrency = 1024
+
+[models."text-embedding-3-small"]
+kind = "embeddings"
+channels = ["static"]
+price = {{ meter = "tokens", per_million_tokens = "0.02" }}
+"#
+        ),
+    )
+    .unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let binary = exe.parent().unwrap().parent().unwrap().join("tollgate");
+    let addr = free_port();
+    let child = Command::new(binary)
+        .args(["serve", "--config"])
+        .arg(&config)
+        .args([
+            "--listen",
+            &addr.to_string(),
+            "--database-url",
+            database_url,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("build the binary first: cargo build --release -p tollgate");
+    wait_listening(addr).await;
+    (addr, child)
+}
+
+async fn wait_listening(addr: SocketAddr) {
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{addr} never listened");
+}
+
+/// Accounts with plenty of balance; their keys.
+async fn accounts(database_url: &str, n: usize, tag: &str) -> Vec<String> {
+    let store = tollgate_store::Store::connect(database_url).await.unwrap();
+    let mut keys = Vec::new();
+    for i in 0..n {
+        let (_, key) = store
+            .create_account(
+                &format!("bench-{tag}-{i}-{}", std::process::id()),
+                "1000000".parse().unwrap(),
+            )
+            .await
+            .unwrap();
+        keys.push(key.secret);
+    }
+    store.close().await;
+    keys
+}
+
+/// Fills the SQLite ledger with `rows` charge rows of a filler account (balance kept equal to
+/// the ledger's sum), to see how throughput changes with a large ledger.
+fn fill_ledger(path: &std::path::Path, rows: u64) {
+    let sql = format!(
+        "INSERT INTO accounts (id, name, balance_nanos, held_nanos, disabled, created_at)
+           VALUES ('acct_filler', 'filler', {credit}, 0, 0, 0);
+         INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, note, created_at)
+           VALUES ('led_filler_credit', 'acct_filler', 'credit', {credit}, {credit}, 'filler', 0);
+         WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < {rows})
+         INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model, hold_id, created_at)
+           SELECT 'led_filler_' || x, 'acct_filler', 'charge', -1, {credit} - x, 'text-embedding-3-small', 'hold_filler_' || x, x FROM n;
+         UPDATE accounts SET balance_nanos = {credit} - {rows} WHERE id = 'acct_filler';",
+        credit = rows * 2,
+    );
+    let status = Command::new("sqlite3")
+        .arg(path)
+        .arg(sql)
+        .status()
+        .expect("sqlite3");
+    assert!(status.success());
+}
+
+/// One round: `connections` clients for `length`, each on its own keep-alive connection.
+async fn round(
+    target: &Target,
+    connections: usize,
+    length: Duration,
+) -> (f64, Vec<Duration>, f64, f64) {
+    let batches_before = if target.metrics {
+        journal(target.addr).await
+    } else {
+        0.0
+    };
+    let cpu_before = cpu_seconds(target.child.id());
+    let started = Instant::now();
+    let stop = started + length;
+    let mut tasks = Vec::new();
+    for c in 0..connections {
+        let key = target.keys[c % target.keys.len()].clone();
+        let addr = target.addr;
+        tasks.push(tokio::spawn(async move {
+            let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+            stream.set_nodelay(true).unwrap();
+            let (mut sender, conn) =
+                hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(stream))
+                    .await
+                    .unwrap();
+            tokio::spawn(conn);
+            let mut latencies = Vec::new();
+            let auth = format!("Bearer {key}");
+            while Instant::now() < stop {
+                let request = http::Request::post("/v1/embeddings")
+                    .header("host", "bench")
+                    .header("authorization", &auth)
+                    .header("content-type", "application/json")
+                    .body(Full::new(Bytes::from_static(REQUEST.as_bytes())))
+                    .unwrap();
+                let t = Instant::now();
+                let response = sender.send_request(request).await.unwrap();
+                let ok = response.status() == 200;
+                let _ = response.into_body().collect().await.unwrap();
+                assert!(ok, "a request failed");
+                latencies.push(t.elapsed());
+            }
+            latencies
+        }));
+    }
+    let mut latencies = Vec::new();
+    for t in tasks {
+        latencies.extend(t.await.unwrap());
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let cpu = cpu_seconds(target.child.id()) - cpu_before;
+    let batches = if target.metrics {
+        journal(target.addr).await - batches_before
+    } else {
+        0.0
+    };
+    latencies.sort();
+    let n = latencies.len() as f64;
+    (n / elapsed, latencies, cpu / n * 1000.0, batches / n)
+}
+
+/// Database transactions the gateway's ledger committed so far.
+async fn journal(addr: SocketAddr) -> f64 {
+    let client: Client<HttpConnector, Full<Bytes>> =
+        Client::builder(TokioExecutor::new()).build_http();
+    let response = client
+        .get(format!("http://{addr}/metrics").parse().unwrap())
+        .await
+        .unwrap();
+    let text = String::from_utf8(
+        response
+            .into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes()
+            .to_vec(),
+    )
+    .unwrap();
+    text.lines()
+        .filter(|l| l.starts_with("tollgate_ledger_batches_total "))
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .sum()
+}
+
+fn pct(latencies: &[Duration], p: f64) -> f64 {
+    if latencies.is_empty() {
+        return 0.0;
+    }
+    let i = ((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1;
+    latencies[i].as_secs_f64() * 1000.0
+}
+
+async fn bench(length: Duration, connections: usize, rounds: usize) {
+    let dir = std::env::temp_dir().join(format!("tollgate-relay-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let upstream = static_upstream().await;
+
+    let mut targets = Vec::new();
+    let bare_addr = free_port();
+    let bare = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--bare-relay",
+            &bare_addr.to_string(),
+            &format!("http://{upstream}"),
+        ])
+        .spawn()
+        .unwrap();
+    wait_listening(bare_addr).await;
+    targets.push(Target {
+        name: "bare hyper relay".into(),
+        addr: bare_addr,
+        child: bare,
+        keys: vec![String::new()],
+        metrics: false,
+    });
+
+    let sqlite_path = dir.join("bench.db");
+    let sqlite = format!("sqlite://{}", sqlite_path.display());
+    // The schema first, then (optionally) the filler rows, then the gateway.
+    tollgate_store::Store::connect(&sqlite)
+        .await
+        .unwrap()
+        .close()
+        .await;
+    let fill: u64 = std::env::var("TOLLGATE_BENCH_LEDGER_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    if fill > 0 {
+        let t = Instant::now();
+        fill_ledger(&sqlite_path, fill);
+        println!(
+            "filled the SQLite ledger with {fill} rows in {:?}",
+            t.elapsed()
+        );
+    }
+    let one = accounts(&sqlite, 1, "sqlite1").await;
+    let eight = accounts(&sqlite, 8, "sqlite8").await;
+    let (addr, child) = start_tollgate("sqlite", upstream, &sqlite, &dir).await;
+    targets.push(Target {
+        name: "tollgate, SQLite, 1 account".into(),
+        addr,
+        child,
+        keys: one,
+        metrics: true,
+    });
+    // The same process with 8 accounts: a second Target handle would kill it twice, so share.
+    let sqlite_index = targets.len() - 1;
+    let mut views = vec![
+        (0usize, None),
+        (sqlite_index, None),
+        (sqlite_index, Some(eight)),
+    ];
+
+    if let Some(pg) = std::env::var("TOLLGATE_BENCH_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    {
+        let one = accounts(&pg, 1, "pg1").await;
+        let eight = accounts(&pg, 8, "pg8").await;
+        let (addr, child) = start_tollgate("postgres", upstream, &pg, &dir).await;
+        targets.push(Target {
+            name: "tollgate, PostgreSQL, 1 account".into(),
+            addr,
+            child,
+            keys: one,
+            metrics: true,
+        });
+        let pg_index = targets.len() - 1;
+        views.push((pg_index, None));
+        views.push((pg_index, Some(eight)));
+    }
+
+    // Warm up every target (connections, the tokenizer, leases).
+    for (index, keys) in &views {
+        let mut t = targets.remove(*index);
+        let saved = keys.clone().map(|k| std::mem::replace(&mut t.keys, k));
+        let _ = round(&t, 8, Duration::from_millis(500)).await;
+        if let Some(saved) = saved {
+            t.keys = saved;
+        }
+        targets.insert(*index, t);
+    }
+
+    println!(
+        "{connections} connections, {} s a round, {rounds} rounds, interleaved",
+        length.as_secs()
+    );
+    println!(
+        "| target | accounts | conns | requests/s | p50 ms | p99 ms | CPU ms/request | journal tx/request |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    let mut totals: Vec<(String, usize, f64)> = Vec::new();
+    for conns in [connections, 1] {
+        for _ in 0..rounds {
+            for (index, keys) in &views {
+                if conns == 1 && keys.is_some() {
+                    continue;
+                }
+                let mut t = targets.remove(*index);
+                let saved = keys.clone().map(|k| std::mem::replace(&mut t.keys, k));
+                let accounts = t.keys.len();
+                let (rps, latencies, cpu, tx) = round(&t, conns, length).await;
+                let name = t.name.replace(", 1 account", "");
+                println!(
+                    "| {name} | {accounts} | {conns} | {rps:.0} | {:.3} | {:.3} | {cpu:.3} | {} |",
+                    pct(&latencies, 0.5),
+                    pct(&latencies, 0.99),
+                    if t.metrics {
+                        format!("{tx:.4}")
+                    } else {
+                        "—".into()
+                    }
+                );
+                totals.push((format!("{name} ({accounts})"), conns, rps));
+                if let Some(saved) = saved {
+                    t.keys = saved;
+                }
+                targets.insert(*index, t);
+            }
+        }
+    }
+    // Ratios of the mean requests/s at full concurrency.
+    let mean = |label: &str| {
+        let v: Vec<f64> = totals
+            .iter()
+            .filter(|(n, c, _)| n == label && *c == connections)
+            .map(|t| t.2)
+            .collect();
+        v.iter().sum::<f64>() / v.len().max(1) as f64
+    };
+    let bare = mean("bare hyper relay (1)");
+    println!();
+    for label in totals
+        .iter()
+        .map(|t| t.0.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        if label.starts_with("tollgate") {
+            println!(
+                "{label}: {:.0} requests/s = {:.0} % of the bare relay's {bare:.0}",
+                mean(&label),
+                mean(&label) / bare * 100.0
+            );
+        }
+    }
+    drop(targets);
+    let _ = std::fs::remove_dir_all(&dir);
+}
