@@ -199,6 +199,8 @@ struct Book {
     pending: Option<Pending>,
     refused: Option<(Millis, Refusal)>,
     last_active: Millis,
+    /// The latest hold's amount: sizes top-ups before any spend is seen.
+    last_need: i64,
     spend: SpendWindow,
 }
 
@@ -317,18 +319,22 @@ impl Engine {
         let policy = self.policy.clone();
         let book = self.books.entry(account.to_owned()).or_default();
         book.last_active = now;
+        book.last_need = need;
+        // Served from the lease when it covers the hold — also while a top-up is in flight —
+        // unless earlier holds already wait for credit (first come, first served).
+        let queue_empty = book.pending.as_ref().is_none_or(|p| p.waiters.is_empty());
+        if queue_empty && book.free(now, &policy) >= need {
+            let hold = self.place(account, need);
+            let top_up = self.top_up_if_low(account, now);
+            return HoldOutcome::Placed { hold, top_up };
+        }
         if let Some(pending) = &mut book.pending {
-            // Queue behind the request in flight: first come, first served.
+            // Queue behind the request in flight.
             pending.waiters.push_back((ticket, need));
             return HoldOutcome::Pending {
                 ticket,
                 request: None,
             };
-        }
-        if book.free(now, &policy) >= need {
-            let hold = self.place(account, need);
-            let top_up = self.top_up_if_low(account, now);
-            return HoldOutcome::Placed { hold, top_up };
         }
         if let Some((until, refusal)) = &book.refused {
             let still = *until > now
@@ -401,7 +407,7 @@ impl Engine {
         if book.pending.is_some() {
             return None;
         }
-        let want = book.want(0, policy);
+        let want = book.want(book.last_need, policy);
         let threshold = want.saturating_mul(policy.top_up_below_percent) / 100;
         (book.free(now, policy) < threshold)
             .then(|| self.open_request(account, 0, VecDeque::new(), now))

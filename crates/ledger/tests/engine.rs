@@ -450,3 +450,49 @@ proptest! {
         world.drain();
     }
 }
+
+#[test]
+fn a_top_up_in_flight_does_not_hold_up_requests_the_lease_covers() {
+    let mut engine = Engine::new(Policy::default());
+    let now = 1_000;
+    let HoldOutcome::Pending {
+        request: Some(first),
+        ..
+    } = engine.hold("a", Amount::from_nanos(100), now)
+    else {
+        panic!("the first hold asks for credit");
+    };
+    // Granted: 8 holds' worth.
+    let resolved = engine.credit_answered(
+        &first,
+        CreditAnswer::Granted {
+            lease: LeaseId("l".into()),
+            granted: first.want,
+            expires_at: now + 15_000,
+        },
+        now,
+    );
+    assert!(resolved[0].1.is_ok());
+    // Spending down the lease asks for a top-up ahead of need…
+    let mut top_up = None;
+    for _ in 0..6 {
+        match engine.hold("a", Amount::from_nanos(100), now) {
+            HoldOutcome::Placed {
+                top_up: Some(r), ..
+            } => top_up = Some(r),
+            HoldOutcome::Placed { .. } => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(top_up.is_some(), "no top-up was asked for");
+    // …and while it is in flight, what the lease still covers is served at once.
+    assert!(matches!(
+        engine.hold("a", Amount::from_nanos(100), now),
+        HoldOutcome::Placed { top_up: None, .. }
+    ));
+    // Beyond it, a hold waits for the top-up's answer.
+    assert!(matches!(
+        engine.hold("a", Amount::from_nanos(100), now),
+        HoldOutcome::Pending { request: None, .. }
+    ));
+}
