@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 seconds=${1:-5}
 connections=${2:-64}
 rounds=${3:-2}
-cargo build --release -p tollgate -p tollgate-e2e --example relay_bench
+cargo build --release -p tollgate
+cargo build --release -p tollgate-e2e --example relay_bench
 pg=${TOLLGATE_BENCH_POSTGRES_URL:-${TOLLGATE_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}}
 if pg_isready -q -d "$pg" 2>/dev/null; then
   export TOLLGATE_BENCH_POSTGRES_URL=$pg

@@ -116,7 +116,7 @@ impl Embedding {
 /// );
 /// # Ok::<(), tollgate_embeddings::EncodingError>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum EmbeddingVector {
     /// `encoding_format: "float"`: the components as numbers.
@@ -227,5 +227,47 @@ mod tests {
             Err(EncodingError::LengthNotMultipleOfFour { bytes: 3 })
         );
         assert!(bad.to_format(EncodingFormat::Float).is_err());
+    }
+}
+
+// Decoded by hand rather than derived (`#[serde(untagged)]`): the derived form buffers the value
+// and, for a base64 vector, first fails to read it as an array — formatting the whole string
+// (kilobytes) into an error message it then throws away, on every response.
+impl<'de> serde::Deserialize<'de> for EmbeddingVector {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(VectorVisitor)
+    }
+}
+
+/// Never pre-allocate more components than this on the strength of a size hint.
+const MAX_PREALLOCATED_COMPONENTS: usize = 4096;
+
+struct VectorVisitor;
+
+impl<'de> serde::de::Visitor<'de> for VectorVisitor {
+    type Value = EmbeddingVector;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an array of numbers or a base64 string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(EmbeddingVector::Base64(v.to_owned()))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(EmbeddingVector::Base64(v))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut floats = Vec::with_capacity(
+            seq.size_hint()
+                .unwrap_or(0)
+                .min(MAX_PREALLOCATED_COMPONENTS),
+        );
+        while let Some(x) = seq.next_element::<f32>()? {
+            floats.push(x);
+        }
+        Ok(EmbeddingVector::Float(floats))
     }
 }

@@ -248,9 +248,7 @@ impl Drop for Hold {
 }
 
 fn new_hold_id() -> String {
-    let mut bytes = [0u8; 10];
-    rand::RngCore::fill_bytes(&mut rand::rng(), &mut bytes);
-    format!("hold_{}", hex::encode(bytes))
+    tollgate_store::new_id("hold")
 }
 
 impl Ledger {

@@ -4,11 +4,14 @@
 
 use rand::RngCore;
 
-/// A new random id: `prefix_` followed by 20 hex digits (80 random bits).
-pub(crate) fn new_id(prefix: &str) -> String {
-    let mut bytes = [0u8; 10];
+/// A new id: `prefix_` followed by 24 hex digits — 12 of Unix milliseconds, then 12 random (48
+/// bits). Time first, so that ids sort by creation and each new row lands at the right edge of
+/// its B-tree index instead of on a random page: the ledger takes thousands of rows a second.
+pub fn new_id(prefix: &str) -> String {
+    let mut bytes = [0u8; 6];
     rand::rng().fill_bytes(&mut bytes);
-    format!("{prefix}_{}", hex::encode(bytes))
+    let millis = crate::now_millis().clamp(0, 0xffff_ffff_ffff);
+    format!("{prefix}_{millis:012x}{}", hex::encode(bytes))
 }
 
 /// A new API key secret: `tg-` followed by 48 hex digits (192 random bits).

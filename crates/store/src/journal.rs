@@ -298,7 +298,18 @@ async fn write_charges(
         balances_after[i] = *balance;
         *balance = balance.checked_add(c.amount.nanos()).ok_or_else(overflow)?;
     }
-    for (chunk_index, chunk) in charges.chunks(INSERT_CHUNK).enumerate() {
+    // Rows go in chunks of a power of two (256, 128, …, 1) so that only nine distinct INSERT
+    // statements exist: each is prepared once per connection and then reused from sqlx's
+    // statement cache, where a statement of every batch size would be parsed anew each time.
+    let mut start = 0;
+    while start < charges.len() {
+        let left = charges.len() - start;
+        let size = if left >= INSERT_CHUNK {
+            INSERT_CHUNK
+        } else {
+            1 << (usize::BITS - 1 - left.leading_zeros())
+        };
+        let chunk = &charges[start..start + size];
         let mut sql = String::from(
             "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model,
                  quantity, hold_id, lease_id, key_id, request_id, estimated, note, anomaly, created_at)
@@ -334,7 +345,7 @@ async fn write_charges(
                 .bind(new_id("led"))
                 .bind(c.account_id.clone())
                 .bind(negated)
-                .bind(balances_after[chunk_index * INSERT_CHUNK + i])
+                .bind(balances_after[start + i])
                 .bind(c.model.clone())
                 .bind(c.quantity.clone())
                 .bind(c.hold_id.clone())
@@ -347,6 +358,7 @@ async fn write_charges(
                 .bind(now);
         }
         query.execute(&mut *tx).await?;
+        start += size;
     }
     Ok(())
 }

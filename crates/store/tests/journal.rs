@@ -1,0 +1,224 @@
+//! The ledger engine's journal on both backends: leases granted by the grant rule, charges in
+//! batches of any size with exact `balance_after` figures, a lease the sweeper expired paying
+//! nothing, renewals, returns, and the audit staying clean throughout.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{stores, unique};
+use tollgate_billing::Amount;
+use tollgate_store::{
+    ChargeRow, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome, Store, new_id,
+};
+
+fn grant(available: Amount, need: Amount, want: Amount) -> Option<Amount> {
+    // The engine's rule, restated: `want` with room to spare, else exactly `need`.
+    if available.nanos() >= want.nanos() * 2 {
+        Some(want)
+    } else if need.is_positive() && available >= need {
+        Some(need)
+    } else {
+        None
+    }
+}
+
+fn writer(ttl_ms: i64) -> JournalWriter {
+    JournalWriter {
+        owner: format!("test-{}", unique()),
+        lease_ttl_ms: ttl_ms,
+        grant,
+    }
+}
+
+fn charge(account: &str, lease: Option<&str>, nanos: i64, from_lease: i64) -> JournalEntry {
+    JournalEntry::Charge(ChargeRow {
+        hold_id: new_id("hold"),
+        account_id: account.to_owned(),
+        lease_id: lease.map(str::to_owned),
+        amount: Amount::from_nanos(nanos),
+        from_lease: Amount::from_nanos(from_lease),
+        model: "m".into(),
+        quantity: None,
+        key_id: None,
+        request_id: None,
+        estimated: false,
+        note: None,
+        anomaly: None,
+    })
+}
+
+async fn account_violations(store: &Store, account: &str) -> Vec<String> {
+    store
+        .audit()
+        .await
+        .unwrap()
+        .violations
+        .into_iter()
+        .filter(|v| v.subject.contains(account))
+        .map(|v| format!("{v:?}"))
+        .collect()
+}
+
+#[tokio::test]
+async fn leases_and_batched_charges_keep_the_books_exact() {
+    for store in stores().await {
+        let w = writer(15_000);
+        let (account, _) = store
+            .create_account(
+                &format!("journal-{}", unique()),
+                Amount::from_nanos(1_000_000),
+            )
+            .await
+            .unwrap();
+        let id = account.id.clone();
+        // A lease of 100,000 (plenty of room: want is granted).
+        let out = store
+            .write_journal(
+                &w,
+                &[JournalEntry::Lease(LeaseOp::Grant {
+                    account_id: id.clone(),
+                    lease_id: None,
+                    need: Amount::from_nanos(10),
+                    want: Amount::from_nanos(100_000),
+                })],
+            )
+            .await
+            .unwrap();
+        let LeaseOutcome::Granted {
+            lease_id, granted, ..
+        } = &out[0]
+        else {
+            panic!("{out:?}");
+        };
+        assert_eq!(*granted, Amount::from_nanos(100_000));
+        // 300 charges of 7 in one batch: two INSERT chunks of different sizes.
+        let batch: Vec<JournalEntry> = (0..300)
+            .map(|_| charge(&id, Some(lease_id), 7, 7))
+            .collect();
+        store.write_journal(&w, &batch).await.unwrap();
+        let a = store.find_account(&id).await.unwrap();
+        assert_eq!(a.balance, Amount::from_nanos(1_000_000 - 2_100));
+        assert_eq!(a.leased, Amount::from_nanos(100_000 - 2_100));
+        let ledger = store.ledger(&id).await.unwrap();
+        assert_eq!(ledger.len(), 301);
+        // balance_after walks down by 7 from the opening balance, in order.
+        let mut afters: Vec<i64> = ledger[1..]
+            .iter()
+            .map(|r| r.balance_after.nanos())
+            .collect();
+        afters.sort_unstable_by(|a, b| b.cmp(a));
+        assert_eq!(afters.first(), Some(&(1_000_000 - 7)));
+        assert_eq!(afters.last(), Some(&(1_000_000 - 2_100)));
+        assert!(account_violations(&store, &id).await.is_empty());
+
+        // Grow it, renew it, then return it.
+        let out = store
+            .write_journal(
+                &w,
+                &[
+                    JournalEntry::Lease(LeaseOp::Grant {
+                        account_id: id.clone(),
+                        lease_id: Some(lease_id.clone()),
+                        need: Amount::from_nanos(10),
+                        want: Amount::from_nanos(1_000),
+                    }),
+                    JournalEntry::Lease(LeaseOp::Renew {
+                        account_id: id.clone(),
+                        lease_id: lease_id.clone(),
+                    }),
+                    charge(&id, Some(lease_id), 100, 100),
+                    JournalEntry::Lease(LeaseOp::Return {
+                        lease_id: lease_id.clone(),
+                    }),
+                ],
+            )
+            .await
+            .unwrap();
+        assert!(
+            matches!(&out[0], LeaseOutcome::Granted { lease_id: same, .. } if same == lease_id)
+        );
+        assert!(matches!(out[1], LeaseOutcome::Renewed { .. }));
+        assert_eq!(
+            out[2],
+            LeaseOutcome::Returned {
+                amount: Amount::from_nanos(100_000 - 2_100 + 1_000 - 100)
+            }
+        );
+        let a = store.find_account(&id).await.unwrap();
+        assert_eq!(a.leased, Amount::ZERO);
+        assert_eq!(a.balance, Amount::from_nanos(1_000_000 - 2_200));
+        assert!(account_violations(&store, &id).await.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn an_expired_lease_pays_nothing_and_near_zero_grants_exactly_the_need() {
+    for store in stores().await {
+        // A lease that expires at once.
+        let w = writer(-1);
+        let (account, _) = store
+            .create_account(&format!("journal-{}", unique()), Amount::from_nanos(1_000))
+            .await
+            .unwrap();
+        let id = account.id.clone();
+        let out = store
+            .write_journal(
+                &w,
+                &[JournalEntry::Lease(LeaseOp::Grant {
+                    account_id: id.clone(),
+                    lease_id: None,
+                    need: Amount::from_nanos(100),
+                    want: Amount::from_nanos(800),
+                })],
+            )
+            .await
+            .unwrap();
+        // 1,000 available is less than twice 800: exactly the need.
+        let LeaseOutcome::Granted {
+            lease_id, granted, ..
+        } = &out[0]
+        else {
+            panic!("{out:?}");
+        };
+        assert_eq!(*granted, Amount::from_nanos(100));
+        assert!(store.expire_leases().await.unwrap() >= 1);
+        assert_eq!(store.find_account(&id).await.unwrap().leased, Amount::ZERO);
+        // The charge of a hold served from it still lands, from the balance alone.
+        store
+            .write_journal(&w, &[charge(&id, Some(lease_id), 60, 60)])
+            .await
+            .unwrap();
+        let a = store.find_account(&id).await.unwrap();
+        assert_eq!(
+            (a.balance, a.leased),
+            (Amount::from_nanos(940), Amount::ZERO)
+        );
+        // Renewing a lost lease says so; nothing more than the balance can be leased.
+        let out = store
+            .write_journal(
+                &w,
+                &[
+                    JournalEntry::Lease(LeaseOp::Renew {
+                        account_id: id.clone(),
+                        lease_id: lease_id.clone(),
+                    }),
+                    JournalEntry::Lease(LeaseOp::Grant {
+                        account_id: id.clone(),
+                        lease_id: None,
+                        need: Amount::from_nanos(941),
+                        want: Amount::from_nanos(941),
+                    }),
+                ],
+            )
+            .await
+            .unwrap();
+        assert_eq!(out[0], LeaseOutcome::Lost);
+        assert_eq!(
+            out[1],
+            LeaseOutcome::Insufficient {
+                available: Amount::from_nanos(940)
+            }
+        );
+        assert!(account_violations(&store, &id).await.is_empty());
+    }
+}
