@@ -305,9 +305,13 @@ async fn round(
                     .unwrap();
                 let t = Instant::now();
                 let response = sender.send_request(request).await.unwrap();
-                let ok = response.status() == 200;
-                let _ = response.into_body().collect().await.unwrap();
-                assert!(ok, "a request failed");
+                let status = response.status();
+                let body = response.into_body().collect().await.unwrap().to_bytes();
+                assert!(
+                    status == 200,
+                    "a request failed: {status} {}",
+                    String::from_utf8_lossy(&body)
+                );
                 latencies.push(t.elapsed());
             }
             latencies

@@ -450,6 +450,15 @@ async fn write_journal(
     }
 }
 
+/// What the writer does for an engine command.
+fn job_for(command: LeaseCommand) -> Job {
+    match command {
+        LeaseCommand::Renew { account, lease } => Job::Renew { account, lease },
+        LeaseCommand::Return { lease, .. } => Job::Return { lease },
+        LeaseCommand::Credit(request) => Job::Credit(request),
+    }
+}
+
 fn entry(job: &Job) -> Option<JournalEntry> {
     Some(match job {
         Job::Charge(row, _) => JournalEntry::Charge((**row).clone()),
@@ -488,8 +497,11 @@ fn answer(core: &Arc<Core>, jobs: Vec<Job>, outcomes: Vec<LeaseOutcome>) {
                 Job::Credit(request) => {
                     core.stats.lease_ops.fetch_add(1, Ordering::Relaxed);
                     let answer = credit_answer(&request, outcomes.next());
-                    let resolved = inner.engine.credit_answered(&request, answer, now);
+                    let (resolved, commands) = inner.engine.credit_answered(&request, answer, now);
                     deliveries.extend(Core::claim(&mut inner, resolved));
+                    for command in commands {
+                        core.send(job_for(command));
+                    }
                 }
                 Job::Renew { account, lease } => {
                     core.stats.lease_ops.fetch_add(1, Ordering::Relaxed);
@@ -559,11 +571,7 @@ async fn tick(core: std::sync::Weak<Core>, store: Store) {
             let mut inner = core.lock();
             let (commands, resolved) = inner.engine.tick(millis());
             for command in commands {
-                core.send(match command {
-                    LeaseCommand::Renew { account, lease } => Job::Renew { account, lease },
-                    LeaseCommand::Return { lease, .. } => Job::Return { lease },
-                    LeaseCommand::Credit(request) => Job::Credit(request),
-                });
+                core.send(job_for(command));
             }
             Core::claim(&mut inner, resolved)
         };

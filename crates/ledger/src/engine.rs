@@ -201,6 +201,10 @@ struct Book {
     last_active: Millis,
     /// The latest hold's amount: sizes top-ups before any spend is seen.
     last_need: i64,
+    /// Leases this book gave up (returned, lost, expired, disabled). A grant that names one
+    /// arrives after the engine stopped trusting it: it is returned, never installed again, so
+    /// a lease's remaining and its holds' reservations always start from the database's word.
+    retired: VecDeque<LeaseId>,
     spend: SpendWindow,
 }
 
@@ -255,7 +259,22 @@ impl Lease {
     }
 }
 
+/// How many retired lease ids a book remembers; answers older than that are long timed out.
+const RETIRED_REMEMBERED: usize = 16;
+
 impl Book {
+    /// Gives up the current lease: nothing more is served from it, and a late grant naming it
+    /// is returned (see `retired`). Its open holds keep their reservation on it only.
+    fn retire_lease(&mut self) -> Option<LeaseId> {
+        let lease = self.lease.take()?;
+        self.reserved = 0;
+        if self.retired.len() >= RETIRED_REMEMBERED {
+            self.retired.pop_front();
+        }
+        self.retired.push_back(lease.id.clone());
+        Some(lease.id)
+    }
+
     fn free(&self, now: Millis, policy: &Policy) -> i64 {
         match &self.lease {
             Some(lease) if lease.usable(now, policy) => {
@@ -409,31 +428,53 @@ impl Engine {
         }
         let want = book.want(book.last_need, policy);
         let threshold = want.saturating_mul(policy.top_up_below_percent) / 100;
-        (book.free(now, policy) < threshold)
-            .then(|| self.open_request(account, 0, VecDeque::new(), now))
+        if book.free(now, policy) >= threshold {
+            return None;
+        }
+        let mut request = self.open_request(account, 0, VecDeque::new(), now);
+        request.want = Amount::from_nanos(want);
+        Some(request)
     }
 
-    /// Applies the database's answer to `request` and resolves the holds that waited for it. A
-    /// hold the grant did not cover is refused with what is free; the driver may try it once
-    /// more, which asks the database again.
+    /// Applies the database's answer to `request` and resolves the holds that waited for it, in
+    /// order. Holds a grant did not cover (a burst larger than the lease) keep waiting on a
+    /// follow-up request for what they need together, returned here to be sent; a refusal
+    /// refuses them all.
     pub fn credit_answered(
         &mut self,
         request: &CreditRequest,
         answer: CreditAnswer,
         now: Millis,
-    ) -> Vec<(Ticket, Result<HoldId, Refusal>)> {
+    ) -> (Vec<(Ticket, Result<HoldId, Refusal>)>, Vec<LeaseCommand>) {
         let policy = self.policy.clone();
         let account = request.account.as_str();
+        let mut commands = Vec::new();
         let book = self.books.entry(account.to_owned()).or_default();
         // A grant always lands in the book, even one that comes after its request timed out:
         // the database holds that credit, and only a lease the engine knows is renewed or
-        // returned.
+        // returned. A grant on a lease the engine gave up goes back at once.
         let refusal = match answer {
+            CreditAnswer::Granted { lease, .. } if book.retired.contains(&lease) => {
+                commands.push(LeaseCommand::Return {
+                    account: account.to_owned(),
+                    lease,
+                });
+                None
+            }
             CreditAnswer::Granted {
                 lease,
                 granted,
                 expires_at,
             } => {
+                if book.lease.as_ref().is_some_and(|l| l.id != lease) {
+                    // Replaced (the database no longer had the old one open): give it up.
+                    if let Some(old) = book.retire_lease() {
+                        commands.push(LeaseCommand::Return {
+                            account: account.to_owned(),
+                            lease: old,
+                        });
+                    }
+                }
                 match &mut book.lease {
                     Some(current) if current.id == lease => {
                         current.remaining = current.remaining.saturating_add(granted.nanos());
@@ -458,39 +499,48 @@ impl Engine {
                     book.refused =
                         Some((now.saturating_add(policy.refusal_ttl_ms), refusal.clone()));
                 }
-                if refusal == Refusal::Disabled {
-                    book.lease = None;
-                    book.reserved = 0;
+                if refusal == Refusal::Disabled
+                    && let Some(old) = book.retire_lease()
+                {
+                    commands.push(LeaseCommand::Return {
+                        account: account.to_owned(),
+                        lease: old,
+                    });
                 }
                 Some(refusal)
             }
         };
         let Some(pending) = book.pending.take_if(|p| p.request == request.id) else {
-            return Vec::new();
+            return (Vec::new(), commands);
         };
         let mut resolved = Vec::new();
+        let mut still_waiting = VecDeque::new();
         for (ticket, need) in pending.waiters {
             let book = self.books.entry(account.to_owned()).or_default();
-            if book.free(now, &policy) >= need {
+            if still_waiting.is_empty() && book.free(now, &policy) >= need {
                 resolved.push((ticket, Ok(self.place(account, need))));
                 continue;
             }
-            let answer = match &refusal {
-                Some(Refusal::Insufficient { available, .. }) => Refusal::Insufficient {
-                    available: *available,
-                    requested: Amount::from_nanos(need),
-                },
-                Some(other) => other.clone(),
-                // Granted, but not enough for this one (others took it, or the grant was
-                // exactly the first waiter's need): it asks again on its next try.
-                None => Refusal::Insufficient {
-                    available: Amount::from_nanos(book.free(now, &policy)),
-                    requested: Amount::from_nanos(need),
-                },
-            };
-            resolved.push((ticket, Err(answer)));
+            match &refusal {
+                Some(Refusal::Insufficient { available, .. }) => resolved.push((
+                    ticket,
+                    Err(Refusal::Insufficient {
+                        available: *available,
+                        requested: Amount::from_nanos(need),
+                    }),
+                )),
+                Some(other) => resolved.push((ticket, Err(other.clone()))),
+                None => still_waiting.push_back((ticket, need)),
+            }
         }
-        resolved
+        if !still_waiting.is_empty() {
+            let total = still_waiting
+                .iter()
+                .fold(0i64, |sum, (_, need)| sum.saturating_add(*need));
+            let follow_up = self.open_request(account, total, still_waiting, now);
+            commands.push(LeaseCommand::Credit(follow_up));
+        }
+        (resolved, commands)
     }
 
     /// Closes `hold` with a charge of `amount` (which may differ from what was held) and returns
@@ -556,13 +606,12 @@ impl Engine {
             RenewAnswer::Renewed { expires_at } => {
                 current.expires_at = current.expires_at.max(expires_at)
             }
+            // The database closed it already: nothing to return.
             RenewAnswer::Lost => {
-                book.lease = None;
-                book.reserved = 0;
+                book.retire_lease();
             }
             RenewAnswer::Disabled => {
-                book.lease = None;
-                book.reserved = 0;
+                book.retire_lease();
                 book.refused = Some((now.saturating_add(refusal_ttl), Refusal::Disabled));
             }
         }
@@ -594,16 +643,15 @@ impl Engine {
             let Some(lease) = &mut book.lease else {
                 continue;
             };
-            if lease.expires_at <= now {
-                // Renewals failed: the database has (or will have) expired it.
-                book.lease = None;
-                book.reserved = 0;
-            } else if book.reserved == 0 && idle && book.pending.is_none() {
-                commands.push(LeaseCommand::Return {
-                    account: account.clone(),
-                    lease: lease.id.clone(),
-                });
-                book.lease = None;
+            if lease.expires_at <= now || (book.reserved == 0 && idle && book.pending.is_none()) {
+                // Idle, or its renewals failed and the database has (or will have) expired it:
+                // give back whatever is left (a no-op for an expired lease).
+                if let Some(lease) = book.retire_lease() {
+                    commands.push(LeaseCommand::Return {
+                        account: account.clone(),
+                        lease,
+                    });
+                }
             } else if !lease.renewing
                 && lease.expires_at.saturating_sub(now) <= policy.renew_within_ms
             {

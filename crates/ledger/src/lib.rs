@@ -28,7 +28,7 @@
 //!     engine.hold("acct_a", Amount::from_nanos(500), now)
 //! else { unreachable!() };
 //! // The driver asks the database, which grants what the request wanted.
-//! let resolved = engine.credit_answered(
+//! let (resolved, follow_up) = engine.credit_answered(
 //!     &request,
 //!     CreditAnswer::Granted {
 //!         lease: LeaseId("lease_1".into()),
@@ -39,6 +39,7 @@
 //! );
 //! let (waiting, Ok(hold)) = &resolved[0] else { unreachable!() };
 //! assert_eq!(*waiting, ticket);
+//! assert!(follow_up.is_empty());
 //! // The charge is what the writer journals; the lease still has the rest.
 //! let charge = engine.settle(*hold, Amount::from_nanos(420), now)?;
 //! assert_eq!(charge.amount, Amount::from_nanos(420));

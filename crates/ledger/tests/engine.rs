@@ -233,6 +233,13 @@ impl World {
         for r in 0..self.replicas.len() {
             let (commands, resolved) = self.replicas[r].engine.tick(self.now);
             self.resolve(r, resolved);
+            self.run(r, commands);
+        }
+        self.db.expire(self.now);
+    }
+
+    fn run(&mut self, r: usize, commands: Vec<LeaseCommand>) {
+        {
             for command in commands {
                 match command {
                     LeaseCommand::Renew { account, lease } => {
@@ -246,7 +253,6 @@ impl World {
                 }
             }
         }
-        self.db.expire(self.now);
     }
 
     fn apply(&mut self, op: Op) {
@@ -323,8 +329,9 @@ impl World {
                     return;
                 }
                 let (request, answer) = rep.in_flight.remove(0);
-                let resolved = rep.engine.credit_answered(&request, answer, self.now);
+                let (resolved, commands) = rep.engine.credit_answered(&request, answer, self.now);
                 self.resolve(replica, resolved);
+                self.run(replica, commands);
             }
             Op::Advance { ms } => {
                 self.now += ms;
@@ -381,6 +388,7 @@ impl World {
             );
             for rep in &self.replicas {
                 let view = rep.engine.account(a);
+                assert!(!view.reserved.is_negative(), "reserved below zero: {view:?}");
                 if let Some((LeaseId(id), remaining)) = &view.lease {
                     let undelivered: i64 = rep
                         .in_flight
@@ -463,7 +471,7 @@ fn a_top_up_in_flight_does_not_hold_up_requests_the_lease_covers() {
         panic!("the first hold asks for credit");
     };
     // Granted: 8 holds' worth.
-    let resolved = engine.credit_answered(
+    let (resolved, _) = engine.credit_answered(
         &first,
         CreditAnswer::Granted {
             lease: LeaseId("l".into()),
@@ -495,4 +503,53 @@ fn a_top_up_in_flight_does_not_hold_up_requests_the_lease_covers() {
         engine.hold("a", Amount::from_nanos(100), now),
         HoldOutcome::Pending { request: None, .. }
     ));
+}
+
+#[test]
+fn a_burst_larger_than_the_grant_waits_for_a_follow_up_instead_of_failing() {
+    let mut engine = Engine::new(Policy::default());
+    let now = 1_000;
+    let HoldOutcome::Pending {
+        request: Some(first),
+        ..
+    } = engine.hold("a", Amount::from_nanos(100), now)
+    else {
+        panic!("the first hold asks for credit");
+    };
+    // 63 more arrive while it is in flight: they queue.
+    for _ in 0..63 {
+        assert!(matches!(
+            engine.hold("a", Amount::from_nanos(100), now),
+            HoldOutcome::Pending { request: None, .. }
+        ));
+    }
+    // The grant covers eight of them; the rest wait on one follow-up for what they need.
+    let (resolved, follow_up) = engine.credit_answered(
+        &first,
+        CreditAnswer::Granted {
+            lease: LeaseId("l".into()),
+            granted: first.want,
+            expires_at: now + 15_000,
+        },
+        now,
+    );
+    assert_eq!(resolved.len(), 8);
+    assert!(resolved.iter().all(|(_, r)| r.is_ok()));
+    let [LeaseCommand::Credit(follow_up)] = &follow_up[..] else {
+        panic!("one follow-up request: {follow_up:?}");
+    };
+    assert_eq!(follow_up.need, Amount::from_nanos(56 * 100));
+    let (resolved, none) = engine.credit_answered(
+        follow_up,
+        CreditAnswer::Granted {
+            lease: LeaseId("l".into()),
+            granted: follow_up.want,
+            expires_at: now + 15_000,
+        },
+        now,
+    );
+    assert_eq!(resolved.len(), 56);
+    assert!(resolved.iter().all(|(_, r)| r.is_ok()));
+    assert!(none.is_empty());
+    assert_eq!(engine.open_holds(), 64);
 }

@@ -251,24 +251,42 @@ async fn write_charges(
     }
     let mut leased_off: BTreeMap<String, i64> = BTreeMap::new();
     for (lease, share) in &from_leases {
-        let row: Option<(String, i64, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT account_id, amount_nanos, state FROM leases WHERE id = $1{lock}"
-        )))
+        // The common case in one statement: the lease is open and covers its share (the
+        // engine never lets it go below zero). A row lock on PostgreSQL, like FOR UPDATE.
+        let taken_whole: Option<(String,)> = sqlx::query_as(
+            "UPDATE leases SET amount_nanos = amount_nanos - $1
+             WHERE id = $2 AND state = 'open' AND amount_nanos >= $1 RETURNING account_id",
+        )
+        .bind(*share)
         .bind(*lease)
         .fetch_optional(&mut *tx)
         .await?;
-        let Some((account, amount, state)) = row else {
-            continue;
+        let (account, taken) = match taken_whole {
+            Some((account,)) => (account, *share),
+            None => {
+                // Expired (it pays nothing: the sweep returned what was left) or short.
+                let row: Option<(String, i64, String)> =
+                    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                        "SELECT account_id, amount_nanos, state FROM leases WHERE id = $1{lock}"
+                    )))
+                    .bind(*lease)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                let Some((account, amount, state)) = row else {
+                    continue;
+                };
+                if state != "open" {
+                    continue;
+                }
+                let taken = (*share).min(amount.max(0));
+                sqlx::query("UPDATE leases SET amount_nanos = amount_nanos - $1 WHERE id = $2")
+                    .bind(taken)
+                    .bind(*lease)
+                    .execute(&mut *tx)
+                    .await?;
+                (account, taken)
+            }
         };
-        if state != "open" {
-            continue;
-        }
-        let taken = (*share).min(amount.max(0));
-        sqlx::query("UPDATE leases SET amount_nanos = amount_nanos - $1 WHERE id = $2")
-            .bind(taken)
-            .bind(*lease)
-            .execute(&mut *tx)
-            .await?;
         let off = leased_off.entry(account).or_default();
         *off = off.checked_add(taken).ok_or_else(overflow)?;
     }
