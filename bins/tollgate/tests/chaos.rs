@@ -254,8 +254,10 @@ fn load(
                 while !stop.load(Ordering::Relaxed) {
                     let request = &requests[(rng.next() % requests.len() as u64) as usize];
                     let key = &keys[(rng.next() % keys.len() as u64) as usize];
-                    let hang_up =
-                        (rng.next() % 3 == 0).then(|| Duration::from_millis(2 + rng.next() % 149));
+                    let hang_up = rng
+                        .next()
+                        .is_multiple_of(3)
+                        .then(|| Duration::from_millis(2 + rng.next() % 149));
                     let addr = target.lock().unwrap().clone();
                     let t = Instant::now();
                     let status = send(&addr, request, key, hang_up).await;

@@ -192,44 +192,6 @@ impl EmbeddingUsage {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn constructors_fill_in_object() {
-        let response = EmbeddingResponse::new(
-            "m",
-            vec![Embedding::new(0, EmbeddingVector::Float(vec![1.0]))],
-            EmbeddingUsage::from_prompt_tokens(3),
-        );
-        assert_eq!(response.object, "list");
-        assert_eq!(response.data[0].object, "embedding");
-        assert_eq!(response.usage.total_tokens, 3);
-    }
-
-    #[test]
-    fn to_format_converts_both_ways() -> Result<(), EncodingError> {
-        let floats = EmbeddingVector::Float(vec![1.0, -2.0]);
-        let b64 = floats.to_format(EncodingFormat::Base64)?;
-        assert_eq!(b64, EmbeddingVector::Base64("AACAPwAAAMA=".into()));
-        assert_eq!(b64.to_format(EncodingFormat::Float)?, floats);
-        assert_eq!(floats.to_format(EncodingFormat::Float)?, floats);
-        assert_eq!(b64.clone().into_floats()?, vec![1.0, -2.0]);
-        Ok(())
-    }
-
-    #[test]
-    fn bad_base64_vector_fails_to_convert() {
-        let bad = EmbeddingVector::Base64("AAAA".into());
-        assert_eq!(
-            bad.to_floats(),
-            Err(EncodingError::LengthNotMultipleOfFour { bytes: 3 })
-        );
-        assert!(bad.to_format(EncodingFormat::Float).is_err());
-    }
-}
-
 // Decoded by hand rather than derived (`#[serde(untagged)]`): the derived form buffers the value
 // and, for a base64 vector, first fails to read it as an array — formatting the whole string
 // (kilobytes) into an error message it then throws away, on every response.
@@ -269,5 +231,43 @@ impl<'de> serde::de::Visitor<'de> for VectorVisitor {
             floats.push(x);
         }
         Ok(EmbeddingVector::Float(floats))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constructors_fill_in_object() {
+        let response = EmbeddingResponse::new(
+            "m",
+            vec![Embedding::new(0, EmbeddingVector::Float(vec![1.0]))],
+            EmbeddingUsage::from_prompt_tokens(3),
+        );
+        assert_eq!(response.object, "list");
+        assert_eq!(response.data[0].object, "embedding");
+        assert_eq!(response.usage.total_tokens, 3);
+    }
+
+    #[test]
+    fn to_format_converts_both_ways() -> Result<(), EncodingError> {
+        let floats = EmbeddingVector::Float(vec![1.0, -2.0]);
+        let b64 = floats.to_format(EncodingFormat::Base64)?;
+        assert_eq!(b64, EmbeddingVector::Base64("AACAPwAAAMA=".into()));
+        assert_eq!(b64.to_format(EncodingFormat::Float)?, floats);
+        assert_eq!(floats.to_format(EncodingFormat::Float)?, floats);
+        assert_eq!(b64.clone().into_floats()?, vec![1.0, -2.0]);
+        Ok(())
+    }
+
+    #[test]
+    fn bad_base64_vector_fails_to_convert() {
+        let bad = EmbeddingVector::Base64("AAAA".into());
+        assert_eq!(
+            bad.to_floats(),
+            Err(EncodingError::LengthNotMultipleOfFour { bytes: 3 })
+        );
+        assert!(bad.to_format(EncodingFormat::Float).is_err());
     }
 }

@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 use tollgate_billing::Amount;
 use tollgate_ledger::{
     CreditAnswer, CreditRequest, Engine, HoldId, HoldOutcome, LeaseCommand, LeaseId, LedgerError,
-    Policy, Refusal, RenewAnswer, Ticket,
+    Policy, Refusal, RenewAnswer, Resolved, Ticket,
 };
 use tollgate_store::{ChargeRow, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome, Store};
 
@@ -47,7 +47,7 @@ struct Core {
 struct Inner {
     engine: Engine,
     /// Holds that wait for credit, by ticket.
-    waiters: HashMap<Ticket, oneshot::Sender<Result<Hold, Refusal>>>,
+    waiters: HashMap<Ticket, Waiter>,
 }
 
 /// Counters for `/metrics`.
@@ -123,6 +123,13 @@ fn millis() -> u64 {
     u64::try_from(now_millis()).unwrap_or(0)
 }
 
+/// A resolved waiting hold on its way to its request: the request's channel (gone if it was
+/// never registered) and the hold with its amount, or the refusal.
+type Delivery = (Option<Waiter>, Result<(HoldId, Amount), Refusal>);
+
+/// Where a waiting request receives its hold.
+type Waiter = oneshot::Sender<Result<Hold, Refusal>>;
+
 impl Core {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
@@ -136,13 +143,7 @@ impl Core {
 
     /// Hands resolved waiting holds to their requests. Called without the lock: a request that
     /// went away drops its hold, which releases it (and takes the lock).
-    fn deliver(
-        self: &Arc<Core>,
-        resolved: Vec<(
-            Option<oneshot::Sender<Result<Hold, Refusal>>>,
-            Result<(HoldId, Amount), Refusal>,
-        )>,
-    ) {
+    fn deliver(self: &Arc<Core>, resolved: Vec<Delivery>) {
         for (waiter, result) in resolved {
             let result = result.map(|(id, amount)| Hold::new(self.clone(), id, amount));
             match waiter {
@@ -155,14 +156,7 @@ impl Core {
     }
 
     /// Takes the waiters of resolved tickets, under the lock.
-    #[allow(clippy::type_complexity)]
-    fn claim(
-        inner: &mut Inner,
-        resolved: Vec<(Ticket, Result<HoldId, Refusal>)>,
-    ) -> Vec<(
-        Option<oneshot::Sender<Result<Hold, Refusal>>>,
-        Result<(HoldId, Amount), Refusal>,
-    )> {
+    fn claim(inner: &mut Inner, resolved: Resolved) -> Vec<Delivery> {
         resolved
             .into_iter()
             .map(|(ticket, result)| {
@@ -554,8 +548,8 @@ fn credit_answer(request: &CreditRequest, outcome: Option<LeaseOutcome>) -> Cred
     }
 }
 
-/// The clock: ticks the engine (renewals, returns, timed-out credit requests) and sweeps
-/// expired leases of any replica back to their accounts.
+/// The clock: ticks the engine (renewals, returns, timed-out credit requests), sweeps expired
+/// leases of any replica back to their accounts, and checkpoints SQLite's WAL.
 async fn tick(core: std::sync::Weak<Core>, store: Store) {
     let mut interval = tokio::time::interval(TICK);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -583,6 +577,9 @@ async fn tick(core: std::sync::Weak<Core>, store: Store) {
                     core.stats.expired_leases.fetch_add(n, Ordering::Relaxed);
                 }
                 Err(e) => tracing::warn!(error = %e, "sweeping expired leases failed"),
+            }
+            if let Err(e) = store.checkpoint().await {
+                tracing::warn!(error = %e, "checkpointing the database failed");
             }
         }
     }

@@ -52,6 +52,9 @@ pub enum LedgerError {
     NegativeCharge,
 }
 
+/// Holds that waited for credit, as they were decided: placed, or refused and why.
+pub type Resolved = Vec<(Ticket, Result<HoldId, Refusal>)>;
+
 /// What [`Engine::hold`] decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HoldOutcome {
@@ -445,7 +448,7 @@ impl Engine {
         request: &CreditRequest,
         answer: CreditAnswer,
         now: Millis,
-    ) -> (Vec<(Ticket, Result<HoldId, Refusal>)>, Vec<LeaseCommand>) {
+    ) -> (Resolved, Vec<LeaseCommand>) {
         let policy = self.policy.clone();
         let account = request.account.as_str();
         let mut commands = Vec::new();
@@ -620,10 +623,7 @@ impl Engine {
     /// Time passes: renews leases in use that near their expiry, returns idle ones, forgets
     /// expired ones, and refuses holds whose credit request went unanswered. Returns the
     /// commands to send and the holds it resolved.
-    pub fn tick(
-        &mut self,
-        now: Millis,
-    ) -> (Vec<LeaseCommand>, Vec<(Ticket, Result<HoldId, Refusal>)>) {
+    pub fn tick(&mut self, now: Millis) -> (Vec<LeaseCommand>, Resolved) {
         let policy = self.policy.clone();
         let mut commands = Vec::new();
         let mut resolved = Vec::new();

@@ -52,6 +52,6 @@ mod policy;
 
 pub use engine::{
     AccountView, Charge, CreditAnswer, CreditRequest, Engine, HoldId, HoldOutcome, LeaseCommand,
-    LeaseId, LedgerError, Millis, Refusal, RenewAnswer, Ticket,
+    LeaseId, LedgerError, Millis, Refusal, RenewAnswer, Resolved, Ticket,
 };
 pub use policy::{Policy, grant};

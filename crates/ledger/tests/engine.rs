@@ -388,7 +388,10 @@ impl World {
             );
             for rep in &self.replicas {
                 let view = rep.engine.account(a);
-                assert!(!view.reserved.is_negative(), "reserved below zero: {view:?}");
+                assert!(
+                    !view.reserved.is_negative(),
+                    "reserved below zero: {view:?}"
+                );
                 if let Some((LeaseId(id), remaining)) = &view.lease {
                     let undelivered: i64 = rep
                         .in_flight

@@ -46,6 +46,10 @@ pub struct AuditReport {
     pub violations: Vec<Violation>,
 }
 
+/// An account as stored and as its rows add up: id, name, balance, held, leased, the ledger's
+/// sum, the open holds' sum, the open leases' sum.
+type AccountFigures = (String, String, i64, i64, i64, i64, i64, i64);
+
 impl Store {
     /// Checks every invariant: each balance equals the sum of its ledger rows; `held` equals the
     /// sum of open holds and `leased` the sum of open leases; every closed hold was closed once
@@ -64,7 +68,7 @@ impl Store {
 
         // Per account: the stored figures against what the rows say. SUM over BIGINT is NUMERIC
         // on PostgreSQL, which `Any` cannot read: cast it back.
-        let accounts: Vec<(String, String, i64, i64, i64, i64, i64, i64)> = sqlx::query_as(
+        let accounts: Vec<AccountFigures> = sqlx::query_as(
             "SELECT a.id, a.name, a.balance_nanos, a.held_nanos, a.leased_nanos,
                 CAST(COALESCE((SELECT SUM(l.amount_nanos) FROM ledger l WHERE l.account_id = a.id), 0) AS BIGINT),
                 CAST(COALESCE((SELECT SUM(h.amount_nanos) FROM holds h WHERE h.account_id = a.id AND h.state = 'open'), 0) AS BIGINT),

@@ -89,8 +89,21 @@ impl Store {
         let (backend, url) = normalise_url(url)?;
         let (pool, writer) = match backend {
             Backend::Sqlite => {
-                // WAL lets reads run beside the one writer.
-                let writer = sqlite_pool(1).connect(&url).await?;
+                // WAL lets reads run beside the one writer. The writer does not checkpoint the
+                // WAL itself (its commit would then wait for the checkpoint's fsync): the
+                // ledger's ticker calls `checkpoint` every second instead.
+                let writer = sqlite_pool(1)
+                    .after_connect(|conn, _meta| {
+                        Box::pin(async move {
+                            conn.execute("PRAGMA journal_mode = WAL").await?;
+                            conn.execute("PRAGMA busy_timeout = 30000").await?;
+                            conn.execute("PRAGMA synchronous = NORMAL").await?;
+                            conn.execute("PRAGMA wal_autocheckpoint = 0").await?;
+                            Ok(())
+                        })
+                    })
+                    .connect(&url)
+                    .await?;
                 let pool = sqlite_pool(8).connect(&url).await?;
                 (pool, writer)
             }
@@ -120,6 +133,18 @@ impl Store {
     /// Checks that the database answers (used by `/readyz`).
     pub async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Moves what the WAL holds into the database file, as far as readers allow (SQLite's
+    /// passive checkpoint, off the writer's connection so that no commit waits for it); a no-op
+    /// on PostgreSQL.
+    pub async fn checkpoint(&self) -> Result<(), StoreError> {
+        if self.backend == Backend::Sqlite {
+            sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+                .execute(&self.pool)
+                .await?;
+        }
         Ok(())
     }
 
