@@ -77,22 +77,7 @@ fn wav(text: &str) -> Vec<u8> {
 }
 
 fn form(fields: &[(&str, &str)], file: &[u8]) -> (String, Vec<u8>) {
-    let boundary = "ledger-test-boundary";
-    let mut body = Vec::new();
-    for (name, value) in fields {
-        body.extend(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
-            )
-            .bytes(),
-        );
-    }
-    body.extend(
-        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.wav\"\r\nContent-Type: audio/wav\r\n\r\n").bytes(),
-    );
-    body.extend_from_slice(file);
-    body.extend(format!("\r\n--{boundary}--\r\n").bytes());
-    (format!("multipart/form-data; boundary={boundary}"), body)
+    common::multipart(fields, "a.wav", file)
 }
 
 /// Waits until the engine has no open hold for `account` and the journal is written.

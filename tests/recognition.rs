@@ -15,25 +15,7 @@ const STT: &str = "/v1/speech_to_text";
 const STT_ROUTE: &str = "POST /v1/speech_to_text";
 const SENTENCE: &str = "Hello there. This is a round trip through the gateway.";
 
-/// A multipart body: text fields, then the file.
-fn form(fields: &[(&str, &str)], filename: &str, file: &[u8]) -> (String, Vec<u8>) {
-    let boundary = "tollgate-test-boundary";
-    let mut body = Vec::new();
-    for (name, value) in fields {
-        body.extend(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
-            )
-            .bytes(),
-        );
-    }
-    body.extend(
-        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{filename}\"\r\nContent-Type: application/octet-stream\r\n\r\n").bytes(),
-    );
-    body.extend_from_slice(file);
-    body.extend(format!("\r\n--{boundary}--\r\n").bytes());
-    (format!("multipart/form-data; boundary={boundary}"), body)
-}
+use common::multipart as form;
 
 async fn post_form(
     gw: &TestGateway,

@@ -317,6 +317,26 @@ impl TestGateway {
 
 pub mod audio;
 
+/// A multipart body: text fields, then the file.
+pub fn multipart(fields: &[(&str, &str)], filename: &str, file: &[u8]) -> (String, Vec<u8>) {
+    let boundary = "tollgate-test-boundary";
+    let mut body = Vec::new();
+    for (name, value) in fields {
+        body.extend(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+            )
+            .bytes(),
+        );
+    }
+    body.extend(
+        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{filename}\"\r\nContent-Type: application/octet-stream\r\n\r\n").bytes(),
+    );
+    body.extend_from_slice(file);
+    body.extend(format!("\r\n--{boundary}--\r\n").bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
 /// The L2 norm of a vector.
 pub fn norm(v: &[f32]) -> f64 {
     v.iter()

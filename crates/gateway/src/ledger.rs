@@ -21,6 +21,7 @@ use tollgate_ledger::{
     CreditAnswer, CreditRequest, Engine, HoldId, HoldOutcome, LeaseCommand, LeaseId, LedgerError,
     Policy, Refusal, RenewAnswer, Resolved, Ticket,
 };
+pub use tollgate_store::ChargeMemo;
 use tollgate_store::{ChargeRow, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome, Store};
 
 /// The most entries one transaction carries.
@@ -74,25 +75,6 @@ enum Job {
     },
     /// Answered once everything queued before it is written.
     Flush(oneshot::Sender<()>),
-}
-
-/// What the ledger row of a settlement says besides the amount.
-#[derive(Debug, Clone, Default)]
-pub struct ChargeMemo {
-    /// Public model.
-    pub model: String,
-    /// The metered quantity (JSON).
-    pub quantity: Option<String>,
-    /// The key that was presented.
-    pub key_id: Option<String>,
-    /// The request id.
-    pub request_id: Option<String>,
-    /// Charged on a local estimate.
-    pub estimated: bool,
-    /// Why, when the settlement is not an ordinary one.
-    pub note: Option<String>,
-    /// What was refused of the upstream's figure.
-    pub anomaly: Option<String>,
 }
 
 /// An open hold on an account's leased credit. Closes exactly once: by [`Hold::settle`],
@@ -210,13 +192,7 @@ impl Hold {
             lease_id: charge.lease.map(|l| l.0),
             amount: charge.amount,
             from_lease: charge.from_lease,
-            model: memo.model,
-            quantity: memo.quantity,
-            key_id: memo.key_id,
-            request_id: memo.request_id,
-            estimated: memo.estimated,
-            note: memo.note,
-            anomaly: memo.anomaly,
+            memo,
         };
         let (tx, rx) = oneshot::channel();
         self.core.send(Job::Charge(Box::new(row), Some(tx)));

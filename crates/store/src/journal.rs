@@ -25,6 +25,13 @@ pub struct ChargeRow {
     pub amount: Amount,
     /// The lease's share of it.
     pub from_lease: Amount,
+    /// What else the row says.
+    pub memo: ChargeMemo,
+}
+
+/// What the ledger row of a charge says besides the amounts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChargeMemo {
     /// Public model.
     pub model: String,
     /// The metered quantity (JSON).
@@ -364,15 +371,15 @@ async fn write_charges(
                 .bind(c.account_id.clone())
                 .bind(negated)
                 .bind(balances_after[start + i])
-                .bind(c.model.clone())
-                .bind(c.quantity.clone())
+                .bind(c.memo.model.clone())
+                .bind(c.memo.quantity.clone())
                 .bind(c.hold_id.clone())
                 .bind(c.lease_id.clone())
-                .bind(c.key_id.clone())
-                .bind(c.request_id.clone())
-                .bind(i64::from(c.estimated))
-                .bind(c.note.clone())
-                .bind(c.anomaly.clone())
+                .bind(c.memo.key_id.clone())
+                .bind(c.memo.request_id.clone())
+                .bind(i64::from(c.memo.estimated))
+                .bind(c.memo.note.clone())
+                .bind(c.memo.anomaly.clone())
                 .bind(now);
         }
         query.execute(&mut *tx).await?;

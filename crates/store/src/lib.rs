@@ -51,7 +51,9 @@ pub use audit::{AuditReport, LEASE_EXPIRY_GRACE_MS, Violation};
 pub use error::StoreError;
 pub use holds::{Closed, Hold, HoldRequest, LedgerEntry, LedgerKind, Settlement};
 pub use ids::{hash_secret, new_id};
-pub use journal::{ChargeRow, GrantRule, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome};
+pub use journal::{
+    ChargeMemo, ChargeRow, GrantRule, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome,
+};
 pub use tasks::{NewTask, Outcome, Poll, Task, TaskFilter, TaskState};
 
 use sqlx::any::{AnyPoolOptions, install_default_drivers};

@@ -619,8 +619,12 @@ impl Store {
     /// `cgt-20260101123456-abcde`; `video` for the generic one).
     pub fn new_task_id(prefix: &str) -> String {
         let id = new_id("x");
+        // `new_id` is time first, random last: keep the random tail.
         let random = id.trim_start_matches("x_");
         let secs = now_millis() / 1000;
-        format!("{prefix}-{secs}-{}", &random[..random.len().min(10)])
+        format!(
+            "{prefix}-{secs}-{}",
+            &random[random.len().saturating_sub(10)..]
+        )
     }
 }

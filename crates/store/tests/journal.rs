@@ -8,7 +8,7 @@ mod common;
 use common::{stores, unique};
 use tollgate_billing::Amount;
 use tollgate_store::{
-    ChargeRow, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome, Store, new_id,
+    ChargeMemo, ChargeRow, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome, Store, new_id,
 };
 
 fn grant(available: Amount, need: Amount, want: Amount) -> Option<Amount> {
@@ -37,13 +37,10 @@ fn charge(account: &str, lease: Option<&str>, nanos: i64, from_lease: i64) -> Jo
         lease_id: lease.map(str::to_owned),
         amount: Amount::from_nanos(nanos),
         from_lease: Amount::from_nanos(from_lease),
-        model: "m".into(),
-        quantity: None,
-        key_id: None,
-        request_id: None,
-        estimated: false,
-        note: None,
-        anomaly: None,
+        memo: ChargeMemo {
+            model: "m".into(),
+            ..ChargeMemo::default()
+        },
     })
 }
 
