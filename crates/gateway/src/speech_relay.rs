@@ -252,7 +252,7 @@ pub async fn synthesize_whole(
     ),
     ApiError,
 > {
-    let task = tokio::spawn(async move {
+    crate::relay::to_completion(async move {
         let called = crate::relay::with_failover(&entry, |channel| {
             let (state, request) = (state.clone(), &request);
             async move {
@@ -272,7 +272,6 @@ pub async fn synthesize_whole(
             Basis::reported_or_local(body.usage_characters(), local_characters);
         held.settle(&Usage::Characters(characters), basis).await?;
         Ok((audio, body, answer.upstream_time))
-    });
-    task.await
-        .map_err(|e| ApiError::internal("relaying the synthesis", e))?
+    })
+    .await
 }
