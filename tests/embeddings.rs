@@ -256,7 +256,7 @@ async fn bad_input_is_400_naming_the_field_and_never_reaches_the_upstream() {
     assert_eq!(r.status, 415);
     assert_eq!(gw.upstream_calls(), 0);
     assert_eq!(gw.store.ledger(&account).await.unwrap().len(), 1);
-    assert_eq!(gw.store.report(&account).await.unwrap().open_holds, 0);
+    assert_eq!(gw.open_holds(&account).await, 0);
 }
 
 #[tokio::test]
@@ -459,7 +459,7 @@ async fn shutdown_lets_in_flight_requests_finish() {
 /// Releases happen right after the response; give them a moment, then check no hold is open.
 async fn settle_down(gw: &TestGateway, account: &str) {
     for _ in 0..50 {
-        if gw.store.report(account).await.unwrap().open_holds == 0 {
+        if gw.open_holds(account).await == 0 {
             return;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -6,13 +6,12 @@
 
 mod common;
 
-use common::TestGateway;
+use common::{TestGateway, wav};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 use tollgate_billing::Amount;
 use tollgate_sim::KnobSettings;
-use tollgate_sim::audio::{AudioFormat, Synthesis, synthesize};
 
 const CONFIG: &str = r#"
 [[channels]]
@@ -62,36 +61,8 @@ price = { meter = "text_tokens", input_per_million_tokens = "0.30", output_per_m
 
 const SENTENCE: &str = "The quick brown fox jumps over the lazy dog."; // 44 characters
 
-fn wav(text: &str) -> Vec<u8> {
-    synthesize(
-        text,
-        &Synthesis {
-            format: AudioFormat::Wav,
-            sample_rate: 16_000,
-            channels: 1,
-            bitrate: 128_000,
-            speed: 1.0,
-        },
-    )
-    .unwrap()
-}
-
 fn form(fields: &[(&str, &str)], file: &[u8]) -> (String, Vec<u8>) {
     common::multipart(fields, "a.wav", file)
-}
-
-/// Waits until the engine has no open hold for `account` and the journal is written.
-async fn settled(gw: &TestGateway, account: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while gw.state.ledger.open_holds(account) > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "{} holds still open",
-            gw.state.ledger.open_holds(account)
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    gw.state.ledger.flush().await;
 }
 
 /// The account's own invariants from the audit (the database may be shared with other tests).
@@ -181,7 +152,7 @@ async fn an_upstream_that_inflates_usage_is_charged_what_the_gateway_can_justify
             .await;
         assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
 
-        settled(&gw, &account).await;
+        gw.settled(&account).await;
         let ledger = gw.store.ledger(&account).await.unwrap();
         let new = &ledger[before..];
         assert_eq!(new.len(), 5, "{new:#?}");
@@ -305,7 +276,7 @@ async fn clients_that_hang_up_at_random_moments_leave_no_hold_and_balanced_books
     }
     futures_util::future::join_all(handles).await;
 
-    settled(&gw, &account).await;
+    gw.settled(&account).await;
     assert_eq!(gw.state.ledger.open_holds_total(), 0);
     audit_account(&gw, &account).await;
     let a = gw.store.find_account(&account).await.unwrap();
@@ -368,7 +339,7 @@ async fn credits_and_disables_made_elsewhere_bite_within_about_a_second() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     eprintln!("disable effective after {:?}", disabled.elapsed());
-    settled(&gw, &account).await;
+    gw.settled(&account).await;
     audit_account(&gw, &account).await;
 }
 
@@ -396,7 +367,7 @@ async fn a_stopped_gateway_returns_its_leases_and_error_frames_say_what_was_char
     let event: Value = serde_json::from_str(error_line.trim_start_matches("data: ")).unwrap();
     let message = event["error"]["message"].as_str().unwrap();
     assert!(!message.contains("not charged"), "{message}");
-    settled(&gw, &account).await;
+    gw.settled(&account).await;
     let ledger = gw.store.ledger(&account).await.unwrap();
     let charge = ledger.last().unwrap();
     let charged = charge.amount.checked_neg().unwrap();

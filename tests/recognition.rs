@@ -6,16 +6,15 @@ mod common;
 
 use common::TestGateway;
 use serde_json::{Value, json};
-use std::time::Duration;
 use tollgate_billing::Amount;
-use tollgate_sim::audio::{AudioFormat, Synthesis, duration_for, synthesize};
+use tollgate_sim::audio::duration_for;
 
 const TRANSCRIPTIONS: &str = "/v1/audio/transcriptions";
 const STT: &str = "/v1/speech_to_text";
 const STT_ROUTE: &str = "POST /v1/speech_to_text";
 const SENTENCE: &str = "Hello there. This is a round trip through the gateway.";
 
-use common::multipart as form;
+use common::{multipart as form, wav};
 
 async fn post_form(
     gw: &TestGateway,
@@ -36,20 +35,6 @@ async fn post_form(
     gw.request("POST", path, &headers, body).await
 }
 
-fn wav(text: &str) -> Vec<u8> {
-    synthesize(
-        text,
-        &Synthesis {
-            format: AudioFormat::Wav,
-            sample_rate: 16_000,
-            channels: 1,
-            bitrate: 128_000,
-            speed: 1.0,
-        },
-    )
-    .unwrap()
-}
-
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(format!(
         "{}/crates/probe/tests/fixtures/{name}",
@@ -59,12 +44,7 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 async fn charges(gw: &TestGateway, account: &str) -> Vec<(i64, Option<String>)> {
-    for _ in 0..100 {
-        if gw.store.report(account).await.unwrap().open_holds == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    gw.settled(account).await;
     gw.store
         .ledger(account)
         .await

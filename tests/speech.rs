@@ -45,13 +45,7 @@ fn assert_plausible(seconds: f64, text: &str, speed: f64) {
 
 /// The charges of an account, oldest first, as (nanos, note).
 async fn charges(gw: &TestGateway, account: &str) -> Vec<(i64, Option<String>, bool)> {
-    for _ in 0..100 {
-        let report = gw.store.report(account).await.unwrap();
-        if report.open_holds == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    gw.settled(account).await;
     gw.store
         .ledger(account)
         .await

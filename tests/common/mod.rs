@@ -213,6 +213,28 @@ impl TestGateway {
         (account.id, key.secret)
     }
 
+    /// Open holds of the account: the ledger engine's (requests, in memory) and the store's
+    /// (video tasks).
+    pub async fn open_holds(&self, account_id: &str) -> u64 {
+        let tasks = self.store.report(account_id).await.unwrap().open_holds;
+        self.state.ledger.open_holds(account_id) + u64::try_from(tasks).unwrap()
+    }
+
+    /// Waits (up to 20 s) until the account's request holds are closed and the journal that
+    /// carries their charges is written.
+    pub async fn settled(&self, account_id: &str) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while self.state.ledger.open_holds(account_id) > 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{} holds still open",
+                self.state.ledger.open_holds(account_id)
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.state.ledger.flush().await;
+    }
+
     pub async fn balance(&self, account_id: &str) -> Amount {
         self.store.find_account(account_id).await.unwrap().balance
     }
@@ -316,6 +338,22 @@ impl TestGateway {
 }
 
 pub mod audio;
+
+/// Speech the simulator synthesized, as a 16 kHz mono WAV file (it carries its text, so
+/// recognising it returns the text).
+pub fn wav(text: &str) -> Vec<u8> {
+    tollgate_sim::audio::synthesize(
+        text,
+        &tollgate_sim::audio::Synthesis {
+            format: tollgate_sim::audio::AudioFormat::Wav,
+            sample_rate: 16_000,
+            channels: 1,
+            bitrate: 128_000,
+            speed: 1.0,
+        },
+    )
+    .unwrap()
+}
 
 /// A multipart body: text fields, then the file.
 pub fn multipart(fields: &[(&str, &str)], filename: &str, file: &[u8]) -> (String, Vec<u8>) {
