@@ -7,22 +7,15 @@
 # gateway's VmHWM (peak resident set) from /proc before and after. Prints both and the growth.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet -p tollgate
-bin=target/release/tollgate
-work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-sim_port=$(free_port)
+source bench/lib.sh
+start_sim
 gw_port=$(free_port)
-"$bin" sim --listen "127.0.0.1:$sim_port" 2>"$work/sim.log" &
-sed -e "s|^enabled = true|enabled = false|" -e "s|base_url = \"sim\"|base_url = \"http://127.0.0.1:$sim_port\"|" \
-  <("$bin" config default) >"$work/tollgate.toml"
+write_config
 db="sqlite://$work/t.db"
 key=$("$bin" keys create --name mem --balance 100 --database-url "$db")
 "$bin" serve --config "$work/tollgate.toml" --listen "127.0.0.1:$gw_port" --database-url "$db" 2>"$work/gw.log" &
 gw=$!
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$gw_port/healthz" >/dev/null && break; sleep 0.1; done
+wait_healthy "$gw_port"
 
 python3 - "$work/big.wav" <<'PY'
 import struct, sys, random

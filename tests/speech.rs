@@ -222,9 +222,10 @@ async fn every_limit_is_refused_before_the_upstream_naming_the_field() {
     ];
     for (body, field) in t2a_cases {
         let r = gw.post_json(T2A, &key, &body).await;
+        // Like the vendor: HTTP 200, the refusal in base_resp (docs/decisions.md).
         assert_eq!(
             r.status,
-            400,
+            200,
             "{field}: {}",
             String::from_utf8_lossy(&r.body)
         );
@@ -247,14 +248,16 @@ async fn every_limit_is_refused_before_the_upstream_naming_the_field() {
 }
 
 #[tokio::test]
-async fn t2a_errors_use_base_resp_with_vendor_codes_and_honest_statuses() {
+async fn t2a_errors_are_http_200_with_vendor_codes_like_the_vendor() {
+    // wire-formats §3.2: the vendor's errors arrive as HTTP 200 with a non-zero
+    // base_resp.status_code; clients that raise_for_status() must still get to read it.
     let gw = TestGateway::start().await;
     let r = gw.post_json(T2A, "tg-wrong", &t2a("hi", false)).await;
-    assert_eq!(r.status, 401);
+    assert_eq!(r.status, 200);
     assert_eq!(r.json()["base_resp"]["status_code"], 1004);
     let (_, poor) = gw.account("0.000000001").await;
     let r = gw.post_json(T2A, &poor, &t2a("hello there", false)).await;
-    assert_eq!(r.status, 429);
+    assert_eq!(r.status, 200);
     assert_eq!(r.json()["base_resp"]["status_code"], 1008);
     let (account, key) = gw.account("1").await;
     gw.set_knobs(KnobSettings {
@@ -262,20 +265,40 @@ async fn t2a_errors_use_base_resp_with_vendor_codes_and_honest_statuses() {
         ..KnobSettings::default()
     });
     let r = gw.post_json(T2A, &key, &t2a("hello", true)).await;
-    assert_eq!(r.status, 502);
+    assert_eq!(r.status, 200);
     assert_eq!(r.json()["base_resp"]["status_code"], 1000);
     gw.set_knobs(KnobSettings {
         fail_status: Some(429),
         ..KnobSettings::default()
     });
     let r = gw.post_json(T2A, &key, &t2a("hello", false)).await;
-    assert_eq!(r.status, 429);
+    assert_eq!(r.status, 200);
     assert_eq!(r.json()["base_resp"]["status_code"], 1002);
+    assert!(r.headers.contains_key("retry-after"));
     assert!(
         charges(&gw, &account).await.is_empty(),
         "failures before the first byte are released"
     );
     assert_eq!(gw.calls(T2A_ROUTE), 2);
+    // HTTP's own refusals keep their status; /metrics counts every error as what it is.
+    let auth = format!("Bearer {key}");
+    let r = gw
+        .request(
+            "POST",
+            T2A,
+            &[
+                ("authorization", auth.as_str()),
+                ("content-type", "text/plain"),
+            ],
+            "x",
+        )
+        .await;
+    assert_eq!(r.status, 415);
+    let metrics = gw.state.metrics.render();
+    assert!(
+        metrics.contains("tollgate_requests_total{endpoint=\"t2a\",status=\"401\"} 1"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]

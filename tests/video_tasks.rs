@@ -142,6 +142,16 @@ async fn wait_terminal(gw: &TestGateway, id: &str) -> Task {
     }
 }
 
+/// What `tokens` of a standard-tier clip cost at the test configuration's 2.4 per million.
+fn standard_clip_charge(tokens: u64) -> Amount {
+    price("2.4")
+        .charge(&Usage::VideoTokens {
+            tokens,
+            tier: ClipTier::Standard,
+        })
+        .unwrap()
+}
+
 fn price(per_million: &str) -> Tariff {
     serde_json::from_value(json!({"meter": "video_tokens", "per_million_tokens": per_million}))
         .unwrap()
@@ -391,12 +401,7 @@ async fn a_clip_is_held_at_its_estimate_charged_its_tokens_and_streamed_through_
     // The hold is the estimate: 864 × 496 × 97 / 1024 tokens at 2.4 per million.
     let tokens = clip_token_estimate_with_reference(FrameSize::new(864, 496), 4, 0);
     assert_eq!(tokens, 40_595);
-    let estimate = price("2.4")
-        .charge(&Usage::VideoTokens {
-            tokens,
-            tier: ClipTier::Standard,
-        })
-        .unwrap();
+    let estimate = standard_clip_charge(tokens);
     assert_eq!(
         gw.store.find_account(&account).await.unwrap().held,
         estimate
@@ -413,12 +418,7 @@ async fn a_clip_is_held_at_its_estimate_charged_its_tokens_and_streamed_through_
     let record = gw.get(&format!("{CLIP}/{id}"), &key).await.json();
     assert_eq!(record["status"], "succeeded");
     let completion = record["usage"]["completion_tokens"].as_u64().unwrap();
-    let charged = price("2.4")
-        .charge(&Usage::VideoTokens {
-            tokens: completion,
-            tier: ClipTier::Standard,
-        })
-        .unwrap();
+    let charged = standard_clip_charge(completion);
     let ledger = gw.store.ledger(&account).await.unwrap();
     assert_eq!(
         charges(&ledger),
@@ -905,4 +905,114 @@ async fn direct_media_mode_hands_out_the_upstream_url() {
         record["video_url"], url,
         "wave models also return video_url"
     );
+}
+
+#[tokio::test]
+async fn inline_prompt_flags_become_the_fields_billed_and_sent_and_a_contradiction_is_refused() {
+    let gw = gateway().await;
+    let (account, key) = gw.account("10").await;
+    // The vendor's own "weak-validation" style: settings appended to the prompt.
+    let request = json!({
+        "model": "clipgen-cn-2.0-260128",
+        "content": [text("A lighthouse in a storm --rs 480p --rt 16:9 --dur 7 --seed 11")],
+    });
+    let reply = gw.post_json(CLIP, &key, &request).await;
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let id = reply.json()["id"].as_str().unwrap().to_owned();
+    // Held for 7 s at 480p 16:9, not for the defaults (5 s at 720p adaptive).
+    let tokens = clip_token_estimate_with_reference(FrameSize::new(864, 496), 7, 0);
+    let estimate = standard_clip_charge(tokens);
+    assert_eq!(
+        gw.store.find_account(&account).await.unwrap().held,
+        estimate
+    );
+    let task = wait_terminal(&gw, &id).await;
+    assert_eq!(task.state, TaskState::Succeeded);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let record = gw.get(&format!("{CLIP}/{id}"), &key).await.json();
+    assert_eq!(record["resolution"], "480p", "{record}");
+    assert_eq!(record["ratio"], "16:9", "{record}");
+    assert_eq!(record["duration"], 7, "{record}");
+    assert_eq!(record["seed"], 11, "{record}");
+
+    // A flag that contradicts the structured field: 400 in Ark's shape, nothing held or sent.
+    let before = gw.calls(CLIP_CREATES);
+    let reply = gw
+        .post_json(
+            CLIP,
+            &key,
+            &json!({
+                "model": "clipgen-cn-2.0-260128",
+                "content": [text("Waves --dur 9")],
+                "duration": 5,
+            }),
+        )
+        .await;
+    assert_eq!(reply.status, 400);
+    let error = reply.json()["error"].clone();
+    assert_eq!(error["code"], "InvalidParameter.content[0].text", "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("duration"),
+        "{error}"
+    );
+    assert_eq!(gw.calls(CLIP_CREATES), before);
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn media_hosts_that_do_not_resolve_are_left_to_the_upstream_unless_the_operator_closes_them()
+{
+    let body = json!({
+        "model": "clipgen-cn-2.0-260128",
+        "content": [
+            text("A lighthouse"),
+            image("https://no-such-host.invalid/first.png", "first_frame"),
+        ],
+    });
+    // Open (the default): the upstream judges the URL it cannot fetch either.
+    let gw = gateway().await;
+    let (_, key) = gw.account("10").await;
+    let reply = gw.post_json(CLIP, &key, &body).await;
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    gw.stop().await;
+
+    // Closed: refused before anything is held or sent.
+    let gw = gateway_with(
+        "[tasks]\nfirst_poll_ms = 100\npoll_interval_ms = 200\nmedia_dns_fail_closed = true\n",
+    )
+    .await;
+    let (account, key) = gw.account("10").await;
+    let before = gw.calls(CLIP_CREATES);
+    let reply = gw.post_json(CLIP, &key, &body).await;
+    assert_eq!(
+        reply.status,
+        400,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let error = reply.json()["error"].clone();
+    assert_eq!(error["param"], "content[1].image_url.url", "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("could not be resolved"),
+        "{error}"
+    );
+    assert_eq!(gw.calls(CLIP_CREATES), before);
+    assert_eq!(
+        gw.store.find_account(&account).await.unwrap().held,
+        Amount::ZERO
+    );
+    gw.stop().await;
 }

@@ -57,6 +57,7 @@ pub async fn start(knobs: KnobSettings, database_url: Option<String>) -> Stack {
             Limits::default(),
         )
         .with_speech(config.speech.clone())
+        .with_server(config.server.clone())
         .with_tasks(
             tollgate_gateway::tasks::TaskSettings::from(&config.tasks),
             tollgate_gateway::media::MediaLinks::new(&config.media, &[7u8; 32]),

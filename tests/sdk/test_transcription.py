@@ -109,9 +109,16 @@ def test_bad_uploads_name_the_file(base_url, key):
     with pytest.raises(openai.BadRequestError) as caught:
         c.audio.transcriptions.create(model="whisper-1", file=("notes.mp3", b"just some text, not audio\n" * 40))
     assert caught.value.param == "file"
-    with pytest.raises(openai.APIStatusError) as caught:
+    # Unsupported, answered with a 4xx the SDK does not retry: one round trip, no back-off.
+    def translations_seen():
+        text = httpx.get(f"{base_url}/metrics").text
+        return sum(int(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                   if line.startswith('tollgate_requests_total{endpoint="translations"'))
+    before = translations_seen()
+    with pytest.raises(openai.NotFoundError) as caught:
         c.audio.translations.create(model="whisper-1", file=("a.wav", b"RIFF"))
-    assert caught.value.status_code == 501
+    assert caught.value.code == "unsupported_endpoint"
+    assert translations_seen() - before == 1, "the SDK retried"
 
 
 def stt(base_url, key, fields, audio, headers=None, stream=False):

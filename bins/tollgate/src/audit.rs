@@ -1,13 +1,10 @@
 //! `tollgate audit`: the money invariants of DESIGN §4, checked against the database.
 
-use crate::cli::{AuditArgs, Common, load_config};
-use tollgate_store::Store;
+use crate::cli::{AuditArgs, Common, load_config, open_store};
 
 pub async fn run(common: &Common, args: AuditArgs) -> Result<(), String> {
     let config = load_config(common)?;
-    let store = Store::connect(&config.database_url)
-        .await
-        .map_err(|e| format!("database {}: {e}", config.database_url))?;
+    let store = open_store(&config, false).await?;
     let report = store.audit().await;
     store.close().await;
     let report = report.map_err(|e| format!("audit: {e}"))?;

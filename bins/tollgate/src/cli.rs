@@ -79,6 +79,9 @@ pub enum KeysCommand {
         /// A decimal amount.
         #[arg(allow_hyphen_values = true)]
         amount: String,
+        /// Allow a negative amount to leave the balance below zero.
+        #[arg(long)]
+        allow_negative: bool,
     },
     /// Balance, open holds and usage by model.
     Show {
@@ -139,4 +142,41 @@ pub fn load_config(common: &Common) -> Result<Config, String> {
         config.database_url = url.clone();
     }
     Ok(config)
+}
+
+/// A database URL as it may be printed: the password replaced by `***`.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let creds = &url[scheme + 3..at];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// Opens the configured database for a command and says on stderr which one it is (stdout stays
+/// the command's output). Only a command that creates something (`keys create`) may create the
+/// database; the others refuse a missing SQLite file instead of reporting on an empty new one.
+pub async fn open_store(
+    config: &tollgate_gateway::Config,
+    may_create: bool,
+) -> Result<tollgate_store::Store, String> {
+    let url = redact_url(&config.database_url);
+    eprintln!("database: {url}");
+    let opened = if may_create {
+        tollgate_store::Store::connect(&config.database_url).await
+    } else {
+        tollgate_store::Store::connect_existing(&config.database_url).await
+    };
+    opened.map_err(|e| match e {
+        tollgate_store::StoreError::NotFound(what) => format!(
+            "{what}: run this where `tollgate serve` runs, or pass --database-url \
+             (TOLLGATE_DATABASE_URL) or --config"
+        ),
+        e => format!("database {url}: {e}"),
+    })
 }

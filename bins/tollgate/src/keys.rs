@@ -1,15 +1,13 @@
 //! `tollgate keys …`
 
-use crate::cli::{Common, KeysCommand, load_config};
+use crate::cli::{Common, KeysCommand, load_config, open_store};
 use serde_json::json;
 use tollgate_billing::Amount;
 use tollgate_store::{Account, AccountReport, Store};
 
 pub async fn run(common: &Common, command: KeysCommand) -> Result<(), String> {
     let config = load_config(common)?;
-    let store = Store::connect(&config.database_url)
-        .await
-        .map_err(|e| format!("database {}: {e}", config.database_url))?;
+    let store = open_store(&config, matches!(command, KeysCommand::Create { .. })).await?;
     let result = execute(&store, command).await;
     store.close().await;
     result
@@ -48,12 +46,26 @@ async fn execute(store: &Store, command: KeysCommand) -> Result<(), String> {
                 }
             }
         }
-        KeysCommand::Credit { account, amount } => {
+        KeysCommand::Credit {
+            account,
+            amount,
+            allow_negative,
+        } => {
             let amount = parse_amount(&amount)?;
             let found = store
                 .find_account(&account)
                 .await
                 .map_err(|e| e.to_string())?;
+            // A correction that takes more than the balance is almost always a typo; checked
+            // against the balance just read (a request settling meanwhile can still move it).
+            let after = found.balance.checked_add(amount);
+            if amount.is_negative() && !allow_negative && after.is_none_or(|b| b.is_negative()) {
+                return Err(format!(
+                    "{}: a credit of {amount} would leave the balance of {} below zero; \
+                     pass --allow-negative to do it anyway",
+                    found.name, found.balance
+                ));
+            }
             let after = store
                 .credit(&found.id, amount, Some("credited from the command line"))
                 .await

@@ -10,6 +10,12 @@ mod serve;
 use clap::Parser;
 use std::process::ExitCode;
 
+/// mimalloc rather than glibc's malloc: a relayed request allocates and frees many short-lived
+/// buffers across two threads, where glibc spent a tenth of the gateway's CPU consolidating and
+/// unlinking chunks (`docs/benchmarks.md`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -26,9 +26,12 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     init_logging(&config);
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "tollgate starting");
 
-    let store = Store::connect(&config.database_url)
-        .await
-        .map_err(|e| format!("database {}: {e}", redact_url(&config.database_url)))?;
+    let store = Store::connect(&config.database_url).await.map_err(|e| {
+        format!(
+            "database {}: {e}",
+            crate::cli::redact_url(&config.database_url)
+        )
+    })?;
     let sim = start_simulator(&config).await?;
     let catalog = Catalog::from_config(
         &config,
@@ -55,6 +58,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     let state = Arc::new(
         State::new(store.clone(), catalog, http, limits)
             .with_speech(config.speech.clone())
+            .with_server(config.server.clone())
             .with_tasks(task_settings, media),
     );
     tokio::task::spawn_blocking(tollgate_gateway::tokens::warm_up);
@@ -74,7 +78,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
-    tracing::info!(addr = %bound, database = %redact_url(&config.database_url), "tollgate listening");
+    tracing::info!(addr = %bound, database = %crate::cli::redact_url(&config.database_url), "tollgate listening");
     eprintln!("tollgate listening on http://{bound}");
 
     server::serve(
@@ -167,18 +171,4 @@ fn init_logging(config: &Config) {
     } else {
         builder.try_init()
     };
-}
-
-/// A database URL without its password, for logs.
-fn redact_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let creds = &url[scheme + 3..at];
-            match creds.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
-                None => url.to_owned(),
-            }
-        }
-        _ => url.to_owned(),
-    }
 }

@@ -96,3 +96,59 @@ fn config_default_prints_the_embedded_configuration() {
     assert_eq!(config.listen, "127.0.0.1:8080");
     assert_eq!(text, tollgate_gateway::config::DEFAULT_CONFIG);
 }
+
+#[test]
+fn read_only_commands_never_create_a_database_and_say_which_one_they_used() {
+    let cli = Cli::new();
+    let path = cli.db.trim_start_matches("sqlite://").to_owned();
+    for args in [
+        &["keys", "list"][..],
+        &["keys", "show", "a"],
+        &["keys", "credit", "a", "1"],
+        &["keys", "disable", "a"],
+        &["audit"],
+    ] {
+        let (ok, stdout, err) = cli.run(args);
+        assert!(!ok, "{args:?} succeeded on a missing database: {stdout}");
+        assert!(err.contains("no database at"), "{args:?}: {err}");
+        assert!(err.contains("--database-url"), "{args:?}: {err}");
+        assert!(
+            !std::path::Path::new(&path).exists(),
+            "{args:?} created {path}"
+        );
+    }
+    // `keys create` makes it, and every command names it on stderr (stdout stays the output).
+    let (ok, stdout, err) = cli.run(&["keys", "create", "--name", "a", "--balance", "1"]);
+    assert!(ok, "{err}");
+    assert!(err.contains(&format!("database: {}", cli.db)), "{err}");
+    assert!(!stdout.contains("database"), "{stdout}");
+    let (ok, stdout, err) = cli.run(&["keys", "list", "--json"]);
+    assert!(ok && err.contains("database: "), "{err}");
+    serde_json::from_str::<serde_json::Value>(&stdout).unwrap();
+}
+
+#[test]
+fn a_credit_that_would_leave_a_balance_negative_needs_allow_negative() {
+    let cli = Cli::new();
+    cli.ok(&["keys", "create", "--name", "bob", "--balance", "0.4"]);
+    let (ok, _, err) = cli.run(&["keys", "credit", "bob", "-5"]);
+    assert!(!ok, "a balance was driven below zero without a word");
+    assert!(err.contains("--allow-negative"), "{err}");
+    assert!(err.contains("below zero"), "{err}");
+    let shown: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["keys", "show", "bob", "--json"])).unwrap();
+    assert_eq!(shown["balance"], "0.4", "nothing was written");
+    // Within the balance it needs nothing; beyond it, the flag.
+    cli.ok(&["keys", "credit", "bob", "-0.4"]);
+    let out = cli.ok(&["keys", "credit", "bob", "-1", "--allow-negative"]);
+    assert!(out.contains("balance -1"), "{out}");
+}
+
+#[test]
+fn an_empty_name_is_called_a_name_problem() {
+    let cli = Cli::new();
+    let (ok, _, err) = cli.run(&["keys", "create", "--name", " ", "--balance", "1"]);
+    assert!(!ok);
+    assert!(err.contains("invalid name"), "{err}");
+    assert!(!err.contains("amount"), "{err}");
+}

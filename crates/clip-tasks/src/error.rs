@@ -19,6 +19,7 @@
 //! | [`NotPublic`](Rule::NotPublic) | `not_public` | a media URL points to a loopback, private, link-local or otherwise non-public host (SPEC §2.7 content rule 4) |
 //! | [`TooLarge`](Rule::TooLarge) | `too_large` | inline `data:` media is larger than allowed |
 //! | [`Malformed`](Rule::Malformed) | `malformed` | a value has the wrong shape (a content item of a known type whose fields have the wrong type; bad percent-encoding in a query) |
+//! | [`Conflicting`](Rule::Conflicting) | `conflicting` | an inline prompt flag contradicts the structured field, or the same flag is given twice with different values |
 
 use std::fmt;
 
@@ -54,13 +55,17 @@ pub enum Rule {
     /// ([`MAX_INLINE_IMAGE_BYTES`](crate::series::MAX_INLINE_IMAGE_BYTES)).
     TooLarge,
     /// A value has the wrong shape: a content item of a known `type` whose fields have the wrong
-    /// JSON type; bad percent-encoding in a list query.
+    /// JSON type; bad percent-encoding in a list query; an inline prompt flag with a value of
+    /// the wrong type.
     Malformed,
+    /// The same setting given twice with different values: an inline prompt flag against the
+    /// structured field (wire-formats §5.1), or the same flag twice.
+    Conflicting,
 }
 
 impl Rule {
     /// Every rule, in the order of the table in the module documentation.
-    pub const ALL: [Rule; 10] = [
+    pub const ALL: [Rule; 11] = [
         Rule::Required,
         Rule::UnsupportedValue,
         Rule::OutOfRange,
@@ -71,6 +76,7 @@ impl Rule {
         Rule::NotPublic,
         Rule::TooLarge,
         Rule::Malformed,
+        Rule::Conflicting,
     ];
 
     /// The stable machine-readable code of the rule, e.g. `"not_combinable"`.
@@ -93,6 +99,7 @@ impl Rule {
             Rule::NotPublic => "not_public",
             Rule::TooLarge => "too_large",
             Rule::Malformed => "malformed",
+            Rule::Conflicting => "conflicting",
         }
     }
 }

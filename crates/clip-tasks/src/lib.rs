@@ -72,6 +72,7 @@
 
 pub mod delete;
 pub mod error;
+pub mod inline;
 pub mod list;
 pub mod media_url;
 pub mod reference_video;
@@ -82,6 +83,7 @@ pub mod validate;
 
 pub use delete::{DeleteEffect, delete_effect};
 pub use error::{ArkError, ArkErrorDetail, FieldError, Rule};
+pub use inline::lift_inline_flags;
 pub use list::{ListQuery, ListResponse};
 pub use media_url::{UrlProblem, check_image_url, check_video_url, is_public_ip};
 pub use request::{ContentItem, CreateTaskRequest, DraftTaskRef, ImageRole, MediaUrl};

@@ -115,9 +115,99 @@ pub fn decode_base64(s: &str) -> Result<Vec<f32>, EncodingError> {
     Ok(chunks.iter().map(|c| f32::from_le_bytes(*c)).collect())
 }
 
+/// The number of `float32` values in a base64 embedding, checked exactly as [`decode_base64`]
+/// checks it (canonical padded base64 of the standard alphabet, whole floats) but without
+/// decoding: a vector that is passed on in the encoding it came in needs only the check.
+///
+/// ```
+/// use tollgate_embeddings::{base64_dimensions, EncodingError};
+///
+/// assert_eq!(base64_dimensions("AACAPwAAAMA=")?, 2);
+/// assert_eq!(base64_dimensions("")?, 0);
+/// assert_eq!(
+///     base64_dimensions("AAAA"),
+///     Err(EncodingError::LengthNotMultipleOfFour { bytes: 3 })
+/// );
+/// assert!(base64_dimensions("AACAPwAAAMB=").is_err()); // trailing bits set: not canonical
+/// # Ok::<(), EncodingError>(())
+/// ```
+pub fn base64_dimensions(s: &str) -> Result<usize, EncodingError> {
+    let invalid = |reason: String| EncodingError::InvalidBase64 { reason };
+    let text = s.as_bytes();
+    if !text.len().is_multiple_of(4) {
+        return Err(invalid(format!(
+            "{} characters, not a multiple of 4 (padding is required)",
+            text.len()
+        )));
+    }
+    let padding = text
+        .iter()
+        .rev()
+        .take(2)
+        .take_while(|&&c| c == b'=')
+        .count();
+    let data = &text[..text.len() - padding];
+    if let Some(at) = data.iter().position(|&c| sextet(c).is_none()) {
+        return Err(invalid(format!("invalid character at offset {at}")));
+    }
+    // The last character's unused low bits must be zero (what an encoder writes).
+    let unused_bits_clear = match (padding, data.last().and_then(|&c| sextet(c))) {
+        (1, Some(last)) => last & 0b11 == 0,
+        (2, Some(last)) => last & 0b1111 == 0,
+        _ => true,
+    };
+    if !unused_bits_clear {
+        return Err(invalid("trailing bits are not zero".into()));
+    }
+    let bytes = text.len() / 4 * 3 - padding;
+    if !bytes.is_multiple_of(4) {
+        return Err(EncodingError::LengthNotMultipleOfFour { bytes });
+    }
+    Ok(bytes / 4)
+}
+
+/// The value of a character of the standard base64 alphabet.
+fn sextet(c: u8) -> Option<u8> {
+    match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The check agrees with the decoder on encodings, their mutations and their truncations.
+        #[test]
+        fn the_check_agrees_with_the_decoder(
+            values in proptest::collection::vec(any::<f32>(), 0..8),
+            cut in 0usize..40,
+            at in 0usize..40,
+            with in proptest::sample::select(b"A/+=9z_- ".to_vec()),
+        ) {
+            let mut text = encode_base64(&values).into_bytes();
+            if let Some(c) = text.get_mut(at) {
+                *c = with;
+            }
+            text.truncate(text.len().saturating_sub(cut % 6));
+            let Ok(text) = String::from_utf8(text) else {
+                return Err(TestCaseError::fail("the mutations are ASCII"));
+            };
+            let decoded = decode_base64(&text);
+            let checked = base64_dimensions(&text);
+            prop_assert_eq!(decoded.as_ref().map(Vec::len).ok(), checked.as_ref().ok().copied(), "{:?}", text);
+            if let (Err(EncodingError::LengthNotMultipleOfFour { bytes: a }), Err(EncodingError::LengthNotMultipleOfFour { bytes: b })) = (&decoded, &checked) {
+                prop_assert_eq!(a, b);
+            }
+        }
+    }
 
     #[test]
     fn known_vector_encodes_as_documented() {

@@ -68,7 +68,9 @@ pub mod response;
 pub mod validate;
 
 pub use dimensions::shorten;
-pub use encoding::{EncodingError, EncodingFormat, decode_base64, encode_base64};
+pub use encoding::{
+    EncodingError, EncodingFormat, base64_dimensions, decode_base64, encode_base64,
+};
 pub use model::{ModelFamily, model_family};
 pub use request::{EmbeddingInput, EmbeddingRequest, InputItem};
 pub use response::{

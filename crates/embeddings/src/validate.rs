@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | `model` | must not be empty | [`Required`](Rule::Required) |
 //! | `input` | must not be an empty array | [`Empty`](Rule::Empty) |
-//! | `input`, `input[i]` | no empty string | [`EmptyString`](Rule::EmptyString) |
+//! | `input[i]` | no empty string in an array (a lone `""` is accepted) | [`EmptyString`](Rule::EmptyString) |
 //! | `input`, `input[i]` | no empty token array | [`EmptyTokenArray`](Rule::EmptyTokenArray) |
 //! | `input` | an array holds at most [`MAX_BATCH_ITEMS`] items | [`TooManyItems`](Rule::TooManyItems) |
 //! | `dimensions` | only for families that support it | [`DimensionsUnsupported`](Rule::DimensionsUnsupported) |
@@ -137,8 +137,10 @@ impl FieldError {
 /// 1. `model` must not be empty.
 /// 2. `input` must not be an empty array (wire-formats §2: arrays hold 1–2048 items), and no array
 ///    may hold more than [`MAX_BATCH_ITEMS`] items.
-/// 3. No input may be an empty string ("input cannot be an empty string") or an empty token array;
-///    the field is `input` for a single input and `input[i]` for item `i` of a batch.
+/// 3. No item of an array may be an empty string ("input cannot be an empty string"), and no
+///    input an empty token array; the field is `input` for a single input and `input[i]` for
+///    item `i` of a batch. A lone `input: ""` is accepted: LangChain's `OpenAIEmbeddings` sends
+///    it for an empty document and needs a vector back (`docs/decisions.md`, "Embeddings").
 /// 4. `dimensions`, when given, is only accepted by families that support it (wire-formats §2:
 ///    "only `text-embedding-3` and later models"), and must lie between 1 and the family's native
 ///    dimensions.
@@ -194,7 +196,11 @@ fn validate_input(input: &EmbeddingInput) -> Result<(), FieldError> {
     }
     for (index, item) in input.items().enumerate() {
         let (empty, rule, what) = match item {
-            InputItem::Text(text) => (text.is_empty(), Rule::EmptyString, "an empty string"),
+            InputItem::Text(text) => (
+                text.is_empty() && array_len.is_some(),
+                Rule::EmptyString,
+                "an empty string",
+            ),
             InputItem::Tokens(tokens) => (
                 tokens.is_empty(),
                 Rule::EmptyTokenArray,

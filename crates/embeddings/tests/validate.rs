@@ -77,12 +77,14 @@ fn empty_model_is_refused() {
 // ----- input -------------------------------------------------------------------------------
 
 #[test]
-fn empty_string_input_is_refused() {
+fn a_lone_empty_string_is_accepted_but_not_inside_an_array() {
+    assert_eq!(validate(&req("m", ""), SMALL), Ok(()));
+    let batch = EmbeddingRequest::new("m", vec!["", "x"]);
     assert_error(
-        validate(&req("m", ""), SMALL),
-        "input",
+        validate(&batch, SMALL),
+        "input[0]",
         Rule::EmptyString,
-        "'input' must not be an empty string",
+        "'input[0]' must not be an empty string",
     );
 }
 
@@ -270,7 +272,7 @@ fn unknown_family_leaves_the_upper_bound_to_the_upstream() {
 #[test]
 fn input_is_checked_before_dimensions() {
     let mut r = with_dims("text-embedding-ada-002", 5);
-    r.input = "".into();
+    r.input = EmbeddingInput::Texts(Vec::new());
     assert_eq!(validate(&r, ADA).unwrap_err().field, "input");
 }
 

@@ -113,7 +113,12 @@ pub async fn authenticate(
         }
     };
     match lookup {
-        Lookup::Found(principal) => Ok(principal),
+        Lookup::Found(principal) => {
+            let span = tracing::Span::current();
+            span.record("account", principal.account_name.as_str());
+            span.record("key", principal.key_id.as_str());
+            Ok(principal)
+        }
         Lookup::Unknown => Err(ApiError::new(
             ErrorKind::InvalidCredential,
             match family {

@@ -7,6 +7,10 @@ use http::{HeaderMap, Response, StatusCode, header};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use serde::de::DeserializeOwned;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
 /// Every response body: buffered or streamed bytes.
 pub type ResponseBody = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
@@ -34,9 +38,90 @@ pub fn json_response<T: serde::Serialize + ?Sized>(
     response
 }
 
-/// Reads a whole request body of at most `limit` bytes. A declared `Content-Length` over the
-/// limit is refused before anything is read.
-pub async fn read_limited<B>(headers: &HeaderMap, body: B, limit: usize) -> Result<Bytes, ApiError>
+pin_project_lite::pin_project! {
+    /// A request body that fails with [`BodyStalled`] when the client pauses longer than
+    /// `pause` between two pieces (`[server] body_pause_timeout_seconds`): a body declared
+    /// and never sent ends in 408, not in a connection held open for ever.
+    pub struct Paced<B> {
+        #[pin]
+        inner: B,
+        #[pin]
+        deadline: tokio::time::Sleep,
+        pause: Duration,
+    }
+}
+
+impl<B> Paced<B> {
+    /// Wraps `inner`; the first piece is due within `pause` from now.
+    pub fn new(inner: B, pause: Duration) -> Paced<B> {
+        Paced {
+            inner,
+            deadline: tokio::time::sleep(pause),
+            pause,
+        }
+    }
+}
+
+/// A client paused inside its request body for longer than the configured limit.
+#[derive(Debug, thiserror::Error)]
+#[error("the client sent nothing of its request body for {} s", .0.as_secs())]
+pub struct BodyStalled(pub Duration);
+
+impl<B> http_body::Body for Paced<B>
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Data = Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        let mut this = self.project();
+        match this.inner.poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                let next = tokio::time::Instant::now() + *this.pause;
+                this.deadline.as_mut().reset(next);
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e.into()))),
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => match this.deadline.poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(BodyStalled(*this.pause))))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// The answer to a body that ended in [`BodyStalled`] (callers check with `is`): 408, and the
+/// connection is not reused (the rest of the body is never read).
+pub fn body_stalled(stalled: &(dyn std::error::Error + Send + Sync)) -> ApiError {
+    ApiError::new(
+        ErrorKind::RequestTimeout,
+        format!("The request body stopped arriving: {stalled}"),
+    )
+    .code("request_timeout")
+}
+
+/// Reads a whole request body of at most `limit` bytes, with at most `pause` between two of
+/// its pieces. A declared `Content-Length` over the limit is refused before anything is read.
+pub async fn read_limited<B>(
+    headers: &HeaderMap,
+    body: B,
+    limit: usize,
+    pause: Duration,
+) -> Result<Bytes, ApiError>
 where
     B: http_body::Body<Data = Bytes>,
     B::Error: std::error::Error + Send + Sync + 'static,
@@ -55,9 +140,10 @@ where
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(too_large());
     }
-    match Limited::new(body, limit).collect().await {
+    match Limited::new(Paced::new(body, pause), limit).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Err(e) if e.is::<BodyStalled>() => Err(body_stalled(&*e)),
         Err(e) => Err(ApiError::invalid(
             "body",
             "unreadable_body",
@@ -80,7 +166,13 @@ where
     B::Error: std::error::Error + Send + Sync + 'static,
 {
     require_json(headers)?;
-    let bytes = read_limited(headers, body, state.limits.of(endpoint)).await?;
+    let bytes = read_limited(
+        headers,
+        body,
+        state.limits.of(endpoint),
+        state.server.body_pause(),
+    )
+    .await?;
     Ok((decode_json(&bytes)?, bytes.len()))
 }
 
@@ -112,6 +204,25 @@ pub fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
 
 /// Decodes JSON into `T`; the error names the field that failed and why.
 pub fn decode_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    // Every JSON endpoint takes an object. serde would read a top-level array as a struct's
+    // fields in order ("Invalid '[0]': expected a string"); say what is wrong instead.
+    if let Some(&first) = bytes.iter().find(|b| !b.is_ascii_whitespace())
+        && first != b'{'
+        && serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok()
+    {
+        let what = match first {
+            b'[' => "an array",
+            b'"' => "a string",
+            b't' | b'f' => "a boolean",
+            b'n' => "null",
+            _ => "a number",
+        };
+        return Err(ApiError::invalid(
+            "body",
+            "invalid_type",
+            format!("The request body must be a JSON object, not {what}"),
+        ));
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     match serde_path_to_error::deserialize::<_, T>(&mut de) {
         Ok(value) => Ok(value),

@@ -165,11 +165,30 @@ impl Catalog {
     /// Resolves a client's model name (an alias or a public name) to its entry, when it serves
     /// `kind`.
     pub fn resolve(&self, requested: &str, kind: ModelKind) -> Option<&Arc<ModelEntry>> {
+        self.lookup(requested).filter(|m| m.kind == kind)
+    }
+
+    /// The model a client's name (an alias or a public name) stands for, of any kind.
+    pub fn lookup(&self, requested: &str) -> Option<&Arc<ModelEntry>> {
         let public = self
             .aliases
             .get(requested)
             .map_or(requested, String::as_str);
-        self.models.get(public).filter(|m| m.kind == kind)
+        self.models.get(public)
+    }
+
+    /// Every name a client may use — public models and aliases — sorted, so that model pickers
+    /// offer what the endpoints accept.
+    pub fn client_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self
+            .models
+            .keys()
+            .chain(self.aliases.keys())
+            .map(String::as_str)
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
     }
 
     /// [`Catalog::resolve`], or the client's 400 naming `model`.
@@ -178,6 +197,15 @@ impl Catalog {
         requested: &str,
         kind: ModelKind,
     ) -> Result<Arc<ModelEntry>, crate::errors::ApiError> {
+        // A missing `model` (decoded as empty where the protocol crate defaults it) is a missing
+        // field, not an unknown model called ''.
+        if requested.trim().is_empty() {
+            return Err(crate::errors::ApiError::invalid(
+                "model",
+                "required",
+                "'model' is required",
+            ));
+        }
         self.resolve(requested, kind)
             .cloned()
             .ok_or_else(|| crate::errors::ApiError::unknown_model(requested))

@@ -68,6 +68,7 @@ impl HeldCharge {
         estimate: &Usage,
         request_id: &str,
     ) -> Result<HeldCharge, ApiError> {
+        tracing::Span::current().record("model", entry.public.as_str());
         let amount = entry
             .tariff
             .charge(estimate)
@@ -151,6 +152,7 @@ impl HeldCharge {
         };
         let durable = hold.settle(actual, memo);
         self.state.metrics.hold_closed("settled");
+        tracing::Span::current().record("charge", tracing::field::display(actual));
         if !durable.wait().await {
             return Err(ApiError::internal(
                 "recording the charge",

@@ -23,6 +23,9 @@ pub struct Config {
     /// Seconds that in-flight requests get to finish after SIGTERM or Ctrl-C.
     #[serde(default = "default_grace")]
     pub shutdown_grace_seconds: u64,
+    /// Client connections: timeouts and limits.
+    #[serde(default)]
+    pub server: ServerConfig,
     /// Logging.
     #[serde(default)]
     pub log: LogConfig,
@@ -53,6 +56,91 @@ pub struct Config {
     /// Public models: what they are, where they go, what they cost.
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
+}
+
+/// Client connections: timeouts and limits (`docs/decisions.md`, "Connection hygiene"). Every
+/// field has a default; a zero timeout is refused rather than read as "none".
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// Seconds a client has to send a request's headers. On HTTP/1.1 the same clock runs while
+    /// a keep-alive connection waits for its next request, so it is also the idle timeout.
+    pub header_read_timeout_seconds: u64,
+    /// The longest pause, in seconds, between two pieces of a request body (a slow client gets
+    /// 408 and the connection is closed).
+    pub body_pause_timeout_seconds: u64,
+    /// HTTP/2: seconds between keep-alive pings while the connection is idle; a peer that does
+    /// not answer within as long is dropped.
+    pub http2_keep_alive_seconds: u64,
+    /// Connections served in full at once.
+    pub max_connections: usize,
+    /// Past `max_connections`, this many more are accepted for `/healthz`, `/readyz` and
+    /// `/metrics` (everything else on them gets 503); beyond that a connection is closed as soon
+    /// as it is accepted.
+    pub reserved_connections: usize,
+    /// HTTP/2: requests in flight on one connection.
+    pub http2_max_concurrent_streams: u32,
+    /// HTTP/2: the largest header list a client may send, in bytes.
+    pub http2_max_header_list_size: u32,
+    /// HTTP/2: streams a client may open and reset before the server has answered them, before
+    /// the connection is closed (the "rapid reset" attack).
+    pub http2_max_pending_accept_reset_streams: usize,
+    /// HTTP/2: streams the server may reset for protocol errors before it closes the connection.
+    pub http2_max_local_error_reset_streams: usize,
+    /// After SIGTERM or Ctrl-C, seconds during which `/readyz` answers 503 while requests are
+    /// still accepted (load balancers notice), before the listener closes and in-flight
+    /// requests get `shutdown_grace_seconds` to finish.
+    pub drain_seconds: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            header_read_timeout_seconds: 30,
+            body_pause_timeout_seconds: 30,
+            http2_keep_alive_seconds: 60,
+            max_connections: 4096,
+            reserved_connections: 64,
+            http2_max_concurrent_streams: 256,
+            http2_max_header_list_size: 64 << 10,
+            http2_max_pending_accept_reset_streams: 32,
+            http2_max_local_error_reset_streams: 256,
+            drain_seconds: 3,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// The longest pause inside a request body.
+    pub fn body_pause(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.body_pause_timeout_seconds)
+    }
+
+    /// The checks `Config::parse` runs.
+    fn check(&self) -> Result<(), String> {
+        for (name, value) in [
+            (
+                "header_read_timeout_seconds",
+                self.header_read_timeout_seconds,
+            ),
+            (
+                "body_pause_timeout_seconds",
+                self.body_pause_timeout_seconds,
+            ),
+            ("http2_keep_alive_seconds", self.http2_keep_alive_seconds),
+        ] {
+            if value == 0 {
+                return Err(format!("server.{name} must be at least 1"));
+            }
+        }
+        if self.max_connections == 0 {
+            return Err("server.max_connections must be at least 1".into());
+        }
+        if self.http2_max_concurrent_streams == 0 {
+            return Err("server.http2_max_concurrent_streams must be at least 1".into());
+        }
+        Ok(())
+    }
 }
 
 /// Logging settings.
@@ -132,6 +220,10 @@ pub struct TasksConfig {
     /// addresses (an internal CDN). Everything else must be public (SPEC §2.7 rule 4).
     #[serde(default)]
     pub trusted_media_hosts: Vec<String>,
+    /// A media URL whose host cannot be resolved here is refused (400) instead of left to the
+    /// upstream to judge: for gateways whose DNS is the same the upstream sees.
+    #[serde(default)]
+    pub media_dns_fail_closed: bool,
     /// The time allowed to read a reference video's length (a ranged fetch); past it, the
     /// upstream decides and the hold covers the series' maximum.
     #[serde(default = "default_probe_timeout_ms")]
@@ -149,6 +241,7 @@ impl Default for TasksConfig {
             submission_timeout_seconds: default_submission_timeout_seconds(),
             sweep_interval_seconds: default_sweep_interval_seconds(),
             trusted_media_hosts: Vec::new(),
+            media_dns_fail_closed: false,
             reference_probe_timeout_ms: default_probe_timeout_ms(),
         }
     }
@@ -328,7 +421,9 @@ pub enum ConfigError {
 impl Config {
     /// Parses a TOML document.
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))
+        let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
+        config.server.check().map_err(ConfigError::Parse)?;
+        Ok(config)
     }
 
     /// The embedded default.

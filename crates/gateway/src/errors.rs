@@ -34,6 +34,8 @@ pub enum ErrorKind {
     NotFound,
     /// Known route, other method. 405.
     MethodNotAllowed,
+    /// The client stopped sending its request body. 408.
+    RequestTimeout,
     /// The body is over the endpoint's limit. 413.
     PayloadTooLarge,
     /// The body is not of a type the endpoint takes. 415.
@@ -63,6 +65,7 @@ impl ErrorKind {
             ErrorKind::Forbidden => StatusCode::FORBIDDEN,
             ErrorKind::NotFound => StatusCode::NOT_FOUND,
             ErrorKind::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ErrorKind::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ErrorKind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ErrorKind::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ErrorKind::InsufficientBalance | ErrorKind::RateLimited => {
@@ -76,6 +79,11 @@ impl ErrorKind {
         }
     }
 }
+
+/// The honest status of an error response, for the access log and `/metrics`, where the
+/// family's shape shows another (t2a's HTTP 200 with `base_resp`).
+#[derive(Debug, Clone, Copy)]
+pub struct ErrorStatus(pub StatusCode);
 
 /// An error on its way to the client.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,13 +163,37 @@ impl ApiError {
             // The vendor answers an invalid key with 400 INVALID_ARGUMENT and a missing one with
             // 403 PERMISSION_DENIED (wire-formats §6.4); its SDK relies on that.
             Family::Google => StatusCode::from_u16(google_status(self.kind).0).unwrap_or(status),
+            // The vendor answers its own errors with HTTP 200 and a non-zero
+            // `base_resp.status_code` (wire-formats §3.2), and its clients read that, not the
+            // status; HTTP's own refusals (method, body timeout, size, type) keep theirs.
+            Family::T2a
+                if !matches!(
+                    self.kind,
+                    ErrorKind::MethodNotAllowed
+                        | ErrorKind::RequestTimeout
+                        | ErrorKind::PayloadTooLarge
+                        | ErrorKind::UnsupportedMediaType
+                ) =>
+            {
+                StatusCode::OK
+            }
             _ => status,
         };
         let mut response = crate::body::json_response(status, &body);
+        // Logs and metrics count the error as what it is, whatever status the family shows.
+        response
+            .extensions_mut()
+            .insert(ErrorStatus(self.kind.status()));
         if let Some(seconds) = self.retry_after
             && let Ok(v) = HeaderValue::from_str(&seconds.to_string())
         {
             response.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        if self.kind == ErrorKind::RequestTimeout {
+            // The rest of the body is never read: the connection cannot carry another request.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         response
     }
@@ -250,6 +282,8 @@ fn openai_code(kind: ErrorKind) -> Option<&'static str> {
         ErrorKind::InsufficientBalance => Some("insufficient_quota"),
         ErrorKind::RateLimited => Some("rate_limit_exceeded"),
         ErrorKind::PayloadTooLarge => Some("request_too_large"),
+        ErrorKind::UnsupportedMediaType => Some("unsupported_media_type"),
+        ErrorKind::RequestTimeout => Some("request_timeout"),
         ErrorKind::NotImplemented => Some("not_implemented"),
         ErrorKind::UpstreamTimeout => Some("upstream_timeout"),
         ErrorKind::UpstreamFailed => Some("upstream_error"),
@@ -263,7 +297,7 @@ fn t2a_code(kind: ErrorKind) -> i64 {
         ErrorKind::MissingCredential | ErrorKind::InvalidCredential | ErrorKind::Forbidden => 1004,
         ErrorKind::InsufficientBalance => 1008,
         ErrorKind::RateLimited => 1002,
-        ErrorKind::UpstreamTimeout => 1001,
+        ErrorKind::UpstreamTimeout | ErrorKind::RequestTimeout => 1001,
         ErrorKind::InvalidRequest
         | ErrorKind::NotFound
         | ErrorKind::MethodNotAllowed
@@ -296,6 +330,7 @@ fn ark_type_and_code(e: &ApiError) -> (&'static str, String) {
         ErrorKind::InsufficientBalance => ("TooManyRequests", "QuotaExceeded".into()),
         ErrorKind::NotFound => ("NotFound", with_param("NotFound")),
         ErrorKind::MethodNotAllowed => ("BadRequest", "InvalidEndpoint.MethodNotAllowed".into()),
+        ErrorKind::RequestTimeout => ("RequestTimeout", "RequestTimeout".into()),
         ErrorKind::RateLimited => ("TooManyRequests", "RateLimitExceeded".into()),
         ErrorKind::NotImplemented => ("NotImplemented", "NotImplemented".into()),
         ErrorKind::Internal => ("InternalServerError", "InternalServiceError".into()),
@@ -312,6 +347,7 @@ fn google_status(kind: ErrorKind) -> (u16, &'static str) {
         ErrorKind::MissingCredential | ErrorKind::Forbidden => (403, "PERMISSION_DENIED"),
         ErrorKind::NotFound => (404, "NOT_FOUND"),
         ErrorKind::MethodNotAllowed => (405, "UNIMPLEMENTED"),
+        ErrorKind::RequestTimeout => (408, "DEADLINE_EXCEEDED"),
         ErrorKind::PayloadTooLarge => (413, "INVALID_ARGUMENT"),
         ErrorKind::UnsupportedMediaType => (415, "INVALID_ARGUMENT"),
         ErrorKind::InsufficientBalance | ErrorKind::RateLimited => (429, "RESOURCE_EXHAUSTED"),
@@ -344,7 +380,7 @@ mod tests {
         assert_eq!(b["error"]["type"], "invalid_request_error");
         assert_eq!(b["error"]["code"], "empty");
         let (s, b) = render(e.clone(), Family::T2a).await;
-        assert_eq!(s, 400);
+        assert_eq!(s, 200, "the vendor's errors are HTTP 200 with base_resp");
         assert_eq!(b["base_resp"]["status_code"], 2013);
         let (_, b) = render(e.clone(), Family::Ark).await;
         assert_eq!(b["error"]["code"], "InvalidParameter.input");

@@ -50,3 +50,17 @@ pub mod upload;
 pub use config::Config;
 pub use service::Gateway;
 pub use state::State;
+
+/// Spawns work of a request that outlives its handler (a stream's relay, a whole answer run to
+/// completion, a task's submission) inside the request's span, so that every line it logs
+/// carries the request id, account and model.
+pub(crate) fn spawn_for_request<F>(work: F) -> tokio::task::JoinHandle<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    tokio::spawn(tracing::Instrument::instrument(
+        work,
+        tracing::Span::current(),
+    ))
+}

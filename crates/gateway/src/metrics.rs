@@ -8,6 +8,8 @@
 //! * `tollgate_upstream_duration_seconds{endpoint}` — time spent waiting on the upstream
 //! * `tollgate_gateway_overhead_seconds{endpoint}` — total − upstream, for requests that called one
 //! * `tollgate_requests_in_flight`
+//! * `tollgate_connections_open`, `tollgate_connections_refused_total` — client connections, and
+//!   those closed at once past `max_connections` and its reserve
 //! * `tollgate_holds_total{outcome}` — settled, released
 //! * `tollgate_settlement_anomalies_total{model}` — charges capped below the upstream's figure
 //! * `tollgate_ledger_*` — the ledger engine's journal and leases (`crate::ledger`)
@@ -15,7 +17,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Bucket upper bounds in seconds: from 0.5 ms (gateway overhead) to 5 minutes (long uploads).
@@ -78,6 +80,26 @@ struct Books {
 pub struct Metrics {
     books: Mutex<Books>,
     in_flight: AtomicI64,
+    connections: AtomicI64,
+    connections_refused: AtomicU64,
+}
+
+/// Counts a client connection as open until dropped.
+#[derive(Debug)]
+pub struct OpenConnection(std::sync::Arc<crate::state::State>);
+
+impl OpenConnection {
+    /// Counts a connection of `state`'s gateway.
+    pub fn new(state: std::sync::Arc<crate::state::State>) -> OpenConnection {
+        state.metrics.connections.fetch_add(1, Ordering::Relaxed);
+        OpenConnection(state)
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.metrics.connections.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// Counts a request as in flight until dropped.
@@ -95,6 +117,11 @@ impl Metrics {
         self.books
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Counts a connection closed as soon as it was accepted.
+    pub fn connection_refused(&self) {
+        self.connections_refused.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Marks a request in flight.
@@ -195,6 +222,17 @@ impl Metrics {
             out,
             "tollgate_requests_in_flight {}",
             self.in_flight.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP tollgate_connections_open Client connections open now.\n\
+             # TYPE tollgate_connections_open gauge\n\
+             tollgate_connections_open {}\n\
+             # HELP tollgate_connections_refused_total Connections closed at once: over max_connections and its reserve.\n\
+             # TYPE tollgate_connections_refused_total counter\n\
+             tollgate_connections_refused_total {}",
+            self.connections.load(Ordering::Relaxed),
+            self.connections_refused.load(Ordering::Relaxed)
         );
         out.push_str("# HELP tollgate_holds_total Holds closed, by outcome.\n");
         out.push_str("# TYPE tollgate_holds_total counter\n");

@@ -37,6 +37,7 @@ pub async fn read_form(
             file_bytes: state.limits.of(endpoint) as u64,
             field_bytes: 64 << 10,
             max_fields: 32,
+            body_pause: state.server.body_pause(),
         },
     )
     .await
@@ -282,7 +283,7 @@ pub async fn stream_response<E: Encoder>(
     };
     let first_frame_time = started.elapsed();
     let (sender, body) = crate::stream_body::channel();
-    tokio::spawn(async move {
+    crate::spawn_for_request(async move {
         let _upload = file;
         relay(held, first, frames, sender, encoder, probed_seconds).await;
     });

@@ -101,7 +101,7 @@ where
     Fut: Future<Output = Result<T, ApiError>> + Send + 'static,
     T: Send + 'static,
 {
-    tokio::spawn(work)
+    crate::spawn_for_request(work)
         .await
         .map_err(|e| ApiError::internal("relaying the request", e))?
 }

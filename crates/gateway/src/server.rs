@@ -1,13 +1,67 @@
-//! Serving a [`Gateway`] on a listener: HTTP/1.1 and HTTP/2 (h2c), and graceful shutdown —
-//! on the signal, stop accepting, let in-flight requests finish up to a deadline, then close.
+//! Serving a [`Gateway`] on a listener: HTTP/1.1 and HTTP/2 (h2c) with the connection limits of
+//! `[server]` (`docs/decisions.md`, "Connection hygiene"), and graceful shutdown — on the
+//! signal, `/readyz` fails while requests are still served for `drain_seconds`, then the
+//! listener closes and in-flight requests get up to a deadline to finish.
 
+use crate::config::ServerConfig;
 use crate::service::Gateway;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+/// The protocol settings of `[server]`.
+fn builder(server: &ServerConfig) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(server.header_read_timeout_seconds));
+    let keep_alive = Duration::from_secs(server.http2_keep_alive_seconds);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(keep_alive)
+        .keep_alive_timeout(keep_alive)
+        .max_concurrent_streams(server.http2_max_concurrent_streams)
+        .max_header_list_size(server.http2_max_header_list_size)
+        .max_pending_accept_reset_streams(server.http2_max_pending_accept_reset_streams)
+        .max_local_error_reset_streams(server.http2_max_local_error_reset_streams);
+    builder
+}
+
+/// HTTP/2's connection preface (RFC 9113 §3.4).
+const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Waits, at most `within`, until the first bytes of a connection tell HTTP/1.1 from HTTP/2.
+/// hyper's protocol detection has no deadline of its own and its header timer only starts
+/// after it, so without this a client that sends nothing (or the preface one byte at a time)
+/// would hold its connection for ever.
+async fn shows_its_protocol(stream: &tokio::net::TcpStream, within: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + within;
+    let mut first = [0u8; 24];
+    loop {
+        let n = match tokio::time::timeout_at(deadline, stream.peek(&mut first)).await {
+            Ok(Ok(n)) => n,
+            Ok(Err(_)) | Err(_) => return false,
+        };
+        if n == 0 {
+            return false;
+        }
+        if n == first.len() || first[..n] != H2_PREFACE[..n] {
+            return true;
+        }
+        // A prefix of the preface: real clients send it whole, so this is rare; peek again soon.
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
 
 /// Serves until `shutdown` resolves, then drains for at most `grace`.
 pub async fn serve(
@@ -16,8 +70,14 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
     grace: Duration,
 ) {
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let server = gateway.state().server.clone();
+    let builder = builder(&server);
     let graceful = GracefulShutdown::new();
+    // Permits for connections served in full, and for the reserve that answers health checks.
+    let full = Arc::new(Semaphore::new(server.max_connections));
+    let reserve = Arc::new(Semaphore::new(server.reserved_connections));
+    let drain = Duration::from_secs(server.drain_seconds);
+    let mut drain_ends: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -31,23 +91,50 @@ pub async fn serve(
                         continue;
                     }
                 };
+                let (permit, gateway) = match full.clone().try_acquire_owned() {
+                    Ok(permit) => (permit, gateway.clone()),
+                    Err(_) => match reserve.clone().try_acquire_owned() {
+                        Ok(permit) => (permit, gateway.ops_only()),
+                        Err(_) => {
+                            // Closed at once: the client learns now, not after a timeout.
+                            gateway.state().metrics.connection_refused();
+                            tracing::debug!(%peer, "connection refused: over max_connections and its reserve");
+                            drop(stream);
+                            continue;
+                        }
+                    },
+                };
+                let open = crate::metrics::OpenConnection::new(gateway.state().clone());
                 let _ = stream.set_nodelay(true);
-                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), gateway.clone());
-                let conn = graceful.watch(conn.into_owned());
+                let header_timeout = Duration::from_secs(server.header_read_timeout_seconds);
+                let builder = builder.clone();
+                let watcher = graceful.watcher();
                 tokio::spawn(async move {
+                    if !shows_its_protocol(&stream, header_timeout).await {
+                        tracing::debug!(%peer, "connection closed: no request within header_read_timeout");
+                        drop((permit, open));
+                        return;
+                    }
+                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), gateway);
+                    let conn = watcher.watch(conn.into_owned());
                     if let Err(e) = conn.await {
                         tracing::debug!(%peer, error = %e, "connection ended with an error");
                     }
+                    drop((permit, open));
                 });
             }
-            () = &mut shutdown => break,
+            () = &mut shutdown, if drain_ends.is_none() => {
+                gateway.state().start_draining();
+                tracing::info!(?drain, "shutting down: /readyz fails while requests are still served");
+                drain_ends = Some(Box::pin(tokio::time::sleep(drain)));
+            }
+            () = async { if let Some(d) = drain_ends.as_mut() { d.await } }, if drain_ends.is_some() => break,
         }
     }
     drop(listener);
-    gateway.state().start_draining();
     tracing::info!(
         connections = graceful.count(),
-        "shutting down: draining in-flight requests"
+        "shutting down: listener closed, draining in-flight requests"
     );
     tokio::select! {
         () = graceful.shutdown() => tracing::info!("all connections closed"),

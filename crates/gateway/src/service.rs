@@ -22,12 +22,27 @@ use tracing::Instrument;
 #[derive(Debug, Clone)]
 pub struct Gateway {
     state: Arc<State>,
+    /// A connection accepted past `max_connections`, in the reserve: it answers only the
+    /// operational routes (`docs/decisions.md`, "Connection hygiene").
+    ops_only: bool,
 }
 
 impl Gateway {
     /// A gateway over `state`.
     pub fn new(state: Arc<State>) -> Gateway {
-        Gateway { state }
+        Gateway {
+            state,
+            ops_only: false,
+        }
+    }
+
+    /// The same gateway for a connection of the reserve: `/healthz`, `/readyz` and `/metrics`
+    /// answer; everything else is 503 and the connection closes.
+    pub fn ops_only(&self) -> Gateway {
+        Gateway {
+            state: self.state.clone(),
+            ops_only: true,
+        }
     }
 
     /// Its shared state.
@@ -49,18 +64,34 @@ impl Gateway {
         }
         let _in_flight = self.state.metrics.enter();
         // The path only: the query may carry a key (`?key=`).
+        // account, key and model are recorded by authentication and the hold, charge by the
+        // settlement (`charge.rs`), so the access line says who spent what on which model.
         let span = tracing::info_span!(
             "request",
             id = %request_id,
             method = %request.method(),
             path = %request.uri().path(),
+            account = tracing::field::Empty,
+            key = tracing::field::Empty,
+            model = tracing::field::Empty,
+            charge = tracing::field::Empty,
         );
         let ctx = Context {
             state: self.state.clone(),
             request_id: request_id.clone(),
         };
-        // A panic in a handler becomes a 500; its hold is released by the hold's drop guard.
-        let outcome =
+        let over_limit = self.ops_only
+            && !matches!(
+                routed.route,
+                Route::Healthz | Route::Readyz | Route::Metrics
+            );
+        let outcome = if over_limit {
+            Err(ApiError::new(
+                ErrorKind::Unavailable,
+                "The gateway is at its connection limit; retry shortly",
+            ))
+        } else {
+            // A panic in a handler becomes a 500; its hold is released by the hold's drop guard.
             AssertUnwindSafe(dispatch(ctx, routed.route, request).instrument(span.clone()))
                 .catch_unwind()
                 .await
@@ -69,14 +100,27 @@ impl Gateway {
                         ErrorKind::Internal,
                         "Internal error; the request was not charged",
                     ))
-                });
+                })
+        };
         let mut response = outcome.unwrap_or_else(|e| e.into_response(routed.family));
+        if over_limit {
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
         if let Ok(v) = HeaderValue::from_str(&request_id) {
             response.headers_mut().insert("x-request-id", v);
         }
         let upstream = response.extensions().get::<UpstreamTime>().map(|u| u.0);
         let elapsed = started.elapsed();
-        let status = response.status().as_u16();
+        let status = response
+            .extensions()
+            .get::<crate::errors::ErrorStatus>()
+            .map_or(response.status(), |honest| honest.0)
+            .as_u16();
         self.state
             .metrics
             .record(routed.endpoint, status, elapsed, upstream);

@@ -2,7 +2,7 @@
 
 use crate::auth::KeyCache;
 use crate::catalog::Catalog;
-use crate::config::SpeechConfig;
+use crate::config::{ServerConfig, SpeechConfig};
 use crate::ledger::Ledger;
 use crate::limits::Limits;
 use crate::media::MediaLinks;
@@ -25,6 +25,10 @@ pub struct State {
     pub catalog: Catalog,
     /// The shared upstream client.
     pub http: HttpClient,
+    /// The client for URLs clients gave (reference videos): it connects only to public
+    /// addresses and the trusted media hosts. `None` if it could not be built: then nothing is
+    /// fetched (the hold covers the maximum).
+    pub media_http: Option<HttpClient>,
     /// Counters and histograms for `/metrics`.
     pub metrics: Metrics,
     /// Body limits by endpoint.
@@ -35,6 +39,8 @@ pub struct State {
     pub tasks: TaskSettings,
     /// Links to finished videos.
     pub media: MediaLinks,
+    /// Client connections: timeouts and limits.
+    pub server: ServerConfig,
     draining: AtomicBool,
 }
 
@@ -47,11 +53,13 @@ impl State {
             store,
             catalog,
             http,
+            media_http: media_client(&[]),
             metrics: Metrics::default(),
             limits,
             speech: SpeechConfig::default(),
             tasks: TaskSettings::default(),
             media: MediaLinks::new(&crate::config::MediaConfig::default(), &random_key()),
+            server: ServerConfig::default(),
             draining: AtomicBool::new(false),
         }
     }
@@ -65,8 +73,15 @@ impl State {
     /// Replaces the video-task settings and the media links (whose key every replica must
     /// share: see [`tollgate_store::Store::shared_secret`]).
     pub fn with_tasks(mut self, tasks: TaskSettings, media: MediaLinks) -> State {
+        self.media_http = media_client(&tasks.trusted_media_hosts);
         self.tasks = tasks;
         self.media = media;
+        self
+    }
+
+    /// Replaces the connection settings.
+    pub fn with_server(mut self, server: ServerConfig) -> State {
+        self.server = server;
         self
     }
 
@@ -79,6 +94,20 @@ impl State {
     pub fn is_draining(&self) -> bool {
         self.draining.load(Ordering::SeqCst)
     }
+}
+
+/// The guarded client for media URLs (`docs/decisions.md`, "Media URLs and SSRF").
+fn media_client(trusted_hosts: &[String]) -> Option<HttpClient> {
+    let config = tollgate_upstream::ClientConfig {
+        address_guard: Some(tollgate_upstream::AddressGuard {
+            allows: tollgate_clip_tasks::is_public_ip,
+            trusted_hosts: trusted_hosts.to_vec(),
+        }),
+        ..tollgate_upstream::ClientConfig::default()
+    };
+    HttpClient::new(&config)
+        .map_err(|e| tracing::error!(error = %e, "the media client could not be built"))
+        .ok()
 }
 
 /// A key for links that only this process checks (until [`State::with_tasks`] sets the shared

@@ -19,6 +19,8 @@ pub struct UploadLimits {
     pub field_bytes: u64,
     /// Number of fields besides the file.
     pub max_fields: usize,
+    /// The longest pause between two pieces of the body.
+    pub body_pause: std::time::Duration,
 }
 
 /// A received form.
@@ -91,8 +93,11 @@ pub async fn read(
             .per_field(limits.field_bytes)
             .for_field("file", limits.file_bytes),
     );
-    let mut form =
-        multer::Multipart::with_constraints(body.into_data_stream(), boundary, constraints);
+    let mut form = multer::Multipart::with_constraints(
+        crate::body::Paced::new(body, limits.body_pause).into_data_stream(),
+        boundary,
+        constraints,
+    );
     let mut upload = Upload {
         fields: Vec::new(),
         file: None,
@@ -174,6 +179,9 @@ fn multipart_error(e: multer::Error, too_large_file: &dyn Fn() -> ApiError) -> A
             }
         },
         multer::Error::StreamSizeExceeded { .. } => too_large_file(),
+        multer::Error::StreamReadFailed(e) if e.is::<crate::body::BodyStalled>() => {
+            crate::body::body_stalled(&*e)
+        }
         other => ApiError::invalid(
             "body",
             "malformed_multipart",

@@ -81,4 +81,4 @@ mod stream;
 pub use decode::Decoder;
 pub use encode::encode_comment;
 pub use event::Event;
-pub use stream::EventStream;
+pub use stream::{EventStream, Exceeded, Limits};

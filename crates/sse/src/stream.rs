@@ -40,8 +40,50 @@ pin_project_lite::pin_project! {
         decoder: Decoder,
         // The inner stream has ended; it must not be polled again.
         inner_done: bool,
+        limits: Limits,
+        read: u64,
+        exceeded: Option<Exceeded>,
     }
 }
+
+/// Bounds on what an [`EventStream`] reads: an upstream that sends one endless event, or an
+/// endless stream, must not take the reader's memory or time with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The most bytes one event may buffer before it is dispatched
+    /// ([`Decoder::buffered_len`]).
+    pub max_event_bytes: usize,
+    /// The most bytes the whole stream may carry.
+    pub max_total_bytes: u64,
+}
+
+impl Limits {
+    /// No bounds.
+    pub const NONE: Limits = Limits {
+        max_event_bytes: usize::MAX,
+        max_total_bytes: u64::MAX,
+    };
+}
+
+/// Which bound of [`Limits`] ended a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exceeded {
+    /// One event grew past `max_event_bytes`.
+    Event(usize),
+    /// The stream carried more than `max_total_bytes`.
+    Total(u64),
+}
+
+impl std::fmt::Display for Exceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exceeded::Event(n) => write!(f, "an event larger than {n} bytes"),
+            Exceeded::Total(n) => write!(f, "a stream longer than {n} bytes"),
+        }
+    }
+}
+
+impl std::error::Error for Exceeded {}
 
 impl<S> EventStream<S> {
     /// Decodes the chunks of `inner`.
@@ -50,7 +92,34 @@ impl<S> EventStream<S> {
             inner,
             decoder: Decoder::new(),
             inner_done: false,
+            limits: Limits::NONE,
+            read: 0,
+            exceeded: None,
         }
+    }
+
+    /// Ends the stream — no further events, not even a partial one — once `limits` are
+    /// passed; [`EventStream::exceeded`] then says which.
+    ///
+    /// ```
+    /// use futures_util::{FutureExt, StreamExt, stream};
+    /// use tollgate_sse::{EventStream, Exceeded, Limits};
+    ///
+    /// let chunks = stream::iter([Ok::<_, std::io::Error>(&b"data: ok\n\ndata: "[..]), Ok(&[b'x'; 64][..])]);
+    /// let limits = Limits { max_event_bytes: 32, max_total_bytes: 1 << 20 };
+    /// let mut events = EventStream::new(chunks).with_limits(limits);
+    /// let read: Vec<_> = (&mut events).collect::<Vec<_>>().now_or_never().unwrap();
+    /// assert_eq!(read.len(), 1, "the event before the bound, then the end");
+    /// assert_eq!(events.exceeded(), Some(Exceeded::Event(32)));
+    /// ```
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The bound that ended the stream, if one did.
+    pub fn exceeded(&self) -> Option<Exceeded> {
+        self.exceeded
     }
 
     /// The decoder, for example to check [`Decoder::buffered_len`] against a memory bound.
@@ -78,12 +147,29 @@ where
             if let Some(event) = this.decoder.next_event() {
                 return Poll::Ready(Some(Ok(event)));
             }
+            if this.exceeded.is_some() {
+                return Poll::Ready(None);
+            }
+            // Checked before reading more: one event never holds more than the bound plus a
+            // chunk, even when the inner stream is always ready.
+            if this.decoder.buffered_len() > this.limits.max_event_bytes {
+                *this.exceeded = Some(Exceeded::Event(this.limits.max_event_bytes));
+                return Poll::Ready(None);
+            }
             if *this.inner_done {
                 // `finish` yields the unterminated last event once, then `None` for good.
                 return Poll::Ready(this.decoder.finish().map(Ok));
             }
             match ready!(this.inner.as_mut().poll_next(cx)) {
-                Some(Ok(chunk)) => this.decoder.push(chunk.as_ref()),
+                Some(Ok(chunk)) => {
+                    let chunk = chunk.as_ref();
+                    *this.read = this.read.saturating_add(chunk.len() as u64);
+                    if *this.read > this.limits.max_total_bytes {
+                        *this.exceeded = Some(Exceeded::Total(this.limits.max_total_bytes));
+                        return Poll::Ready(None);
+                    }
+                    this.decoder.push(chunk);
+                }
                 Some(Err(error)) => return Poll::Ready(Some(Err(error))),
                 None => *this.inner_done = true,
             }
@@ -155,6 +241,41 @@ mod tests {
             Vec::<Result<&[u8], ()>>::new(),
         )));
         assert!(events.is_empty());
+    }
+
+    #[test]
+    fn an_endless_event_from_an_always_ready_stream_stops_at_the_bound() {
+        // `repeat` never ends and is always ready: without the bound this would never return.
+        let endless = stream::iter([Ok::<_, ()>(&b"data: ok\n\ndata: "[..])])
+            .chain(stream::repeat(Ok(&[b'x'; 1024][..])));
+        let mut events = EventStream::new(endless).with_limits(Limits {
+            max_event_bytes: 1 << 20,
+            max_total_bytes: u64::MAX,
+        });
+        let read = collect_ready(&mut events);
+        assert_eq!(read, [Ok(Event::data("ok"))]);
+        assert_eq!(events.exceeded(), Some(Exceeded::Event(1 << 20)));
+        assert!(events.decoder().buffered_len() <= (1 << 20) + 1024);
+    }
+
+    #[test]
+    fn a_stream_past_its_total_ends_after_the_events_within_it() {
+        let events_of_10_bytes = stream::repeat(Ok::<_, ()>(&b"data: ab\n\n"[..]));
+        let mut events = EventStream::new(events_of_10_bytes).with_limits(Limits {
+            max_event_bytes: 64,
+            max_total_bytes: 100,
+        });
+        let read = collect_ready(&mut events);
+        assert_eq!(read.len(), 10, "100 bytes hold ten events");
+        assert_eq!(events.exceeded(), Some(Exceeded::Total(100)));
+        // Within the bounds nothing changes.
+        let chunks = [Ok::<_, ()>(&b"data: a\n\n"[..])];
+        let mut events = EventStream::new(stream::iter(chunks)).with_limits(Limits {
+            max_event_bytes: 64,
+            max_total_bytes: 100,
+        });
+        assert_eq!(collect_ready(&mut events), [Ok(Event::data("a"))]);
+        assert_eq!(events.exceeded(), None);
     }
 
     #[test]

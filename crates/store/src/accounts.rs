@@ -125,8 +125,8 @@ impl Store {
         opening_balance: Amount,
     ) -> Result<(Account, NewKey), StoreError> {
         if name.trim().is_empty() {
-            return Err(StoreError::InvalidAmount(
-                "the account name is empty".into(),
+            return Err(StoreError::InvalidName(
+                "an account needs a name that is not empty".into(),
             ));
         }
         if opening_balance.is_negative() {
@@ -134,7 +134,7 @@ impl Store {
                 "an opening balance cannot be negative".into(),
             ));
         }
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.write_tx().await?;
         let taken: Option<(String,)> = sqlx::query_as("SELECT id FROM accounts WHERE name = $1")
             .bind(name)
             .fetch_optional(&mut *tx)
@@ -182,7 +182,7 @@ impl Store {
 
     /// Adds another key to an existing account.
     pub async fn create_key(&self, account_id: &str, name: &str) -> Result<NewKey, StoreError> {
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.write_tx().await?;
         let key = insert_key(&mut tx, account_id, name, now_millis()).await?;
         tx.commit().await?;
         Ok(key)
@@ -257,7 +257,7 @@ impl Store {
         } else {
             "credit"
         };
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.write_tx().await?;
         // The bound keeps the sum inside i64: SQLite would silently turn an overflow into a
         // float, PostgreSQL would fail the statement.
         let (bound_sql, bound) = if amount.is_negative() {

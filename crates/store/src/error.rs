@@ -20,6 +20,9 @@ pub enum StoreError {
     /// A name that must be unique is taken.
     #[error("already exists: {0}")]
     AlreadyExists(String),
+    /// A name that must not be empty was.
+    #[error("invalid name: {0}")]
+    InvalidName(String),
     /// An amount that must be positive was not, or arithmetic overflowed.
     #[error("invalid amount: {0}")]
     InvalidAmount(String),
@@ -35,4 +38,7 @@ pub enum StoreError {
     /// The database refused or failed.
     #[error("database: {0}")]
     Database(#[from] sqlx::Error),
+    /// SQLite refused or failed on the journal thread's connection.
+    #[error("database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
 }

@@ -209,7 +209,7 @@ impl Store {
     /// [`StoreError::InsufficientBalance`] when balance minus open holds does not cover it, or
     /// [`StoreError::Disabled`] for a disabled account. No hold, no upstream call.
     pub async fn hold(&self, request: HoldRequest) -> Result<Hold, StoreError> {
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.write_tx().await?;
         let placed = place_hold(&mut tx, &request).await?;
         match placed {
             Some(hold) => {
@@ -245,7 +245,7 @@ impl Store {
         hold_id: &str,
         settlement: Settlement,
     ) -> Result<Closed, StoreError> {
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.write_tx().await?;
         let closed = settle_hold(&mut tx, hold_id, settlement).await?;
         tx.commit().await?;
         Ok(closed)
@@ -254,7 +254,7 @@ impl Store {
     /// Returns the whole hold to the account (nothing is charged, so no ledger row). Exactly
     /// once, like [`Store::settle`].
     pub async fn release(&self, hold_id: &str, reason: &str) -> Result<Closed, StoreError> {
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.write_tx().await?;
         let closed = release_hold(&mut tx, hold_id, reason).await?;
         tx.commit().await?;
         Ok(closed)

@@ -8,12 +8,14 @@
 //! then account, everywhere, so that two replicas' batches and the expiry sweep cannot deadlock.
 
 use crate::ids::new_id;
+use crate::sql::{Col, Param, Statements};
 use crate::{Backend, Store, StoreError, now_millis};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use tollgate_billing::Amount;
 
 /// One charge for the ledger: a settled request hold.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChargeRow {
     /// The hold's id (unique in the ledger: a hold is charged once).
     pub hold_id: String,
@@ -143,41 +145,24 @@ impl Store {
     /// multi-row INSERT with one UPDATE per lease and per account, each lease operation as its
     /// own statements. Returns one outcome per lease operation, in order. On error nothing is
     /// written; the caller retries the whole batch.
+    ///
+    /// On an SQLite file the batch is written by the journal thread
+    /// ([`crate::sqlite_journal`]); otherwise through the writer pool.
     pub async fn write_journal(
         &self,
         writer: &JournalWriter,
-        entries: &[JournalEntry],
+        entries: impl Into<Arc<[JournalEntry]>>,
     ) -> Result<Vec<LeaseOutcome>, StoreError> {
+        let entries = entries.into();
+        if let Some(journal) = self.sqlite_journal()? {
+            return journal.write(writer, entries).await;
+        }
         let lock = match self.backend() {
             Backend::Postgres => " FOR UPDATE",
             Backend::Sqlite => "",
         };
-        let now = now_millis();
-        let mut outcomes = Vec::new();
-        let mut tx = self.writer().begin().await?;
-        let mut start = 0;
-        while start < entries.len() {
-            let run = entries[start..]
-                .iter()
-                .take_while(|e| matches!(e, JournalEntry::Charge(_)))
-                .count();
-            if run > 0 {
-                let charges: Vec<&ChargeRow> = entries[start..start + run]
-                    .iter()
-                    .filter_map(|e| match e {
-                        JournalEntry::Charge(c) => Some(c),
-                        JournalEntry::Lease(_) => None,
-                    })
-                    .collect();
-                write_charges(&mut tx, &charges, lock, now).await?;
-                start += run;
-                continue;
-            }
-            if let JournalEntry::Lease(op) = &entries[start] {
-                outcomes.push(lease_op(&mut tx, writer, op, lock, now).await?);
-            }
-            start += 1;
-        }
+        let mut tx = self.write_tx().await?;
+        let outcomes = write_entries(&mut *tx, writer, &entries, lock, now_millis()).await?;
         tx.commit().await?;
         Ok(outcomes)
     }
@@ -195,7 +180,7 @@ impl Store {
         .await?;
         let mut expired = 0;
         for (id,) in due {
-            let mut tx = self.writer().begin().await?;
+            let mut tx = self.write_tx().await?;
             // The compare-and-swap on `state` and `expires_at`: a renewal that came first wins.
             let won: Option<(String, i64)> = sqlx::query_as(
                 "UPDATE leases SET state = 'expired', closed_at = $1
@@ -239,9 +224,40 @@ impl Store {
     }
 }
 
+/// Writes `entries` on `db`, inside the caller's transaction.
+pub(crate) async fn write_entries<S: Statements>(
+    db: &mut S,
+    writer: &JournalWriter,
+    entries: &[JournalEntry],
+    lock: &str,
+    now: i64,
+) -> Result<Vec<LeaseOutcome>, StoreError> {
+    let mut outcomes = Vec::new();
+    let mut start = 0;
+    while start < entries.len() {
+        let charges: Vec<&ChargeRow> = entries[start..]
+            .iter()
+            .map_while(|e| match e {
+                JournalEntry::Charge(c) => Some(c),
+                JournalEntry::Lease(_) => None,
+            })
+            .collect();
+        if !charges.is_empty() {
+            write_charges(db, &charges, lock, now).await?;
+            start += charges.len();
+            continue;
+        }
+        if let JournalEntry::Lease(op) = &entries[start] {
+            outcomes.push(lease_op(db, writer, op, lock, now).await?);
+        }
+        start += 1;
+    }
+    Ok(outcomes)
+}
+
 /// Writes a run of charges: leases first (sorted), then accounts (sorted), then the rows.
-async fn write_charges(
-    tx: &mut sqlx::AnyConnection,
+async fn write_charges<S: Statements>(
+    db: &mut S,
     charges: &[&ChargeRow],
     lock: &str,
     now: i64,
@@ -260,38 +276,40 @@ async fn write_charges(
     for (lease, share) in &from_leases {
         // The common case in one statement: the lease is open and covers its share (the
         // engine never lets it go below zero). A row lock on PostgreSQL, like FOR UPDATE.
-        let taken_whole: Option<(String,)> = sqlx::query_as(
-            "UPDATE leases SET amount_nanos = amount_nanos - $1
-             WHERE id = $2 AND state = 'open' AND amount_nanos >= $1 RETURNING account_id",
-        )
-        .bind(*share)
-        .bind(*lease)
-        .fetch_optional(&mut *tx)
-        .await?;
+        let taken_whole = db
+            .fetch_optional(
+                "UPDATE leases SET amount_nanos = amount_nanos - $1
+                 WHERE id = $2 AND state = 'open' AND amount_nanos >= $1 RETURNING account_id",
+                &[Param::Int(*share), Param::Text(lease)],
+                &[Col::Text],
+            )
+            .await?;
         let (account, taken) = match taken_whole {
-            Some((account,)) => (account, *share),
+            Some(mut row) => (row.text(0)?, *share),
             None => {
                 // Expired (it pays nothing: the sweep returned what was left) or short.
-                let row: Option<(String, i64, String)> =
-                    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                        "SELECT account_id, amount_nanos, state FROM leases WHERE id = $1{lock}"
-                    )))
-                    .bind(*lease)
-                    .fetch_optional(&mut *tx)
+                let row = db
+                    .fetch_optional(
+                        &format!(
+                            "SELECT account_id, amount_nanos, state FROM leases WHERE id = $1{lock}"
+                        ),
+                        &[Param::Text(lease)],
+                        &[Col::Text, Col::Int, Col::Text],
+                    )
                     .await?;
-                let Some((account, amount, state)) = row else {
+                let Some(mut row) = row else {
                     continue;
                 };
-                if state != "open" {
+                if row.text(2)? != "open" {
                     continue;
                 }
-                let taken = (*share).min(amount.max(0));
-                sqlx::query("UPDATE leases SET amount_nanos = amount_nanos - $1 WHERE id = $2")
-                    .bind(taken)
-                    .bind(*lease)
-                    .execute(&mut *tx)
-                    .await?;
-                (account, taken)
+                let taken = (*share).min(row.int(1)?.max(0));
+                db.execute(
+                    "UPDATE leases SET amount_nanos = amount_nanos - $1 WHERE id = $2",
+                    &[Param::Int(taken), Param::Text(lease)],
+                )
+                .await?;
+                (row.text(0)?, taken)
             }
         };
         let off = leased_off.entry(account).or_default();
@@ -306,16 +324,16 @@ async fn write_charges(
     let mut after: BTreeMap<&str, i64> = BTreeMap::new();
     for (account, total) in &per_account {
         let off = leased_off.get(*account).copied().unwrap_or(0);
-        let (balance,): (i64,) = sqlx::query_as(
-            "UPDATE accounts SET balance_nanos = balance_nanos - $1, leased_nanos = leased_nanos - $2
-             WHERE id = $3 RETURNING balance_nanos",
-        )
-        .bind(*total)
-        .bind(off)
-        .bind(*account)
-        .fetch_one(&mut *tx)
-        .await?;
-        after.insert(account, balance);
+        let row = db
+            .fetch_optional(
+                "UPDATE accounts SET balance_nanos = balance_nanos - $1, leased_nanos = leased_nanos - $2
+                 WHERE id = $3 RETURNING balance_nanos",
+                &[Param::Int(*total), Param::Int(off), Param::Text(account)],
+                &[Col::Int],
+            )
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("account {account}")))?;
+        after.insert(account, row.int(0)?);
     }
     let mut balances_after = vec![0i64; charges.len()];
     for (i, c) in charges.iter().enumerate().rev() {
@@ -324,7 +342,7 @@ async fn write_charges(
         *balance = balance.checked_add(c.amount.nanos()).ok_or_else(overflow)?;
     }
     // Rows go in chunks of a power of two (256, 128, …, 1) so that only nine distinct INSERT
-    // statements exist: each is prepared once per connection and then reused from sqlx's
+    // statements exist: each is prepared once per connection and then reused from the
     // statement cache, where a statement of every batch size would be parsed anew each time.
     let mut start = 0;
     while start < charges.len() {
@@ -335,61 +353,60 @@ async fn write_charges(
             1 << (usize::BITS - 1 - left.leading_zeros())
         };
         let chunk = &charges[start..start + size];
-        let mut sql = String::from(
-            "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model,
-                 quantity, hold_id, lease_id, key_id, request_id, estimated, note, anomaly, created_at)
-             VALUES ",
-        );
-        for i in 0..chunk.len() {
-            let p = i * 14;
-            if i > 0 {
-                sql.push(',');
-            }
-            sql.push_str(&format!(
-                "(${}, ${}, 'charge', ${}, ${}, ${}, ${}, ${}, ${}, ${}, ${}, ${}, ${}, ${}, ${})",
-                p + 1,
-                p + 2,
-                p + 3,
-                p + 4,
-                p + 5,
-                p + 6,
-                p + 7,
-                p + 8,
-                p + 9,
-                p + 10,
-                p + 11,
-                p + 12,
-                p + 13,
-                p + 14
-            ));
-        }
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        let ids: Vec<String> = chunk.iter().map(|_| new_id("led")).collect();
+        let mut params = Vec::with_capacity(chunk.len() * INSERT_COLUMNS);
         for (i, c) in chunk.iter().enumerate() {
             let negated = c.amount.nanos().checked_neg().ok_or_else(overflow)?;
-            query = query
-                .bind(new_id("led"))
-                .bind(c.account_id.clone())
-                .bind(negated)
-                .bind(balances_after[start + i])
-                .bind(c.memo.model.clone())
-                .bind(c.memo.quantity.clone())
-                .bind(c.hold_id.clone())
-                .bind(c.lease_id.clone())
-                .bind(c.memo.key_id.clone())
-                .bind(c.memo.request_id.clone())
-                .bind(i64::from(c.memo.estimated))
-                .bind(c.memo.note.clone())
-                .bind(c.memo.anomaly.clone())
-                .bind(now);
+            params.extend([
+                Param::Text(&ids[i]),
+                Param::Text(&c.account_id),
+                Param::Int(negated),
+                Param::Int(balances_after[start + i]),
+                Param::Text(&c.memo.model),
+                Param::OptText(c.memo.quantity.as_deref()),
+                Param::Text(&c.hold_id),
+                Param::OptText(c.lease_id.as_deref()),
+                Param::OptText(c.memo.key_id.as_deref()),
+                Param::OptText(c.memo.request_id.as_deref()),
+                Param::Int(i64::from(c.memo.estimated)),
+                Param::OptText(c.memo.note.as_deref()),
+                Param::OptText(c.memo.anomaly.as_deref()),
+                Param::Int(now),
+            ]);
         }
-        query.execute(&mut *tx).await?;
+        db.execute(&insert_charges_sql(chunk.len()), &params)
+            .await?;
         start += size;
     }
     Ok(())
 }
 
-async fn lease_op(
-    tx: &mut sqlx::AnyConnection,
+/// Parameters per ledger row of [`insert_charges_sql`].
+const INSERT_COLUMNS: usize = 14;
+
+/// The INSERT of `rows` charge rows.
+fn insert_charges_sql(rows: usize) -> String {
+    let mut sql = String::from(
+        "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model,
+             quantity, hold_id, lease_id, key_id, request_id, estimated, note, anomaly, created_at)
+         VALUES ",
+    );
+    for i in 0..rows {
+        let p = i * INSERT_COLUMNS;
+        if i > 0 {
+            sql.push(',');
+        }
+        sql.push_str(&format!("(${}, ${}, 'charge'", p + 1, p + 2));
+        for k in 3..=INSERT_COLUMNS {
+            sql.push_str(&format!(", ${}", p + k));
+        }
+        sql.push(')');
+    }
+    sql
+}
+
+async fn lease_op<S: Statements>(
+    db: &mut S,
     writer: &JournalWriter,
     op: &LeaseOp,
     lock: &str,
@@ -406,26 +423,34 @@ async fn lease_op(
             // Lease first, then account (the lock order).
             let mut open_lease = None;
             if let Some(id) = lease_id {
-                let row: Option<(String,)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                    "SELECT state FROM leases WHERE id = $1{lock}"
-                )))
-                .bind(id)
-                .fetch_optional(&mut *tx)
-                .await?;
-                if row.is_some_and(|(state,)| state == "open") {
+                let row = db
+                    .fetch_optional(
+                        &format!("SELECT state FROM leases WHERE id = $1{lock}"),
+                        &[Param::Text(id)],
+                        &[Col::Text],
+                    )
+                    .await?;
+                if let Some(mut row) = row
+                    && row.text(0)? == "open"
+                {
                     open_lease = Some(id.clone());
                 }
             }
-            let row: Option<(i64, i64, i64, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                "SELECT balance_nanos, held_nanos, leased_nanos, disabled FROM accounts
-                 WHERE id = $1{lock}"
-            )))
-            .bind(account_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-            let Some((balance, held, leased, disabled)) = row else {
+            let row = db
+                .fetch_optional(
+                    &format!(
+                        "SELECT balance_nanos, held_nanos, leased_nanos, disabled FROM accounts
+                         WHERE id = $1{lock}"
+                    ),
+                    &[Param::Text(account_id)],
+                    &[Col::Int, Col::Int, Col::Int, Col::Int],
+                )
+                .await?;
+            let Some(row) = row else {
                 return Ok(LeaseOutcome::NoAccount);
             };
+            let (balance, held, leased, disabled) =
+                (row.int(0)?, row.int(1)?, row.int(2)?, row.int(3)?);
             if disabled != 0 {
                 return Ok(LeaseOutcome::Disabled);
             }
@@ -435,40 +460,42 @@ async fn lease_op(
             };
             let id = match open_lease {
                 Some(id) => {
-                    sqlx::query(
+                    db.execute(
                         "UPDATE leases SET amount_nanos = amount_nanos + $1,
                              granted_nanos = granted_nanos + $1, expires_at = $2 WHERE id = $3",
+                        &[
+                            Param::Int(granted.nanos()),
+                            Param::Int(expires_at),
+                            Param::Text(&id),
+                        ],
                     )
-                    .bind(granted.nanos())
-                    .bind(expires_at)
-                    .bind(&id)
-                    .execute(&mut *tx)
                     .await?;
                     id
                 }
                 None => {
                     let id = new_id("lease");
-                    sqlx::query(
+                    db.execute(
                         "INSERT INTO leases (id, account_id, owner, amount_nanos, granted_nanos,
                              state, expires_at, created_at)
                          VALUES ($1, $2, $3, $4, $4, 'open', $5, $6)",
+                        &[
+                            Param::Text(&id),
+                            Param::Text(account_id),
+                            Param::Text(&writer.owner),
+                            Param::Int(granted.nanos()),
+                            Param::Int(expires_at),
+                            Param::Int(now),
+                        ],
                     )
-                    .bind(&id)
-                    .bind(account_id)
-                    .bind(&writer.owner)
-                    .bind(granted.nanos())
-                    .bind(expires_at)
-                    .bind(now)
-                    .execute(&mut *tx)
                     .await?;
                     id
                 }
             };
-            sqlx::query("UPDATE accounts SET leased_nanos = leased_nanos + $1 WHERE id = $2")
-                .bind(granted.nanos())
-                .bind(account_id)
-                .execute(&mut *tx)
-                .await?;
+            db.execute(
+                "UPDATE accounts SET leased_nanos = leased_nanos + $1 WHERE id = $2",
+                &[Param::Int(granted.nanos()), Param::Text(account_id)],
+            )
+            .await?;
             Ok(LeaseOutcome::Granted {
                 lease_id: id,
                 granted,
@@ -479,28 +506,34 @@ async fn lease_op(
             account_id,
             lease_id,
         } => {
-            let renewed =
-                sqlx::query("UPDATE leases SET expires_at = $1 WHERE id = $2 AND state = 'open'")
-                    .bind(expires_at)
-                    .bind(lease_id)
-                    .execute(&mut *tx)
-                    .await?;
-            if renewed.rows_affected() == 0 {
+            let renewed = db
+                .execute(
+                    "UPDATE leases SET expires_at = $1 WHERE id = $2 AND state = 'open'",
+                    &[Param::Int(expires_at), Param::Text(lease_id)],
+                )
+                .await?;
+            if renewed == 0 {
                 return Ok(LeaseOutcome::Lost);
             }
-            let disabled: Option<(i64,)> =
-                sqlx::query_as("SELECT disabled FROM accounts WHERE id = $1")
-                    .bind(account_id)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            if disabled.is_none_or(|(d,)| d != 0) {
-                close_lease(tx, lease_id, "returned", lock, now).await?;
+            let disabled = db
+                .fetch_optional(
+                    "SELECT disabled FROM accounts WHERE id = $1",
+                    &[Param::Text(account_id)],
+                    &[Col::Int],
+                )
+                .await?;
+            let disabled = match disabled {
+                Some(row) => row.int(0)? != 0,
+                None => true,
+            };
+            if disabled {
+                close_lease(db, lease_id, "returned", lock, now).await?;
                 return Ok(LeaseOutcome::Disabled);
             }
             Ok(LeaseOutcome::Renewed { expires_at })
         }
         LeaseOp::Return { lease_id } => Ok(
-            match close_lease(tx, lease_id, "returned", lock, now).await? {
+            match close_lease(db, lease_id, "returned", lock, now).await? {
                 Some(amount) => LeaseOutcome::Returned { amount },
                 None => LeaseOutcome::Lost,
             },
@@ -509,36 +542,37 @@ async fn lease_op(
 }
 
 /// Closes an open lease and gives what is left of it back; `None` when it was not open.
-async fn close_lease(
-    tx: &mut sqlx::AnyConnection,
+async fn close_lease<S: Statements>(
+    db: &mut S,
     lease_id: &str,
     state: &str,
     lock: &str,
     now: i64,
 ) -> Result<Option<Amount>, StoreError> {
-    let row: Option<(String, i64, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT account_id, amount_nanos, state FROM leases WHERE id = $1{lock}"
-    )))
-    .bind(lease_id)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let Some((account_id, amount, current)) = row else {
+    let row = db
+        .fetch_optional(
+            &format!("SELECT account_id, amount_nanos, state FROM leases WHERE id = $1{lock}"),
+            &[Param::Text(lease_id)],
+            &[Col::Text, Col::Int, Col::Text],
+        )
+        .await?;
+    let Some(mut row) = row else {
         return Ok(None);
     };
-    if current != "open" {
+    if row.text(2)? != "open" {
         return Ok(None);
     }
-    sqlx::query("UPDATE leases SET state = $1, closed_at = $2 WHERE id = $3")
-        .bind(state)
-        .bind(now)
-        .bind(lease_id)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("UPDATE accounts SET leased_nanos = leased_nanos - $1 WHERE id = $2")
-        .bind(amount)
-        .bind(&account_id)
-        .execute(&mut *tx)
-        .await?;
+    let (account_id, amount) = (row.text(0)?, row.int(1)?);
+    db.execute(
+        "UPDATE leases SET state = $1, closed_at = $2 WHERE id = $3",
+        &[Param::Text(state), Param::Int(now), Param::Text(lease_id)],
+    )
+    .await?;
+    db.execute(
+        "UPDATE accounts SET leased_nanos = leased_nanos - $1 WHERE id = $2",
+        &[Param::Int(amount), Param::Text(&account_id)],
+    )
+    .await?;
     Ok(Some(Amount::from_nanos(amount)))
 }
 

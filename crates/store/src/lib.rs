@@ -44,6 +44,8 @@ mod ids;
 mod journal;
 mod schema;
 mod settings;
+mod sql;
+mod sqlite_journal;
 mod tasks;
 
 pub use accounts::{Account, AccountReport, ModelUsage, NewKey, Principal};
@@ -56,8 +58,10 @@ pub use journal::{
 };
 pub use tasks::{NewTask, Outcome, Poll, Task, TaskFilter, TaskState};
 
+use sqlite_journal::SqliteJournal;
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::{AnyPool, Executor};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// Which database engine a [`Store`] talks to.
@@ -79,6 +83,10 @@ pub struct Store {
     /// busy handler, which backs off by sleeping. On PostgreSQL the same pool as reads.
     writer: AnyPool,
     backend: Backend,
+    /// The SQLite file, for the journal thread (none on PostgreSQL or in memory).
+    sqlite_path: Option<Arc<str>>,
+    /// The journal thread, started by the first journal write (the CLI never starts it).
+    journal: Arc<OnceLock<SqliteJournal>>,
 }
 
 impl Store {
@@ -89,6 +97,7 @@ impl Store {
     pub async fn connect(url: &str) -> Result<Store, StoreError> {
         install_default_drivers();
         let (backend, url) = normalise_url(url)?;
+        let sqlite_path = sqlite_file(&url).map(Arc::from);
         let (pool, writer) = match backend {
             Backend::Sqlite => {
                 // WAL lets reads run beside the one writer. The writer does not checkpoint the
@@ -122,9 +131,24 @@ impl Store {
             pool,
             writer,
             backend,
+            sqlite_path,
+            journal: Arc::default(),
         };
         schema::migrate(&store).await?;
         Ok(store)
+    }
+
+    /// Connects to a database that must already exist (what read-only and maintenance
+    /// commands use): an SQLite URL whose file is missing is [`StoreError::NotFound`] instead of
+    /// a new, empty database that would answer "no accounts".
+    pub async fn connect_existing(url: &str) -> Result<Store, StoreError> {
+        let (_, normalised) = normalise_url(url)?;
+        if let Some(path) = sqlite_file(&normalised)
+            && !std::path::Path::new(&path).exists()
+        {
+            return Err(StoreError::NotFound(format!("no database at {path}")));
+        }
+        Store::connect(url).await
     }
 
     /// The engine behind this store.
@@ -163,6 +187,39 @@ impl Store {
     pub(crate) fn writer(&self) -> &AnyPool {
         &self.writer
     }
+
+    /// A writing transaction. On SQLite it begins `IMMEDIATE`: the write lock is taken first,
+    /// so a transaction that reads before it writes waits for the journal thread or the CLI in
+    /// the busy handler instead of failing on a snapshot another writer made stale.
+    pub(crate) async fn write_tx(
+        &self,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, StoreError> {
+        Ok(match self.backend {
+            Backend::Sqlite => self.writer.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => self.writer.begin().await?,
+        })
+    }
+
+    /// The SQLite journal thread, started on first use; `None` where the writer pool writes the
+    /// journal (PostgreSQL, an in-memory SQLite database).
+    pub(crate) fn sqlite_journal(&self) -> Result<Option<&SqliteJournal>, StoreError> {
+        let Some(path) = &self.sqlite_path else {
+            return Ok(None);
+        };
+        if let Some(journal) = self.journal.get() {
+            return Ok(Some(journal));
+        }
+        let started = SqliteJournal::start(path)?;
+        Ok(Some(self.journal.get_or_init(|| started)))
+    }
+}
+
+/// The file behind a normalised `sqlite://PATH?…` URL, unless it is in memory.
+fn sqlite_file(url: &str) -> Option<String> {
+    let rest = url.strip_prefix("sqlite://")?;
+    let path = rest.split_once('?').map_or(rest, |(p, _)| p);
+    let in_memory = path == ":memory:" || rest.contains("mode=memory");
+    (!in_memory).then(|| path.to_owned())
 }
 
 fn sqlite_pool(connections: u32) -> AnyPoolOptions {

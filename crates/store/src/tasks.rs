@@ -230,7 +230,7 @@ impl Store {
             .key(&task.key_id)
             .task(&task.id);
         let now = now_millis();
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.write_tx().await?;
         let Some(hold) = place_hold(&mut tx, &request).await? else {
             drop(tx);
             return Err(self.refusal(&request).await);
@@ -439,7 +439,7 @@ impl Store {
             }
             Outcome::Failed { error } => (TaskState::Failed, None, Some(error.to_string())),
         };
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.write_tx().await?;
         let won: Option<(Option<String>,)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "UPDATE tasks SET status = $1, result = $2, error = $3, upstream_status = COALESCE($4, upstream_status),
                               progress = CASE WHEN $1 = 'succeeded' THEN 100 ELSE progress END,

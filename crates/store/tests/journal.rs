@@ -72,7 +72,7 @@ async fn leases_and_batched_charges_keep_the_books_exact() {
         let out = store
             .write_journal(
                 &w,
-                &[JournalEntry::Lease(LeaseOp::Grant {
+                vec![JournalEntry::Lease(LeaseOp::Grant {
                     account_id: id.clone(),
                     lease_id: None,
                     need: Amount::from_nanos(10),
@@ -92,7 +92,7 @@ async fn leases_and_batched_charges_keep_the_books_exact() {
         let batch: Vec<JournalEntry> = (0..300)
             .map(|_| charge(&id, Some(lease_id), 7, 7))
             .collect();
-        store.write_journal(&w, &batch).await.unwrap();
+        store.write_journal(&w, batch.clone()).await.unwrap();
         let a = store.find_account(&id).await.unwrap();
         assert_eq!(a.balance, Amount::from_nanos(1_000_000 - 2_100));
         assert_eq!(a.leased, Amount::from_nanos(100_000 - 2_100));
@@ -112,7 +112,7 @@ async fn leases_and_batched_charges_keep_the_books_exact() {
         let out = store
             .write_journal(
                 &w,
-                &[
+                vec![
                     JournalEntry::Lease(LeaseOp::Grant {
                         account_id: id.clone(),
                         lease_id: Some(lease_id.clone()),
@@ -161,7 +161,7 @@ async fn an_expired_lease_pays_nothing_and_near_zero_grants_exactly_the_need() {
         let out = store
             .write_journal(
                 &w,
-                &[JournalEntry::Lease(LeaseOp::Grant {
+                vec![JournalEntry::Lease(LeaseOp::Grant {
                     account_id: id.clone(),
                     lease_id: None,
                     need: Amount::from_nanos(100),
@@ -182,7 +182,7 @@ async fn an_expired_lease_pays_nothing_and_near_zero_grants_exactly_the_need() {
         assert_eq!(store.find_account(&id).await.unwrap().leased, Amount::ZERO);
         // The charge of a hold served from it still lands, from the balance alone.
         store
-            .write_journal(&w, &[charge(&id, Some(lease_id), 60, 60)])
+            .write_journal(&w, vec![charge(&id, Some(lease_id), 60, 60)])
             .await
             .unwrap();
         let a = store.find_account(&id).await.unwrap();
@@ -194,7 +194,7 @@ async fn an_expired_lease_pays_nothing_and_near_zero_grants_exactly_the_need() {
         let out = store
             .write_journal(
                 &w,
-                &[
+                vec![
                     JournalEntry::Lease(LeaseOp::Renew {
                         account_id: id.clone(),
                         lease_id: lease_id.clone(),

@@ -47,6 +47,9 @@ pub struct ClientConfig {
     pub extra_roots: Vec<PathBuf>,
     /// How long an idle pooled connection is kept.
     pub pool_idle_timeout: Option<Duration>,
+    /// For a client that fetches URLs clients gave: the addresses it may connect to, checked on
+    /// the resolved addresses it connects to (`crate::resolve`). `None` for channels.
+    pub address_guard: Option<crate::resolve::AddressGuard>,
 }
 
 /// A configured upstream address and its credential.
@@ -70,7 +73,7 @@ impl Endpoint {
 /// One pooled HTTP/1.1 + HTTP/2 client with rustls, shared by every channel.
 #[derive(Clone, Debug)]
 pub struct HttpClient {
-    inner: Client<HttpsConnector<HttpConnector>, Body>,
+    inner: Client<HttpsConnector<HttpConnector<crate::resolve::Resolver>>, Body>,
 }
 
 impl HttpClient {
@@ -100,7 +103,9 @@ impl HttpClient {
         .map_err(|e| UpstreamError::Config(e.to_string()))?
         .with_root_certificates(roots)
         .with_no_client_auth();
-        let mut http = HttpConnector::new();
+        let mut http = HttpConnector::new_with_resolver(crate::resolve::Resolver::new(
+            config.address_guard.clone(),
+        ));
         http.enforce_http(false);
         http.set_nodelay(true);
         http.set_connect_timeout(Some(
@@ -196,6 +201,28 @@ pub fn body_stream(
                     // Trailers carry nothing we use; keep reading.
                 }
             }
+        }
+    })
+}
+
+/// A response body read as server-sent events under `limits` (each awaited at most `idle`): an
+/// event or a stream past its bound ends with a protocol error as its last item, so the relay
+/// settles it as a cut stream instead of buffering without end.
+pub(crate) fn sse_events(
+    body: Incoming,
+    idle: Duration,
+    limits: tollgate_sse::Limits,
+) -> impl futures_util::Stream<Item = Result<tollgate_sse::Event, UpstreamError>> + Send + 'static {
+    let events = tollgate_sse::EventStream::new(body_stream(body, idle)).with_limits(limits);
+    futures_util::stream::unfold(Some(Box::pin(events)), |events| async move {
+        use futures_util::StreamExt;
+        let mut events = events?;
+        match events.next().await {
+            Some(item) => Some((item, Some(events))),
+            None => events.exceeded().map(|bound| {
+                let e = UpstreamError::Protocol(format!("the upstream sent {bound}"));
+                (Err(e), None)
+            }),
         }
     })
 }

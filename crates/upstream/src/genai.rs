@@ -13,7 +13,7 @@
 //!   error; error bodies may be wrapped in a JSON array;
 //! * an invalid key is HTTP 400 `INVALID_ARGUMENT`, not 401.
 
-use crate::client::{HttpClient, body_stream, full_body};
+use crate::client::{HttpClient, full_body, sse_events};
 use crate::embeddings::{Answer, retry_after};
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
@@ -21,7 +21,12 @@ use futures_util::{Stream, StreamExt};
 use http::{Method, Request, header};
 use std::pin::Pin;
 use std::time::Instant;
-use tollgate_sse::EventStream;
+
+/// Bounds on a streamed answer (docs/decisions.md, "Upstream answers bounded"): a text-generation chunk is a few KB; inline images in an answer stay far below.
+const STREAM_LIMITS: tollgate_sse::Limits = tollgate_sse::Limits {
+    max_event_bytes: 8 << 20,
+    max_total_bytes: 64 << 20,
+};
 
 /// The largest non-streamed answer read.
 const MAX_RESPONSE: usize = 32 << 20;
@@ -99,7 +104,7 @@ pub async fn stream(
             "streamGenerateContent answered without text/event-stream".into(),
         ));
     }
-    let events = EventStream::new(body_stream(response.into_body(), endpoint.timeouts.idle));
+    let events = sse_events(response.into_body(), endpoint.timeouts.idle, STREAM_LIMITS);
     let frames = events.filter_map(|event| async move {
         match event {
             Err(e) => Some(Err(e)),

@@ -20,9 +20,11 @@ pub mod embeddings;
 mod error;
 pub mod genai;
 pub mod multipart;
+pub mod resolve;
 pub mod stt;
 pub mod t2a;
 pub mod tasks;
 
 pub use client::{Body, ClientConfig, Endpoint, HttpClient, Timeouts, body_stream, full_body};
 pub use error::{Phase, UpstreamError};
+pub use resolve::{AddressGuard, Resolver};

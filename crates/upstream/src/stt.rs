@@ -3,7 +3,7 @@
 //! source, and the language hint as an HTTP header (wire-formats §4). Errors are OpenAI-style
 //! bodies with a real HTTP status.
 
-use crate::client::{HttpClient, body_stream};
+use crate::client::{HttpClient, sse_events};
 use crate::embeddings::{Answer, openai_error_message, retry_after};
 use crate::multipart::{FilePart, form};
 use crate::{Endpoint, UpstreamError};
@@ -11,9 +11,14 @@ use futures_util::{Stream, StreamExt};
 use http::{Method, Request, header};
 use std::pin::Pin;
 use std::time::Instant;
-use tollgate_sse::EventStream;
 use tollgate_vendor_audio::stt::LANGUAGE_HEADER;
 use tollgate_vendor_audio::{SttFormat, SttJson, SttParams, SttStreamFrame, SttVerboseJson};
+
+/// Bounds on a streamed answer (docs/decisions.md, "Upstream answers bounded"): recognition frames carry text.
+const STREAM_LIMITS: tollgate_sse::Limits = tollgate_sse::Limits {
+    max_event_bytes: 8 << 20,
+    max_total_bytes: 64 << 20,
+};
 
 /// The largest answer read: a 500 s transcript with word timestamps is well under this.
 const MAX_RESPONSE: usize = 16 << 20;
@@ -69,7 +74,7 @@ pub async fn stream(
     file: FilePart<'_>,
 ) -> Result<FrameStream, UpstreamError> {
     let response = send(client, endpoint, params, file).await?;
-    let events = EventStream::new(body_stream(response.into_body(), endpoint.timeouts.idle));
+    let events = sse_events(response.into_body(), endpoint.timeouts.idle, STREAM_LIMITS);
     let frames = events.filter_map(|event| async move {
         match event {
             Err(e) => Some(Err(e)),

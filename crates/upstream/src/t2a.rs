@@ -7,7 +7,7 @@
 //! * streamed frames come separated by LF or CRLF blank lines, may end with `data: [DONE]`, and an
 //!   error can arrive as a frame mid-stream — it ends the stream with that error.
 
-use crate::client::{HttpClient, body_stream, full_body};
+use crate::client::{HttpClient, full_body, sse_events};
 use crate::embeddings::{Answer, retry_after};
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
@@ -15,9 +15,14 @@ use futures_util::{Stream, StreamExt};
 use http::{Method, Request, header};
 use std::pin::Pin;
 use std::time::Instant;
-use tollgate_sse::EventStream;
 use tollgate_vendor_audio::base_resp::http_status;
 use tollgate_vendor_audio::{BaseResp, T2aRequest, T2aResponse};
+
+/// Bounds on a streamed answer (docs/decisions.md, "Upstream answers bounded"): a t2a stream's last frame repeats the whole audio in hex: a 10,000-character text as 128 kbit/s MP3 is about 21 MB of hex.
+const STREAM_LIMITS: tollgate_sse::Limits = tollgate_sse::Limits {
+    max_event_bytes: 64 << 20,
+    max_total_bytes: 256 << 20,
+};
 
 /// The largest non-streamed answer read: 10,000 characters of 256 kbps MP3 is about 22 MB, twice
 /// that as hex.
@@ -91,7 +96,7 @@ pub async fn stream(
             Err(e) => UpstreamError::Protocol(format!("t2a stream: {e}")),
         });
     }
-    let events = EventStream::new(body_stream(response.into_body(), endpoint.timeouts.idle));
+    let events = sse_events(response.into_body(), endpoint.timeouts.idle, STREAM_LIMITS);
     let frames = events.filter_map(|event| async move {
         match event {
             Err(e) => Some(Err(e)),

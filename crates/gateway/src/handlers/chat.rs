@@ -83,7 +83,7 @@ pub async fn create(
             mapper: ChunkMapper::new(&chat.model, &id, created, include_usage),
         };
         let (sender, body) = stream_body::channel();
-        tokio::spawn(native_relay::relay(
+        crate::spawn_for_request(native_relay::relay(
             frames,
             sender,
             encoder,

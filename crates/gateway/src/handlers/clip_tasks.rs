@@ -13,7 +13,7 @@ use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tollgate_clip_tasks::{
     CreateTaskRequest, CreateTaskResponse, DeleteEffect, ListQuery, ListResponse, TaskStatus,
-    delete_effect, series, validate_reference_seconds, validate_trusting,
+    delete_effect, lift_inline_flags, series, validate_reference_seconds, validate_trusting,
 };
 use tollgate_store::{Outcome, Store};
 use tollgate_upstream::tasks as upstream;
@@ -45,6 +45,8 @@ pub async fn create(
     } else {
         entry.upstream_model.clone()
     };
+    // Inline prompt flags (`--dur 7`) become the fields they stand for, and leave the prompt.
+    lift_inline_flags(&mut request)?;
     let valid = validate_trusting(&request, &state.tasks.trusted_media_hosts)?;
     inputs::check_hosts_resolve_public(&state, &request).await?;
     let measured = inputs::reference_video_seconds(&state, &request).await;

@@ -50,12 +50,13 @@ pub async fn create(
     validate_input_token_counts(&request.input, &counts).map_err(ApiError::from)?;
     let local_tokens: u64 = counts.iter().map(|c| *c as u64).sum();
 
-    // 5. The hold: no hold, no upstream call.
+    // 5. The hold: no hold, no upstream call. At least one token's worth, so that a lone empty
+    // input (0 tokens here; an upstream may count one) settles within its bound.
     let held = HeldCharge::place(
         &state,
         &principal,
         &entry,
-        &Usage::Tokens(local_tokens),
+        &Usage::Tokens(local_tokens.max(1)),
         &ctx.request_id,
     )
     .await?;

@@ -101,7 +101,7 @@ pub async fn get(
     }
     let (sender, body) = stream_body::channel();
     let mut frames = Box::pin(body_stream(answer.into_body(), timeouts.idle));
-    tokio::spawn(async move {
+    crate::spawn_for_request(async move {
         while let Some(frame) = frames.next().await {
             match frame {
                 Ok(bytes) => {

@@ -88,6 +88,7 @@ async fn generate_as(
         &parts.headers,
         body,
         state.limits.of(limits::Endpoint::Native),
+        state.server.body_pause(),
     )
     .await?;
     let request: GenerateContentRequest = body::decode_json(&raw)?;
@@ -116,7 +117,7 @@ async fn generate_as(
                 }
             };
             let (sender, body) = stream_body::channel();
-            tokio::spawn(native_relay::relay(
+            crate::spawn_for_request(native_relay::relay(
                 frames,
                 sender,
                 NativeSse,
@@ -181,7 +182,7 @@ pub async fn generate_whole(
     local_input: u64,
 ) -> Result<(Bytes, std::time::Duration), ApiError> {
     let (state, entry) = (state.clone(), entry.clone());
-    tokio::spawn(async move {
+    crate::spawn_for_request(async move {
         let called = relay::with_failover(&entry, |channel| {
             let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
             async move { upstream::generate(&state.http, &channel.endpoint, &model, raw).await }
@@ -233,6 +234,7 @@ pub async fn count_tokens(
         &parts.headers,
         body,
         state.limits.of(limits::Endpoint::Native),
+        state.server.body_pause(),
     )
     .await?;
     let request: CountTokensRequest = body::decode_json(&raw)?;

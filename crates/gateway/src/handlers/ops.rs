@@ -45,8 +45,8 @@ pub fn metrics(ctx: &Context) -> Response<ResponseBody> {
     response
 }
 
-/// `GET /v1/models`: the public models, in OpenAI's list shape (what OpenAI clients call to
-/// discover models).
+/// `GET /v1/models`: the public models and their aliases, in OpenAI's list shape (what OpenAI
+/// clients call to discover models; an alias is accepted everywhere a model is).
 pub async fn list_models(
     ctx: Context,
     request: Request<Incoming>,
@@ -55,9 +55,9 @@ pub async fn list_models(
     let data: Vec<_> = ctx
         .state
         .catalog
-        .models()
-        .iter()
-        .map(|m| json!({"id": m.public, "object": "model", "created": 0, "owned_by": "tollgate"}))
+        .client_names()
+        .into_iter()
+        .map(model_object)
         .collect();
     Ok(body::json_response(
         StatusCode::OK,
@@ -72,29 +72,26 @@ pub async fn get_model(
 ) -> Result<Response<ResponseBody>, ApiError> {
     auth::authenticate(&ctx.state, Family::OpenAi, request.headers(), None).await?;
     let id = crate::routes::last_segment(request.uri().path());
-    let model = ctx
-        .state
-        .catalog
-        .models()
-        .into_iter()
-        .find(|m| m.public == id)
-        .ok_or_else(|| {
-            ApiError::new(
-                ErrorKind::NotFound,
-                format!("The model '{id}' does not exist"),
-            )
-            .code("model_not_found")
-        })?;
-    Ok(body::json_response(
-        StatusCode::OK,
-        &json!({"id": model.public, "object": "model", "created": 0, "owned_by": "tollgate"}),
-    ))
+    ctx.state.catalog.lookup(id).ok_or_else(|| {
+        ApiError::new(
+            ErrorKind::NotFound,
+            format!("The model '{id}' does not exist"),
+        )
+        .code("model_not_found")
+    })?;
+    Ok(body::json_response(StatusCode::OK, &model_object(id)))
 }
 
-/// `/v1/audio/translations` (SPEC §4 rule 5).
+/// OpenAI's model object for a name a client may use.
+fn model_object(id: &str) -> serde_json::Value {
+    json!({"id": id, "object": "model", "created": 0, "owned_by": "tollgate"})
+}
+
+/// `/v1/audio/translations` (SPEC §4 rule 5): 404, not 501 — the OpenAI SDKs retry every 5xx
+/// (three round trips and a back-off to learn the same thing) and none of them retries a 404.
 pub fn translations_unsupported() -> ApiError {
     ApiError::new(
-        ErrorKind::NotImplemented,
+        ErrorKind::NotFound,
         "Speech translation (/v1/audio/translations) is not supported; use /v1/audio/transcriptions",
     )
     .code("unsupported_endpoint")

@@ -106,7 +106,7 @@ pub async fn create(
         final_repeats_audio: false,
     };
     if sse {
-        tokio::spawn(speech_relay::relay(
+        crate::spawn_for_request(speech_relay::relay(
             held,
             first,
             frames,
@@ -116,7 +116,7 @@ pub async fn create(
             shape,
         ));
     } else {
-        tokio::spawn(speech_relay::relay(
+        crate::spawn_for_request(speech_relay::relay(
             held,
             first,
             frames,

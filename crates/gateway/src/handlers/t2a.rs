@@ -98,7 +98,7 @@ pub async fn create(
         // audio unless it asked otherwise.
         final_repeats_audio: !upstream.excludes_aggregated_audio(),
     };
-    tokio::spawn(speech_relay::relay(
+    crate::spawn_for_request(speech_relay::relay(
         held,
         first,
         frames,

@@ -35,6 +35,7 @@ pub async fn check_hosts_resolve_public(
     state: &State,
     request: &CreateTaskRequest,
 ) -> Result<(), ApiError> {
+    let fail_closed = state.tasks.media_dns_fail_closed;
     let checks = media_urls(request)
         .filter(|(_, url)| !is_trusted(state, url))
         .filter_map(|(field, url)| match parse_http_url(url) {
@@ -63,7 +64,12 @@ pub async fn check_hosts_resolve_public(
                         None => Ok(()),
                     }
                 }
-                // Unresolvable here: the upstream decides.
+                // Unresolvable here: the upstream decides, unless the operator said otherwise.
+                _ if fail_closed => Err(ApiError::invalid(
+                    field.clone(),
+                    "unresolvable",
+                    format!("'{field}' must be publicly accessible: {name} could not be resolved"),
+                )),
                 _ => Ok(()),
             }
         });
@@ -133,7 +139,14 @@ async fn fetch_range(state: &State, url: &str, offset: u64, timeouts: &Timeouts)
         )
         .body(full_body(Bytes::new()))
         .ok()?;
-    let response = state.http.send(request, timeouts).await.ok()?;
+    // The guarded client: the address connected to is checked, not only the one resolved
+    // earlier (`tollgate_upstream::resolve`).
+    let response = state
+        .media_http
+        .as_ref()?
+        .send(request, timeouts)
+        .await
+        .ok()?;
     let partial = response.status() == http::StatusCode::PARTIAL_CONTENT;
     if !(partial || response.status().is_success() && offset == 0) {
         return None;

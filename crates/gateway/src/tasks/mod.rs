@@ -74,6 +74,8 @@ pub struct TaskSettings {
     pub sweep_interval: Duration,
     /// Hosts accepted in content even when they resolve to private addresses.
     pub trusted_media_hosts: Vec<String>,
+    /// Refuse media URLs whose host does not resolve.
+    pub media_dns_fail_closed: bool,
     /// The time allowed to measure a reference video.
     pub reference_probe_timeout: Duration,
 }
@@ -93,6 +95,7 @@ impl From<&TasksConfig> for TaskSettings {
                 .iter()
                 .map(|h| h.to_ascii_lowercase())
                 .collect(),
+            media_dns_fail_closed: c.media_dns_fail_closed,
             reference_probe_timeout: Duration::from_millis(c.reference_probe_timeout_ms),
         }
     }
@@ -164,7 +167,7 @@ where
         .map_err(store_refused)?;
 
     let (state, entry) = (state.clone(), entry.clone());
-    tokio::spawn(async move {
+    crate::spawn_for_request(async move {
         let http = state.http.clone();
         let called = relay::with_failover(&entry, |channel| create(http.clone(), channel)).await;
         match called {

@@ -4,11 +4,14 @@
 //! passes `dimensions` on. Back to the client, vectors longer than the asked `dimensions` (an
 //! upstream that ignores it, like the simulator) are truncated and renormalised, and then
 //! encoded in the format the client asked for (float by default; the OpenAI SDK asks base64).
+//! A base64 vector the client takes as it is (base64, no shortening) is checked and passed on
+//! without being decoded and encoded again.
 
 use crate::catalog::ModelEntry;
 use crate::errors::ApiError;
 use tollgate_embeddings::{
-    Embedding, EmbeddingRequest, EmbeddingResponse, EmbeddingVector, EncodingFormat, shorten,
+    Embedding, EmbeddingRequest, EmbeddingResponse, EmbeddingVector, EncodingFormat,
+    base64_dimensions, shorten,
 };
 
 /// The request sent upstream.
@@ -46,6 +49,16 @@ pub fn to_client(
             .ok_or_else(|| format!("embedding index {index} out of range"))?;
         if slot.is_some() {
             return Err(format!("embedding index {index} repeated"));
+        }
+        // Base64 in and base64 out at the length asked: checked, then passed on as it came.
+        if let EmbeddingVector::Base64(text) = &item.embedding
+            && format == EncodingFormat::Base64
+        {
+            let n = base64_dimensions(text).map_err(|e| format!("embedding {index}: {e}"))?;
+            if dims.is_none_or(|d| d == n) {
+                *slot = Some(item.embedding);
+                continue;
+            }
         }
         let mut values = item
             .embedding

@@ -1,0 +1,211 @@
+//! The SQLite journal writer: one connection on a dedicated thread that writes each batch of the
+//! ledger journal in one `BEGIN IMMEDIATE` transaction (`docs/architecture.md`, "The ledger
+//! engine").
+//!
+//! Through sqlx every statement of a batch is a round trip to sqlx's SQLite worker thread and back
+//! (two thread wake-ups each, about seven statements a batch); measured under load that was a
+//! fifth of the gateway's CPU (`docs/benchmarks.md`). Here a batch crosses threads once each way,
+//! its statements are prepared once and reused, and parameters are bound by position.
+//!
+//! The connection writes the same file as the store's sqlx writer (tasks, credits, the expiry
+//! sweep) and the CLI; every writing transaction on SQLite begins `IMMEDIATE`, so the write lock
+//! is taken before anything is read and a writer waits in SQLite's busy handler rather than
+//! failing on a stale snapshot.
+
+use crate::journal::{JournalEntry, JournalWriter, LeaseOutcome, write_entries};
+use crate::sql::{Cell, Col, Param, Row, Statements};
+use crate::{StoreError, now_millis};
+use rusqlite::Connection;
+use std::future::Future;
+use std::sync::{Arc, mpsc};
+use std::task::{Context, Poll, Waker};
+use tokio::sync::oneshot;
+
+/// A batch for the thread and where its result goes.
+struct Batch {
+    writer: JournalWriter,
+    entries: Arc<[JournalEntry]>,
+    done: oneshot::Sender<Result<Vec<LeaseOutcome>, StoreError>>,
+}
+
+/// The handle to the journal thread; the thread ends when the last handle is dropped.
+#[derive(Debug)]
+pub(crate) struct SqliteJournal {
+    batches: mpsc::Sender<Batch>,
+}
+
+impl std::fmt::Debug for Batch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batch")
+            .field("entries", &self.entries.len())
+            .finish()
+    }
+}
+
+impl SqliteJournal {
+    /// Opens the connection to the database file at `path` and starts the thread.
+    pub(crate) fn start(path: &str) -> Result<SqliteJournal, StoreError> {
+        let conn = Connection::open(path)?;
+        // The same settings as the sqlx writer (`Store::connect`), and sqlx's default of
+        // enforced foreign keys.
+        conn.execute_batch(
+            "PRAGMA busy_timeout = 30000;
+             PRAGMA synchronous = NORMAL;
+             PRAGMA wal_autocheckpoint = 0;
+             PRAGMA foreign_keys = ON;",
+        )?;
+        conn.set_prepared_statement_cache_capacity(64);
+        let (batches, rx) = mpsc::channel::<Batch>();
+        std::thread::Builder::new()
+            .name("tollgate-journal".into())
+            .spawn(move || {
+                while let Ok(batch) = rx.recv() {
+                    let result = write_batch(&conn, &batch.writer, &batch.entries);
+                    let _ = batch.done.send(result);
+                }
+            })
+            .map_err(|e| StoreError::Io(e.to_string()))?;
+        Ok(SqliteJournal { batches })
+    }
+
+    /// Writes `entries` in one transaction on the journal thread.
+    pub(crate) async fn write(
+        &self,
+        writer: &JournalWriter,
+        entries: Arc<[JournalEntry]>,
+    ) -> Result<Vec<LeaseOutcome>, StoreError> {
+        let (done, rx) = oneshot::channel();
+        let batch = Batch {
+            writer: writer.clone(),
+            entries,
+            done,
+        };
+        self.batches
+            .send(batch)
+            .map_err(|_| StoreError::Io("the journal thread has stopped".into()))?;
+        rx.await
+            .map_err(|_| StoreError::Io("the journal thread has stopped".into()))?
+    }
+}
+
+fn write_batch(
+    conn: &Connection,
+    writer: &JournalWriter,
+    entries: &[JournalEntry],
+) -> Result<Vec<LeaseOutcome>, StoreError> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let mut statements = Thread { conn };
+    let written = run_ready(write_entries(
+        &mut statements,
+        writer,
+        entries,
+        "",
+        now_millis(),
+    ));
+    match written {
+        Ok(outcomes) => {
+            if let Err(e) = conn.execute_batch("COMMIT") {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(e.into());
+            }
+            Ok(outcomes)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// Runs a future whose every await is on [`Thread`], which never waits: it completes on its
+/// first poll.
+fn run_ready<T>(future: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+    let mut future = std::pin::pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(result) => result,
+        Poll::Pending => Err(StoreError::Io(
+            "a journal statement waited on the journal thread".into(),
+        )),
+    }
+}
+
+/// The thread's connection as [`Statements`].
+struct Thread<'c> {
+    conn: &'c Connection,
+}
+
+/// `$n` → `?n`: SQLite binds `?n` to position n, where `$n` would be a named parameter.
+fn positional(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$' && chars.peek().is_some_and(char::is_ascii_digit) {
+            out.push('?');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn prepare<'c>(
+    conn: &'c Connection,
+    sql: &str,
+    params: &[Param<'_>],
+) -> Result<rusqlite::CachedStatement<'c>, StoreError> {
+    let mut statement = conn.prepare_cached(&positional(sql))?;
+    for (i, p) in params.iter().enumerate() {
+        match *p {
+            Param::Int(v) => statement.raw_bind_parameter(i + 1, v)?,
+            Param::Text(v) => statement.raw_bind_parameter(i + 1, v)?,
+            Param::OptText(v) => statement.raw_bind_parameter(i + 1, v)?,
+        }
+    }
+    Ok(statement)
+}
+
+impl Statements for Thread<'_> {
+    async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StoreError> {
+        let mut statement = prepare(self.conn, sql, params)?;
+        let changed = statement.raw_execute()?;
+        Ok(u64::try_from(changed).unwrap_or(u64::MAX))
+    }
+
+    async fn fetch_optional(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        columns: &[Col],
+    ) -> Result<Option<Row>, StoreError> {
+        let mut statement = prepare(self.conn, sql, params)?;
+        let mut rows = statement.raw_query();
+        let Some(row) = rows.next()? else {
+            return Ok(None);
+        };
+        let read = Row::read(columns, |i, col| -> Result<Cell, rusqlite::Error> {
+            Ok(match col {
+                Col::Int => Cell::Int(row.get::<_, i64>(i)?),
+                Col::Text => Cell::Text(row.get::<_, String>(i)?),
+            })
+        })?;
+        // A `RETURNING` statement has done its work on the first step; the rest is dropped.
+        Ok(Some(read))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_become_positional() {
+        assert_eq!(
+            positional("UPDATE a SET x = x - $1 WHERE id = $2 AND y >= $1 AND z = '$'"),
+            "UPDATE a SET x = x - ?1 WHERE id = ?2 AND y >= ?1 AND z = '$'"
+        );
+        assert_eq!(positional("VALUES ($13, $14)"), "VALUES (?13, ?14)");
+    }
+}

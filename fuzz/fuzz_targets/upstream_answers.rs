@@ -1,0 +1,46 @@
+//! What each adapter parses from an upstream (embeddings, t2a with its hex audio, native
+//! answers and the native streamed array fed in two pieces, clip and generic task records): a
+//! lying upstream gets an error, never a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&which, body)) = data.split_first() else {
+        return;
+    };
+    match which % 6 {
+        0 => {
+            if let Ok(r) = serde_json::from_slice::<tollgate_embeddings::EmbeddingResponse>(body) {
+                for item in r.data {
+                    let _ = item.embedding.into_floats();
+                }
+            }
+        }
+        1 => {
+            if let Ok(r) = serde_json::from_slice::<tollgate_vendor_audio::T2aResponse>(body) {
+                if let Some(d) = &r.data {
+                    let _ = d.audio_bytes();
+                }
+            }
+        }
+        2 => {
+            let _ = serde_json::from_slice::<tollgate_native_genai::GenerateContentResponse>(body);
+        }
+        3 => {
+            let half = body.len() / 2;
+            let mut decoder = tollgate_native_genai::ArrayDecoder::new();
+            for piece in [&body[..half], &body[half..]] {
+                decoder.push(piece);
+                while let Ok(Some(_)) = decoder.next_response() {}
+            }
+            let _ = decoder.finish();
+        }
+        4 => {
+            let _ = serde_json::from_slice::<tollgate_clip_tasks::Task>(body);
+        }
+        _ => {
+            let _ = serde_json::from_slice::<tollgate_generic_tasks::VideoTask>(body);
+        }
+    }
+});

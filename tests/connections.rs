@@ -1,0 +1,297 @@
+//! Connection hygiene (`[server]`, `docs/decisions.md` "Connection hygiene"), on real sockets:
+//! clients that send nothing, send headers or bodies too slowly, sit idle, or come in past the
+//! connection cap; HTTP/2's advertised limits; `/readyz` during the drain.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{MODELS, TestGateway};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Short timeouts so that each test takes seconds.
+fn config(server: &str) -> String {
+    format!("{MODELS}\n[server]\ndrain_seconds = 0\n{server}\n")
+}
+
+/// Reads until the peer closes (or `limit` passes): what was read, and whether it closed.
+async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> (Vec<u8>, bool) {
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + limit;
+    let mut buf = [0u8; 4096];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, stream.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return (seen, true),
+            Ok(Ok(n)) => seen.extend_from_slice(&buf[..n]),
+            Err(_) => return (seen, false),
+        }
+    }
+}
+
+/// One HTTP/1.1 exchange on an open connection; returns the response head and body as text.
+async fn exchange(stream: &mut TcpStream, request: &str) -> String {
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf))
+            .await
+            .expect("an answer")
+            .unwrap();
+        assert!(n > 0, "closed before answering");
+        seen.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&seen).to_string();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap())
+                })
+                .unwrap_or(0);
+            if body.len() >= length {
+                return text;
+            }
+        }
+    }
+}
+
+const HEALTHZ: &str = "GET /healthz HTTP/1.1\r\nhost: t\r\n\r\n";
+
+/// A small billed request, as raw HTTP/1.1.
+fn embeddings(key: &str) -> String {
+    let body = r#"{"model":"text-embedding-3-small","input":"x"}"#;
+    format!(
+        "POST /v1/embeddings HTTP/1.1\r\nhost: t\r\nauthorization: Bearer {key}\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+#[tokio::test]
+async fn a_client_that_sends_nothing_is_closed_after_the_header_timeout() {
+    let gw = TestGateway::with_config(&config("header_read_timeout_seconds = 1")).await;
+    let mut stream = TcpStream::connect(gw.addr).await.unwrap();
+    let (_, closed) = read_until_closed(&mut stream, Duration::from_secs(6)).await;
+    assert!(closed, "a silent connection stayed open");
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn headers_sent_a_byte_at_a_time_are_cut_off() {
+    let gw = TestGateway::with_config(&config("header_read_timeout_seconds = 1")).await;
+    let mut stream = TcpStream::connect(gw.addr).await.unwrap();
+    let started = Instant::now();
+    let mut closed = false;
+    for byte in b"POST /v1/embeddings HTTP/1.1\r\nhost: t\r\nx-slow: aaaaaaaaaaaaaaaaaaaaaaaa" {
+        if stream.write_all(&[*byte]).await.is_err() {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if started.elapsed() > Duration::from_secs(8) {
+            break;
+        }
+    }
+    if !closed {
+        closed = read_until_closed(&mut stream, Duration::from_secs(3))
+            .await
+            .1;
+    }
+    assert!(closed, "a slow-loris header kept its connection");
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn an_idle_keep_alive_connection_is_closed() {
+    let gw = TestGateway::with_config(&config("header_read_timeout_seconds = 1")).await;
+    let mut stream = TcpStream::connect(gw.addr).await.unwrap();
+    let answer = exchange(&mut stream, HEALTHZ).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let (_, closed) = read_until_closed(&mut stream, Duration::from_secs(6)).await;
+    assert!(closed, "an idle keep-alive connection stayed open");
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_that_stops_arriving_gets_408_in_the_endpoints_shape_and_no_hold() {
+    let gw = TestGateway::with_config(&config("body_pause_timeout_seconds = 1")).await;
+    let (account, key) = gw.account("1").await;
+    // JSON endpoint: 1,000 bytes declared, 9 sent.
+    let mut stream = TcpStream::connect(gw.addr).await.unwrap();
+    let head = format!(
+        "POST /v1/embeddings HTTP/1.1\r\nhost: t\r\nauthorization: Bearer {key}\r\n\
+         content-type: application/json\r\ncontent-length: 1000\r\n\r\n{{\"model\":"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let (answer, closed) = read_until_closed(&mut stream, Duration::from_secs(8)).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("connection: close"),
+        "{answer}"
+    );
+    assert!(answer.contains("\"code\":\"request_timeout\""), "{answer}");
+    assert!(closed, "the connection stayed open after 408");
+
+    // Multipart upload: the file part stops half way.
+    let mut stream = TcpStream::connect(gw.addr).await.unwrap();
+    let head = format!(
+        "POST /v1/audio/transcriptions HTTP/1.1\r\nhost: t\r\nauthorization: Bearer {key}\r\n\
+         content-type: multipart/form-data; boundary=XyZ\r\ncontent-length: 100000\r\n\r\n\
+         --XyZ\r\ncontent-disposition: form-data; name=\"model\"\r\n\r\nwhisper-1\r\n\
+         --XyZ\r\ncontent-disposition: form-data; name=\"file\"; filename=\"a.wav\"\r\n\r\nRIFF"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let (answer, _) = read_until_closed(&mut stream, Duration::from_secs(8)).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("request_timeout"), "{answer}");
+
+    assert_eq!(gw.open_holds(&account).await, 0);
+    assert!(
+        gw.store.ledger(&account).await.unwrap().len() <= 1,
+        "only the credit"
+    );
+    assert_eq!(
+        gw.sim.knobs().stats().values().sum::<u64>(),
+        0,
+        "nothing reached the upstream"
+    );
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn past_the_connection_cap_only_health_checks_answer_and_then_connections_close() {
+    let gw = TestGateway::with_config(&config(
+        "max_connections = 2\nreserved_connections = 1\nheader_read_timeout_seconds = 30",
+    ))
+    .await;
+    let (_, key) = gw.account("1").await;
+    // Two connections served in full, kept open.
+    let mut first = TcpStream::connect(gw.addr).await.unwrap();
+    let mut second = TcpStream::connect(gw.addr).await.unwrap();
+    assert!(
+        exchange(&mut first, HEALTHZ)
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+    assert!(
+        exchange(&mut second, HEALTHZ)
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+
+    // The third is in the reserve: health checks answer, work does not.
+    let mut third = TcpStream::connect(gw.addr).await.unwrap();
+    let ready = exchange(&mut third, "GET /readyz HTTP/1.1\r\nhost: t\r\n\r\n").await;
+    assert!(ready.starts_with("HTTP/1.1 200"), "{ready}");
+    let metrics = exchange(&mut third, "GET /metrics HTTP/1.1\r\nhost: t\r\n\r\n").await;
+    assert!(metrics.contains("tollgate_connections_open 3"), "{metrics}");
+
+    // The fourth finds no room at all: closed at once.
+    let mut fourth = TcpStream::connect(gw.addr).await.unwrap();
+    let (_, closed) = read_until_closed(&mut fourth, Duration::from_secs(3)).await;
+    assert!(closed, "a connection past the reserve was kept");
+
+    let work = exchange(&mut third, &embeddings(&key)).await;
+    assert!(work.starts_with("HTTP/1.1 503"), "{work}");
+    assert!(
+        work.to_ascii_lowercase().contains("connection: close"),
+        "{work}"
+    );
+    assert!(work.contains("connection limit"), "{work}");
+    assert_eq!(gw.sim.knobs().stats().values().sum::<u64>(), 0);
+
+    // Once one of the first two leaves, a new connection is served in full again.
+    drop(first);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut fifth = TcpStream::connect(gw.addr).await.unwrap();
+    let answer = exchange(&mut fifth, &embeddings(&key)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let metrics = gw.state.metrics.render();
+    assert!(
+        metrics.contains("tollgate_connections_refused_total 1"),
+        "{metrics}"
+    );
+    drop((second, third, fifth));
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn http2_advertises_the_configured_limits() {
+    let gw = TestGateway::with_config(&config(
+        "http2_max_concurrent_streams = 7\nhttp2_max_header_list_size = 12345",
+    ))
+    .await;
+    let mut stream = TcpStream::connect(gw.addr).await.unwrap();
+    // The client preface and an empty SETTINGS frame (RFC 9113 §3.4, §6.5).
+    stream
+        .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+        .await
+        .unwrap();
+    let mut header = [0u8; 9];
+    tokio::time::timeout(Duration::from_secs(5), stream.read_exact(&mut header))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(header[3], 0x4, "the server's first frame is SETTINGS");
+    let length =
+        usize::from(header[0]) << 16 | usize::from(header[1]) << 8 | usize::from(header[2]);
+    let mut payload = vec![0u8; length];
+    stream.read_exact(&mut payload).await.unwrap();
+    let settings: Vec<(u16, u32)> = payload
+        .chunks_exact(6)
+        .map(|c| {
+            (
+                u16::from_be_bytes([c[0], c[1]]),
+                u32::from_be_bytes([c[2], c[3], c[4], c[5]]),
+            )
+        })
+        .collect();
+    assert!(settings.contains(&(0x3, 7)), "{settings:?}");
+    assert!(settings.contains(&(0x6, 12345)), "{settings:?}");
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn a_connection_that_sends_the_http2_preface_slowly_is_closed() {
+    let gw = TestGateway::with_config(&config("header_read_timeout_seconds = 1")).await;
+    let mut stream = TcpStream::connect(gw.addr).await.unwrap();
+    stream.write_all(b"PRI * HT").await.unwrap();
+    let (_, closed) = read_until_closed(&mut stream, Duration::from_secs(6)).await;
+    assert!(closed, "half a preface kept its connection");
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn readyz_fails_during_the_drain_while_requests_are_still_served() {
+    let mut gw =
+        TestGateway::with_config(&format!("{MODELS}\n[server]\ndrain_seconds = 2\n")).await;
+    let addr = gw.addr;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    assert!(
+        exchange(&mut stream, "GET /readyz HTTP/1.1\r\nhost: t\r\n\r\n")
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+    gw.trigger_shutdown();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // New connections are still accepted during the drain; /readyz says go elsewhere.
+    let mut late = TcpStream::connect(addr).await.unwrap();
+    let ready = exchange(&mut late, "GET /readyz HTTP/1.1\r\nhost: t\r\n\r\n").await;
+    assert!(ready.starts_with("HTTP/1.1 503"), "{ready}");
+    assert!(
+        exchange(&mut late, HEALTHZ)
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+    // After it, the listener is closed.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert!(TcpStream::connect(addr).await.is_err());
+    drop((stream, late));
+    gw.stop().await;
+}
