@@ -1,7 +1,8 @@
 //! Native text generation end to end (SPEC §2.9, §4.10–4.11, §5, §8 rule 7; wire-formats §6, §8)
 //! against the simulated vendor: exact billing with thinking, fields the gateway does not model
 //! reaching the upstream intact, streams relayed as they arrive and settled on the last usage,
-//! validation before any upstream call, the three ways of passing a key, and the chat bridge.
+//! validation before any upstream call, the three ways of passing a key, and the chat and
+//! Responses bridges.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -235,7 +236,8 @@ async fn sse_events(response: http::Response<hyper::body::Incoming>) -> Vec<(Dur
         while let Some(end) = buffer.find("\r\n\r\n").or_else(|| buffer.find("\n\n")) {
             let event: String = buffer.drain(..end).collect();
             buffer.drain(..if buffer.starts_with("\r\n\r\n") { 4 } else { 2 });
-            if let Some(data) = event.strip_prefix("data: ") {
+            // The data line, also after an `event:` line (the Responses stream names its events).
+            if let Some(data) = event.lines().find_map(|line| line.strip_prefix("data: ")) {
                 events.push((started.elapsed(), data.to_owned()));
             }
         }
@@ -605,4 +607,134 @@ async fn chat_completions_bridge_native_models_whole_and_streamed() {
     let other = gw.post_json("/v1/chat/completions", &key, &json!({"model": "text-embedding-3-small", "messages": [{"role": "user", "content": "x"}]})).await;
     assert_eq!(other.status, 400);
     assert_eq!(other.json()["error"]["code"], "model_not_found");
+}
+
+#[tokio::test]
+async fn the_responses_bridge_serves_native_models_whole_and_streamed() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("1").await;
+    let request = json!({"model": "gen-2.5-flash", "instructions": "Be brief.",
+        "input": [{"role": "user", "content": [{"type": "input_text", "text": "What is a rainbow?"}]}],
+        "max_output_tokens": 2048, "metadata": {"ticket": "42"}});
+    let reply = gw.post_json("/v1/responses", &key, &request).await;
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let whole = reply.json();
+    assert_eq!(
+        (&whole["object"], &whole["status"]),
+        (&json!("response"), &json!("completed"))
+    );
+    assert!(
+        whole["id"].as_str().unwrap().starts_with("resp_"),
+        "{whole}"
+    );
+    assert_eq!(whole["metadata"], json!({"ticket": "42"}));
+    assert_eq!(whole["max_output_tokens"], 2048);
+    let text = whole["output"][0]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Simulated reply"),
+        "thoughts are not output text: {text}"
+    );
+    let usage = &whole["usage"];
+    assert!(
+        usage["output_tokens_details"]["reasoning_tokens"]
+            .as_u64()
+            .unwrap()
+            > 0,
+        "{usage}"
+    );
+    let upstream: Value = serde_json::from_slice(&gw.sim.genai_last_request().unwrap()).unwrap();
+    assert_eq!(
+        upstream["systemInstruction"]["parts"][0]["text"],
+        "Be brief."
+    );
+    assert_eq!(upstream["generationConfig"]["maxOutputTokens"], 2048);
+    let priced = |usage: &Value| {
+        flash()
+            .charge(&Usage::TextTokens {
+                input: usage["input_tokens"].as_u64().unwrap(),
+                output: usage["output_tokens"].as_u64().unwrap(),
+            })
+            .unwrap()
+    };
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    assert_eq!(-charges(&ledger)[0].amount.nanos(), priced(usage).nanos());
+
+    // Streamed: the event grammar, the same text, settled on the final usage.
+    let mut streamed = request.clone();
+    streamed["stream"] = json!(true);
+    let response = open_stream(&gw, "/v1/responses", &key, &streamed).await;
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let events: Vec<Value> = sse_events(response)
+        .await
+        .iter()
+        .map(|(_, data)| serde_json::from_str(data).unwrap())
+        .collect();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types[..2], ["response.created", "response.in_progress"]);
+    assert_eq!(*types.last().unwrap(), "response.completed");
+    let numbers: Vec<u64> = events
+        .iter()
+        .map(|e| e["sequence_number"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, (0..events.len() as u64).collect::<Vec<_>>());
+    let deltas: String = events
+        .iter()
+        .filter(|e| e["type"] == "response.output_text.delta")
+        .map(|e| e["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(deltas, text);
+    let completed = &events.last().unwrap()["response"];
+    assert_eq!(completed["output"][0]["content"][0]["text"], text);
+    gw.settled(&account).await;
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    let charged = charges(&ledger);
+    assert_eq!(charged.len(), 2);
+    assert_eq!(
+        -charged[1].amount.nanos(),
+        priced(&completed["usage"]).nanos()
+    );
+
+    // Refused before the upstream, in OpenAI's shape, naming the field; nothing held or charged.
+    let calls = gw.calls(SIM_GENERATE);
+    for (body, param) in [
+        (
+            json!({"model": "gen-2.5-flash", "input": "Hi", "previous_response_id": "resp_1"}),
+            "previous_response_id",
+        ),
+        (
+            json!({"model": "gen-2.5-flash", "input": "Hi", "tools": [{"type": "web_search"}]}),
+            "tools[0].type",
+        ),
+        (
+            json!({"model": "gen-2.5-flash", "input": [{"role": "user", "content": [{"type": "input_file", "file_id": "f"}]}]}),
+            "input[0].content[0].type",
+        ),
+        (json!({"model": "gen-2.5-flash"}), "input"),
+    ] {
+        let reply = gw.post_json("/v1/responses", &key, &body).await;
+        assert_eq!(reply.status, 400, "{body}");
+        let error = &reply.json()["error"];
+        assert_eq!(
+            (&error["type"], &error["param"]),
+            (&json!("invalid_request_error"), &json!(param)),
+            "{error}"
+        );
+    }
+    let other = gw
+        .post_json(
+            "/v1/responses",
+            &key,
+            &json!({"model": "text-embedding-3-small", "input": "x"}),
+        )
+        .await;
+    assert_eq!(other.status, 400);
+    assert_eq!(other.json()["error"]["code"], "model_not_found");
+    assert_eq!(gw.calls(SIM_GENERATE), calls);
+    assert_eq!(gw.open_holds(&account).await, 0);
+    assert_eq!(charges(&gw.store.ledger(&account).await.unwrap()).len(), 2);
 }

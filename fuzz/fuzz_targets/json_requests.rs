@@ -8,7 +8,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&which, body)) = data.split_first() else {
         return;
     };
-    match which % 7 {
+    match which % 8 {
         0 => {
             if let Ok(r) = serde_json::from_slice::<tollgate_embeddings::EmbeddingRequest>(body) {
                 let _ =
@@ -52,8 +52,22 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
         }
+        6 => {
+            if let Ok(r) =
+                serde_json::from_slice::<tollgate_native_genai::ChatCompletionRequest>(body)
+                && let Some(limits) = tollgate_native_genai::limits("gen-2.5-flash")
+                && let Ok(native) = tollgate_native_genai::bridge::to_native(&r, &limits)
+            {
+                let _ = tollgate_native_genai::validate(&native, &limits);
+            }
+        }
         _ => {
-            let _ = serde_json::from_slice::<tollgate_native_genai::ChatCompletionRequest>(body);
+            if let Ok(r) = serde_json::from_slice::<tollgate_native_genai::ResponsesRequest>(body)
+                && let Some(limits) = tollgate_native_genai::limits("gen-2.5-flash")
+                && let Ok(native) = tollgate_native_genai::responses::to_native(&r, &limits)
+            {
+                let _ = tollgate_native_genai::validate(&native, &limits);
+            }
         }
     }
 });

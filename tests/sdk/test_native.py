@@ -5,7 +5,9 @@
   default API version (`v1` in the pinned release) and under an explicit `v1beta`;
 * raw HTTP (httpx) → `/v1beta/…` with `x-vendor-api-key` or `?key=`, both stream framings;
 * the `openai` SDK → `/v1/chat/completions` with a native model (SPEC §4 rule 4), the bridge of
-  wire-formats §8: text, streaming with usage, tool calls and their results.
+  wire-formats §8: text, streaming with usage, tool calls and their results;
+* the `openai` SDK → `/v1/responses` with a native model (the Responses bridge): `create`, its
+  stream, the `responses.stream` helper, function calls fed back with `input += output`.
 
 Every test that checks money has an account of its own, so its balance moves by exactly what the
 test did. The charge of a request is worked out here from the usage the client saw:
@@ -856,3 +858,105 @@ def test_openai_model_list_still_answers_bearer_clients(base_url, key):
     ids = {m.id for m in oclient(base_url, key).models.list()}
     assert set(native_models()) <= ids, sorted(ids)
     assert oclient(base_url, key).models.retrieve(MODEL).id == MODEL
+
+
+# ---- the openai SDK: the Responses API with a native model ----
+
+
+def responses_charge(model: str, usage) -> Decimal:
+    """Responses usage: input tokens at the input price, output tokens (reasoning included) at
+    the output price."""
+    return text_charge(model, usage.input_tokens, usage.output_tokens)
+
+
+RESPONSE_TOOLS = [
+    {
+        "type": "function",
+        "name": "lookup",
+        "description": "Looks a fact up.",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    }
+]
+
+
+def test_responses_create_with_a_native_model(base_url):
+    name, key = fresh_account("responses")
+    response = oclient(base_url, key).responses.create(model=MODEL, instructions="You are terse.", input=PROMPT)
+    assert response.object == "response" and response.status == "completed"
+    assert response.id.startswith("resp_")
+    # The instructions went to the system instruction: the reply quotes the user's words.
+    assert response.output_text.startswith(f'Simulated reply to "{PROMPT}"'), response.output_text
+    assert_no_thought_text(response.output_text)
+    usage = response.usage
+    assert usage.output_tokens_details.reasoning_tokens > 0  # 2.5 thinks by default
+    assert usage.output_tokens > usage.output_tokens_details.reasoning_tokens
+    assert usage.total_tokens == usage.input_tokens + usage.output_tokens
+    # The same generation through chat completions agrees token for token.
+    chat = oclient(base_url, key).chat.completions.create(model=MODEL, messages=MESSAGES)
+    assert chat.choices[0].message.content == response.output_text
+    assert (chat.usage.prompt_tokens, chat.usage.completion_tokens) == (usage.input_tokens, usage.output_tokens)
+    assert_paid(name, Decimal(10), responses_charge(MODEL, usage) + chat_charge(MODEL, chat.usage))
+
+
+def test_responses_stream_events_and_the_stream_helper(base_url):
+    name, key = fresh_account("responses-stream")
+    c = oclient(base_url, key)
+    events = list(c.responses.create(model=MODEL, input=PROMPT, stream=True))
+    types = [e.type for e in events]
+    assert types[:2] == ["response.created", "response.in_progress"] and types[-1] == "response.completed", types
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    assert_no_thought_text(text)
+    final = events[-1].response
+    assert final.output_text == text and final.usage.output_tokens_details.reasoning_tokens > 0
+
+    # The SDK's accumulating helper checks indices and item kinds as it goes.
+    with c.responses.stream(model=MODEL, input=PROMPT) as stream:
+        deltas = "".join(e.delta for e in stream if e.type == "response.output_text.delta")
+        helped = stream.get_final_response()
+    assert deltas == helped.output_text == text
+    assert_paid(name, Decimal(10), responses_charge(MODEL, final.usage) + responses_charge(MODEL, helped.usage))
+
+
+def test_responses_function_call_fed_back_as_output(base_url):
+    name, key = fresh_account("responses-tools")
+    c = oclient(base_url, key)
+    conversation = [{"role": "user", "content": "Look up the boiling point of water [call]"}]
+    first = c.responses.create(model=MODEL, input=conversation, tools=RESPONSE_TOOLS)
+    calls = [item for item in first.output if item.type == "function_call"]
+    assert len(calls) == 1, first.output
+    call = calls[0]
+    assert call.name == "lookup" and call.call_id
+    assert "boiling point" in json.loads(call.arguments)["query"]
+    # What the SDK documents: append the output items, then each call's output.
+    conversation += first.output
+    conversation.append({"type": "function_call_output", "call_id": call.call_id, "output": json.dumps({"celsius": 100})})
+    second = c.responses.create(model=MODEL, input=conversation, tools=RESPONSE_TOOLS)
+    assert second.output_text.startswith('Simulated reply to "the result of lookup"'), second.output_text
+    assert not [item for item in second.output if item.type == "function_call"]
+
+    # Streamed, the call arrives as its own item with its arguments.
+    events = list(c.responses.create(model=MODEL, input=conversation[:1], tools=RESPONSE_TOOLS, stream=True))
+    done = [e for e in events if e.type == "response.function_call_arguments.done"]
+    assert len(done) == 1 and "boiling point" in json.loads(done[0].arguments)["query"]
+    usage = events[-1].response.usage
+    assert_paid(name, Decimal(10), sum((responses_charge(MODEL, r.usage) for r in (first, second)), Decimal(0)) + responses_charge(MODEL, usage))
+
+
+def test_responses_errors_name_the_field_and_cost_nothing(base_url):
+    name, key = fresh_account("responses-err")
+    c = oclient(base_url, key)
+    for kwargs, param in [
+        ({"input": PROMPT, "previous_response_id": "resp_123"}, "previous_response_id"),
+        ({"input": PROMPT, "tools": [{"type": "web_search"}]}, "tools[0].type"),
+        ({"input": PROMPT, "max_output_tokens": 10_000_000}, "max_output_tokens"),
+        ({"input": [{"type": "function_call_output", "call_id": "nope", "output": "x"}]}, "input[0].call_id"),
+    ]:
+        with pytest.raises(openai.BadRequestError) as caught:
+            c.responses.create(model=MODEL, **kwargs)
+        assert caught.value.param == param, caught.value.body
+        assert param in caught.value.message
+    with pytest.raises(openai.BadRequestError) as caught:
+        c.responses.create(model="tts-1", input=PROMPT)
+    assert caught.value.code == "model_not_found"
+    assert_paid(name, Decimal(10), Decimal(0))

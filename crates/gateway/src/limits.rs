@@ -26,10 +26,12 @@ pub enum Endpoint {
     Native,
     /// `/v1/chat/completions`.
     Chat,
+    /// `/v1/responses`.
+    Responses,
 }
 
 impl Endpoint {
-    const ALL: [(Endpoint, &'static str, usize); 9] = [
+    const ALL: [(Endpoint, &'static str, usize); 10] = [
         (Endpoint::Embeddings, "embeddings", 8 << 20),
         (Endpoint::Speech, "speech", 256 << 10),
         (Endpoint::T2a, "t2a", 256 << 10),
@@ -39,6 +41,7 @@ impl Endpoint {
         (Endpoint::VideoGenerations, "video_generations", 1 << 20),
         (Endpoint::Native, "native", 20 << 20),
         (Endpoint::Chat, "chat", 20 << 20),
+        (Endpoint::Responses, "responses", 20 << 20),
     ];
 }
 

@@ -53,6 +53,8 @@ pub enum Route {
     ModelGet,
     /// `POST /v1/chat/completions` with a native model (SPEC §4 rule 4)
     ChatCompletions,
+    /// `POST /v1/responses` with a native model (the Responses bridge)
+    Responses,
     /// `POST /v1/audio/translations` — not supported (SPEC §4 rule 5).
     Translations,
     /// A known path with another method; the value is the `Allow` header.
@@ -113,6 +115,7 @@ pub fn route(method: &Method, path: &str) -> Routed {
         "/v1/t2a_v2" => only(&post, "t2a", Route::T2a, "POST"),
         "/v1/speech_to_text" => only(&post, "speech_to_text", Route::SpeechToText, "POST"),
         "/v1/chat/completions" => only(&post, "chat", Route::ChatCompletions, "POST"),
+        "/v1/responses" => only(&post, "responses", Route::Responses, "POST"),
         "/v1beta/models" => only(&get, "native_models", Route::NativeListModels, "GET"),
         "/v1/video/generations" => only(&post, "video_generations", Route::VideoCreate, "POST"),
         "/api/v3/contents/generations/tasks" => {

@@ -188,6 +188,7 @@ async fn dispatch(
             }
         }
         Route::ChatCompletions => handlers::chat::create(ctx, request).await,
+        Route::Responses => handlers::responses::create(ctx, request).await,
         Route::Translations => Err(handlers::ops::translations_unsupported()),
         Route::MethodNotAllowed(allow) => {
             let e = ApiError::new(

@@ -95,26 +95,41 @@ pub fn to_native(
     limits: &ModelLimits,
 ) -> Result<GenerateContentRequest, FieldError> {
     let (contents, system) = messages(&chat.messages)?;
-    let mut native = GenerateContentRequest {
+    let tools = match &chat.tools {
+        Some(tools) => function_declarations(tools)?,
+        None => None,
+    };
+    let tool_config = chat.tool_choice.as_ref().map(tool_config).transpose()?;
+    Ok(assemble(
+        contents,
+        system,
+        generation_config(chat, limits)?,
+        tools,
+        tool_config,
+    ))
+}
+
+/// A native request of translated pieces: the system parts as the system instruction (none when
+/// empty), the generation config only when it sets something.
+pub(crate) fn assemble(
+    contents: Vec<Content>,
+    system: Vec<Part>,
+    config: GenerationConfig,
+    tools: Option<Vec<Value>>,
+    tool_config: Option<Value>,
+) -> GenerateContentRequest {
+    GenerateContentRequest {
         contents,
         system_instruction: (!system.is_empty()).then(|| Content {
             role: None,
             parts: system,
             extra: Map::new(),
         }),
+        generation_config: (config != GenerationConfig::default()).then_some(config),
+        tools,
+        tool_config,
         ..GenerateContentRequest::default()
-    };
-    let config = generation_config(chat, limits)?;
-    if config != GenerationConfig::default() {
-        native.generation_config = Some(config);
     }
-    if let Some(tools) = &chat.tools {
-        native.tools = function_declarations(tools)?;
-    }
-    if let Some(choice) = &chat.tool_choice {
-        native.tool_config = Some(tool_config(choice)?);
-    }
-    Ok(native)
 }
 
 fn messages(messages: &[ChatMessage]) -> Result<(Vec<Content>, Vec<Part>), FieldError> {
@@ -166,7 +181,7 @@ fn messages(messages: &[ChatMessage]) -> Result<(Vec<Content>, Vec<Part>), Field
 }
 
 /// Appends `parts` as a turn of `role`, merged into the last turn when it has the same role.
-fn push_turn(contents: &mut Vec<Content>, role: &str, parts: Vec<Part>) {
+pub(crate) fn push_turn(contents: &mut Vec<Content>, role: &str, parts: Vec<Part>) {
     if parts.is_empty() {
         return;
     }
@@ -202,7 +217,7 @@ fn system_parts(path: &str, message: &ChatMessage) -> Result<Vec<Part>, FieldErr
     }
 }
 
-fn non_empty_text(text: &str) -> Vec<Part> {
+pub(crate) fn non_empty_text(text: &str) -> Vec<Part> {
     if text.is_empty() {
         Vec::new()
     } else {
@@ -236,7 +251,7 @@ fn user_parts(path: &str, message: &ChatMessage) -> Result<Vec<Part>, FieldError
 }
 
 /// An image URL as a part: a base64 `data:` URL inline, an `http(s)` URL by reference.
-fn image_part(field: &str, url: &str) -> Result<Part, FieldError> {
+pub(crate) fn image_part(field: &str, url: &str) -> Result<Part, FieldError> {
     if url.is_empty() {
         return Err(FieldError::required(field));
     }
@@ -348,7 +363,7 @@ fn assistant_parts(path: &str, message: &ChatMessage) -> Result<Vec<Part>, Field
     Ok(parts)
 }
 
-fn parse_arguments(field: &str, arguments: &str) -> Result<Value, FieldError> {
+pub(crate) fn parse_arguments(field: &str, arguments: &str) -> Result<Value, FieldError> {
     if arguments.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
@@ -398,11 +413,17 @@ fn tool_part(
         .as_ref()
         .map(MessageContent::text)
         .unwrap_or_default();
-    let response = match serde_json::from_str::<Value>(&text) {
+    Ok(function_response(name, &text))
+}
+
+/// A tool's result as a `functionResponse` part named `name`: the result itself when it is a
+/// JSON object, else `{"content": "<text>"}`.
+pub(crate) fn function_response(name: String, text: &str) -> Part {
+    let response = match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(object)) => Value::Object(object),
         _ => json!({ "content": text }),
     };
-    Ok(Part {
+    Part {
         function_response: Some(FunctionResponse {
             id: None,
             name,
@@ -410,7 +431,7 @@ fn tool_part(
             extra: Map::new(),
         }),
         ..Part::default()
-    })
+    }
 }
 
 fn generation_config(
@@ -467,7 +488,7 @@ fn generation_config(
     Ok(config)
 }
 
-const JSON_MIME: &str = "application/json";
+pub(crate) const JSON_MIME: &str = "application/json";
 
 fn response_format(format: &Value, config: &mut GenerationConfig) -> Result<(), FieldError> {
     let Some(kind) = format.get("type").and_then(Value::as_str) else {
@@ -529,17 +550,25 @@ pub const EFFORT_BUDGETS: [(&str, i64); 6] = [
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn effort_budget(effort: &str, limits: &ModelLimits) -> Result<Option<i64>, FieldError> {
-    const FIELD: &str = "reasoning_effort";
+    effort_budget_of("reasoning_effort", effort, limits)
+}
+
+/// [`effort_budget`] for an effort given in `field` (the Responses API's `reasoning.effort`).
+pub(crate) fn effort_budget_of(
+    field: &str,
+    effort: &str,
+    limits: &ModelLimits,
+) -> Result<Option<i64>, FieldError> {
     let Some((_, budget)) = EFFORT_BUDGETS
         .iter()
         .find(|(name, _)| name.eq_ignore_ascii_case(effort))
     else {
         let accepted: Vec<&str> = EFFORT_BUDGETS.iter().map(|(name, _)| *name).collect();
         return Err(FieldError::new(
-            FIELD,
+            field,
             Rule::UnsupportedValue,
             format!(
-                "'{FIELD}' {effort:?} is not accepted; use one of {}",
+                "'{field}' {effort:?} is not accepted; use one of {}",
                 accepted.join(", ")
             ),
         ));
@@ -548,9 +577,9 @@ pub fn effort_budget(effort: &str, limits: &ModelLimits) -> Result<Option<i64>, 
         Some(clamped) => Ok(Some(clamped)),
         None if *budget == 0 => Ok(None),
         None => Err(FieldError::new(
-            FIELD,
+            field,
             Rule::UnsupportedParameter,
-            format!("'{FIELD}' {effort:?} is not supported: the model does not think"),
+            format!("'{field}' {effort:?} is not supported: the model does not think"),
         )),
     }
 }
@@ -575,40 +604,38 @@ fn function_declarations(tools: &[Value]) -> Result<Option<Vec<Value>>, FieldErr
             Some(name) if !name.is_empty() => name,
             _ => return Err(FieldError::required(format!("{path}.function.name"))),
         };
-        let mut declaration = Map::new();
-        declaration.insert("name".to_owned(), Value::from(name));
-        if let Some(description) = function.get("description").filter(|d| !d.is_null()) {
-            declaration.insert("description".to_owned(), description.clone());
-        }
-        if let Some(parameters) = function.get("parameters").filter(|p| !p.is_null()) {
-            declaration.insert("parametersJsonSchema".to_owned(), parameters.clone());
-        }
-        declarations.push(Value::Object(declaration));
+        declarations.push(declaration(name, function));
     }
-    Ok((!declarations.is_empty()).then(|| vec![json!({ "functionDeclarations": declarations })]))
+    Ok(declarations_tool(declarations))
+}
+
+/// One `functionDeclarations` entry: `name`, `description`, and the JSON Schema of
+/// `parameters` as `parametersJsonSchema` (which takes JSON Schema as it is).
+pub(crate) fn declaration(name: &str, function: &Map<String, Value>) -> Value {
+    let mut declaration = Map::new();
+    declaration.insert("name".to_owned(), Value::from(name));
+    if let Some(description) = function.get("description").filter(|d| !d.is_null()) {
+        declaration.insert("description".to_owned(), description.clone());
+    }
+    if let Some(parameters) = function.get("parameters").filter(|p| !p.is_null()) {
+        declaration.insert("parametersJsonSchema".to_owned(), parameters.clone());
+    }
+    Value::Object(declaration)
+}
+
+/// The native `tools` holding `declarations` as one tool; `None` when there are none.
+pub(crate) fn declarations_tool(declarations: Vec<Value>) -> Option<Vec<Value>> {
+    (!declarations.is_empty()).then(|| vec![json!({ "functionDeclarations": declarations })])
 }
 
 fn tool_config(choice: &Value) -> Result<Value, FieldError> {
     const FIELD: &str = "tool_choice";
     let config = match choice {
-        Value::String(mode) => {
-            let mode = match mode.as_str() {
-                "none" => "NONE",
-                "auto" => "AUTO",
-                "required" => "ANY",
-                other => {
-                    return Err(FieldError::new(
-                        FIELD,
-                        Rule::UnsupportedValue,
-                        format!(
-                            "'{FIELD}' {other:?} is not accepted; use none, auto, required or \
-                             {{\"type\": \"function\", \"function\": {{\"name\": ...}}}}"
-                        ),
-                    ));
-                }
-            };
-            json!({ "mode": mode })
-        }
+        Value::String(mode) => calling_mode(
+            FIELD,
+            mode,
+            "{\"type\": \"function\", \"function\": {\"name\": ...}}",
+        )?,
         Value::Object(object) => {
             let name = object
                 .get("function")
@@ -616,9 +643,7 @@ fn tool_config(choice: &Value) -> Result<Value, FieldError> {
                 .and_then(Value::as_str)
                 .filter(|name| !name.is_empty());
             match (object.get("type").and_then(Value::as_str), name) {
-                (Some("function"), Some(name)) => {
-                    json!({ "mode": "ANY", "allowedFunctionNames": [name] })
-                }
+                (Some("function"), Some(name)) => forced_function(name),
                 (Some("function"), None) => {
                     return Err(FieldError::required("tool_choice.function.name"));
                 }
@@ -640,6 +665,35 @@ fn tool_config(choice: &Value) -> Result<Value, FieldError> {
         }
     };
     Ok(json!({ "functionCallingConfig": config }))
+}
+
+/// The `functionCallingConfig` of a tool-choice mode string, `none` / `auto` / `required`;
+/// `object_form` shows the format's way to force one function in the error message.
+pub(crate) fn calling_mode(
+    field: &str,
+    mode: &str,
+    object_form: &str,
+) -> Result<Value, FieldError> {
+    let mode = match mode {
+        "none" => "NONE",
+        "auto" => "AUTO",
+        "required" => "ANY",
+        other => {
+            return Err(FieldError::new(
+                field,
+                Rule::UnsupportedValue,
+                format!(
+                    "'{field}' {other:?} is not accepted; use none, auto, required or {object_form}"
+                ),
+            ));
+        }
+    };
+    Ok(json!({ "mode": mode }))
+}
+
+/// The `functionCallingConfig` that makes the model call `name`.
+pub(crate) fn forced_function(name: &str) -> Value {
+    json!({ "mode": "ANY", "allowedFunctionNames": [name] })
 }
 
 /// The chat `finish_reason` of a native `finishReason` (see the [module](self) documentation);

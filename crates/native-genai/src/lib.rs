@@ -30,6 +30,9 @@
 //! - [`bridge`]: [`to_native`](bridge::to_native) (chat request → native request),
 //!   [`to_chat`](bridge::to_chat) (native answer → chat completion) and
 //!   [`ChunkMapper`](bridge::ChunkMapper) (native chunks → chat chunks).
+//! - [`responses`]: the same for the OpenAI Responses API: [`ResponsesRequest`],
+//!   [`to_native`](responses::to_native), [`to_response`](responses::to_response) and
+//!   [`ResponseEvents`](responses::ResponseEvents) (native chunks → Responses stream events).
 //!
 //! Every wire type both serializes and deserializes, so a Rust client can reuse them.
 //!
@@ -95,6 +98,7 @@ pub mod error;
 pub mod models;
 pub mod request;
 pub mod response;
+pub mod responses;
 pub mod stream;
 pub mod validate;
 
@@ -109,5 +113,6 @@ pub use response::{
     Candidate, CountTokensResponse, GenerateContentResponse, ListModelsResponse, Model,
     UsageMetadata,
 };
+pub use responses::{Response, ResponsesRequest};
 pub use stream::{ArrayDecoder, ArrayEncoder, ArrayError};
 pub use validate::{Validated, validate};

@@ -6,6 +6,7 @@ pub mod embeddings;
 pub mod media;
 pub mod native;
 pub mod ops;
+pub mod responses;
 pub mod speech;
 pub mod speech_to_text;
 pub mod t2a;

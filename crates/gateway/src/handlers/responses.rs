@@ -1,0 +1,85 @@
+//! `POST /v1/responses` for native models (the OpenAI Responses API; `docs/decisions.md`, "The
+//! Responses bridge"): the request is translated to a native one, sent through the native
+//! channel, and the answer translated back — whole, or as the Responses stream's events. Billing
+//! is the native endpoint's, as for the chat bridge.
+
+use crate::auth;
+use crate::body::{self, ResponseBody};
+use crate::errors::{ApiError, Family};
+use crate::handlers::chat::bridge_to_native;
+use crate::handlers::{Context, UpstreamTime};
+use crate::limits;
+use crate::native_relay::Encoder;
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use hyper::body::Incoming;
+use tollgate_native_genai::GenerateContentResponse;
+use tollgate_native_genai::responses::{
+    self, ResponseEvents, ResponseTemplate, ResponsesRequest, StreamEvent,
+};
+
+/// The request flow of DESIGN §2, top to bottom.
+pub async fn create(
+    ctx: Context,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let (parts, body) = request.into_parts();
+    let state = ctx.state.clone();
+
+    // 2. Who is calling.
+    let principal = auth::authenticate(&state, Family::OpenAi, &parts.headers, None).await?;
+
+    // 3. The body.
+    let (request, _): (ResponsesRequest, _) =
+        body::read_json(&state, limits::Endpoint::Responses, &parts.headers, body).await?;
+
+    // 4–5. The model (native models only), the translation, the native rules, the hold.
+    let bridged = bridge_to_native(&ctx, &principal, &request.model, |limits| {
+        responses::to_native(&request, limits)
+    })
+    .await?;
+
+    // 6–8.
+    let id = format!("resp_{}", ctx.request_id.trim_start_matches("req_"));
+    let template = ResponseTemplate::new(&request, &id, crate::clock::unix_now());
+    if request.stream == Some(true) {
+        let encoder = ResponsesSse {
+            events: ResponseEvents::new(template),
+        };
+        return bridged.stream(&state, encoder).await;
+    }
+    let (native, upstream_time) = bridged.whole(&state).await?;
+    let answer = responses::to_response(&native, &template);
+    let mut response = body::json_response(StatusCode::OK, &answer);
+    response
+        .extensions_mut()
+        .insert(UpstreamTime(upstream_time));
+    Ok(response)
+}
+
+/// The Responses stream: `event: <type>` / `data: <event>` pairs, ending in
+/// `response.completed`, `response.incomplete` or `response.failed` (no `[DONE]`).
+struct ResponsesSse {
+    events: ResponseEvents,
+}
+
+impl Encoder for ResponsesSse {
+    fn frame(&mut self, response: &GenerateContentResponse, _: &str) -> Vec<Bytes> {
+        sse(self.events.map(response))
+    }
+
+    fn done(&mut self) -> Vec<Bytes> {
+        sse(self.events.finish())
+    }
+
+    fn failed(&mut self, error: &ApiError) -> Vec<Bytes> {
+        sse(self.events.fail(&error.message))
+    }
+}
+
+fn sse(events: Vec<StreamEvent>) -> Vec<Bytes> {
+    events
+        .iter()
+        .map(|event| Bytes::from(event.to_sse()))
+        .collect()
+}
