@@ -1,6 +1,7 @@
 //! Connection hygiene (`[server]`, `docs/decisions.md` "Connection hygiene"), on real sockets:
 //! clients that send nothing, send headers or bodies too slowly, sit idle, or come in past the
-//! connection cap; HTTP/2's advertised limits; `/readyz` during the drain.
+//! connection cap; HTTP/2's advertised limits and its rapid-reset guard; `/readyz` during the
+//! drain.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -293,5 +294,70 @@ async fn readyz_fails_during_the_drain_while_requests_are_still_served() {
     tokio::time::sleep(Duration::from_millis(2500)).await;
     assert!(TcpStream::connect(addr).await.is_err());
     drop((stream, late));
+    gw.stop().await;
+}
+
+/// The "rapid reset" attack (CVE-2023-44487): a client opens streams and resets each at once, so
+/// that the server starts work for requests that no longer count against
+/// `max_concurrent_streams`. Past `http2_max_pending_accept_reset_streams` the connection ends
+/// with GOAWAY `ENHANCE_YOUR_CALM`; other clients are served meanwhile and nothing stays held.
+#[tokio::test]
+async fn rapid_reset_streams_end_the_connection_and_leave_nothing_held() {
+    let gw = TestGateway::with_config(&config("http2_max_pending_accept_reset_streams = 16")).await;
+    let (account, key) = gw.account("10").await;
+    let tcp = TcpStream::connect(gw.addr).await.unwrap();
+    let (client, connection) = h2::client::handshake(tcp).await.unwrap();
+    let driver = tokio::spawn(connection);
+    let mut client = client.ready().await.unwrap();
+    let mut refused_at = None;
+    for n in 0..10_000 {
+        let request = http::Request::post(format!("http://{}/v1/embeddings", gw.addr))
+            .header("authorization", format!("Bearer {key}"))
+            .header("content-type", "application/json")
+            .body(())
+            .unwrap();
+        // HEADERS without END_STREAM, then RST_STREAM: both leave in one write.
+        match client.send_request(request, false) {
+            Ok((_, mut body)) => body.send_reset(h2::Reason::CANCEL),
+            Err(_) => {
+                refused_at = Some(n);
+                break;
+            }
+        }
+        if n % 64 == 63 {
+            tokio::task::yield_now().await;
+            if driver.is_finished() {
+                refused_at = Some(n);
+                break;
+            }
+        }
+    }
+    let refused_at = refused_at.expect("the server let 10,000 reset streams through");
+    let ended = tokio::time::timeout(Duration::from_secs(10), driver)
+        .await
+        .expect("the connection ends")
+        .unwrap();
+    let error = ended.expect_err("the server ends the connection");
+    assert_eq!(
+        error.reason(),
+        Some(h2::Reason::ENHANCE_YOUR_CALM),
+        "{error:?}"
+    );
+    assert!(refused_at < 10_000, "{refused_at}");
+
+    // The gateway still serves everyone else, and the reset requests hold nothing.
+    let mut other = TcpStream::connect(gw.addr).await.unwrap();
+    assert!(
+        exchange(&mut other, HEALTHZ)
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+    assert!(
+        exchange(&mut other, &embeddings(&key))
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+    gw.settled(&account).await;
+    assert_eq!(gw.open_holds(&account).await, 0);
     gw.stop().await;
 }
