@@ -5,10 +5,10 @@
 
 use crate::errors::{ApiError, ErrorKind};
 use crate::spool::{Spool, Spooled};
+use bytes::Bytes;
 use http::HeaderMap;
 use http::header::CONTENT_TYPE;
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 
 /// The limits of one form.
 #[derive(Debug, Clone, Copy)]
@@ -50,12 +50,13 @@ pub struct UploadedFile {
     pub data: Spooled,
 }
 
-/// Reads the whole form.
-pub async fn read(
-    headers: &HeaderMap,
-    body: Incoming,
-    limits: UploadLimits,
-) -> Result<Upload, ApiError> {
+/// Reads the whole form. Any body type (the server's `Incoming`; a fixed buffer in the fuzz
+/// target, `fuzz/fuzz_targets/multipart_upload.rs`).
+pub async fn read<B>(headers: &HeaderMap, body: B, limits: UploadLimits) -> Result<Upload, ApiError>
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let content_type = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -108,7 +109,13 @@ pub async fn read(
             Ok(None) => break,
             Err(e) => return Err(multipart_error(e, &too_large_file)),
         };
-        let name = field.name().unwrap_or_default().to_owned();
+        let Some(name) = field.name().map(str::to_owned) else {
+            return Err(ApiError::invalid(
+                "body",
+                "malformed_multipart",
+                "A part of the form has no name (Content-Disposition: form-data; name=\"...\")",
+            ));
+        };
         if name == "file" {
             if upload.file.is_some() {
                 return Err(ApiError::invalid(
@@ -156,10 +163,19 @@ pub async fn read(
                 format!("'{name}' must be a text field; only 'file' may be a file"),
             ));
         }
-        let value = field
-            .text()
+        // Text fields are UTF-8 as sent: a lossy decoding would both mangle the value and let
+        // it grow past its limit (each stray byte becoming a 3-byte U+FFFD).
+        let bytes = field
+            .bytes()
             .await
             .map_err(|e| multipart_error(e, &too_large_file))?;
+        let Ok(value) = String::from_utf8(bytes.to_vec()) else {
+            return Err(ApiError::invalid(
+                name.clone(),
+                "invalid_utf8",
+                format!("'{name}' must be UTF-8 text"),
+            ));
+        };
         upload.fields.push((name, value));
     }
     Ok(upload)
@@ -187,5 +203,52 @@ fn multipart_error(e: multer::Error, too_large_file: &dyn Fn() -> ApiError) -> A
             "malformed_multipart",
             format!("The multipart/form-data body could not be read: {other}"),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    const LIMITS: UploadLimits = UploadLimits {
+        file_bytes: 4096,
+        field_bytes: 256,
+        max_fields: 8,
+        body_pause: std::time::Duration::from_secs(30),
+    };
+
+    async fn read_form(body: &[u8]) -> Result<Upload, ApiError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            CONTENT_TYPE,
+            "multipart/form-data; boundary=XyZ".parse().unwrap(),
+        );
+        let body = http_body_util::Full::new(Bytes::copy_from_slice(body));
+        read(&headers, body, LIMITS).await
+    }
+
+    /// Found by the `multipart_upload` fuzz target: an unnamed part of stray bytes was kept as
+    /// a field named "" and decoded lossily to three times its size limit.
+    #[tokio::test]
+    async fn fuzz_regression_unnamed_part_of_stray_bytes() {
+        let input = include_bytes!("../../../fuzz/corpus/multipart_upload/regression-lossy-field");
+        let e = read_form(input).await.unwrap_err();
+        assert_eq!(
+            (e.kind, e.code.as_deref()),
+            (ErrorKind::InvalidRequest, Some("malformed_multipart"))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_field_must_be_utf8_text() {
+        let body = b"--XyZ\r\nContent-Disposition: form-data; name=\"language\"\r\n\r\nen\xf2\r\n--XyZ--\r\n";
+        let e = read_form(body).await.unwrap_err();
+        assert_eq!(e.param.as_deref(), Some("language"));
+        assert_eq!(e.code.as_deref(), Some("invalid_utf8"));
+        let body =
+            "--XyZ\r\nContent-Disposition: form-data; name=\"prompt\"\r\n\r\n日本語\r\n--XyZ--\r\n";
+        let upload = read_form(body.as_bytes()).await.unwrap();
+        assert_eq!(upload.fields, [("prompt".to_owned(), "日本語".to_owned())]);
     }
 }
