@@ -4,7 +4,9 @@
 use crate::catalog::{Channel, ModelEntry};
 use crate::errors::{ApiError, ErrorKind};
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use tollgate_upstream::UpstreamError;
 
 /// Calls `call` on each channel of `entry` until one answers, respecting each channel's
@@ -94,16 +96,66 @@ pub fn upstream_error(e: &UpstreamError) -> ApiError {
 
 /// Runs the rest of a request — the upstream call, the translation back and the settlement — to
 /// completion even if the client goes away: once the upstream has the request it does (and
-/// bills) the work, so the charge must be recorded whatever the client does. The handler awaits
-/// the result; if it is cancelled, the work and its settlement go on.
+/// bills) the work, so the charge must be recorded whatever the client does. The work runs in
+/// the handler's own task (no task, no cross-thread wake-ups on the common path); if the
+/// handler is dropped first, what is left of the work moves to a task of its own
+/// ([`RunToCompletion`]).
 pub async fn to_completion<T, Fut>(work: Fut) -> Result<T, ApiError>
 where
     Fut: Future<Output = Result<T, ApiError>> + Send + 'static,
     T: Send + 'static,
 {
-    crate::spawn_for_request(work)
-        .await
-        .map_err(|e| ApiError::internal("relaying the request", e))?
+    RunToCompletion {
+        work: Some(Box::pin(tracing::Instrument::instrument(
+            work,
+            tracing::Span::current(),
+        ))),
+    }
+    .await
+}
+
+/// A future polled in place that, dropped before it finished, spawns its remainder: the boxed
+/// work keeps its address, so it can change tasks halfway.
+struct RunToCompletion<F: Future + Send + 'static>
+where
+    F::Output: Send + 'static,
+{
+    work: Option<Pin<Box<F>>>,
+}
+
+impl<F: Future + Send + 'static> Future for RunToCompletion<F>
+where
+    F::Output: Send + 'static,
+{
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let Some(work) = self.work.as_mut() else {
+            // Polled after it finished: a contract breach of the caller; never ready again.
+            return Poll::Pending;
+        };
+        let output = std::task::ready!(work.as_mut().poll(cx));
+        self.work = None;
+        Poll::Ready(output)
+    }
+}
+
+impl<F: Future + Send + 'static> Drop for RunToCompletion<F>
+where
+    F::Output: Send + 'static,
+{
+    fn drop(&mut self) {
+        let Some(work) = self.work.take() else {
+            return;
+        };
+        // Outside a runtime (its shutdown) the work is dropped: an open hold is released by
+        // its own drop, exactly once.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                work.await;
+            });
+        }
+    }
 }
 
 /// How a stream the upstream cut after delivering something reaches the client: like
@@ -121,4 +173,36 @@ pub fn stream_cut_error(e: &UpstreamError, charged: Option<tollgate_billing::Amo
         ),
     };
     error
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// The work of a request whose handler was dropped midway (a client that hung up) still
+    /// finishes, in a task of its own; undisturbed, it finishes in place.
+    #[tokio::test]
+    async fn work_outlives_a_dropped_handler() {
+        let (go, wait) = tokio::sync::oneshot::channel::<()>();
+        let (done, finished) = tokio::sync::oneshot::channel::<&str>();
+        let handler = to_completion(async move {
+            let _ = wait.await;
+            let _ = done.send("finished");
+            Ok::<_, ApiError>(())
+        });
+        assert!(
+            tokio::time::timeout(Duration::from_millis(20), handler)
+                .await
+                .is_err(),
+            "the work waits"
+        );
+        go.send(()).unwrap();
+        assert_eq!(finished.await.unwrap(), "finished");
+
+        assert_eq!(
+            to_completion(async { Ok::<_, ApiError>(7) }).await.unwrap(),
+            7
+        );
+    }
 }
