@@ -147,7 +147,9 @@ pub fn base64_dimensions(s: &str) -> Result<usize, EncodingError> {
         .take_while(|&&c| c == b'=')
         .count();
     let data = &text[..text.len() - padding];
-    if let Some(at) = data.iter().position(|&c| sextet(c).is_none()) {
+    if !is_base64_alphabet(data)
+        && let Some(at) = data.iter().position(|&c| sextet(c).is_none())
+    {
         return Err(invalid(format!("invalid character at offset {at}")));
     }
     // The last character's unused low bits must be zero (what an encoder writes).
@@ -164,6 +166,21 @@ pub fn base64_dimensions(s: &str) -> Result<usize, EncodingError> {
         return Err(EncodingError::LengthNotMultipleOfFour { bytes });
     }
     Ok(bytes / 4)
+}
+
+/// Whether every byte of `text` is of the standard base64 alphabet (no padding). Branch-free per
+/// byte so that the compiler vectorizes it: a 1,536-dimension vector is 8 KB, checked on every
+/// response that passes one on (a per-byte `match` was a sixteenth of the billed relay's CPU).
+pub fn is_base64_alphabet(text: &[u8]) -> bool {
+    text.chunks(64).all(|chunk| {
+        chunk.iter().fold(true, |ok, &c| {
+            ok & ((c.wrapping_sub(b'A') < 26)
+                | (c.wrapping_sub(b'a') < 26)
+                | (c.wrapping_sub(b'0') < 10)
+                | (c == b'+')
+                | (c == b'/'))
+        })
+    })
 }
 
 /// The value of a character of the standard base64 alphabet.

@@ -70,6 +70,7 @@ pub mod validate;
 pub use dimensions::shorten;
 pub use encoding::{
     EncodingError, EncodingFormat, base64_dimensions, decode_base64, encode_base64,
+    is_base64_alphabet,
 };
 pub use model::{ModelFamily, model_family};
 pub use request::{EmbeddingInput, EmbeddingRequest, InputItem};

@@ -5,8 +5,9 @@
 use proptest::prelude::*;
 use serde_json::json;
 use tollgate_embeddings::{
-    EmbeddingInput, EmbeddingRequest, EmbeddingResponse, EmbeddingUsage, EmbeddingVector,
-    EncodingError, EncodingFormat, decode_base64, encode_base64, shorten,
+    Embedding, EmbeddingInput, EmbeddingRequest, EmbeddingResponse, EmbeddingUsage,
+    EmbeddingVector, EncodingError, EncodingFormat, decode_base64, encode_base64,
+    is_base64_alphabet, shorten,
 };
 
 fn request(body: serde_json::Value) -> EmbeddingRequest {
@@ -408,6 +409,42 @@ proptest! {
 
         let vector = EmbeddingVector::encode(&values, EncodingFormat::Base64);
         prop_assert_eq!(bits(&vector.to_floats().unwrap()), bits(&values));
+    }
+
+    /// The hand-written writer is the serializer, byte for byte: base64 vectors (copied as
+    /// they are), strings that need escaping where a vector should be, float vectors, names.
+    #[test]
+    fn to_json_writes_what_serde_json_writes(
+        vectors in prop::collection::vec(
+            prop_oneof![
+                prop::collection::vec(finite_f32(), 0..40)
+                    .prop_map(|v| EmbeddingVector::encode(&v, EncodingFormat::Base64)),
+                prop::collection::vec(finite_f32(), 0..40).prop_map(EmbeddingVector::Float),
+                "[A-Za-z0-9+/=\"\\\\\u{0}-\u{1f}é]{0,40}".prop_map(EmbeddingVector::Base64),
+            ],
+            0..5,
+        ),
+        model in "[a-z0-9\"\\\\é-]{0,20}",
+        tokens in any::<u64>(),
+    ) {
+        let data = vectors.into_iter().enumerate().map(|(i, v)| Embedding::new(i as u32, v)).collect();
+        let response = EmbeddingResponse::new(model, data, EmbeddingUsage::from_prompt_tokens(tokens));
+        prop_assert_eq!(response.to_json(), serde_json::to_vec(&response).unwrap());
+    }
+
+    /// The vectorised alphabet check agrees with the alphabet, byte for byte.
+    #[test]
+    fn the_alphabet_check_agrees_with_the_alphabet(
+        valid in "[A-Za-z0-9+/]{0,300}",
+        stray in any::<u8>(),
+        at in any::<prop::sample::Index>(),
+    ) {
+        let alphabet = |c: u8| c.is_ascii_alphanumeric() || c == b'+' || c == b'/';
+        prop_assert!(is_base64_alphabet(valid.as_bytes()));
+        // One byte anywhere, past every chunk boundary too.
+        let mut text = valid.into_bytes();
+        text.insert(at.index(text.len() + 1), stray);
+        prop_assert_eq!(is_base64_alphabet(&text), alphabet(stray));
     }
 
     #[test]

@@ -28,8 +28,13 @@ pub fn json_response<T: serde::Serialize + ?Sized>(
     value: &T,
 ) -> Response<ResponseBody> {
     // Serializing our own response types cannot fail; an empty body would be the symptom.
-    let bytes = serde_json::to_vec(value).unwrap_or_default();
-    let mut response = Response::new(full(bytes));
+    json_bytes_response(status, serde_json::to_vec(value).unwrap_or_default())
+}
+
+/// A response with a body that is JSON already (a type that writes itself, like
+/// `EmbeddingResponse::to_json`).
+pub fn json_bytes_response(status: StatusCode, json: Vec<u8>) -> Response<ResponseBody> {
+    let mut response = Response::new(full(json));
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,

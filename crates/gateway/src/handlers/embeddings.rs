@@ -105,7 +105,7 @@ pub async fn create(
     })
     .await?;
 
-    let mut response = body::json_response(StatusCode::OK, &response);
+    let mut response = body::json_bytes_response(StatusCode::OK, response.to_json());
     response
         .extensions_mut()
         .insert(UpstreamTime(upstream_time));
