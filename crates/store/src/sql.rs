@@ -71,6 +71,24 @@ pub(crate) trait Statements {
         params: &[Param<'_>],
         columns: &[Col],
     ) -> Result<Option<Row>, StoreError>;
+
+    /// Runs a statement and reads every row.
+    async fn fetch_all(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        columns: &[Col],
+    ) -> Result<Vec<Row>, StoreError>;
+}
+
+fn read_any_row(row: &sqlx::any::AnyRow, columns: &[Col]) -> Result<Row, sqlx::Error> {
+    use sqlx::Row as _;
+    Row::read(columns, |i, col| -> Result<Cell, sqlx::Error> {
+        Ok(match col {
+            Col::Int => Cell::Int(row.try_get::<i64, _>(i)?),
+            Col::Text => Cell::Text(row.try_get::<String, _>(i)?),
+        })
+    })
 }
 
 fn bind<'q>(
@@ -99,17 +117,23 @@ impl Statements for sqlx::AnyConnection {
         params: &[Param<'_>],
         columns: &[Col],
     ) -> Result<Option<Row>, StoreError> {
-        use sqlx::Row as _;
         let query = bind(sqlx::query(sqlx::AssertSqlSafe(sql)), params);
         let Some(row) = query.fetch_optional(&mut *self).await? else {
             return Ok(None);
         };
-        let row = Row::read(columns, |i, col| -> Result<Cell, sqlx::Error> {
-            Ok(match col {
-                Col::Int => Cell::Int(row.try_get::<i64, _>(i)?),
-                Col::Text => Cell::Text(row.try_get::<String, _>(i)?),
-            })
-        })?;
-        Ok(Some(row))
+        Ok(Some(read_any_row(&row, columns)?))
+    }
+
+    async fn fetch_all(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        columns: &[Col],
+    ) -> Result<Vec<Row>, StoreError> {
+        let query = bind(sqlx::query(sqlx::AssertSqlSafe(sql)), params);
+        let rows = query.fetch_all(&mut *self).await?;
+        let read: Result<Vec<Row>, sqlx::Error> =
+            rows.iter().map(|row| read_any_row(row, columns)).collect();
+        Ok(read?)
     }
 }

@@ -99,7 +99,7 @@ fn write_batch(
         &mut statements,
         writer,
         entries,
-        "",
+        crate::Backend::Sqlite,
         now_millis(),
     ));
     match written {
@@ -185,15 +185,33 @@ impl Statements for Thread<'_> {
         let Some(row) = rows.next()? else {
             return Ok(None);
         };
-        let read = Row::read(columns, |i, col| -> Result<Cell, rusqlite::Error> {
-            Ok(match col {
-                Col::Int => Cell::Int(row.get::<_, i64>(i)?),
-                Col::Text => Cell::Text(row.get::<_, String>(i)?),
-            })
-        })?;
         // A `RETURNING` statement has done its work on the first step; the rest is dropped.
-        Ok(Some(read))
+        Ok(Some(read_sqlite_row(row, columns)?))
     }
+
+    async fn fetch_all(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        columns: &[Col],
+    ) -> Result<Vec<Row>, StoreError> {
+        let mut statement = prepare(self.conn, sql, params)?;
+        let mut rows = statement.raw_query();
+        let mut read = Vec::new();
+        while let Some(row) = rows.next()? {
+            read.push(read_sqlite_row(row, columns)?);
+        }
+        Ok(read)
+    }
+}
+
+fn read_sqlite_row(row: &rusqlite::Row<'_>, columns: &[Col]) -> Result<Row, rusqlite::Error> {
+    Row::read(columns, |i, col| -> Result<Cell, rusqlite::Error> {
+        Ok(match col {
+            Col::Int => Cell::Int(row.get::<_, i64>(i)?),
+            Col::Text => Cell::Text(row.get::<_, String>(i)?),
+        })
+    })
 }
 
 #[cfg(test)]
