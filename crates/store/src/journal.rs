@@ -310,10 +310,12 @@ async fn write_charges<S: Statements>(
     for (lease, share) in &from_leases {
         let (account, taken) = match taken_whole.remove(*lease) {
             Some(account) => (account, *share),
-            None if backend == Backend::Postgres => match take_short(db, lease, *share, lock).await? {
-                Some(taken) => taken,
-                None => continue,
-            },
+            None if backend == Backend::Postgres => {
+                match take_short(db, lease, *share, lock).await? {
+                    Some(taken) => taken,
+                    None => continue,
+                }
+            }
             None => {
                 let whole = db
                     .fetch_optional(
@@ -473,10 +475,28 @@ async fn take_short<S: Statements>(
     share: i64,
     lock: &str,
 ) -> Result<Option<(String, i64)>, StoreError> {
+    let Some((account_id, amount)) = open_lease(db, lease, lock).await? else {
+        return Ok(None);
+    };
+    let taken = share.min(amount.max(0));
+    db.execute(
+        "UPDATE leases SET amount_nanos = amount_nanos - $1 WHERE id = $2",
+        &[Param::Int(taken), Param::Text(lease)],
+    )
+    .await?;
+    Ok(Some((account_id, taken)))
+}
+
+/// A lease's account and remaining amount, locked on PostgreSQL; `None` unless it is open.
+async fn open_lease<S: Statements>(
+    db: &mut S,
+    lease_id: &str,
+    lock: &str,
+) -> Result<Option<(String, i64)>, StoreError> {
     let row = db
         .fetch_optional(
             &format!("SELECT account_id, amount_nanos, state FROM leases WHERE id = $1{lock}"),
-            &[Param::Text(lease)],
+            &[Param::Text(lease_id)],
             &[Col::Text, Col::Int, Col::Text],
         )
         .await?;
@@ -486,13 +506,7 @@ async fn take_short<S: Statements>(
     if row.text(2)? != "open" {
         return Ok(None);
     }
-    let taken = share.min(row.int(1)?.max(0));
-    db.execute(
-        "UPDATE leases SET amount_nanos = amount_nanos - $1 WHERE id = $2",
-        &[Param::Int(taken), Param::Text(lease)],
-    )
-    .await?;
-    Ok(Some((row.text(0)?, taken)))
+    Ok(Some((row.text(0)?, row.int(1)?)))
 }
 
 /// Parameters per ledger row of [`insert_charges_sql`].
@@ -663,20 +677,9 @@ async fn close_lease<S: Statements>(
     lock: &str,
     now: i64,
 ) -> Result<Option<Amount>, StoreError> {
-    let row = db
-        .fetch_optional(
-            &format!("SELECT account_id, amount_nanos, state FROM leases WHERE id = $1{lock}"),
-            &[Param::Text(lease_id)],
-            &[Col::Text, Col::Int, Col::Text],
-        )
-        .await?;
-    let Some(mut row) = row else {
+    let Some((account_id, amount)) = open_lease(db, lease_id, lock).await? else {
         return Ok(None);
     };
-    if row.text(2)? != "open" {
-        return Ok(None);
-    }
-    let (account_id, amount) = (row.text(0)?, row.int(1)?);
     db.execute(
         "UPDATE leases SET state = $1, closed_at = $2 WHERE id = $3",
         &[Param::Text(state), Param::Int(now), Param::Text(lease_id)],
