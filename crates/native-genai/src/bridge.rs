@@ -629,24 +629,34 @@ pub(crate) fn declarations_tool(declarations: Vec<Value>) -> Option<Vec<Value>> 
 }
 
 fn tool_config(choice: &Value) -> Result<Value, FieldError> {
+    tool_config_at(
+        choice,
+        &["function", "name"],
+        "{\"type\": \"function\", \"function\": {\"name\": ...}}",
+    )
+}
+
+/// The native `toolConfig` of a `tool_choice`: a mode string (`none`, `auto`, `required`), or an
+/// object of `type: "function"` with the function's name at `name_at` (chat:
+/// `function.name`; the Responses API: `name`), which `object_form` shows in error messages.
+pub(crate) fn tool_config_at(
+    choice: &Value,
+    name_at: &[&str],
+    object_form: &str,
+) -> Result<Value, FieldError> {
     const FIELD: &str = "tool_choice";
+    let name_field = format!("{FIELD}.{}", name_at.join("."));
     let config = match choice {
-        Value::String(mode) => calling_mode(
-            FIELD,
-            mode,
-            "{\"type\": \"function\", \"function\": {\"name\": ...}}",
-        )?,
+        Value::String(mode) => calling_mode(FIELD, mode, object_form)?,
         Value::Object(object) => {
-            let name = object
-                .get("function")
-                .and_then(|f| f.get("name"))
+            let name = name_at
+                .iter()
+                .try_fold(choice, |value, key| value.get(key))
                 .and_then(Value::as_str)
                 .filter(|name| !name.is_empty());
             match (object.get("type").and_then(Value::as_str), name) {
                 (Some("function"), Some(name)) => forced_function(name),
-                (Some("function"), None) => {
-                    return Err(FieldError::required("tool_choice.function.name"));
-                }
+                (Some("function"), None) => return Err(FieldError::required(name_field)),
                 _ => {
                     return Err(FieldError::new(
                         "tool_choice.type",

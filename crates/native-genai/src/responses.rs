@@ -674,37 +674,15 @@ fn function_declarations(tools: &[Value]) -> Result<Option<Vec<Value>>, FieldErr
 }
 
 fn tool_config(choice: &Value) -> Result<Value, FieldError> {
-    const FIELD: &str = "tool_choice";
-    let config = match choice {
-        Value::String(mode) => {
-            bridge::calling_mode(FIELD, mode, "{\"type\": \"function\", \"name\": ...}")?
-        }
-        Value::Object(object) => match object.get("type").and_then(Value::as_str) {
-            Some("function") => bridge::forced_function(required_str(FIELD, object, "name")?),
-            Some("none" | "auto" | "required") => {
-                return Err(FieldError::new(
-                    "tool_choice.type",
-                    Rule::Malformed,
-                    "'tool_choice' takes none, auto and required as strings",
-                ));
-            }
-            _ => {
-                return Err(FieldError::new(
-                    "tool_choice.type",
-                    Rule::UnsupportedValue,
-                    "'tool_choice.type' must be \"function\"",
-                ));
-            }
-        },
-        _ => {
-            return Err(FieldError::new(
-                FIELD,
-                Rule::Malformed,
-                format!("'{FIELD}' must be a string or an object"),
-            ));
-        }
-    };
-    Ok(json!({ "functionCallingConfig": config }))
+    // A mode given in the object form (`{"type": "auto"}`) is a shape the chat format never had.
+    if let Some("none" | "auto" | "required") = choice.get("type").and_then(Value::as_str) {
+        return Err(FieldError::new(
+            "tool_choice.type",
+            Rule::Malformed,
+            "'tool_choice' takes none, auto and required as strings",
+        ));
+    }
+    bridge::tool_config_at(choice, &["name"], "{\"type\": \"function\", \"name\": ...}")
 }
 
 /// What a [`Response`] takes from its request and its identity: everything but the answer.
@@ -1240,24 +1218,20 @@ impl ResponseEvents {
 
     fn call(&mut self, out: &mut Vec<StreamEvent>, item: OutputItem) {
         let output_index = self.output.len();
+        // Announced in progress and without arguments, which then arrive in one delta.
+        let mut added = item.clone();
         let OutputItem::FunctionCall {
             id,
             name,
             arguments,
+            status,
             ..
-        } = &item
+        } = &mut added
         else {
             return;
         };
-        let (id, name, arguments) = (id.clone(), name.clone(), arguments.clone());
-        let mut added = item.clone();
-        if let OutputItem::FunctionCall {
-            arguments, status, ..
-        } = &mut added
-        {
-            arguments.clear();
-            *status = Status::InProgress.name().to_owned();
-        }
+        let (id, name, arguments) = (id.clone(), name.clone(), std::mem::take(arguments));
+        *status = Status::InProgress.name().to_owned();
         self.push(
             out,
             EventKind::OutputItemAdded {
