@@ -141,9 +141,8 @@ pub struct JournalWriter {
 const INSERT_CHUNK: usize = 256;
 
 impl Store {
-    /// Writes `entries` in one transaction, in order: each run of consecutive charges as one
-    /// multi-row INSERT with one UPDATE per lease and per account, each lease operation as its
-    /// own statements. Returns one outcome per lease operation, in order. On error nothing is
+    /// Writes `entries` in one transaction, in order: each run of consecutive charges together
+    /// ([`write_charges`]), each lease operation as its own statements. Returns one outcome per lease operation, in order. On error nothing is
     /// written; the caller retries the whole batch.
     ///
     /// On an SQLite file the batch is written by the journal thread
@@ -156,6 +155,19 @@ impl Store {
         let entries = entries.into();
         if let Some(journal) = self.sqlite_journal()? {
             return journal.write(writer, entries).await;
+        }
+        let charges_only = entries.iter().all(|e| matches!(e, JournalEntry::Charge(_)));
+        if self.backend() == Backend::Postgres && charges_only {
+            // One statement is its own transaction: no BEGIN and COMMIT round trips.
+            let mut conn = self.writer().acquire().await?;
+            return write_entries(
+                &mut *conn,
+                writer,
+                &entries,
+                Backend::Postgres,
+                now_millis(),
+            )
+            .await;
         }
         let mut tx = self.write_tx().await?;
         let outcomes =
@@ -257,11 +269,10 @@ pub(crate) async fn write_entries<S: Statements>(
 }
 
 /// Writes a run of charges: leases first (sorted), then accounts (sorted), then the rows. On
-/// PostgreSQL each of the three is one set-based statement over the batch (rows passed as one
-/// JSON parameter, which sqlx's `Any` driver can bind where it cannot bind arrays): a batch costs
-/// five round trips whatever its accounts, where one statement per lease, per account and per
-/// INSERT chunk cost twenty with eight accounts, and the batch's commit wait is what a client
-/// waits for. SQLite, in-process, runs the per-row statements, each prepared once.
+/// PostgreSQL that is one call of a stored function, so a batch of charges is one round trip —
+/// and, written alone, one implicit transaction: the batch's commit wait is what each of its
+/// clients waits for, and five statements in a transaction cost four more round trips
+/// (docs/benchmarks.md). SQLite, in-process, runs the per-row statements, each prepared once.
 async fn write_charges<S: Statements>(
     db: &mut S,
     charges: &[&ChargeRow],
@@ -278,155 +289,58 @@ async fn write_charges<S: Statements>(
                 .ok_or_else(overflow)?;
         }
     }
-    // The common case: the lease is open and covers its share (the engine never lets it go
-    // below zero). A row lock on PostgreSQL, like FOR UPDATE.
-    let mut taken_whole: BTreeMap<String, String> = BTreeMap::new(); // lease → account
-    if backend == Backend::Postgres && !from_leases.is_empty() {
-        let shares: Vec<serde_json::Value> = from_leases
-            .iter()
-            .map(|(id, share)| serde_json::json!({"id": id, "share": share}))
-            .collect();
-        let json = serde_json::Value::from(shares).to_string();
-        let rows = db
-            .fetch_all(
-                "UPDATE leases SET amount_nanos = leases.amount_nanos - d.share
-                 FROM (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(id text, share bigint)
-                       ORDER BY id) AS d
-                 WHERE leases.id = d.id AND leases.state = 'open' AND leases.amount_nanos >= d.share
-                 RETURNING leases.id, leases.account_id",
-                &[Param::Text(&json)],
-                &[Col::Text, Col::Text],
-            )
-            .await?;
-        for mut row in rows {
-            taken_whole.insert(row.text(0)?, row.text(1)?);
-        }
-    }
-    let lock = match backend {
-        Backend::Postgres => " FOR UPDATE",
-        Backend::Sqlite => "",
-    };
-    let mut leased_off: BTreeMap<String, i64> = BTreeMap::new();
-    for (lease, share) in &from_leases {
-        let (account, taken) = match taken_whole.remove(*lease) {
-            Some(account) => (account, *share),
-            None if backend == Backend::Postgres => {
-                match take_short(db, lease, *share, lock).await? {
-                    Some(taken) => taken,
-                    None => continue,
-                }
-            }
-            None => {
-                let whole = db
-                    .fetch_optional(
-                        "UPDATE leases SET amount_nanos = amount_nanos - $1
-                         WHERE id = $2 AND state = 'open' AND amount_nanos >= $1
-                         RETURNING account_id",
-                        &[Param::Int(*share), Param::Text(lease)],
-                        &[Col::Text],
-                    )
-                    .await?;
-                match whole {
-                    Some(mut row) => (row.text(0)?, *share),
-                    None => match take_short(db, lease, *share, lock).await? {
-                        Some(taken) => taken,
-                        None => continue,
-                    },
-                }
-            }
-        };
-        let off = leased_off.entry(account).or_default();
-        *off = off.checked_add(taken).ok_or_else(overflow)?;
-    }
     let mut per_account: BTreeMap<&str, i64> = BTreeMap::new();
     for c in charges {
         let total = per_account.entry(c.account_id.as_str()).or_default();
         *total = total.checked_add(c.amount.nanos()).ok_or_else(overflow)?;
     }
-    // The balance after each row: the account's final balance, walked back over later rows.
-    let mut after: BTreeMap<String, i64> = BTreeMap::new();
+    let ids: Vec<String> = charges.iter().map(|_| new_id("led")).collect();
     if backend == Backend::Postgres {
-        let totals: Vec<serde_json::Value> = per_account
-            .iter()
-            .map(|(id, total)| {
-                let off = leased_off.get(*id).copied().unwrap_or(0);
-                serde_json::json!({"id": id, "total": total, "off": off})
-            })
-            .collect();
-        let json = serde_json::Value::from(totals).to_string();
-        let rows = db
-            .fetch_all(
-                "UPDATE accounts SET balance_nanos = accounts.balance_nanos - d.total,
-                     leased_nanos = accounts.leased_nanos - d.off
-                 FROM (SELECT * FROM jsonb_to_recordset($1::jsonb)
-                       AS r(id text, total bigint, off bigint) ORDER BY id) AS d
-                 WHERE accounts.id = d.id
-                 RETURNING accounts.id, accounts.balance_nanos",
-                &[Param::Text(&json)],
-                &[Col::Text, Col::Int],
+        return charge_batch_call(db, charges, &from_leases, &per_account, &ids, now).await;
+    }
+    let mut leased_off: BTreeMap<String, i64> = BTreeMap::new();
+    for (lease, share) in &from_leases {
+        let whole = db
+            .fetch_optional(
+                "UPDATE leases SET amount_nanos = amount_nanos - $1
+                 WHERE id = $2 AND state = 'open' AND amount_nanos >= $1
+                 RETURNING account_id",
+                &[Param::Int(*share), Param::Text(lease)],
+                &[Col::Text],
             )
             .await?;
-        for mut row in rows {
-            after.insert(row.text(0)?, row.int(1)?);
-        }
-    } else {
-        for (account, total) in &per_account {
-            let off = leased_off.get(*account).copied().unwrap_or(0);
-            let row = db
-                .fetch_optional(
-                    "UPDATE accounts SET balance_nanos = balance_nanos - $1, leased_nanos = leased_nanos - $2
-                     WHERE id = $3 RETURNING balance_nanos",
-                    &[Param::Int(*total), Param::Int(off), Param::Text(account)],
-                    &[Col::Int],
-                )
-                .await?;
-            if let Some(row) = row {
-                after.insert((*account).to_owned(), row.int(0)?);
-            }
-        }
+        let (account, taken) = match whole {
+            Some(mut row) => (row.text(0)?, *share),
+            None => match take_short(db, lease, *share).await? {
+                Some(taken) => taken,
+                None => continue,
+            },
+        };
+        let off = leased_off.entry(account).or_default();
+        *off = off.checked_add(taken).ok_or_else(overflow)?;
     }
-    if let Some(missing) = per_account.keys().find(|a| !after.contains_key(**a)) {
-        return Err(StoreError::NotFound(format!("account {missing}")));
+    // The balance after each row: the account's final balance, walked back over later rows.
+    let mut after: BTreeMap<String, i64> = BTreeMap::new();
+    for (account, total) in &per_account {
+        let off = leased_off.get(*account).copied().unwrap_or(0);
+        let row = db
+            .fetch_optional(
+                "UPDATE accounts SET balance_nanos = balance_nanos - $1, leased_nanos = leased_nanos - $2
+                 WHERE id = $3 RETURNING balance_nanos",
+                &[Param::Int(*total), Param::Int(off), Param::Text(account)],
+                &[Col::Int],
+            )
+            .await?;
+        match row {
+            Some(row) => after.insert((*account).to_owned(), row.int(0)?),
+            None => return Err(StoreError::NotFound(format!("account {account}"))),
+        };
     }
     let mut balances_after = vec![0i64; charges.len()];
     for (i, c) in charges.iter().enumerate().rev() {
         let balance = after.entry(c.account_id.clone()).or_default();
         balances_after[i] = *balance;
         *balance = balance.checked_add(c.amount.nanos()).ok_or_else(overflow)?;
-    }
-    let ids: Vec<String> = charges.iter().map(|_| new_id("led")).collect();
-    if backend == Backend::Postgres {
-        let mut rows = Vec::with_capacity(charges.len());
-        for (i, c) in charges.iter().enumerate() {
-            rows.push(serde_json::json!({
-                "id": ids[i],
-                "account_id": c.account_id,
-                "amount_nanos": c.amount.nanos().checked_neg().ok_or_else(overflow)?,
-                "balance_after_nanos": balances_after[i],
-                "model": c.memo.model,
-                "quantity": c.memo.quantity,
-                "hold_id": c.hold_id,
-                "lease_id": c.lease_id,
-                "key_id": c.memo.key_id,
-                "request_id": c.memo.request_id,
-                "estimated": i64::from(c.memo.estimated),
-                "note": c.memo.note,
-                "anomaly": c.memo.anomaly,
-            }));
-        }
-        let json = serde_json::Value::from(rows).to_string();
-        db.execute(
-            "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model,
-                 quantity, hold_id, lease_id, key_id, request_id, estimated, note, anomaly, created_at)
-             SELECT id, account_id, 'charge', amount_nanos, balance_after_nanos, model, quantity,
-                 hold_id, lease_id, key_id, request_id, estimated, note, anomaly, $2
-             FROM jsonb_to_recordset($1::jsonb) AS r(id text, account_id text, amount_nanos bigint,
-                 balance_after_nanos bigint, model text, quantity text, hold_id text, lease_id text,
-                 key_id text, request_id text, estimated bigint, note text, anomaly text)",
-            &[Param::Text(&json), Param::Int(now)],
-        )
-        .await?;
-        return Ok(());
     }
     // Rows go in chunks of a power of two (256, 128, …, 1) so that only nine distinct INSERT
     // statements exist: each is prepared once per connection and then reused from the
@@ -467,15 +381,79 @@ async fn write_charges<S: Statements>(
     Ok(())
 }
 
+/// A run of charges on PostgreSQL: one call of `tollgate_charge_batch_v1` (`crate::schema` says
+/// what it does). Everything that needs no row of the database is worked out here, where it is
+/// cheap — each account's total, and each row's `later` (the charges after it in the batch, for
+/// its `balance_after`) — and passed as JSON: sqlx's `Any` driver binds no arrays.
+async fn charge_batch_call<S: Statements>(
+    db: &mut S,
+    charges: &[&ChargeRow],
+    from_leases: &BTreeMap<&str, i64>,
+    per_account: &BTreeMap<&str, i64>,
+    ids: &[String],
+    now: i64,
+) -> Result<(), StoreError> {
+    let shares: Vec<serde_json::Value> = from_leases
+        .iter()
+        .map(|(id, share)| serde_json::json!({"id": id, "share": share}))
+        .collect();
+    let totals: Vec<serde_json::Value> = per_account
+        .iter()
+        .map(|(id, total)| serde_json::json!({"id": id, "total": total}))
+        .collect();
+    let mut later: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut rows = Vec::with_capacity(charges.len());
+    for (c, id) in charges.iter().zip(ids).rev() {
+        let after = later.entry(c.account_id.as_str()).or_default();
+        rows.push(serde_json::json!({
+            "id": id,
+            "account_id": c.account_id,
+            "charge": c.amount.nanos(),
+            "later": *after,
+            "model": c.memo.model,
+            "quantity": c.memo.quantity,
+            "hold_id": c.hold_id,
+            "lease_id": c.lease_id,
+            "key_id": c.memo.key_id,
+            "request_id": c.memo.request_id,
+            "estimated": i64::from(c.memo.estimated),
+            "note": c.memo.note,
+            "anomaly": c.memo.anomaly,
+        }));
+        *after = after.checked_add(c.amount.nanos()).ok_or_else(overflow)?;
+    }
+    let [shares, totals, rows] =
+        [shares, totals, rows].map(|v| serde_json::Value::from(v).to_string());
+    let written = db
+        .fetch_optional(
+            "SELECT tollgate_charge_batch_v1($1::jsonb, $2::jsonb, $3::jsonb, $4)",
+            &[
+                Param::Text(&shares),
+                Param::Text(&totals),
+                Param::Text(&rows),
+                Param::Int(now),
+            ],
+            &[Col::Int],
+        )
+        .await?;
+    let written = written.map(|row| row.int(0)).transpose()?;
+    if written != i64::try_from(charges.len()).ok() {
+        return Err(StoreError::Corrupt(format!(
+            "the charge batch wrote {written:?} of {} rows",
+            charges.len()
+        )));
+    }
+    Ok(())
+}
+
 /// A lease that could not give its whole share: expired (it pays nothing — the sweep returned
 /// what was left) or short (it gives what it has). The account and what was taken, or `None`.
 async fn take_short<S: Statements>(
     db: &mut S,
     lease: &str,
     share: i64,
-    lock: &str,
 ) -> Result<Option<(String, i64)>, StoreError> {
-    let Some((account_id, amount)) = open_lease(db, lease, lock).await? else {
+    let Some((account_id, amount)) = open_lease(db, lease, "").await? else {
         return Ok(None);
     };
     let taken = share.min(amount.max(0));

@@ -5,6 +5,10 @@
 //! auto-increment. Migrations are numbered; each runs once and is recorded in
 //! `tollgate_migrations`. On PostgreSQL an advisory lock keeps two replicas that start together
 //! from migrating at the same time.
+//!
+//! PostgreSQL also gets stored routines ([`ROUTINES`]). They are code, not data: every start
+//! (re)creates them, under the same lock, and a routine whose meaning changes gets a new
+//! versioned name, so that replicas of two versions can run side by side during an upgrade.
 
 use crate::{Backend, Store, StoreError, now_millis};
 
@@ -167,8 +171,11 @@ pub(crate) async fn migrate(store: &Store) -> Result<(), StoreError> {
             .execute(&mut *conn)
             .await?;
     }
-    let result = apply(&mut conn).await;
+    let mut result = apply(&mut conn).await;
     if store.backend() == Backend::Postgres {
+        if result.is_ok() {
+            result = create_routines(&mut conn).await;
+        }
         sqlx::query("SELECT pg_advisory_unlock(7373110001)")
             .execute(&mut *conn)
             .await?;
@@ -216,3 +223,75 @@ async fn apply(conn: &mut sqlx::AnyConnection) -> Result<(), StoreError> {
     }
     Ok(())
 }
+
+/// Stored routines on PostgreSQL, created or replaced at every start.
+const ROUTINES: &[&str] = &[CHARGE_BATCH];
+
+async fn create_routines(conn: &mut sqlx::AnyConnection) -> Result<(), StoreError> {
+    for routine in ROUTINES {
+        sqlx::query(*routine).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// `tollgate_charge_batch_v1(shares, totals, charges, now_ms)`: a run of charges in one call
+/// (`crate::journal`), so that a batch costs PostgreSQL one round trip instead of one per
+/// statement — the commit wait every client of the batch waits for. It does what the portable
+/// statements do on SQLite, in the same lock order (leases, then accounts, each in id order):
+///
+/// 1. Each lease gives its share if it is open, or what it has left if that is less; an expired
+///    lease gives nothing (the sweep already returned what was left of it).
+/// 2. Each account pays its total off `balance_nanos`, and what its leases gave off
+///    `leased_nanos`. A charged account that does not exist fails the whole batch.
+/// 3. One ledger row per charge; `balance_after_nanos` is the account's final balance plus
+///    `later`, the charges that follow the row in the batch (computed by the caller).
+///
+/// `shares` is `[{id, share}]`, `totals` is `[{id, total}]`, `charges` is
+/// `[{id, account_id, charge, later, …the row's memo}]`. Returns the rows written.
+const CHARGE_BATCH: &str = r#"
+CREATE OR REPLACE FUNCTION tollgate_charge_batch_v1(
+    shares jsonb, totals jsonb, charges jsonb, now_ms bigint)
+RETURNS bigint LANGUAGE plpgsql AS $fn$
+DECLARE
+    offs jsonb;
+    charged bigint;
+BEGIN
+    PERFORM 1 FROM leases
+    WHERE id IN (SELECT s.id FROM jsonb_to_recordset(shares) AS s(id text))
+    ORDER BY id FOR UPDATE;
+    WITH taken AS (
+        UPDATE leases SET amount_nanos = leases.amount_nanos - t.taken
+        FROM (SELECT s.id, LEAST(s.share, GREATEST(l.amount_nanos, 0)) AS taken
+              FROM jsonb_to_recordset(shares) AS s(id text, share bigint)
+              JOIN leases l ON l.id = s.id) AS t
+        WHERE leases.id = t.id AND leases.state = 'open'
+        RETURNING leases.account_id, t.taken
+    )
+    SELECT COALESCE(jsonb_object_agg(o.account_id, o.off), '{}'::jsonb) INTO offs
+    FROM (SELECT account_id, SUM(taken)::bigint AS off FROM taken GROUP BY account_id) AS o;
+
+    PERFORM 1 FROM accounts
+    WHERE id IN (SELECT d.id FROM jsonb_to_recordset(totals) AS d(id text))
+    ORDER BY id FOR UPDATE;
+    UPDATE accounts SET balance_nanos = accounts.balance_nanos - d.total,
+        leased_nanos = accounts.leased_nanos - COALESCE((offs ->> accounts.id)::bigint, 0)
+    FROM jsonb_to_recordset(totals) AS d(id text, total bigint)
+    WHERE accounts.id = d.id;
+    GET DIAGNOSTICS charged = ROW_COUNT;
+    IF charged <> jsonb_array_length(totals) THEN
+        RAISE EXCEPTION 'a charged account does not exist' USING ERRCODE = 'foreign_key_violation';
+    END IF;
+
+    INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model, quantity,
+        hold_id, lease_id, key_id, request_id, estimated, note, anomaly, created_at)
+    SELECT c.id, c.account_id, 'charge', -c.charge, a.balance_nanos + c.later,
+        c.model, c.quantity, c.hold_id, c.lease_id, c.key_id, c.request_id, c.estimated,
+        c.note, c.anomaly, now_ms
+    FROM jsonb_to_recordset(charges) AS c(id text, account_id text, charge bigint, later bigint,
+        model text, quantity text, hold_id text, lease_id text, key_id text, request_id text,
+        estimated bigint, note text, anomaly text)
+    JOIN accounts a ON a.id = c.account_id;
+    GET DIAGNOSTICS charged = ROW_COUNT;
+    RETURN charged;
+END
+$fn$"#;

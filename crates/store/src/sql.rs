@@ -71,14 +71,6 @@ pub(crate) trait Statements {
         params: &[Param<'_>],
         columns: &[Col],
     ) -> Result<Option<Row>, StoreError>;
-
-    /// Runs a statement and reads every row.
-    async fn fetch_all(
-        &mut self,
-        sql: &str,
-        params: &[Param<'_>],
-        columns: &[Col],
-    ) -> Result<Vec<Row>, StoreError>;
 }
 
 fn read_any_row(row: &sqlx::any::AnyRow, columns: &[Col]) -> Result<Row, sqlx::Error> {
@@ -122,18 +114,5 @@ impl Statements for sqlx::AnyConnection {
             return Ok(None);
         };
         Ok(Some(read_any_row(&row, columns)?))
-    }
-
-    async fn fetch_all(
-        &mut self,
-        sql: &str,
-        params: &[Param<'_>],
-        columns: &[Col],
-    ) -> Result<Vec<Row>, StoreError> {
-        let query = bind(sqlx::query(sqlx::AssertSqlSafe(sql)), params);
-        let rows = query.fetch_all(&mut *self).await?;
-        let read: Result<Vec<Row>, sqlx::Error> =
-            rows.iter().map(|row| read_any_row(row, columns)).collect();
-        Ok(read?)
     }
 }

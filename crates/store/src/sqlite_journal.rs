@@ -188,21 +188,6 @@ impl Statements for Thread<'_> {
         // A `RETURNING` statement has done its work on the first step; the rest is dropped.
         Ok(Some(read_sqlite_row(row, columns)?))
     }
-
-    async fn fetch_all(
-        &mut self,
-        sql: &str,
-        params: &[Param<'_>],
-        columns: &[Col],
-    ) -> Result<Vec<Row>, StoreError> {
-        let mut statement = prepare(self.conn, sql, params)?;
-        let mut rows = statement.raw_query();
-        let mut read = Vec::new();
-        while let Some(row) = rows.next()? {
-            read.push(read_sqlite_row(row, columns)?);
-        }
-        Ok(read)
-    }
 }
 
 fn read_sqlite_row(row: &rusqlite::Row<'_>, columns: &[Col]) -> Result<Row, rusqlite::Error> {

@@ -219,3 +219,101 @@ async fn an_expired_lease_pays_nothing_and_near_zero_grants_exactly_the_need() {
         assert!(account_violations(&store, &id).await.is_empty());
     }
 }
+
+#[tokio::test]
+async fn one_batch_over_several_accounts_gives_each_row_its_own_balance_after() {
+    for store in stores().await {
+        let w = writer(15_000);
+        let mut ids = Vec::new();
+        let mut leases = Vec::new();
+        for opening in [10_000, 20_000] {
+            let (account, _) = store
+                .create_account(
+                    &format!("journal-{}", unique()),
+                    Amount::from_nanos(opening),
+                )
+                .await
+                .unwrap();
+            let out = store
+                .write_journal(
+                    &w,
+                    vec![JournalEntry::Lease(LeaseOp::Grant {
+                        account_id: account.id.clone(),
+                        lease_id: None,
+                        need: Amount::from_nanos(100),
+                        want: Amount::from_nanos(100),
+                    })],
+                )
+                .await
+                .unwrap();
+            let LeaseOutcome::Granted { lease_id, .. } = &out[0] else {
+                panic!("{out:?}");
+            };
+            leases.push(lease_id.clone());
+            ids.push(account.id);
+        }
+        let (a, b) = (&ids[0], &ids[1]);
+        // Interleaved: a's lease is asked for 150 of its 100 (a short lease gives what it has),
+        // b pays one charge from no lease at all.
+        let batch = vec![
+            charge(a, Some(&leases[0]), 70, 70),
+            charge(b, Some(&leases[1]), 5, 5),
+            charge(a, Some(&leases[0]), 80, 80),
+            charge(b, None, 1_000, 0),
+            charge(a, None, 3, 0),
+        ];
+        store.write_journal(&w, batch.clone()).await.unwrap();
+        let (after_a, after_b) = (
+            store.find_account(a).await.unwrap(),
+            store.find_account(b).await.unwrap(),
+        );
+        assert_eq!(
+            (after_a.balance, after_a.leased),
+            (Amount::from_nanos(10_000 - 153), Amount::ZERO)
+        );
+        assert_eq!(
+            (after_b.balance, after_b.leased),
+            (Amount::from_nanos(20_000 - 1_005), Amount::from_nanos(95))
+        );
+        // Each row's balance_after is its account's balance right after it, in batch order.
+        let expected = [
+            10_000 - 70,
+            20_000 - 5,
+            10_000 - 150,
+            20_000 - 1_005,
+            10_000 - 153,
+        ];
+        for (entry, want) in batch.iter().zip(expected) {
+            let JournalEntry::Charge(row) = entry else {
+                unreachable!()
+            };
+            let ledger = store.ledger(&row.account_id).await.unwrap();
+            let found = ledger
+                .iter()
+                .find(|r| r.hold_id.as_deref() == Some(row.hold_id.as_str()))
+                .unwrap();
+            assert_eq!(found.balance_after, Amount::from_nanos(want), "{row:?}");
+            assert_eq!(found.amount, Amount::from_nanos(-row.amount.nanos()));
+        }
+        assert!(account_violations(&store, a).await.is_empty());
+        assert!(account_violations(&store, b).await.is_empty());
+
+        // A batch naming an account that does not exist writes nothing at all.
+        let failed = store
+            .write_journal(
+                &w,
+                vec![
+                    charge(b, Some(&leases[1]), 5, 5),
+                    charge("acct_missing", None, 1, 0),
+                ],
+            )
+            .await;
+        assert!(failed.is_err());
+        let unchanged = store.find_account(b).await.unwrap();
+        assert_eq!(
+            (unchanged.balance, unchanged.leased),
+            (after_b.balance, after_b.leased)
+        );
+        assert_eq!(store.ledger(b).await.unwrap().len(), 3);
+    }
+}
