@@ -246,6 +246,31 @@ async fn accounts(database_url: &str, n: usize, tag: &str) -> Vec<String> {
     keys
 }
 
+/// One account whose key has an access policy of every kind (models, endpoints, networks): what
+/// checking a policy costs, next to the same request from a key without one.
+async fn policy_account(database_url: &str, tag: &str) -> Vec<String> {
+    let store = tollgate_store::Store::connect(database_url).await.unwrap();
+    let (_, key) = store
+        .create_account(
+            &format!("bench-{tag}-{}", std::process::id()),
+            "1000000".parse().unwrap(),
+        )
+        .await
+        .unwrap();
+    let policy = tollgate_store::AccessPolicy {
+        models: Some(vec!["text-embedding-*".into(), "tts-?".into()]),
+        endpoints: Some(vec!["embeddings".into(), "speech".into()]),
+        networks: Some(vec!["10.0.0.0/8".into(), "127.0.0.0/8".into()]),
+        expires_at: Some(i64::MAX),
+    };
+    store
+        .set_policy(&tollgate_store::PolicyHolder::Key(key.id.clone()), &policy)
+        .await
+        .unwrap();
+    store.close().await;
+    vec![key.secret]
+}
+
 /// Fills the SQLite ledger with `rows` charge rows of a filler account (balance kept equal to
 /// the ledger's sum), to see how throughput changes with a large ledger.
 fn fill_ledger(path: &std::path::Path, rows: u64) {
@@ -411,6 +436,7 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
     }
     let one = accounts(&sqlite, 1, "sqlite1").await;
     let eight = accounts(&sqlite, 8, "sqlite8").await;
+    let with_policy = policy_account(&sqlite, "sqlite-policy").await;
     let (addr, child) = start_tollgate("sqlite", upstream, &sqlite, &dir).await;
     targets.push(Target {
         name: "tollgate, SQLite, 1 account".into(),
@@ -421,10 +447,16 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
     });
     // The same process with 8 accounts: a second Target handle would kill it twice, so share.
     let sqlite_index = targets.len() - 1;
+    // (target, keys other than its own, a label for the row).
     let mut views = vec![
-        (0usize, None),
-        (sqlite_index, None),
-        (sqlite_index, Some(eight)),
+        (0usize, None, ""),
+        (sqlite_index, None, ""),
+        (sqlite_index, Some(eight), ""),
+        (
+            sqlite_index,
+            Some(with_policy),
+            ", key with an access policy",
+        ),
     ];
 
     if let Some(pg) = std::env::var("TOLLGATE_BENCH_POSTGRES_URL")
@@ -442,12 +474,12 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
             metrics: true,
         });
         let pg_index = targets.len() - 1;
-        views.push((pg_index, None));
-        views.push((pg_index, Some(eight)));
+        views.push((pg_index, None, ""));
+        views.push((pg_index, Some(eight), ""));
     }
 
     // Warm up every target (connections, the tokenizer, leases).
-    for (index, keys) in &views {
+    for (index, keys, _) in &views {
         let mut t = targets.remove(*index);
         let saved = keys.clone().map(|k| std::mem::replace(&mut t.keys, k));
         let _ = round(&t, 8, Duration::from_millis(500)).await;
@@ -468,7 +500,7 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
     let mut totals: Vec<(String, usize, f64)> = Vec::new();
     for conns in [connections, 1] {
         for _ in 0..rounds {
-            for (index, keys) in &views {
+            for (index, keys, label) in &views {
                 if conns == 1 && keys.is_some() {
                     continue;
                 }
@@ -476,7 +508,7 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
                 let saved = keys.clone().map(|k| std::mem::replace(&mut t.keys, k));
                 let accounts = t.keys.len();
                 let (rps, latencies, cpu, tx) = round(&t, conns, length).await;
-                let name = t.name.replace(", 1 account", "");
+                let name = format!("{}{label}", t.name.replace(", 1 account", ""));
                 println!(
                     "| {name} | {accounts} | {conns} | {rps:.0} | {:.3} | {:.3} | {cpu:.3} | {} |",
                     pct(&latencies, 0.5),

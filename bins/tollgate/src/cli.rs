@@ -32,6 +32,9 @@ pub enum Command {
     /// Manage API keys and balances.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// What an account or a key may call, from where, until when.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
     /// Configuration helpers.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -96,6 +99,60 @@ pub enum KeysCommand {
         /// Account id, key id or name.
         account: String,
     },
+    /// Enable a disabled account (by its id or name), or one disabled key (by its id).
+    Enable {
+        /// Account id or name, or a key id.
+        target: String,
+    },
+    /// Add another key to an account and print its secret (alone, on stdout).
+    Add {
+        /// Account id, key id or name.
+        account: String,
+        /// A label for the key.
+        #[arg(long, default_value = "default")]
+        name: String,
+    },
+    /// Revoke one key for good (its account and other keys keep working).
+    Revoke {
+        /// The key's id (`key_…`, as `keys show` lists it).
+        key: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Print the policy of an account or a key.
+    Show {
+        /// Account id or name, or a key id.
+        target: String,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set fields of the policy of an account or a key (the others stay as they are). A key's
+    /// policy narrows its account's: a request must pass both.
+    Set {
+        /// Account id or name, or a key id.
+        target: String,
+        /// Models (public names or aliases' targets; globs with * and ?), comma-separated.
+        #[arg(long)]
+        models: Option<String>,
+        /// Endpoints, comma-separated: embeddings, speech, t2a, transcriptions,
+        /// speech_to_text, clip_tasks, video_generations, native, chat, responses.
+        #[arg(long)]
+        endpoints: Option<String>,
+        /// Expiry, RFC 3339 (2027-01-31T00:00:00Z, or with an offset such as +08:00).
+        #[arg(long)]
+        expires: Option<String>,
+        /// Client networks (CIDRs or addresses, IPv4 or IPv6), comma-separated.
+        #[arg(long)]
+        ips: Option<String>,
+    },
+    /// Remove the whole policy of an account or a key.
+    Clear {
+        /// Account id or name, or a key id.
+        target: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -119,6 +176,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     match cli.command.unwrap_or(Command::Serve(ServeArgs::default())) {
         Command::Serve(args) => crate::serve::serve(&cli.common, args).await,
         Command::Keys(command) => crate::keys::run(&cli.common, command).await,
+        Command::Policy(command) => crate::policy::run(&cli.common, command).await,
         Command::Config(ConfigCommand::Default) => {
             print!("{}", tollgate_gateway::config::DEFAULT_CONFIG);
             Ok(())

@@ -3,7 +3,7 @@
 use crate::cli::{Common, KeysCommand, load_config, open_store};
 use serde_json::json;
 use tollgate_billing::Amount;
-use tollgate_store::{Account, AccountReport, Store};
+use tollgate_store::{Account, AccountReport, PolicyHolder, Store};
 
 pub async fn run(common: &Common, command: KeysCommand) -> Result<(), String> {
     let config = load_config(common)?;
@@ -95,6 +95,45 @@ async fn execute(store: &Store, command: KeysCommand) -> Result<(), String> {
                 .map_err(|e| e.to_string())?;
             println!("{}: disabled", found.name);
         }
+        KeysCommand::Enable { target } => match store.policy_holder(&target).await {
+            Ok(PolicyHolder::Key(key)) => {
+                store.enable_key(&key).await.map_err(|e| e.to_string())?;
+                println!("{key}: enabled");
+            }
+            Ok(PolicyHolder::Account(account)) => {
+                let found = store
+                    .find_account(&account)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                store
+                    .set_disabled(&found.id, false)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                println!("{}: enabled", found.name);
+            }
+            Err(e) => return Err(e.to_string()),
+        },
+        KeysCommand::Add { account, name } => {
+            let found = store
+                .find_account(&account)
+                .await
+                .map_err(|e| e.to_string())?;
+            let key = store
+                .create_key(&found.id, &name)
+                .await
+                .map_err(|e| e.to_string())?;
+            println!("{}", key.secret);
+        }
+        KeysCommand::Revoke { key } => {
+            if !key.starts_with("key_") {
+                return Err(format!(
+                    "{key:?} is not a key id: revoke names one key (key_…, as `keys show` lists \
+                     them); `keys disable` stops a whole account"
+                ));
+            }
+            store.revoke_key(&key).await.map_err(|e| e.to_string())?;
+            println!("{key}: revoked");
+        }
     }
     Ok(())
 }
@@ -150,7 +189,13 @@ fn print_report(r: &AccountReport) {
             "key         {} {}… {}",
             k.id,
             k.prefix,
-            if k.disabled { "disabled" } else { "" }
+            if k.revoked {
+                "revoked"
+            } else if k.disabled {
+                "disabled"
+            } else {
+                ""
+            }
         );
     }
     if !r.usage.is_empty() {

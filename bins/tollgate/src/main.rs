@@ -5,6 +5,7 @@
 mod audit;
 mod cli;
 mod keys;
+mod policy;
 mod serve;
 
 use clap::Parser;

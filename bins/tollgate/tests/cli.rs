@@ -152,3 +152,114 @@ fn an_empty_name_is_called_a_name_problem() {
     assert!(err.contains("invalid name"), "{err}");
     assert!(!err.contains("amount"), "{err}");
 }
+
+#[test]
+fn keys_add_revoke_and_enable_manage_one_key_at_a_time() {
+    let cli = Cli::new();
+    let first = cli.ok(&["keys", "create", "--name", "k", "--balance", "1"]);
+    let second = cli.ok(&["keys", "add", "k", "--name", "ci"]);
+    assert_eq!(
+        second.lines().count(),
+        1,
+        "only the key on stdout: {second:?}"
+    );
+    assert!(second.starts_with("tg-") && second.trim() != first.trim());
+    let shown: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["keys", "show", "k", "--json"])).unwrap();
+    let keys = shown["keys"].as_array().unwrap();
+    assert_eq!(keys.len(), 2);
+    let second_id = keys[1]["id"].as_str().unwrap().to_owned();
+
+    assert!(cli.ok(&["keys", "revoke", &second_id]).contains("revoked"));
+    let shown: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["keys", "show", "k", "--json"])).unwrap();
+    assert_eq!(shown["keys"][1]["revoked"], true);
+    assert_eq!(shown["keys"][0]["disabled"], false);
+    // A revoked key stays revoked; revoke names a key, not an account.
+    let (ok, _, stderr) = cli.run(&["keys", "enable", &second_id]);
+    assert!(!ok && stderr.contains("revoked"), "{stderr}");
+    let (ok, _, stderr) = cli.run(&["keys", "revoke", "k"]);
+    assert!(!ok && stderr.contains("not a key id"), "{stderr}");
+
+    // An account disabled and enabled again.
+    cli.ok(&["keys", "disable", "k"]);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&cli.ok(&["keys", "show", "k", "--json"]))
+            .unwrap()["disabled"],
+        true
+    );
+    assert!(cli.ok(&["keys", "enable", "k"]).contains("enabled"));
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&cli.ok(&["keys", "show", "k", "--json"]))
+            .unwrap()["disabled"],
+        false
+    );
+}
+
+#[test]
+fn policy_set_show_and_clear_on_accounts_and_keys() {
+    let cli = Cli::new();
+    cli.ok(&["keys", "create", "--name", "p", "--balance", "1"]);
+    let out = cli.ok(&[
+        "policy",
+        "set",
+        "p",
+        "--models",
+        "text-embedding-*, tts-1",
+        "--expires",
+        "2027-01-31T08:00:00+08:00",
+    ]);
+    assert!(out.contains("text-embedding-*,tts-1"), "{out}");
+    // A second set changes only what it names.
+    cli.ok(&["policy", "set", "p", "--ips", "10.0.0.0/8,2001:db8::/32"]);
+    let shown: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["policy", "show", "p", "--json"])).unwrap();
+    assert_eq!(
+        shown["models"],
+        serde_json::json!(["text-embedding-*", "tts-1"])
+    );
+    assert_eq!(shown["expires_at"], "2027-01-31T00:00:00Z");
+    assert_eq!(
+        shown["ips"],
+        serde_json::json!(["10.0.0.0/8", "2001:db8::/32"])
+    );
+    assert_eq!(shown["endpoints"], serde_json::Value::Null);
+    assert!(shown["account"].as_str().unwrap().starts_with("acct_"));
+
+    // A key has a policy of its own.
+    let account: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["keys", "show", "p", "--json"])).unwrap();
+    let key_id = account["keys"][0]["id"].as_str().unwrap().to_owned();
+    cli.ok(&["policy", "set", &key_id, "--endpoints", "embeddings"]);
+    let shown: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["policy", "show", &key_id, "--json"])).unwrap();
+    assert_eq!(shown["key"], key_id.as_str());
+    assert_eq!(shown["endpoints"], serde_json::json!(["embeddings"]));
+    assert_eq!(shown["models"], serde_json::Value::Null);
+
+    // Bad input changes nothing and says why.
+    for (args, says) in [
+        (vec!["--endpoints", "embedding"], "not an endpoint"),
+        (vec!["--ips", "10.0.0.0/33"], "prefix length"),
+        (vec!["--expires", "next week"], "RFC 3339"),
+        (vec!["--models", " , "], "at least one"),
+        (vec![], "nothing to set"),
+    ] {
+        let mut full = vec!["policy", "set", "p"];
+        full.extend(args);
+        let (ok, _, stderr) = cli.run(&full);
+        assert!(!ok && stderr.contains(says), "{full:?}: {stderr}");
+    }
+    let (ok, _, stderr) = cli.run(&["policy", "show", "nobody"]);
+    assert!(!ok && stderr.contains("nobody"), "{stderr}");
+
+    cli.ok(&["policy", "clear", "p"]);
+    let shown: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["policy", "show", "p", "--json"])).unwrap();
+    assert_eq!(shown["models"], serde_json::Value::Null);
+    assert_eq!(shown["expires_at"], serde_json::Value::Null);
+    assert!(
+        cli.ok(&["policy", "show", "p"])
+            .contains("expires     never")
+    );
+}

@@ -1,13 +1,15 @@
 //! Credentials, read the way each family's own clients send them (DESIGN §2 step 2, SPEC §5).
 
+use crate::clock::now_millis;
 use crate::errors::{ApiError, ErrorKind, Family};
-use crate::state::State;
+use crate::handlers::Context;
 use http::HeaderMap;
 use http::header::AUTHORIZATION;
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use tollgate_store::{Principal, StoreError, hash_secret};
+use tollgate_store::{Cidr, Principal, StoreError, hash_secret};
 
 /// How long a key lookup is trusted: a key or account disabled, or a key created, elsewhere
 /// (the CLI, another replica) takes effect within this (DESIGN §4, `docs/decisions.md`).
@@ -80,13 +82,16 @@ pub fn presented_secret(
     }
 }
 
-/// Authenticates a request: the key must exist and be enabled, with its account.
+/// Authenticates a request: the key must exist and be enabled, with its account, and the
+/// request must pass their access policies' expiry, endpoint and network rules (the model rule
+/// is checked where the model is known: [`admit_model`]).
 pub async fn authenticate(
-    state: &State,
+    ctx: &Context,
     family: Family,
     headers: &HeaderMap,
     query: Option<&str>,
 ) -> Result<Principal, ApiError> {
+    let state = &ctx.state;
     let Some(secret) = presented_secret(family, headers, query) else {
         return Err(ApiError::new(
             ErrorKind::MissingCredential,
@@ -117,6 +122,7 @@ pub async fn authenticate(
             let span = tracing::Span::current();
             span.record("account", principal.account_name.as_str());
             span.record("key", principal.key_id.as_str());
+            admit(&principal, ctx, family, now_millis())?;
             Ok(principal)
         }
         Lookup::Unknown => Err(ApiError::new(
@@ -132,6 +138,111 @@ pub async fn authenticate(
             "This API key or its account has been disabled",
         )),
     }
+}
+
+/// The access policies' rules that need no model: expiry (401, like an unknown key: the key no
+/// longer works), then the endpoint and the client's network (403).
+fn admit(principal: &Principal, ctx: &Context, family: Family, now: i64) -> Result<(), ApiError> {
+    for policy in &principal.policies {
+        if policy.expired(now) {
+            let mut e = ApiError::new(
+                ErrorKind::InvalidCredential,
+                match family {
+                    Family::Google => "API key expired. Please renew the API key.",
+                    _ => "This API key has expired",
+                },
+            );
+            e.code = Some("api_key_expired".into());
+            return Err(e);
+        }
+        if let Some(endpoint) = ctx.route.policy_endpoint()
+            && !policy.admits_endpoint(endpoint)
+        {
+            return Err(refused(
+                "endpoint_not_allowed",
+                format!("This API key may not call the {endpoint} endpoint"),
+            ));
+        }
+        if !policy.admits_client(ctx.client) {
+            let from = ctx
+                .client
+                .map_or_else(|| "an unknown address".to_owned(), |ip| ip.to_string());
+            return Err(refused(
+                "network_not_allowed",
+                format!("This API key may not be used from {from}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The model rule of the access policies: `model` is the public name, aliases resolved.
+pub fn admit_model(principal: &Principal, model: &str) -> Result<(), ApiError> {
+    if principal.policies.iter().all(|p| p.admits_model(model)) {
+        return Ok(());
+    }
+    let mut e = refused(
+        "model_not_allowed",
+        format!("This API key may not use the model '{model}'"),
+    );
+    e.param = Some("model".into());
+    Err(e)
+}
+
+/// Whether a key may see `model` in a model listing.
+pub fn lists_model(principal: &Principal, model: &str) -> bool {
+    principal.policies.iter().all(|p| p.admits_model(model))
+}
+
+/// The access-policy rule behind an error, for `/metrics`; `None` for any other error.
+pub fn policy_rule(e: &ApiError) -> Option<&'static str> {
+    match e.code.as_deref()? {
+        "model_not_allowed" => Some("model"),
+        "endpoint_not_allowed" => Some("endpoint"),
+        "network_not_allowed" => Some("network"),
+        "api_key_expired" => Some("expired"),
+        _ => None,
+    }
+}
+
+fn refused(code: &str, message: String) -> ApiError {
+    let mut e = ApiError::new(ErrorKind::Forbidden, message);
+    e.code = Some(code.to_owned());
+    e
+}
+
+/// The client's address. The connection's peer, unless it is one of `trusted` proxies: then
+/// `X-Forwarded-For` is read from the right (each proxy appends the address it received from),
+/// skipping trusted hops, and the first address a trusted proxy did not vouch for *as a proxy*
+/// is the client. A malformed entry stops the walk at the last hop that could be believed.
+pub fn client_address(
+    peer: Option<IpAddr>,
+    headers: &HeaderMap,
+    trusted: &[Cidr],
+) -> Option<IpAddr> {
+    let peer = peer?;
+    let is_trusted = |ip: IpAddr| trusted.iter().any(|t| t.contains(ip));
+    if !is_trusted(peer) {
+        return Some(peer);
+    }
+    let hops: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .collect();
+    let mut client = peer;
+    for hop in hops.iter().rev() {
+        let hop = hop.trim().trim_start_matches('[').trim_end_matches(']');
+        let Ok(ip) = hop.parse::<IpAddr>() else {
+            break;
+        };
+        client = ip;
+        if !is_trusted(ip) {
+            break;
+        }
+    }
+    Some(client)
 }
 
 /// A secret as error messages may show it: its first and last few characters.
@@ -213,6 +324,41 @@ mod tests {
             presented_secret(Family::Google, &v, Some("key=other")).as_deref(),
             Some("tg-v")
         );
+    }
+
+    #[test]
+    fn only_a_trusted_proxy_names_the_client() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let trusted: Vec<Cidr> = vec!["10.0.0.0/8".parse().unwrap()];
+        let mut h = HeaderMap::new();
+        h.insert("x-forwarded-for", "198.51.100.7, 10.1.1.1".parse().unwrap());
+        // From a proxy we trust: the rightmost address it did not vouch for as a proxy.
+        assert_eq!(
+            client_address(Some(ip("10.2.2.2")), &h, &trusted),
+            Some(ip("198.51.100.7"))
+        );
+        // From anyone else: the header is ignored.
+        assert_eq!(
+            client_address(Some(ip("203.0.113.1")), &h, &trusted),
+            Some(ip("203.0.113.1"))
+        );
+        assert_eq!(
+            client_address(Some(ip("10.2.2.2")), &h, &[]),
+            Some(ip("10.2.2.2"))
+        );
+        // A client cannot hide behind a forged leftmost entry.
+        h.insert("x-forwarded-for", "1.1.1.1, 198.51.100.7".parse().unwrap());
+        assert_eq!(
+            client_address(Some(ip("10.2.2.2")), &h, &trusted),
+            Some(ip("198.51.100.7"))
+        );
+        // Garbage stops the walk at the last believable hop.
+        h.insert("x-forwarded-for", "nonsense".parse().unwrap());
+        assert_eq!(
+            client_address(Some(ip("10.2.2.2")), &h, &trusted),
+            Some(ip("10.2.2.2"))
+        );
+        assert_eq!(client_address(None, &h, &trusted), None);
     }
 
     #[test]

@@ -69,6 +69,9 @@ impl HeldCharge {
         request_id: &str,
     ) -> Result<HeldCharge, ApiError> {
         tracing::Span::current().record("model", entry.public.as_str());
+        // The access policies' model rule: no hold, so no upstream call, for a model the key
+        // may not use.
+        crate::auth::admit_model(principal, &entry.public)?;
         let amount = entry
             .tariff
             .charge(estimate)

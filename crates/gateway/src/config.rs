@@ -91,6 +91,10 @@ pub struct ServerConfig {
     /// still accepted (load balancers notice), before the listener closes and in-flight
     /// requests get `shutdown_grace_seconds` to finish.
     pub drain_seconds: u64,
+    /// Proxies (CIDRs or addresses) whose `X-Forwarded-For` is believed when an access policy
+    /// restricts client networks (`docs/decisions.md`, "Access policies"). Empty: the
+    /// connection's peer is the client.
+    pub trusted_proxies: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -106,6 +110,7 @@ impl Default for ServerConfig {
             http2_max_pending_accept_reset_streams: 32,
             http2_max_local_error_reset_streams: 256,
             drain_seconds: 3,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -116,8 +121,21 @@ impl ServerConfig {
         std::time::Duration::from_secs(self.body_pause_timeout_seconds)
     }
 
+    /// `trusted_proxies`, parsed (`check` refused a configuration with a bad entry).
+    pub fn trusted_proxies(&self) -> std::sync::Arc<[tollgate_store::Cidr]> {
+        self.trusted_proxies
+            .iter()
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    }
+
     /// The checks `Config::parse` runs.
     fn check(&self) -> Result<(), String> {
+        for proxy in &self.trusted_proxies {
+            proxy
+                .parse::<tollgate_store::Cidr>()
+                .map_err(|e| format!("server.trusted_proxies: {e}"))?;
+        }
         for (name, value) in [
             (
                 "header_read_timeout_seconds",

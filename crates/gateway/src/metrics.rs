@@ -73,6 +73,7 @@ struct Books {
     holds: BTreeMap<&'static str, u64>,
     tasks: BTreeMap<&'static str, u64>,
     anomalies: BTreeMap<String, u64>,
+    refusals: BTreeMap<&'static str, u64>,
 }
 
 /// The gateway's metrics.
@@ -165,6 +166,12 @@ impl Metrics {
         self.books().anomalies.values().sum()
     }
 
+    /// Counts a request an access policy refused, by the rule (`model`, `endpoint`,
+    /// `network`, `expired`).
+    pub fn policy_refusal(&self, rule: &'static str) {
+        *self.books().refusals.entry(rule).or_default() += 1;
+    }
+
     /// Counts a video-task event (`submitted`, `refused`, `succeeded`, `failed`, `poll_error`,
     /// `expired`, …).
     pub fn task_event(&self, event: &'static str) {
@@ -247,6 +254,13 @@ impl Metrics {
                 "tollgate_settlement_anomalies_total{{model=\"{}\"}} {n}",
                 model.replace('\\', "\\\\").replace('"', "\\\"")
             );
+        }
+        out.push_str(
+            "# HELP tollgate_policy_refusals_total Requests an access policy refused, by rule.\n",
+        );
+        out.push_str("# TYPE tollgate_policy_refusals_total counter\n");
+        for (rule, n) in &b.refusals {
+            let _ = writeln!(out, "tollgate_policy_refusals_total{{rule=\"{rule}\"}} {n}");
         }
         out.push_str("# HELP tollgate_task_events_total Video-task events seen by this replica.\n");
         out.push_str("# TYPE tollgate_task_events_total counter\n");

@@ -63,6 +63,53 @@ pub enum Route {
     NotFound,
 }
 
+/// The endpoint names an access policy's `endpoints` list may use (`docs/decisions.md`,
+/// "Access policies"): one per billed endpoint family, covering its task reads too.
+pub const POLICY_ENDPOINTS: &[&str] = &[
+    "embeddings",
+    "speech",
+    "t2a",
+    "transcriptions",
+    "speech_to_text",
+    "clip_tasks",
+    "video_generations",
+    "native",
+    "chat",
+    "responses",
+];
+
+impl Route {
+    /// The endpoint name an access policy's `endpoints` list must include for this route;
+    /// `None` where every key may call (health, the model listings, a signed media link).
+    pub fn policy_endpoint(self) -> Option<&'static str> {
+        Some(match self {
+            Route::Embeddings => "embeddings",
+            Route::Speech => "speech",
+            Route::T2a => "t2a",
+            Route::Transcriptions => "transcriptions",
+            Route::SpeechToText => "speech_to_text",
+            Route::ClipTaskCreate
+            | Route::ClipTaskList
+            | Route::ClipTaskGet
+            | Route::ClipTaskDelete => "clip_tasks",
+            Route::VideoCreate | Route::VideoGet => "video_generations",
+            Route::NativeGenerate | Route::NativeStream | Route::NativeCountTokens => "native",
+            Route::ChatCompletions => "chat",
+            Route::Responses => "responses",
+            Route::Healthz
+            | Route::Readyz
+            | Route::Metrics
+            | Route::ListModels
+            | Route::NativeListModels
+            | Route::ModelGet
+            | Route::Media
+            | Route::Translations
+            | Route::MethodNotAllowed(_)
+            | Route::NotFound => return None,
+        })
+    }
+}
+
 /// The model and the action of a native path, `…/models/{model}:{action}` (the action empty for
 /// `…/models/{model}`).
 pub fn native_model(path: &str) -> (&str, &str) {

@@ -92,9 +92,9 @@ pub async fn serve(
                     }
                 };
                 let (permit, gateway) = match full.clone().try_acquire_owned() {
-                    Ok(permit) => (permit, gateway.clone()),
+                    Ok(permit) => (permit, gateway.for_peer(peer.ip())),
                     Err(_) => match reserve.clone().try_acquire_owned() {
-                        Ok(permit) => (permit, gateway.ops_only()),
+                        Ok(permit) => (permit, gateway.for_peer(peer.ip()).ops_only()),
                         Err(_) => {
                             // Closed at once: the client learns now, not after a timeout.
                             gateway.state().metrics.connection_refused();

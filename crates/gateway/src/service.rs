@@ -2,6 +2,7 @@
 //! errors in the route's family shape, and adds what every response carries: a request id,
 //! a log line and metrics.
 
+use crate::auth;
 use crate::body::ResponseBody;
 use crate::errors::{ApiError, ErrorKind};
 use crate::handlers::{self, Context, UpstreamTime};
@@ -12,10 +13,12 @@ use http::{HeaderValue, Request, Response, header};
 use hyper::body::Incoming;
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::IpAddr;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
+use tollgate_store::Cidr;
 use tracing::Instrument;
 
 /// The gateway; cheap to clone (one per connection).
@@ -25,14 +28,29 @@ pub struct Gateway {
     /// A connection accepted past `max_connections`, in the reserve: it answers only the
     /// operational routes (`docs/decisions.md`, "Connection hygiene").
     ops_only: bool,
+    /// The connection's peer, when served on a socket.
+    peer: Option<IpAddr>,
+    /// `[server] trusted_proxies`, parsed.
+    trusted_proxies: Arc<[Cidr]>,
 }
 
 impl Gateway {
     /// A gateway over `state`.
     pub fn new(state: Arc<State>) -> Gateway {
+        let trusted_proxies = state.server.trusted_proxies();
         Gateway {
             state,
             ops_only: false,
+            peer: None,
+            trusted_proxies,
+        }
+    }
+
+    /// The same gateway for a connection from `peer`.
+    pub fn for_peer(&self, peer: IpAddr) -> Gateway {
+        Gateway {
+            peer: Some(peer),
+            ..self.clone()
         }
     }
 
@@ -40,8 +58,8 @@ impl Gateway {
     /// answer; everything else is 503 and the connection closes.
     pub fn ops_only(&self) -> Gateway {
         Gateway {
-            state: self.state.clone(),
             ops_only: true,
+            ..self.clone()
         }
     }
 
@@ -79,6 +97,8 @@ impl Gateway {
         let ctx = Context {
             state: self.state.clone(),
             request_id: request_id.clone(),
+            route: routed.route,
+            client: auth::client_address(self.peer, request.headers(), &self.trusted_proxies),
         };
         let over_limit = self.ops_only
             && !matches!(
@@ -102,6 +122,9 @@ impl Gateway {
                     ))
                 })
         };
+        if let Some(rule) = outcome.as_ref().err().and_then(auth::policy_rule) {
+            self.state.metrics.policy_refusal(rule);
+        }
         let mut response = outcome.unwrap_or_else(|e| e.into_response(routed.family));
         if over_limit {
             response

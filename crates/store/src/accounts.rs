@@ -1,6 +1,7 @@
 //! Accounts and API keys.
 
 use crate::ids::{hash_secret, new_id, new_secret};
+use crate::policy::AccessPolicy;
 use crate::{Store, StoreError, now_millis};
 use serde::Serialize;
 use tollgate_billing::Amount;
@@ -55,6 +56,9 @@ pub struct Principal {
     pub account_id: String,
     /// The account's name, for logs.
     pub account_name: String,
+    /// The access policies the request must pass: the account's, then the key's (empty ones
+    /// left out).
+    pub policies: Vec<AccessPolicy>,
 }
 
 /// Spending of one model, from the ledger.
@@ -94,7 +98,13 @@ pub struct KeySummary {
     pub prefix: String,
     /// Whether the key is refused.
     pub disabled: bool,
+    /// Whether the key was revoked (refused for good).
+    pub revoked: bool,
 }
+
+/// `api_keys.disabled` of a key revoked for good: unlike a disabled account, it is never
+/// re-enabled (`docs/decisions.md`, "Access policies").
+const KEY_REVOKED: i64 = 2;
 
 type AccountRow = (String, String, i64, i64, i64, i64, i64);
 
@@ -217,8 +227,17 @@ impl Store {
     /// Recognises a presented secret. `Ok(None)` for an unknown secret; `Disabled` when the key
     /// or its account is disabled.
     pub async fn authenticate(&self, secret: &str) -> Result<Option<Principal>, StoreError> {
-        let row: Option<(String, String, String, i64, i64)> = sqlx::query_as(
-            "SELECT k.id, k.account_id, a.name, k.disabled, a.disabled
+        type KeyRow = (
+            String,
+            String,
+            String,
+            i64,
+            i64,
+            Option<String>,
+            Option<String>,
+        );
+        let row: Option<KeyRow> = sqlx::query_as(
+            "SELECT k.id, k.account_id, a.name, k.disabled, a.disabled, a.policy, k.policy
              FROM api_keys k JOIN accounts a ON a.id = k.account_id
              WHERE k.secret_hash = $1",
         )
@@ -227,18 +246,24 @@ impl Store {
         .await?;
         match row {
             None => Ok(None),
-            Some((key_id, _, name, key_disabled, account_disabled))
+            Some((key_id, _, name, key_disabled, account_disabled, _, _))
                 if key_disabled != 0 || account_disabled != 0 =>
             {
                 Err(StoreError::Disabled(format!(
                     "key {key_id} of account {name}"
                 )))
             }
-            Some((key_id, account_id, account_name, _, _)) => Ok(Some(Principal {
-                key_id,
-                account_id,
-                account_name,
-            })),
+            Some((key_id, account_id, account_name, _, _, account_policy, key_policy)) => {
+                Ok(Some(Principal {
+                    key_id,
+                    account_id,
+                    account_name,
+                    policies: crate::policy::layers(
+                        account_policy.as_deref(),
+                        key_policy.as_deref(),
+                    )?,
+                }))
+            }
         }
     }
 
@@ -311,6 +336,41 @@ impl Store {
         Ok(())
     }
 
+    /// Revokes a key for good: it is refused from now on (on every replica within the key
+    /// lookup's freshness) and can never be enabled again. Returns its account's id.
+    pub async fn revoke_key(&self, key_id: &str) -> Result<String, StoreError> {
+        let row: Option<(String,)> =
+            sqlx::query_as("UPDATE api_keys SET disabled = $1 WHERE id = $2 RETURNING account_id")
+                .bind(KEY_REVOKED)
+                .bind(key_id)
+                .fetch_optional(self.writer())
+                .await?;
+        row.map(|(account,)| account)
+            .ok_or_else(|| StoreError::NotFound(format!("key {key_id:?}")))
+    }
+
+    /// Enables a key that was not revoked (`Disabled` for a revoked one).
+    pub async fn enable_key(&self, key_id: &str) -> Result<(), StoreError> {
+        let state: Option<(i64,)> = sqlx::query_as("SELECT disabled FROM api_keys WHERE id = $1")
+            .bind(key_id)
+            .fetch_optional(self.pool())
+            .await?;
+        match state {
+            None => Err(StoreError::NotFound(format!("key {key_id:?}"))),
+            Some((KEY_REVOKED,)) => Err(StoreError::Disabled(format!(
+                "key {key_id} was revoked and cannot be enabled again; add a new key"
+            ))),
+            Some(_) => {
+                sqlx::query("UPDATE api_keys SET disabled = 0 WHERE id = $1 AND disabled <> $2")
+                    .bind(key_id)
+                    .bind(KEY_REVOKED)
+                    .execute(self.writer())
+                    .await?;
+                Ok(())
+            }
+        }
+    }
+
     /// Balance, holds, keys and usage by model of one account.
     pub async fn report(&self, account_id: &str) -> Result<AccountReport, StoreError> {
         let account = self.find_account(account_id).await?;
@@ -350,6 +410,7 @@ impl Store {
                     id,
                     prefix,
                     disabled: disabled != 0,
+                    revoked: disabled == KEY_REVOKED,
                 })
                 .collect(),
             usage: usage

@@ -160,6 +160,16 @@ const MIGRATIONS: &[Migration] = &[
             "ALTER TABLE ledger ADD COLUMN lease_id TEXT",
         ],
     },
+    Migration {
+        version: 4,
+        name: "access policies",
+        statements: &[
+            // An account's and a key's access policy (`crate::policy`), JSON; NULL restricts
+            // nothing.
+            "ALTER TABLE accounts ADD COLUMN policy TEXT",
+            "ALTER TABLE api_keys ADD COLUMN policy TEXT",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.

@@ -27,7 +27,7 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 2. Who is calling.
-    let principal = auth::authenticate(&state, Family::Ark, &parts.headers, None).await?;
+    let principal = auth::authenticate(&ctx, Family::Ark, &parts.headers, None).await?;
 
     // 3. The body, under the endpoint's limit, decoded; what the SDK sends (explicit nulls,
     // fields we do not model) is accepted.
@@ -90,7 +90,7 @@ pub async fn get(
     id: &str,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let state = &ctx.state;
-    let principal = auth::authenticate(state, Family::Ark, request.headers(), None).await?;
+    let principal = auth::authenticate(&ctx, Family::Ark, request.headers(), None).await?;
     let task = tasks::client_poll(state, &principal, id, translate::FORMAT).await?;
     let record = translate::record(&task, &state.media, request.headers());
     Ok(body::json_response(StatusCode::OK, &record))
@@ -102,7 +102,7 @@ pub async fn list(
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let state = &ctx.state;
-    let principal = auth::authenticate(state, Family::Ark, request.headers(), None).await?;
+    let principal = auth::authenticate(&ctx, Family::Ark, request.headers(), None).await?;
     let query = ListQuery::parse(request.uri().query().unwrap_or_default())?;
     let model = query.model.as_ref().map(|m| {
         state
@@ -139,7 +139,7 @@ pub async fn delete(
     id: &str,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let state = &ctx.state;
-    let principal = auth::authenticate(state, Family::Ark, request.headers(), None).await?;
+    let principal = auth::authenticate(&ctx, Family::Ark, request.headers(), None).await?;
     let filter = tollgate_store::TaskFilter {
         ids: vec![id.to_owned()],
         format: Some(translate::FORMAT.to_owned()),

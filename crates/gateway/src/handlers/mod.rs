@@ -24,6 +24,11 @@ pub struct Context {
     pub state: Arc<State>,
     /// This request's id (also the `x-request-id` response header).
     pub request_id: String,
+    /// What the request is for.
+    pub route: crate::routes::Route,
+    /// The client's address: the connection's peer, or what a trusted proxy says it relayed
+    /// for (`[server] trusted_proxies`); `None` when unknown.
+    pub client: Option<std::net::IpAddr>,
 }
 
 /// Set on a response by handlers that called an upstream, so that the metrics can tell the

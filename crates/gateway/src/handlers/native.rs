@@ -80,7 +80,7 @@ async fn generate_as(
     let query = parts.uri.query().unwrap_or_default();
 
     // 2. Who is calling: x-vendor-api-key, x-goog-api-key or ?key= (SPEC §5).
-    let principal = auth::authenticate(&state, Family::Google, &parts.headers, Some(query)).await?;
+    let principal = auth::authenticate(&ctx, Family::Google, &parts.headers, Some(query)).await?;
 
     // 3. The body, kept as sent, and decoded to be checked.
     body::require_json(&parts.headers)?;
@@ -228,7 +228,7 @@ pub async fn count_tokens(
     let (parts, body) = request.into_parts();
     let state = ctx.state.clone();
     let query = parts.uri.query().unwrap_or_default();
-    auth::authenticate(&state, Family::Google, &parts.headers, Some(query)).await?;
+    let principal = auth::authenticate(&ctx, Family::Google, &parts.headers, Some(query)).await?;
     body::require_json(&parts.headers)?;
     let raw = body::read_limited(
         &parts.headers,
@@ -249,6 +249,7 @@ pub async fn count_tokens(
     }
     let (model, _) = routes::native_model(parts.uri.path());
     let (entry, _) = native_model(&state, model)?;
+    auth::admit_model(&principal, &entry.public)?;
     let (answer, _) = relay::with_failover(&entry, |channel| {
         let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
         async move { upstream::count_tokens(&state.http, &channel.endpoint, &model, raw).await }
@@ -273,13 +274,14 @@ pub async fn list_models(
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let query = request.uri().query().unwrap_or_default();
-    auth::authenticate(&ctx.state, Family::Google, request.headers(), Some(query)).await?;
+    let principal =
+        auth::authenticate(&ctx, Family::Google, request.headers(), Some(query)).await?;
     let models: Vec<_> = ctx
         .state
         .catalog
         .models()
         .into_iter()
-        .filter(|m| m.kind == ModelKind::NativeText)
+        .filter(|m| m.kind == ModelKind::NativeText && auth::lists_model(&principal, &m.public))
         .map(|m| translate::model_object(m, limits_of(m).as_ref()))
         .collect();
     Ok(body::json_response(
@@ -294,9 +296,11 @@ pub async fn get_model(
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let query = request.uri().query().unwrap_or_default();
-    auth::authenticate(&ctx.state, Family::Google, request.headers(), Some(query)).await?;
+    let principal =
+        auth::authenticate(&ctx, Family::Google, request.headers(), Some(query)).await?;
     let (model, _) = routes::native_model(request.uri().path());
     let (entry, model_limits) = native_model(&ctx.state, model)?;
+    auth::admit_model(&principal, &entry.public)?;
     Ok(body::json_response(
         StatusCode::OK,
         &translate::model_object(&entry, Some(&model_limits)),

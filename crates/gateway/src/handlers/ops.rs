@@ -51,12 +51,16 @@ pub async fn list_models(
     ctx: Context,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
-    auth::authenticate(&ctx.state, Family::OpenAi, request.headers(), None).await?;
-    let data: Vec<_> = ctx
-        .state
-        .catalog
+    let principal = auth::authenticate(&ctx, Family::OpenAi, request.headers(), None).await?;
+    let catalog = &ctx.state.catalog;
+    let data: Vec<_> = catalog
         .client_names()
         .into_iter()
+        .filter(|name| {
+            catalog
+                .lookup(name)
+                .is_some_and(|entry| auth::lists_model(&principal, &entry.public))
+        })
         .map(model_object)
         .collect();
     Ok(body::json_response(
@@ -70,15 +74,16 @@ pub async fn get_model(
     ctx: Context,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
-    auth::authenticate(&ctx.state, Family::OpenAi, request.headers(), None).await?;
+    let principal = auth::authenticate(&ctx, Family::OpenAi, request.headers(), None).await?;
     let id = crate::routes::last_segment(request.uri().path());
-    ctx.state.catalog.lookup(id).ok_or_else(|| {
+    let entry = ctx.state.catalog.lookup(id).ok_or_else(|| {
         ApiError::new(
             ErrorKind::NotFound,
             format!("The model '{id}' does not exist"),
         )
         .code("model_not_found")
     })?;
+    auth::admit_model(&principal, &entry.public)?;
     Ok(body::json_response(StatusCode::OK, &model_object(id)))
 }
 

@@ -34,7 +34,7 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 2. Who is calling.
-    let principal = auth::authenticate(&state, Family::OpenAi, &parts.headers, None).await?;
+    let principal = auth::authenticate(&ctx, Family::OpenAi, &parts.headers, None).await?;
 
     // 3. The body, under the endpoint's limit, decoded and checked.
     let (request, _): (SpeechRequest, _) =

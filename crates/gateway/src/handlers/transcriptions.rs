@@ -27,7 +27,7 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 2. Who is calling.
-    let principal = auth::authenticate(&state, Family::OpenAi, &parts.headers, None).await?;
+    let principal = auth::authenticate(&ctx, Family::OpenAi, &parts.headers, None).await?;
 
     // 3. The form, streamed: the file spooled under its limit, the fields checked.
     let mut form = recognition::read_form(

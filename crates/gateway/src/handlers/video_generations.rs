@@ -24,7 +24,7 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 2. Who is calling.
-    let principal = auth::authenticate(&state, Family::OpenAi, &parts.headers, None).await?;
+    let principal = auth::authenticate(&ctx, Family::OpenAi, &parts.headers, None).await?;
 
     // 3. The body, under the endpoint's limit, decoded (`seconds` is `duration`'s alias).
     let (request, _): (CreateVideoRequest, _) = body::read_json(
@@ -85,7 +85,7 @@ pub async fn get(
     id: &str,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let state = &ctx.state;
-    let principal = auth::authenticate(state, Family::OpenAi, request.headers(), None).await?;
+    let principal = auth::authenticate(&ctx, Family::OpenAi, request.headers(), None).await?;
     let task = tasks::client_poll(state, &principal, id, translate::FORMAT).await?;
     let record = translate::record(&task, &state.media, request.headers());
     Ok(body::json_response(StatusCode::OK, &record))

@@ -137,6 +137,7 @@ where
     F: FnMut(HttpClient, Arc<Channel>) -> Fut + Send + 'static,
     Fut: Future<Output = Result<String, UpstreamError>> + Send,
 {
+    crate::auth::admit_model(principal, &entry.public)?;
     let amount = submission
         .pricing
         .charge(&submission.pricing.estimate)

@@ -1,0 +1,171 @@
+//! `tollgate policy …`: access policies of accounts and keys (`docs/decisions.md`, "Access
+//! policies").
+
+use crate::cli::{Common, PolicyCommand, load_config, open_store};
+use serde_json::json;
+use tollgate_gateway::clock::{format_rfc3339, parse_rfc3339};
+use tollgate_gateway::routes::POLICY_ENDPOINTS;
+use tollgate_store::{AccessPolicy, Cidr, PolicyChange, PolicyHolder, Store};
+
+pub async fn run(common: &Common, command: PolicyCommand) -> Result<(), String> {
+    let config = load_config(common)?;
+    let store = open_store(&config, false).await?;
+    let result = execute(&store, command).await;
+    store.close().await;
+    result
+}
+
+async fn execute(store: &Store, command: PolicyCommand) -> Result<(), String> {
+    match command {
+        PolicyCommand::Show { target, json } => {
+            let holder = store
+                .policy_holder(&target)
+                .await
+                .map_err(|e| e.to_string())?;
+            let policy = store.policy(&holder).await.map_err(|e| e.to_string())?;
+            if json {
+                println!("{}", policy_json(&holder, &policy));
+            } else {
+                print_policy(&holder, &policy);
+            }
+        }
+        PolicyCommand::Set {
+            target,
+            models,
+            endpoints,
+            expires,
+            ips,
+        } => {
+            let change = PolicyChange {
+                models: models.as_deref().map(parse_models).transpose()?,
+                endpoints: endpoints.as_deref().map(parse_endpoints).transpose()?,
+                expires_at: expires
+                    .as_deref()
+                    .map(|t| parse_rfc3339(t).map_err(|e| format!("--expires: {e}")))
+                    .transpose()?,
+                networks: ips.as_deref().map(parse_networks).transpose()?,
+            };
+            if change == PolicyChange::default() {
+                return Err(
+                    "nothing to set: pass --models, --endpoints, --expires or --ips".into(),
+                );
+            }
+            let holder = store
+                .policy_holder(&target)
+                .await
+                .map_err(|e| e.to_string())?;
+            let mut policy = store.policy(&holder).await.map_err(|e| e.to_string())?;
+            policy.apply(&change);
+            store
+                .set_policy(&holder, &policy)
+                .await
+                .map_err(|e| e.to_string())?;
+            print_policy(&holder, &policy);
+        }
+        PolicyCommand::Clear { target } => {
+            let holder = store
+                .policy_holder(&target)
+                .await
+                .map_err(|e| e.to_string())?;
+            store
+                .set_policy(&holder, &AccessPolicy::default())
+                .await
+                .map_err(|e| e.to_string())?;
+            println!("{}: no policy", holder_name(&holder));
+        }
+    }
+    Ok(())
+}
+
+fn holder_name(holder: &PolicyHolder) -> String {
+    match holder {
+        PolicyHolder::Account(id) => format!("account {id}"),
+        PolicyHolder::Key(id) => format!("key {id}"),
+    }
+}
+
+fn policy_json(holder: &PolicyHolder, p: &AccessPolicy) -> serde_json::Value {
+    let (kind, id) = match holder {
+        PolicyHolder::Account(id) => ("account", id),
+        PolicyHolder::Key(id) => ("key", id),
+    };
+    json!({
+        kind: id,
+        "models": p.models,
+        "endpoints": p.endpoints,
+        "expires_at": p.expires_at.map(format_rfc3339),
+        "ips": p.networks,
+    })
+}
+
+fn print_policy(holder: &PolicyHolder, p: &AccessPolicy) {
+    let list = |v: &Option<Vec<String>>| v.as_ref().map_or("any".to_owned(), |v| v.join(","));
+    println!("{}", holder_name(holder));
+    println!("models      {}", list(&p.models));
+    println!("endpoints   {}", list(&p.endpoints));
+    println!(
+        "expires     {}",
+        p.expires_at.map_or("never".to_owned(), format_rfc3339)
+    );
+    println!("ips         {}", list(&p.networks));
+}
+
+/// A comma-separated list, trimmed, without empty items; at least one item.
+fn split_list(flag: &str, text: &str) -> Result<Vec<String>, String> {
+    let items: Vec<String> = text
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if items.is_empty() {
+        return Err(format!(
+            "--{flag} needs at least one item (`policy clear` removes a policy)"
+        ));
+    }
+    Ok(items)
+}
+
+fn parse_models(text: &str) -> Result<Vec<String>, String> {
+    split_list("models", text)
+}
+
+fn parse_endpoints(text: &str) -> Result<Vec<String>, String> {
+    let endpoints = split_list("endpoints", text)?;
+    if let Some(unknown) = endpoints
+        .iter()
+        .find(|e| !POLICY_ENDPOINTS.contains(&e.as_str()))
+    {
+        return Err(format!(
+            "--endpoints: {unknown:?} is not an endpoint; use {}",
+            POLICY_ENDPOINTS.join(", ")
+        ));
+    }
+    Ok(endpoints)
+}
+
+fn parse_networks(text: &str) -> Result<Vec<String>, String> {
+    let networks = split_list("ips", text)?;
+    for n in &networks {
+        n.parse::<Cidr>().map_err(|e| format!("--ips: {e}"))?;
+    }
+    Ok(networks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_are_checked_before_anything_is_written() {
+        assert_eq!(
+            parse_models(" a , b*,, "),
+            Ok(vec!["a".to_owned(), "b*".to_owned()])
+        );
+        assert!(parse_models(" , ").is_err());
+        assert!(parse_endpoints("embeddings,speech").is_ok());
+        assert!(parse_endpoints("embedding").is_err());
+        assert!(parse_networks("10.0.0.0/8, 2001:db8::/32, 192.0.2.1").is_ok());
+        assert!(parse_networks("10.0.0.0/40").is_err());
+    }
+}
