@@ -262,6 +262,7 @@ async fn policy_account(database_url: &str, tag: &str) -> Vec<String> {
         endpoints: Some(vec!["embeddings".into(), "speech".into()]),
         networks: Some(vec!["10.0.0.0/8".into(), "127.0.0.0/8".into()]),
         expires_at: Some(i64::MAX),
+        group: None,
     };
     store
         .set_policy(&tollgate_store::PolicyHolder::Key(key.id.clone()), &policy)

@@ -506,3 +506,82 @@ async fn networks_are_the_peer_unless_a_trusted_proxy_names_the_client() {
     assert_eq!(post(&gw, &key, None).await.status, 403);
     gw.stop().await;
 }
+
+#[tokio::test]
+async fn price_groups_scale_every_charge_and_the_ledger_says_so() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    gw.store
+        .set_price_group("gold", "0.5".parse().unwrap())
+        .await
+        .unwrap();
+    gw.store
+        .set_price_group("premium", "1.5".parse().unwrap())
+        .await
+        .unwrap();
+    let in_group = |group: &str| AccessPolicy {
+        group: Some(group.to_owned()),
+        ..AccessPolicy::default()
+    };
+    // List prices, an account in gold, and in it a key of its own in premium.
+    let (list, list_key) = gw.account("10").await;
+    let (gold, gold_key) = gw.account("10").await;
+    gw.store
+        .set_policy(&PolicyHolder::Account(gold.clone()), &in_group("gold"))
+        .await
+        .unwrap();
+    let premium_key = key_with(&gw, &gold, in_group("premium")).await;
+    let embed =
+        json!({"model": "text-embedding-3-large", "input": "The same words, three prices."});
+    for key in [&list_key, &gold_key, &premium_key] {
+        assert_eq!(
+            gw.post_json("/v1/embeddings", key, &embed).await.status,
+            200
+        );
+    }
+    gw.settled(&list).await;
+    gw.settled(&gold).await;
+    let charges =
+        |rows: Vec<tollgate_store::LedgerEntry>| -> Vec<(i64, Option<String>, Option<String>)> {
+            rows.into_iter()
+                .filter(|r| r.kind == tollgate_store::LedgerKind::Charge)
+                .map(|r| (-r.amount.nanos(), r.price_group, r.price_multiplier))
+                .collect()
+        };
+    let listed = charges(gw.store.ledger(&list).await.unwrap());
+    assert_eq!(listed.len(), 1);
+    let (list_price, group, multiplier) = listed[0].clone();
+    assert_eq!((group, multiplier), (None, None));
+    assert!(list_price > 0 && list_price % 2 == 0, "{list_price}");
+    let mut grouped = charges(gw.store.ledger(&gold).await.unwrap());
+    grouped.sort();
+    assert_eq!(
+        grouped,
+        vec![
+            (list_price / 2, Some("gold".into()), Some("0.5".into())),
+            (
+                list_price * 3 / 2,
+                Some("premium".into()),
+                Some("1.5".into())
+            ),
+        ]
+    );
+
+    // A video task holds, and will settle, at its group's prices, snapshot at submit.
+    let task = &family_requests()[3];
+    assert_eq!(
+        send(&gw, &list_key, task.1, &task.2, &task.3).await.status,
+        200
+    );
+    assert_eq!(
+        send(&gw, &gold_key, task.1, &task.2, &task.3).await.status,
+        200
+    );
+    let held = |id: String| {
+        let store = gw.store.clone();
+        async move { store.find_account(&id).await.unwrap().held.nanos() }
+    };
+    let (list_held, gold_held) = (held(list.clone()).await, held(gold.clone()).await);
+    assert!(list_held > 0);
+    assert_eq!(gold_held * 2, list_held);
+    gw.stop().await;
+}

@@ -32,9 +32,12 @@ pub enum Command {
     /// Manage API keys and balances.
     #[command(subcommand)]
     Keys(KeysCommand),
-    /// What an account or a key may call, from where, until when.
+    /// What an account or a key may call, from where, until when, in which price group.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Price groups (tiers): a multiplier on every list price.
+    #[command(subcommand)]
+    Groups(GroupsCommand),
     /// Configuration helpers.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -147,11 +150,32 @@ pub enum PolicyCommand {
         /// Client networks (CIDRs or addresses, IPv4 or IPv6), comma-separated.
         #[arg(long)]
         ips: Option<String>,
+        /// The price group (made with `groups set`); a key's overrides its account's.
+        #[arg(long)]
+        group: Option<String>,
     },
     /// Remove the whole policy of an account or a key.
     Clear {
         /// Account id or name, or a key id.
         target: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GroupsCommand {
+    /// List the price groups and their multipliers.
+    List {
+        /// Print one JSON document (multipliers as decimal strings).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create a price group, or change its multiplier.
+    Set {
+        /// The group's name.
+        name: String,
+        /// What every list price is multiplied by: 0.8 is 20 % off, 1.5 is 50 % more.
+        #[arg(long, allow_hyphen_values = true)]
+        multiplier: String,
     },
 }
 
@@ -177,6 +201,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::Serve(args) => crate::serve::serve(&cli.common, args).await,
         Command::Keys(command) => crate::keys::run(&cli.common, command).await,
         Command::Policy(command) => crate::policy::run(&cli.common, command).await,
+        Command::Groups(command) => crate::policy::groups(&cli.common, command).await,
         Command::Config(ConfigCommand::Default) => {
             print!("{}", tollgate_gateway::config::DEFAULT_CONFIG);
             Ok(())

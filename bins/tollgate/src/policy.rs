@@ -1,8 +1,9 @@
 //! `tollgate policy …`: access policies of accounts and keys (`docs/decisions.md`, "Access
 //! policies").
 
-use crate::cli::{Common, PolicyCommand, load_config, open_store};
+use crate::cli::{Common, GroupsCommand, PolicyCommand, load_config, open_store};
 use serde_json::json;
+use tollgate_billing::Decimal;
 use tollgate_gateway::clock::{format_rfc3339, parse_rfc3339};
 use tollgate_gateway::routes::POLICY_ENDPOINTS;
 use tollgate_store::{AccessPolicy, Cidr, PolicyChange, PolicyHolder, Store};
@@ -35,7 +36,14 @@ async fn execute(store: &Store, command: PolicyCommand) -> Result<(), String> {
             endpoints,
             expires,
             ips,
+            group,
         } => {
+            if let Some(group) = &group {
+                // A key must never point at a group that prices nothing.
+                store.price_group(group).await.map_err(|_| {
+                    format!("--group: no price group {group:?}; make it with `groups set`")
+                })?;
+            }
             let change = PolicyChange {
                 models: models.as_deref().map(parse_models).transpose()?,
                 endpoints: endpoints.as_deref().map(parse_endpoints).transpose()?,
@@ -44,10 +52,12 @@ async fn execute(store: &Store, command: PolicyCommand) -> Result<(), String> {
                     .map(|t| parse_rfc3339(t).map_err(|e| format!("--expires: {e}")))
                     .transpose()?,
                 networks: ips.as_deref().map(parse_networks).transpose()?,
+                group,
             };
             if change == PolicyChange::default() {
                 return Err(
-                    "nothing to set: pass --models, --endpoints, --expires or --ips".into(),
+                    "nothing to set: pass --models, --endpoints, --expires, --ips or --group"
+                        .into(),
                 );
             }
             let holder = store
@@ -95,6 +105,7 @@ fn policy_json(holder: &PolicyHolder, p: &AccessPolicy) -> serde_json::Value {
         "endpoints": p.endpoints,
         "expires_at": p.expires_at.map(format_rfc3339),
         "ips": p.networks,
+        "group": p.group,
     })
 }
 
@@ -108,6 +119,49 @@ fn print_policy(holder: &PolicyHolder, p: &AccessPolicy) {
         p.expires_at.map_or("never".to_owned(), format_rfc3339)
     );
     println!("ips         {}", list(&p.networks));
+    println!(
+        "group       {}",
+        p.group.as_deref().unwrap_or("none (list prices)")
+    );
+}
+
+pub async fn groups(common: &Common, command: GroupsCommand) -> Result<(), String> {
+    let config = load_config(common)?;
+    let store = open_store(&config, false).await?;
+    let result = execute_groups(&store, command).await;
+    store.close().await;
+    result
+}
+
+async fn execute_groups(store: &Store, command: GroupsCommand) -> Result<(), String> {
+    match command {
+        GroupsCommand::List { json } => {
+            let groups = store.price_groups().await.map_err(|e| e.to_string())?;
+            if json {
+                let list: Vec<_> = groups
+                    .iter()
+                    .map(|g| json!({"name": g.name, "multiplier": g.multiplier.to_string()}))
+                    .collect();
+                println!("{}", serde_json::Value::Array(list));
+            } else {
+                println!("{:<24} MULTIPLIER", "GROUP");
+                for g in groups {
+                    println!("{:<24} {}", g.name, g.multiplier);
+                }
+            }
+        }
+        GroupsCommand::Set { name, multiplier } => {
+            let multiplier: Decimal = multiplier.trim().parse().map_err(|_| {
+                format!("--multiplier: {multiplier:?} is not a decimal number such as 0.8 or 1.5")
+            })?;
+            store
+                .set_price_group(&name, multiplier)
+                .await
+                .map_err(|e| e.to_string())?;
+            println!("{name}: prices × {}", multiplier.normalize());
+        }
+    }
+    Ok(())
 }
 
 /// A comma-separated list, trimmed, without empty items; at least one item.

@@ -263,3 +263,42 @@ fn policy_set_show_and_clear_on_accounts_and_keys() {
             .contains("expires     never")
     );
 }
+
+#[test]
+fn groups_are_made_listed_and_assigned_by_name() {
+    let cli = Cli::new();
+    cli.ok(&["keys", "create", "--name", "g", "--balance", "1"]);
+    assert!(
+        cli.ok(&["groups", "set", "gold", "--multiplier", "0.80"])
+            .contains("× 0.8")
+    );
+    cli.ok(&["groups", "set", "premium", "--multiplier", "1.5"]);
+    cli.ok(&["groups", "set", "gold", "--multiplier", "0.75"]);
+    let listed: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["groups", "list", "--json"])).unwrap();
+    assert_eq!(
+        listed,
+        serde_json::json!([
+            {"name": "gold", "multiplier": "0.75"},
+            {"name": "premium", "multiplier": "1.5"},
+        ])
+    );
+    for (args, says) in [
+        (vec!["groups", "set", "x", "--multiplier", "-1"], "negative"),
+        (
+            vec!["groups", "set", "x", "--multiplier", "lots"],
+            "decimal",
+        ),
+        (
+            vec!["policy", "set", "g", "--group", "silver"],
+            "no price group",
+        ),
+    ] {
+        let (ok, _, stderr) = cli.run(&args);
+        assert!(!ok && stderr.contains(says), "{args:?}: {stderr}");
+    }
+    cli.ok(&["policy", "set", "g", "--group", "gold"]);
+    let shown: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["policy", "show", "g", "--json"])).unwrap();
+    assert_eq!(shown["group"], "gold");
+}

@@ -135,6 +135,59 @@ impl Tariff {
         }
     }
 
+    /// The same tariff with every unit price multiplied by `multiplier` — a price group's tier
+    /// (`docs/decisions.md`, "Price groups"). Ratios between tiers of one tariff (the
+    /// reference-video share) are not prices and stay. Exact: the charge of the scaled tariff is
+    /// `quantity × price × multiplier`, rounded up once, like any charge.
+    ///
+    /// Errors: [`BillingError::NegativePrice`] for a negative multiplier,
+    /// [`BillingError::Overflow`] if a scaled price is out of range.
+    ///
+    /// ```
+    /// use tollgate_billing::{Amount, Decimal, Tariff, Usage};
+    ///
+    /// let list = Tariff::Tokens { per_million_tokens: "0.02".parse()? };
+    /// let gold = list.scaled("0.75".parse()?)?;
+    /// assert_eq!(gold.charge(&Usage::Tokens(1_000))?, Amount::from_nanos(15_000));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn scaled(&self, multiplier: Decimal) -> Result<Tariff, BillingError> {
+        if multiplier < Decimal::ZERO {
+            return Err(BillingError::NegativePrice { price: multiplier });
+        }
+        let scale = |price: Decimal| price.checked_mul(multiplier).ok_or(BillingError::Overflow);
+        Ok(match *self {
+            Tariff::Characters {
+                per_million_characters,
+            } => Tariff::Characters {
+                per_million_characters: scale(per_million_characters)?,
+            },
+            Tariff::AudioSeconds { per_second } => Tariff::AudioSeconds {
+                per_second: scale(per_second)?,
+            },
+            Tariff::Tokens { per_million_tokens } => Tariff::Tokens {
+                per_million_tokens: scale(per_million_tokens)?,
+            },
+            Tariff::VideoTokens {
+                per_million_tokens,
+                reference_video_ratio,
+            } => Tariff::VideoTokens {
+                per_million_tokens: scale(per_million_tokens)?,
+                reference_video_ratio,
+            },
+            Tariff::VideoSeconds { per_second } => Tariff::VideoSeconds {
+                per_second: scale(per_second)?,
+            },
+            Tariff::TextTokens {
+                input_per_million_tokens,
+                output_per_million_tokens,
+            } => Tariff::TextTokens {
+                input_per_million_tokens: scale(input_per_million_tokens)?,
+                output_per_million_tokens: scale(output_per_million_tokens)?,
+            },
+        })
+    }
+
     /// Checks that no price or ratio is negative ([`BillingError::NegativePrice`]). Deserialization
     /// already refuses negative prices; this covers tariffs built in code.
     pub fn validate(&self) -> Result<(), BillingError> {
@@ -295,6 +348,46 @@ mod tests {
 
     fn dec(s: &str) -> Decimal {
         Decimal::from_str_exact(s).unwrap()
+    }
+
+    #[test]
+    fn a_scaled_tariff_charges_exactly_the_multiple_rounded_up_once() {
+        let text = Tariff::TextTokens {
+            input_per_million_tokens: dec("0.30"),
+            output_per_million_tokens: dec("2.50"),
+        };
+        let usage = Usage::TextTokens {
+            input: 1_234,
+            output: 567,
+        };
+        // (1234 × 0.30 + 567 × 2.50) / 1e6 = 0.0017877, × 1.5 = 0.00268155: exact.
+        let gold = text.scaled(dec("1.5")).unwrap().charge(&usage).unwrap();
+        assert_eq!(text.charge(&usage).unwrap(), Amount::from_nanos(1_787_700));
+        assert_eq!(gold, Amount::from_nanos(2_681_550));
+        // 3 tokens × 20 nanos × 0.333 = 19.98 nanos: rounded up once to 20, where rounding each
+        // token's 6.66 would give 21.
+        let tokens = Tariff::Tokens {
+            per_million_tokens: dec("0.02"),
+        };
+        let third = tokens.scaled(dec("0.333")).unwrap();
+        assert_eq!(
+            third.charge(&Usage::Tokens(3)).unwrap(),
+            Amount::from_nanos(20)
+        );
+        let video = Tariff::VideoTokens {
+            per_million_tokens: dec("2.4"),
+            reference_video_ratio: dec("0.6"),
+        };
+        assert_eq!(
+            video.scaled(dec("0.5")).unwrap(),
+            Tariff::VideoTokens {
+                per_million_tokens: dec("1.2"),
+                reference_video_ratio: dec("0.6"),
+            }
+        );
+        assert_eq!(text.scaled(Decimal::ONE).unwrap(), text);
+        assert!(text.scaled(dec("-1")).is_err());
+        assert!(text.scaled(Decimal::MAX).is_err());
     }
 
     #[test]

@@ -143,35 +143,35 @@ pub async fn authenticate(
 /// The access policies' rules that need no model: expiry (401, like an unknown key: the key no
 /// longer works), then the endpoint and the client's network (403).
 fn admit(principal: &Principal, ctx: &Context, family: Family, now: i64) -> Result<(), ApiError> {
-    for policy in &principal.policies {
-        if policy.expired(now) {
-            let mut e = ApiError::new(
-                ErrorKind::InvalidCredential,
-                match family {
-                    Family::Google => "API key expired. Please renew the API key.",
-                    _ => "This API key has expired",
-                },
-            );
-            e.code = Some("api_key_expired".into());
-            return Err(e);
-        }
-        if let Some(endpoint) = ctx.route.policy_endpoint()
-            && !policy.admits_endpoint(endpoint)
-        {
-            return Err(refused(
-                "endpoint_not_allowed",
-                format!("This API key may not call the {endpoint} endpoint"),
-            ));
-        }
-        if !policy.admits_client(ctx.client) {
-            let from = ctx
-                .client
-                .map_or_else(|| "an unknown address".to_owned(), |ip| ip.to_string());
-            return Err(refused(
-                "network_not_allowed",
-                format!("This API key may not be used from {from}"),
-            ));
-        }
+    let policies = &principal.policies;
+    // Expiry first, over both layers: a key that no longer works says so, whatever else.
+    if policies.iter().any(|p| p.expired(now)) {
+        let mut e = ApiError::new(
+            ErrorKind::InvalidCredential,
+            match family {
+                Family::Google => "API key expired. Please renew the API key.",
+                _ => "This API key has expired",
+            },
+        );
+        e.code = Some("api_key_expired".into());
+        return Err(e);
+    }
+    if let Some(endpoint) = ctx.route.policy_endpoint()
+        && !policies.iter().all(|p| p.admits_endpoint(endpoint))
+    {
+        return Err(refused(
+            "endpoint_not_allowed",
+            format!("This API key may not call the {endpoint} endpoint"),
+        ));
+    }
+    if !policies.iter().all(|p| p.admits_client(ctx.client)) {
+        let from = ctx
+            .client
+            .map_or_else(|| "an unknown address".to_owned(), |ip| ip.to_string());
+        return Err(refused(
+            "network_not_allowed",
+            format!("This API key may not be used from {from}"),
+        ));
     }
     Ok(())
 }

@@ -8,9 +8,9 @@ use crate::errors::{ApiError, ErrorKind};
 use crate::ledger::{ChargeMemo, Hold};
 use crate::state::State;
 use std::sync::Arc;
-use tollgate_billing::{Amount, Usage};
+use tollgate_billing::{Amount, Tariff, Usage};
 use tollgate_ledger::Refusal;
-use tollgate_store::Principal;
+use tollgate_store::{PriceGroup, Principal};
 
 /// With no locally known quantity, an upstream's figure is charged up to this many times the
 /// hold (`docs/decisions.md`, "Bounded settlement").
@@ -22,6 +22,10 @@ pub struct HeldCharge {
     state: Arc<State>,
     hold: Option<Hold>,
     entry: Arc<ModelEntry>,
+    /// The model's tariff as this caller pays it: times its price group's multiplier.
+    tariff: Tariff,
+    /// The caller's price group, for the ledger row.
+    price_group: Option<Arc<PriceGroup>>,
     key_id: String,
     request_id: String,
     /// The most a settlement may charge.
@@ -56,6 +60,17 @@ impl Basis {
     }
 }
 
+/// A model's tariff as `principal` pays it: scaled by its price group's multiplier
+/// (`docs/decisions.md`, "Price groups"); the list tariff without a group.
+pub fn tariff_for(principal: &Principal, list: &Tariff) -> Result<Tariff, ApiError> {
+    match &principal.price_group {
+        Some(group) => list
+            .scaled(group.multiplier)
+            .map_err(|e| ApiError::internal("pricing the request in its price group", e)),
+        None => Ok(list.clone()),
+    }
+}
+
 impl HeldCharge {
     /// Prices `estimate` with the model's tariff and holds that much of the caller's balance.
     /// A balance that does not cover it is a 429 `insufficient_quota`, before any upstream call.
@@ -72,8 +87,8 @@ impl HeldCharge {
         // The access policies' model rule: no hold, so no upstream call, for a model the key
         // may not use.
         crate::auth::admit_model(principal, &entry.public)?;
-        let amount = entry
-            .tariff
+        let tariff = tariff_for(principal, &entry.tariff)?;
+        let amount = tariff
             .charge(estimate)
             .map_err(|e| ApiError::internal("pricing the request", e))?;
         let hold = state
@@ -85,6 +100,8 @@ impl HeldCharge {
             state: state.clone(),
             hold: Some(hold),
             entry: entry.clone(),
+            tariff,
+            price_group: principal.price_group.clone().map(Arc::new),
             key_id: principal.key_id.clone(),
             request_id: request_id.to_owned(),
             bound: Amount::from_nanos(amount.nanos().saturating_mul(HOLD_MULTIPLE_BOUND)),
@@ -103,7 +120,7 @@ impl HeldCharge {
     /// Declares `usage` the most the request can justify (a locally known quantity with a
     /// tolerance): the upstream's figure is charged up to its price and no further.
     pub fn bounded_by(mut self, usage: &Usage) -> HeldCharge {
-        if let Ok(bound) = self.entry.tariff.charge(usage) {
+        if let Ok(bound) = self.tariff.charge(usage) {
             self.bound = bound.max(self.amount());
             self.bound_basis = "the locally measured quantity";
         }
@@ -123,7 +140,7 @@ impl HeldCharge {
             return Ok(Amount::ZERO);
         };
         let quantity = serde_json::to_string(usage).unwrap_or_default();
-        let (actual, anomaly) = match self.entry.tariff.charge(usage) {
+        let (actual, anomaly) = match self.tariff.charge(usage) {
             Ok(priced) if priced <= self.bound => (priced, None),
             Ok(priced) => (
                 self.bound,
@@ -152,6 +169,7 @@ impl HeldCharge {
             estimated: basis.estimated,
             note: basis.note,
             anomaly,
+            price_group: self.price_group.clone(),
         };
         let durable = hold.settle(actual, memo);
         self.state.metrics.hold_closed("settled");

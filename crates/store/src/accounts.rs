@@ -1,7 +1,7 @@
 //! Accounts and API keys.
 
 use crate::ids::{hash_secret, new_id, new_secret};
-use crate::policy::AccessPolicy;
+use crate::policy::{AccessPolicy, PriceGroup};
 use crate::{Store, StoreError, now_millis};
 use serde::Serialize;
 use tollgate_billing::Amount;
@@ -59,6 +59,8 @@ pub struct Principal {
     /// The access policies the request must pass: the account's, then the key's (empty ones
     /// left out).
     pub policies: Vec<AccessPolicy>,
+    /// The price group it pays in (its key's, else its account's); `None`: list prices.
+    pub price_group: Option<PriceGroup>,
 }
 
 /// Spending of one model, from the ledger.
@@ -254,14 +256,18 @@ impl Store {
                 )))
             }
             Some((key_id, account_id, account_name, _, _, account_policy, key_policy)) => {
+                let policies =
+                    crate::policy::layers(account_policy.as_deref(), key_policy.as_deref())?;
+                let price_group = match crate::policy::group_name(&policies) {
+                    Some(name) => Some(self.price_group(name).await?),
+                    None => None,
+                };
                 Ok(Some(Principal {
                     key_id,
                     account_id,
                     account_name,
-                    policies: crate::policy::layers(
-                        account_policy.as_deref(),
-                        key_policy.as_deref(),
-                    )?,
+                    policies,
+                    price_group,
                 }))
             }
         }

@@ -78,6 +78,8 @@ pub struct Settlement {
     pub note: Option<String>,
     /// What was refused of the upstream's figure, when the charge was capped.
     pub anomaly: Option<String>,
+    /// The price group the charge was priced in; `None`: list prices.
+    pub price_group: Option<crate::policy::PriceGroup>,
 }
 
 impl Settlement {
@@ -110,6 +112,12 @@ impl Settlement {
     /// Records that the charge was capped, and why.
     pub fn anomaly(mut self, anomaly: impl Into<String>) -> Settlement {
         self.anomaly = Some(anomaly.into());
+        self
+    }
+
+    /// Records the price group the charge was priced in.
+    pub fn price_group(mut self, group: Option<crate::policy::PriceGroup>) -> Settlement {
+        self.price_group = group;
         self
     }
 }
@@ -176,6 +184,10 @@ pub struct LedgerEntry {
     pub anomaly: Option<String>,
     /// Unix milliseconds.
     pub created_at: i64,
+    /// The price group the charge was priced in (`None`: list prices).
+    pub price_group: Option<String>,
+    /// That group's multiplier, a decimal string.
+    pub price_multiplier: Option<String>,
 }
 
 type LedgerRow = (
@@ -191,6 +203,8 @@ type LedgerRow = (
     i64,
     Option<String>,
     i64,
+    Option<String>,
+    Option<String>,
     Option<String>,
 );
 
@@ -275,7 +289,7 @@ impl Store {
     pub async fn ledger(&self, account_id: &str) -> Result<Vec<LedgerEntry>, StoreError> {
         let rows: Vec<LedgerRow> = sqlx::query_as(
             "SELECT id, kind, amount_nanos, balance_after_nanos, model, quantity, hold_id, task_id,
-                    request_id, estimated, note, created_at, anomaly
+                    request_id, estimated, note, created_at, anomaly, price_group, price_multiplier
              FROM ledger WHERE account_id = $1 ORDER BY created_at, id",
         )
         .bind(account_id)
@@ -297,6 +311,8 @@ impl Store {
                     note: r.10,
                     created_at: r.11,
                     anomaly: r.12,
+                    price_group: r.13,
+                    price_multiplier: r.14,
                 })
             })
             .collect()
@@ -422,8 +438,9 @@ pub(crate) async fn settle_hold(
     .await?;
     sqlx::query(
         "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model, quantity,
-                             hold_id, task_id, key_id, request_id, estimated, note, created_at, anomaly)
-         VALUES ($1, $2, 'charge', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+                             hold_id, task_id, key_id, request_id, estimated, note, created_at, anomaly,
+                             price_group, price_multiplier)
+         VALUES ($1, $2, 'charge', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
     )
     .bind(new_id("led"))
     .bind(&account_id)
@@ -439,6 +456,13 @@ pub(crate) async fn settle_hold(
     .bind(settlement.note)
     .bind(now)
     .bind(settlement.anomaly)
+    .bind(settlement.price_group.as_ref().map(|g| g.name.clone()))
+    .bind(
+        settlement
+            .price_group
+            .as_ref()
+            .map(|g| g.multiplier.to_string()),
+    )
     .execute(&mut *tx)
     .await?;
     Ok(Closed::Now)

@@ -8,6 +8,7 @@
 //! then account, everywhere, so that two replicas' batches and the expiry sweep cannot deadlock.
 
 use crate::ids::new_id;
+use crate::policy::PriceGroup;
 use crate::sql::{Col, Param, Statements};
 use crate::{Backend, Store, StoreError, now_millis};
 use std::collections::BTreeMap;
@@ -48,6 +49,9 @@ pub struct ChargeMemo {
     pub note: Option<String>,
     /// What was refused of the upstream's figure.
     pub anomaly: Option<String>,
+    /// The price group it was priced in, and its multiplier; `None`: list prices. Shared, to
+    /// keep a queued charge small.
+    pub price_group: Option<Arc<PriceGroup>>,
 }
 
 /// A lease operation.
@@ -136,7 +140,7 @@ pub struct JournalWriter {
     pub grant: GrantRule,
 }
 
-/// Rows per multi-row INSERT: 14 parameters each stays far below SQLite's and PostgreSQL's
+/// Rows per multi-row INSERT: 16 parameters each stays far below SQLite's and PostgreSQL's
 /// limits on bound parameters.
 const INSERT_CHUNK: usize = 256;
 
@@ -342,6 +346,15 @@ async fn write_charges<S: Statements>(
         balances_after[i] = *balance;
         *balance = balance.checked_add(c.amount.nanos()).ok_or_else(overflow)?;
     }
+    let multipliers: Vec<Option<String>> = charges
+        .iter()
+        .map(|c| {
+            c.memo
+                .price_group
+                .as_ref()
+                .map(|g| g.multiplier.to_string())
+        })
+        .collect();
     // Rows go in chunks of a power of two (256, 128, …, 1) so that only nine distinct INSERT
     // statements exist: each is prepared once per connection and then reused from the
     // statement cache, where a statement of every batch size would be parsed anew each time.
@@ -356,6 +369,7 @@ async fn write_charges<S: Statements>(
         let chunk = &charges[start..start + size];
         let mut params = Vec::with_capacity(chunk.len() * INSERT_COLUMNS);
         for (i, c) in chunk.iter().enumerate() {
+            let group = c.memo.price_group.as_ref();
             let negated = c.amount.nanos().checked_neg().ok_or_else(overflow)?;
             params.extend([
                 Param::Text(&ids[start + i]),
@@ -371,6 +385,8 @@ async fn write_charges<S: Statements>(
                 Param::Int(i64::from(c.memo.estimated)),
                 Param::OptText(c.memo.note.as_deref()),
                 Param::OptText(c.memo.anomaly.as_deref()),
+                Param::OptText(group.map(|g| g.name.as_str())),
+                Param::OptText(multipliers[start + i].as_deref()),
                 Param::Int(now),
             ]);
         }
@@ -419,6 +435,8 @@ async fn charge_batch_call<S: Statements>(
             "estimated": i64::from(c.memo.estimated),
             "note": c.memo.note,
             "anomaly": c.memo.anomaly,
+            "price_group": c.memo.price_group.as_ref().map(|g| &g.name),
+            "price_multiplier": c.memo.price_group.as_ref().map(|g| g.multiplier.to_string()),
         }));
         *after = after.checked_add(c.amount.nanos()).ok_or_else(overflow)?;
     }
@@ -488,13 +506,14 @@ async fn open_lease<S: Statements>(
 }
 
 /// Parameters per ledger row of [`insert_charges_sql`].
-const INSERT_COLUMNS: usize = 14;
+const INSERT_COLUMNS: usize = 16;
 
 /// The INSERT of `rows` charge rows.
 fn insert_charges_sql(rows: usize) -> String {
     let mut sql = String::from(
         "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model,
-             quantity, hold_id, lease_id, key_id, request_id, estimated, note, anomaly, created_at)
+             quantity, hold_id, lease_id, key_id, request_id, estimated, note, anomaly,
+             price_group, price_multiplier, created_at)
          VALUES ",
     );
     for i in 0..rows {

@@ -57,7 +57,7 @@ pub use ids::{hash_secret, new_id};
 pub use journal::{
     ChargeMemo, ChargeRow, GrantRule, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome,
 };
-pub use policy::{AccessPolicy, Cidr, PolicyChange, PolicyHolder, glob_matches};
+pub use policy::{AccessPolicy, Cidr, PolicyChange, PolicyHolder, PriceGroup, glob_matches};
 pub use tasks::{NewTask, Outcome, Poll, Task, TaskFilter, TaskState};
 
 use sqlite_journal::SqliteJournal;

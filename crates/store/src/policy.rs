@@ -8,6 +8,7 @@
 use crate::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
+use tollgate_billing::Decimal;
 
 /// What one account or key may do. An absent field does not restrict.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,6 +27,19 @@ pub struct AccessPolicy {
     /// Client networks (IPv4 and IPv6 CIDRs, or single addresses) requests may come from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub networks: Option<Vec<String>>,
+    /// The price group the holder pays in (a key's overrides its account's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+/// A price group (tier): a name and the multiplier of every price its keys pay
+/// (`docs/decisions.md`, "Price groups").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PriceGroup {
+    /// Its name.
+    pub name: String,
+    /// What every list price is multiplied by (1: list prices).
+    pub multiplier: Decimal,
 }
 
 impl AccessPolicy {
@@ -82,6 +96,9 @@ impl AccessPolicy {
         if let Some(networks) = &change.networks {
             self.networks = Some(networks.clone());
         }
+        if let Some(group) = &change.group {
+            self.group = Some(group.clone());
+        }
     }
 
     fn from_column(column: Option<&str>) -> Result<AccessPolicy, StoreError> {
@@ -113,6 +130,8 @@ pub struct PolicyChange {
     pub expires_at: Option<i64>,
     /// New allowed client networks.
     pub networks: Option<Vec<String>>,
+    /// New price group.
+    pub group: Option<String>,
 }
 
 /// An IP network: an address and how many leading bits of it count (`10.0.0.0/8`,
@@ -277,6 +296,73 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Creates a price group or changes its multiplier. Keys in it pay the new prices within
+    /// the key lookup's freshness (about a second); video tasks keep the prices of their submit.
+    pub async fn set_price_group(&self, name: &str, multiplier: Decimal) -> Result<(), StoreError> {
+        if name.trim().is_empty() {
+            return Err(StoreError::InvalidName("a price group needs a name".into()));
+        }
+        if multiplier < Decimal::ZERO {
+            return Err(StoreError::InvalidAmount(format!(
+                "a multiplier of {multiplier}: prices cannot be negative"
+            )));
+        }
+        let multiplier = multiplier.normalize().to_string();
+        let updated = sqlx::query("UPDATE price_groups SET multiplier = $1 WHERE name = $2")
+            .bind(&multiplier)
+            .bind(name)
+            .execute(self.writer())
+            .await?;
+        if updated.rows_affected() == 0 {
+            sqlx::query(
+                "INSERT INTO price_groups (name, multiplier, created_at) VALUES ($1, $2, $3)",
+            )
+            .bind(name)
+            .bind(&multiplier)
+            .bind(crate::now_millis())
+            .execute(self.writer())
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Every price group, by name.
+    pub async fn price_groups(&self) -> Result<Vec<PriceGroup>, StoreError> {
+        let rows: Vec<(String, String)> =
+            sqlx::query_as("SELECT name, multiplier FROM price_groups ORDER BY name")
+                .fetch_all(self.pool())
+                .await?;
+        rows.into_iter()
+            .map(|(name, multiplier)| group_of(name, &multiplier))
+            .collect()
+    }
+
+    /// One price group; `NotFound` when there is none of that name.
+    pub async fn price_group(&self, name: &str) -> Result<PriceGroup, StoreError> {
+        let row: Option<(String,)> =
+            sqlx::query_as("SELECT multiplier FROM price_groups WHERE name = $1")
+                .bind(name)
+                .fetch_optional(self.pool())
+                .await?;
+        let (multiplier,) =
+            row.ok_or_else(|| StoreError::NotFound(format!("price group {name:?}")))?;
+        group_of(name.to_owned(), &multiplier)
+    }
+}
+
+fn group_of(name: String, multiplier: &str) -> Result<PriceGroup, StoreError> {
+    let multiplier = multiplier
+        .parse()
+        .map_err(|e| StoreError::Corrupt(format!("price group {name}: multiplier: {e}")))?;
+    Ok(PriceGroup { name, multiplier })
+}
+
+/// The price group a principal pays in: its key's, else its account's.
+pub(crate) fn group_name(policies: &[AccessPolicy]) -> Option<&str> {
+    policies.iter().rev().find_map(|p| p.group.as_deref())
+}
+
 /// Reads the two stored policies of a principal: its account's, then its key's.
 pub(crate) fn layers(
     account: Option<&str>,
@@ -322,6 +408,7 @@ mod tests {
             endpoints: Some(vec!["speech".into()]),
             expires_at: Some(1_000),
             networks: None,
+            group: None,
         };
         assert!(p.admits_model("tts-1-hd") && p.admits_model("whisper-1"));
         assert!(!p.admits_model("text-embedding-3-small"));

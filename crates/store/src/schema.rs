@@ -170,6 +170,22 @@ const MIGRATIONS: &[Migration] = &[
             "ALTER TABLE api_keys ADD COLUMN policy TEXT",
         ],
     },
+    Migration {
+        version: 5,
+        name: "price groups",
+        statements: &[
+            // A price group (tier): every price of a key in it is multiplied by `multiplier`, a
+            // decimal string (`crate::policy::PriceGroup`). A key without one pays list prices.
+            "CREATE TABLE IF NOT EXISTS price_groups (
+                name TEXT PRIMARY KEY,
+                multiplier TEXT NOT NULL,
+                created_at BIGINT NOT NULL
+            )",
+            // The group and multiplier a charge was priced with (NULL: list prices).
+            "ALTER TABLE ledger ADD COLUMN price_group TEXT",
+            "ALTER TABLE ledger ADD COLUMN price_multiplier TEXT",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.
@@ -293,13 +309,14 @@ BEGIN
     END IF;
 
     INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model, quantity,
-        hold_id, lease_id, key_id, request_id, estimated, note, anomaly, created_at)
+        hold_id, lease_id, key_id, request_id, estimated, note, anomaly, price_group,
+        price_multiplier, created_at)
     SELECT c.id, c.account_id, 'charge', -c.charge, a.balance_nanos + c.later,
         c.model, c.quantity, c.hold_id, c.lease_id, c.key_id, c.request_id, c.estimated,
-        c.note, c.anomaly, now_ms
+        c.note, c.anomaly, c.price_group, c.price_multiplier, now_ms
     FROM jsonb_to_recordset(charges) AS c(id text, account_id text, charge bigint, later bigint,
         model text, quantity text, hold_id text, lease_id text, key_id text, request_id text,
-        estimated bigint, note text, anomaly text)
+        estimated bigint, note text, anomaly text, price_group text, price_multiplier text)
     JOIN accounts a ON a.id = c.account_id;
     GET DIAGNOSTICS charged = ROW_COUNT;
     RETURN charged;

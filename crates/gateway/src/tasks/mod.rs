@@ -20,7 +20,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tollgate_billing::{Amount, Tariff, Usage};
-use tollgate_store::{NewTask, Outcome, Poll, Principal, Settlement, Task, TaskState};
+use tollgate_store::{NewTask, Outcome, Poll, PriceGroup, Principal, Settlement, Task, TaskState};
 use tollgate_upstream::{HttpClient, UpstreamError};
 
 /// What is priced at submit and kept on the task row, so that a price change later never
@@ -41,6 +41,9 @@ pub struct Pricing {
     /// maximum).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_seconds: Option<u32>,
+    /// The price group `tariff` is scaled for (`None`: list prices), for the ledger row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_group: Option<PriceGroup>,
 }
 
 impl Pricing {
@@ -138,6 +141,10 @@ where
     Fut: Future<Output = Result<String, UpstreamError>> + Send,
 {
     crate::auth::admit_model(principal, &entry.public)?;
+    // The caller's price group, snapshot with the rest of the pricing.
+    let mut submission = submission;
+    submission.pricing.tariff = crate::charge::tariff_for(principal, &submission.pricing.tariff)?;
+    submission.pricing.price_group = principal.price_group.clone();
     let amount = submission
         .pricing
         .charge(&submission.pricing.estimate)
@@ -363,7 +370,9 @@ impl Observation {
                         )),
                     ),
                 };
-                let mut settlement = Settlement::new(actual).quantity(quantity);
+                let mut settlement = Settlement::new(actual)
+                    .quantity(quantity)
+                    .price_group(pricing.price_group.clone());
                 if let Some(anomaly) = anomaly {
                     tracing::warn!(anomaly, "task settlement capped");
                     settlement = settlement.anomaly(anomaly);

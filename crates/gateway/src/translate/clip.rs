@@ -55,6 +55,7 @@ pub fn pricing(
         resolution: valid.resolution.to_owned(),
         ratio: Some(valid.ratio.to_owned()),
         reference_seconds,
+        price_group: None,
     })
 }
 

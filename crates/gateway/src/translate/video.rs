@@ -23,6 +23,7 @@ pub fn pricing(valid: &Validated, tariff: &Tariff) -> Pricing {
         resolution: valid.resolution.clone(),
         ratio: valid.aspect_ratio.clone(),
         reference_seconds: None,
+        price_group: None,
     }
 }
 
