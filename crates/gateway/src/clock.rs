@@ -64,7 +64,11 @@ pub fn parse_rfc3339(text: &str) -> Result<i64, String> {
         Some(b'Z' | b'z') if i + 1 == b.len() => 0,
         Some(sign @ (b'+' | b'-')) if i + 6 == b.len() => {
             sep(i + 3, b":")?;
-            let minutes = num(i + 1..i + 3)? * 60 + num(i + 4..i + 6)?;
+            let (hours, minutes) = (num(i + 1..i + 3)?, num(i + 4..i + 6)?);
+            if hours > 23 || minutes > 59 {
+                return Err(bad());
+            }
+            let minutes = hours * 60 + minutes;
             if *sign == b'-' { -minutes } else { minutes }
         }
         _ => return Err(bad()),
@@ -148,6 +152,8 @@ mod tests {
             "2027-01-01T24:00:00Z",
             "2027-01-01T00:00:00+0800",
             "2027-01-01T00:00:00.Z",
+            "2027-01-01T00:00:00+08:60",
+            "2027-01-01T00:00:00+24:00",
             "tomorrow",
             "",
         ] {
