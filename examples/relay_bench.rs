@@ -260,7 +260,10 @@ async fn policy_account(database_url: &str, tag: &str) -> Vec<String> {
     let policy = tollgate_store::AccessPolicy {
         models: Some(vec!["text-embedding-*".into(), "tts-?".into()]),
         endpoints: Some(vec!["embeddings".into(), "speech".into()]),
-        networks: Some(vec!["10.0.0.0/8".into(), "127.0.0.0/8".into()]),
+        networks: Some(vec![
+            "10.0.0.0/8".parse().unwrap(),
+            "127.0.0.0/8".parse().unwrap(),
+        ]),
         expires_at: Some(i64::MAX),
         group: None,
     };

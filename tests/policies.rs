@@ -464,7 +464,10 @@ async fn an_expired_key_is_refused_but_a_stream_it_started_finishes() {
 #[tokio::test]
 async fn networks_are_the_peer_unless_a_trusted_proxy_names_the_client() {
     let networks = AccessPolicy {
-        networks: Some(vec!["10.0.0.0/8".into(), "2001:db8::/32".into()]),
+        networks: Some(vec![
+            "10.0.0.0/8".parse().unwrap(),
+            "2001:db8::/32".parse().unwrap(),
+        ]),
         ..AccessPolicy::default()
     };
     // No trusted proxy: the loopback peer is the client, whatever the header says.

@@ -110,15 +110,19 @@ fn policy_json(holder: &PolicyHolder, p: &AccessPolicy) -> serde_json::Value {
 }
 
 fn print_policy(holder: &PolicyHolder, p: &AccessPolicy) {
-    let list = |v: &Option<Vec<String>>| v.as_ref().map_or("any".to_owned(), |v| v.join(","));
+    let list = |v: Option<Vec<String>>| v.map_or("any".to_owned(), |v| v.join(","));
     println!("{}", holder_name(holder));
-    println!("models      {}", list(&p.models));
-    println!("endpoints   {}", list(&p.endpoints));
+    println!("models      {}", list(p.models.clone()));
+    println!("endpoints   {}", list(p.endpoints.clone()));
     println!(
         "expires     {}",
         p.expires_at.map_or("never".to_owned(), format_rfc3339)
     );
-    println!("ips         {}", list(&p.networks));
+    let networks = p
+        .networks
+        .as_ref()
+        .map(|n| n.iter().map(Cidr::to_string).collect());
+    println!("ips         {}", list(networks));
     println!(
         "group       {}",
         p.group.as_deref().unwrap_or("none (list prices)")
@@ -198,12 +202,11 @@ fn parse_endpoints(text: &str) -> Result<Vec<String>, String> {
     Ok(endpoints)
 }
 
-fn parse_networks(text: &str) -> Result<Vec<String>, String> {
-    let networks = split_list("ips", text)?;
-    for n in &networks {
-        n.parse::<Cidr>().map_err(|e| format!("--ips: {e}"))?;
-    }
-    Ok(networks)
+fn parse_networks(text: &str) -> Result<Vec<Cidr>, String> {
+    split_list("ips", text)?
+        .iter()
+        .map(|n| n.parse::<Cidr>().map_err(|e| format!("--ips: {e}")))
+        .collect()
 }
 
 #[cfg(test)]

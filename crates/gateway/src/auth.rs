@@ -146,21 +146,22 @@ fn admit(principal: &Principal, ctx: &Context, family: Family, now: i64) -> Resu
     let policies = &principal.policies;
     // Expiry first, over both layers: a key that no longer works says so, whatever else.
     if policies.iter().any(|p| p.expired(now)) {
-        let mut e = ApiError::new(
+        return Err(refused(
+            "expired",
             ErrorKind::InvalidCredential,
             match family {
                 Family::Google => "API key expired. Please renew the API key.",
                 _ => "This API key has expired",
-            },
-        );
-        e.code = Some("api_key_expired".into());
-        return Err(e);
+            }
+            .to_owned(),
+        ));
     }
     if let Some(endpoint) = ctx.route.policy_endpoint()
         && !policies.iter().all(|p| p.admits_endpoint(endpoint))
     {
         return Err(refused(
-            "endpoint_not_allowed",
+            "endpoint",
+            ErrorKind::Forbidden,
             format!("This API key may not call the {endpoint} endpoint"),
         ));
     }
@@ -169,7 +170,8 @@ fn admit(principal: &Principal, ctx: &Context, family: Family, now: i64) -> Resu
             .client
             .map_or_else(|| "an unknown address".to_owned(), |ip| ip.to_string());
         return Err(refused(
-            "network_not_allowed",
+            "network",
+            ErrorKind::Forbidden,
             format!("This API key may not be used from {from}"),
         ));
     }
@@ -178,37 +180,46 @@ fn admit(principal: &Principal, ctx: &Context, family: Family, now: i64) -> Resu
 
 /// The model rule of the access policies: `model` is the public name, aliases resolved.
 pub fn admit_model(principal: &Principal, model: &str) -> Result<(), ApiError> {
-    if principal.policies.iter().all(|p| p.admits_model(model)) {
+    if may_use_model(principal, model) {
         return Ok(());
     }
     let mut e = refused(
-        "model_not_allowed",
+        "model",
+        ErrorKind::Forbidden,
         format!("This API key may not use the model '{model}'"),
     );
     e.param = Some("model".into());
     Err(e)
 }
 
-/// Whether a key may see `model` in a model listing.
-pub fn lists_model(principal: &Principal, model: &str) -> bool {
+/// Whether the key's policies allow `model` (what a model listing shows it).
+pub fn may_use_model(principal: &Principal, model: &str) -> bool {
     principal.policies.iter().all(|p| p.admits_model(model))
 }
 
+/// Each access-policy rule: its name on `/metrics`, and the code its refusals carry.
+const POLICY_RULES: [(&str, &str); 4] = [
+    ("expired", "api_key_expired"),
+    ("endpoint", "endpoint_not_allowed"),
+    ("network", "network_not_allowed"),
+    ("model", "model_not_allowed"),
+];
+
 /// The access-policy rule behind an error, for `/metrics`; `None` for any other error.
 pub fn policy_rule(e: &ApiError) -> Option<&'static str> {
-    match e.code.as_deref()? {
-        "model_not_allowed" => Some("model"),
-        "endpoint_not_allowed" => Some("endpoint"),
-        "network_not_allowed" => Some("network"),
-        "api_key_expired" => Some("expired"),
-        _ => None,
-    }
+    let code = e.code.as_deref()?;
+    POLICY_RULES
+        .iter()
+        .find(|(_, c)| *c == code)
+        .map(|(rule, _)| *rule)
 }
 
-fn refused(code: &str, message: String) -> ApiError {
-    let mut e = ApiError::new(ErrorKind::Forbidden, message);
-    e.code = Some(code.to_owned());
-    e
+fn refused(rule: &str, kind: ErrorKind, message: String) -> ApiError {
+    let code = POLICY_RULES
+        .iter()
+        .find(|(r, _)| *r == rule)
+        .map_or("access_denied", |(_, code)| code);
+    ApiError::new(kind, message).code(code)
 }
 
 /// The client's address. The connection's peer, unless it is one of `trusted` proxies: then

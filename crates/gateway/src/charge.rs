@@ -101,7 +101,7 @@ impl HeldCharge {
             hold: Some(hold),
             entry: entry.clone(),
             tariff,
-            price_group: principal.price_group.clone().map(Arc::new),
+            price_group: principal.price_group.clone(),
             key_id: principal.key_id.clone(),
             request_id: request_id.to_owned(),
             bound: Amount::from_nanos(amount.nanos().saturating_mul(HOLD_MULTIPLE_BOUND)),

@@ -94,7 +94,7 @@ pub struct ServerConfig {
     /// Proxies (CIDRs or addresses) whose `X-Forwarded-For` is believed when an access policy
     /// restricts client networks (`docs/decisions.md`, "Access policies"). Empty: the
     /// connection's peer is the client.
-    pub trusted_proxies: Vec<String>,
+    pub trusted_proxies: Vec<tollgate_store::Cidr>,
 }
 
 impl Default for ServerConfig {
@@ -121,21 +121,8 @@ impl ServerConfig {
         std::time::Duration::from_secs(self.body_pause_timeout_seconds)
     }
 
-    /// `trusted_proxies`, parsed (`check` refused a configuration with a bad entry).
-    pub fn trusted_proxies(&self) -> std::sync::Arc<[tollgate_store::Cidr]> {
-        self.trusted_proxies
-            .iter()
-            .filter_map(|p| p.parse().ok())
-            .collect()
-    }
-
     /// The checks `Config::parse` runs.
     fn check(&self) -> Result<(), String> {
-        for proxy in &self.trusted_proxies {
-            proxy
-                .parse::<tollgate_store::Cidr>()
-                .map_err(|e| format!("server.trusted_proxies: {e}"))?;
-        }
         for (name, value) in [
             (
                 "header_read_timeout_seconds",
@@ -534,6 +521,15 @@ mod tests {
         for (name, model) in &config.models {
             assert!(model.price.validate().is_ok(), "{name}");
         }
+    }
+
+    #[test]
+    fn trusted_proxies_are_networks() {
+        let config =
+            Config::parse("[server]\ntrusted_proxies = [\"10.0.0.0/8\", \"::1\"]").unwrap();
+        assert_eq!(config.server.trusted_proxies.len(), 2);
+        let bad = Config::parse("[server]\ntrusted_proxies = [\"10.0.0.0/40\"]");
+        assert!(bad.is_err_and(|e| e.to_string().contains("prefix length")));
     }
 
     #[test]

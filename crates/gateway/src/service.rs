@@ -37,7 +37,7 @@ pub struct Gateway {
 impl Gateway {
     /// A gateway over `state`.
     pub fn new(state: Arc<State>) -> Gateway {
-        let trusted_proxies = state.server.trusted_proxies();
+        let trusted_proxies = state.server.trusted_proxies.as_slice().into();
         Gateway {
             state,
             ops_only: false,

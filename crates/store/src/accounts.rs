@@ -4,6 +4,7 @@ use crate::ids::{hash_secret, new_id, new_secret};
 use crate::policy::{AccessPolicy, PriceGroup};
 use crate::{Store, StoreError, now_millis};
 use serde::Serialize;
+use std::sync::Arc;
 use tollgate_billing::Amount;
 
 /// An account: the owner of a balance and of one or more keys.
@@ -60,7 +61,7 @@ pub struct Principal {
     /// left out).
     pub policies: Vec<AccessPolicy>,
     /// The price group it pays in (its key's, else its account's); `None`: list prices.
-    pub price_group: Option<PriceGroup>,
+    pub price_group: Option<Arc<PriceGroup>>,
 }
 
 /// Spending of one model, from the ledger.
@@ -259,7 +260,7 @@ impl Store {
                 let policies =
                     crate::policy::layers(account_policy.as_deref(), key_policy.as_deref())?;
                 let price_group = match crate::policy::group_name(&policies) {
-                    Some(name) => Some(self.price_group(name).await?),
+                    Some(name) => Some(Arc::new(self.price_group(name).await?)),
                     None => None,
                 };
                 Ok(Some(Principal {

@@ -146,8 +146,9 @@ const INSERT_CHUNK: usize = 256;
 
 impl Store {
     /// Writes `entries` in one transaction, in order: each run of consecutive charges together
-    /// ([`write_charges`]), each lease operation as its own statements. Returns one outcome per lease operation, in order. On error nothing is
-    /// written; the caller retries the whole batch.
+    /// ([`write_charges`]), each lease operation as its own statements. Returns one outcome per
+    /// lease operation, in order. On error nothing is written; the caller retries the whole
+    /// batch.
     ///
     /// On an SQLite file the batch is written by the journal thread
     /// ([`crate::sqlite_journal`]); otherwise through the writer pool.
@@ -299,8 +300,9 @@ async fn write_charges<S: Statements>(
         *total = total.checked_add(c.amount.nanos()).ok_or_else(overflow)?;
     }
     let ids: Vec<String> = charges.iter().map(|_| new_id("led")).collect();
+    let later = later_in_batch(charges)?;
     if backend == Backend::Postgres {
-        return charge_batch_call(db, charges, &from_leases, &per_account, &ids, now).await;
+        return charge_batch_call(db, charges, &from_leases, &per_account, &ids, &later, now).await;
     }
     let mut leased_off: BTreeMap<String, i64> = BTreeMap::new();
     for (lease, share) in &from_leases {
@@ -323,8 +325,8 @@ async fn write_charges<S: Statements>(
         let off = leased_off.entry(account).or_default();
         *off = off.checked_add(taken).ok_or_else(overflow)?;
     }
-    // The balance after each row: the account's final balance, walked back over later rows.
-    let mut after: BTreeMap<String, i64> = BTreeMap::new();
+    // The account's final balance, from which each row's balance_after is worked out.
+    let mut after: BTreeMap<&str, i64> = BTreeMap::new();
     for (account, total) in &per_account {
         let off = leased_off.get(*account).copied().unwrap_or(0);
         let row = db
@@ -334,17 +336,14 @@ async fn write_charges<S: Statements>(
                 &[Param::Int(*total), Param::Int(off), Param::Text(account)],
                 &[Col::Int],
             )
-            .await?;
-        match row {
-            Some(row) => after.insert((*account).to_owned(), row.int(0)?),
-            None => return Err(StoreError::NotFound(format!("account {account}"))),
-        };
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("account {account}")))?;
+        after.insert(account, row.int(0)?);
     }
-    let mut balances_after = vec![0i64; charges.len()];
-    for (i, c) in charges.iter().enumerate().rev() {
-        let balance = after.entry(c.account_id.clone()).or_default();
-        balances_after[i] = *balance;
-        *balance = balance.checked_add(c.amount.nanos()).ok_or_else(overflow)?;
+    let mut balances_after = Vec::with_capacity(charges.len());
+    for (c, later) in charges.iter().zip(&later) {
+        let last = after.get(c.account_id.as_str()).copied().unwrap_or(0);
+        balances_after.push(last.checked_add(*later).ok_or_else(overflow)?);
     }
     let multipliers: Vec<Option<String>> = charges
         .iter()
@@ -397,16 +396,30 @@ async fn write_charges<S: Statements>(
     Ok(())
 }
 
+/// Each row's `later`: what the rows after it in the batch charge its account. A row's
+/// `balance_after` is its account's balance once the whole batch is paid, plus its `later`.
+fn later_in_batch(charges: &[&ChargeRow]) -> Result<Vec<i64>, StoreError> {
+    let mut sums: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut later = vec![0; charges.len()];
+    for (i, c) in charges.iter().enumerate().rev() {
+        let sum = sums.entry(c.account_id.as_str()).or_default();
+        later[i] = *sum;
+        *sum = sum.checked_add(c.amount.nanos()).ok_or_else(overflow)?;
+    }
+    Ok(later)
+}
+
 /// A run of charges on PostgreSQL: one call of `tollgate_charge_batch_v1` (`crate::schema` says
 /// what it does). Everything that needs no row of the database is worked out here, where it is
-/// cheap — each account's total, and each row's `later` (the charges after it in the batch, for
-/// its `balance_after`) — and passed as JSON: sqlx's `Any` driver binds no arrays.
+/// cheap — each account's total, each row's `later` — and passed as JSON: sqlx's `Any` driver
+/// binds no arrays.
 async fn charge_batch_call<S: Statements>(
     db: &mut S,
     charges: &[&ChargeRow],
     from_leases: &BTreeMap<&str, i64>,
     per_account: &BTreeMap<&str, i64>,
     ids: &[String],
+    later: &[i64],
     now: i64,
 ) -> Result<(), StoreError> {
     let shares: Vec<serde_json::Value> = from_leases
@@ -417,15 +430,13 @@ async fn charge_batch_call<S: Statements>(
         .iter()
         .map(|(id, total)| serde_json::json!({"id": id, "total": total}))
         .collect();
-    let mut later: BTreeMap<&str, i64> = BTreeMap::new();
     let mut rows = Vec::with_capacity(charges.len());
-    for (c, id) in charges.iter().zip(ids).rev() {
-        let after = later.entry(c.account_id.as_str()).or_default();
+    for ((c, id), later) in charges.iter().zip(ids).zip(later) {
         rows.push(serde_json::json!({
             "id": id,
             "account_id": c.account_id,
             "charge": c.amount.nanos(),
-            "later": *after,
+            "later": later,
             "model": c.memo.model,
             "quantity": c.memo.quantity,
             "hold_id": c.hold_id,
@@ -438,7 +449,6 @@ async fn charge_batch_call<S: Statements>(
             "price_group": c.memo.price_group.as_ref().map(|g| &g.name),
             "price_multiplier": c.memo.price_group.as_ref().map(|g| g.multiplier.to_string()),
         }));
-        *after = after.checked_add(c.amount.nanos()).ok_or_else(overflow)?;
     }
     let [shares, totals, rows] =
         [shares, totals, rows].map(|v| serde_json::Value::from(v).to_string());

@@ -24,9 +24,10 @@ pub struct AccessPolicy {
     /// Unix milliseconds after which the holder's requests are refused as an expired key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<i64>,
-    /// Client networks (IPv4 and IPv6 CIDRs, or single addresses) requests may come from.
+    /// Client networks (IPv4 and IPv6 CIDRs, or single addresses) requests may come from;
+    /// parsed when the key is read, not per request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub networks: Option<Vec<String>>,
+    pub networks: Option<Vec<Cidr>>,
     /// The price group the holder pays in (a key's overrides its account's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
@@ -71,9 +72,7 @@ impl AccessPolicy {
         let Some(client) = client else {
             return false;
         };
-        networks
-            .iter()
-            .any(|n| n.parse::<Cidr>().is_ok_and(|cidr| cidr.contains(client)))
+        networks.iter().any(|cidr| cidr.contains(client))
     }
 
     /// Whether the policy has expired at `now` (Unix milliseconds).
@@ -129,14 +128,16 @@ pub struct PolicyChange {
     /// New expiry, Unix milliseconds.
     pub expires_at: Option<i64>,
     /// New allowed client networks.
-    pub networks: Option<Vec<String>>,
+    pub networks: Option<Vec<Cidr>>,
     /// New price group.
     pub group: Option<String>,
 }
 
 /// An IP network: an address and how many leading bits of it count (`10.0.0.0/8`,
-/// `2001:db8::/32`); a bare address is the network of that address alone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// `2001:db8::/32`); a bare address is the network of that address alone. Stored and shown as
+/// it is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct Cidr {
     addr: IpAddr,
     prefix: u8,
@@ -196,6 +197,31 @@ impl std::str::FromStr for Cidr {
                 .ok_or_else(|| format!("{s:?}: the prefix length must be 0 to {max}"))?,
         };
         Ok(Cidr { addr, prefix })
+    }
+}
+
+impl std::fmt::Display for Cidr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let full = if self.addr.is_ipv4() { 32 } else { 128 };
+        if self.prefix == full {
+            write!(f, "{}", self.addr)
+        } else {
+            write!(f, "{}/{}", self.addr, self.prefix)
+        }
+    }
+}
+
+impl TryFrom<String> for Cidr {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Cidr, String> {
+        text.parse()
+    }
+}
+
+impl From<Cidr> for String {
+    fn from(cidr: Cidr) -> String {
+        cidr.to_string()
     }
 }
 
@@ -294,9 +320,7 @@ impl Store {
         }
         Ok(())
     }
-}
 
-impl Store {
     /// Creates a price group or changes its multiplier. Keys in it pay the new prices within
     /// the key lookup's freshness (about a second); video tasks keep the prices of their submit.
     pub async fn set_price_group(&self, name: &str, multiplier: Decimal) -> Result<(), StoreError> {
@@ -308,22 +332,15 @@ impl Store {
                 "a multiplier of {multiplier}: prices cannot be negative"
             )));
         }
-        let multiplier = multiplier.normalize().to_string();
-        let updated = sqlx::query("UPDATE price_groups SET multiplier = $1 WHERE name = $2")
-            .bind(&multiplier)
-            .bind(name)
-            .execute(self.writer())
-            .await?;
-        if updated.rows_affected() == 0 {
-            sqlx::query(
-                "INSERT INTO price_groups (name, multiplier, created_at) VALUES ($1, $2, $3)",
-            )
-            .bind(name)
-            .bind(&multiplier)
-            .bind(crate::now_millis())
-            .execute(self.writer())
-            .await?;
-        }
+        sqlx::query(
+            "INSERT INTO price_groups (name, multiplier, created_at) VALUES ($1, $2, $3)
+             ON CONFLICT (name) DO UPDATE SET multiplier = excluded.multiplier",
+        )
+        .bind(name)
+        .bind(multiplier.normalize().to_string())
+        .bind(crate::now_millis())
+        .execute(self.writer())
+        .await?;
         Ok(())
     }
 
@@ -443,7 +460,7 @@ mod tests {
             assert!(bad.parse::<Cidr>().is_err(), "{bad}");
         }
         let p = AccessPolicy {
-            networks: Some(vec!["10.0.0.0/8".into(), "2001:db8::/32".into()]),
+            networks: Some(vec![net("10.0.0.0/8"), net("2001:db8::/32")]),
             ..AccessPolicy::default()
         };
         assert!(p.admits_client(Some(ip("10.9.9.9"))));

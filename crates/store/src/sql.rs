@@ -73,16 +73,6 @@ pub(crate) trait Statements {
     ) -> Result<Option<Row>, StoreError>;
 }
 
-fn read_any_row(row: &sqlx::any::AnyRow, columns: &[Col]) -> Result<Row, sqlx::Error> {
-    use sqlx::Row as _;
-    Row::read(columns, |i, col| -> Result<Cell, sqlx::Error> {
-        Ok(match col {
-            Col::Int => Cell::Int(row.try_get::<i64, _>(i)?),
-            Col::Text => Cell::Text(row.try_get::<String, _>(i)?),
-        })
-    })
-}
-
 fn bind<'q>(
     mut query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
     params: &[Param<'_>],
@@ -109,10 +99,17 @@ impl Statements for sqlx::AnyConnection {
         params: &[Param<'_>],
         columns: &[Col],
     ) -> Result<Option<Row>, StoreError> {
+        use sqlx::Row as _;
         let query = bind(sqlx::query(sqlx::AssertSqlSafe(sql)), params);
         let Some(row) = query.fetch_optional(&mut *self).await? else {
             return Ok(None);
         };
-        Ok(Some(read_any_row(&row, columns)?))
+        let row = Row::read(columns, |i, col| -> Result<Cell, sqlx::Error> {
+            Ok(match col {
+                Col::Int => Cell::Int(row.try_get::<i64, _>(i)?),
+                Col::Text => Cell::Text(row.try_get::<String, _>(i)?),
+            })
+        })?;
+        Ok(Some(row))
     }
 }

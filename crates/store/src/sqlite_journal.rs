@@ -185,18 +185,15 @@ impl Statements for Thread<'_> {
         let Some(row) = rows.next()? else {
             return Ok(None);
         };
+        let read = Row::read(columns, |i, col| -> Result<Cell, rusqlite::Error> {
+            Ok(match col {
+                Col::Int => Cell::Int(row.get::<_, i64>(i)?),
+                Col::Text => Cell::Text(row.get::<_, String>(i)?),
+            })
+        })?;
         // A `RETURNING` statement has done its work on the first step; the rest is dropped.
-        Ok(Some(read_sqlite_row(row, columns)?))
+        Ok(Some(read))
     }
-}
-
-fn read_sqlite_row(row: &rusqlite::Row<'_>, columns: &[Col]) -> Result<Row, rusqlite::Error> {
-    Row::read(columns, |i, col| -> Result<Cell, rusqlite::Error> {
-        Ok(match col {
-            Col::Int => Cell::Int(row.get::<_, i64>(i)?),
-            Col::Text => Cell::Text(row.get::<_, String>(i)?),
-        })
-    })
 }
 
 #[cfg(test)]

@@ -281,7 +281,7 @@ pub async fn list_models(
         .catalog
         .models()
         .into_iter()
-        .filter(|m| m.kind == ModelKind::NativeText && auth::lists_model(&principal, &m.public))
+        .filter(|m| m.kind == ModelKind::NativeText && auth::may_use_model(&principal, &m.public))
         .map(|m| translate::model_object(m, limits_of(m).as_ref()))
         .collect();
     Ok(body::json_response(

@@ -59,7 +59,7 @@ pub async fn list_models(
         .filter(|name| {
             catalog
                 .lookup(name)
-                .is_some_and(|entry| auth::lists_model(&principal, &entry.public))
+                .is_some_and(|entry| auth::may_use_model(&principal, &entry.public))
         })
         .map(model_object)
         .collect();

@@ -144,7 +144,7 @@ where
     // The caller's price group, snapshot with the rest of the pricing.
     let mut submission = submission;
     submission.pricing.tariff = crate::charge::tariff_for(principal, &submission.pricing.tariff)?;
-    submission.pricing.price_group = principal.price_group.clone();
+    submission.pricing.price_group = principal.price_group.as_deref().cloned();
     let amount = submission
         .pricing
         .charge(&submission.pricing.estimate)
