@@ -45,6 +45,44 @@ pub enum Command {
     Sim(SimArgs),
     /// Check every money invariant; exits 1 naming each violation.
     Audit(AuditArgs),
+    /// The usage log: requests and tasks, listed or totalled.
+    Usage(UsageArgs),
+}
+
+#[derive(Debug, Args, Default)]
+pub struct UsageArgs {
+    /// Only this account (its id, name, or one of its keys' ids).
+    #[arg(long)]
+    pub account: Option<String>,
+    /// Only this key (its id).
+    #[arg(long)]
+    pub key: Option<String>,
+    /// Only this public model.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Only this endpoint (embeddings, speech, t2a, transcriptions, speech_to_text, clip_tasks,
+    /// video_generations, native, chat, responses).
+    #[arg(long)]
+    pub endpoint: Option<String>,
+    /// From this time on: RFC 3339 (2026-11-24T08:00:00Z) or a UTC date (2026-11-24).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Before this time: RFC 3339 or a UTC date.
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Totals per day, hour, model, key, endpoint or account (each split by meter) instead of
+    /// the records.
+    #[arg(long, value_name = "day|hour|model|key|endpoint|account")]
+    pub group_by: Option<String>,
+    /// The most records listed, newest first (not used with --group-by).
+    #[arg(long, default_value_t = 100)]
+    pub limit: u32,
+    /// Print one JSON document (amounts as decimal strings).
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV with a header row.
+    #[arg(long)]
+    pub csv: bool,
 }
 
 #[derive(Debug, Args, Default)]
@@ -208,6 +246,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Sim(args) => crate::serve::sim(args).await,
         Command::Audit(args) => crate::audit::run(&cli.common, args).await,
+        Command::Usage(args) => crate::usage::run(&cli.common, args).await,
     }
 }
 

@@ -7,6 +7,7 @@ mod cli;
 mod keys;
 mod policy;
 mod serve;
+mod usage;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -63,6 +63,10 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     );
     tokio::task::spawn_blocking(tollgate_gateway::tokens::warm_up);
     let sweeper = tokio::spawn(sweep_stale_holds(store.clone()));
+    let pruner = tokio::spawn(tollgate_gateway::usage::prune(
+        store.clone(),
+        config.usage.retention_days,
+    ));
     // Pollers and the task sweeper; a restarted replica picks up every task in flight.
     let task_workers = if config.tasks.workers {
         tollgate_gateway::tasks::worker::spawn(&state)
@@ -90,6 +94,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     .await;
 
     sweeper.abort();
+    pruner.abort();
     for worker in task_workers {
         worker.abort();
     }

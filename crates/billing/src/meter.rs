@@ -118,6 +118,26 @@ impl Usage {
             Usage::TextTokens { .. } => Meter::TextTokens,
         }
     }
+
+    /// How many units of its meter this usage counts: for text generation, input and output
+    /// tokens together (the usage log's `units`, summed per meter).
+    ///
+    /// ```
+    /// use tollgate_billing::Usage;
+    ///
+    /// assert_eq!(Usage::TextTokens { input: 12, output: 30 }.units(), 42);
+    /// assert_eq!(Usage::AudioSeconds(3).units(), 3);
+    /// ```
+    pub const fn units(&self) -> u64 {
+        match *self {
+            Usage::Characters(n)
+            | Usage::AudioSeconds(n)
+            | Usage::Tokens(n)
+            | Usage::VideoSeconds(n)
+            | Usage::VideoTokens { tokens: n, .. } => n,
+            Usage::TextTokens { input, output } => input.saturating_add(output),
+        }
+    }
 }
 
 /// Unicode blocks whose characters count 2 for speech synthesis (SPEC §8 rule 1: "each Chinese,

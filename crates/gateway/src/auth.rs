@@ -122,6 +122,7 @@ pub async fn authenticate(
             let span = tracing::Span::current();
             span.record("account", principal.account_name.as_str());
             span.record("key", principal.key_id.as_str());
+            crate::usage::note_principal(&principal);
             admit(&principal, ctx, family, now_millis())?;
             Ok(principal)
         }

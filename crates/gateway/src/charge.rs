@@ -7,6 +7,7 @@ use crate::catalog::ModelEntry;
 use crate::errors::{ApiError, ErrorKind};
 use crate::ledger::{ChargeMemo, Hold};
 use crate::state::State;
+use crate::usage::{self, Recorder};
 use std::sync::Arc;
 use tollgate_billing::{Amount, Tariff, Usage};
 use tollgate_ledger::Refusal;
@@ -32,6 +33,9 @@ pub struct HeldCharge {
     bound: Amount,
     /// How the bound came about, for the anomaly note.
     bound_basis: &'static str,
+    /// The request's usage record, written with the charge (or, released, when the last of
+    /// the request lets go of it).
+    usage: Option<Recorder>,
 }
 
 /// How a settlement came about, for the ledger row.
@@ -84,6 +88,7 @@ impl HeldCharge {
         request_id: &str,
     ) -> Result<HeldCharge, ApiError> {
         tracing::Span::current().record("model", entry.public.as_str());
+        usage::note(|record| record.model = Some(entry.public.clone()));
         // The access policies' model rule: no hold, so no upstream call, for a model the key
         // may not use.
         crate::auth::admit_model(principal, &entry.public)?;
@@ -91,6 +96,7 @@ impl HeldCharge {
         let amount = tariff
             .charge(estimate)
             .map_err(|e| ApiError::internal("pricing the request", e))?;
+        usage::note(|record| record.hold = amount);
         let hold = state
             .ledger
             .hold(&principal.account_id, amount)
@@ -106,6 +112,7 @@ impl HeldCharge {
             request_id: request_id.to_owned(),
             bound: Amount::from_nanos(amount.nanos().saturating_mul(HOLD_MULTIPLE_BOUND)),
             bound_basis: "twice the hold",
+            usage: Recorder::current(),
         })
     }
 
@@ -161,6 +168,10 @@ impl HeldCharge {
             tracing::warn!(model = %self.entry.public, hold = %hold.id(), anomaly, "settlement capped");
             self.state.metrics.settlement_anomaly(&self.entry.public);
         }
+        let record = self.usage.as_ref().and_then(|recorder| {
+            let note = basis.note.as_deref().or(anomaly.as_deref());
+            recorder.settled(usage, actual, basis.estimated, note)
+        });
         let memo = ChargeMemo {
             model: self.entry.public.clone(),
             quantity: Some(quantity),
@@ -171,7 +182,7 @@ impl HeldCharge {
             anomaly,
             price_group: self.price_group.clone(),
         };
-        let durable = hold.settle(actual, memo);
+        let durable = hold.settle(actual, memo, record);
         self.state.metrics.hold_closed("settled");
         tracing::Span::current().record("charge", tracing::field::display(actual));
         if !durable.wait().await {

@@ -50,6 +50,9 @@ pub struct Config {
     /// Links to finished videos.
     #[serde(default)]
     pub media: MediaConfig,
+    /// The usage log.
+    #[serde(default)]
+    pub usage: UsageConfig,
     /// Configured upstreams.
     #[serde(default)]
     pub channels: Vec<ChannelConfig>,
@@ -145,6 +148,20 @@ impl ServerConfig {
             return Err("server.http2_max_concurrent_streams must be at least 1".into());
         }
         Ok(())
+    }
+}
+
+/// The usage log (`docs/decisions.md`, "The usage log").
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UsageConfig {
+    /// Days a usage record is kept; 0 keeps them forever. Ledger rows are never pruned.
+    pub retention_days: u64,
+}
+
+impl Default for UsageConfig {
+    fn default() -> Self {
+        UsageConfig { retention_days: 90 }
     }
 }
 

@@ -22,7 +22,9 @@ use tollgate_ledger::{
     Policy, Refusal, RenewAnswer, Resolved, Ticket,
 };
 pub use tollgate_store::ChargeMemo;
-use tollgate_store::{ChargeRow, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome, Store};
+use tollgate_store::{
+    ChargeRow, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome, Store, UsageRecord,
+};
 
 /// The most entries one transaction carries.
 const MAX_BATCH: usize = 4096;
@@ -63,6 +65,7 @@ struct Inner {
 struct Stats {
     batches: AtomicU64,
     charges: AtomicU64,
+    usage_records: AtomicU64,
     lease_ops: AtomicU64,
     failed_batches: AtomicU64,
     expired_leases: AtomicU64,
@@ -71,7 +74,14 @@ struct Stats {
 /// What the writer task is asked to do.
 #[derive(Debug)]
 enum Job {
-    Charge(Box<ChargeRow>, Option<oneshot::Sender<()>>),
+    /// A charge, with the request's usage record when it has one.
+    Charge(
+        Box<ChargeRow>,
+        Option<Box<UsageRecord>>,
+        Option<oneshot::Sender<()>>,
+    ),
+    /// A usage record of a request that was not charged.
+    Usage(Box<UsageRecord>),
     Credit(CreditRequest),
     Renew {
         account: String,
@@ -178,8 +188,13 @@ impl Hold {
 
     /// Closes the hold with a charge of `amount` (the remainder returns to the lease) and queues
     /// the ledger row; the hold is closed when this returns, whatever happens to the future that
-    /// awaits the [`Durable`].
-    pub fn settle(mut self, amount: Amount, memo: ChargeMemo) -> Durable {
+    /// awaits the [`Durable`]. The request's usage record, if any, is journaled with it.
+    pub fn settle(
+        mut self,
+        amount: Amount,
+        memo: ChargeMemo,
+        usage: Option<UsageRecord>,
+    ) -> Durable {
         let Some(id) = self.id.take() else {
             return Durable(None);
         };
@@ -202,7 +217,8 @@ impl Hold {
             memo,
         };
         let (tx, rx) = oneshot::channel();
-        self.core.send(Job::Charge(Box::new(row), Some(tx)));
+        self.core
+            .send(Job::Charge(Box::new(row), usage.map(Box::new), Some(tx)));
         Durable(Some(rx))
     }
 
@@ -312,6 +328,11 @@ impl Ledger {
         self.core.lock().engine.open_holds()
     }
 
+    /// Queues a usage record for the next batch (no wait: it is not money).
+    pub fn log_usage(&self, record: UsageRecord) {
+        self.core.send(Job::Usage(Box::new(record)));
+    }
+
     /// Waits until everything queued so far is written.
     pub async fn flush(&self) {
         let (tx, rx) = oneshot::channel();
@@ -342,6 +363,11 @@ impl Ledger {
                 "tollgate_ledger_charges_total",
                 "Charges journaled.",
                 &s.charges,
+            ),
+            (
+                "tollgate_usage_records_total",
+                "Usage-log records journaled.",
+                &s.usage_records,
             ),
             (
                 "tollgate_ledger_lease_operations_total",
@@ -406,7 +432,11 @@ async fn write_journal(
                 Err(_) => break,
             }
         }
-        let entries: Arc<[JournalEntry]> = jobs.iter_mut().filter_map(entry).collect();
+        let mut entries = Vec::with_capacity(jobs.len());
+        for job in &mut jobs {
+            journal_entries(job, &mut entries);
+        }
+        let entries: Arc<[JournalEntry]> = entries.into();
         let mut outcomes = Vec::new();
         if !entries.is_empty() {
             let mut backoff = Duration::from_millis(10);
@@ -434,6 +464,13 @@ async fn write_journal(
         core.stats
             .batches
             .fetch_add(u64::from(!entries.is_empty()), Ordering::Relaxed);
+        let records = entries
+            .iter()
+            .filter(|e| matches!(e, JournalEntry::Usage(_)))
+            .count();
+        core.stats
+            .usage_records
+            .fetch_add(records as u64, Ordering::Relaxed);
         answer(&core, jobs, outcomes);
     }
 }
@@ -447,10 +484,18 @@ fn job_for(command: LeaseCommand) -> Job {
     }
 }
 
-/// The journal entry of a job; a charge's row moves into it (the job keeps its waiter).
-fn entry(job: &mut Job) -> Option<JournalEntry> {
-    Some(match job {
-        Job::Charge(row, _) => JournalEntry::Charge(std::mem::take(&mut **row)),
+/// The journal entries of a job, onto `out`; a charge's row and a usage record move into them
+/// (the job keeps its waiter).
+fn journal_entries(job: &mut Job, out: &mut Vec<JournalEntry>) {
+    let entry = match job {
+        Job::Charge(row, usage, _) => {
+            out.push(JournalEntry::Charge(std::mem::take(&mut **row)));
+            match usage.take() {
+                Some(record) => JournalEntry::Usage(*record),
+                None => return,
+            }
+        }
+        Job::Usage(record) => JournalEntry::Usage(std::mem::take(&mut **record)),
         Job::Credit(request) => JournalEntry::Lease(LeaseOp::Grant {
             account_id: request.account.clone(),
             lease_id: request.lease.as_ref().map(|l| l.0.clone()),
@@ -464,8 +509,9 @@ fn entry(job: &mut Job) -> Option<JournalEntry> {
         Job::Return { lease } => JournalEntry::Lease(LeaseOp::Return {
             lease_id: lease.0.clone(),
         }),
-        Job::Flush(_) => return None,
-    })
+        Job::Flush(_) => return,
+    };
+    out.push(entry);
 }
 
 /// Applies a written batch's outcomes to the engine and answers whoever waits.
@@ -478,7 +524,8 @@ fn answer(core: &Arc<Core>, jobs: Vec<Job>, outcomes: Vec<LeaseOutcome>) {
         let now = millis();
         for job in jobs {
             match job {
-                Job::Charge(_, tx) => {
+                Job::Usage(_) => {}
+                Job::Charge(_, _, tx) => {
                     core.stats.charges.fetch_add(1, Ordering::Relaxed);
                     done.extend(tx);
                 }

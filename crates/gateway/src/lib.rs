@@ -14,7 +14,8 @@
 //! 5. hold — [`charge`] (the tariff, the bound) on the [`ledger`] engine (memory, leases)
 //! 6. upstream call with failover — [`relay`], `tollgate-upstream`
 //! 7. translation back — [`translate`]
-//! 8. settle or release, exactly once — [`charge`]
+//! 8. settle or release, exactly once — [`charge`]; the request's usage record with it —
+//!    [`usage`]
 //!
 //! Handlers live in [`handlers`], one module per endpoint family.
 
@@ -46,6 +47,7 @@ pub mod tasks;
 pub mod tokens;
 pub mod translate;
 pub mod upload;
+pub mod usage;
 
 pub use config::Config;
 pub use service::Gateway;
@@ -53,14 +55,15 @@ pub use state::State;
 
 /// Spawns work of a request that outlives its handler (a stream's relay, a whole answer run to
 /// completion, a task's submission) inside the request's span, so that every line it logs
-/// carries the request id, account and model.
+/// carries the request id, account and model — and as the request's usage draft
+/// ([`usage::scope`]), so that what it learns (the channel) reaches the request's record.
 pub(crate) fn spawn_for_request<F>(work: F) -> tokio::task::JoinHandle<F::Output>
 where
     F: std::future::Future + Send + 'static,
     F::Output: Send + 'static,
 {
     tokio::spawn(tracing::Instrument::instrument(
-        work,
+        usage::scope(usage::Recorder::current(), work),
         tracing::Span::current(),
     ))
 }

@@ -35,7 +35,10 @@ where
                     continue;
                 }
             };
-        match call(channel.clone()).await {
+        let called = std::time::Instant::now();
+        let result = call(channel.clone()).await;
+        crate::usage::note_channel(&channel.name, called.elapsed());
+        match result {
             Ok(value) => return Ok((value, channel.clone())),
             Err(e) if e.may_fail_over() => {
                 tracing::warn!(channel = %channel.name, error = %e, "upstream refused; trying the next channel");
@@ -107,7 +110,7 @@ where
 {
     RunToCompletion {
         work: Some(Box::pin(tracing::Instrument::instrument(
-            work,
+            crate::usage::scope(crate::usage::Recorder::current(), work),
             tracing::Span::current(),
         ))),
     }

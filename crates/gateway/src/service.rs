@@ -8,6 +8,7 @@ use crate::errors::{ApiError, ErrorKind};
 use crate::handlers::{self, Context, UpstreamTime};
 use crate::routes::{self, Route};
 use crate::state::State;
+use crate::usage::{self, Recorder};
 use futures_util::FutureExt;
 use http::{HeaderValue, Request, Response, header};
 use hyper::body::Incoming;
@@ -94,6 +95,7 @@ impl Gateway {
             model = tracing::field::Empty,
             charge = tracing::field::Empty,
         );
+        let recorder = Recorder::start(&self.state.ledger, routed.route, &request_id);
         let ctx = Context {
             state: self.state.clone(),
             request_id: request_id.clone(),
@@ -112,7 +114,8 @@ impl Gateway {
             ))
         } else {
             // A panic in a handler becomes a 500; its hold is released by the hold's drop guard.
-            AssertUnwindSafe(dispatch(ctx, routed.route, request).instrument(span.clone()))
+            let work = usage::scope(recorder.clone(), dispatch(ctx, routed.route, request));
+            AssertUnwindSafe(work.instrument(span.clone()))
                 .catch_unwind()
                 .await
                 .unwrap_or_else(|_| {
@@ -147,6 +150,9 @@ impl Gateway {
         self.state
             .metrics
             .record(routed.endpoint, status, elapsed, upstream);
+        if let Some(recorder) = recorder {
+            recorder.answered(status);
+        }
         span.in_scope(|| {
             tracing::info!(
                 status,

@@ -10,6 +10,7 @@
 use crate::ids::new_id;
 use crate::policy::PriceGroup;
 use crate::sql::{Col, Param, Statements};
+use crate::usage::{UsageRecord, usage_json, write_usage};
 use crate::{Backend, Store, StoreError, now_millis};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -124,6 +125,8 @@ pub enum JournalEntry {
     Charge(ChargeRow),
     /// A lease operation.
     Lease(LeaseOp),
+    /// A record of the usage log, written with the batch (no transaction of its own).
+    Usage(UsageRecord),
 }
 
 /// How the writer grants credit; the ledger engine's rule (`tollgate_ledger::grant`).
@@ -161,9 +164,11 @@ impl Store {
         if let Some(journal) = self.sqlite_journal()? {
             return journal.write(writer, entries).await;
         }
-        let charges_only = entries.iter().all(|e| matches!(e, JournalEntry::Charge(_)));
+        let charges_only = entries.iter().all(|e| !matches!(e, JournalEntry::Lease(_)))
+            && entries.iter().any(|e| matches!(e, JournalEntry::Charge(_)));
         if self.backend() == Backend::Postgres && charges_only {
-            // One statement is its own transaction: no BEGIN and COMMIT round trips.
+            // One statement (the charges with the usage records) is its own transaction: no
+            // BEGIN and COMMIT round trips.
             let mut conn = self.writer().acquire().await?;
             return write_entries(
                 &mut *conn,
@@ -251,24 +256,48 @@ pub(crate) async fn write_entries<S: Statements>(
         Backend::Sqlite => "",
     };
     let mut outcomes = Vec::new();
+    // Usage records go with the first run of charges (on PostgreSQL, in the same call), or on
+    // their own at the end of the batch.
+    let mut usage: Option<Vec<&UsageRecord>> = Some(
+        entries
+            .iter()
+            .filter_map(|e| match e {
+                JournalEntry::Usage(u) => Some(u),
+                _ => None,
+            })
+            .collect(),
+    );
     let mut start = 0;
     while start < entries.len() {
-        let charges: Vec<&ChargeRow> = entries[start..]
+        let run = entries[start..]
             .iter()
-            .map_while(|e| match e {
-                JournalEntry::Charge(c) => Some(c),
-                JournalEntry::Lease(_) => None,
-            })
-            .collect();
-        if !charges.is_empty() {
-            write_charges(db, &charges, backend, now).await?;
-            start += charges.len();
+            .take_while(|e| !matches!(e, JournalEntry::Lease(_)))
+            .count();
+        if run > 0 {
+            let charges: Vec<&ChargeRow> = entries[start..start + run]
+                .iter()
+                .filter_map(|e| match e {
+                    JournalEntry::Charge(c) => Some(c),
+                    _ => None,
+                })
+                .collect();
+            if !charges.is_empty() {
+                let with = match backend {
+                    Backend::Postgres => usage.take().unwrap_or_default(),
+                    Backend::Sqlite => Vec::new(),
+                };
+                write_charges(db, &charges, &with, backend, now).await?;
+            }
+            start += run;
             continue;
         }
         if let JournalEntry::Lease(op) = &entries[start] {
             outcomes.push(lease_op(db, writer, op, lock, now).await?);
         }
         start += 1;
+    }
+    if let Some(usage) = usage.filter(|u| !u.is_empty()) {
+        write_usage(db, &usage).await?;
     }
     Ok(outcomes)
 }
@@ -281,6 +310,7 @@ pub(crate) async fn write_entries<S: Statements>(
 async fn write_charges<S: Statements>(
     db: &mut S,
     charges: &[&ChargeRow],
+    usage: &[&UsageRecord],
     backend: Backend,
     now: i64,
 ) -> Result<(), StoreError> {
@@ -302,7 +332,15 @@ async fn write_charges<S: Statements>(
     let ids: Vec<String> = charges.iter().map(|_| new_id("led")).collect();
     let later = later_in_batch(charges)?;
     if backend == Backend::Postgres {
-        return charge_batch_call(db, charges, &from_leases, &per_account, &ids, &later, now).await;
+        let batch = ChargeBatch {
+            charges,
+            from_leases: &from_leases,
+            per_account: &per_account,
+            ids: &ids,
+            later: &later,
+            usage,
+        };
+        return charge_batch_call(db, batch, now).await;
     }
     let mut leased_off: BTreeMap<String, i64> = BTreeMap::new();
     for (lease, share) in &from_leases {
@@ -409,19 +447,33 @@ fn later_in_batch(charges: &[&ChargeRow]) -> Result<Vec<i64>, StoreError> {
     Ok(later)
 }
 
-/// A run of charges on PostgreSQL: one call of `tollgate_charge_batch_v1` (`crate::schema` says
-/// what it does). Everything that needs no row of the database is worked out here, where it is
-/// cheap — each account's total, each row's `later` — and passed as JSON: sqlx's `Any` driver
-/// binds no arrays.
+/// A run of charges on PostgreSQL, with everything worked out in Rust.
+struct ChargeBatch<'a> {
+    charges: &'a [&'a ChargeRow],
+    from_leases: &'a BTreeMap<&'a str, i64>,
+    per_account: &'a BTreeMap<&'a str, i64>,
+    ids: &'a [String],
+    later: &'a [i64],
+    usage: &'a [&'a UsageRecord],
+}
+
+/// A run of charges on PostgreSQL: one call of `tollgate_charge_batch_v2` (`crate::schema` says
+/// what it does), with the batch's usage records. Everything that needs no row of the database
+/// is worked out here, where it is cheap — each account's total, each row's `later` — and
+/// passed as JSON: sqlx's `Any` driver binds no arrays.
 async fn charge_batch_call<S: Statements>(
     db: &mut S,
-    charges: &[&ChargeRow],
-    from_leases: &BTreeMap<&str, i64>,
-    per_account: &BTreeMap<&str, i64>,
-    ids: &[String],
-    later: &[i64],
+    batch: ChargeBatch<'_>,
     now: i64,
 ) -> Result<(), StoreError> {
+    let ChargeBatch {
+        charges,
+        from_leases,
+        per_account,
+        ids,
+        later,
+        usage,
+    } = batch;
     let shares: Vec<serde_json::Value> = from_leases
         .iter()
         .map(|(id, share)| serde_json::json!({"id": id, "share": share}))
@@ -452,13 +504,15 @@ async fn charge_batch_call<S: Statements>(
     }
     let [shares, totals, rows] =
         [shares, totals, rows].map(|v| serde_json::Value::from(v).to_string());
+    let usage = usage_json(usage);
     let written = db
         .fetch_optional(
-            "SELECT tollgate_charge_batch_v1($1::jsonb, $2::jsonb, $3::jsonb, $4)",
+            "SELECT tollgate_charge_batch_v2($1::jsonb, $2::jsonb, $3::jsonb, $4::jsonb, $5)",
             &[
                 Param::Text(&shares),
                 Param::Text(&totals),
                 Param::Text(&rows),
+                Param::Text(&usage),
                 Param::Int(now),
             ],
             &[Col::Int],

@@ -48,6 +48,7 @@ mod settings;
 mod sql;
 mod sqlite_journal;
 mod tasks;
+mod usage;
 
 pub use accounts::{Account, AccountReport, ModelUsage, NewKey, Principal};
 pub use audit::{AuditReport, LEASE_EXPIRY_GRACE_MS, Violation};
@@ -59,6 +60,7 @@ pub use journal::{
 };
 pub use policy::{AccessPolicy, Cidr, PolicyChange, PolicyHolder, PriceGroup, glob_matches};
 pub use tasks::{NewTask, Outcome, Poll, Task, TaskFilter, TaskState};
+pub use usage::{UsageFilter, UsageGroup, UsageRecord, UsageSummary};
 
 use sqlite_journal::SqliteJournal;
 use sqlx::any::{AnyPoolOptions, install_default_drivers};

@@ -186,6 +186,43 @@ const MIGRATIONS: &[Migration] = &[
             "ALTER TABLE ledger ADD COLUMN price_multiplier TEXT",
         ],
     },
+    Migration {
+        version: 6,
+        name: "usage log",
+        statements: &[
+            // The usage log (`crate::usage`): one row per billable request and per finished
+            // task, for reports; pruned by age (`[usage] retention_days`), unlike the ledger.
+            // No foreign keys: a row costs one index entry per index, nothing more, and the
+            // ledger already ties money to accounts.
+            "CREATE TABLE IF NOT EXISTS usage_log (
+                id TEXT PRIMARY KEY,
+                created_at BIGINT NOT NULL,
+                kind TEXT NOT NULL,
+                account_id TEXT NOT NULL,
+                key_id TEXT,
+                price_group TEXT,
+                endpoint TEXT NOT NULL,
+                model TEXT,
+                channel TEXT,
+                status BIGINT NOT NULL,
+                meter TEXT,
+                quantity TEXT,
+                units BIGINT NOT NULL,
+                charge_nanos BIGINT NOT NULL,
+                hold_nanos BIGINT NOT NULL,
+                latency_ms BIGINT NOT NULL,
+                upstream_ms BIGINT,
+                request_id TEXT,
+                task_id TEXT,
+                estimated BIGINT NOT NULL,
+                note TEXT
+            )",
+            // The report's filters: by time alone, by account, by key (each then by time).
+            "CREATE INDEX IF NOT EXISTS usage_log_time ON usage_log (created_at)",
+            "CREATE INDEX IF NOT EXISTS usage_log_account ON usage_log (account_id, created_at)",
+            "CREATE INDEX IF NOT EXISTS usage_log_key ON usage_log (key_id, created_at)",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.
@@ -251,7 +288,7 @@ async fn apply(conn: &mut sqlx::AnyConnection) -> Result<(), StoreError> {
 }
 
 /// Stored routines on PostgreSQL, created or replaced at every start.
-const ROUTINES: &[&str] = &[CHARGE_BATCH];
+const ROUTINES: &[&str] = &[CHARGE_BATCH, CHARGE_BATCH_WITH_USAGE];
 
 async fn create_routines(conn: &mut sqlx::AnyConnection) -> Result<(), StoreError> {
     for routine in ROUTINES {
@@ -319,6 +356,33 @@ BEGIN
         estimated bigint, note text, anomaly text, price_group text, price_multiplier text)
     JOIN accounts a ON a.id = c.account_id;
     GET DIAGNOSTICS charged = ROW_COUNT;
+    RETURN charged;
+END
+$fn$"#;
+
+/// `tollgate_charge_batch_v2(shares, totals, charges, usage, now_ms)`: the same batch of charges
+/// as [`CHARGE_BATCH`] (it calls it), plus the batch's usage-log records (`crate::usage`), so
+/// that the log costs no round trip of its own. `usage` is `[{…one usage_log row}]`. Returns the
+/// ledger rows written. v1 stays for replicas of the previous release during a rolling upgrade.
+const CHARGE_BATCH_WITH_USAGE: &str = r#"
+CREATE OR REPLACE FUNCTION tollgate_charge_batch_v2(
+    shares jsonb, totals jsonb, charges jsonb, usage jsonb, now_ms bigint)
+RETURNS bigint LANGUAGE plpgsql AS $fn$
+DECLARE
+    charged bigint;
+BEGIN
+    charged := tollgate_charge_batch_v1(shares, totals, charges, now_ms);
+    INSERT INTO usage_log (id, created_at, kind, account_id, key_id, price_group, endpoint, model,
+        channel, status, meter, quantity, units, charge_nanos, hold_nanos, latency_ms, upstream_ms,
+        request_id, task_id, estimated, note)
+    SELECT u.id, u.created_at, u.kind, u.account_id, u.key_id, u.price_group, u.endpoint, u.model,
+        u.channel, u.status, u.meter, u.quantity, u.units, u.charge_nanos, u.hold_nanos,
+        u.latency_ms, u.upstream_ms, u.request_id, u.task_id, u.estimated, u.note
+    FROM jsonb_to_recordset(usage) AS u(id text, created_at bigint, kind text, account_id text,
+        key_id text, price_group text, endpoint text, model text, channel text, status bigint,
+        meter text, quantity text, units bigint, charge_nanos bigint, hold_nanos bigint,
+        latency_ms bigint, upstream_ms bigint, request_id text, task_id text, estimated bigint,
+        note text);
     RETURN charged;
 END
 $fn$"#;

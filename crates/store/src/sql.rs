@@ -11,6 +11,7 @@ pub(crate) enum Param<'a> {
     Int(i64),
     Text(&'a str),
     OptText(Option<&'a str>),
+    OptInt(Option<i64>),
 }
 
 /// The type of a selected column.
@@ -82,6 +83,7 @@ fn bind<'q>(
             Param::Int(v) => query.bind(v),
             Param::Text(v) => query.bind(v.to_owned()),
             Param::OptText(v) => query.bind(v.map(str::to_owned)),
+            Param::OptInt(v) => query.bind(v),
         };
     }
     query

@@ -162,6 +162,7 @@ fn prepare<'c>(
             Param::Int(v) => statement.raw_bind_parameter(i + 1, v)?,
             Param::Text(v) => statement.raw_bind_parameter(i + 1, v)?,
             Param::OptText(v) => statement.raw_bind_parameter(i + 1, v)?,
+            Param::OptInt(v) => statement.raw_bind_parameter(i + 1, v)?,
         }
     }
     Ok(statement)

@@ -8,11 +8,13 @@
 //! exist upstream and is never re-sent blindly: [`Store::fail_stale_submissions`] fails and
 //! refunds it.
 
-use crate::holds::{Hold, HoldRequest, Settlement, place_hold, release_hold, settle_hold};
+use crate::holds::{Closed, Hold, HoldRequest, Settlement, place_hold, release_hold, settle_hold};
 use crate::ids::new_id;
+use crate::usage::{UsageRecord, write_usage};
 use crate::{Backend, Store, StoreError, now_millis};
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
+use tollgate_billing::{Amount, Usage};
 
 /// Where a task is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,6 +82,8 @@ pub struct NewTask {
     pub pricing: serde_json::Value,
     /// The request as the client sent it (JSON).
     pub request: serde_json::Value,
+    /// The id of the request that created it, for its hold, ledger row and usage record.
+    pub request_id: Option<String>,
     /// How long it may take before the sweeper fails it.
     pub deadline: std::time::Duration,
 }
@@ -226,9 +230,12 @@ impl Store {
         task: NewTask,
         amount: tollgate_billing::Amount,
     ) -> Result<(Task, Hold), StoreError> {
-        let request = HoldRequest::new(&task.account_id, &task.model, amount)
+        let mut request = HoldRequest::new(&task.account_id, &task.model, amount)
             .key(&task.key_id)
             .task(&task.id);
+        if let Some(id) = &task.request_id {
+            request = request.request(id);
+        }
         let now = now_millis();
         let mut tx = self.write_tx().await?;
         let Some(hold) = place_hold(&mut tx, &request).await? else {
@@ -440,12 +447,12 @@ impl Store {
             Outcome::Failed { error } => (TaskState::Failed, None, Some(error.to_string())),
         };
         let mut tx = self.write_tx().await?;
-        let won: Option<(Option<String>,)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        let won: Option<FinishedTaskRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "UPDATE tasks SET status = $1, result = $2, error = $3, upstream_status = COALESCE($4, upstream_status),
                               progress = CASE WHEN $1 = 'succeeded' THEN 100 ELSE progress END,
                               updated_at = $5, lease_owner = NULL, lease_until = NULL, next_poll_at = NULL
              WHERE id = $6 AND status IN ({from})
-             RETURNING hold_id"
+             RETURNING hold_id, account_id, key_id, model, channel, format, created_at"
         )))
         .bind(state.as_str())
         .bind(result)
@@ -455,19 +462,56 @@ impl Store {
         .bind(id)
         .fetch_optional(&mut *tx)
         .await?;
-        let Some((hold_id,)) = won else {
+        let Some((hold_id, account_id, key_id, model, channel, format, created_at)) = won else {
             return Ok(false);
         };
-        if let Some(hold_id) = hold_id {
-            match outcome {
-                Outcome::Succeeded { settlement, .. } => {
-                    settle_hold(&mut tx, &hold_id, settlement).await?;
+        // The task's usage record (`crate::usage`), in the same transaction as its money.
+        let mut record = UsageRecord::new("task", account_id, task_endpoint(&format));
+        record.key_id = Some(key_id);
+        record.model = Some(model);
+        record.channel = Some(channel);
+        record.task_id = Some(id.to_owned());
+        record.latency_ms = u64::try_from(now.saturating_sub(created_at)).unwrap_or(0);
+        if let Some(hold_id) = &hold_id {
+            let hold: Option<(i64, Option<String>)> =
+                sqlx::query_as("SELECT amount_nanos, request_id FROM holds WHERE id = $1")
+                    .bind(hold_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if let Some((held, request_id)) = hold {
+                record.hold = Amount::from_nanos(held);
+                record.request_id = request_id;
+            }
+        }
+        match outcome {
+            Outcome::Succeeded { settlement, .. } => {
+                record.status = 200;
+                record.charge = settlement.actual;
+                record.estimated = settlement.estimated;
+                record.note.clone_from(&settlement.note);
+                record.price_group = settlement.price_group.as_ref().map(|g| g.name.clone());
+                if let Some(usage) = settlement
+                    .quantity
+                    .as_deref()
+                    .and_then(|q| serde_json::from_str::<Usage>(q).ok())
+                {
+                    record.set_usage(&usage);
                 }
-                Outcome::Failed { .. } => {
-                    release_hold(&mut tx, &hold_id, &format!("task {id} failed")).await?;
+                if let Some(hold_id) = &hold_id
+                    && settle_hold(&mut tx, hold_id, settlement).await? == Closed::Already
+                {
+                    record.charge = Amount::ZERO;
+                }
+            }
+            Outcome::Failed { error } => {
+                record.status = 502;
+                record.note = Some(format!("refunded: {}", failure_reason(&error)));
+                if let Some(hold_id) = &hold_id {
+                    release_hold(&mut tx, hold_id, &format!("task {id} failed")).await?;
                 }
             }
         }
+        write_usage(&mut *tx, &[&record]).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -627,4 +671,27 @@ impl Store {
             &random[random.len().saturating_sub(10)..]
         )
     }
+}
+
+/// What `finish_task` reads back from the task it ended.
+type FinishedTaskRow = (Option<String>, String, String, String, String, String, i64);
+
+/// The endpoint a task format is created on, by its access-policy name (the usage log's
+/// `endpoint`, as for requests).
+fn task_endpoint(format: &str) -> &str {
+    match format {
+        "clip" => "clip_tasks",
+        "generic" => "video_generations",
+        other => other,
+    }
+}
+
+/// A failed task's error in a few words: its `code`, else its `message`, else the JSON.
+fn failure_reason(error: &serde_json::Value) -> String {
+    let text = error
+        .get("code")
+        .or_else(|| error.get("message"))
+        .and_then(serde_json::Value::as_str)
+        .map_or_else(|| error.to_string(), str::to_owned);
+    text.chars().take(200).collect()
 }

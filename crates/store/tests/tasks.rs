@@ -25,6 +25,7 @@ fn new_task(account: &str, key: &str, channel: &str) -> NewTask {
         upstream_model: "upstream-2.0".into(),
         pricing: serde_json::json!({"tokens": 40595}),
         request: serde_json::json!({"content": [{"type": "text", "text": "a cat"}]}),
+        request_id: None,
         deadline: Duration::from_secs(3600),
     }
 }

@@ -61,6 +61,7 @@ pub async fn create(
         id: Store::new_task_id("cgt"),
         pricing,
         request: serde_json::to_value(&request).unwrap_or_default(),
+        request_id: ctx.request_id.clone(),
     };
     let upstream_request = request.for_upstream(&entry.upstream_model);
     let task = tasks::submit(

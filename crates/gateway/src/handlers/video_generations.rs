@@ -50,6 +50,7 @@ pub async fn create(
         id: Store::new_task_id("video"),
         pricing: translate::pricing(&valid, &entry.tariff),
         request: serde_json::to_value(&request).unwrap_or_default(),
+        request_id: ctx.request_id.clone(),
     };
     let mut upstream_request = request.clone();
     upstream_request.model = entry.upstream_model.clone();

@@ -121,6 +121,8 @@ pub struct Submission {
     pub pricing: Pricing,
     /// The client's request, as JSON, for the row.
     pub request: serde_json::Value,
+    /// The creating request's id, on the hold and so on the task's ledger row and usage record.
+    pub request_id: String,
 }
 
 /// DESIGN §2 steps 5–8 for a task: the row and its hold in one transaction (a balance that
@@ -140,6 +142,7 @@ where
     F: FnMut(HttpClient, Arc<Channel>) -> Fut + Send + 'static,
     Fut: Future<Output = Result<String, UpstreamError>> + Send,
 {
+    crate::usage::note(|record| record.model = Some(entry.public.clone()));
     crate::auth::admit_model(principal, &entry.public)?;
     // The caller's price group, snapshot with the rest of the pricing.
     let mut submission = submission;
@@ -166,13 +169,21 @@ where
         upstream_model: entry.upstream_model.clone(),
         pricing,
         request: submission.request,
+        request_id: Some(submission.request_id),
         deadline: state.tasks.deadline,
     };
-    let (task, _hold) = state
+    let (task, hold) = state
         .store
         .create_task(new_task, amount)
         .await
         .map_err(store_refused)?;
+    // The creating request's record: the hold, no charge; the task's own record carries the
+    // charge or the refund when it ends (`tollgate_store`'s `finish_task`).
+    crate::usage::note(|record| {
+        record.hold = hold.amount;
+        record.task_id = Some(task.id.clone());
+        record.note = Some("task created; charged when it finishes".into());
+    });
 
     let (state, entry) = (state.clone(), entry.clone());
     crate::spawn_for_request(async move {

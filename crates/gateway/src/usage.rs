@@ -1,0 +1,207 @@
+//! The usage record of one request (`docs/decisions.md`, "The usage log"): filled in as the
+//! request flow learns who is calling, which model, which channel and what was held, and written
+//! exactly once — by construction, like a hold:
+//!
+//! - a request that is charged writes its record with its charge, in the same journal entry
+//!   ([`Recorder::settled`], called by the settlement), so the log costs no transaction of its
+//!   own;
+//! - any other request writes it when the last holder of its draft lets go (the service after
+//!   the answer, or a stream's hold at the stream's end), with the answer's status — 499 when
+//!   the client left before any answer.
+//!
+//! The request's draft is reachable from anywhere in its flow through a task-local set by the
+//! service ([`scope`]), so that authentication, the hold and the channel choice each note their
+//! part in one place instead of every handler passing it along.
+
+use crate::ledger::Ledger;
+use crate::routes::Route;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+use tollgate_billing::{Amount, Usage};
+use tollgate_store::{Principal, UsageRecord};
+
+tokio::task_local! {
+    static CURRENT: Recorder;
+}
+
+/// A request's usage record in the making; cheap to clone. Every clone shares one draft, which
+/// is written when the last clone is dropped unless a settlement wrote it first.
+#[derive(Debug, Clone)]
+pub struct Recorder(Arc<Draft>);
+
+#[derive(Debug)]
+struct Draft {
+    started: Instant,
+    ledger: Ledger,
+    fields: Mutex<Fields>,
+}
+
+#[derive(Debug)]
+struct Fields {
+    record: UsageRecord,
+    /// Authentication named the account (an anonymous request is not logged).
+    authenticated: bool,
+    /// The answer's status, once the service has it.
+    status: Option<u16>,
+    /// Written with a settlement already.
+    written: bool,
+}
+
+/// Whether requests on `route` are logged: those that can spend (the reads — task polls, model
+/// listings, media links — and operational routes are not; metrics count them).
+pub fn is_logged(route: Route) -> bool {
+    matches!(
+        route,
+        Route::Embeddings
+            | Route::Speech
+            | Route::T2a
+            | Route::Transcriptions
+            | Route::SpeechToText
+            | Route::ClipTaskCreate
+            | Route::VideoCreate
+            | Route::NativeGenerate
+            | Route::NativeStream
+            | Route::ChatCompletions
+            | Route::Responses
+    )
+}
+
+impl Recorder {
+    /// A draft for a request on `route`, or `None` when such requests are not logged.
+    pub fn start(ledger: &Ledger, route: Route, request_id: &str) -> Option<Recorder> {
+        let endpoint = route.policy_endpoint().filter(|_| is_logged(route))?;
+        let mut record = UsageRecord::new("request", String::new(), endpoint);
+        record.request_id = Some(request_id.to_owned());
+        Some(Recorder(Arc::new(Draft {
+            started: Instant::now(),
+            ledger: ledger.clone(),
+            fields: Mutex::new(Fields {
+                record,
+                authenticated: false,
+                status: None,
+                written: false,
+            }),
+        })))
+    }
+
+    /// The draft of the request being served on this task, if it is logged.
+    pub fn current() -> Option<Recorder> {
+        CURRENT.try_with(Recorder::clone).ok()
+    }
+
+    fn with(&self, f: impl FnOnce(&mut Fields)) {
+        let mut fields = self.0.fields.lock().unwrap_or_else(PoisonError::into_inner);
+        f(&mut fields);
+    }
+
+    /// The answer's status and the upstream's time, from the service.
+    pub fn answered(&self, status: u16) {
+        self.with(|f| f.status = Some(status));
+    }
+
+    /// Builds the record of a settlement and marks the draft written: the caller journals it
+    /// with the charge. `None` when the request is not attributable (no authentication seen)
+    /// or was written already.
+    pub fn settled(
+        &self,
+        usage: &Usage,
+        charge: Amount,
+        estimated: bool,
+        note: Option<&str>,
+    ) -> Option<UsageRecord> {
+        let elapsed = self.0.started.elapsed();
+        let mut fields = self.0.fields.lock().unwrap_or_else(PoisonError::into_inner);
+        if fields.written || !fields.authenticated {
+            return None;
+        }
+        fields.written = true;
+        let mut record = std::mem::take(&mut fields.record);
+        record.status = fields.status.unwrap_or(200);
+        record.set_usage(usage);
+        record.charge = charge;
+        record.estimated = estimated;
+        record.note = note.map(str::to_owned);
+        finish(&mut record, elapsed);
+        Some(record)
+    }
+}
+
+/// Notes `f`'s part on the current request's draft, if there is one.
+pub fn note(f: impl FnOnce(&mut UsageRecord)) {
+    let _ = CURRENT.try_with(|r| r.with(|fields| f(&mut fields.record)));
+}
+
+/// Notes who is calling (authentication).
+pub fn note_principal(principal: &Principal) {
+    let _ = CURRENT.try_with(|r| {
+        r.with(|fields| {
+            fields.authenticated = true;
+            fields.record.account_id.clone_from(&principal.account_id);
+            fields.record.key_id = Some(principal.key_id.clone());
+            fields.record.price_group = principal.price_group.as_ref().map(|g| g.name.clone());
+        });
+    });
+}
+
+/// Notes the channel that served (or was tried last), and how long the call took.
+pub fn note_channel(channel: &str, took: Duration) {
+    note(|record| {
+        record.channel = Some(channel.to_owned());
+        record.upstream_ms = Some(u64::try_from(took.as_millis()).unwrap_or(u64::MAX));
+    });
+}
+
+/// Runs `work` as the request `recorder` drafts (what [`Recorder::current`] and the `note_*`
+/// functions reach), or as it is when there is none.
+pub async fn scope<F: Future>(recorder: Option<Recorder>, work: F) -> F::Output {
+    match recorder {
+        Some(recorder) => CURRENT.scope(recorder, work).await,
+        None => work.await,
+    }
+}
+
+fn finish(record: &mut UsageRecord, elapsed: Duration) {
+    record.created_at = crate::clock::now_millis();
+    record.latency_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+}
+
+impl Drop for Draft {
+    fn drop(&mut self) {
+        let fields = self
+            .fields
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if fields.written || !fields.authenticated {
+            return;
+        }
+        let mut record = std::mem::take(&mut fields.record);
+        // Nobody saw an answer: the client went away first.
+        record.status = fields.status.unwrap_or(499);
+        finish(&mut record, self.started.elapsed());
+        self.ledger.log_usage(record);
+    }
+}
+
+/// How often the usage log is pruned.
+const PRUNE_EVERY: Duration = Duration::from_secs(600);
+/// Rows per DELETE while pruning.
+const PRUNE_CHUNK: u32 = 5_000;
+
+/// Prunes usage records older than `retention_days` (0: never), now and then every ten
+/// minutes. Any replica may run it; two running at once delete disjoint rows or nothing.
+pub async fn prune(store: tollgate_store::Store, retention_days: u64) {
+    if retention_days == 0 {
+        return;
+    }
+    let keep = i64::try_from(retention_days.saturating_mul(86_400_000)).unwrap_or(i64::MAX);
+    let mut tick = tokio::time::interval(PRUNE_EVERY);
+    loop {
+        tick.tick().await;
+        let before = crate::clock::now_millis().saturating_sub(keep);
+        match store.prune_usage(before, PRUNE_CHUNK).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(pruned = n, retention_days, "pruned the usage log"),
+            Err(e) => tracing::warn!(error = %e, "pruning the usage log failed"),
+        }
+    }
+}

@@ -1,0 +1,442 @@
+//! The usage log (`docs/decisions.md`, "The usage log"): one record per billable request and
+//! one per finished video task — who, what, which channel, how it ended, what it counted and
+//! cost, how long it took. Request records ride in the ledger engine's journal batches
+//! ([`crate::JournalEntry::Usage`]); a task's record is written in the transaction that
+//! settles or refunds it. The ledger stays the money's truth: the log is for reading (the
+//! `tollgate usage` report) and may be pruned ([`Store::prune_usage`]); ledger rows never are.
+
+use crate::ids::new_id;
+use crate::sql::{Param, Statements};
+use crate::{Store, StoreError};
+use serde::Serialize;
+use sqlx::Row;
+use tollgate_billing::{Amount, Usage};
+
+/// One record of the usage log.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct UsageRecord {
+    /// Time-ordered id (`use_…`).
+    pub id: String,
+    /// When the request or task ended (its hold closed), Unix milliseconds.
+    pub created_at: i64,
+    /// `request` or `task`.
+    pub kind: &'static str,
+    /// The account.
+    pub account_id: String,
+    /// The key that was presented.
+    pub key_id: Option<String>,
+    /// The price group it was priced in; `None`: list prices.
+    pub price_group: Option<String>,
+    /// The endpoint, by its access-policy name (`embeddings`, `t2a`, `clip_tasks`, …).
+    pub endpoint: String,
+    /// The public model, once known.
+    pub model: Option<String>,
+    /// The upstream channel that served it (or was tried last).
+    pub channel: Option<String>,
+    /// The HTTP status of the answer (499: the client went away before it; a task: 200 when it
+    /// succeeded, 502 when it failed, expired or was cancelled).
+    pub status: u16,
+    /// The meter the usage was counted on (`tokens`, `characters`, …).
+    pub meter: Option<String>,
+    /// The metered quantity as charged (the ledger row's `quantity`, JSON).
+    pub quantity: Option<String>,
+    /// Units of `meter` (text generation: input and output tokens together).
+    pub units: u64,
+    /// What was charged.
+    pub charge: Amount,
+    /// What was held for it.
+    pub hold: Amount,
+    /// From the request's arrival to its end (a stream's: to its last frame), milliseconds.
+    pub latency_ms: u64,
+    /// Until the upstream's answer began, milliseconds.
+    pub upstream_ms: Option<u64>,
+    /// The request id (a task's: the request that created it).
+    pub request_id: Option<String>,
+    /// The task, for a task's record.
+    pub task_id: Option<String>,
+    /// The charge rests on a local estimate, not on the upstream's figure.
+    pub estimated: bool,
+    /// Why, when it did not end the ordinary way.
+    pub note: Option<String>,
+}
+
+impl UsageRecord {
+    /// A record with a new id and the usage's meter, units and quantity filled in.
+    pub fn new(kind: &'static str, account_id: impl Into<String>, endpoint: &str) -> UsageRecord {
+        UsageRecord {
+            id: new_id("use"),
+            created_at: crate::now_millis(),
+            kind,
+            account_id: account_id.into(),
+            endpoint: endpoint.to_owned(),
+            ..UsageRecord::default()
+        }
+    }
+
+    /// Records what was counted.
+    pub fn set_usage(&mut self, usage: &Usage) {
+        self.meter = Some(usage.meter().as_str().to_owned());
+        self.units = usage.units();
+        self.quantity = serde_json::to_string(usage).ok();
+    }
+}
+
+/// Which records a query covers; every field narrows.
+#[derive(Debug, Clone, Default)]
+pub struct UsageFilter {
+    /// One account (its id).
+    pub account_id: Option<String>,
+    /// One key (its id).
+    pub key_id: Option<String>,
+    /// One public model.
+    pub model: Option<String>,
+    /// One endpoint.
+    pub endpoint: Option<String>,
+    /// From this time on (Unix ms, inclusive).
+    pub since: Option<i64>,
+    /// Before this time (Unix ms, exclusive).
+    pub until: Option<i64>,
+}
+
+/// What a summary groups by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsageGroup {
+    /// UTC days.
+    Day,
+    /// UTC hours.
+    Hour,
+    /// Public models.
+    Model,
+    /// Keys.
+    Key,
+    /// Endpoints.
+    Endpoint,
+    /// Accounts.
+    Account,
+}
+
+impl UsageGroup {
+    /// From its command-line name.
+    pub fn parse(name: &str) -> Option<UsageGroup> {
+        Some(match name {
+            "day" => UsageGroup::Day,
+            "hour" => UsageGroup::Hour,
+            "model" => UsageGroup::Model,
+            "key" => UsageGroup::Key,
+            "endpoint" => UsageGroup::Endpoint,
+            "account" => UsageGroup::Account,
+            _ => return None,
+        })
+    }
+
+    /// The SQL expression of the group (a bucket's start in Unix ms for the time groups).
+    fn expression(self) -> &'static str {
+        match self {
+            UsageGroup::Day => "CAST((created_at / 86400000) * 86400000 AS TEXT)",
+            UsageGroup::Hour => "CAST((created_at / 3600000) * 3600000 AS TEXT)",
+            UsageGroup::Model => "COALESCE(model, '')",
+            UsageGroup::Key => "COALESCE(key_id, '')",
+            UsageGroup::Endpoint => "endpoint",
+            UsageGroup::Account => "account_id",
+        }
+    }
+
+    /// Whether the group is a time bucket (its value a Unix-ms start).
+    pub fn is_time(self) -> bool {
+        matches!(self, UsageGroup::Day | UsageGroup::Hour)
+    }
+}
+
+/// One row of a summary: a group's records on one meter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UsageSummary {
+    /// The group's value (for a time group, the bucket's start in Unix ms).
+    pub group: String,
+    /// The meter (`None`: records that counted nothing, such as refusals).
+    pub meter: Option<String>,
+    /// How many records.
+    pub requests: u64,
+    /// How many of them ended with a status of 400 or above.
+    pub errors: u64,
+    /// Units of the meter.
+    pub units: u64,
+    /// What was charged.
+    pub charge: Amount,
+}
+
+/// Columns of a usage record, in insert order.
+const COLUMNS: &str = "id, created_at, kind, account_id, key_id, price_group, endpoint, model, \
+    channel, status, meter, quantity, units, charge_nanos, hold_nanos, latency_ms, upstream_ms, \
+    request_id, task_id, estimated, note";
+/// How many.
+const COLUMN_COUNT: usize = 21;
+/// Rows per multi-row INSERT (as for the ledger's: a power-of-two chunk keeps the number of
+/// distinct statements, and so of prepared statements, small).
+const CHUNK: usize = 128;
+
+fn clamp(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Writes `records` inside the caller's transaction.
+pub(crate) async fn write_usage<S: Statements>(
+    db: &mut S,
+    records: &[&UsageRecord],
+) -> Result<(), StoreError> {
+    let mut start = 0;
+    while start < records.len() {
+        let left = records.len() - start;
+        let size = if left >= CHUNK {
+            CHUNK
+        } else {
+            1 << (usize::BITS - 1 - left.leading_zeros())
+        };
+        let chunk = &records[start..start + size];
+        let mut params = Vec::with_capacity(chunk.len() * COLUMN_COUNT);
+        for r in chunk {
+            params.extend([
+                Param::Text(&r.id),
+                Param::Int(r.created_at),
+                Param::Text(r.kind),
+                Param::Text(&r.account_id),
+                Param::OptText(r.key_id.as_deref()),
+                Param::OptText(r.price_group.as_deref()),
+                Param::Text(&r.endpoint),
+                Param::OptText(r.model.as_deref()),
+                Param::OptText(r.channel.as_deref()),
+                Param::Int(i64::from(r.status)),
+                Param::OptText(r.meter.as_deref()),
+                Param::OptText(r.quantity.as_deref()),
+                Param::Int(clamp(r.units)),
+                Param::Int(r.charge.nanos()),
+                Param::Int(r.hold.nanos()),
+                Param::Int(clamp(r.latency_ms)),
+                Param::OptInt(r.upstream_ms.map(clamp)),
+                Param::OptText(r.request_id.as_deref()),
+                Param::OptText(r.task_id.as_deref()),
+                Param::Int(i64::from(r.estimated)),
+                Param::OptText(r.note.as_deref()),
+            ]);
+        }
+        db.execute(&insert_sql(chunk.len()), &params).await?;
+        start += size;
+    }
+    Ok(())
+}
+
+fn insert_sql(rows: usize) -> String {
+    let mut sql = format!("INSERT INTO usage_log ({COLUMNS}) VALUES ");
+    for i in 0..rows {
+        if i > 0 {
+            sql.push(',');
+        }
+        sql.push('(');
+        for k in 1..=COLUMN_COUNT {
+            if k > 1 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!("${}", i * COLUMN_COUNT + k));
+        }
+        sql.push(')');
+    }
+    sql
+}
+
+/// The records as the PostgreSQL charge batch takes them (`crate::schema`, `usage` argument).
+pub(crate) fn usage_json(records: &[&UsageRecord]) -> String {
+    let rows: Vec<serde_json::Value> = records
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "id": r.id, "created_at": r.created_at, "kind": r.kind,
+                "account_id": r.account_id, "key_id": r.key_id, "price_group": r.price_group,
+                "endpoint": r.endpoint, "model": r.model, "channel": r.channel,
+                "status": r.status, "meter": r.meter, "quantity": r.quantity,
+                "units": clamp(r.units), "charge_nanos": r.charge.nanos(),
+                "hold_nanos": r.hold.nanos(), "latency_ms": clamp(r.latency_ms),
+                "upstream_ms": r.upstream_ms.map(clamp), "request_id": r.request_id,
+                "task_id": r.task_id, "estimated": i64::from(r.estimated), "note": r.note,
+            })
+        })
+        .collect();
+    serde_json::Value::from(rows).to_string()
+}
+
+/// A WHERE clause and its arguments, built from a filter.
+struct Where {
+    sql: String,
+    args: Vec<Arg>,
+}
+
+enum Arg {
+    Text(String),
+    Int(i64),
+}
+
+impl Where {
+    fn from(filter: &UsageFilter) -> Where {
+        let mut w = Where {
+            sql: String::from(" WHERE 1 = 1"),
+            args: Vec::new(),
+        };
+        let texts = [
+            ("account_id", &filter.account_id),
+            ("key_id", &filter.key_id),
+            ("model", &filter.model),
+            ("endpoint", &filter.endpoint),
+        ];
+        for (column, value) in texts {
+            if let Some(v) = value {
+                w.args.push(Arg::Text(v.clone()));
+                w.sql
+                    .push_str(&format!(" AND {column} = ${}", w.args.len()));
+            }
+        }
+        if let Some(since) = filter.since {
+            w.args.push(Arg::Int(since));
+            w.sql
+                .push_str(&format!(" AND created_at >= ${}", w.args.len()));
+        }
+        if let Some(until) = filter.until {
+            w.args.push(Arg::Int(until));
+            w.sql
+                .push_str(&format!(" AND created_at < ${}", w.args.len()));
+        }
+        w
+    }
+
+    fn bind<'q>(
+        &self,
+        mut query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
+    ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
+        for arg in &self.args {
+            query = match arg {
+                Arg::Text(v) => query.bind(v.clone()),
+                Arg::Int(v) => query.bind(*v),
+            };
+        }
+        query
+    }
+}
+
+fn unsigned(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+impl Store {
+    /// Records matching `filter`, newest first (by `created_at`, then id): at most `limit`, and
+    /// only those after the record `before` (the last id of the previous page) when given.
+    pub async fn usage_records(
+        &self,
+        filter: &UsageFilter,
+        limit: u32,
+        before: Option<&str>,
+    ) -> Result<Vec<UsageRecord>, StoreError> {
+        let mut w = Where::from(filter);
+        if let Some(before) = before {
+            // After the cursor in (created_at, id) order, newest first.
+            w.args.push(Arg::Text(before.to_owned()));
+            let n = w.args.len();
+            w.sql.push_str(&format!(
+                " AND (created_at, id) < (SELECT created_at, id FROM usage_log WHERE id = ${n})"
+            ));
+        }
+        let sql = format!(
+            "SELECT {COLUMNS} FROM usage_log{} ORDER BY created_at DESC, id DESC LIMIT {}",
+            w.sql,
+            limit.max(1)
+        );
+        let rows = w
+            .bind(sqlx::query(sqlx::AssertSqlSafe(sql)))
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(record_from_row).collect()
+    }
+
+    /// Totals of the records matching `filter`, per `group` and meter, in group order.
+    pub async fn usage_summary(
+        &self,
+        filter: &UsageFilter,
+        group: UsageGroup,
+    ) -> Result<Vec<UsageSummary>, StoreError> {
+        let w = Where::from(filter);
+        let expression = group.expression();
+        // SUM of BIGINT is NUMERIC on PostgreSQL, which `sqlx::Any` cannot read: cast back.
+        let sql = format!(
+            "SELECT {expression} AS grp, meter, COUNT(*) AS requests,
+                    CAST(SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END) AS BIGINT) AS errors,
+                    CAST(SUM(units) AS BIGINT) AS units,
+                    CAST(SUM(charge_nanos) AS BIGINT) AS charge
+             FROM usage_log{} GROUP BY {expression}, meter ORDER BY 1, 2",
+            w.sql
+        );
+        let rows = w
+            .bind(sqlx::query(sqlx::AssertSqlSafe(sql)))
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(UsageSummary {
+                    group: row.try_get("grp")?,
+                    meter: row.try_get("meter")?,
+                    requests: unsigned(row.try_get("requests")?),
+                    errors: unsigned(row.try_get("errors")?),
+                    units: unsigned(row.try_get("units")?),
+                    charge: Amount::from_nanos(row.try_get("charge")?),
+                })
+            })
+            .collect()
+    }
+
+    /// Deletes usage records older than `before` (Unix ms), at most `chunk` per statement so
+    /// that no write waits long behind it. Ledger rows are never touched. Returns how many.
+    pub async fn prune_usage(&self, before: i64, chunk: u32) -> Result<u64, StoreError> {
+        let mut pruned = 0;
+        loop {
+            let sql = format!(
+                "DELETE FROM usage_log WHERE id IN
+                     (SELECT id FROM usage_log WHERE created_at < $1 ORDER BY created_at LIMIT {})",
+                chunk.max(1)
+            );
+            let done = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(before)
+                .execute(self.writer())
+                .await?
+                .rows_affected();
+            pruned += done;
+            if done < u64::from(chunk.max(1)) {
+                return Ok(pruned);
+            }
+        }
+    }
+}
+
+fn record_from_row(row: &sqlx::any::AnyRow) -> Result<UsageRecord, StoreError> {
+    let kind: String = row.try_get("kind")?;
+    let status: i64 = row.try_get("status")?;
+    let upstream: Option<i64> = row.try_get("upstream_ms")?;
+    let estimated: i64 = row.try_get("estimated")?;
+    Ok(UsageRecord {
+        id: row.try_get("id")?,
+        created_at: row.try_get("created_at")?,
+        kind: if kind == "task" { "task" } else { "request" },
+        account_id: row.try_get("account_id")?,
+        key_id: row.try_get("key_id")?,
+        price_group: row.try_get("price_group")?,
+        endpoint: row.try_get("endpoint")?,
+        model: row.try_get("model")?,
+        channel: row.try_get("channel")?,
+        status: u16::try_from(status).unwrap_or(0),
+        meter: row.try_get("meter")?,
+        quantity: row.try_get("quantity")?,
+        units: unsigned(row.try_get("units")?),
+        charge: Amount::from_nanos(row.try_get("charge_nanos")?),
+        hold: Amount::from_nanos(row.try_get("hold_nanos")?),
+        latency_ms: unsigned(row.try_get("latency_ms")?),
+        upstream_ms: upstream.map(unsigned),
+        request_id: row.try_get("request_id")?,
+        task_id: row.try_get("task_id")?,
+        estimated: estimated != 0,
+        note: row.try_get("note")?,
+    })
+}
