@@ -191,6 +191,22 @@ pub enum PolicyCommand {
         /// The price group (made with `groups set`); a key's overrides its account's.
         #[arg(long)]
         group: Option<String>,
+        /// Billable requests per minute.
+        #[arg(long)]
+        rpm: Option<u64>,
+        /// Units of a meter per minute, METER=N (tokens, text_tokens, characters,
+        /// audio_seconds, video_tokens, video_seconds); repeat for several meters.
+        #[arg(long, value_name = "METER=N")]
+        per_minute: Vec<String>,
+        /// Billable requests in flight at once (a stream counts until its end).
+        #[arg(long)]
+        concurrency: Option<u32>,
+        /// Money per UTC day, a decimal amount, on top of the balance.
+        #[arg(long)]
+        daily_budget: Option<String>,
+        /// Money per UTC calendar month, a decimal amount, on top of the balance.
+        #[arg(long)]
+        monthly_budget: Option<String>,
     },
     /// Remove the whole policy of an account or a key.
     Clear {

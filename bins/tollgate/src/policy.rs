@@ -3,7 +3,8 @@
 
 use crate::cli::{Common, GroupsCommand, PolicyCommand, load_config, open_store};
 use serde_json::json;
-use tollgate_billing::Decimal;
+use std::collections::BTreeMap;
+use tollgate_billing::{Amount, Decimal, Meter};
 use tollgate_gateway::clock::{format_rfc3339, parse_rfc3339};
 use tollgate_gateway::routes::POLICY_ENDPOINTS;
 use tollgate_store::{AccessPolicy, Cidr, PolicyChange, PolicyHolder, Store};
@@ -37,6 +38,11 @@ async fn execute(store: &Store, command: PolicyCommand) -> Result<(), String> {
             expires,
             ips,
             group,
+            rpm,
+            per_minute,
+            concurrency,
+            daily_budget,
+            monthly_budget,
         } => {
             if let Some(group) = &group {
                 // A key must never point at a group that prices nothing.
@@ -53,10 +59,23 @@ async fn execute(store: &Store, command: PolicyCommand) -> Result<(), String> {
                     .transpose()?,
                 networks: ips.as_deref().map(parse_networks).transpose()?,
                 group,
+                rpm: rpm.map(|n| positive("--rpm", n)).transpose()?,
+                per_minute: parse_per_minute(&per_minute)?,
+                concurrency: concurrency
+                    .map(|n| positive("--concurrency", u64::from(n)).map(|_| n))
+                    .transpose()?,
+                daily_budget: daily_budget
+                    .as_deref()
+                    .map(|a| parse_budget("--daily-budget", a))
+                    .transpose()?,
+                monthly_budget: monthly_budget
+                    .as_deref()
+                    .map(|a| parse_budget("--monthly-budget", a))
+                    .transpose()?,
             };
             if change == PolicyChange::default() {
                 return Err(
-                    "nothing to set: pass --models, --endpoints, --expires, --ips or --group"
+                    "nothing to set: pass --models, --endpoints, --expires, --ips, --group, --rpm, --per-minute, --concurrency, --daily-budget or --monthly-budget"
                         .into(),
                 );
             }
@@ -106,7 +125,59 @@ fn policy_json(holder: &PolicyHolder, p: &AccessPolicy) -> serde_json::Value {
         "expires_at": p.expires_at.map(format_rfc3339),
         "ips": p.networks,
         "group": p.group,
+        "rpm": p.rpm,
+        "per_minute": p.per_minute,
+        "concurrency": p.concurrency,
+        "daily_budget": p.daily_budget,
+        "monthly_budget": p.monthly_budget,
     })
+}
+
+/// A limit of 0 would refuse everything; disabling a key is `keys disable`.
+fn positive(flag: &str, n: u64) -> Result<u64, String> {
+    if n == 0 {
+        return Err(format!(
+            "{flag}: must be at least 1 (to refuse every request, disable the key)"
+        ));
+    }
+    Ok(n)
+}
+
+/// `--per-minute METER=N`, each meter one of the price book's.
+fn parse_per_minute(items: &[String]) -> Result<Option<BTreeMap<String, u64>>, String> {
+    if items.is_empty() {
+        return Ok(None);
+    }
+    let mut out = BTreeMap::new();
+    for item in items {
+        let (meter, n) = item
+            .split_once('=')
+            .ok_or_else(|| format!("--per-minute: {item:?} is not METER=N (e.g. tokens=100000)"))?;
+        let meter = meter.trim();
+        let meters = Meter::ALL.map(Meter::as_str);
+        if !meters.contains(&meter) {
+            return Err(format!(
+                "--per-minute: {meter:?} is not a meter; use one of {}",
+                meters.join(", ")
+            ));
+        }
+        let n: u64 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("--per-minute: {n:?} is not a whole number"))?;
+        out.insert(meter.to_owned(), positive("--per-minute", n)?);
+    }
+    Ok(Some(out))
+}
+
+fn parse_budget(flag: &str, text: &str) -> Result<Amount, String> {
+    let amount: Amount = text
+        .parse()
+        .map_err(|e| format!("{flag}: {text:?} is not a decimal amount ({e})"))?;
+    if !amount.is_positive() {
+        return Err(format!("{flag}: must be above 0"));
+    }
+    Ok(amount)
 }
 
 fn print_policy(holder: &PolicyHolder, p: &AccessPolicy) {
@@ -126,6 +197,27 @@ fn print_policy(holder: &PolicyHolder, p: &AccessPolicy) {
     println!(
         "group       {}",
         p.group.as_deref().unwrap_or("none (list prices)")
+    );
+    let none = || "none".to_owned();
+    println!("rpm         {}", p.rpm.map_or_else(none, |n| n.to_string()));
+    let per_minute = p.per_minute.as_ref().map(|m| {
+        m.iter()
+            .map(|(meter, n)| format!("{meter}={n}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    });
+    println!("per-minute  {}", per_minute.unwrap_or_else(none));
+    println!(
+        "concurrency {}",
+        p.concurrency.map_or_else(none, |n| n.to_string())
+    );
+    println!(
+        "daily       {}",
+        p.daily_budget.map_or_else(none, |a| a.to_string())
+    );
+    println!(
+        "monthly     {}",
+        p.monthly_budget.map_or_else(none, |a| a.to_string())
     );
 }
 

@@ -87,6 +87,16 @@ pub enum Meter {
 }
 
 impl Meter {
+    /// Every meter, in declaration order.
+    pub const ALL: [Meter; 6] = [
+        Meter::Characters,
+        Meter::AudioSeconds,
+        Meter::Tokens,
+        Meter::VideoTokens,
+        Meter::VideoSeconds,
+        Meter::TextTokens,
+    ];
+
     /// The name used as the `meter` tag in the price book.
     pub const fn as_str(self) -> &'static str {
         match self {

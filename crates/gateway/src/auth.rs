@@ -124,6 +124,16 @@ pub async fn authenticate(
             span.record("key", principal.key_id.as_str());
             crate::usage::note_principal(&principal);
             admit(&principal, ctx, family, now_millis())?;
+            // Rate limits and concurrency count billable requests (the ones logged); what the
+            // admission holds lives as long as the request, in its usage draft.
+            if crate::usage::is_logged(ctx.route) {
+                let mut headers = crate::quotas::RateHeaders::default();
+                let admitted = state.quotas.admit_request(&principal, &mut headers).await;
+                crate::usage::note_rate_headers(&headers);
+                if let Some(admitted) = admitted? {
+                    crate::usage::keep(admitted);
+                }
+            }
             Ok(principal)
         }
         Lookup::Unknown => Err(ApiError::new(

@@ -6,6 +6,7 @@
 use crate::catalog::ModelEntry;
 use crate::errors::{ApiError, ErrorKind};
 use crate::ledger::{ChargeMemo, Hold};
+use crate::quotas::{Admitted, RateHeaders};
 use crate::state::State;
 use crate::usage::{self, Recorder};
 use std::sync::Arc;
@@ -36,6 +37,9 @@ pub struct HeldCharge {
     /// The request's usage record, written with the charge (or, released, when the last of
     /// the request lets go of it).
     usage: Option<Recorder>,
+    /// What the hold took of the caller's per-minute units and budgets: trued up by the
+    /// settlement, given back if there is none.
+    spend: Option<Admitted>,
 }
 
 /// How a settlement came about, for the ledger row.
@@ -97,6 +101,13 @@ impl HeldCharge {
             .charge(estimate)
             .map_err(|e| ApiError::internal("pricing the request", e))?;
         usage::note(|record| record.hold = amount);
+        let mut headers = RateHeaders::default();
+        let spend = state
+            .quotas
+            .admit_spend(principal, estimate, amount, &mut headers)
+            .await;
+        usage::note_rate_headers(&headers);
+        let spend = spend?;
         let hold = state
             .ledger
             .hold(&principal.account_id, amount)
@@ -113,6 +124,7 @@ impl HeldCharge {
             bound: Amount::from_nanos(amount.nanos().saturating_mul(HOLD_MULTIPLE_BOUND)),
             bound_basis: "twice the hold",
             usage: Recorder::current(),
+            spend,
         })
     }
 
@@ -182,6 +194,9 @@ impl HeldCharge {
             anomaly,
             price_group: self.price_group.clone(),
         };
+        if let Some(spend) = self.spend.take() {
+            spend.settle(usage, actual);
+        }
         let durable = hold.settle(actual, memo, record);
         self.state.metrics.hold_closed("settled");
         tracing::Span::current().record("charge", tracing::field::display(actual));

@@ -189,6 +189,13 @@ impl ApiError {
         {
             response.headers_mut().insert(header::RETRY_AFTER, v);
         }
+        if self.kind == ErrorKind::InsufficientBalance {
+            // A quota (the balance, a spend cap) does not come back by retrying in a few
+            // seconds: the OpenAI SDKs read this and do not retry the 429.
+            response
+                .headers_mut()
+                .insert("x-should-retry", HeaderValue::from_static("false"));
+        }
         if self.kind == ErrorKind::RequestTimeout {
             // The rest of the body is never read: the connection cannot carry another request.
             response

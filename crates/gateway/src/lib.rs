@@ -34,6 +34,7 @@ pub mod limits;
 pub mod media;
 pub mod metrics;
 pub mod native_relay;
+pub mod quotas;
 pub mod recognition;
 pub mod relay;
 pub mod routes;

@@ -152,6 +152,11 @@ impl Gateway {
             .record(routed.endpoint, status, elapsed, upstream);
         if let Some(recorder) = recorder {
             recorder.answered(status);
+            for (name, value) in recorder.rate_headers() {
+                if let Ok(v) = HeaderValue::from_str(&value) {
+                    response.headers_mut().insert(name, v);
+                }
+            }
         }
         span.in_scope(|| {
             tracing::info!(

@@ -19,6 +19,8 @@ pub struct State {
     pub store: Store,
     /// The ledger engine: holds and charges in memory, journaled in batches.
     pub ledger: Ledger,
+    /// Rate limits and spend caps of accounts and keys, served from database slices.
+    pub quotas: crate::quotas::Quotas,
     /// Recent key lookups.
     pub keys: KeyCache,
     /// Models and channels.
@@ -49,6 +51,7 @@ impl State {
     pub fn new(store: Store, catalog: Catalog, http: HttpClient, limits: Limits) -> State {
         State {
             ledger: Ledger::start(store.clone(), tollgate_ledger::Policy::default()),
+            quotas: crate::quotas::Quotas::new(store.clone()),
             keys: KeyCache::default(),
             store,
             catalog,

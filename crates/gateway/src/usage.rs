@@ -14,6 +14,7 @@
 //! part in one place instead of every handler passing it along.
 
 use crate::ledger::Ledger;
+use crate::quotas::{Admitted, RateHeaders};
 use crate::routes::Route;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -45,6 +46,11 @@ struct Fields {
     status: Option<u16>,
     /// Written with a settlement already.
     written: bool,
+    /// The rate-limit figures for the answer's headers.
+    rate_headers: RateHeaders,
+    /// What the request holds of its key's limits (concurrency slots, quota units): released
+    /// when the request ends, which is when this draft is dropped.
+    admissions: Vec<Admitted>,
 }
 
 /// Whether requests on `route` are logged: those that can spend (the reads — task polls, model
@@ -80,6 +86,8 @@ impl Recorder {
                 authenticated: false,
                 status: None,
                 written: false,
+                rate_headers: RateHeaders::default(),
+                admissions: Vec::new(),
             }),
         })))
     }
@@ -94,9 +102,16 @@ impl Recorder {
         f(&mut fields);
     }
 
-    /// The answer's status and the upstream's time, from the service.
+    /// The answer's status, from the service.
     pub fn answered(&self, status: u16) {
         self.with(|f| f.status = Some(status));
+    }
+
+    /// The `x-ratelimit-*` headers for the answer (none for a key without limits).
+    pub fn rate_headers(&self) -> Vec<(&'static str, String)> {
+        let mut headers = Vec::new();
+        self.with(|f| headers = f.rate_headers.render());
+        headers
     }
 
     /// Builds the record of a settlement and marks the draft written: the caller journals it
@@ -140,6 +155,23 @@ pub fn note_principal(principal: &Principal) {
             fields.record.key_id = Some(principal.key_id.clone());
             fields.record.price_group = principal.price_group.as_ref().map(|g| g.name.clone());
         });
+    });
+}
+
+/// Notes rate-limit figures for the answer's headers (the tightest of each kind is kept).
+pub fn note_rate_headers(headers: &RateHeaders) {
+    if headers == &RateHeaders::default() {
+        return;
+    }
+    let _ = CURRENT.try_with(|r| r.with(|fields| fields.rate_headers.merge(headers)));
+}
+
+/// Keeps `admitted` until the request ends (its concurrency slot held until then). Outside a
+/// logged request it is released at once.
+pub fn keep(admitted: Admitted) {
+    let mut admitted = Some(admitted);
+    let _ = CURRENT.try_with(|r| {
+        r.with(|fields| fields.admissions.extend(admitted.take()));
     });
 }
 

@@ -49,6 +49,7 @@
 
 mod engine;
 mod policy;
+pub mod quota;
 
 pub use engine::{
     AccountView, Charge, CreditAnswer, CreditRequest, Engine, HoldId, HoldOutcome, LeaseCommand,

@@ -62,6 +62,9 @@ pub struct Principal {
     pub policies: Vec<AccessPolicy>,
     /// The price group it pays in (its key's, else its account's); `None`: list prices.
     pub price_group: Option<Arc<PriceGroup>>,
+    /// The holders whose rate limits and spend caps the request counts against — the
+    /// account (`acct_…`) and the key (`key_…`), each with its policy — where a policy sets any.
+    pub limited_by: Vec<(String, AccessPolicy)>,
 }
 
 /// Spending of one model, from the ledger.
@@ -263,12 +266,20 @@ impl Store {
                     Some(name) => Some(Arc::new(self.price_group(name).await?)),
                     None => None,
                 };
+                let mut limited_by = Vec::new();
+                for (holder, column) in [(&account_id, &account_policy), (&key_id, &key_policy)] {
+                    let policy = AccessPolicy::from_column(column.as_deref())?;
+                    if policy.limits_rate() {
+                        limited_by.push((holder.clone(), policy));
+                    }
+                }
                 Ok(Some(Principal {
                     key_id,
                     account_id,
                     account_name,
                     policies,
                     price_group,
+                    limited_by,
                 }))
             }
         }

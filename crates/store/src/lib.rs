@@ -43,6 +43,7 @@ mod holds;
 mod ids;
 mod journal;
 mod policy;
+mod quota;
 mod schema;
 mod settings;
 mod sql;

@@ -7,8 +7,9 @@
 
 use crate::{Store, StoreError};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::net::IpAddr;
-use tollgate_billing::Decimal;
+use tollgate_billing::{Amount, Decimal};
 
 /// What one account or key may do. An absent field does not restrict.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,6 +32,22 @@ pub struct AccessPolicy {
     /// The price group the holder pays in (a key's overrides its account's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// Billable requests per minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rpm: Option<u64>,
+    /// Units per minute of a meter (`tokens`, `characters`, `audio_seconds`, `video_tokens`,
+    /// `video_seconds`, `text_tokens`), by meter name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_minute: Option<BTreeMap<String, u64>>,
+    /// Billable requests in flight at once (a stream counts until its end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
+    /// Money per UTC day, on top of the balance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daily_budget: Option<Amount>,
+    /// Money per UTC calendar month, on top of the balance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monthly_budget: Option<Amount>,
 }
 
 /// A price group (tier): a name and the multiplier of every price its keys pay
@@ -98,9 +115,36 @@ impl AccessPolicy {
         if let Some(group) = &change.group {
             self.group = Some(group.clone());
         }
+        if let Some(rpm) = change.rpm {
+            self.rpm = Some(rpm);
+        }
+        if let Some(per_minute) = &change.per_minute {
+            self.per_minute
+                .get_or_insert_with(BTreeMap::new)
+                .extend(per_minute.iter().map(|(k, v)| (k.clone(), *v)));
+        }
+        if let Some(concurrency) = change.concurrency {
+            self.concurrency = Some(concurrency);
+        }
+        if let Some(budget) = change.daily_budget {
+            self.daily_budget = Some(budget);
+        }
+        if let Some(budget) = change.monthly_budget {
+            self.monthly_budget = Some(budget);
+        }
     }
 
-    fn from_column(column: Option<&str>) -> Result<AccessPolicy, StoreError> {
+    /// Whether any windowed quota or concurrency limit is set (the rate-limit headers are sent
+    /// for such a holder).
+    pub fn limits_rate(&self) -> bool {
+        self.rpm.is_some()
+            || self.per_minute.as_ref().is_some_and(|m| !m.is_empty())
+            || self.concurrency.is_some()
+            || self.daily_budget.is_some()
+            || self.monthly_budget.is_some()
+    }
+
+    pub(crate) fn from_column(column: Option<&str>) -> Result<AccessPolicy, StoreError> {
         match column {
             None | Some("") => Ok(AccessPolicy::default()),
             Some(json) => serde_json::from_str(json)
@@ -131,6 +175,16 @@ pub struct PolicyChange {
     pub networks: Option<Vec<Cidr>>,
     /// New price group.
     pub group: Option<String>,
+    /// New requests per minute.
+    pub rpm: Option<u64>,
+    /// Per-minute quotas to set, by meter (the others stay).
+    pub per_minute: Option<BTreeMap<String, u64>>,
+    /// New concurrency limit.
+    pub concurrency: Option<u32>,
+    /// New daily budget.
+    pub daily_budget: Option<Amount>,
+    /// New monthly budget.
+    pub monthly_budget: Option<Amount>,
 }
 
 /// An IP network: an address and how many leading bits of it count (`10.0.0.0/8`,

@@ -223,6 +223,23 @@ const MIGRATIONS: &[Migration] = &[
             "CREATE INDEX IF NOT EXISTS usage_log_key ON usage_log (key_id, created_at)",
         ],
     },
+    Migration {
+        version: 7,
+        name: "quota windows",
+        statements: &[
+            // Windowed quotas (`crate::quota`): per holder (`acct_…` or `key_…`), quota
+            // (`requests`, `tokens`, `spend_day`, …) and window, what all replicas have taken.
+            "CREATE TABLE IF NOT EXISTS quota_windows (
+                holder TEXT NOT NULL,
+                quota TEXT NOT NULL,
+                window_start BIGINT NOT NULL,
+                taken BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                PRIMARY KEY (holder, quota, window_start)
+            )",
+            "CREATE INDEX IF NOT EXISTS quota_windows_age ON quota_windows (window_start)",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.

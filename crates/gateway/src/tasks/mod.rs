@@ -157,6 +157,7 @@ where
         .first()
         .map(|c| c.name.clone())
         .ok_or_else(|| ApiError::internal("submitting the task", "the model has no channel"))?;
+    let submission_estimate = submission.pricing.estimate.clone();
     let pricing = serde_json::to_value(&submission.pricing)
         .map_err(|e| ApiError::internal("recording the task", e))?;
     let new_task = NewTask {
@@ -172,11 +173,23 @@ where
         request_id: Some(submission.request_id),
         deadline: state.tasks.deadline,
     };
+    // A task counts against the caller's per-minute units and budgets at its estimate and hold
+    // when it is created; it is charged later, on whichever replica polls it to its end.
+    let mut headers = crate::quotas::RateHeaders::default();
+    let spend = state
+        .quotas
+        .admit_spend(principal, &submission_estimate, amount, &mut headers)
+        .await;
+    crate::usage::note_rate_headers(&headers);
+    let spend = spend?;
     let (task, hold) = state
         .store
         .create_task(new_task, amount)
         .await
         .map_err(store_refused)?;
+    if let Some(spend) = spend {
+        spend.settle(&submission_estimate, amount);
+    }
     // The creating request's record: the hold, no charge; the task's own record carries the
     // charge or the refund when it ends (`tollgate_store`'s `finish_task`).
     crate::usage::note(|record| {

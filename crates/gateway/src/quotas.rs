@@ -1,0 +1,582 @@
+//! Rate limits and spend caps (`docs/decisions.md`, "Rate limits and spend caps"): the driver of
+//! the sans-IO windowed quotas (`tollgate_ledger::quota`). Each account and key whose policy
+//! sets limits has, per quota, a counter in memory served from slices the database grants, so a
+//! request costs no round trip until its replica's slice runs out; concurrency is counted in
+//! memory.
+//!
+//! A request is admitted twice: when it is authenticated (requests per minute, concurrency —
+//! [`Quotas::admit_request`]) and when its hold is placed (per-minute units of its meter, daily
+//! and monthly spend — [`Quotas::admit_spend`]). Each admission is an owned [`Admitted`] that
+//! gives back on drop what a request that was not charged did not use, and is trued up by the
+//! settlement ([`Admitted::settle`]).
+
+use crate::clock::{civil_from_days, days_from_civil, now_millis};
+use crate::errors::{ApiError, ErrorKind};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use tollgate_billing::{Amount, Meter, Usage};
+use tollgate_ledger::quota::{Admission, Quota, SliceAsk, Window};
+use tollgate_store::{AccessPolicy, Principal, Store};
+
+/// What a windowed quota counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum QuotaName {
+    /// Billable requests per minute.
+    Requests,
+    /// Units of a meter per minute.
+    Units(Meter),
+    /// Money (nano-units) per UTC day.
+    SpendDay,
+    /// Money (nano-units) per UTC calendar month.
+    SpendMonth,
+}
+
+impl QuotaName {
+    /// Its name in the database and in metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QuotaName::Requests => "requests",
+            QuotaName::Units(meter) => meter.as_str(),
+            QuotaName::SpendDay => "spend_day",
+            QuotaName::SpendMonth => "spend_month",
+        }
+    }
+
+    /// The window `now` (Unix ms) falls in.
+    pub fn window(self, now: u64) -> Window {
+        match self {
+            QuotaName::Requests | QuotaName::Units(_) => {
+                let start = now - now % 60_000;
+                Window {
+                    start,
+                    end: start + 60_000,
+                }
+            }
+            QuotaName::SpendDay => {
+                let start = now - now % 86_400_000;
+                Window {
+                    start,
+                    end: start + 86_400_000,
+                }
+            }
+            QuotaName::SpendMonth => {
+                let days = i64::try_from(now / 86_400_000).unwrap_or(0);
+                let (year, month, _) = civil_from_days(days);
+                let (next_year, next_month) = if month == 12 {
+                    (year + 1, 1)
+                } else {
+                    (year, month + 1)
+                };
+                let day_ms = |d: i64| u64::try_from(d).unwrap_or(0) * 86_400_000;
+                Window {
+                    start: day_ms(days_from_civil(year, month, 1)),
+                    end: day_ms(days_from_civil(next_year, next_month, 1)),
+                }
+            }
+        }
+    }
+
+    /// Whether a refusal is a rate limit (retry after the window) or a spend cap (a quota).
+    fn is_spend(self) -> bool {
+        matches!(self, QuotaName::SpendDay | QuotaName::SpendMonth)
+    }
+}
+
+/// The quotas of one replica. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Quotas {
+    core: Arc<Core>,
+}
+
+#[derive(Debug)]
+struct Core {
+    store: Store,
+    counters: Mutex<Counters>,
+    /// Wakes requests waiting for another request's slice answer.
+    answered: tokio::sync::Notify,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    quotas: HashMap<(String, QuotaName), Quota>,
+    in_flight: HashMap<String, u32>,
+}
+
+/// One quota's share of an admission.
+#[derive(Debug)]
+struct Taken {
+    holder: String,
+    name: QuotaName,
+    window: Window,
+    units: u64,
+}
+
+/// What one admission holds: units of windowed quotas and concurrency slots. Dropped without
+/// [`Admitted::settle`], it gives back the units of use-based quotas (the request was not
+/// charged) and always the concurrency slots — so every exit of a request, cancellation
+/// included, releases what it held.
+#[derive(Debug)]
+pub struct Admitted {
+    core: Arc<Core>,
+    taken: Vec<Taken>,
+    slots: Vec<String>,
+    /// The request went ahead: its requests stay counted when it ends. An admission refused
+    /// half-way gives back even the requests it took.
+    committed: bool,
+    /// For the response's rate-limit headers.
+    pub headers: RateHeaders,
+}
+
+/// The `x-ratelimit-*` figures of the tightest limit of each kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RateHeaders {
+    /// Requests per minute: limit, remaining, milliseconds to the reset.
+    pub requests: Option<(u64, u64, u64)>,
+    /// Tokens per minute: limit, remaining, milliseconds to the reset.
+    pub tokens: Option<(u64, u64, u64)>,
+}
+
+impl RateHeaders {
+    fn note(slot: &mut Option<(u64, u64, u64)>, figure: (u64, u64, u64)) {
+        if slot.is_none_or(|(_, remaining, _)| figure.1 < remaining) {
+            *slot = Some(figure);
+        }
+    }
+
+    /// Both sets merged, the tighter of each kind kept.
+    pub fn merge(&mut self, other: &RateHeaders) {
+        if let Some(r) = other.requests {
+            Self::note(&mut self.requests, r);
+        }
+        if let Some(t) = other.tokens {
+            Self::note(&mut self.tokens, t);
+        }
+    }
+
+    /// The headers, with OpenAI's spelling of a duration (`"1m30s"`, `"250ms"`).
+    pub fn render(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        for (kind, figure) in [("requests", self.requests), ("tokens", self.tokens)] {
+            let Some((limit, remaining, reset_ms)) = figure else {
+                continue;
+            };
+            let (limit_name, remaining_name, reset_name) = match kind {
+                "requests" => (
+                    "x-ratelimit-limit-requests",
+                    "x-ratelimit-remaining-requests",
+                    "x-ratelimit-reset-requests",
+                ),
+                _ => (
+                    "x-ratelimit-limit-tokens",
+                    "x-ratelimit-remaining-tokens",
+                    "x-ratelimit-reset-tokens",
+                ),
+            };
+            out.push((limit_name, limit.to_string()));
+            out.push((remaining_name, remaining.to_string()));
+            out.push((reset_name, duration_text(reset_ms)));
+        }
+        out
+    }
+}
+
+/// OpenAI's duration spelling: `"250ms"`, `"12s"`, `"1m30s"`, `"23h59m0s"`.
+pub fn duration_text(ms: u64) -> String {
+    if ms < 1_000 {
+        return format!("{ms}ms");
+    }
+    let s = ms.div_ceil(1_000);
+    match (s / 3_600, s % 3_600 / 60, s % 60) {
+        (0, 0, sec) => format!("{sec}s"),
+        (0, min, sec) => format!("{min}m{sec}s"),
+        (h, min, sec) => format!("{h}h{min}m{sec}s"),
+    }
+}
+
+fn now() -> u64 {
+    u64::try_from(now_millis()).unwrap_or(0)
+}
+
+impl Core {
+    fn lock(&self) -> MutexGuard<'_, Counters> {
+        self.counters.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Why a quota refused.
+struct Refused {
+    name: QuotaName,
+    limit: u64,
+    reset_at: u64,
+}
+
+impl Quotas {
+    /// The quotas of a replica on `store`.
+    pub fn new(store: Store) -> Quotas {
+        Quotas {
+            core: Arc::new(Core {
+                store,
+                counters: Mutex::new(Counters::default()),
+                answered: tokio::sync::Notify::new(),
+            }),
+        }
+    }
+
+    fn empty(&self) -> Admitted {
+        Admitted {
+            core: self.core.clone(),
+            taken: Vec::new(),
+            slots: Vec::new(),
+            committed: false,
+            headers: RateHeaders::default(),
+        }
+    }
+
+    /// Admits a billable request at authentication: a concurrency slot and one request of the
+    /// per-minute rate, for the account and for the key. `None` when neither limits. The
+    /// rate-limit figures, of an admission or a refusal, go to `headers`.
+    pub async fn admit_request(
+        &self,
+        principal: &Principal,
+        headers: &mut RateHeaders,
+    ) -> Result<Option<Admitted>, ApiError> {
+        if principal.limited_by.is_empty() {
+            return Ok(None);
+        }
+        let mut admitted = self.empty();
+        let result = self.admit_request_into(principal, &mut admitted).await;
+        headers.merge(&admitted.headers);
+        result?;
+        admitted.committed = true;
+        Ok(Some(admitted))
+    }
+
+    async fn admit_request_into(
+        &self,
+        principal: &Principal,
+        admitted: &mut Admitted,
+    ) -> Result<(), ApiError> {
+        for (holder, policy) in &principal.limited_by {
+            if let Some(limit) = policy.concurrency {
+                let mut counters = self.core.lock();
+                let in_flight = counters.in_flight.entry(holder.clone()).or_default();
+                if *in_flight >= limit {
+                    return Err(ApiError::new(
+                        ErrorKind::RateLimited,
+                        format!(
+                            "Too many requests in flight: this {} allows {limit} at once",
+                            holder_kind(holder)
+                        ),
+                    )
+                    .code("rate_limit_exceeded")
+                    .retry_after(1));
+                }
+                *in_flight += 1;
+                admitted.slots.push(holder.clone());
+            }
+            if let Some(rpm) = policy.rpm {
+                self.take(admitted, holder, QuotaName::Requests, rpm, 1)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Admits a request's spending when its hold is placed: `estimate` units of its meter per
+    /// minute and `hold` of the daily and monthly budgets. `None` when nothing limits it.
+    pub async fn admit_spend(
+        &self,
+        principal: &Principal,
+        estimate: &Usage,
+        hold: Amount,
+        headers: &mut RateHeaders,
+    ) -> Result<Option<Admitted>, ApiError> {
+        if principal.limited_by.is_empty() {
+            return Ok(None);
+        }
+        let mut admitted = self.empty();
+        let meter = estimate.meter();
+        let spend = u64::try_from(hold.nanos()).unwrap_or(0);
+        let mut result = Ok(());
+        'holders: for (holder, policy) in &principal.limited_by {
+            for (name, limit, units) in spend_quotas(policy, meter, estimate.units(), spend) {
+                result = self.take(&mut admitted, holder, name, limit, units).await;
+                if result.is_err() {
+                    break 'holders;
+                }
+            }
+        }
+        headers.merge(&admitted.headers);
+        result?;
+        admitted.committed = true;
+        Ok((!admitted.taken.is_empty()).then_some(admitted))
+    }
+
+    /// Takes `units` of `holder`'s quota `name` into `admitted`, asking the database for a slice
+    /// when the replica has too little in hand.
+    async fn take(
+        &self,
+        admitted: &mut Admitted,
+        holder: &str,
+        name: QuotaName,
+        limit: u64,
+        units: u64,
+    ) -> Result<(), ApiError> {
+        let key = (holder.to_owned(), name);
+        loop {
+            let now = now();
+            let window = name.window(now);
+            // Registered before the decision, so an answer between the two is not missed.
+            let answered = self.core.answered.notified();
+            let decision = {
+                let mut counters = self.core.lock();
+                let quota = counters
+                    .quotas
+                    .entry(key.clone())
+                    .or_insert_with(|| Quota::new(limit));
+                if quota.limit() != limit {
+                    quota.set_limit(limit);
+                }
+                let decision = quota.admit(units, window);
+                if matches!(decision, Admission::Admitted) {
+                    let figure = (limit, quota.remaining(window), window.end - now);
+                    match name {
+                        QuotaName::Requests => {
+                            RateHeaders::note(&mut admitted.headers.requests, figure)
+                        }
+                        QuotaName::Units(Meter::Tokens | Meter::TextTokens) => {
+                            RateHeaders::note(&mut admitted.headers.tokens, figure);
+                        }
+                        _ => {}
+                    }
+                }
+                decision
+            };
+            match decision {
+                Admission::Admitted => {
+                    admitted.taken.push(Taken {
+                        holder: holder.to_owned(),
+                        name,
+                        window,
+                        units,
+                    });
+                    return Ok(());
+                }
+                Admission::Refused { reset_at } => {
+                    let refused = Refused {
+                        name,
+                        limit,
+                        reset_at,
+                    };
+                    return Err(refusal(holder, &refused, now, &mut admitted.headers));
+                }
+                Admission::Wait => answered.await,
+                Admission::Ask(ask) => self.ask(key.clone(), window, ask).await,
+            }
+        }
+    }
+
+    /// Asks the database for a slice, in a task of its own so that a request that goes away
+    /// mid-ask cannot lose the grant.
+    async fn ask(&self, key: (String, QuotaName), window: Window, ask: SliceAsk) {
+        let core = self.core.clone();
+        let asking = tokio::spawn(async move {
+            let answer = core
+                .store
+                .take_quota_slice(&key.0, key.1.as_str(), &ask)
+                .await;
+            {
+                let mut counters = core.lock();
+                if let Some(quota) = counters.quotas.get_mut(&key) {
+                    match &answer {
+                        Ok((granted, taken)) => quota.granted(window, *granted, *taken),
+                        Err(_) => quota.ask_failed(),
+                    }
+                }
+            }
+            core.answered.notify_waiters();
+            if let Err(e) = answer {
+                tracing::error!(error = %e, holder = %key.0, quota = key.1.as_str(), "taking a quota slice failed");
+            }
+        });
+        if asking.await.is_err() {
+            tracing::error!("a quota slice request panicked");
+        }
+    }
+}
+
+/// The windowed quotas `policy` puts on a request of `meter`: its per-minute units, and the
+/// daily and monthly spend.
+fn spend_quotas(
+    policy: &AccessPolicy,
+    meter: Meter,
+    units: u64,
+    spend: u64,
+) -> Vec<(QuotaName, u64, u64)> {
+    let mut out = Vec::new();
+    if let Some(limit) = policy
+        .per_minute
+        .as_ref()
+        .and_then(|m| m.get(meter.as_str()))
+    {
+        out.push((QuotaName::Units(meter), *limit, units));
+    }
+    let nanos = |a: Option<Amount>| a.map(|a| u64::try_from(a.nanos()).unwrap_or(0));
+    if let Some(limit) = nanos(policy.daily_budget) {
+        out.push((QuotaName::SpendDay, limit, spend));
+    }
+    if let Some(limit) = nanos(policy.monthly_budget) {
+        out.push((QuotaName::SpendMonth, limit, spend));
+    }
+    out
+}
+
+fn holder_kind(holder: &str) -> &'static str {
+    if holder.starts_with("key_") {
+        "key"
+    } else {
+        "account"
+    }
+}
+
+/// The refusal of a quota, in the shape of its kind: a rate limit (`rate_limit_exceeded`,
+/// retry after the window) or a spend cap (a quota: `insufficient_quota`, not worth retrying
+/// within the window).
+fn refusal(holder: &str, refused: &Refused, now: u64, headers: &mut RateHeaders) -> ApiError {
+    let wait_ms = refused.reset_at.saturating_sub(now);
+    let seconds = wait_ms.div_ceil(1_000).max(1);
+    let who = holder_kind(holder);
+    let figure = (refused.limit, 0, wait_ms);
+    match refused.name {
+        QuotaName::Requests => RateHeaders::note(&mut headers.requests, figure),
+        QuotaName::Units(Meter::Tokens | Meter::TextTokens) => {
+            RateHeaders::note(&mut headers.tokens, figure);
+        }
+        _ => {}
+    }
+    if refused.name.is_spend() {
+        let (period, limit) = (
+            if refused.name == QuotaName::SpendDay {
+                "daily"
+            } else {
+                "monthly"
+            },
+            Amount::from_nanos(i64::try_from(refused.limit).unwrap_or(i64::MAX)),
+        );
+        return ApiError::new(
+            ErrorKind::InsufficientBalance,
+            format!(
+                "You exceeded this {who}'s {period} budget of {limit}; it resets in {}",
+                duration_text(wait_ms)
+            ),
+        )
+        .code("insufficient_quota")
+        .retry_after(seconds);
+    }
+    let what = match refused.name {
+        QuotaName::Requests => "requests".to_owned(),
+        QuotaName::Units(meter) => meter.as_str().replace('_', " "),
+        _ => String::new(),
+    };
+    ApiError::new(
+        ErrorKind::RateLimited,
+        format!(
+            "Rate limit reached: this {who} allows {} {what} per minute; try again in {}",
+            refused.limit,
+            duration_text(wait_ms)
+        ),
+    )
+    .code("rate_limit_exceeded")
+    .retry_after(seconds)
+}
+
+impl Admitted {
+    /// Trues up use-based quotas with what the request was charged: `usage` of its meter and
+    /// `charge` of the budgets. Requests and concurrency are unaffected (the slots go when
+    /// this is dropped).
+    pub fn settle(mut self, usage: &Usage, charge: Amount) {
+        let spent = u64::try_from(charge.nanos()).unwrap_or(0);
+        let taken = std::mem::take(&mut self.taken);
+        let mut counters = self.core.lock();
+        for t in taken {
+            let actual = match t.name {
+                QuotaName::Requests => continue,
+                QuotaName::Units(_) => usage.units(),
+                QuotaName::SpendDay | QuotaName::SpendMonth => spent,
+            };
+            if let Some(quota) = counters.quotas.get_mut(&(t.holder, t.name)) {
+                quota.settle(t.units, actual, t.window.start);
+            }
+        }
+    }
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        if self.taken.is_empty() && self.slots.is_empty() {
+            return;
+        }
+        let mut counters = self.core.lock();
+        for t in self.taken.drain(..) {
+            // A request made is a request made; units and money not charged are given back.
+            if t.name == QuotaName::Requests && self.committed {
+                continue;
+            }
+            if let Some(quota) = counters.quotas.get_mut(&(t.holder, t.name)) {
+                quota.give_back(t.units, t.window.start);
+            }
+        }
+        for holder in self.slots.drain(..) {
+            if let Some(n) = counters.in_flight.get_mut(&holder) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    counters.in_flight.remove(&holder);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_are_utc_minutes_days_and_calendar_months() {
+        let t =
+            u64::try_from(crate::clock::parse_rfc3339("2026-02-14T10:20:30Z").unwrap()).unwrap();
+        let at = |s: &str| u64::try_from(crate::clock::parse_rfc3339(s).unwrap()).unwrap();
+        assert_eq!(
+            QuotaName::Requests.window(t),
+            Window {
+                start: at("2026-02-14T10:20:00Z"),
+                end: at("2026-02-14T10:21:00Z")
+            }
+        );
+        assert_eq!(
+            QuotaName::SpendDay.window(t).start,
+            at("2026-02-14T00:00:00Z")
+        );
+        assert_eq!(
+            QuotaName::SpendMonth.window(t),
+            Window {
+                start: at("2026-02-01T00:00:00Z"),
+                end: at("2026-03-01T00:00:00Z")
+            }
+        );
+        let december = at("2026-12-31T23:59:59Z");
+        assert_eq!(
+            QuotaName::SpendMonth.window(december).end,
+            at("2027-01-01T00:00:00Z")
+        );
+    }
+
+    #[test]
+    fn durations_are_spelled_like_openai() {
+        assert_eq!(duration_text(250), "250ms");
+        assert_eq!(duration_text(12_000), "12s");
+        assert_eq!(duration_text(90_000), "1m30s");
+        assert_eq!(duration_text(86_399_000), "23h59m59s");
+    }
+}

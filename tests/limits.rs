@@ -1,0 +1,366 @@
+//! Rate limits and spend caps end to end (`docs/decisions.md`, "Rate limits and spend caps"):
+//! requests per minute, per-minute units of a meter, daily budgets and concurrency, on a key and
+//! on its account; refused at the boundary in each family's own shape with `Retry-After` and
+//! the `x-ratelimit-*` headers, before any hold or upstream call, and admitted up to it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::TestGateway;
+use serde_json::{Value, json};
+use std::time::Duration;
+use tollgate_sim::KnobSettings;
+use tollgate_store::{AccessPolicy, PolicyHolder};
+
+const CONFIG: &str = r#"
+[[channels]]
+name = "openai"
+format = "openai-embeddings"
+base_url = "sim"
+
+[[channels]]
+name = "t2a"
+format = "t2a"
+base_url = "sim"
+first_byte_timeout_ms = 5000
+idle_timeout_ms = 5000
+
+[[channels]]
+name = "ark"
+format = "ark"
+base_url = "sim"
+
+[[channels]]
+name = "genai"
+format = "genai"
+base_url = "sim"
+
+[tasks]
+workers = false
+
+[models."text-embedding-3-small"]
+kind = "embeddings"
+channels = ["openai"]
+price = { meter = "tokens", per_million_tokens = "0.02" }
+
+[models."speech-2.8-hd"]
+kind = "speech"
+channels = ["t2a"]
+price = { meter = "characters", per_million_characters = "100" }
+
+[models."clipgen-cn-2.0-260128"]
+kind = "clip-video"
+channels = ["ark"]
+price = { meter = "video_tokens", per_million_tokens = "2.4" }
+
+[models."gen-2.5-flash"]
+kind = "native-text"
+channels = ["genai"]
+price = { meter = "text_tokens", input_per_million_tokens = "0.30", output_per_million_tokens = "2.50" }
+"#;
+
+/// Waits, if need be, until a minute has at least `seconds` left: a test of a per-minute
+/// window must not straddle two.
+async fn fresh_minute(seconds: u64) {
+    let now = u64::try_from(tollgate_gateway::clock::now_millis()).unwrap();
+    let left = 60_000 - now % 60_000;
+    if left < seconds * 1_000 {
+        tokio::time::sleep(Duration::from_millis(left + 50)).await;
+    }
+}
+
+async fn key_with(gw: &TestGateway, account: &str, policy: AccessPolicy) -> (String, String) {
+    let key = gw.store.create_key(account, "limits-test").await.unwrap();
+    gw.store
+        .set_policy(&PolicyHolder::Key(key.id.clone()), &policy)
+        .await
+        .unwrap();
+    (key.id, key.secret)
+}
+
+fn embed() -> Value {
+    json!({"model": "text-embedding-3-small", "input": "The quick brown fox jumps."})
+}
+
+fn header<'a>(reply: &'a common::Reply, name: &str) -> &'a str {
+    reply
+        .headers
+        .get(name)
+        .unwrap_or_else(|| panic!("no {name} header: {:?}", reply.headers))
+        .to_str()
+        .unwrap()
+}
+
+/// One request per family, each family's credential header.
+async fn send(gw: &TestGateway, key: &str, family: &str) -> common::Reply {
+    let auth = format!("Bearer {key}");
+    let (path, body, headers): (&str, Value, Vec<(&str, &str)>) = match family {
+        "openai" => ("/v1/embeddings", embed(), vec![("authorization", &auth)]),
+        "t2a" => (
+            "/v1/t2a_v2",
+            json!({"model": "speech-2.8-hd", "text": "Hello.",
+                   "voice_setting": {"voice_id": "English_Graceful_Lady"}}),
+            vec![("authorization", &auth)],
+        ),
+        "ark" => (
+            "/api/v3/contents/generations/tasks",
+            json!({"model": "clipgen-cn-2.0-260128",
+                   "content": [{"type": "text", "text": "A lighthouse"}]}),
+            vec![("authorization", &auth)],
+        ),
+        _ => (
+            "/v1beta/models/gen-2.5-flash:generateContent",
+            json!({"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}),
+            vec![("x-goog-api-key", key)],
+        ),
+    };
+    let mut headers = headers;
+    headers.push(("content-type", "application/json"));
+    gw.request("POST", path, &headers, serde_json::to_vec(&body).unwrap())
+        .await
+}
+
+#[tokio::test]
+async fn requests_per_minute_are_admitted_to_the_limit_then_refused_in_each_familys_shape() {
+    fresh_minute(20).await;
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, _) = gw.account("10").await;
+    for family in ["openai", "t2a", "ark", "google"] {
+        let (_, key) = key_with(
+            &gw,
+            &account,
+            AccessPolicy {
+                rpm: Some(3),
+                ..AccessPolicy::default()
+            },
+        )
+        .await;
+        for n in 0..3u64 {
+            let reply = send(&gw, &key, family).await;
+            assert_eq!(
+                reply.status,
+                200,
+                "{family} #{n}: {}",
+                String::from_utf8_lossy(&reply.body)
+            );
+            assert_eq!(header(&reply, "x-ratelimit-limit-requests"), "3");
+            assert_eq!(
+                header(&reply, "x-ratelimit-remaining-requests"),
+                (2 - n).to_string(),
+                "{family} #{n}"
+            );
+            assert!(header(&reply, "x-ratelimit-reset-requests").ends_with('s'));
+        }
+        gw.settled(&account).await;
+        let balance = gw.balance(&account).await;
+        let calls: u64 = [
+            "POST /v1/embeddings",
+            "POST /v1/t2a_v2",
+            "POST /api/v3/contents/generations/tasks",
+            "POST /v1beta/models/{model}:generateContent",
+        ]
+        .iter()
+        .map(|r| gw.calls(r))
+        .sum();
+        let reply = send(&gw, &key, family).await;
+        let body = reply.json();
+        match family {
+            "t2a" => {
+                assert_eq!(reply.status, 200, "t2a errors are HTTP 200");
+                assert_eq!(body["base_resp"]["status_code"], 1002, "{body}");
+            }
+            "ark" => {
+                assert_eq!(reply.status, 429, "{body}");
+                assert_eq!(body["error"]["code"], "RateLimitExceeded", "{body}");
+            }
+            "google" => {
+                assert_eq!(reply.status, 429, "{body}");
+                assert_eq!(body["error"]["status"], "RESOURCE_EXHAUSTED", "{body}");
+            }
+            _ => {
+                assert_eq!(reply.status, 429, "{body}");
+                assert_eq!(body["error"]["code"], "rate_limit_exceeded", "{body}");
+                assert_eq!(body["error"]["type"], "requests", "{body}");
+            }
+        }
+        let retry: u64 = header(&reply, "retry-after").parse().unwrap();
+        assert!((1..=60).contains(&retry), "{retry}");
+        assert_eq!(header(&reply, "x-ratelimit-remaining-requests"), "0");
+        let calls_after: u64 = [
+            "POST /v1/embeddings",
+            "POST /v1/t2a_v2",
+            "POST /api/v3/contents/generations/tasks",
+            "POST /v1beta/models/{model}:generateContent",
+        ]
+        .iter()
+        .map(|r| gw.calls(r))
+        .sum();
+        assert_eq!(
+            calls_after, calls,
+            "{family}: a refused request reached the upstream"
+        );
+        gw.settled(&account).await;
+        assert_eq!(
+            gw.balance(&account).await,
+            balance,
+            "{family}: a refusal was charged"
+        );
+    }
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn an_accounts_rate_is_shared_by_its_keys_and_a_key_without_limits_sends_no_headers() {
+    fresh_minute(20).await;
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, first) = gw.account("10").await;
+    // Without limits: no headers.
+    let reply = gw.post_json("/v1/embeddings", &first, &embed()).await;
+    assert_eq!(reply.status, 200);
+    assert!(reply.headers.get("x-ratelimit-limit-requests").is_none());
+    gw.store
+        .set_policy(
+            &PolicyHolder::Account(account.clone()),
+            &AccessPolicy {
+                rpm: Some(4),
+                ..AccessPolicy::default()
+            },
+        )
+        .await
+        .unwrap();
+    // Two new keys (no cached lookups) share the account's four.
+    let (_, a) = key_with(&gw, &account, AccessPolicy::default()).await;
+    let (_, b) = key_with(&gw, &account, AccessPolicy::default()).await;
+    let mut statuses = Vec::new();
+    for key in [&a, &b, &a, &b, &a, &b] {
+        statuses.push(gw.post_json("/v1/embeddings", key, &embed()).await.status);
+    }
+    assert_eq!(statuses, vec![200, 200, 200, 200, 429, 429]);
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn per_minute_tokens_count_the_metered_units_and_send_token_headers() {
+    fresh_minute(20).await;
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, _) = gw.account("10").await;
+    // The input is 6 tokens (cl100k_base): three fit in 20, the fourth does not.
+    let (_, key) = key_with(
+        &gw,
+        &account,
+        AccessPolicy {
+            per_minute: Some([("tokens".to_owned(), 20)].into()),
+            ..AccessPolicy::default()
+        },
+    )
+    .await;
+    for n in 0..3u64 {
+        let reply = gw.post_json("/v1/embeddings", &key, &embed()).await;
+        assert_eq!(reply.status, 200, "#{n}");
+        assert_eq!(header(&reply, "x-ratelimit-limit-tokens"), "20");
+        assert!(reply.headers.get("x-ratelimit-limit-requests").is_none());
+    }
+    let reply = gw.post_json("/v1/embeddings", &key, &embed()).await;
+    assert_eq!(reply.status, 429);
+    assert_eq!(reply.json()["error"]["code"], "rate_limit_exceeded");
+    assert!(
+        reply.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("20 tokens per minute")
+    );
+    assert_eq!(header(&reply, "x-ratelimit-remaining-tokens"), "0");
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn a_daily_budget_is_a_quota_not_a_rate_and_the_balance_still_counts() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, _) = gw.account("10").await;
+    // 6 tokens at 0.02 per million: 120 nano-units a request; 300 allow two.
+    let (_, key) = key_with(
+        &gw,
+        &account,
+        AccessPolicy {
+            daily_budget: Some("0.0000003".parse().unwrap()),
+            ..AccessPolicy::default()
+        },
+    )
+    .await;
+    for _ in 0..2 {
+        assert_eq!(
+            gw.post_json("/v1/embeddings", &key, &embed()).await.status,
+            200
+        );
+    }
+    let reply = gw.post_json("/v1/embeddings", &key, &embed()).await;
+    assert_eq!(reply.status, 429);
+    let body = reply.json();
+    assert_eq!(body["error"]["code"], "insufficient_quota", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("daily budget")
+    );
+    assert_eq!(header(&reply, "x-should-retry"), "false");
+    let retry: u64 = header(&reply, "retry-after").parse().unwrap();
+    assert!(retry <= 86_400);
+    // t2a says so with 1008, as for a short balance.
+    let reply = send(&gw, &key, "t2a").await;
+    assert_eq!(reply.json()["base_resp"]["status_code"], 1008);
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn concurrency_counts_a_stream_until_its_end_and_a_client_that_leaves_frees_its_slot() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, _) = gw.account("10").await;
+    let (_, key) = key_with(
+        &gw,
+        &account,
+        AccessPolicy {
+            concurrency: Some(1),
+            ..AccessPolicy::default()
+        },
+    )
+    .await;
+    // A slow stream: frames every 200 ms.
+    gw.set_knobs(KnobSettings {
+        frame_interval_ms: Some(200),
+        ..KnobSettings::default()
+    });
+    let stream = json!({"model": "speech-2.8-hd", "text": "Hello there, this is a slow stream.",
+                        "stream": true, "voice_setting": {"voice_id": "English_Graceful_Lady"}});
+    let open = gw.open("/v1/t2a_v2", &key, &stream).await;
+    assert_eq!(open.status(), 200);
+    // While it streams, a second request is refused.
+    let reply = gw.post_json("/v1/embeddings", &key, &embed()).await;
+    assert_eq!(
+        reply.status,
+        429,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    assert_eq!(reply.json()["error"]["code"], "rate_limit_exceeded");
+    assert!(
+        reply.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("in flight")
+    );
+    // The client leaves mid-stream: its slot is freed once the gateway notices.
+    drop(open);
+    let mut admitted = false;
+    for _ in 0..50 {
+        if gw.post_json("/v1/embeddings", &key, &embed()).await.status == 200 {
+            admitted = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(admitted, "the slot of a client that left was never freed");
+    gw.set_knobs(KnobSettings::default());
+    gw.settled(&account).await;
+    gw.stop().await;
+}
