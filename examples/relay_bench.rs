@@ -265,7 +265,35 @@ async fn policy_account(database_url: &str, tag: &str) -> Vec<String> {
             "127.0.0.0/8".parse().unwrap(),
         ]),
         expires_at: Some(i64::MAX),
-        group: None,
+        ..tollgate_store::AccessPolicy::default()
+    };
+    store
+        .set_policy(&tollgate_store::PolicyHolder::Key(key.id.clone()), &policy)
+        .await
+        .unwrap();
+    store.close().await;
+    vec![key.secret]
+}
+
+/// One account whose key has rate limits and spend caps of every kind, high enough never to
+/// refuse in a round (requests and tokens per minute, concurrency, daily and monthly budgets):
+/// what counting them costs — slices from the database, headers on every answer.
+async fn limited_account(database_url: &str, tag: &str) -> Vec<String> {
+    let store = tollgate_store::Store::connect(database_url).await.unwrap();
+    let (_, key) = store
+        .create_account(
+            &format!("bench-{tag}-{}", std::process::id()),
+            "1000000".parse().unwrap(),
+        )
+        .await
+        .unwrap();
+    let policy = tollgate_store::AccessPolicy {
+        rpm: Some(100_000_000),
+        per_minute: Some([("tokens".to_owned(), 1_000_000_000)].into()),
+        concurrency: Some(10_000),
+        daily_budget: Some("100000".parse().unwrap()),
+        monthly_budget: Some("1000000".parse().unwrap()),
+        ..tollgate_store::AccessPolicy::default()
     };
     store
         .set_policy(&tollgate_store::PolicyHolder::Key(key.id.clone()), &policy)
@@ -441,6 +469,7 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
     let one = accounts(&sqlite, 1, "sqlite1").await;
     let eight = accounts(&sqlite, 8, "sqlite8").await;
     let with_policy = policy_account(&sqlite, "sqlite-policy").await;
+    let with_limits = limited_account(&sqlite, "sqlite-limits").await;
     let (addr, child) = start_tollgate("sqlite", upstream, &sqlite, &dir).await;
     targets.push(Target {
         name: "tollgate, SQLite, 1 account".into(),
@@ -460,6 +489,11 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
             sqlite_index,
             Some(with_policy),
             ", key with an access policy",
+        ),
+        (
+            sqlite_index,
+            Some(with_limits),
+            ", key with rate limits and caps",
         ),
     ];
 

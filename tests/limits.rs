@@ -278,7 +278,7 @@ async fn a_daily_budget_is_a_quota_not_a_rate_and_the_balance_still_counts() {
     let gw = TestGateway::with_config(CONFIG).await;
     let (account, _) = gw.account("10").await;
     // 6 tokens at 0.02 per million: 120 nano-units a request; 300 allow two.
-    let (_, key) = key_with(
+    let (key_id, key) = key_with(
         &gw,
         &account,
         AccessPolicy {
@@ -309,6 +309,24 @@ async fn a_daily_budget_is_a_quota_not_a_rate_and_the_balance_still_counts() {
     // t2a says so with 1008, as for a short balance.
     let reply = send(&gw, &key, "t2a").await;
     assert_eq!(reply.json()["base_resp"]["status_code"], 1008);
+    // The operator sees it: refusals by limit, what is left of the budget, what was charged.
+    gw.settled(&account).await;
+    let metrics = gw.get("/metrics", "").await;
+    let text = String::from_utf8_lossy(&metrics.body);
+    assert!(
+        text.contains("tollgate_limit_refusals_total{limit=\"spend_day\"} 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "tollgate_budget_remaining_nanos{{holder=\"{key_id}\",period=\"day\"}} 60"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("tollgate_charged_nanos_total{group=\"none\"} 240"),
+        "{text}"
+    );
     gw.stop().await;
 }
 
@@ -362,5 +380,48 @@ async fn concurrency_counts_a_stream_until_its_end_and_a_client_that_leaves_free
     assert!(admitted, "the slot of a client that left was never freed");
     gw.set_knobs(KnobSettings::default());
     gw.settled(&account).await;
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn video_tasks_in_flight_are_counted_in_the_database() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, _) = gw.account("10").await;
+    let (_, key) = key_with(
+        &gw,
+        &account,
+        AccessPolicy {
+            tasks_in_flight: Some(1),
+            ..AccessPolicy::default()
+        },
+    )
+    .await;
+    // No pollers here: a created task stays in flight.
+    assert_eq!(send(&gw, &key, "ark").await.status, 200);
+    let creates = gw.calls("POST /api/v3/contents/generations/tasks");
+    let reply = send(&gw, &key, "ark").await;
+    assert_eq!(
+        reply.status,
+        429,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    assert_eq!(reply.json()["error"]["code"], "RateLimitExceeded");
+    assert!(
+        reply.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("1 at once")
+    );
+    assert_eq!(
+        gw.calls("POST /api/v3/contents/generations/tasks"),
+        creates,
+        "the refused task reached the upstream"
+    );
+    assert_eq!(
+        gw.open_holds(&account).await,
+        1,
+        "only the first task's hold"
+    );
     gw.stop().await;
 }

@@ -160,6 +160,8 @@ pub enum KeysCommand {
     },
 }
 
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum PolicyCommand {
     /// Print the policy of an account or a key.
@@ -202,11 +204,14 @@ pub enum PolicyCommand {
         #[arg(long)]
         concurrency: Option<u32>,
         /// Money per UTC day, a decimal amount, on top of the balance.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         daily_budget: Option<String>,
         /// Money per UTC calendar month, a decimal amount, on top of the balance.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         monthly_budget: Option<String>,
+        /// Video tasks in flight at once.
+        #[arg(long)]
+        tasks_in_flight: Option<u32>,
     },
     /// Remove the whole policy of an account or a key.
     Clear {

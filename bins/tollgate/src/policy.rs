@@ -43,6 +43,7 @@ async fn execute(store: &Store, command: PolicyCommand) -> Result<(), String> {
             concurrency,
             daily_budget,
             monthly_budget,
+            tasks_in_flight,
         } => {
             if let Some(group) = &group {
                 // A key must never point at a group that prices nothing.
@@ -72,10 +73,13 @@ async fn execute(store: &Store, command: PolicyCommand) -> Result<(), String> {
                     .as_deref()
                     .map(|a| parse_budget("--monthly-budget", a))
                     .transpose()?,
+                tasks_in_flight: tasks_in_flight
+                    .map(|n| positive("--tasks-in-flight", u64::from(n)).map(|_| n))
+                    .transpose()?,
             };
             if change == PolicyChange::default() {
                 return Err(
-                    "nothing to set: pass --models, --endpoints, --expires, --ips, --group, --rpm, --per-minute, --concurrency, --daily-budget or --monthly-budget"
+                    "nothing to set: pass --models, --endpoints, --expires, --ips, --group, --rpm, --per-minute, --concurrency, --daily-budget, --monthly-budget or --tasks-in-flight"
                         .into(),
                 );
             }
@@ -130,6 +134,7 @@ fn policy_json(holder: &PolicyHolder, p: &AccessPolicy) -> serde_json::Value {
         "concurrency": p.concurrency,
         "daily_budget": p.daily_budget,
         "monthly_budget": p.monthly_budget,
+        "tasks_in_flight": p.tasks_in_flight,
     })
 }
 
@@ -218,6 +223,10 @@ fn print_policy(holder: &PolicyHolder, p: &AccessPolicy) {
     println!(
         "monthly     {}",
         p.monthly_budget.map_or_else(none, |a| a.to_string())
+    );
+    println!(
+        "tasks       {}",
+        p.tasks_in_flight.map_or_else(none, |n| n.to_string())
     );
 }
 

@@ -265,6 +265,58 @@ fn policy_set_show_and_clear_on_accounts_and_keys() {
 }
 
 #[test]
+fn policy_set_takes_rate_limits_budgets_and_task_limits() {
+    let cli = Cli::new();
+    cli.ok(&["keys", "create", "--name", "limited", "--balance", "1"]);
+    cli.ok(&[
+        "policy",
+        "set",
+        "limited",
+        "--rpm",
+        "60",
+        "--per-minute",
+        "tokens=1000",
+        "--per-minute",
+        "characters=500",
+        "--concurrency",
+        "4",
+        "--daily-budget",
+        "2.5",
+        "--monthly-budget",
+        "40",
+        "--tasks-in-flight",
+        "2",
+    ]);
+    let shown: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["policy", "show", "limited", "--json"])).unwrap();
+    assert_eq!(shown["rpm"], 60);
+    assert_eq!(shown["per_minute"]["tokens"], 1000);
+    assert_eq!(shown["per_minute"]["characters"], 500);
+    assert_eq!(shown["concurrency"], 4);
+    assert_eq!(shown["daily_budget"], "2.5");
+    assert_eq!(shown["monthly_budget"], "40");
+    assert_eq!(shown["tasks_in_flight"], 2);
+    // Another meter joins; the others stay.
+    cli.ok(&["policy", "set", "limited", "--per-minute", "tokens=2000"]);
+    let shown: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["policy", "show", "limited", "--json"])).unwrap();
+    assert_eq!(shown["per_minute"]["tokens"], 2000);
+    assert_eq!(shown["per_minute"]["characters"], 500);
+    for (args, flag) in [
+        (&["--rpm", "0"][..], "--rpm"),
+        (&["--per-minute", "words=5"][..], "--per-minute"),
+        (&["--per-minute", "tokens"][..], "--per-minute"),
+        (&["--daily-budget", "-1"][..], "--daily-budget"),
+        (&["--monthly-budget", "lots"][..], "--monthly-budget"),
+    ] {
+        let mut all = vec!["policy", "set", "limited"];
+        all.extend_from_slice(args);
+        let (ok, _, err) = cli.run(&all);
+        assert!(!ok && err.contains(flag), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn groups_are_made_listed_and_assigned_by_name() {
     let cli = Cli::new();
     cli.ok(&["keys", "create", "--name", "g", "--balance", "1"]);

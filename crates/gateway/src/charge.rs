@@ -197,6 +197,10 @@ impl HeldCharge {
         if let Some(spend) = self.spend.take() {
             spend.settle(usage, actual);
         }
+        self.state.metrics.charged(
+            self.price_group.as_ref().map(|g| g.name.as_str()),
+            actual.nanos(),
+        );
         let durable = hold.settle(actual, memo, record);
         self.state.metrics.hold_closed("settled");
         tracing::Span::current().record("charge", tracing::field::display(actual));
@@ -268,6 +272,14 @@ pub fn store_refused(e: tollgate_store::StoreError) -> ApiError {
             requested,
         } => insufficient(available, requested),
         tollgate_store::StoreError::Disabled(_) => disabled(),
+        tollgate_store::StoreError::TooManyTasks { holder, limit } => ApiError::new(
+            ErrorKind::RateLimited,
+            format!(
+                "Too many video tasks in flight: this {holder} allows {limit} at once; retry when one finishes"
+            ),
+        )
+        .code("rate_limit_exceeded")
+        .retry_after(10),
         e => ApiError::internal("placing a hold on the balance", e),
     }
 }

@@ -12,7 +12,13 @@
 //!   those closed at once past `max_connections` and its reserve
 //! * `tollgate_holds_total{outcome}` — settled, released
 //! * `tollgate_settlement_anomalies_total{model}` — charges capped below the upstream's figure
+//! * `tollgate_policy_refusals_total{rule}` — requests an access policy refused
+//! * `tollgate_charged_nanos_total{group}`, `tollgate_charges_total{group}` — money charged and
+//!   charges, by price group (`none`: list prices)
 //! * `tollgate_ledger_*` — the ledger engine's journal and leases (`crate::ledger`)
+//! * `tollgate_usage_records_total` — usage-log records journaled (`crate::ledger`)
+//! * `tollgate_limit_refusals_total{limit}`, `tollgate_budget_remaining_nanos{holder,period}` —
+//!   rate limits and spend caps (`crate::quotas`)
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -74,6 +80,8 @@ struct Books {
     tasks: BTreeMap<&'static str, u64>,
     anomalies: BTreeMap<String, u64>,
     refusals: BTreeMap<&'static str, u64>,
+    /// By price group: nano-units charged, and how many charges.
+    charged: BTreeMap<String, (u64, u64)>,
 }
 
 /// The gateway's metrics.
@@ -172,6 +180,17 @@ impl Metrics {
         *self.books().refusals.entry(rule).or_default() += 1;
     }
 
+    /// Counts a charge of `nanos` in the price group `group` (`None`: list prices).
+    pub fn charged(&self, group: Option<&str>, nanos: i64) {
+        let mut books = self.books();
+        let entry = books
+            .charged
+            .entry(group.unwrap_or("none").to_owned())
+            .or_default();
+        entry.0 = entry.0.saturating_add(u64::try_from(nanos).unwrap_or(0));
+        entry.1 += 1;
+    }
+
     /// Counts a video-task event (`submitted`, `refused`, `succeeded`, `failed`, `poll_error`,
     /// `expired`, …).
     pub fn task_event(&self, event: &'static str) {
@@ -252,7 +271,7 @@ impl Metrics {
             let _ = writeln!(
                 out,
                 "tollgate_settlement_anomalies_total{{model=\"{}\"}} {n}",
-                model.replace('\\', "\\\\").replace('"', "\\\"")
+                label(model)
             );
         }
         out.push_str(
@@ -262,6 +281,26 @@ impl Metrics {
         for (rule, n) in &b.refusals {
             let _ = writeln!(out, "tollgate_policy_refusals_total{{rule=\"{rule}\"}} {n}");
         }
+        out.push_str(
+            "# HELP tollgate_charged_nanos_total Money charged, in nano-units, by price group.\n",
+        );
+        out.push_str("# TYPE tollgate_charged_nanos_total counter\n");
+        for (group, (nanos, _)) in &b.charged {
+            let _ = writeln!(
+                out,
+                "tollgate_charged_nanos_total{{group=\"{}\"}} {nanos}",
+                label(group)
+            );
+        }
+        out.push_str("# HELP tollgate_charges_total Charges, by price group.\n");
+        out.push_str("# TYPE tollgate_charges_total counter\n");
+        for (group, (_, n)) in &b.charged {
+            let _ = writeln!(
+                out,
+                "tollgate_charges_total{{group=\"{}\"}} {n}",
+                label(group)
+            );
+        }
         out.push_str("# HELP tollgate_task_events_total Video-task events seen by this replica.\n");
         out.push_str("# TYPE tollgate_task_events_total counter\n");
         for (event, n) in &b.tasks {
@@ -269,6 +308,11 @@ impl Metrics {
         }
         out
     }
+}
+
+/// A label value with its backslashes and quotes escaped (Prometheus text format).
+pub fn label(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
 #[cfg(test)]

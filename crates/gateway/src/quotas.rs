@@ -100,6 +100,8 @@ struct Core {
 struct Counters {
     quotas: HashMap<(String, QuotaName), Quota>,
     in_flight: HashMap<String, u32>,
+    /// Refusals by limit (a quota's name, or `concurrency`), for `/metrics`.
+    refusals: std::collections::BTreeMap<&'static str, u64>,
 }
 
 /// One quota's share of an admission.
@@ -261,6 +263,7 @@ impl Quotas {
                 let mut counters = self.core.lock();
                 let in_flight = counters.in_flight.entry(holder.clone()).or_default();
                 if *in_flight >= limit {
+                    *counters.refusals.entry("concurrency").or_default() += 1;
                     return Err(ApiError::new(
                         ErrorKind::RateLimited,
                         format!(
@@ -363,6 +366,7 @@ impl Quotas {
                     return Ok(());
                 }
                 Admission::Refused { reset_at } => {
+                    *self.core.lock().refusals.entry(name.as_str()).or_default() += 1;
                     let refused = Refused {
                         name,
                         limit,
@@ -373,6 +377,50 @@ impl Quotas {
                 Admission::Wait => answered.await,
                 Admission::Ask(ask) => self.ask(key.clone(), window, ask).await,
             }
+        }
+    }
+
+    /// The series of `/metrics`: refusals by limit, and the daily and monthly budgets left to
+    /// the ten holders that spent the most of theirs (as this replica knows them: within one
+    /// slice per other replica).
+    pub fn render_metrics(&self, out: &mut String) {
+        use std::fmt::Write;
+        let counters = self.core.lock();
+        out.push_str("# HELP tollgate_limit_refusals_total Requests a rate limit, concurrency limit or spend cap refused, by limit.\n");
+        out.push_str("# TYPE tollgate_limit_refusals_total counter\n");
+        for (limit, n) in &counters.refusals {
+            let _ = writeln!(
+                out,
+                "tollgate_limit_refusals_total{{limit=\"{limit}\"}} {n}"
+            );
+        }
+        let now = now();
+        let mut budgets: Vec<(u64, &str, &str, u64)> = counters
+            .quotas
+            .iter()
+            .filter_map(|((holder, name), quota)| {
+                let period = match name {
+                    QuotaName::SpendDay => "day",
+                    QuotaName::SpendMonth => "month",
+                    _ => return None,
+                };
+                let left = quota.remaining(name.window(now));
+                Some((
+                    quota.limit().saturating_sub(left),
+                    holder.as_str(),
+                    period,
+                    left,
+                ))
+            })
+            .collect();
+        budgets.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+        out.push_str("# HELP tollgate_budget_remaining_nanos Daily and monthly budget left, for the ten holders that spent the most of theirs.\n");
+        out.push_str("# TYPE tollgate_budget_remaining_nanos gauge\n");
+        for (_, holder, period, left) in budgets.iter().take(10) {
+            let _ = writeln!(
+                out,
+                "tollgate_budget_remaining_nanos{{holder=\"{holder}\",period=\"{period}\"}} {left}"
+            );
         }
     }
 

@@ -11,6 +11,14 @@ pub enum StoreError {
         /// The hold that was refused.
         requested: Amount,
     },
+    /// An account or key already has as many video tasks in flight as its policy allows.
+    #[error("{limit} video tasks in flight already for this {holder}")]
+    TooManyTasks {
+        /// `account` or `key`.
+        holder: &'static str,
+        /// Its limit.
+        limit: u32,
+    },
     /// No account, key or hold with that id or name.
     #[error("not found: {0}")]
     NotFound(String),

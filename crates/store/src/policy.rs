@@ -48,6 +48,9 @@ pub struct AccessPolicy {
     /// Money per UTC calendar month, on top of the balance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub monthly_budget: Option<Amount>,
+    /// Video tasks in flight at once (counted in the database: exact across replicas).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks_in_flight: Option<u32>,
 }
 
 /// A price group (tier): a name and the multiplier of every price its keys pay
@@ -132,16 +135,20 @@ impl AccessPolicy {
         if let Some(budget) = change.monthly_budget {
             self.monthly_budget = Some(budget);
         }
+        if let Some(tasks) = change.tasks_in_flight {
+            self.tasks_in_flight = Some(tasks);
+        }
     }
 
-    /// Whether any windowed quota or concurrency limit is set (the rate-limit headers are sent
-    /// for such a holder).
+    /// Whether any rate limit, concurrency limit or spend cap is set (the holder is then in
+    /// `Principal::limited_by`).
     pub fn limits_rate(&self) -> bool {
         self.rpm.is_some()
             || self.per_minute.as_ref().is_some_and(|m| !m.is_empty())
             || self.concurrency.is_some()
             || self.daily_budget.is_some()
             || self.monthly_budget.is_some()
+            || self.tasks_in_flight.is_some()
     }
 
     pub(crate) fn from_column(column: Option<&str>) -> Result<AccessPolicy, StoreError> {
@@ -185,6 +192,8 @@ pub struct PolicyChange {
     pub daily_budget: Option<Amount>,
     /// New monthly budget.
     pub monthly_budget: Option<Amount>,
+    /// New limit of video tasks in flight.
+    pub tasks_in_flight: Option<u32>,
 }
 
 /// An IP network: an address and how many leading bits of it count (`10.0.0.0/8`,
@@ -478,8 +487,7 @@ mod tests {
             models: Some(vec!["tts-*".into(), "whisper-1".into()]),
             endpoints: Some(vec!["speech".into()]),
             expires_at: Some(1_000),
-            networks: None,
-            group: None,
+            ..AccessPolicy::default()
         };
         assert!(p.admits_model("tts-1-hd") && p.admits_model("whisper-1"));
         assert!(!p.admits_model("text-embedding-3-small"));

@@ -84,6 +84,9 @@ pub struct NewTask {
     pub request: serde_json::Value,
     /// The id of the request that created it, for its hold, ledger row and usage record.
     pub request_id: Option<String>,
+    /// The most tasks the account, and the key, may have in flight (`submitting`, `queued`,
+    /// `running`) with this one.
+    pub in_flight_limits: (Option<u32>, Option<u32>),
     /// How long it may take before the sweeper fails it.
     pub deadline: std::time::Duration,
 }
@@ -242,6 +245,25 @@ impl Store {
             drop(tx);
             return Err(self.refusal(&request).await);
         };
+        // Counted after the hold: its UPDATE holds the account row's lock until the commit, so
+        // two creates of one account (on any replica) count one after the other.
+        let (account_limit, key_limit) = task.in_flight_limits;
+        for (holder, column, id, limit) in [
+            ("account", "account_id", &task.account_id, account_limit),
+            ("key", "key_id", &task.key_id, key_limit),
+        ] {
+            let Some(limit) = limit else { continue };
+            let (live,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT COUNT(*) FROM tasks WHERE {column} = $1 AND status IN ({LIVE_STATES})"
+            )))
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
+            if live >= i64::from(limit) {
+                drop(tx);
+                return Err(StoreError::TooManyTasks { holder, limit });
+            }
+        }
         sqlx::query(
             "INSERT INTO tasks (id, format, account_id, key_id, model, channel, upstream_model, status,
                                 progress, hold_id, pricing, request, created_at, updated_at, deadline_at)

@@ -26,6 +26,7 @@ fn new_task(account: &str, key: &str, channel: &str) -> NewTask {
         pricing: serde_json::json!({"tokens": 40595}),
         request: serde_json::json!({"content": [{"type": "text", "text": "a cat"}]}),
         request_id: None,
+        in_flight_limits: (None, None),
         deadline: Duration::from_secs(3600),
     }
 }

@@ -37,6 +37,7 @@ pub async fn readyz(ctx: &Context) -> Response<ResponseBody> {
 pub fn metrics(ctx: &Context) -> Response<ResponseBody> {
     let mut text = ctx.state.metrics.render();
     ctx.state.ledger.render_metrics(&mut text);
+    ctx.state.quotas.render_metrics(&mut text);
     let mut response = Response::new(body::full(text));
     response.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -157,7 +157,7 @@ where
         .first()
         .map(|c| c.name.clone())
         .ok_or_else(|| ApiError::internal("submitting the task", "the model has no channel"))?;
-    let submission_estimate = submission.pricing.estimate.clone();
+    let submission_estimate = submission.pricing.estimate;
     let pricing = serde_json::to_value(&submission.pricing)
         .map_err(|e| ApiError::internal("recording the task", e))?;
     let new_task = NewTask {
@@ -171,6 +171,7 @@ where
         pricing,
         request: submission.request,
         request_id: Some(submission.request_id),
+        in_flight_limits: in_flight_limits(principal),
         deadline: state.tasks.deadline,
     };
     // A task counts against the caller's per-minute units and budgets at its estimate and hold
@@ -443,4 +444,16 @@ pub struct TaskResult {
     pub video_url: String,
     /// When the gateway saw it finish, Unix seconds (links expire relative to it).
     pub finished_at: i64,
+}
+
+/// The account's and the key's limits of video tasks in flight.
+fn in_flight_limits(principal: &Principal) -> (Option<u32>, Option<u32>) {
+    let limit = |id: &str| {
+        principal
+            .limited_by
+            .iter()
+            .find(|(holder, _)| holder == id)
+            .and_then(|(_, policy)| policy.tasks_in_flight)
+    };
+    (limit(&principal.account_id), limit(&principal.key_id))
 }

@@ -220,8 +220,18 @@ async fn record(
 
 async fn finish(state: &State, task: &Task, outcome: Outcome, word: &str) {
     let succeeded = matches!(outcome, Outcome::Succeeded { .. });
+    let charged = match &outcome {
+        Outcome::Succeeded { settlement, .. } => Some((
+            settlement.price_group.as_ref().map(|g| g.name.clone()),
+            settlement.actual.nanos(),
+        )),
+        Outcome::Failed { .. } => None,
+    };
     match state.store.finish_task(&task.id, outcome, Some(word)).await {
         Ok(true) => {
+            if let Some((group, nanos)) = charged {
+                state.metrics.charged(group.as_deref(), nanos);
+            }
             state
                 .metrics
                 .task_event(if succeeded { "succeeded" } else { "failed" });
