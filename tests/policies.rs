@@ -569,6 +569,36 @@ async fn price_groups_scale_every_charge_and_the_ledger_says_so() {
         ]
     );
 
+    // A model of its own in the group: its multiplier, recorded as the one used; the group's
+    // other models keep the group's. (A new key: the cached lookups keep the group they read
+    // for up to the lookup's freshness.)
+    gw.store
+        .set_model_multiplier(
+            "gold",
+            "text-embedding-3-large",
+            Some("0.25".parse().unwrap()),
+        )
+        .await
+        .unwrap();
+    let fresh_gold = key_with(&gw, &gold, AccessPolicy::default()).await;
+    assert_eq!(
+        gw.post_json("/v1/embeddings", &fresh_gold, &embed)
+            .await
+            .status,
+        200
+    );
+    gw.settled(&gold).await;
+    let rows = charges(gw.store.ledger(&gold).await.unwrap());
+    assert!(
+        // Rounded up to the nano-unit once, like every charge.
+        rows.contains(&(
+            (list_price + 3) / 4,
+            Some("gold".into()),
+            Some("0.25".into())
+        )),
+        "{rows:?}"
+    );
+
     // A video task holds, and will settle, at its group's prices, snapshot at submit.
     let task = &family_requests()[3];
     assert_eq!(

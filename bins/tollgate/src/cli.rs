@@ -228,13 +228,21 @@ pub enum GroupsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Create a price group, or change its multiplier.
+    /// Create a price group, or change its multiplier or its multipliers for single models.
     Set {
         /// The group's name.
         name: String,
-        /// What every list price is multiplied by: 0.8 is 20 % off, 1.5 is 50 % more.
+        /// What every list price is multiplied by: 0.8 is 20 % off, 1.5 is 50 % more. Needed to
+        /// create a group.
         #[arg(long, allow_hyphen_values = true)]
-        multiplier: String,
+        multiplier: Option<String>,
+        /// A model priced with a multiplier of its own in this group, MODEL=X (a public name);
+        /// repeat for several models.
+        #[arg(long = "model", value_name = "MODEL=X")]
+        models: Vec<String>,
+        /// A model that goes back to the group's multiplier; repeat for several.
+        #[arg(long = "drop-model", value_name = "MODEL")]
+        drop_models: Vec<String>,
     },
 }
 

@@ -245,25 +245,74 @@ async fn execute_groups(store: &Store, command: GroupsCommand) -> Result<(), Str
             if json {
                 let list: Vec<_> = groups
                     .iter()
-                    .map(|g| json!({"name": g.name, "multiplier": g.multiplier.to_string()}))
+                    .map(|g| {
+                        let models: BTreeMap<&String, String> =
+                            g.models.iter().map(|(k, v)| (k, v.to_string())).collect();
+                        let mut v = json!({"name": g.name, "multiplier": g.multiplier.to_string()});
+                        if !models.is_empty() {
+                            v["models"] = json!(models);
+                        }
+                        v
+                    })
                     .collect();
                 println!("{}", serde_json::Value::Array(list));
             } else {
                 println!("{:<24} MULTIPLIER", "GROUP");
                 for g in groups {
-                    println!("{:<24} {}", g.name, g.multiplier);
+                    println!("{}", group_line(&g));
                 }
             }
         }
-        GroupsCommand::Set { name, multiplier } => {
-            let multiplier: Decimal = multiplier.trim().parse().map_err(|_| {
-                format!("--multiplier: {multiplier:?} is not a decimal number such as 0.8 or 1.5")
-            })?;
-            store
-                .set_price_group(&name, multiplier)
-                .await
-                .map_err(|e| e.to_string())?;
-            println!("{name}: prices × {}", multiplier.normalize());
+        GroupsCommand::Set {
+            name,
+            multiplier,
+            models,
+            drop_models,
+        } => {
+            if multiplier.is_none() && models.is_empty() && drop_models.is_empty() {
+                return Err("nothing to set: pass --multiplier, --model or --drop-model".into());
+            }
+            let parse = |flag: &str, text: &str| -> Result<Decimal, String> {
+                text.trim().parse().map_err(|_| {
+                    format!("{flag}: {text:?} is not a decimal number such as 0.8 or 1.5")
+                })
+            };
+            let mut overrides = Vec::new();
+            for item in &models {
+                let (model, m) = item.split_once('=').ok_or_else(|| {
+                    format!("--model: {item:?} is not MODEL=X (e.g. gen-2.5-pro=0.5)")
+                })?;
+                overrides.push((model.trim().to_owned(), parse("--model", m)?));
+            }
+            match multiplier.as_deref() {
+                Some(m) => store
+                    .set_price_group(&name, parse("--multiplier", m)?)
+                    .await
+                    .map_err(|e| e.to_string())?,
+                None => {
+                    store.price_group(&name).await.map_err(|_| {
+                        format!("no price group {name:?}: create it with --multiplier")
+                    })?;
+                }
+            }
+            for (model, m) in overrides {
+                store
+                    .set_model_multiplier(&name, &model, Some(m))
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+            for model in &drop_models {
+                store
+                    .set_model_multiplier(&name, model, None)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+            let group = store.price_group(&name).await.map_err(|e| e.to_string())?;
+            let mut line = format!("{name}: prices × {}", group.multiplier.normalize());
+            for (model, m) in &group.models {
+                line.push_str(&format!("; {model} × {m}"));
+            }
+            println!("{line}");
         }
     }
     Ok(())
@@ -308,6 +357,15 @@ fn parse_networks(text: &str) -> Result<Vec<Cidr>, String> {
         .iter()
         .map(|n| n.parse::<Cidr>().map_err(|e| format!("--ips: {e}")))
         .collect()
+}
+
+/// A group as `groups list` prints it: name, multiplier, then any model's own.
+fn group_line(g: &tollgate_store::PriceGroup) -> String {
+    let mut line = format!("{:<24} {}", g.name, g.multiplier);
+    for (model, m) in &g.models {
+        line.push_str(&format!("  {model}={m}"));
+    }
+    line
 }
 
 #[cfg(test)]

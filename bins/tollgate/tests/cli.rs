@@ -353,4 +353,21 @@ fn groups_are_made_listed_and_assigned_by_name() {
     let shown: serde_json::Value =
         serde_json::from_str(&cli.ok(&["policy", "show", "g", "--json"])).unwrap();
     assert_eq!(shown["group"], "gold");
+    // A model of its own in a group; the group's multiplier stays.
+    let out = cli.ok(&["groups", "set", "gold", "--model", "gen-2.5-pro=0.5"]);
+    assert!(
+        out.contains("× 0.75") && out.contains("gen-2.5-pro × 0.5"),
+        "{out}"
+    );
+    let listed: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["groups", "list", "--json"])).unwrap();
+    assert_eq!(listed[0]["models"]["gen-2.5-pro"], "0.5");
+    cli.ok(&["groups", "set", "gold", "--drop-model", "gen-2.5-pro"]);
+    let listed: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["groups", "list", "--json"])).unwrap();
+    assert!(listed[0].get("models").is_none(), "{listed}");
+    let (ok, _, err) = cli.run(&["groups", "set", "silver", "--model", "x=1"]);
+    assert!(!ok && err.contains("--multiplier"), "{err}");
+    let (ok, _, err) = cli.run(&["groups", "set", "gold", "--model", "x"]);
+    assert!(!ok && err.contains("MODEL=X"), "{err}");
 }

@@ -68,15 +68,27 @@ impl Basis {
     }
 }
 
-/// A model's tariff as `principal` pays it: scaled by its price group's multiplier
-/// (`docs/decisions.md`, "Price groups"); the list tariff without a group.
-pub fn tariff_for(principal: &Principal, list: &Tariff) -> Result<Tariff, ApiError> {
-    match &principal.price_group {
-        Some(group) => list
-            .scaled(group.multiplier)
-            .map_err(|e| ApiError::internal("pricing the request in its price group", e)),
-        None => Ok(list.clone()),
-    }
+/// `model`'s tariff as `principal` pays it — the list tariff scaled by its price group's
+/// multiplier for that model (`docs/decisions.md`, "Price groups") — and the group as priced
+/// (its name and that one multiplier, for the ledger row); the list tariff without a group.
+pub fn priced(
+    principal: &Principal,
+    model: &str,
+    list: &Tariff,
+) -> Result<(Tariff, Option<Arc<PriceGroup>>), ApiError> {
+    let Some(group) = &principal.price_group else {
+        return Ok((list.clone(), None));
+    };
+    let tariff = list
+        .scaled(group.multiplier_for(model))
+        .map_err(|e| ApiError::internal("pricing the request in its price group", e))?;
+    // The common case (no model of its own) shares the group; an override is its own.
+    let as_priced = if group.models.contains_key(model) {
+        Arc::new(group.for_model(model))
+    } else {
+        group.clone()
+    };
+    Ok((tariff, Some(as_priced)))
 }
 
 impl HeldCharge {
@@ -96,7 +108,7 @@ impl HeldCharge {
         // The access policies' model rule: no hold, so no upstream call, for a model the key
         // may not use.
         crate::auth::admit_model(principal, &entry.public)?;
-        let tariff = tariff_for(principal, &entry.tariff)?;
+        let (tariff, price_group) = priced(principal, &entry.public, &entry.tariff)?;
         let amount = tariff
             .charge(estimate)
             .map_err(|e| ApiError::internal("pricing the request", e))?;
@@ -118,7 +130,7 @@ impl HeldCharge {
             hold: Some(hold),
             entry: entry.clone(),
             tariff,
-            price_group: principal.price_group.clone(),
+            price_group,
             key_id: principal.key_id.clone(),
             request_id: request_id.to_owned(),
             bound: Amount::from_nanos(amount.nanos().saturating_mul(HOLD_MULTIPLE_BOUND)),

@@ -98,16 +98,51 @@ struct Core {
 
 #[derive(Debug, Default)]
 struct Counters {
-    quotas: HashMap<(String, QuotaName), Quota>,
-    in_flight: HashMap<String, u32>,
+    /// By holder (`acct_…`, `key_…`): looked up by `&str`, no allocation per request.
+    holders: HashMap<Arc<str>, Holder>,
     /// Refusals by limit (a quota's name, or `concurrency`), for `/metrics`.
     refusals: std::collections::BTreeMap<&'static str, u64>,
+}
+
+/// One holder's counters on this replica.
+#[derive(Debug, Default)]
+struct Holder {
+    /// Its quotas (a handful: a linear search beats hashing).
+    quotas: Vec<(QuotaName, Quota)>,
+    in_flight: u32,
+}
+
+impl Holder {
+    fn quota(&mut self, name: QuotaName, limit: u64) -> &mut Quota {
+        let at = match self.quotas.iter().position(|(n, _)| *n == name) {
+            Some(at) => at,
+            None => {
+                self.quotas.push((name, Quota::new(limit)));
+                self.quotas.len() - 1
+            }
+        };
+        &mut self.quotas[at].1
+    }
+}
+
+impl Counters {
+    fn holder(&mut self, holder: &Arc<str>) -> &mut Holder {
+        self.holders.entry(holder.clone()).or_default()
+    }
+
+    fn quota(&mut self, holder: &str, name: QuotaName) -> Option<&mut Quota> {
+        let h = self.holders.get_mut(holder)?;
+        h.quotas
+            .iter_mut()
+            .find(|(n, _)| *n == name)
+            .map(|(_, q)| q)
+    }
 }
 
 /// One quota's share of an admission.
 #[derive(Debug)]
 struct Taken {
-    holder: String,
+    holder: Arc<str>,
     name: QuotaName,
     window: Window,
     units: u64,
@@ -121,7 +156,7 @@ struct Taken {
 pub struct Admitted {
     core: Arc<Core>,
     taken: Vec<Taken>,
-    slots: Vec<String>,
+    slots: Vec<Arc<str>>,
     /// The request went ahead: its requests stay counted when it ends. An admission refused
     /// half-way gives back even the requests it took.
     committed: bool,
@@ -258,11 +293,10 @@ impl Quotas {
         principal: &Principal,
         admitted: &mut Admitted,
     ) -> Result<(), ApiError> {
-        for (holder, policy) in &principal.limited_by {
+        for (holder, policy) in principal.limited_by.iter() {
             if let Some(limit) = policy.concurrency {
                 let mut counters = self.core.lock();
-                let in_flight = counters.in_flight.entry(holder.clone()).or_default();
-                if *in_flight >= limit {
+                if counters.holder(holder).in_flight >= limit {
                     *counters.refusals.entry("concurrency").or_default() += 1;
                     return Err(ApiError::new(
                         ErrorKind::RateLimited,
@@ -274,7 +308,7 @@ impl Quotas {
                     .code("rate_limit_exceeded")
                     .retry_after(1));
                 }
-                *in_flight += 1;
+                counters.holder(holder).in_flight += 1;
                 admitted.slots.push(holder.clone());
             }
             if let Some(rpm) = policy.rpm {
@@ -301,7 +335,7 @@ impl Quotas {
         let meter = estimate.meter();
         let spend = u64::try_from(hold.nanos()).unwrap_or(0);
         let mut result = Ok(());
-        'holders: for (holder, policy) in &principal.limited_by {
+        'holders: for (holder, policy) in principal.limited_by.iter() {
             for (name, limit, units) in spend_quotas(policy, meter, estimate.units(), spend) {
                 result = self.take(&mut admitted, holder, name, limit, units).await;
                 if result.is_err() {
@@ -320,12 +354,11 @@ impl Quotas {
     async fn take(
         &self,
         admitted: &mut Admitted,
-        holder: &str,
+        holder: &Arc<str>,
         name: QuotaName,
         limit: u64,
         units: u64,
     ) -> Result<(), ApiError> {
-        let key = (holder.to_owned(), name);
         loop {
             let now = now();
             let window = name.window(now);
@@ -333,10 +366,7 @@ impl Quotas {
             let answered = self.core.answered.notified();
             let decision = {
                 let mut counters = self.core.lock();
-                let quota = counters
-                    .quotas
-                    .entry(key.clone())
-                    .or_insert_with(|| Quota::new(limit));
+                let quota = counters.holder(holder).quota(name, limit);
                 if quota.limit() != limit {
                     quota.set_limit(limit);
                 }
@@ -358,7 +388,7 @@ impl Quotas {
             match decision {
                 Admission::Admitted => {
                     admitted.taken.push(Taken {
-                        holder: holder.to_owned(),
+                        holder: holder.clone(),
                         name,
                         window,
                         units,
@@ -375,7 +405,7 @@ impl Quotas {
                     return Err(refusal(holder, &refused, now, &mut admitted.headers));
                 }
                 Admission::Wait => answered.await,
-                Admission::Ask(ask) => self.ask(key.clone(), window, ask).await,
+                Admission::Ask(ask) => self.ask(holder.clone(), name, window, ask).await,
             }
         }
     }
@@ -396,21 +426,21 @@ impl Quotas {
         }
         let now = now();
         let mut budgets: Vec<(u64, &str, &str, u64)> = counters
-            .quotas
+            .holders
             .iter()
-            .filter_map(|((holder, name), quota)| {
+            .flat_map(|(holder, h)| {
+                h.quotas
+                    .iter()
+                    .map(move |(name, quota)| (holder, name, quota))
+            })
+            .filter_map(|(holder, name, quota)| {
                 let period = match name {
                     QuotaName::SpendDay => "day",
                     QuotaName::SpendMonth => "month",
                     _ => return None,
                 };
                 let left = quota.remaining(name.window(now));
-                Some((
-                    quota.limit().saturating_sub(left),
-                    holder.as_str(),
-                    period,
-                    left,
-                ))
+                Some((quota.limit().saturating_sub(left), &**holder, period, left))
             })
             .collect();
         budgets.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
@@ -426,16 +456,16 @@ impl Quotas {
 
     /// Asks the database for a slice, in a task of its own so that a request that goes away
     /// mid-ask cannot lose the grant.
-    async fn ask(&self, key: (String, QuotaName), window: Window, ask: SliceAsk) {
+    async fn ask(&self, holder: Arc<str>, name: QuotaName, window: Window, ask: SliceAsk) {
         let core = self.core.clone();
         let asking = tokio::spawn(async move {
             let answer = core
                 .store
-                .take_quota_slice(&key.0, key.1.as_str(), &ask)
+                .take_quota_slice(&holder, name.as_str(), &ask)
                 .await;
             {
                 let mut counters = core.lock();
-                if let Some(quota) = counters.quotas.get_mut(&key) {
+                if let Some(quota) = counters.quota(&holder, name) {
                     match &answer {
                         Ok((granted, taken)) => quota.granted(window, *granted, *taken),
                         Err(_) => quota.ask_failed(),
@@ -444,7 +474,7 @@ impl Quotas {
             }
             core.answered.notify_waiters();
             if let Err(e) = answer {
-                tracing::error!(error = %e, holder = %key.0, quota = key.1.as_str(), "taking a quota slice failed");
+                tracing::error!(error = %e, %holder, quota = name.as_str(), "taking a quota slice failed");
             }
         });
         if asking.await.is_err() {
@@ -552,7 +582,7 @@ impl Admitted {
                 QuotaName::Units(_) => usage.units(),
                 QuotaName::SpendDay | QuotaName::SpendMonth => spent,
             };
-            if let Some(quota) = counters.quotas.get_mut(&(t.holder, t.name)) {
+            if let Some(quota) = counters.quota(&t.holder, t.name) {
                 quota.settle(t.units, actual, t.window.start);
             }
         }
@@ -570,16 +600,13 @@ impl Drop for Admitted {
             if t.name == QuotaName::Requests && self.committed {
                 continue;
             }
-            if let Some(quota) = counters.quotas.get_mut(&(t.holder, t.name)) {
+            if let Some(quota) = counters.quota(&t.holder, t.name) {
                 quota.give_back(t.units, t.window.start);
             }
         }
         for holder in self.slots.drain(..) {
-            if let Some(n) = counters.in_flight.get_mut(&holder) {
-                *n = n.saturating_sub(1);
-                if *n == 0 {
-                    counters.in_flight.remove(&holder);
-                }
+            if let Some(h) = counters.holders.get_mut(&*holder) {
+                h.in_flight = h.in_flight.saturating_sub(1);
             }
         }
     }

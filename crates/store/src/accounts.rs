@@ -64,7 +64,7 @@ pub struct Principal {
     pub price_group: Option<Arc<PriceGroup>>,
     /// The holders whose rate limits and spend caps the request counts against — the
     /// account (`acct_…`) and the key (`key_…`), each with its policy — where a policy sets any.
-    pub limited_by: Vec<(String, AccessPolicy)>,
+    pub limited_by: Arc<[(Arc<str>, AccessPolicy)]>,
 }
 
 /// Spending of one model, from the ledger.
@@ -270,7 +270,7 @@ impl Store {
                 for (holder, column) in [(&account_id, &account_policy), (&key_id, &key_policy)] {
                     let policy = AccessPolicy::from_column(column.as_deref())?;
                     if policy.limits_rate() {
-                        limited_by.push((holder.clone(), policy));
+                        limited_by.push((Arc::<str>::from(holder.as_str()), policy));
                     }
                 }
                 Ok(Some(Principal {
@@ -279,7 +279,7 @@ impl Store {
                     account_name,
                     policies,
                     price_group,
-                    limited_by,
+                    limited_by: limited_by.into(),
                 }))
             }
         }

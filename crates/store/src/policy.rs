@@ -53,14 +53,34 @@ pub struct AccessPolicy {
     pub tasks_in_flight: Option<u32>,
 }
 
-/// A price group (tier): a name and the multiplier of every price its keys pay
-/// (`docs/decisions.md`, "Price groups").
+/// A price group (tier): a name and the multiplier of every price its keys pay, with
+/// multipliers of its own for single models (`docs/decisions.md`, "Price groups").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PriceGroup {
     /// Its name.
     pub name: String,
     /// What every list price is multiplied by (1: list prices).
     pub multiplier: Decimal,
+    /// Public models priced with a multiplier of their own instead.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub models: BTreeMap<String, Decimal>,
+}
+
+impl PriceGroup {
+    /// The multiplier of `model`'s prices (a public name, aliases resolved).
+    pub fn multiplier_for(&self, model: &str) -> Decimal {
+        self.models.get(model).copied().unwrap_or(self.multiplier)
+    }
+
+    /// The group as priced for `model`: its name and the one multiplier that applies (what a
+    /// ledger row records, and a task snapshots).
+    pub fn for_model(&self, model: &str) -> PriceGroup {
+        PriceGroup {
+            name: self.name.clone(),
+            multiplier: self.multiplier_for(model),
+            models: BTreeMap::new(),
+        }
+    }
 }
 
 impl AccessPolicy {
@@ -407,35 +427,102 @@ impl Store {
         Ok(())
     }
 
+    /// Sets (`Some`) or removes (`None`) the group's own multiplier for one public model.
+    pub async fn set_model_multiplier(
+        &self,
+        group: &str,
+        model: &str,
+        multiplier: Option<Decimal>,
+    ) -> Result<(), StoreError> {
+        if multiplier.is_some_and(|m| m < Decimal::ZERO) {
+            return Err(StoreError::InvalidAmount(format!(
+                "a multiplier of {}: prices cannot be negative",
+                multiplier.unwrap_or_default()
+            )));
+        }
+        let mut tx = self.write_tx().await?;
+        let current = self.price_group(group).await?;
+        let mut models = current.models;
+        match multiplier {
+            Some(m) => {
+                models.insert(model.to_owned(), m.normalize());
+            }
+            None => {
+                models.remove(model);
+            }
+        }
+        let column = if models.is_empty() {
+            None
+        } else {
+            let text: BTreeMap<&String, String> =
+                models.iter().map(|(k, v)| (k, v.to_string())).collect();
+            Some(
+                serde_json::to_string(&text)
+                    .map_err(|e| StoreError::Corrupt(format!("price group {group}: {e}")))?,
+            )
+        };
+        sqlx::query("UPDATE price_groups SET model_multipliers = $1 WHERE name = $2")
+            .bind(column)
+            .bind(group)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Every price group, by name.
     pub async fn price_groups(&self) -> Result<Vec<PriceGroup>, StoreError> {
-        let rows: Vec<(String, String)> =
-            sqlx::query_as("SELECT name, multiplier FROM price_groups ORDER BY name")
-                .fetch_all(self.pool())
-                .await?;
+        let rows: Vec<(String, String, Option<String>)> = sqlx::query_as(
+            "SELECT name, multiplier, model_multipliers FROM price_groups ORDER BY name",
+        )
+        .fetch_all(self.pool())
+        .await?;
         rows.into_iter()
-            .map(|(name, multiplier)| group_of(name, &multiplier))
+            .map(|(name, multiplier, models)| group_of(name, &multiplier, models.as_deref()))
             .collect()
     }
 
     /// One price group; `NotFound` when there is none of that name.
     pub async fn price_group(&self, name: &str) -> Result<PriceGroup, StoreError> {
-        let row: Option<(String,)> =
-            sqlx::query_as("SELECT multiplier FROM price_groups WHERE name = $1")
-                .bind(name)
-                .fetch_optional(self.pool())
-                .await?;
-        let (multiplier,) =
+        let row: Option<(String, Option<String>)> = sqlx::query_as(
+            "SELECT multiplier, model_multipliers FROM price_groups WHERE name = $1",
+        )
+        .bind(name)
+        .fetch_optional(self.pool())
+        .await?;
+        let (multiplier, models) =
             row.ok_or_else(|| StoreError::NotFound(format!("price group {name:?}")))?;
-        group_of(name.to_owned(), &multiplier)
+        group_of(name.to_owned(), &multiplier, models.as_deref())
     }
 }
 
-fn group_of(name: String, multiplier: &str) -> Result<PriceGroup, StoreError> {
-    let multiplier = multiplier
-        .parse()
-        .map_err(|e| StoreError::Corrupt(format!("price group {name}: multiplier: {e}")))?;
-    Ok(PriceGroup { name, multiplier })
+fn group_of(
+    name: String,
+    multiplier: &str,
+    models: Option<&str>,
+) -> Result<PriceGroup, StoreError> {
+    let corrupt = |what: &str, e: &dyn std::fmt::Display| {
+        StoreError::Corrupt(format!("price group {name}: {what}: {e}"))
+    };
+    let multiplier = multiplier.parse().map_err(|e| corrupt("multiplier", &e))?;
+    let models = match models {
+        None | Some("") => BTreeMap::new(),
+        Some(json) => {
+            let text: BTreeMap<String, String> =
+                serde_json::from_str(json).map_err(|e| corrupt("model multipliers", &e))?;
+            let mut models = BTreeMap::new();
+            for (model, m) in text {
+                let m: Decimal = m.parse().map_err(|e| corrupt("model multiplier", &e))?;
+                models.insert(model, m);
+            }
+            models
+        }
+    };
+    Ok(PriceGroup {
+        name,
+        multiplier,
+        models,
+    })
 }
 
 /// The price group a principal pays in: its key's, else its account's.

@@ -240,6 +240,15 @@ const MIGRATIONS: &[Migration] = &[
             "CREATE INDEX IF NOT EXISTS quota_windows_age ON quota_windows (window_start)",
         ],
     },
+    Migration {
+        version: 8,
+        name: "per-model multipliers in price groups",
+        statements: &[
+            // A group's multipliers for single models, overriding its own (JSON: model →
+            // decimal string); NULL: none.
+            "ALTER TABLE price_groups ADD COLUMN model_multipliers TEXT",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.

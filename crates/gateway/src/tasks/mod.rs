@@ -146,8 +146,10 @@ where
     crate::auth::admit_model(principal, &entry.public)?;
     // The caller's price group, snapshot with the rest of the pricing.
     let mut submission = submission;
-    submission.pricing.tariff = crate::charge::tariff_for(principal, &submission.pricing.tariff)?;
-    submission.pricing.price_group = principal.price_group.as_deref().cloned();
+    let (tariff, price_group) =
+        crate::charge::priced(principal, &entry.public, &submission.pricing.tariff)?;
+    submission.pricing.tariff = tariff;
+    submission.pricing.price_group = price_group.as_deref().cloned();
     let amount = submission
         .pricing
         .charge(&submission.pricing.estimate)
@@ -452,7 +454,7 @@ fn in_flight_limits(principal: &Principal) -> (Option<u32>, Option<u32>) {
         principal
             .limited_by
             .iter()
-            .find(|(holder, _)| holder == id)
+            .find(|(holder, _)| &**holder == id)
             .and_then(|(_, policy)| policy.tasks_in_flight)
     };
     (limit(&principal.account_id), limit(&principal.key_id))
