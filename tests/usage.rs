@@ -353,7 +353,7 @@ async fn old_records_are_pruned_pages_follow_each_other_and_the_ledger_stays() {
     let entries: Vec<JournalEntry> = (0..5)
         .map(|i| {
             let mut r = UsageRecord::new("request", &account.id, "embeddings");
-            r.created_at = now - (5 - i) * day;
+            r.stamp_at(now - (5 - i) * day);
             r.status = 200;
             JournalEntry::Usage(r)
         })

@@ -120,6 +120,7 @@ impl Recorder {
     pub fn settled(
         &self,
         usage: &Usage,
+        quantity: &str,
         charge: Amount,
         estimated: bool,
         note: Option<&str>,
@@ -132,7 +133,7 @@ impl Recorder {
         fields.written = true;
         let mut record = std::mem::take(&mut fields.record);
         record.status = fields.status.unwrap_or(200);
-        record.set_usage(usage);
+        record.set_usage(usage, Some(quantity.to_owned()));
         record.charge = charge;
         record.estimated = estimated;
         record.note = note.map(str::to_owned);
@@ -193,7 +194,7 @@ pub async fn scope<F: Future>(recorder: Option<Recorder>, work: F) -> F::Output 
 }
 
 fn finish(record: &mut UsageRecord, elapsed: Duration) {
-    record.created_at = crate::clock::now_millis();
+    record.stamp();
     record.latency_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
 }
 

@@ -8,10 +8,21 @@ use rand::RngCore;
 /// bits). Time first, so that ids sort by creation and each new row lands at the right edge of
 /// its B-tree index instead of on a random page: the ledger takes thousands of rows a second.
 pub fn new_id(prefix: &str) -> String {
+    new_id_at(prefix, crate::now_millis())
+}
+
+/// A new id whose time part is `millis` (Unix milliseconds).
+pub(crate) fn new_id_at(prefix: &str, millis: i64) -> String {
     let mut bytes = [0u8; 6];
     rand::rng().fill_bytes(&mut bytes);
-    let millis = crate::now_millis().clamp(0, 0xffff_ffff_ffff);
+    let millis = millis.clamp(0, 0xffff_ffff_ffff);
     format!("{prefix}_{millis:012x}{}", hex::encode(bytes))
+}
+
+/// The Unix milliseconds an id of [`new_id`] was made at; `None` for any other text.
+pub(crate) fn id_millis(id: &str) -> Option<i64> {
+    let (_, rest) = id.split_once('_')?;
+    i64::from_str_radix(rest.get(..12)?, 16).ok()
 }
 
 /// A new API key secret: `tg-` followed by 48 hex digits (192 random bits).

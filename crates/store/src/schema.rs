@@ -192,10 +192,12 @@ const MIGRATIONS: &[Migration] = &[
         statements: &[
             // The usage log (`crate::usage`): one row per billable request and per finished
             // task, for reports; pruned by age (`[usage] retention_days`), unlike the ledger.
-            // No foreign keys: a row costs one index entry per index, nothing more, and the
-            // ledger already ties money to accounts.
+            // No foreign keys and no primary key: ids are unique by construction (time and 48
+            // random bits) and a page's cursor carries its time, so no index is looked up by
+            // id; a row costs its three index entries and nothing more. The ledger already ties
+            // money to accounts.
             "CREATE TABLE IF NOT EXISTS usage_log (
-                id TEXT PRIMARY KEY,
+                id TEXT NOT NULL,
                 created_at BIGINT NOT NULL,
                 kind TEXT NOT NULL,
                 account_id TEXT NOT NULL,

@@ -517,7 +517,7 @@ impl Store {
                     .as_deref()
                     .and_then(|q| serde_json::from_str::<Usage>(q).ok())
                 {
-                    record.set_usage(&usage);
+                    record.set_usage(&usage, settlement.quantity.clone());
                 }
                 if let Some(hold_id) = &hold_id
                     && settle_hold(&mut tx, hold_id, settlement).await? == Closed::Already

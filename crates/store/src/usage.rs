@@ -5,7 +5,7 @@
 //! settles or refunds it. The ledger stays the money's truth: the log is for reading (the
 //! `tollgate usage` report) and may be pruned ([`Store::prune_usage`]); ledger rows never are.
 
-use crate::ids::new_id;
+use crate::ids::{id_millis, new_id_at};
 use crate::sql::{Param, Statements};
 use crate::{Store, StoreError};
 use serde::Serialize;
@@ -15,7 +15,8 @@ use tollgate_billing::{Amount, Usage};
 /// One record of the usage log.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct UsageRecord {
-    /// Time-ordered id (`use_…`).
+    /// Time-ordered id (`use_…`), made with `created_at` ([`UsageRecord::stamp`]): a page's
+    /// last id is the cursor of the next.
     pub id: String,
     /// When the request or task ended (its hold closed), Unix milliseconds.
     pub created_at: i64,
@@ -61,23 +62,35 @@ pub struct UsageRecord {
 }
 
 impl UsageRecord {
-    /// A record with a new id and the usage's meter, units and quantity filled in.
+    /// A record of `kind` for `account_id` on `endpoint`, stamped now.
     pub fn new(kind: &'static str, account_id: impl Into<String>, endpoint: &str) -> UsageRecord {
-        UsageRecord {
-            id: new_id("use"),
-            created_at: crate::now_millis(),
+        let mut record = UsageRecord {
             kind,
             account_id: account_id.into(),
             endpoint: endpoint.to_owned(),
             ..UsageRecord::default()
-        }
+        };
+        record.stamp();
+        record
     }
 
-    /// Records what was counted.
-    pub fn set_usage(&mut self, usage: &Usage) {
+    /// Sets the record's time to now, with a new id made at the same millisecond.
+    pub fn stamp(&mut self) {
+        self.stamp_at(crate::now_millis());
+    }
+
+    /// Sets the record's time to `millis` (Unix ms), with a new id made at that millisecond.
+    pub fn stamp_at(&mut self, millis: i64) {
+        self.id = new_id_at("use", millis);
+        self.created_at = millis;
+    }
+
+    /// Records what was counted; `quantity` is the usage as the ledger row writes it, when the
+    /// caller has it already.
+    pub fn set_usage(&mut self, usage: &Usage, quantity: Option<String>) {
         self.meter = Some(usage.meter().as_str().to_owned());
         self.units = usage.units();
-        self.quantity = serde_json::to_string(usage).ok();
+        self.quantity = quantity.or_else(|| serde_json::to_string(usage).ok());
     }
 }
 
@@ -334,11 +347,16 @@ impl Store {
     ) -> Result<Vec<UsageRecord>, StoreError> {
         let mut w = Where::from(filter);
         if let Some(before) = before {
-            // After the cursor in (created_at, id) order, newest first.
+            // After the cursor in (created_at, id) order, newest first; the id says its time.
+            let at = id_millis(before).ok_or_else(|| {
+                StoreError::NotFound(format!("usage record {before:?} (not a usage id)"))
+            })?;
+            w.args.push(Arg::Int(at));
             w.args.push(Arg::Text(before.to_owned()));
             let n = w.args.len();
             w.sql.push_str(&format!(
-                " AND (created_at, id) < (SELECT created_at, id FROM usage_log WHERE id = ${n})"
+                " AND (created_at < ${0} OR (created_at = ${0} AND id < ${n}))",
+                n - 1
             ));
         }
         let sql = format!(
