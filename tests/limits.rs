@@ -53,6 +53,28 @@ kind = "clip-video"
 channels = ["ark"]
 price = { meter = "video_tokens", per_million_tokens = "2.4" }
 
+[[channels]]
+name = "video"
+format = "generic-video"
+base_url = "sim"
+
+[[channels]]
+name = "stt"
+format = "stt"
+base_url = "sim"
+first_byte_timeout_ms = 5000
+idle_timeout_ms = 5000
+
+[models."imagine-video"]
+kind = "generic-video"
+channels = ["video"]
+price = { meter = "video_seconds", per_second = "0.05" }
+
+[models."asr-1.0"]
+kind = "transcription"
+channels = ["stt"]
+price = { meter = "audio_seconds", per_second = "0.0001" }
+
 [models."gen-2.5-flash"]
 kind = "native-text"
 channels = ["genai"]
@@ -423,5 +445,158 @@ async fn video_tasks_in_flight_are_counted_in_the_database() {
         1,
         "only the first task's hold"
     );
+    gw.stop().await;
+}
+
+/// One billable endpoint's request: (label, path, upstream route, content type, body).
+type EndpointRequest = (&'static str, &'static str, &'static str, String, Vec<u8>);
+
+/// A request body with its content type.
+type Body = (String, Vec<u8>);
+
+/// Every billable endpoint.
+fn every_endpoint() -> Vec<EndpointRequest> {
+    let json = |v: Value| {
+        (
+            "application/json".to_owned(),
+            serde_json::to_vec(&v).unwrap(),
+        )
+    };
+    let audio = common::wav("Hello from the limits test.");
+    let form = |model: &str| {
+        let (ct, body) = common::multipart(&[("model", model)], "a.wav", &audio);
+        (ct, body)
+    };
+    let native = json!({"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]});
+    let rows: Vec<(&str, &str, &str, Body)> = vec![
+        (
+            "embeddings",
+            "/v1/embeddings",
+            "POST /v1/embeddings",
+            json(embed()),
+        ),
+        (
+            "speech",
+            "/v1/audio/speech",
+            "POST /v1/t2a_v2",
+            json(json!({"model": "speech-2.8-hd", "input": "Hello.", "voice": "alloy"})),
+        ),
+        (
+            "t2a",
+            "/v1/t2a_v2",
+            "POST /v1/t2a_v2",
+            json(json!({"model": "speech-2.8-hd", "text": "Hello.",
+                        "voice_setting": {"voice_id": "English_Graceful_Lady"}})),
+        ),
+        (
+            "transcriptions",
+            "/v1/audio/transcriptions",
+            "POST /v1/speech_to_text",
+            form("asr-1.0"),
+        ),
+        (
+            "speech_to_text",
+            "/v1/speech_to_text",
+            "POST /v1/speech_to_text",
+            form("asr-1.0"),
+        ),
+        (
+            "clip_tasks",
+            "/api/v3/contents/generations/tasks",
+            "POST /api/v3/contents/generations/tasks",
+            json(json!({"model": "clipgen-cn-2.0-260128",
+                        "content": [{"type": "text", "text": "A lighthouse"}]})),
+        ),
+        (
+            "video_generations",
+            "/v1/video/generations",
+            "POST /v1/video/generations",
+            json(json!({"model": "imagine-video", "prompt": "A lighthouse", "duration": 3})),
+        ),
+        (
+            "native",
+            "/v1beta/models/gen-2.5-flash:generateContent",
+            "POST /v1beta/models/{model}:generateContent",
+            json(native.clone()),
+        ),
+        (
+            "native stream",
+            "/v1beta/models/gen-2.5-flash:streamGenerateContent?alt=sse",
+            "POST /v1beta/models/{model}:streamGenerateContent",
+            json(native),
+        ),
+        (
+            "chat",
+            "/v1/chat/completions",
+            "POST /v1beta/models/{model}:generateContent",
+            json(
+                json!({"model": "gen-2.5-flash", "messages": [{"role": "user", "content": "Hi"}]}),
+            ),
+        ),
+        (
+            "responses",
+            "/v1/responses",
+            "POST /v1beta/models/{model}:generateContent",
+            json(json!({"model": "gen-2.5-flash", "input": "Hi"})),
+        ),
+    ];
+    rows.into_iter()
+        .map(|(label, path, route, (ct, body))| (label, path, route, ct, body))
+        .collect()
+}
+
+#[tokio::test]
+async fn every_billable_endpoint_admits_to_the_rate_and_refuses_past_it_before_the_upstream() {
+    fresh_minute(20).await;
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, _) = gw.account("10").await;
+    for (label, path, route, content_type, body) in every_endpoint() {
+        let (_, key) = key_with(
+            &gw,
+            &account,
+            AccessPolicy {
+                rpm: Some(1),
+                ..AccessPolicy::default()
+            },
+        )
+        .await;
+        let auth = format!("Bearer {key}");
+        let headers = [
+            ("authorization", auth.as_str()),
+            ("x-goog-api-key", key.as_str()),
+            ("content-type", content_type.as_str()),
+        ];
+        let first = gw.request("POST", path, &headers, body.clone()).await;
+        assert_eq!(
+            first.status,
+            200,
+            "{label}: {}",
+            String::from_utf8_lossy(&first.body[..first.body.len().min(300)])
+        );
+        assert_eq!(header(&first, "x-ratelimit-limit-requests"), "1", "{label}");
+        assert_eq!(
+            header(&first, "x-ratelimit-remaining-requests"),
+            "0",
+            "{label}"
+        );
+        let calls = gw.calls(route);
+        let second = gw.request("POST", path, &headers, body).await;
+        let text = String::from_utf8_lossy(&second.body).into_owned();
+        let refused =
+            second.status == 429 || (second.status == 200 && text.contains("\"status_code\":1002"));
+        assert!(refused, "{label}: {} {text}", second.status);
+        assert!(second.headers.get("retry-after").is_some(), "{label}");
+        assert_eq!(
+            header(&second, "x-ratelimit-remaining-requests"),
+            "0",
+            "{label}"
+        );
+        assert_eq!(
+            gw.calls(route),
+            calls,
+            "{label}: the refusal reached the upstream"
+        );
+    }
+    gw.settled(&account).await;
     gw.stop().await;
 }
