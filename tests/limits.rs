@@ -92,11 +92,7 @@ async fn fresh_minute(seconds: u64) {
 }
 
 async fn key_with(gw: &TestGateway, account: &str, policy: AccessPolicy) -> (String, String) {
-    let key = gw.store.create_key(account, "limits-test").await.unwrap();
-    gw.store
-        .set_policy(&PolicyHolder::Key(key.id.clone()), &policy)
-        .await
-        .unwrap();
+    let key = gw.key_with(account, policy).await;
     (key.id, key.secret)
 }
 

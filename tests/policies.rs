@@ -138,14 +138,9 @@ async fn send(
         .await
 }
 
-/// A new key on `account` whose own policy is `policy` (a new key: no cached lookup).
+/// A new key on `account` whose own policy is `policy`: its secret.
 async fn key_with(gw: &TestGateway, account: &str, policy: AccessPolicy) -> String {
-    let key = gw.store.create_key(account, "policy-test").await.unwrap();
-    gw.store
-        .set_policy(&PolicyHolder::Key(key.id.clone()), &policy)
-        .await
-        .unwrap();
-    key.secret
+    gw.key_with(account, policy).await.secret
 }
 
 fn models(list: &[&str]) -> AccessPolicy {

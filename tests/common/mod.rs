@@ -218,6 +218,20 @@ impl TestGateway {
         (account.id, key.secret)
     }
 
+    /// A new key on `account` whose own policy is `policy` (new: no cached lookup of it).
+    pub async fn key_with(
+        &self,
+        account: &str,
+        policy: tollgate_store::AccessPolicy,
+    ) -> tollgate_store::NewKey {
+        let key = self.store.create_key(account, "test").await.unwrap();
+        self.store
+            .set_policy(&tollgate_store::PolicyHolder::Key(key.id.clone()), &policy)
+            .await
+            .unwrap();
+        key
+    }
+
     /// Open holds of the account: the ledger engine's (requests, in memory) and the store's
     /// (video tasks).
     pub async fn open_holds(&self, account_id: &str) -> u64 {
