@@ -596,3 +596,74 @@ async fn every_billable_endpoint_admits_to_the_rate_and_refuses_past_it_before_t
     gw.settled(&account).await;
     gw.stop().await;
 }
+
+#[tokio::test]
+async fn open_streams_are_limited_apart_from_whole_answers() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, _) = gw.account("10").await;
+    let (_, key) = key_with(
+        &gw,
+        &account,
+        AccessPolicy {
+            streams: Some(1),
+            ..AccessPolicy::default()
+        },
+    )
+    .await;
+    gw.set_knobs(KnobSettings {
+        frame_interval_ms: Some(200),
+        ..KnobSettings::default()
+    });
+    let stream = json!({"model": "speech-2.8-hd", "text": "Hello there, this is a slow stream.",
+                        "stream": true, "voice_setting": {"voice_id": "English_Graceful_Lady"}});
+    let open = gw.open("/v1/t2a_v2", &key, &stream).await;
+    assert_eq!(open.status(), 200);
+    // A second stream — of another family — is refused before its upstream call…
+    let calls = gw.calls("POST /v1beta/models/{model}:streamGenerateContent");
+    let reply = gw
+        .request(
+            "POST",
+            "/v1beta/models/gen-2.5-flash:streamGenerateContent?alt=sse",
+            &[
+                ("x-goog-api-key", &key),
+                ("content-type", "application/json"),
+            ],
+            serde_json::to_vec(&json!({"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(
+        reply.status,
+        429,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    assert!(String::from_utf8_lossy(&reply.body).contains("streams open"));
+    assert_eq!(
+        gw.calls("POST /v1beta/models/{model}:streamGenerateContent"),
+        calls
+    );
+    // …while a whole answer is not a stream.
+    assert_eq!(
+        gw.post_json("/v1/embeddings", &key, &embed()).await.status,
+        200
+    );
+    // The client leaves: its stream's slot comes back.
+    drop(open);
+    let mut reopened = false;
+    for _ in 0..50 {
+        let again = gw.open("/v1/t2a_v2", &key, &stream).await;
+        if again.status() == 200 {
+            reopened = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        reopened,
+        "the slot of a stream whose client left was never freed"
+    );
+    gw.set_knobs(KnobSettings::default());
+    gw.settled(&account).await;
+    gw.stop().await;
+}

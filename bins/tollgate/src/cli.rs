@@ -203,6 +203,9 @@ pub enum PolicyCommand {
         /// Billable requests in flight at once (a stream counts until its end).
         #[arg(long)]
         concurrency: Option<u32>,
+        /// Streamed answers open at once.
+        #[arg(long)]
+        streams: Option<u32>,
         /// Money per UTC day, a decimal amount, on top of the balance.
         #[arg(long, allow_hyphen_values = true)]
         daily_budget: Option<String>,

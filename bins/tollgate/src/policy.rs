@@ -41,6 +41,7 @@ async fn execute(store: &Store, command: PolicyCommand) -> Result<(), String> {
             rpm,
             per_minute,
             concurrency,
+            streams,
             daily_budget,
             monthly_budget,
             tasks_in_flight,
@@ -65,6 +66,9 @@ async fn execute(store: &Store, command: PolicyCommand) -> Result<(), String> {
                 concurrency: concurrency
                     .map(|n| positive("--concurrency", u64::from(n)).map(|_| n))
                     .transpose()?,
+                streams: streams
+                    .map(|n| positive("--streams", u64::from(n)).map(|_| n))
+                    .transpose()?,
                 daily_budget: daily_budget
                     .as_deref()
                     .map(|a| parse_budget("--daily-budget", a))
@@ -79,7 +83,7 @@ async fn execute(store: &Store, command: PolicyCommand) -> Result<(), String> {
             };
             if change == PolicyChange::default() {
                 return Err(
-                    "nothing to set: pass --models, --endpoints, --expires, --ips, --group, --rpm, --per-minute, --concurrency, --daily-budget, --monthly-budget or --tasks-in-flight"
+                    "nothing to set: pass --models, --endpoints, --expires, --ips, --group, --rpm, --per-minute, --concurrency, --streams, --daily-budget, --monthly-budget or --tasks-in-flight"
                         .into(),
                 );
             }
@@ -132,6 +136,7 @@ fn policy_json(holder: &PolicyHolder, p: &AccessPolicy) -> serde_json::Value {
         "rpm": p.rpm,
         "per_minute": p.per_minute,
         "concurrency": p.concurrency,
+        "streams": p.streams,
         "daily_budget": p.daily_budget,
         "monthly_budget": p.monthly_budget,
         "tasks_in_flight": p.tasks_in_flight,
@@ -215,6 +220,10 @@ fn print_policy(holder: &PolicyHolder, p: &AccessPolicy) {
     println!(
         "concurrency {}",
         p.concurrency.map_or_else(none, |n| n.to_string())
+    );
+    println!(
+        "streams     {}",
+        p.streams.map_or_else(none, |n| n.to_string())
     );
     println!(
         "daily       {}",

@@ -280,6 +280,8 @@ fn policy_set_takes_rate_limits_budgets_and_task_limits() {
         "characters=500",
         "--concurrency",
         "4",
+        "--streams",
+        "2",
         "--daily-budget",
         "2.5",
         "--monthly-budget",
@@ -293,6 +295,7 @@ fn policy_set_takes_rate_limits_budgets_and_task_limits() {
     assert_eq!(shown["per_minute"]["tokens"], 1000);
     assert_eq!(shown["per_minute"]["characters"], 500);
     assert_eq!(shown["concurrency"], 4);
+    assert_eq!(shown["streams"], 2);
     assert_eq!(shown["daily_budget"], "2.5");
     assert_eq!(shown["monthly_budget"], "40");
     assert_eq!(shown["tasks_in_flight"], 2);

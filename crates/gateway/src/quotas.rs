@@ -110,6 +110,7 @@ struct Holder {
     /// Its quotas (a handful: a linear search beats hashing).
     quotas: Vec<(QuotaName, Quota)>,
     in_flight: u32,
+    streams: u32,
 }
 
 impl Holder {
@@ -157,6 +158,8 @@ pub struct Admitted {
     core: Arc<Core>,
     taken: Vec<Taken>,
     slots: Vec<Arc<str>>,
+    /// Holders whose open-streams count it holds one of.
+    stream_slots: Vec<Arc<str>>,
     /// The request went ahead: its requests stay counted when it ends. An admission refused
     /// half-way gives back even the requests it took.
     committed: bool,
@@ -264,6 +267,7 @@ impl Quotas {
             core: self.core.clone(),
             taken: Vec::new(),
             slots: Vec::new(),
+            stream_slots: Vec::new(),
             committed: false,
             headers: RateHeaders::default(),
         }
@@ -317,6 +321,39 @@ impl Quotas {
             }
         }
         Ok(())
+    }
+
+    /// Admits a streamed answer about to be opened: one of the open streams each holder with a
+    /// limit allows. `None` when none limits them.
+    pub fn admit_stream(
+        &self,
+        limited_by: &[(Arc<str>, AccessPolicy)],
+    ) -> Result<Option<Admitted>, ApiError> {
+        let mut admitted = self.empty();
+        let mut counters = self.core.lock();
+        for (holder, policy) in limited_by {
+            let Some(limit) = policy.streams else {
+                continue;
+            };
+            if counters.holder(holder).streams >= limit {
+                *counters.refusals.entry("streams").or_default() += 1;
+                drop(counters);
+                return Err(ApiError::new(
+                    ErrorKind::RateLimited,
+                    format!(
+                        "Too many streams open: this {} allows {limit} at once",
+                        holder_kind(holder)
+                    ),
+                )
+                .code("rate_limit_exceeded")
+                .retry_after(1));
+            }
+            counters.holder(holder).streams += 1;
+            admitted.stream_slots.push(holder.clone());
+        }
+        drop(counters);
+        admitted.committed = true;
+        Ok((!admitted.stream_slots.is_empty()).then_some(admitted))
     }
 
     /// Admits a request's spending when its hold is placed: `estimate` units of its meter per
@@ -591,7 +628,7 @@ impl Admitted {
 
 impl Drop for Admitted {
     fn drop(&mut self) {
-        if self.taken.is_empty() && self.slots.is_empty() {
+        if self.taken.is_empty() && self.slots.is_empty() && self.stream_slots.is_empty() {
             return;
         }
         let mut counters = self.core.lock();
@@ -609,7 +646,25 @@ impl Drop for Admitted {
                 h.in_flight = h.in_flight.saturating_sub(1);
             }
         }
+        for holder in self.stream_slots.drain(..) {
+            if let Some(h) = counters.holders.get_mut(&*holder) {
+                h.streams = h.streams.saturating_sub(1);
+            }
+        }
     }
+}
+
+/// Admits the streamed answer the current request is about to open, against the open-streams
+/// limits of its account and key; the slot is the request's until it ends (its stream's last
+/// frame). Called where a stream is opened, before the upstream call.
+pub fn open_stream(state: &crate::state::State) -> Result<(), ApiError> {
+    let Some(limited_by) = crate::usage::limited_by() else {
+        return Ok(());
+    };
+    if let Some(admitted) = state.quotas.admit_stream(&limited_by)? {
+        crate::usage::keep(admitted);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

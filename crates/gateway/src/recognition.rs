@@ -266,6 +266,7 @@ pub async fn stream_response<E: Encoder>(
     encoder: E,
     probed_seconds: u64,
 ) -> Result<http::Response<crate::body::ResponseBody>, ApiError> {
+    crate::quotas::open_stream(state)?;
     let started = std::time::Instant::now();
     let opened = open_stream(
         state,

@@ -19,7 +19,7 @@ use crate::routes::Route;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tollgate_billing::{Amount, Usage};
-use tollgate_store::{Principal, UsageRecord};
+use tollgate_store::{LimitedBy, Principal, UsageRecord};
 
 tokio::task_local! {
     static CURRENT: Recorder;
@@ -48,6 +48,8 @@ struct Fields {
     written: bool,
     /// The rate-limit figures for the answer's headers.
     rate_headers: RateHeaders,
+    /// The caller's holders with limits (for limits admitted later in the flow).
+    limited_by: Option<LimitedBy>,
     /// What the request holds of its key's limits (concurrency slots, quota units): released
     /// when the request ends, which is when this draft is dropped.
     admissions: Vec<Admitted>,
@@ -87,6 +89,7 @@ impl Recorder {
                 status: None,
                 written: false,
                 rate_headers: RateHeaders::default(),
+                limited_by: None,
                 admissions: Vec::new(),
             }),
         })))
@@ -155,6 +158,9 @@ pub fn note_principal(principal: &Principal) {
             fields.record.account_id.clone_from(&principal.account_id);
             fields.record.key_id = Some(principal.key_id.clone());
             fields.record.price_group = principal.price_group.as_ref().map(|g| g.name.clone());
+            if !principal.limited_by.is_empty() {
+                fields.limited_by = Some(principal.limited_by.clone());
+            }
         });
     });
 }
@@ -165,6 +171,18 @@ pub fn note_rate_headers(headers: &RateHeaders) {
         return;
     }
     let _ = CURRENT.try_with(|r| r.with(|fields| fields.rate_headers.merge(headers)));
+}
+
+/// The current request's holders with limits, when it has any.
+pub fn limited_by() -> Option<LimitedBy> {
+    CURRENT
+        .try_with(|r| {
+            let mut out = None;
+            r.with(|fields| out = fields.limited_by.clone());
+            out
+        })
+        .ok()
+        .flatten()
 }
 
 /// Keeps `admitted` until the request ends (its concurrency slot held until then). Outside a

@@ -64,8 +64,12 @@ pub struct Principal {
     pub price_group: Option<Arc<PriceGroup>>,
     /// The holders whose rate limits and spend caps the request counts against — the
     /// account (`acct_…`) and the key (`key_…`), each with its policy — where a policy sets any.
-    pub limited_by: Arc<[(Arc<str>, AccessPolicy)]>,
+    pub limited_by: LimitedBy,
 }
+
+/// The holders (account, key) whose limits a request counts against, each with its policy;
+/// shared, so that a cached principal is cloned without copying them.
+pub type LimitedBy = Arc<[(Arc<str>, AccessPolicy)]>;
 
 /// Spending of one model, from the ledger.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

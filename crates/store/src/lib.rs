@@ -51,7 +51,7 @@ mod sqlite_journal;
 mod tasks;
 mod usage;
 
-pub use accounts::{Account, AccountReport, ModelUsage, NewKey, Principal};
+pub use accounts::{Account, AccountReport, LimitedBy, ModelUsage, NewKey, Principal};
 pub use audit::{AuditReport, LEASE_EXPIRY_GRACE_MS, Violation};
 pub use error::StoreError;
 pub use holds::{Closed, Hold, HoldRequest, LedgerEntry, LedgerKind, Settlement};

@@ -42,6 +42,9 @@ pub struct AccessPolicy {
     /// Billable requests in flight at once (a stream counts until its end).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<u32>,
+    /// Streamed answers open at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u32>,
     /// Money per UTC day, on top of the balance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub daily_budget: Option<Amount>,
@@ -149,6 +152,9 @@ impl AccessPolicy {
         if let Some(concurrency) = change.concurrency {
             self.concurrency = Some(concurrency);
         }
+        if let Some(streams) = change.streams {
+            self.streams = Some(streams);
+        }
         if let Some(budget) = change.daily_budget {
             self.daily_budget = Some(budget);
         }
@@ -166,6 +172,7 @@ impl AccessPolicy {
         self.rpm.is_some()
             || self.per_minute.as_ref().is_some_and(|m| !m.is_empty())
             || self.concurrency.is_some()
+            || self.streams.is_some()
             || self.daily_budget.is_some()
             || self.monthly_budget.is_some()
             || self.tasks_in_flight.is_some()
@@ -208,6 +215,8 @@ pub struct PolicyChange {
     pub per_minute: Option<BTreeMap<String, u64>>,
     /// New concurrency limit.
     pub concurrency: Option<u32>,
+    /// New limit of open streams.
+    pub streams: Option<u32>,
     /// New daily budget.
     pub daily_budget: Option<Amount>,
     /// New monthly budget.

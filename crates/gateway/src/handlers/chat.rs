@@ -93,6 +93,7 @@ impl Bridged {
         state: &Arc<State>,
         encoder: E,
     ) -> Result<Response<ResponseBody>, ApiError> {
+        crate::quotas::open_stream(state)?;
         let (frames, first_frame) = match open_stream(state, &self.entry, self.raw).await {
             Ok(opened) => opened,
             Err(e) => {

@@ -109,6 +109,7 @@ async fn generate_as(
     // 6–8.
     match delivery {
         Delivery::Events => {
+            crate::quotas::open_stream(&state)?;
             let (frames, first_frame) = match open_stream(&state, &entry, raw).await {
                 Ok(opened) => opened,
                 Err(e) => {

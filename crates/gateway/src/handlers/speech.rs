@@ -87,6 +87,7 @@ pub async fn create(
     }
 
     let upstream = translate::to_t2a(&request, &entry, &state.speech, true);
+    crate::quotas::open_stream(&state)?;
     let started = Instant::now();
     let (first, frames) = match speech_relay::open(&state, &entry, &upstream).await {
         Ok(opened) => opened,

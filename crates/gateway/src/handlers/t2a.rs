@@ -66,6 +66,7 @@ pub async fn create(
         return Ok(response);
     }
 
+    crate::quotas::open_stream(&state)?;
     let started = Instant::now();
     let (first, frames) = match speech_relay::open(&state, &entry, &upstream).await {
         Ok(opened) => opened,
