@@ -238,21 +238,33 @@ const PRUNE_EVERY: Duration = Duration::from_secs(600);
 /// Rows per DELETE while pruning.
 const PRUNE_CHUNK: u32 = 5_000;
 
-/// Prunes usage records older than `retention_days` (0: never), now and then every ten
-/// minutes. Any replica may run it; two running at once delete disjoint rows or nothing.
+/// Quota windows are kept this long after they began: the longest window is a month.
+const QUOTA_WINDOWS_KEPT_MS: i64 = 40 * 86_400_000;
+
+/// Prunes usage records older than `retention_days` (0: never) and quota windows that ended
+/// long ago, now and then every ten minutes. Any replica may run it; two running at once
+/// delete disjoint rows or nothing.
 pub async fn prune(store: tollgate_store::Store, retention_days: u64) {
-    if retention_days == 0 {
-        return;
-    }
     let keep = i64::try_from(retention_days.saturating_mul(86_400_000)).unwrap_or(i64::MAX);
     let mut tick = tokio::time::interval(PRUNE_EVERY);
     loop {
         tick.tick().await;
-        let before = crate::clock::now_millis().saturating_sub(keep);
-        match store.prune_usage(before, PRUNE_CHUNK).await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(pruned = n, retention_days, "pruned the usage log"),
-            Err(e) => tracing::warn!(error = %e, "pruning the usage log failed"),
+        let now = crate::clock::now_millis();
+        if retention_days > 0 {
+            match store
+                .prune_usage(now.saturating_sub(keep), PRUNE_CHUNK)
+                .await
+            {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(pruned = n, retention_days, "pruned the usage log"),
+                Err(e) => tracing::warn!(error = %e, "pruning the usage log failed"),
+            }
+        }
+        if let Err(e) = store
+            .prune_quota_windows(now.saturating_sub(QUOTA_WINDOWS_KEPT_MS))
+            .await
+        {
+            tracing::warn!(error = %e, "pruning quota windows failed");
         }
     }
 }
