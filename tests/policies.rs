@@ -508,12 +508,17 @@ async fn networks_are_the_peer_unless_a_trusted_proxy_names_the_client() {
 #[tokio::test]
 async fn price_groups_scale_every_charge_and_the_ledger_says_so() {
     let gw = TestGateway::with_config(CONFIG).await;
+    // Names of this run's own: groups are shared by everything on a shared database.
+    let (gold_group, premium_group) = (
+        format!("gold-{}", common::unique()),
+        format!("premium-{}", common::unique()),
+    );
     gw.store
-        .set_price_group("gold", "0.5".parse().unwrap())
+        .set_price_group(&gold_group, "0.5".parse().unwrap())
         .await
         .unwrap();
     gw.store
-        .set_price_group("premium", "1.5".parse().unwrap())
+        .set_price_group(&premium_group, "1.5".parse().unwrap())
         .await
         .unwrap();
     let in_group = |group: &str| AccessPolicy {
@@ -524,10 +529,10 @@ async fn price_groups_scale_every_charge_and_the_ledger_says_so() {
     let (list, list_key) = gw.account("10").await;
     let (gold, gold_key) = gw.account("10").await;
     gw.store
-        .set_policy(&PolicyHolder::Account(gold.clone()), &in_group("gold"))
+        .set_policy(&PolicyHolder::Account(gold.clone()), &in_group(&gold_group))
         .await
         .unwrap();
-    let premium_key = key_with(&gw, &gold, in_group("premium")).await;
+    let premium_key = key_with(&gw, &gold, in_group(&premium_group)).await;
     let embed =
         json!({"model": "text-embedding-3-large", "input": "The same words, three prices."});
     for key in [&list_key, &gold_key, &premium_key] {
@@ -555,10 +560,10 @@ async fn price_groups_scale_every_charge_and_the_ledger_says_so() {
     assert_eq!(
         grouped,
         vec![
-            (list_price / 2, Some("gold".into()), Some("0.5".into())),
+            (list_price / 2, Some(gold_group.clone()), Some("0.5".into())),
             (
                 list_price * 3 / 2,
-                Some("premium".into()),
+                Some(premium_group.clone()),
                 Some("1.5".into())
             ),
         ]
@@ -569,7 +574,7 @@ async fn price_groups_scale_every_charge_and_the_ledger_says_so() {
     // for up to the lookup's freshness.)
     gw.store
         .set_model_multiplier(
-            "gold",
+            &gold_group,
             "text-embedding-3-large",
             Some("0.25".parse().unwrap()),
         )
@@ -588,7 +593,7 @@ async fn price_groups_scale_every_charge_and_the_ledger_says_so() {
         // Rounded up to the nano-unit once, like every charge.
         rows.contains(&(
             (list_price + 3) / 4,
-            Some("gold".into()),
+            Some(gold_group.clone()),
             Some("0.25".into())
         )),
         "{rows:?}"
