@@ -246,9 +246,13 @@ async fn accounts(database_url: &str, n: usize, tag: &str) -> Vec<String> {
     keys
 }
 
-/// One account whose key has an access policy of every kind (models, endpoints, networks): what
-/// checking a policy costs, next to the same request from a key without one.
-async fn policy_account(database_url: &str, tag: &str) -> Vec<String> {
+/// One account whose key has `policy`: what checking it costs, next to the same request from
+/// a key without one.
+async fn account_with_policy(
+    database_url: &str,
+    tag: &str,
+    policy: tollgate_store::AccessPolicy,
+) -> Vec<String> {
     let store = tollgate_store::Store::connect(database_url).await.unwrap();
     let (_, key) = store
         .create_account(
@@ -257,16 +261,6 @@ async fn policy_account(database_url: &str, tag: &str) -> Vec<String> {
         )
         .await
         .unwrap();
-    let policy = tollgate_store::AccessPolicy {
-        models: Some(vec!["text-embedding-*".into(), "tts-?".into()]),
-        endpoints: Some(vec!["embeddings".into(), "speech".into()]),
-        networks: Some(vec![
-            "10.0.0.0/8".parse().unwrap(),
-            "127.0.0.0/8".parse().unwrap(),
-        ]),
-        expires_at: Some(i64::MAX),
-        ..tollgate_store::AccessPolicy::default()
-    };
     store
         .set_policy(&tollgate_store::PolicyHolder::Key(key.id.clone()), &policy)
         .await
@@ -275,32 +269,31 @@ async fn policy_account(database_url: &str, tag: &str) -> Vec<String> {
     vec![key.secret]
 }
 
-/// One account whose key has rate limits and spend caps of every kind, high enough never to
-/// refuse in a round (requests and tokens per minute, concurrency, daily and monthly budgets):
-/// what counting them costs — slices from the database, headers on every answer.
-async fn limited_account(database_url: &str, tag: &str) -> Vec<String> {
-    let store = tollgate_store::Store::connect(database_url).await.unwrap();
-    let (_, key) = store
-        .create_account(
-            &format!("bench-{tag}-{}", std::process::id()),
-            "1000000".parse().unwrap(),
-        )
-        .await
-        .unwrap();
-    let policy = tollgate_store::AccessPolicy {
+/// An access policy of every kind (models, endpoints, networks, expiry), all admitting.
+fn every_access_rule() -> tollgate_store::AccessPolicy {
+    tollgate_store::AccessPolicy {
+        models: Some(vec!["text-embedding-*".into(), "tts-?".into()]),
+        endpoints: Some(vec!["embeddings".into(), "speech".into()]),
+        networks: Some(vec![
+            "10.0.0.0/8".parse().unwrap(),
+            "127.0.0.0/8".parse().unwrap(),
+        ]),
+        expires_at: Some(i64::MAX),
+        ..tollgate_store::AccessPolicy::default()
+    }
+}
+
+/// Rate limits and spend caps of every kind, high enough never to refuse in a round: what
+/// counting them costs — slices from the database, headers on every answer.
+fn every_limit() -> tollgate_store::AccessPolicy {
+    tollgate_store::AccessPolicy {
         rpm: Some(100_000_000),
         per_minute: Some([("tokens".to_owned(), 1_000_000_000)].into()),
         concurrency: Some(10_000),
         daily_budget: Some("100000".parse().unwrap()),
         monthly_budget: Some("1000000".parse().unwrap()),
         ..tollgate_store::AccessPolicy::default()
-    };
-    store
-        .set_policy(&tollgate_store::PolicyHolder::Key(key.id.clone()), &policy)
-        .await
-        .unwrap();
-    store.close().await;
-    vec![key.secret]
+    }
 }
 
 /// Fills the SQLite ledger with `rows` charge rows of a filler account (balance kept equal to
@@ -468,8 +461,8 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
     }
     let one = accounts(&sqlite, 1, "sqlite1").await;
     let eight = accounts(&sqlite, 8, "sqlite8").await;
-    let with_policy = policy_account(&sqlite, "sqlite-policy").await;
-    let with_limits = limited_account(&sqlite, "sqlite-limits").await;
+    let with_policy = account_with_policy(&sqlite, "sqlite-policy", every_access_rule()).await;
+    let with_limits = account_with_policy(&sqlite, "sqlite-limits", every_limit()).await;
     let (addr, child) = start_tollgate("sqlite", upstream, &sqlite, &dir).await;
     targets.push(Target {
         name: "tollgate, SQLite, 1 account".into(),

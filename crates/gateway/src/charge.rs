@@ -284,14 +284,13 @@ pub fn store_refused(e: tollgate_store::StoreError) -> ApiError {
             requested,
         } => insufficient(available, requested),
         tollgate_store::StoreError::Disabled(_) => disabled(),
-        tollgate_store::StoreError::TooManyTasks { holder, limit } => ApiError::new(
-            ErrorKind::RateLimited,
-            format!(
-                "Too many video tasks in flight: this {holder} allows {limit} at once; retry when one finishes"
-            ),
-        )
-        .code("rate_limit_exceeded")
-        .retry_after(10),
+        tollgate_store::StoreError::TooManyTasks { holder, limit } => crate::quotas::too_many(
+            "video tasks in flight",
+            holder,
+            limit,
+            "; retry when one finishes",
+            10,
+        ),
         e => ApiError::internal("placing a hold on the balance", e),
     }
 }

@@ -7,6 +7,11 @@ pub fn now_millis() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
+/// Unix milliseconds now, unsigned (the sans-IO engines' clock: `tollgate_ledger`).
+pub fn now_millis_unsigned() -> u64 {
+    u64::try_from(now_millis()).unwrap_or(0)
+}
+
 /// Unix seconds now (what `created` and `expires` fields carry).
 pub fn unix_now() -> i64 {
     now_millis().div_euclid(1000)

@@ -9,7 +9,7 @@
 //! What a settlement must make durable (its ledger row) is queued in the same step; awaiting the
 //! returned [`Durable`] only waits for the batch that carries it.
 
-use crate::clock::now_millis;
+use crate::clock::now_millis_unsigned;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -118,10 +118,6 @@ impl Durable {
     }
 }
 
-fn millis() -> u64 {
-    u64::try_from(now_millis()).unwrap_or(0)
-}
-
 /// A resolved waiting hold on its way to its request: the request's channel (gone if it was
 /// never registered) and the hold with its amount, or the refusal.
 type Delivery = (Option<Waiter>, Result<(HoldId, Amount), Refusal>);
@@ -198,7 +194,11 @@ impl Hold {
         let Some(id) = self.id.take() else {
             return Durable(None);
         };
-        let settled = self.core.lock().engine.settle(id, amount, millis());
+        let settled = self
+            .core
+            .lock()
+            .engine
+            .settle(id, amount, now_millis_unsigned());
         let charge = match settled {
             Ok(charge) => charge,
             Err(LedgerError::NegativeCharge) => {
@@ -229,7 +229,7 @@ impl Hold {
 
     fn close(&mut self) {
         if let Some(id) = self.id.take() {
-            let _ = self.core.lock().engine.release(id, millis());
+            let _ = self.core.lock().engine.release(id, now_millis_unsigned());
         }
     }
 }
@@ -279,7 +279,7 @@ impl Ledger {
         for attempt in 0..2 {
             let (outcome, waiting) = {
                 let mut inner = self.core.lock();
-                let outcome = inner.engine.hold(account, amount, millis());
+                let outcome = inner.engine.hold(account, amount, now_millis_unsigned());
                 let waiting = match &outcome {
                     HoldOutcome::Pending { ticket, .. } => {
                         let (tx, rx) = oneshot::channel();
@@ -521,7 +521,7 @@ fn answer(core: &Arc<Core>, jobs: Vec<Job>, outcomes: Vec<LeaseOutcome>) {
     let mut done = Vec::new();
     {
         let mut inner = core.lock();
-        let now = millis();
+        let now = now_millis_unsigned();
         for job in jobs {
             match job {
                 Job::Usage(_) => {}
@@ -605,7 +605,7 @@ async fn tick(core: std::sync::Weak<Core>, store: Store) {
         };
         let deliveries = {
             let mut inner = core.lock();
-            let (commands, resolved) = inner.engine.tick(millis());
+            let (commands, resolved) = inner.engine.tick(now_millis_unsigned());
             for command in commands {
                 core.send(job_for(command));
             }

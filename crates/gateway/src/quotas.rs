@@ -10,7 +10,7 @@
 //! gives back on drop what a request that was not charged did not use, and is trued up by the
 //! settlement ([`Admitted::settle`]).
 
-use crate::clock::{civil_from_days, days_from_civil, now_millis};
+use crate::clock::{civil_from_days, days_from_civil, now_millis_unsigned};
 use crate::errors::{ApiError, ErrorKind};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -109,8 +109,42 @@ struct Counters {
 struct Holder {
     /// Its quotas (a handful: a linear search beats hashing).
     quotas: Vec<(QuotaName, Quota)>,
-    in_flight: u32,
-    streams: u32,
+    /// Slots held now: requests in flight, streams open.
+    open: [u32; 2],
+}
+
+/// A counted slot, held for as long as what it counts lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// A billable request in flight (`concurrency`).
+    Request,
+    /// A streamed answer open (`streams`).
+    Stream,
+}
+
+impl Slot {
+    fn index(self) -> usize {
+        match self {
+            Slot::Request => 0,
+            Slot::Stream => 1,
+        }
+    }
+
+    /// Its limit in `policy`.
+    fn limit(self, policy: &AccessPolicy) -> Option<u32> {
+        match self {
+            Slot::Request => policy.concurrency,
+            Slot::Stream => policy.streams,
+        }
+    }
+
+    /// Its name in metrics, and what a refusal says is too many.
+    fn names(self) -> (&'static str, &'static str) {
+        match self {
+            Slot::Request => ("concurrency", "requests in flight"),
+            Slot::Stream => ("streams", "streams open"),
+        }
+    }
 }
 
 impl Holder {
@@ -157,9 +191,7 @@ struct Taken {
 pub struct Admitted {
     core: Arc<Core>,
     taken: Vec<Taken>,
-    slots: Vec<Arc<str>>,
-    /// Holders whose open-streams count it holds one of.
-    stream_slots: Vec<Arc<str>>,
+    slots: Vec<(Arc<str>, Slot)>,
     /// The request went ahead: its requests stay counted when it ends. An admission refused
     /// half-way gives back even the requests it took.
     committed: bool,
@@ -180,6 +212,17 @@ impl RateHeaders {
     fn note(slot: &mut Option<(u64, u64, u64)>, figure: (u64, u64, u64)) {
         if slot.is_none_or(|(_, remaining, _)| figure.1 < remaining) {
             *slot = Some(figure);
+        }
+    }
+
+    /// Notes `figure` for a quota the headers report (requests; tokens and text tokens).
+    fn note_quota(&mut self, name: QuotaName, figure: (u64, u64, u64)) {
+        match name {
+            QuotaName::Requests => Self::note(&mut self.requests, figure),
+            QuotaName::Units(Meter::Tokens | Meter::TextTokens) => {
+                Self::note(&mut self.tokens, figure);
+            }
+            _ => {}
         }
     }
 
@@ -233,10 +276,6 @@ pub fn duration_text(ms: u64) -> String {
     }
 }
 
-fn now() -> u64 {
-    u64::try_from(now_millis()).unwrap_or(0)
-}
-
 impl Core {
     fn lock(&self) -> MutexGuard<'_, Counters> {
         self.counters.lock().unwrap_or_else(PoisonError::into_inner)
@@ -267,7 +306,6 @@ impl Quotas {
             core: self.core.clone(),
             taken: Vec::new(),
             slots: Vec::new(),
-            stream_slots: Vec::new(),
             committed: false,
             headers: RateHeaders::default(),
         }
@@ -298,23 +336,7 @@ impl Quotas {
         admitted: &mut Admitted,
     ) -> Result<(), ApiError> {
         for (holder, policy) in principal.limited_by.iter() {
-            if let Some(limit) = policy.concurrency {
-                let mut counters = self.core.lock();
-                if counters.holder(holder).in_flight >= limit {
-                    *counters.refusals.entry("concurrency").or_default() += 1;
-                    return Err(ApiError::new(
-                        ErrorKind::RateLimited,
-                        format!(
-                            "Too many requests in flight: this {} allows {limit} at once",
-                            holder_kind(holder)
-                        ),
-                    )
-                    .code("rate_limit_exceeded")
-                    .retry_after(1));
-                }
-                counters.holder(holder).in_flight += 1;
-                admitted.slots.push(holder.clone());
-            }
+            self.take_slot(admitted, holder, policy, Slot::Request)?;
             if let Some(rpm) = policy.rpm {
                 self.take(admitted, holder, QuotaName::Requests, rpm, 1)
                     .await?;
@@ -330,30 +352,34 @@ impl Quotas {
         limited_by: &[(Arc<str>, AccessPolicy)],
     ) -> Result<Option<Admitted>, ApiError> {
         let mut admitted = self.empty();
-        let mut counters = self.core.lock();
         for (holder, policy) in limited_by {
-            let Some(limit) = policy.streams else {
-                continue;
-            };
-            if counters.holder(holder).streams >= limit {
-                *counters.refusals.entry("streams").or_default() += 1;
-                drop(counters);
-                return Err(ApiError::new(
-                    ErrorKind::RateLimited,
-                    format!(
-                        "Too many streams open: this {} allows {limit} at once",
-                        holder_kind(holder)
-                    ),
-                )
-                .code("rate_limit_exceeded")
-                .retry_after(1));
-            }
-            counters.holder(holder).streams += 1;
-            admitted.stream_slots.push(holder.clone());
+            self.take_slot(&mut admitted, holder, policy, Slot::Stream)?;
         }
-        drop(counters);
         admitted.committed = true;
-        Ok((!admitted.stream_slots.is_empty()).then_some(admitted))
+        Ok((!admitted.slots.is_empty()).then_some(admitted))
+    }
+
+    /// Takes one of `holder`'s `slot`s into `admitted`, if its policy limits them.
+    fn take_slot(
+        &self,
+        admitted: &mut Admitted,
+        holder: &Arc<str>,
+        policy: &AccessPolicy,
+        slot: Slot,
+    ) -> Result<(), ApiError> {
+        let Some(limit) = slot.limit(policy) else {
+            return Ok(());
+        };
+        let mut counters = self.core.lock();
+        let (metric, what) = slot.names();
+        let open = &mut counters.holder(holder).open[slot.index()];
+        if *open >= limit {
+            *counters.refusals.entry(metric).or_default() += 1;
+            return Err(too_many(what, holder_kind(holder), limit, "", 1));
+        }
+        *open += 1;
+        admitted.slots.push((holder.clone(), slot));
+        Ok(())
     }
 
     /// Admits a request's spending when its hold is placed: `estimate` units of its meter per
@@ -397,7 +423,7 @@ impl Quotas {
         units: u64,
     ) -> Result<(), ApiError> {
         loop {
-            let now = now();
+            let now = now_millis_unsigned();
             let window = name.window(now);
             // Registered before the decision, so an answer between the two is not missed.
             let answered = self.core.answered.notified();
@@ -410,15 +436,7 @@ impl Quotas {
                 let decision = quota.admit(units, window);
                 if matches!(decision, Admission::Admitted) {
                     let figure = (limit, quota.remaining(window), window.end - now);
-                    match name {
-                        QuotaName::Requests => {
-                            RateHeaders::note(&mut admitted.headers.requests, figure)
-                        }
-                        QuotaName::Units(Meter::Tokens | Meter::TextTokens) => {
-                            RateHeaders::note(&mut admitted.headers.tokens, figure);
-                        }
-                        _ => {}
-                    }
+                    admitted.headers.note_quota(name, figure);
                 }
                 decision
             };
@@ -461,7 +479,7 @@ impl Quotas {
                 "tollgate_limit_refusals_total{{limit=\"{limit}\"}} {n}"
             );
         }
-        let now = now();
+        let now = now_millis_unsigned();
         let mut budgets: Vec<(u64, &str, &str, u64)> = counters
             .holders
             .iter()
@@ -546,6 +564,18 @@ fn spend_quotas(
     out
 }
 
+/// The refusal of a count limit — requests in flight, streams open, video tasks in flight:
+/// "Too many {what}: this {who} allows {limit} at once{hint}", a rate limit retried after
+/// `retry_after` seconds.
+pub fn too_many(what: &str, who: &str, limit: u32, hint: &str, retry_after: u64) -> ApiError {
+    ApiError::new(
+        ErrorKind::RateLimited,
+        format!("Too many {what}: this {who} allows {limit} at once{hint}"),
+    )
+    .code("rate_limit_exceeded")
+    .retry_after(retry_after)
+}
+
 fn holder_kind(holder: &str) -> &'static str {
     if holder.starts_with("key_") {
         "key"
@@ -561,14 +591,7 @@ fn refusal(holder: &str, refused: &Refused, now: u64, headers: &mut RateHeaders)
     let wait_ms = refused.reset_at.saturating_sub(now);
     let seconds = wait_ms.div_ceil(1_000).max(1);
     let who = holder_kind(holder);
-    let figure = (refused.limit, 0, wait_ms);
-    match refused.name {
-        QuotaName::Requests => RateHeaders::note(&mut headers.requests, figure),
-        QuotaName::Units(Meter::Tokens | Meter::TextTokens) => {
-            RateHeaders::note(&mut headers.tokens, figure);
-        }
-        _ => {}
-    }
+    headers.note_quota(refused.name, (refused.limit, 0, wait_ms));
     if refused.name.is_spend() {
         let (period, limit) = (
             if refused.name == QuotaName::SpendDay {
@@ -628,7 +651,7 @@ impl Admitted {
 
 impl Drop for Admitted {
     fn drop(&mut self) {
-        if self.taken.is_empty() && self.slots.is_empty() && self.stream_slots.is_empty() {
+        if self.taken.is_empty() && self.slots.is_empty() {
             return;
         }
         let mut counters = self.core.lock();
@@ -641,14 +664,10 @@ impl Drop for Admitted {
                 quota.give_back(t.units, t.window.start);
             }
         }
-        for holder in self.slots.drain(..) {
+        for (holder, slot) in self.slots.drain(..) {
             if let Some(h) = counters.holders.get_mut(&*holder) {
-                h.in_flight = h.in_flight.saturating_sub(1);
-            }
-        }
-        for holder in self.stream_slots.drain(..) {
-            if let Some(h) = counters.holders.get_mut(&*holder) {
-                h.streams = h.streams.saturating_sub(1);
+                let open = &mut h.open[slot.index()];
+                *open = open.saturating_sub(1);
             }
         }
     }

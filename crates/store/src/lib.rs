@@ -273,6 +273,11 @@ fn normalise_url(url: &str) -> Result<(Backend, String), StoreError> {
 }
 
 /// Milliseconds since the Unix epoch: the one clock every table uses.
+/// A count for a BIGINT column: u64 saturated to i64.
+pub(crate) fn as_bigint(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
 pub(crate) fn now_millis() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -2,12 +2,8 @@
 //! holder, quota and window, the units all replicas have taken. A replica takes a slice with
 //! [`Store::take_quota_slice`] and admits requests from it in memory (`tollgate_ledger::quota`).
 
-use crate::{Backend, Store, StoreError, now_millis};
+use crate::{Backend, Store, StoreError, as_bigint, now_millis};
 use tollgate_ledger::quota::{SliceAsk, slice_grant};
-
-fn signed(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
 
 impl Store {
     /// Takes a slice of `holder`'s `quota` in the window `ask.window_start`: what
@@ -20,7 +16,7 @@ impl Store {
         ask: &SliceAsk,
     ) -> Result<(u64, u64), StoreError> {
         let now = now_millis();
-        let window = signed(ask.window_start);
+        let window = as_bigint(ask.window_start);
         let mut tx = self.write_tx().await?;
         sqlx::query(
             "INSERT INTO quota_windows (holder, quota, window_start, taken, updated_at)
@@ -51,7 +47,7 @@ impl Store {
             "UPDATE quota_windows SET taken = $1, updated_at = $2
              WHERE holder = $3 AND quota = $4 AND window_start = $5",
         )
-        .bind(signed(after))
+        .bind(as_bigint(after))
         .bind(now)
         .bind(holder)
         .bind(quota)

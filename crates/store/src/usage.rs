@@ -7,7 +7,7 @@
 
 use crate::ids::{id_millis, new_id_at};
 use crate::sql::{Param, Statements};
-use crate::{Store, StoreError};
+use crate::{Store, StoreError, as_bigint};
 use serde::Serialize;
 use sqlx::Row;
 use tollgate_billing::{Amount, Usage};
@@ -187,10 +187,6 @@ const COLUMN_COUNT: usize = 21;
 /// distinct statements, and so of prepared statements, small).
 const CHUNK: usize = 128;
 
-fn clamp(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
 /// Writes `records` inside the caller's transaction.
 pub(crate) async fn write_usage<S: Statements>(
     db: &mut S,
@@ -220,11 +216,11 @@ pub(crate) async fn write_usage<S: Statements>(
                 Param::Int(i64::from(r.status)),
                 Param::OptText(r.meter.as_deref()),
                 Param::OptText(r.quantity.as_deref()),
-                Param::Int(clamp(r.units)),
+                Param::Int(as_bigint(r.units)),
                 Param::Int(r.charge.nanos()),
                 Param::Int(r.hold.nanos()),
-                Param::Int(clamp(r.latency_ms)),
-                Param::OptInt(r.upstream_ms.map(clamp)),
+                Param::Int(as_bigint(r.latency_ms)),
+                Param::OptInt(r.upstream_ms.map(as_bigint)),
                 Param::OptText(r.request_id.as_deref()),
                 Param::OptText(r.task_id.as_deref()),
                 Param::Int(i64::from(r.estimated)),
@@ -265,9 +261,9 @@ pub(crate) fn usage_json(records: &[&UsageRecord]) -> String {
                 "account_id": r.account_id, "key_id": r.key_id, "price_group": r.price_group,
                 "endpoint": r.endpoint, "model": r.model, "channel": r.channel,
                 "status": r.status, "meter": r.meter, "quantity": r.quantity,
-                "units": clamp(r.units), "charge_nanos": r.charge.nanos(),
-                "hold_nanos": r.hold.nanos(), "latency_ms": clamp(r.latency_ms),
-                "upstream_ms": r.upstream_ms.map(clamp), "request_id": r.request_id,
+                "units": as_bigint(r.units), "charge_nanos": r.charge.nanos(),
+                "hold_nanos": r.hold.nanos(), "latency_ms": as_bigint(r.latency_ms),
+                "upstream_ms": r.upstream_ms.map(as_bigint), "request_id": r.request_id,
                 "task_id": r.task_id, "estimated": i64::from(r.estimated), "note": r.note,
             })
         })
