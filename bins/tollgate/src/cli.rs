@@ -47,6 +47,52 @@ pub enum Command {
     Audit(AuditArgs),
     /// The usage log: requests and tasks, listed or totalled.
     Usage(UsageArgs),
+    /// The admin API's tokens and the admin audit log.
+    #[command(subcommand)]
+    Admin(AdminCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Admin API tokens.
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// The admin audit log: every change made through the API or this command line.
+    Changes {
+        /// Only changes of this target (an account, key, group, task or channel id or name).
+        #[arg(long)]
+        target: Option<String>,
+        /// The most changes listed, newest first.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create an admin token and print it (alone, on stdout; only its hash is kept).
+    Create {
+        /// A unique name; the audit log records changes as `token:NAME`.
+        #[arg(long)]
+        name: String,
+        /// May only read (GET); changes are refused.
+        #[arg(long)]
+        read_only: bool,
+    },
+    /// List admin tokens (never their secrets).
+    List {
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke an admin token for good.
+    Revoke {
+        /// Its id (adm_…) or name.
+        token: String,
+    },
 }
 
 #[derive(Debug, Args, Default)]
@@ -70,9 +116,9 @@ pub struct UsageArgs {
     /// Before this time: RFC 3339 or a UTC date.
     #[arg(long)]
     pub until: Option<String>,
-    /// Totals per day, hour, model, key, endpoint or account (each split by meter) instead of
+    /// Totals per day, hour, model, key, endpoint, account or status (each split by meter) instead of
     /// the records.
-    #[arg(long, value_name = "day|hour|model|key|endpoint|account")]
+    #[arg(long, value_name = "day|hour|model|key|endpoint|account|status")]
     pub group_by: Option<String>,
     /// The most records listed, newest first (not used with --group-by).
     #[arg(long, default_value_t = 100)]
@@ -126,6 +172,13 @@ pub enum KeysCommand {
         /// Allow a negative amount to leave the balance below zero.
         #[arg(long)]
         allow_negative: bool,
+        /// Why, for the ledger row and the admin audit log.
+        #[arg(long, default_value = "credited from the command line")]
+        reason: String,
+        /// A key that makes the credit happen once, however often the command is repeated
+        /// (a payment's id, say).
+        #[arg(long)]
+        idempotency_key: Option<String>,
     },
     /// Balance, open holds and usage by model.
     Show {
@@ -279,6 +332,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::Sim(args) => crate::serve::sim(args).await,
         Command::Audit(args) => crate::audit::run(&cli.common, args).await,
         Command::Usage(args) => crate::usage::run(&cli.common, args).await,
+        Command::Admin(command) => crate::admin::run(&cli.common, command).await,
     }
 }
 

@@ -1,9 +1,9 @@
 //! `tollgate keys …`
 
 use crate::cli::{Common, KeysCommand, load_config, open_store};
-use serde_json::json;
-use tollgate_billing::Amount;
-use tollgate_store::{Account, AccountReport, PolicyHolder, Store};
+use tollgate_gateway::admin::ops::{self, Actor, OpError};
+use tollgate_gateway::admin::views;
+use tollgate_store::{AccountReport, PolicyHolder, Store};
 
 pub async fn run(common: &Common, command: KeysCommand) -> Result<(), String> {
     let config = load_config(common)?;
@@ -14,19 +14,19 @@ pub async fn run(common: &Common, command: KeysCommand) -> Result<(), String> {
 }
 
 async fn execute(store: &Store, command: KeysCommand) -> Result<(), String> {
+    let actor = Actor::cli();
+    let cli = |e: OpError| e.for_cli();
     match command {
         KeysCommand::Create { name, balance } => {
-            let balance = parse_amount(&balance)?;
-            let (_, key) = store
-                .create_account(&name, balance)
+            let (_, key) = ops::create_account(store, &actor, &name, &balance)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(plain)?;
             println!("{}", key.secret);
         }
         KeysCommand::List { json } => {
             let accounts = store.list_accounts().await.map_err(|e| e.to_string())?;
             if json {
-                let list: Vec<_> = accounts.iter().map(account_json).collect();
+                let list: Vec<_> = accounts.iter().map(views::account).collect();
                 println!("{}", serde_json::Value::Array(list));
             } else {
                 println!(
@@ -50,27 +50,29 @@ async fn execute(store: &Store, command: KeysCommand) -> Result<(), String> {
             account,
             amount,
             allow_negative,
+            reason,
+            idempotency_key,
         } => {
-            let amount = parse_amount(&amount)?;
-            let found = store
-                .find_account(&account)
-                .await
-                .map_err(|e| e.to_string())?;
-            // A correction that takes more than the balance is almost always a typo; checked
-            // against the balance just read (a request settling meanwhile can still move it).
-            let after = found.balance.checked_add(amount);
-            if amount.is_negative() && !allow_negative && after.is_none_or(|b| b.is_negative()) {
-                return Err(format!(
-                    "{}: a credit of {amount} would leave the balance of {} below zero; \
-                     pass --allow-negative to do it anyway",
-                    found.name, found.balance
-                ));
+            let credited = ops::credit(
+                store,
+                &actor,
+                &account,
+                &amount,
+                &reason,
+                allow_negative,
+                idempotency_key.as_deref(),
+            )
+            .await
+            .map_err(cli)?;
+            let a = &credited.account;
+            if credited.replayed {
+                println!(
+                    "{}: balance {} (already credited under this idempotency key)",
+                    a.name, a.balance
+                );
+            } else {
+                println!("{}: balance {}", a.name, a.balance);
             }
-            let after = store
-                .credit(&found.id, amount, Some("credited from the command line"))
-                .await
-                .map_err(|e| e.to_string())?;
-            println!("{}: balance {}", after.name, after.balance);
         }
         KeysCommand::Show { account, json } => {
             let found = store
@@ -79,91 +81,48 @@ async fn execute(store: &Store, command: KeysCommand) -> Result<(), String> {
                 .map_err(|e| e.to_string())?;
             let report = store.report(&found.id).await.map_err(|e| e.to_string())?;
             if json {
-                println!("{}", report_json(&report));
+                println!("{}", views::report(&report));
             } else {
                 print_report(&report);
             }
         }
         KeysCommand::Disable { account } => {
-            let found = store
-                .find_account(&account)
+            let a = ops::set_account_disabled(store, &actor, &account, true)
                 .await
-                .map_err(|e| e.to_string())?;
-            store
-                .set_disabled(&found.id, true)
-                .await
-                .map_err(|e| e.to_string())?;
-            println!("{}: disabled", found.name);
+                .map_err(plain)?;
+            println!("{}: disabled", a.name);
         }
         KeysCommand::Enable { target } => match store.policy_holder(&target).await {
             Ok(PolicyHolder::Key(key)) => {
-                store.enable_key(&key).await.map_err(|e| e.to_string())?;
+                ops::enable_key(store, &actor, &key).await.map_err(plain)?;
                 println!("{key}: enabled");
             }
             Ok(PolicyHolder::Account(account)) => {
-                let found = store
-                    .find_account(&account)
+                let a = ops::set_account_disabled(store, &actor, &account, false)
                     .await
-                    .map_err(|e| e.to_string())?;
-                store
-                    .set_disabled(&found.id, false)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                println!("{}: enabled", found.name);
+                    .map_err(plain)?;
+                println!("{}: enabled", a.name);
             }
             Err(e) => return Err(e.to_string()),
         },
         KeysCommand::Add { account, name } => {
-            let found = store
-                .find_account(&account)
+            let (_, key) = ops::add_key(store, &actor, &account, &name)
                 .await
-                .map_err(|e| e.to_string())?;
-            let key = store
-                .create_key(&found.id, &name)
-                .await
-                .map_err(|e| e.to_string())?;
+                .map_err(plain)?;
             println!("{}", key.secret);
         }
         KeysCommand::Revoke { key } => {
-            if !key.starts_with("key_") {
-                return Err(format!(
-                    "{key:?} is not a key id: revoke names one key (key_…, as `keys show` lists \
-                     them); `keys disable` stops a whole account"
-                ));
-            }
-            store.revoke_key(&key).await.map_err(|e| e.to_string())?;
+            ops::revoke_key(store, &actor, &key).await.map_err(plain)?;
             println!("{key}: revoked");
         }
     }
     Ok(())
 }
 
-fn parse_amount(text: &str) -> Result<Amount, String> {
-    text.parse()
-        .map_err(|e| format!("{text:?} is not an amount ({e}); write a decimal such as 1 or 0.25"))
-}
-
-fn account_json(a: &Account) -> serde_json::Value {
-    json!({
-        "id": a.id,
-        "name": a.name,
-        "balance": a.balance,
-        "held": a.held,
-        "leased": a.leased,
-        "available": a.available(),
-        "disabled": a.disabled,
-        "created_at": a.created_at,
-    })
-}
-
-fn report_json(r: &AccountReport) -> serde_json::Value {
-    let mut v = account_json(&r.account);
-    v["open_holds"] = json!(r.open_holds);
-    v["keys"] = json!(r.keys);
-    v["usage"] = json!(r.usage);
-    v["ledger_rows"] = json!(r.ledger_rows);
-    v["ledger_sum"] = json!(r.ledger_sum);
-    v
+/// An error as the keys commands have always said it: the message alone (their inputs are
+/// positional, not flags).
+fn plain(e: OpError) -> String {
+    e.message
 }
 
 fn print_report(r: &AccountReport) {

@@ -2,6 +2,7 @@
 //! store → channels (or the in-process simulator) → gateway → hyper. Everything else lives in
 //! the crates.
 
+mod admin;
 mod audit;
 mod cli;
 mod keys;

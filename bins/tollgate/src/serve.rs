@@ -67,6 +67,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
         store.clone(),
         config.usage.retention_days,
     ));
+    let switches = tokio::spawn(tollgate_gateway::channels::follow_switches(state.clone()));
     // Pollers and the task sweeper; a restarted replica picks up every task in flight.
     let task_workers = if config.tasks.workers {
         tollgate_gateway::tasks::worker::spawn(&state)
@@ -95,6 +96,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
 
     sweeper.abort();
     pruner.abort();
+    switches.abort();
     for worker in task_workers {
         worker.abort();
     }

@@ -3,9 +3,11 @@
 
 use crate::cli::{Common, UsageArgs, load_config, open_store};
 use serde_json::{Value, json};
-use tollgate_gateway::clock::{format_rfc3339, parse_rfc3339};
-use tollgate_gateway::routes::POLICY_ENDPOINTS;
-use tollgate_store::{Store, UsageFilter, UsageGroup, UsageRecord, UsageSummary};
+use tollgate_gateway::admin::ops::UsageQuery;
+use tollgate_gateway::admin::views::{
+    self, RECORD_COLUMNS, SUMMARY_COLUMNS, csv_line, record_cells, summary_cells,
+};
+use tollgate_store::{Store, UsageGroup, UsageRecord, UsageSummary};
 
 pub async fn run(common: &Common, args: UsageArgs) -> Result<(), String> {
     let config = load_config(common)?;
@@ -16,49 +18,16 @@ pub async fn run(common: &Common, args: UsageArgs) -> Result<(), String> {
 }
 
 async fn execute(store: &Store, args: UsageArgs) -> Result<(), String> {
-    let group = args
-        .group_by
-        .as_deref()
-        .map(|g| {
-            UsageGroup::parse(g).ok_or_else(|| {
-                format!("--group-by: {g:?} is not one of day, hour, model, key, endpoint, account")
-            })
-        })
-        .transpose()?;
-    if let Some(endpoint) = &args.endpoint
-        && !POLICY_ENDPOINTS.contains(&endpoint.as_str())
-    {
-        return Err(format!(
-            "--endpoint: {endpoint:?} is not one of {}",
-            POLICY_ENDPOINTS.join(", ")
-        ));
-    }
-    let account_id = match &args.account {
-        Some(account) => Some(
-            store
-                .find_account(account)
-                .await
-                .map_err(|e| format!("--account: {e}"))?
-                .id,
-        ),
-        None => None,
-    };
-    let filter = UsageFilter {
-        account_id,
-        key_id: args.key.clone(),
+    let query = UsageQuery {
+        account: args.account.clone(),
+        key: args.key.clone(),
         model: args.model.clone(),
         endpoint: args.endpoint.clone(),
-        since: args
-            .since
-            .as_deref()
-            .map(|t| parse_time("--since", t))
-            .transpose()?,
-        until: args
-            .until
-            .as_deref()
-            .map(|t| parse_time("--until", t))
-            .transpose()?,
+        since: args.since.clone(),
+        until: args.until.clone(),
+        group_by: args.group_by.clone(),
     };
+    let (filter, group) = query.filter(store).await.map_err(|e| e.for_cli())?;
     let format = Format::of(&args);
     match group {
         Some(group) => {
@@ -77,21 +46,6 @@ async fn execute(store: &Store, args: UsageArgs) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// An RFC 3339 time, or a UTC date standing for its midnight.
-fn parse_time(flag: &str, text: &str) -> Result<i64, String> {
-    let text = text.trim();
-    let full = if text.len() == 10 {
-        format!("{text}T00:00:00Z")
-    } else {
-        text.to_owned()
-    };
-    parse_rfc3339(&full).map_err(|_| {
-        format!(
-            "{flag}: {text:?} is not an RFC 3339 time (2026-11-24T08:00:00Z) or a date (2026-11-24)"
-        )
-    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,64 +67,10 @@ impl Format {
     }
 }
 
-const RECORD_COLUMNS: &[&str] = &[
-    "time",
-    "kind",
-    "account",
-    "key",
-    "group",
-    "endpoint",
-    "model",
-    "channel",
-    "status",
-    "meter",
-    "units",
-    "charge",
-    "hold",
-    "latency_ms",
-    "upstream_ms",
-    "estimated",
-    "request_id",
-    "task_id",
-    "note",
-];
-
-fn record_cells(r: &UsageRecord) -> Vec<String> {
-    let opt = |v: &Option<String>| v.clone().unwrap_or_default();
-    vec![
-        format_rfc3339(r.created_at),
-        r.kind.to_owned(),
-        r.account_id.clone(),
-        opt(&r.key_id),
-        opt(&r.price_group),
-        r.endpoint.clone(),
-        opt(&r.model),
-        opt(&r.channel),
-        r.status.to_string(),
-        opt(&r.meter),
-        r.units.to_string(),
-        r.charge.to_string(),
-        r.hold.to_string(),
-        r.latency_ms.to_string(),
-        r.upstream_ms.map(|u| u.to_string()).unwrap_or_default(),
-        r.estimated.to_string(),
-        opt(&r.request_id),
-        opt(&r.task_id),
-        opt(&r.note),
-    ]
-}
-
 fn print_records(records: &[UsageRecord], format: Format) {
     match format {
         Format::Json => {
-            let rows: Vec<Value> = records
-                .iter()
-                .map(|r| {
-                    let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
-                    v["time"] = json!(format_rfc3339(r.created_at));
-                    v
-                })
-                .collect();
+            let rows: Vec<Value> = records.iter().map(views::usage_record).collect();
             println!("{}", json!({ "records": rows }));
         }
         Format::Csv => {
@@ -198,41 +98,11 @@ fn print_records(records: &[UsageRecord], format: Format) {
     }
 }
 
-fn summary_cells(group: UsageGroup, s: &UsageSummary) -> Vec<String> {
-    let name = if group.is_time() {
-        s.group
-            .parse::<i64>()
-            .map(format_rfc3339)
-            .unwrap_or_else(|_| s.group.clone())
-    } else {
-        s.group.clone()
-    };
-    vec![
-        name,
-        s.meter.clone().unwrap_or_else(|| "-".into()),
-        s.requests.to_string(),
-        s.errors.to_string(),
-        s.units.to_string(),
-        s.charge.to_string(),
-    ]
-}
-
-const SUMMARY_COLUMNS: &[&str] = &["group", "meter", "requests", "errors", "units", "charge"];
-
 fn print_summary(group: UsageGroup, rows: &[UsageSummary], format: Format) {
     let cells: Vec<Vec<String>> = rows.iter().map(|s| summary_cells(group, s)).collect();
     match format {
         Format::Json => {
-            let rows: Vec<Value> = rows
-                .iter()
-                .zip(&cells)
-                .map(|(s, c)| {
-                    json!({
-                        "group": c[0], "meter": s.meter, "requests": s.requests,
-                        "errors": s.errors, "units": s.units, "charge": s.charge,
-                    })
-                })
-                .collect();
+            let rows: Vec<Value> = rows.iter().map(|s| views::summary(group, s)).collect();
             println!("{}", json!({ "rows": rows }));
         }
         Format::Csv => {
@@ -248,22 +118,6 @@ fn print_summary(group: UsageGroup, rows: &[UsageSummary], format: Format) {
             }
         }
     }
-}
-
-/// One CSV line (RFC 4180): a field with a comma, quote or line break is quoted, its quotes
-/// doubled.
-fn csv_line(cells: &[String]) -> String {
-    cells
-        .iter()
-        .map(|c| {
-            if c.contains([',', '"', '\n', '\r']) {
-                format!("\"{}\"", c.replace('"', "\"\""))
-            } else {
-                c.clone()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 fn print_table(header: &[&str], rows: &[Vec<String>]) {
@@ -284,27 +138,5 @@ fn print_table(header: &[&str], rows: &[Vec<String>]) {
     line(header.iter().map(|h| (*h).to_owned()).collect());
     for row in rows {
         line(row.clone());
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn csv_quotes_what_needs_quoting() {
-        let cells = vec!["a".to_owned(), "b,c".to_owned(), "say \"hi\"".to_owned()];
-        assert_eq!(csv_line(&cells), "a,\"b,c\",\"say \"\"hi\"\"\"");
-    }
-
-    #[test]
-    fn times_are_rfc3339_or_a_date() {
-        assert_eq!(parse_time("--since", "1970-01-02").unwrap(), 86_400_000);
-        assert_eq!(
-            parse_time("--since", "1970-01-01T00:00:01Z").unwrap(),
-            1_000
-        );
-        assert!(parse_time("--since", "yesterday").is_err());
     }
 }

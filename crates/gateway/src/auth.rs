@@ -48,6 +48,15 @@ impl KeyCache {
         }
         entries.insert(hash, (Instant::now(), lookup));
     }
+
+    /// Forgets every lookup: a change made through this replica's admin API bites at once
+    /// here (other replicas within [`KEY_TTL`]).
+    pub fn clear(&self) {
+        self.entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
 }
 
 /// The presented secret, if any: `Authorization: Bearer` for the OpenAI, t2a and Ark families;

@@ -20,6 +20,10 @@ pub struct Channel {
     pub endpoint: Endpoint,
     /// Bounds the calls in flight (`max_concurrency`).
     pub permits: Arc<Semaphore>,
+    /// Its `max_concurrency`, to tell the calls in flight from the permits left.
+    pub max_concurrency: usize,
+    /// Successes, failures, latencies, circuit breaker, the operator's switch.
+    pub health: crate::channels::ChannelHealth,
 }
 
 /// One public model.
@@ -101,6 +105,8 @@ impl Catalog {
                     },
                 },
                 permits: Arc::new(Semaphore::new(c.max_concurrency)),
+                max_concurrency: c.max_concurrency,
+                health: crate::channels::ChannelHealth::default(),
             };
             if channels.insert(c.name.clone(), Arc::new(channel)).is_some() {
                 return Err(ConfigError::Invalid(format!(
@@ -209,6 +215,18 @@ impl Catalog {
         self.resolve(requested, kind)
             .cloned()
             .ok_or_else(|| crate::errors::ApiError::unknown_model(requested))
+    }
+
+    /// The aliases that stand for `public`, sorted.
+    pub fn aliases_of(&self, public: &str) -> Vec<&str> {
+        let mut names: Vec<&str> = self
+            .aliases
+            .iter()
+            .filter(|(_, target)| target.as_str() == public)
+            .map(|(alias, _)| alias.as_str())
+            .collect();
+        names.sort_unstable();
+        names
     }
 
     /// A channel by its configured name (tasks remember theirs).

@@ -383,7 +383,7 @@ pub struct ChannelConfig {
 }
 
 /// What kind of endpoint a model serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ModelKind {
     /// `/v1/embeddings`

@@ -34,6 +34,9 @@ pub enum ErrorKind {
     NotFound,
     /// Known route, other method. 405.
     MethodNotAllowed,
+    /// The change conflicts with what exists: a taken name, a reused idempotency key (the
+    /// admin API). 409.
+    Conflict,
     /// The client stopped sending its request body. 408.
     RequestTimeout,
     /// The body is over the endpoint's limit. 413.
@@ -65,6 +68,7 @@ impl ErrorKind {
             ErrorKind::Forbidden => StatusCode::FORBIDDEN,
             ErrorKind::NotFound => StatusCode::NOT_FOUND,
             ErrorKind::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ErrorKind::Conflict => StatusCode::CONFLICT,
             ErrorKind::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ErrorKind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ErrorKind::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -294,6 +298,7 @@ fn openai_code(kind: ErrorKind) -> Option<&'static str> {
         ErrorKind::NotImplemented => Some("not_implemented"),
         ErrorKind::UpstreamTimeout => Some("upstream_timeout"),
         ErrorKind::UpstreamFailed => Some("upstream_error"),
+        ErrorKind::Conflict => Some("conflict"),
         _ => None,
     }
 }
@@ -308,6 +313,7 @@ fn t2a_code(kind: ErrorKind) -> i64 {
         ErrorKind::InvalidRequest
         | ErrorKind::NotFound
         | ErrorKind::MethodNotAllowed
+        | ErrorKind::Conflict
         | ErrorKind::PayloadTooLarge
         | ErrorKind::UnsupportedMediaType => 2013,
         ErrorKind::Internal
@@ -337,6 +343,7 @@ fn ark_type_and_code(e: &ApiError) -> (&'static str, String) {
         ErrorKind::InsufficientBalance => ("TooManyRequests", "QuotaExceeded".into()),
         ErrorKind::NotFound => ("NotFound", with_param("NotFound")),
         ErrorKind::MethodNotAllowed => ("BadRequest", "InvalidEndpoint.MethodNotAllowed".into()),
+        ErrorKind::Conflict => ("Conflict", with_param("Conflict")),
         ErrorKind::RequestTimeout => ("RequestTimeout", "RequestTimeout".into()),
         ErrorKind::RateLimited => ("TooManyRequests", "RateLimitExceeded".into()),
         ErrorKind::NotImplemented => ("NotImplemented", "NotImplemented".into()),
@@ -354,6 +361,7 @@ fn google_status(kind: ErrorKind) -> (u16, &'static str) {
         ErrorKind::MissingCredential | ErrorKind::Forbidden => (403, "PERMISSION_DENIED"),
         ErrorKind::NotFound => (404, "NOT_FOUND"),
         ErrorKind::MethodNotAllowed => (405, "UNIMPLEMENTED"),
+        ErrorKind::Conflict => (409, "ALREADY_EXISTS"),
         ErrorKind::RequestTimeout => (408, "DEADLINE_EXCEEDED"),
         ErrorKind::PayloadTooLarge => (413, "INVALID_ARGUMENT"),
         ErrorKind::UnsupportedMediaType => (415, "INVALID_ARGUMENT"),

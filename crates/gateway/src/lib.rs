@@ -21,9 +21,11 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod admin;
 pub mod auth;
 pub mod body;
 pub mod catalog;
+pub mod channels;
 pub mod charge;
 pub mod clock;
 pub mod config;

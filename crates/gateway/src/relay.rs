@@ -27,17 +27,29 @@ where
                 Ok(Ok(permit)) => permit,
                 _ => {
                     tracing::warn!(channel = %channel.name, "channel saturated");
-                    last = UpstreamError::Status {
-                        status: 503,
-                        message: format!("channel {} is at its concurrency limit", channel.name),
-                        retry_after: Some(1),
-                    };
+                    last = UpstreamError::NoChannel(format!(
+                        "channel {} is at its concurrency limit",
+                        channel.name
+                    ));
                     continue;
                 }
             };
+        // After the permit: a trial call of a half-open circuit is then sure to be made.
+        if !channel.health.admit() {
+            tracing::debug!(channel = %channel.name, "channel switched off or its circuit is open");
+            last = UpstreamError::NoChannel(format!(
+                "channel {} is switched off or failing (its circuit is open)",
+                channel.name
+            ));
+            continue;
+        }
         let called = std::time::Instant::now();
         let result = call(channel.clone()).await;
-        crate::usage::note_channel(&channel.name, called.elapsed());
+        let elapsed = called.elapsed();
+        channel
+            .health
+            .record(!matches!(&result, Err(e) if e.may_fail_over()), elapsed);
+        crate::usage::note_channel(&channel.name, elapsed);
         match result {
             Ok(value) => return Ok((value, channel.clone())),
             Err(e) if e.may_fail_over() => {
@@ -86,6 +98,11 @@ pub fn upstream_error(e: &UpstreamError) -> ApiError {
                 "The upstream failed with HTTP {status}: {message}; the request was not charged"
             ),
         ),
+        UpstreamError::NoChannel(why) => ApiError::new(
+            ErrorKind::Unavailable,
+            format!("No upstream channel can take the request now ({why}); retry shortly"),
+        )
+        .retry_after(1),
         UpstreamError::Connect(_) | UpstreamError::Config(_) => ApiError::new(
             ErrorKind::UpstreamFailed,
             "The upstream could not be reached; the request was not charged",

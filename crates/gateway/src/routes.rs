@@ -57,6 +57,12 @@ pub enum Route {
     Responses,
     /// `POST /v1/audio/translations` — not supported (SPEC §4 rule 5).
     Translations,
+    /// Anything under `/admin/v1/` — the admin API, which routes within itself.
+    Admin,
+    /// `GET /openapi.json`
+    OpenApi,
+    /// `GET /console` and its assets under `/console/`.
+    Console,
     /// A known path with another method; the value is the `Allow` header.
     MethodNotAllowed(&'static str),
     /// Nothing here.
@@ -104,6 +110,9 @@ impl Route {
             | Route::ModelGet
             | Route::Media
             | Route::Translations
+            | Route::Admin
+            | Route::OpenApi
+            | Route::Console
             | Route::MethodNotAllowed(_)
             | Route::NotFound => return None,
         })
@@ -154,6 +163,8 @@ pub fn route(method: &Method, path: &str) -> Routed {
         "/healthz" => only(&get, "healthz", Route::Healthz, "GET"),
         "/readyz" => only(&get, "readyz", Route::Readyz, "GET"),
         "/metrics" => only(&get, "metrics", Route::Metrics, "GET"),
+        "/openapi.json" => only(&get, "openapi", Route::OpenApi, "GET"),
+        "/console" => only(&get, "console", Route::Console, "GET"),
         "/v1/models" => only(&get, "models", Route::ListModels, "GET"),
         "/v1/embeddings" => only(&post, "embeddings", Route::Embeddings, "POST"),
         "/v1/audio/speech" => only(&post, "speech", Route::Speech, "POST"),
@@ -184,6 +195,16 @@ fn route_prefixed(method: &Method, path: &str, family: Family) -> Routed {
         family,
         route,
     };
+    if path.starts_with("/admin/v1/") {
+        return routed("admin", Route::Admin);
+    }
+    if path.starts_with("/console/") {
+        return if method == Method::GET {
+            routed("console", Route::Console)
+        } else {
+            routed("console", Route::MethodNotAllowed("GET"))
+        };
+    }
     if let Some(id) = path.strip_prefix("/api/v3/contents/generations/tasks/")
         && !id.is_empty()
         && !id.contains('/')

@@ -110,19 +110,23 @@ pub struct KeySummary {
     pub disabled: bool,
     /// Whether the key was revoked (refused for good).
     pub revoked: bool,
+    /// Its label.
+    pub name: String,
+    /// Unix milliseconds.
+    pub created_at: i64,
 }
 
 /// `api_keys.disabled` of a key revoked for good: unlike a disabled account, it is never
 /// re-enabled (`docs/decisions.md`, "Access policies").
 const KEY_REVOKED: i64 = 2;
 
-type AccountRow = (String, String, i64, i64, i64, i64, i64);
+pub(crate) type AccountRow = (String, String, i64, i64, i64, i64, i64);
 
 /// The columns an [`AccountRow`] reads, in order.
-const ACCOUNT_COLUMNS: &str =
+pub(crate) const ACCOUNT_COLUMNS: &str =
     "id, name, balance_nanos, held_nanos, leased_nanos, disabled, created_at";
 
-fn account_from_row(
+pub(crate) fn account_from_row(
     (id, name, balance, held, leased, disabled, created_at): AccountRow,
 ) -> Account {
     Account {
@@ -296,51 +300,8 @@ impl Store {
         amount: Amount,
         note: Option<&str>,
     ) -> Result<Account, StoreError> {
-        if amount == Amount::ZERO {
-            return Err(StoreError::InvalidAmount("a credit of zero".into()));
-        }
-        let kind = if amount.is_negative() {
-            "adjustment"
-        } else {
-            "credit"
-        };
         let mut tx = self.write_tx().await?;
-        // The bound keeps the sum inside i64: SQLite would silently turn an overflow into a
-        // float, PostgreSQL would fail the statement.
-        let (bound_sql, bound) = if amount.is_negative() {
-            ("balance_nanos >= $3", i64::MIN - amount.nanos())
-        } else {
-            ("balance_nanos <= $3", i64::MAX - amount.nanos())
-        };
-        let row: Option<AccountRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "UPDATE accounts SET balance_nanos = balance_nanos + $1 WHERE id = $2 AND {bound_sql}
-             RETURNING {ACCOUNT_COLUMNS}"
-        )))
-        .bind(amount.nanos())
-        .bind(account_id)
-        .bind(bound)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some(account) = row.map(account_from_row) else {
-            drop(tx);
-            self.find_account(account_id).await?;
-            return Err(StoreError::InvalidAmount(format!(
-                "crediting {amount} would take the balance beyond what can be stored"
-            )));
-        };
-        sqlx::query(
-            "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, note, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(new_id("led"))
-        .bind(account_id)
-        .bind(kind)
-        .bind(amount.nanos())
-        .bind(account.balance.nanos())
-        .bind(note.map(str::to_owned))
-        .bind(now_millis())
-        .execute(&mut *tx)
-        .await?;
+        let (account, _) = credit_in(&mut tx, account_id, amount, note).await?;
         tx.commit().await?;
         Ok(account)
     }
@@ -369,6 +330,39 @@ impl Store {
                 .await?;
         row.map(|(account,)| account)
             .ok_or_else(|| StoreError::NotFound(format!("key {key_id:?}")))
+    }
+
+    /// Replaces a key: a new key of the same account, label and policy, and the old one
+    /// revoked, in one transaction (a leaked key is rotated without a moment of neither or
+    /// both). Returns the account's id and the new key.
+    pub async fn rotate_key(&self, key_id: &str) -> Result<(String, NewKey), StoreError> {
+        let mut tx = self.write_tx().await?;
+        let row: Option<(String, String, i64, Option<String>)> =
+            sqlx::query_as("SELECT account_id, name, disabled, policy FROM api_keys WHERE id = $1")
+                .bind(key_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let Some((account_id, name, disabled, policy)) = row else {
+            return Err(StoreError::NotFound(format!("key {key_id:?}")));
+        };
+        if disabled == KEY_REVOKED {
+            return Err(StoreError::Disabled(format!(
+                "key {key_id} was revoked; add a new key instead"
+            )));
+        }
+        let key = insert_key(&mut tx, &account_id, &name, now_millis()).await?;
+        sqlx::query("UPDATE api_keys SET policy = $1 WHERE id = $2")
+            .bind(policy)
+            .bind(&key.id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("UPDATE api_keys SET disabled = $1 WHERE id = $2")
+            .bind(KEY_REVOKED)
+            .bind(key_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok((account_id, key))
     }
 
     /// Enables a key that was not revoked (`Disabled` for a revoked one).
@@ -401,8 +395,9 @@ impl Store {
                 .bind(&account.id)
                 .fetch_one(self.pool())
                 .await?;
-        let keys: Vec<(String, String, i64)> = sqlx::query_as(
-            "SELECT id, prefix, disabled FROM api_keys WHERE account_id = $1 ORDER BY created_at, id",
+        let keys: Vec<(String, String, i64, String, i64)> = sqlx::query_as(
+            "SELECT id, prefix, disabled, name, created_at FROM api_keys WHERE account_id = $1
+             ORDER BY created_at, id",
         )
         .bind(&account.id)
         .fetch_all(self.pool())
@@ -428,11 +423,13 @@ impl Store {
             open_holds,
             keys: keys
                 .into_iter()
-                .map(|(id, prefix, disabled)| KeySummary {
+                .map(|(id, prefix, disabled, name, created_at)| KeySummary {
                     id,
                     prefix,
                     disabled: disabled != 0,
                     revoked: disabled == KEY_REVOKED,
+                    name,
+                    created_at,
                 })
                 .collect(),
             usage: usage
@@ -447,6 +444,67 @@ impl Store {
             ledger_sum: Amount::from_nanos(ledger_sum),
         })
     }
+}
+
+/// Adds `amount` to the balance with its ledger row, inside the caller's transaction. Returns
+/// the account after it and the ledger row's id.
+pub(crate) async fn credit_in(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    account_id: &str,
+    amount: Amount,
+    note: Option<&str>,
+) -> Result<(Account, String), StoreError> {
+    if amount == Amount::ZERO {
+        return Err(StoreError::InvalidAmount("a credit of zero".into()));
+    }
+    let kind = if amount.is_negative() {
+        "adjustment"
+    } else {
+        "credit"
+    };
+    // The bound keeps the sum inside i64: SQLite would silently turn an overflow into a
+    // float, PostgreSQL would fail the statement.
+    let (bound_sql, bound) = if amount.is_negative() {
+        ("balance_nanos >= $3", i64::MIN - amount.nanos())
+    } else {
+        ("balance_nanos <= $3", i64::MAX - amount.nanos())
+    };
+    let row: Option<AccountRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "UPDATE accounts SET balance_nanos = balance_nanos + $1 WHERE id = $2 AND {bound_sql}
+             RETURNING {ACCOUNT_COLUMNS}"
+    )))
+    .bind(amount.nanos())
+    .bind(account_id)
+    .bind(bound)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(account) = row.map(account_from_row) else {
+        let exists: Option<(String,)> = sqlx::query_as("SELECT id FROM accounts WHERE id = $1")
+            .bind(account_id)
+            .fetch_optional(&mut **tx)
+            .await?;
+        if exists.is_none() {
+            return Err(StoreError::NotFound(format!("account {account_id:?}")));
+        }
+        return Err(StoreError::InvalidAmount(format!(
+            "crediting {amount} would take the balance beyond what can be stored"
+        )));
+    };
+    let ledger_id = new_id("led");
+    sqlx::query(
+            "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, note, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(&ledger_id)
+        .bind(account_id)
+        .bind(kind)
+        .bind(amount.nanos())
+        .bind(account.balance.nanos())
+        .bind(note.map(str::to_owned))
+        .bind(now_millis())
+        .execute(&mut **tx)
+        .await?;
+    Ok((account, ledger_id))
 }
 
 async fn insert_key(

@@ -190,7 +190,10 @@ pub struct LedgerEntry {
     pub price_multiplier: Option<String>,
 }
 
-type LedgerRow = (
+/// The columns a [`LedgerRow`] reads, in order.
+pub(crate) const LEDGER_COLUMNS: &str = "id, kind, amount_nanos, balance_after_nanos, model, quantity, hold_id, task_id, request_id, estimated, note, created_at, anomaly, price_group, price_multiplier";
+
+pub(crate) type LedgerRow = (
     String,
     String,
     i64,
@@ -207,6 +210,26 @@ type LedgerRow = (
     Option<String>,
     Option<String>,
 );
+
+pub(crate) fn ledger_from_row(r: LedgerRow) -> Result<LedgerEntry, StoreError> {
+    Ok(LedgerEntry {
+        id: r.0,
+        kind: LedgerKind::parse(&r.1)?,
+        amount: Amount::from_nanos(r.2),
+        balance_after: Amount::from_nanos(r.3),
+        model: r.4,
+        quantity: r.5,
+        hold_id: r.6,
+        task_id: r.7,
+        request_id: r.8,
+        estimated: r.9 != 0,
+        note: r.10,
+        created_at: r.11,
+        anomaly: r.12,
+        price_group: r.13,
+        price_multiplier: r.14,
+    })
+}
 
 /// What settling learns about the hold it closed: account, amount, model, key, request, task.
 type ClosedHoldRow = (
@@ -287,35 +310,13 @@ impl Store {
 
     /// The account's ledger, oldest first.
     pub async fn ledger(&self, account_id: &str) -> Result<Vec<LedgerEntry>, StoreError> {
-        let rows: Vec<LedgerRow> = sqlx::query_as(
-            "SELECT id, kind, amount_nanos, balance_after_nanos, model, quantity, hold_id, task_id,
-                    request_id, estimated, note, created_at, anomaly, price_group, price_multiplier
-             FROM ledger WHERE account_id = $1 ORDER BY created_at, id",
-        )
+        let rows: Vec<LedgerRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {LEDGER_COLUMNS} FROM ledger WHERE account_id = $1 ORDER BY created_at, id"
+        )))
         .bind(account_id)
         .fetch_all(self.pool())
         .await?;
-        rows.into_iter()
-            .map(|r| {
-                Ok(LedgerEntry {
-                    id: r.0,
-                    kind: LedgerKind::parse(&r.1)?,
-                    amount: Amount::from_nanos(r.2),
-                    balance_after: Amount::from_nanos(r.3),
-                    model: r.4,
-                    quantity: r.5,
-                    hold_id: r.6,
-                    task_id: r.7,
-                    request_id: r.8,
-                    estimated: r.9 != 0,
-                    note: r.10,
-                    created_at: r.11,
-                    anomaly: r.12,
-                    price_group: r.13,
-                    price_multiplier: r.14,
-                })
-            })
-            .collect()
+        rows.into_iter().map(ledger_from_row).collect()
     }
 
     /// Sum of the account's open holds, from the holds table (to check against `held`).

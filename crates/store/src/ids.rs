@@ -27,9 +27,15 @@ pub(crate) fn id_millis(id: &str) -> Option<i64> {
 
 /// A new API key secret: `tg-` followed by 48 hex digits (192 random bits).
 pub(crate) fn new_secret() -> String {
+    new_secret_with("tg")
+}
+
+/// A new secret `prefix-` + 48 hex digits: `tg` for API keys, `tga` for admin tokens, so that
+/// a secret says which door it opens.
+pub(crate) fn new_secret_with(prefix: &str) -> String {
     let mut bytes = [0u8; 24];
     rand::rng().fill_bytes(&mut bytes);
-    format!("tg-{}", hex::encode(bytes))
+    format!("{prefix}-{}", hex::encode(bytes))
 }
 
 /// The stored form of a secret: its SHA-256, hex-encoded. The secret itself is never stored.

@@ -37,6 +37,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod accounts;
+mod admin;
 mod audit;
 mod error;
 mod holds;
@@ -51,7 +52,8 @@ mod sqlite_journal;
 mod tasks;
 mod usage;
 
-pub use accounts::{Account, AccountReport, LimitedBy, ModelUsage, NewKey, Principal};
+pub use accounts::{Account, AccountReport, KeySummary, LimitedBy, ModelUsage, NewKey, Principal};
+pub use admin::{AdminChange, AdminChangeRecord, AdminToken, Credited, MAX_ADMIN_TEXT, OpenHold};
 pub use audit::{AuditReport, LEASE_EXPIRY_GRACE_MS, Violation};
 pub use error::StoreError;
 pub use holds::{Closed, Hold, HoldRequest, LedgerEntry, LedgerKind, Settlement};
@@ -60,7 +62,7 @@ pub use journal::{
     ChargeMemo, ChargeRow, GrantRule, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome,
 };
 pub use policy::{AccessPolicy, Cidr, PolicyChange, PolicyHolder, PriceGroup, glob_matches};
-pub use tasks::{NewTask, Outcome, Poll, Task, TaskFilter, TaskState};
+pub use tasks::{NewTask, Outcome, Poll, Task, TaskEvent, TaskFilter, TaskState};
 pub use usage::{UsageFilter, UsageGroup, UsageRecord, UsageSummary};
 
 use sqlite_journal::SqliteJournal;

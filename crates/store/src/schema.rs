@@ -251,6 +251,63 @@ const MIGRATIONS: &[Migration] = &[
             "ALTER TABLE price_groups ADD COLUMN model_multipliers TEXT",
         ],
     },
+    Migration {
+        version: 9,
+        name: "admin tokens, admin audit log, idempotency keys, task events, channel switches",
+        statements: &[
+            // Admin API tokens: only the SHA-256 of the secret, as for API keys, in a table of
+            // their own so that neither kind of credential is ever found by the other's lookup.
+            "CREATE TABLE IF NOT EXISTS admin_tokens (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            secret_hash TEXT NOT NULL UNIQUE,
+            prefix TEXT NOT NULL,
+            read_only BIGINT NOT NULL,
+            revoked BIGINT NOT NULL DEFAULT 0,
+            created_at BIGINT NOT NULL
+        )",
+            // Every change an operator made (API or CLI): who, what, on what, before and after
+            // (JSON), when. Ids are time-ordered, so the id is the paging cursor.
+            "CREATE TABLE IF NOT EXISTS admin_audit (
+            id TEXT PRIMARY KEY,
+            created_at BIGINT NOT NULL,
+            actor TEXT NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT NOT NULL,
+            before_json TEXT,
+            after_json TEXT,
+            request_id TEXT
+        )",
+            "CREATE INDEX IF NOT EXISTS admin_audit_target ON admin_audit (target, id)",
+            // Idempotency keys of credits: written in the credit's transaction, so a retried
+            // webhook finds the first credit instead of making a second one.
+            "CREATE TABLE IF NOT EXISTS admin_idempotency (
+            key TEXT PRIMARY KEY,
+            fingerprint TEXT NOT NULL,
+            ledger_id TEXT NOT NULL,
+            created_at BIGINT NOT NULL
+        )",
+            // A task's history: every poll the workers recorded and how it ended.
+            "CREATE TABLE IF NOT EXISTS task_events (
+            task_id TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            state TEXT NOT NULL,
+            upstream_status TEXT,
+            progress BIGINT,
+            detail TEXT
+        )",
+            "CREATE INDEX IF NOT EXISTS task_events_task ON task_events (task_id, created_at)",
+            // The admin API pages an account's ledger and every account's tasks newest first.
+            "CREATE INDEX IF NOT EXISTS ledger_account_id ON ledger (account_id, id)",
+            "CREATE INDEX IF NOT EXISTS tasks_time ON tasks (created_at)",
+            // Channels an operator switched off (shared by replicas; absent: on).
+            "CREATE TABLE IF NOT EXISTS channel_switches (
+            name TEXT PRIMARY KEY,
+            disabled BIGINT NOT NULL,
+            updated_at BIGINT NOT NULL
+        )",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.

@@ -138,6 +138,59 @@ pub struct Task {
     pub poll_failures: i64,
 }
 
+/// One entry of a task's history.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TaskEvent {
+    /// Unix ms.
+    pub at: i64,
+    /// The state it was left in.
+    pub state: TaskState,
+    /// The upstream's status word, when it gave one.
+    pub upstream_status: Option<String>,
+    /// 0–100, when polled.
+    pub progress: Option<i64>,
+    /// What happened, in a few words.
+    pub detail: Option<String>,
+}
+
+impl TaskEvent {
+    fn new(
+        state: TaskState,
+        upstream_status: Option<&str>,
+        progress: Option<i64>,
+        detail: Option<String>,
+    ) -> TaskEvent {
+        TaskEvent {
+            at: 0,
+            state,
+            upstream_status: upstream_status.map(str::to_owned),
+            progress,
+            detail,
+        }
+    }
+}
+
+async fn record_event(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    task_id: &str,
+    event: &TaskEvent,
+    now: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO task_events (task_id, created_at, state, upstream_status, progress, detail)
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(task_id)
+    .bind(now)
+    .bind(event.state.as_str())
+    .bind(event.upstream_status.clone())
+    .bind(event.progress)
+    .bind(event.detail.clone())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
 /// How a task ended.
 #[derive(Debug, Clone)]
 pub enum Outcome {
@@ -186,9 +239,9 @@ pub struct TaskFilter {
 /// The states a task can still leave, as an SQL list.
 const LIVE_STATES: &str = "'submitting', 'queued', 'running'";
 
-const COLUMNS: &str = "id, format, account_id, key_id, model, channel, upstream_model, upstream_id, status, upstream_status, progress, hold_id, pricing, request, result, error, created_at, updated_at, deadline_at, next_poll_at, poll_failures";
+pub(crate) const TASK_COLUMNS: &str = "id, format, account_id, key_id, model, channel, upstream_model, upstream_id, status, upstream_status, progress, hold_id, pricing, request, result, error, created_at, updated_at, deadline_at, next_poll_at, poll_failures";
 
-fn task_from_row(row: &sqlx::any::AnyRow) -> Result<Task, StoreError> {
+pub(crate) fn task_from_row(row: &sqlx::any::AnyRow) -> Result<Task, StoreError> {
     let json = |name: &str| -> Result<Option<serde_json::Value>, StoreError> {
         let text: Option<String> = row.try_get(name)?;
         text.map(|t| {
@@ -301,6 +354,7 @@ impl Store {
         first_poll_in: std::time::Duration,
     ) -> Result<bool, StoreError> {
         let now = now_millis();
+        let mut tx = self.write_tx().await?;
         let done = sqlx::query(
             "UPDATE tasks SET status = 'queued', channel = $5, upstream_id = $1, next_poll_at = $2, updated_at = $3
              WHERE id = $4 AND status = 'submitting'",
@@ -310,14 +364,21 @@ impl Store {
         .bind(now)
         .bind(id)
         .bind(channel)
-        .execute(self.writer())
+        .execute(&mut *tx)
         .await?;
-        Ok(done.rows_affected() == 1)
+        if done.rows_affected() != 1 {
+            return Ok(false);
+        }
+        let detail = format!("submitted to {channel} as {upstream_id}");
+        let event = TaskEvent::new(TaskState::Queued, None, None, Some(detail));
+        record_event(&mut tx, id, &event, now).await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
     /// One task by id.
     pub async fn task(&self, id: &str) -> Result<Option<Task>, StoreError> {
-        let sql = format!("SELECT {COLUMNS} FROM tasks WHERE id = $1");
+        let sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
             .fetch_optional(self.pool())
@@ -387,7 +448,7 @@ impl Store {
                  WHERE channel = $5 AND status IN ('queued', 'running') AND next_poll_at <= $3
                    AND (lease_until IS NULL OR lease_until < $3)
                  ORDER BY next_poll_at LIMIT $4 {lock})
-             RETURNING {COLUMNS}"
+             RETURNING {TASK_COLUMNS}"
         );
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(owner)
@@ -421,6 +482,7 @@ impl Store {
             )));
         }
         let now = now_millis();
+        let mut tx = self.write_tx().await?;
         let done = sqlx::query(
             "UPDATE tasks SET status = $1, upstream_status = $2, progress = $3, next_poll_at = $4,
                               poll_failures = $5, updated_at = $6, lease_owner = NULL, lease_until = NULL
@@ -434,9 +496,16 @@ impl Store {
         .bind(now)
         .bind(id)
         .bind(owner)
-        .execute(self.writer())
+        .execute(&mut *tx)
         .await?;
-        Ok(done.rows_affected() == 1)
+        if done.rows_affected() != 1 {
+            return Ok(false);
+        }
+        let detail = (poll_failures > 0).then(|| format!("{poll_failures} failed polls in a row"));
+        let event = TaskEvent::new(state, upstream_status, Some(progress.clamp(0, 100)), detail);
+        record_event(&mut tx, id, &event, now).await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
     /// Ends a task: a compare-and-swap from any live state to `succeeded` or `failed`, and — in
@@ -534,8 +603,41 @@ impl Store {
             }
         }
         write_usage(&mut *tx, &[&record]).await?;
+        let event = TaskEvent::new(
+            state,
+            upstream_status,
+            None,
+            record
+                .note
+                .clone()
+                .or_else(|| Some(format!("charged {}", record.charge))),
+        );
+        record_event(&mut tx, id, &event, now).await?;
         tx.commit().await?;
         Ok(true)
+    }
+
+    /// A task's history, oldest first: its submission, every poll the workers recorded, and
+    /// its end (`docs/decisions.md`, "The admin API").
+    pub async fn task_events(&self, id: &str) -> Result<Vec<TaskEvent>, StoreError> {
+        let rows: Vec<(i64, String, Option<String>, Option<i64>, Option<String>)> = sqlx::query_as(
+            "SELECT created_at, state, upstream_status, progress, detail FROM task_events
+                 WHERE task_id = $1 ORDER BY created_at",
+        )
+        .bind(id)
+        .fetch_all(self.pool())
+        .await?;
+        rows.into_iter()
+            .map(|(at, state, upstream_status, progress, detail)| {
+                Ok(TaskEvent {
+                    at,
+                    state: TaskState::parse(&state)?,
+                    upstream_status,
+                    progress,
+                    detail,
+                })
+            })
+            .collect()
     }
 
     /// Fails (and refunds) tasks past their deadline that are still live. Returns their ids.
@@ -652,7 +754,7 @@ impl Store {
         }
         let total: i64 = count.fetch_one(self.pool()).await?.try_get("n")?;
         let page_sql = format!(
-            "SELECT {COLUMNS} FROM tasks WHERE {condition} ORDER BY created_at DESC, id DESC LIMIT {} OFFSET {}",
+            "SELECT {TASK_COLUMNS} FROM tasks WHERE {condition} ORDER BY created_at DESC, id DESC LIMIT {} OFFSET {}",
             limit.clamp(0, 1000),
             offset.max(0)
         );

@@ -126,6 +126,8 @@ pub enum UsageGroup {
     Endpoint,
     /// Accounts.
     Account,
+    /// HTTP statuses (the console's "by status").
+    Status,
 }
 
 impl UsageGroup {
@@ -138,8 +140,22 @@ impl UsageGroup {
             "key" => UsageGroup::Key,
             "endpoint" => UsageGroup::Endpoint,
             "account" => UsageGroup::Account,
+            "status" => UsageGroup::Status,
             _ => return None,
         })
+    }
+
+    /// Its name, as [`UsageGroup::parse`] takes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UsageGroup::Day => "day",
+            UsageGroup::Hour => "hour",
+            UsageGroup::Model => "model",
+            UsageGroup::Key => "key",
+            UsageGroup::Endpoint => "endpoint",
+            UsageGroup::Account => "account",
+            UsageGroup::Status => "status",
+        }
     }
 
     /// The SQL expression of the group (a bucket's start in Unix ms for the time groups).
@@ -151,6 +167,7 @@ impl UsageGroup {
             UsageGroup::Key => "COALESCE(key_id, '')",
             UsageGroup::Endpoint => "endpoint",
             UsageGroup::Account => "account_id",
+            UsageGroup::Status => "CAST(status AS TEXT)",
         }
     }
 

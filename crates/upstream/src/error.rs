@@ -44,6 +44,10 @@ pub enum UpstreamError {
     /// The channel is misconfigured (bad base URL, say).
     #[error("the channel is misconfigured: {0}")]
     Config(String),
+    /// No channel took the call: each was at its concurrency limit, switched off by an
+    /// operator, or skipped by its circuit breaker. Nothing was sent.
+    #[error("no channel is available: {0}")]
+    NoChannel(String),
 }
 
 impl UpstreamError {
@@ -52,7 +56,9 @@ impl UpstreamError {
     /// after the upstream may have done (and charged for) the work.
     pub fn may_fail_over(&self) -> bool {
         match self {
-            UpstreamError::Connect(_) | UpstreamError::Config(_) => true,
+            UpstreamError::Connect(_) | UpstreamError::Config(_) | UpstreamError::NoChannel(_) => {
+                true
+            }
             UpstreamError::Timeout { phase, .. } => *phase == Phase::Connect,
             UpstreamError::Status { status, .. } => matches!(status, 429 | 502 | 503),
             UpstreamError::Protocol(_) | UpstreamError::Transport(_) => false,

@@ -1,0 +1,783 @@
+//! The operator's side: the admin API under `/admin/v1/` (`docs/decisions.md`, "The admin
+//! API"; `docs/operations.md`), the OpenAPI document and the console.
+//!
+//! Every request is authenticated by an admin token (`tga-…`, made with `tollgate admin token
+//! create`): a read-only token may only read. Client API keys are refused here, as admin tokens
+//! are on client routes. Changes go through [`ops`], the code the CLI runs too, and each is
+//! recorded in the admin audit log. Errors take the OpenAI shape
+//! (`{"error":{"message","type","param","code"}}`), with `param` naming the field.
+
+pub mod console;
+pub mod openapi;
+pub mod ops;
+pub mod views;
+
+use crate::auth::query_param;
+use crate::body::{self, ResponseBody};
+use crate::errors::{ApiError, ErrorKind};
+use crate::handlers::Context;
+use http::{HeaderMap, Method, Request, Response, StatusCode, header};
+use hyper::body::Incoming;
+use ops::{Actor, OpError, OpErrorKind, PolicyEdit, UsageQuery};
+use serde_json::{Value, json};
+use tollgate_store::{AdminToken, TaskState, UsageGroup};
+
+/// The largest admin request body: a few fields, never a file.
+const MAX_BODY: usize = 64 * 1024;
+/// Page sizes: default and ceiling.
+const DEFAULT_LIMIT: u32 = 50;
+const MAX_LIMIT: u32 = 1000;
+
+impl From<OpError> for ApiError {
+    fn from(e: OpError) -> ApiError {
+        let kind = match e.kind {
+            OpErrorKind::Invalid => ErrorKind::InvalidRequest,
+            OpErrorKind::NotFound => ErrorKind::NotFound,
+            OpErrorKind::Conflict => ErrorKind::Conflict,
+            OpErrorKind::Internal => ErrorKind::Internal,
+        };
+        let mut error = ApiError::new(kind, e.to_string());
+        if let Some(field) = e.field {
+            error = error.param(field);
+        }
+        if kind == ErrorKind::InvalidRequest {
+            error = error.code("invalid_value");
+        }
+        error
+    }
+}
+
+/// Handles a request under `/admin/v1/`.
+pub async fn handle(
+    ctx: Context,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let token = authenticate(&ctx, request.headers()).await?;
+    let method = request.method().clone();
+    if token.read_only && method != Method::GET {
+        return Err(ApiError::new(
+            ErrorKind::Forbidden,
+            format!(
+                "The admin token {:?} is read-only; {method} needs a full token",
+                token.name
+            ),
+        )
+        .code("read_only_token"));
+    }
+    let actor = Actor {
+        name: format!("token:{}", token.name),
+        request_id: Some(ctx.request_id.clone()),
+    };
+    let path = request.uri().path().to_owned();
+    let query = request.uri().query().unwrap_or_default().to_owned();
+    let rest = path.strip_prefix("/admin/v1").unwrap_or_default();
+    let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+    let store = &ctx.state.store;
+    let q = |name: &str| query_param(&query, name).filter(|v| !v.is_empty());
+    let ok = |value: Value| Ok(body::json_response(StatusCode::OK, &value));
+    match (&method, segments.as_slice()) {
+        (&Method::GET, ["accounts"]) => {
+            let limit = limit(q("limit"))?;
+            let before = q("before");
+            let (total, accounts) = store
+                .accounts_page(q("search").as_deref(), limit, before.as_deref())
+                .await
+                .map_err(OpError::from)?;
+            let next = next_cursor(&accounts, limit, |a| a.id.clone());
+            ok(json!({
+                "data": accounts.iter().map(views::account).collect::<Vec<_>>(),
+                "total": total,
+                "next_cursor": next,
+            }))
+        }
+        (&Method::POST, ["accounts"]) => {
+            let input: NewAccount = read_json(&ctx, request).await?;
+            let (account, key) = ops::create_account(
+                store,
+                &actor,
+                &input.name,
+                input.balance.as_deref().unwrap_or("0"),
+            )
+            .await?;
+            Ok(body::json_response(
+                StatusCode::CREATED,
+                &json!({"account": views::account(&account), "key": {"id": key.id, "secret": key.secret}}),
+            ))
+        }
+        (&Method::GET, ["accounts", id]) => {
+            let account = store.find_account(id).await.map_err(OpError::from)?;
+            let report = store.report(&account.id).await.map_err(OpError::from)?;
+            let policy = store
+                .policy(&tollgate_store::PolicyHolder::Account(account.id.clone()))
+                .await
+                .map_err(OpError::from)?;
+            let mut v = views::report(&report);
+            v["policy"] = views::policy(
+                &tollgate_store::PolicyHolder::Account(account.id.clone()),
+                &policy,
+            );
+            ok(v)
+        }
+        (&Method::POST, ["accounts", id, verb @ ("disable" | "enable")]) => {
+            let account = ops::set_account_disabled(store, &actor, id, *verb == "disable").await?;
+            ctx.state.keys.clear();
+            ok(views::account(&account))
+        }
+        (&Method::POST, ["accounts", id, "credits"]) => {
+            let idempotency_key = header_text(request.headers(), "idempotency-key")?;
+            let input: NewCredit = read_json(&ctx, request).await?;
+            let credited = ops::credit(
+                store,
+                &actor,
+                id,
+                &input.amount,
+                &input.reason,
+                input.allow_negative,
+                idempotency_key.as_deref(),
+            )
+            .await?;
+            let status = if credited.replayed {
+                StatusCode::OK
+            } else {
+                StatusCode::CREATED
+            };
+            let mut response = body::json_response(
+                status,
+                &json!({
+                    "ledger_id": credited.ledger_id,
+                    "account": views::account(&credited.account),
+                    "replayed": credited.replayed,
+                }),
+            );
+            if credited.replayed {
+                response.headers_mut().insert(
+                    "idempotent-replayed",
+                    header::HeaderValue::from_static("true"),
+                );
+            }
+            Ok(response)
+        }
+        (&Method::GET, ["accounts", id, "keys"]) => {
+            let account = store.find_account(id).await.map_err(OpError::from)?;
+            let report = store.report(&account.id).await.map_err(OpError::from)?;
+            ok(json!({"data": report.keys}))
+        }
+        (&Method::POST, ["accounts", id, "keys"]) => {
+            let input: NewKeyInput = read_json(&ctx, request).await?;
+            let name = input.name.as_deref().unwrap_or("default");
+            let (account, key) = ops::add_key(store, &actor, id, name).await?;
+            Ok(body::json_response(
+                StatusCode::CREATED,
+                &json!({"id": key.id, "secret": key.secret, "account_id": account.id, "name": name}),
+            ))
+        }
+        (&Method::GET, ["accounts", id, "ledger"]) => {
+            let account = store.find_account(id).await.map_err(OpError::from)?;
+            let limit = limit(q("limit"))?;
+            let rows = store
+                .ledger_page(&account.id, limit, q("before").as_deref())
+                .await
+                .map_err(OpError::from)?;
+            let next = next_cursor(&rows, limit, |r| r.id.clone());
+            ok(json!({
+                "data": rows.iter().map(views::ledger_entry).collect::<Vec<_>>(),
+                "next_cursor": next,
+            }))
+        }
+        (&Method::GET, ["accounts" | "keys", id, "policy"]) => {
+            let (holder, policy) = ops::policy(store, id).await?;
+            ok(views::policy(&holder, &policy))
+        }
+        (&Method::PATCH, ["accounts" | "keys", id, "policy"]) => {
+            let edit: PolicyEdit = read_json(&ctx, request).await?;
+            let (holder, policy) = ops::set_policy(store, &actor, id, Some(&edit)).await?;
+            ctx.state.keys.clear();
+            ok(views::policy(&holder, &policy))
+        }
+        (&Method::DELETE, ["accounts" | "keys", id, "policy"]) => {
+            let (holder, policy) = ops::set_policy(store, &actor, id, None).await?;
+            ctx.state.keys.clear();
+            ok(views::policy(&holder, &policy))
+        }
+        (&Method::POST, ["keys", id, "revoke"]) => {
+            let account = ops::revoke_key(store, &actor, id).await?;
+            ctx.state.keys.clear();
+            ok(json!({"id": id, "account_id": account, "revoked": true}))
+        }
+        (&Method::POST, ["keys", id, "enable"]) => {
+            ops::enable_key(store, &actor, id).await?;
+            ctx.state.keys.clear();
+            ok(json!({"id": id, "disabled": false}))
+        }
+        (&Method::POST, ["keys", id, "rotate"]) => {
+            let (account, key) = ops::rotate_key(store, &actor, id).await?;
+            ctx.state.keys.clear();
+            Ok(body::json_response(
+                StatusCode::CREATED,
+                &json!({"id": key.id, "secret": key.secret, "account_id": account, "replaces": id}),
+            ))
+        }
+        (&Method::GET, ["groups"]) => {
+            let groups = store.price_groups().await.map_err(OpError::from)?;
+            ok(json!({"data": groups.iter().map(views::group).collect::<Vec<_>>()}))
+        }
+        (&Method::PUT, ["groups", name]) => {
+            let input: GroupInput = read_json(&ctx, request).await?;
+            let models: Vec<(String, String)> = input.models.into_iter().collect();
+            let group = ops::set_group(
+                store,
+                &actor,
+                name,
+                input.multiplier.as_deref(),
+                &models,
+                &input.drop_models,
+            )
+            .await?;
+            ctx.state.keys.clear();
+            ok(views::group(&group))
+        }
+        (&Method::GET, ["usage"]) => {
+            let (filter, _) = usage_query(&query).filter(store).await?;
+            let limit = limit(q("limit"))?;
+            let records = store
+                .usage_records(&filter, limit, q("before").as_deref())
+                .await
+                .map_err(OpError::from)?;
+            let next = next_cursor(&records, limit, |r| r.id.clone());
+            ok(json!({
+                "data": records.iter().map(views::usage_record).collect::<Vec<_>>(),
+                "next_cursor": next,
+            }))
+        }
+        (&Method::GET, ["usage", "summary"]) => {
+            let (filter, group) = usage_query(&query).filter(store).await?;
+            let group = group.unwrap_or(UsageGroup::Day);
+            let rows = store
+                .usage_summary(&filter, group)
+                .await
+                .map_err(OpError::from)?;
+            ok(json!({
+                "group_by": group.as_str(),
+                "data": rows.iter().map(|s| views::summary(group, s)).collect::<Vec<_>>(),
+            }))
+        }
+        (&Method::GET, ["usage.csv"]) => {
+            let (filter, _) = usage_query(&query).filter(store).await?;
+            Ok(csv::usage_export(store.clone(), filter))
+        }
+        (&Method::GET, ["holds"]) => {
+            let account = match q("account") {
+                Some(a) => Some(store.find_account(&a).await.map_err(OpError::from)?.id),
+                None => None,
+            };
+            let holds = store
+                .open_holds(account.as_deref(), limit(q("limit"))?)
+                .await
+                .map_err(OpError::from)?;
+            ok(json!({"data": holds}))
+        }
+        (&Method::GET, ["leases"]) => {
+            let leases = store.open_leases().await.map_err(OpError::from)?;
+            let data: Vec<Value> = leases
+                .into_iter()
+                .map(|(id, account_id, owner, remaining, expires_at)| {
+                    json!({"id": id, "account_id": account_id, "owner": owner,
+                           "remaining": remaining, "expires_at": expires_at})
+                })
+                .collect();
+            ok(json!({"data": data}))
+        }
+        (&Method::GET, ["audit"]) => {
+            let report = store.audit().await.map_err(OpError::from)?;
+            ok(serde_json::to_value(&report).unwrap_or(Value::Null))
+        }
+        (&Method::GET, ["tasks"]) => tasks::list(&ctx, &query).await,
+        (&Method::GET, ["tasks", id]) => tasks::get(&ctx, id).await,
+        (&Method::POST, ["tasks", id, "cancel"]) => tasks::cancel(&ctx, &actor, id).await,
+        (&Method::GET, ["channels"]) => ok(channels(&ctx)),
+        (&Method::POST, ["channels", name, verb @ ("disable" | "enable")]) => {
+            let disabled = *verb == "disable";
+            let channel = ctx.state.catalog.channel(name).cloned().ok_or_else(|| {
+                ApiError::new(ErrorKind::NotFound, format!("No channel named {name:?}"))
+                    .param("name")
+            })?;
+            store
+                .set_channel_disabled(name, disabled)
+                .await
+                .map_err(OpError::from)?;
+            channel.health.set_disabled(disabled);
+            let mut change = tollgate_store::AdminChange {
+                actor: actor.name.clone(),
+                action: format!("channel.{verb}"),
+                target: (*name).to_owned(),
+                request_id: actor.request_id.clone(),
+                ..Default::default()
+            };
+            change.after = Some(json!({"disabled": disabled}));
+            store
+                .record_admin_change(&change)
+                .await
+                .map_err(OpError::from)?;
+            ok(json!({"name": name, "disabled": disabled}))
+        }
+        (&Method::GET, ["models"]) => ok(models(&ctx)),
+        (&Method::GET, ["changes"]) => {
+            let limit = limit(q("limit"))?;
+            let changes = store
+                .admin_changes(q("target").as_deref(), limit, q("before").as_deref())
+                .await
+                .map_err(OpError::from)?;
+            let next = next_cursor(&changes, limit, |c| c.id.clone());
+            ok(json!({"data": changes, "next_cursor": next}))
+        }
+        (&Method::GET, ["overview"]) => overview(&ctx, &query)
+            .await
+            .map(|v| body::json_response(StatusCode::OK, &v)),
+        _ => Err(ApiError::new(
+            ErrorKind::NotFound,
+            format!("Unknown admin route: {method} {path}; see GET /openapi.json"),
+        )
+        .code("unknown_url")),
+    }
+}
+
+/// The admin token of a request: `Authorization: Bearer tga-…`.
+async fn authenticate(ctx: &Context, headers: &HeaderMap) -> Result<AdminToken, ApiError> {
+    let Some(secret) = crate::auth::presented_secret(crate::errors::Family::OpenAi, headers, None)
+    else {
+        return Err(ApiError::new(
+            ErrorKind::MissingCredential,
+            "The admin API needs an admin token: 'Authorization: Bearer tga-…' \
+             (make one with `tollgate admin token create --name NAME`)",
+        ));
+    };
+    if !secret.starts_with("tga-") {
+        return Err(ApiError::new(
+            ErrorKind::InvalidCredential,
+            "Client API keys are not accepted on the admin API; use an admin token (tga-…)",
+        ));
+    }
+    match ctx.state.store.admin_token(&secret).await {
+        Ok(Some(token)) => Ok(token),
+        Ok(None) => Err(ApiError::new(
+            ErrorKind::InvalidCredential,
+            "Unknown or revoked admin token",
+        )),
+        Err(e) => Err(ApiError::internal("checking the admin token", e)),
+    }
+}
+
+fn limit(text: Option<String>) -> Result<u32, ApiError> {
+    let Some(text) = text else {
+        return Ok(DEFAULT_LIMIT);
+    };
+    match text.parse::<u32>() {
+        Ok(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
+        _ => Err(ApiError::invalid(
+            "limit",
+            "invalid_value",
+            format!("limit must be a whole number from 1 to {MAX_LIMIT}, not {text:?}"),
+        )),
+    }
+}
+
+/// The cursor of the next page: the last id, when the page was full.
+fn next_cursor<T>(page: &[T], limit: u32, id: impl Fn(&T) -> String) -> Option<String> {
+    (page.len() == limit as usize)
+        .then(|| page.last().map(id))
+        .flatten()
+}
+
+fn header_text(headers: &HeaderMap, name: &'static str) -> Result<Option<String>, ApiError> {
+    headers
+        .get(name)
+        .map(|v| {
+            v.to_str().map(str::to_owned).map_err(|_| {
+                ApiError::invalid(
+                    name,
+                    "invalid_value",
+                    format!("{name} must be printable text"),
+                )
+            })
+        })
+        .transpose()
+}
+
+fn usage_query(query: &str) -> UsageQuery {
+    let q = |name: &str| query_param(query, name).filter(|v| !v.is_empty());
+    UsageQuery {
+        account: q("account"),
+        key: q("key"),
+        model: q("model"),
+        endpoint: q("endpoint"),
+        since: q("since"),
+        until: q("until"),
+        group_by: q("group_by"),
+    }
+}
+
+async fn read_json<T: serde::de::DeserializeOwned>(
+    ctx: &Context,
+    request: Request<Incoming>,
+) -> Result<T, ApiError> {
+    let (parts, incoming) = request.into_parts();
+    body::require_json(&parts.headers)?;
+    let bytes = body::read_limited(
+        &parts.headers,
+        incoming,
+        MAX_BODY,
+        ctx.state.server.body_pause(),
+    )
+    .await?;
+    // An empty body stands for `{}` (a POST with no options).
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return body::decode_json(b"{}");
+    }
+    body::decode_json(&bytes)
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewAccount {
+    name: String,
+    balance: Option<String>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewCredit {
+    amount: String,
+    reason: String,
+    #[serde(default)]
+    allow_negative: bool,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewKeyInput {
+    name: Option<String>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupInput {
+    multiplier: Option<String>,
+    #[serde(default)]
+    models: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    drop_models: Vec<String>,
+}
+
+fn channels(ctx: &Context) -> Value {
+    let data: Vec<Value> = ctx
+        .state
+        .catalog
+        .channels()
+        .iter()
+        .map(|c| {
+            let in_flight = c
+                .max_concurrency
+                .saturating_sub(c.permits.available_permits());
+            let mut v = serde_json::to_value(c.health.report()).unwrap_or(Value::Null);
+            v["name"] = json!(c.name);
+            v["format"] = json!(format!("{:?}", c.format));
+            v["base_url"] = json!(c.endpoint.base_url);
+            v["in_flight"] = json!(in_flight);
+            v["max_concurrency"] = json!(c.max_concurrency);
+            v
+        })
+        .collect();
+    json!({"data": data})
+}
+
+fn models(ctx: &Context) -> Value {
+    let catalog = &ctx.state.catalog;
+    let data: Vec<Value> = catalog
+        .models()
+        .iter()
+        .map(|m| {
+            json!({
+                "model": m.public,
+                "kind": m.kind,
+                "upstream_model": m.upstream_model,
+                "channels": m.channels.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
+                "price": m.tariff,
+                "aliases": catalog.aliases_of(&m.public),
+            })
+        })
+        .collect();
+    json!({"data": data})
+}
+
+/// What the console's overview shows: spend and requests per hour (or day) over a period, by
+/// model and by status, the error rate, open holds and leases, tasks in flight.
+async fn overview(ctx: &Context, query: &str) -> Result<Value, ApiError> {
+    let store = &ctx.state.store;
+    let hours: i64 = match query_param(query, "hours").filter(|h| !h.is_empty()) {
+        None => 24,
+        Some(h) => h
+            .parse()
+            .ok()
+            .filter(|h| (1..=24 * 90).contains(h))
+            .ok_or_else(|| {
+                ApiError::invalid("hours", "invalid_value", "hours must be from 1 to 2160")
+            })?,
+    };
+    let now = crate::clock::now_millis();
+    let filter = tollgate_store::UsageFilter {
+        since: Some(now - hours * 3_600_000),
+        ..Default::default()
+    };
+    let bucket = if hours <= 72 {
+        UsageGroup::Hour
+    } else {
+        UsageGroup::Day
+    };
+    let summary = |group| store.usage_summary(&filter, group);
+    let over_time = summary(bucket).await.map_err(OpError::from)?;
+    let by_model = summary(UsageGroup::Model).await.map_err(OpError::from)?;
+    let by_status = summary(UsageGroup::Status).await.map_err(OpError::from)?;
+    let (requests, errors) = by_status
+        .iter()
+        .fold((0, 0), |(r, e), s| (r + s.requests, e + s.errors));
+    let holds = store
+        .open_holds(None, MAX_LIMIT)
+        .await
+        .map_err(OpError::from)?;
+    let leases = store.open_leases().await.map_err(OpError::from)?;
+    let in_flight = [TaskState::Submitting, TaskState::Queued, TaskState::Running];
+    let mut tasks_in_flight = 0;
+    for state in in_flight {
+        tasks_in_flight += store
+            .admin_tasks(None, Some(state), MAX_LIMIT, None)
+            .await
+            .map_err(OpError::from)?
+            .len();
+    }
+    let sum = |items: &mut dyn Iterator<Item = i64>| {
+        tollgate_billing::Amount::from_nanos(items.fold(0i64, i64::saturating_add))
+    };
+    Ok(json!({
+        "hours": hours,
+        "bucket": bucket.as_str(),
+        "over_time": over_time.iter().map(|s| views::summary(bucket, s)).collect::<Vec<_>>(),
+        "by_model": by_model.iter().map(|s| views::summary(UsageGroup::Model, s)).collect::<Vec<_>>(),
+        "by_status": by_status.iter().map(|s| views::summary(UsageGroup::Status, s)).collect::<Vec<_>>(),
+        "requests": requests,
+        "errors": errors,
+        "open_holds": {"count": holds.len(), "amount": sum(&mut holds.iter().map(|h| h.amount.nanos()))},
+        "open_leases": {"count": leases.len(), "amount": sum(&mut leases.iter().map(|l| l.3.nanos()))},
+        "tasks_in_flight": tasks_in_flight,
+    }))
+}
+
+mod tasks {
+    //! Tasks of every account: list, inspect with history, cancel and refund.
+
+    use super::*;
+
+    pub async fn list(ctx: &Context, query: &str) -> Result<Response<ResponseBody>, ApiError> {
+        let store = &ctx.state.store;
+        let q = |name: &str| query_param(query, name).filter(|v| !v.is_empty());
+        let account = match q("account") {
+            Some(a) => Some(store.find_account(&a).await.map_err(OpError::from)?.id),
+            None => None,
+        };
+        let state = q("state")
+            .map(|s| {
+                serde_json::from_value::<TaskState>(json!(s)).map_err(|_| {
+                    ApiError::invalid(
+                        "state",
+                        "invalid_value",
+                        "state must be submitting, queued, running, succeeded or failed",
+                    )
+                })
+            })
+            .transpose()?;
+        let limit = limit(q("limit"))?;
+        let before = q("before");
+        let cursor = match &before {
+            Some(c) => Some(parse_task_cursor(c)?),
+            None => None,
+        };
+        let tasks = store
+            .admin_tasks(account.as_deref(), state, limit, cursor)
+            .await
+            .map_err(OpError::from)?;
+        let next = next_cursor(&tasks, limit, |t| format!("{}:{}", t.created_at, t.id));
+        Ok(body::json_response(
+            StatusCode::OK,
+            &json!({"data": tasks.iter().map(views::task).collect::<Vec<_>>(), "next_cursor": next}),
+        ))
+    }
+
+    fn parse_task_cursor(cursor: &str) -> Result<(i64, &str), ApiError> {
+        cursor
+            .split_once(':')
+            .and_then(|(at, id)| Some((at.parse().ok()?, id)))
+            .ok_or_else(|| {
+                ApiError::invalid(
+                    "before",
+                    "invalid_value",
+                    "before must be a next_cursor of an earlier page",
+                )
+            })
+    }
+
+    async fn find(ctx: &Context, id: &str) -> Result<tollgate_store::Task, ApiError> {
+        ctx.state
+            .store
+            .task(id)
+            .await
+            .map_err(OpError::from)?
+            .ok_or_else(|| {
+                ApiError::new(ErrorKind::NotFound, format!("No task {id:?}")).param("id")
+            })
+    }
+
+    pub async fn get(ctx: &Context, id: &str) -> Result<Response<ResponseBody>, ApiError> {
+        let task = find(ctx, id).await?;
+        let events = ctx
+            .state
+            .store
+            .task_events(id)
+            .await
+            .map_err(OpError::from)?;
+        let mut v = views::task(&task);
+        v["history"] = json!(events);
+        Ok(body::json_response(StatusCode::OK, &v))
+    }
+
+    /// Cancels a live task and refunds its hold: the upstream is asked to cancel a queued
+    /// task it has; whatever it answers, the task ends here as failed and refunded (the
+    /// operator decided the customer does not pay for it).
+    pub async fn cancel(
+        ctx: &Context,
+        actor: &Actor,
+        id: &str,
+    ) -> Result<Response<ResponseBody>, ApiError> {
+        let state = &ctx.state;
+        let task = find(ctx, id).await?;
+        if task.state.is_terminal() {
+            return Err(ApiError::new(
+                ErrorKind::Conflict,
+                format!(
+                    "Task {id} has ended ({}); there is nothing to cancel",
+                    task.state.as_str()
+                ),
+            )
+            .param("id"));
+        }
+        let mut upstream_note = None;
+        if let (Some(upstream_id), Some(channel), "clip") = (
+            task.upstream_id.as_deref(),
+            state.catalog.channel(&task.channel),
+            task.format.as_str(),
+        ) && let Err(e) =
+            tollgate_upstream::tasks::ark_delete(&state.http, &channel.endpoint, upstream_id).await
+        {
+            upstream_note = Some(format!("the upstream refused the cancel: {e}"));
+        }
+        let error = json!({
+            "code": "cancelled",
+            "message": "the task was cancelled by the operator and refunded",
+        });
+        let cancelled = state
+            .store
+            .finish_task(
+                id,
+                tollgate_store::Outcome::Failed { error },
+                Some("cancelled"),
+            )
+            .await
+            .map_err(OpError::from)?;
+        if !cancelled {
+            return Err(ApiError::new(
+                ErrorKind::Conflict,
+                format!("Task {id} ended while it was being cancelled"),
+            )
+            .param("id"));
+        }
+        state.metrics.task_event("cancelled");
+        state.metrics.hold_closed("released");
+        let change = tollgate_store::AdminChange {
+            actor: actor.name.clone(),
+            action: "task.cancel".into(),
+            target: id.to_owned(),
+            before: Some(json!({"state": task.state})),
+            after: Some(json!({"state": "failed", "refunded": true, "upstream": upstream_note})),
+            request_id: actor.request_id.clone(),
+        };
+        state
+            .store
+            .record_admin_change(&change)
+            .await
+            .map_err(OpError::from)?;
+        get(ctx, id).await
+    }
+}
+
+mod csv {
+    //! `GET /admin/v1/usage.csv`: the matching records, streamed a page at a time, never
+    //! built in memory.
+
+    use super::*;
+    use bytes::Bytes;
+    use http_body_util::BodyExt;
+    use tollgate_store::{Store, UsageFilter};
+
+    const PAGE: u32 = 1000;
+
+    pub fn usage_export(store: Store, filter: UsageFilter) -> Response<ResponseBody> {
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
+        tokio::spawn(async move {
+            let mut chunk = views::RECORD_COLUMNS.join(",");
+            chunk.push_str("\r\n");
+            if tx.send(Ok(Bytes::from(chunk))).await.is_err() {
+                return;
+            }
+            let mut before: Option<String> = None;
+            loop {
+                let page = match store.usage_records(&filter, PAGE, before.as_deref()).await {
+                    Ok(page) => page,
+                    Err(e) => {
+                        // The header is sent: the error can only cut the body short.
+                        let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
+                        return;
+                    }
+                };
+                let mut chunk = String::new();
+                for record in &page {
+                    chunk.push_str(&views::csv_line(&views::record_cells(record)));
+                    chunk.push_str("\r\n");
+                }
+                if !chunk.is_empty() && tx.send(Ok(Bytes::from(chunk))).await.is_err() {
+                    return; // the client left
+                }
+                if page.len() < PAGE as usize {
+                    return;
+                }
+                before = page.last().map(|r| r.id.clone());
+            }
+        });
+        let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv()
+                .await
+                .map(|item| (item.map(hyper::body::Frame::data), rx))
+        });
+        let body = http_body_util::StreamBody::new(stream)
+            .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
+            .boxed();
+        let mut response = Response::new(body);
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static("text/csv; charset=utf-8"),
+        );
+        headers.insert(
+            header::CONTENT_DISPOSITION,
+            header::HeaderValue::from_static("attachment; filename=\"usage.csv\""),
+        );
+        response
+    }
+}
