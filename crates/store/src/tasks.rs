@@ -620,7 +620,8 @@ impl Store {
     /// A task's history, oldest first: its submission, every poll the workers recorded, and
     /// its end (`docs/decisions.md`, "The admin API").
     pub async fn task_events(&self, id: &str) -> Result<Vec<TaskEvent>, StoreError> {
-        let rows: Vec<(i64, String, Option<String>, Option<i64>, Option<String>)> = sqlx::query_as(
+        type Row = (i64, String, Option<String>, Option<i64>, Option<String>);
+        let rows: Vec<Row> = sqlx::query_as(
             "SELECT created_at, state, upstream_status, progress, detail FROM task_events
                  WHERE task_id = $1 ORDER BY created_at",
         )

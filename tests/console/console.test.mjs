@@ -1,0 +1,172 @@
+// The web console in a real browser (issue 13): Debian's Chromium driven by playwright-core.
+// An operator signs in, creates an account, credits it, issues a key; a real request with that
+// key goes through the gateway; the request shows in the usage explorer and its charge on the
+// charts; the key is revoked and the next request is refused. Every page is photographed.
+//
+// Environment: GATEWAY (http://127.0.0.1:PORT), ADMIN_TOKEN, SHOTS (a folder), CHROMIUM.
+import { chromium } from "playwright-core";
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+
+const gateway = process.env.GATEWAY;
+const token = process.env.ADMIN_TOKEN;
+const shots = process.env.SHOTS || "shots";
+mkdirSync(shots, { recursive: true });
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-dev-shm-usage"],
+});
+const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: "Asia/Tokyo" });
+const page = await context.newPage();
+const problems = [];
+page.on("pageerror", e => problems.push("page error: " + e.message));
+page.on("console", m => { if (m.type() === "error") problems.push("console: " + m.text()); });
+// Nothing may load from anywhere but the gateway (no CDN).
+page.on("request", r => { if (!r.url().startsWith(gateway) && !r.url().startsWith("blob:") && !r.url().startsWith("data:")) problems.push("outside request: " + r.url()); });
+
+async function step(name, f) {
+  const started = Date.now();
+  try { await f(); } catch (e) {
+    await page.screenshot({ path: `${shots}/failed-${name}.png`, fullPage: true });
+    throw new Error(`${name}: ${e.message}`);
+  }
+  console.log(`ok  ${name} (${Date.now() - started} ms)`);
+}
+const shot = name => page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+
+async function embed(key) {
+  const r = await fetch(gateway + "/v1/embeddings", {
+    method: "POST",
+    headers: { authorization: "Bearer " + key, "content-type": "application/json" },
+    body: JSON.stringify({ model: "text-embedding-3-small", input: "a request made from the console test" }),
+  });
+  return r.status;
+}
+
+const name = "web-" + Date.now();
+let secret = "";
+
+await step("sign in with the keyboard", async () => {
+  const started = Date.now();
+  await page.goto(gateway + "/console");
+  await shot("01-sign-in");
+  await page.locator("#token").focus();
+  await page.keyboard.type("tga-wrong");
+  await page.keyboard.press("Enter");
+  await page.getByRole("alert").waitFor();
+  await page.locator("#token").fill(token);
+  await page.keyboard.press("Enter");
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  // The refused token's 401 was the point of the first try.
+  problems.length = 0;
+  console.log(`    overview loaded ${Date.now() - started} ms after the sign-in page was asked for`);
+});
+
+await step("create an account", async () => {
+  await page.getByRole("link", { name: "Accounts" }).click();
+  await page.getByRole("heading", { name: "Accounts" }).waitFor();
+  await page.locator("#new-name").fill(name);
+  await page.locator("#new-balance").fill("0");
+  await page.getByRole("button", { name: "Create" }).click();
+  await page.locator("[data-secret]").waitFor();
+  const first = await page.locator("[data-secret]").textContent();
+  assert.match(first, /^tg-[0-9a-f]{48}$/);
+  await shot("02-account-created");
+  await page.getByRole("link", { name: "Open the account →" }).click();
+  await page.getByRole("heading", { name: new RegExp(name) }).waitFor();
+});
+
+await step("credit it with a reason", async () => {
+  await page.locator("#credit-amount").fill("5");
+  await page.locator("#credit-reason").fill("test payment");
+  await page.getByRole("button", { name: "Credit" }).click();
+  await page.getByText("Credited 5; balance 5").waitFor();
+  assert.equal((await page.locator('[data-card="balance"] .v').textContent()).trim(), "5");
+});
+
+await step("issue a key, shown once", async () => {
+  await page.locator("#key-name").fill("browser");
+  await page.getByRole("button", { name: "Add key" }).click();
+  await page.locator("[data-secret]").waitFor();
+  secret = (await page.locator("[data-secret]").textContent()).trim();
+  assert.match(secret, /^tg-[0-9a-f]{48}$/);
+  await shot("03-account-with-key");
+});
+
+await step("a real request with the key", async () => {
+  assert.equal(await embed(secret), 200);
+});
+
+await step("the request in the usage explorer", async () => {
+  await page.getByRole("link", { name: "Usage" }).click();
+  await page.locator("#u-account").fill(name);
+  await page.getByRole("button", { name: "Show" }).click();
+  // The charge is written by the ledger's next journal batch: poll briefly.
+  for (let i = 0; i < 50; i++) {
+    if (await page.locator("#usage-result td", { hasText: "embeddings" }).count()) break;
+    await page.waitForTimeout(100);
+    await page.getByRole("button", { name: "Show" }).click();
+  }
+  const row = page.locator("#usage-result tbody tr").first();
+  await row.getByText("embeddings").waitFor();
+  await row.getByText("200").waitFor();
+  await shot("04-usage-records");
+  await page.locator("#u-group_by").selectOption("model");
+  await page.getByRole("button", { name: "Show" }).click();
+  await page.locator("#usage-result td", { hasText: "text-embedding-3-small" }).waitFor();
+  await shot("05-usage-by-model");
+  const download = page.waitForEvent("download");
+  await page.getByRole("button", { name: "Download CSV" }).click();
+  const file = await download;
+  assert.equal(file.suggestedFilename(), "usage.csv");
+});
+
+await step("the charge on the charts", async () => {
+  await page.getByRole("link", { name: "Overview" }).click();
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  const spend = (await page.locator('[data-card="spend"] .v').textContent()).trim();
+  assert.notEqual(spend, "0", "the overview's spend counts the charge");
+  assert.ok(await page.locator("svg.chart rect.bar").count() > 0, "bars on the overview charts");
+  await shot("06-overview");
+  await page.getByRole("link", { name: "Accounts" }).click();
+  await page.locator("#search").fill(name);
+  await page.keyboard.press("Enter");
+  await page.getByRole("cell", { name, exact: true }).click();
+  await page.getByRole("heading", { name: new RegExp(name) }).waitFor();
+  const bars = page.locator("svg.chart rect.bar");
+  assert.ok(await bars.count() > 0, "the account's spend chart has its day");
+  const balance = (await page.locator('[data-card="balance"] .v').textContent()).trim();
+  assert.ok(balance.startsWith("4.99"), "balance after the charge, exact: " + balance);
+  await shot("07-account-after-charge");
+});
+
+await step("revoke the key; the next request is refused", async () => {
+  page.once("dialog", d => d.accept());
+  const row = page.locator("tr", { hasText: "browser" });
+  await row.getByRole("button", { name: "Revoke" }).click();
+  await page.getByText(/^Revoked key_/).waitFor();
+  assert.equal(await embed(secret), 403);
+});
+
+await step("the other pages", async () => {
+  for (const [link, heading, file] of [["Tasks", "Tasks", "08-tasks"], ["Channels", "Channels", "09-channels"], ["Changes", "Changes", "10-changes"]]) {
+    await page.getByRole("link", { name: link }).click();
+    await page.getByRole("heading", { name: heading }).waitFor();
+    await shot(file);
+  }
+  await page.getByRole("cell", { name: "account.credit" }).first().waitFor();
+});
+
+await step("a phone's width", async () => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByRole("link", { name: "Overview" }).click();
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, "no sideways scrolling of the page itself: " + overflow);
+  await shot("11-overview-phone");
+});
+
+await browser.close();
+assert.deepEqual(problems, [], problems.join("\n"));
+console.log("console: all steps passed; screenshots in " + shots);
