@@ -1016,3 +1016,117 @@ async fn media_hosts_that_do_not_resolve_are_left_to_the_upstream_unless_the_ope
     );
     gw.stop().await;
 }
+
+/// The operator's side of tasks (issue 13): every account's tasks listed, one inspected with its
+/// history, a queued one cancelled and refunded through the admin API, and the change recorded.
+#[tokio::test]
+async fn an_operator_lists_inspects_and_cancels_tasks_through_the_admin_api() {
+    let gw = gateway().await;
+    let (_, admin) = gw
+        .store
+        .create_admin_token(&format!("ops-{}", common::unique()), false)
+        .await
+        .unwrap();
+    let auth = format!("Bearer {admin}");
+    let call = |method: &'static str, path: String| {
+        let auth = auth.clone();
+        let gw = &gw;
+        async move {
+            gw.request(method, &path, &[("authorization", auth.as_str())], "")
+                .await
+        }
+    };
+    let (account, key) = gw.account("10").await;
+    let request = json!({
+        "model": "clipgen-cn-2.0-260128",
+        "content": [text("A lighthouse in a storm")],
+        "duration": 4, "resolution": "480p", "ratio": "16:9",
+    });
+    // One task runs to the end; the other stays queued long enough to be cancelled.
+    let done = gw.post_json(CLIP, &key, &request).await.json()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    wait_for_state(&gw, &done, TaskState::Succeeded).await;
+    gw.set_knobs(KnobSettings {
+        task_queued_ms: Some(60_000),
+        ..KnobSettings::default()
+    });
+    let queued = gw.post_json(CLIP, &key, &request).await.json()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    wait_for_state(&gw, &queued, TaskState::Queued).await;
+    let before = gw.balance(&account).await;
+
+    let r = call("GET", format!("/admin/v1/tasks?account={account}")).await;
+    assert_eq!(r.status, 200);
+    let ids: Vec<String> = r.json()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids, [queued.clone(), done.clone()], "newest first");
+    let r = call(
+        "GET",
+        format!("/admin/v1/tasks?account={account}&state=succeeded"),
+    )
+    .await;
+    assert_eq!(r.json()["data"].as_array().unwrap().len(), 1);
+
+    // The finished task's history: submitted, polled, ended with its charge.
+    let r = call("GET", format!("/admin/v1/tasks/{done}")).await;
+    let history = r.json()["history"].as_array().unwrap().clone();
+    assert!(history.len() >= 2, "{history:?}");
+    assert_eq!(history[0]["state"], "queued");
+    assert!(
+        history[0]["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("submitted to ")
+    );
+    assert_eq!(history.last().unwrap()["state"], "succeeded");
+    assert!(
+        history.last().unwrap()["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("charged ")
+    );
+
+    // Cancelled: failed, the hold released, the balance back where it was before the hold.
+    let held = gw.store.report(&account).await.unwrap().account.held;
+    assert!(held.is_positive());
+    let r = call("POST", format!("/admin/v1/tasks/{queued}/cancel")).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["state"], "failed");
+    assert_eq!(r.json()["error"]["code"], "cancelled");
+    let after = gw.store.report(&account).await.unwrap().account;
+    assert_eq!(after.held, Amount::ZERO);
+    assert_eq!(
+        after.balance, before,
+        "nothing was charged for the cancelled task"
+    );
+    // The client sees it cancelled, in its vendor's word; a second cancel is a conflict.
+    let reply = gw.get(&format!("{CLIP}/{queued}"), &key).await;
+    assert_eq!(reply.json()["status"], "cancelled");
+    let r = call("POST", format!("/admin/v1/tasks/{queued}/cancel")).await;
+    assert_eq!(r.status, 409);
+    let r = call("GET", format!("/admin/v1/changes?target={queued}")).await;
+    assert_eq!(r.json()["data"][0]["action"], "task.cancel");
+    let audit = gw.store.audit().await.unwrap();
+    assert!(audit.violations.is_empty(), "{audit:?}");
+    gw.stop().await;
+}
+
+async fn wait_for_state(gw: &TestGateway, id: &str, state: TaskState) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let task = gw.store.task(id).await.unwrap().unwrap();
+        if task.state == state {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{id} stayed {:?}", task.state);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -1,8 +1,14 @@
 //! `tollgate admin …`: admin API tokens and the admin audit log.
 
-use crate::cli::{AdminCommand, Common, TokenCommand, load_config, open_store};
+use crate::cli::{
+    AdminCommand, ChannelsCommand, Common, TasksCommand, TokenCommand, load_config, open_store,
+};
+use serde_json::json;
+use tollgate_gateway::admin::ops::{self, Actor};
+use tollgate_gateway::admin::views;
+use tollgate_gateway::catalog::Catalog;
 use tollgate_gateway::clock::format_rfc3339;
-use tollgate_store::Store;
+use tollgate_store::{Store, TaskState};
 
 pub async fn run(common: &Common, command: AdminCommand) -> Result<(), String> {
     let config = load_config(common)?;
@@ -82,5 +88,139 @@ async fn execute(store: &Store, command: AdminCommand) -> Result<(), String> {
             }
         }
     }
+    Ok(())
+}
+
+pub async fn tasks(common: &Common, command: TasksCommand) -> Result<(), String> {
+    let config = load_config(common)?;
+    let store = open_store(&config, false).await?;
+    let result = execute_tasks(&config, &store, command).await;
+    store.close().await;
+    result
+}
+
+async fn execute_tasks(
+    config: &tollgate_gateway::Config,
+    store: &Store,
+    command: TasksCommand,
+) -> Result<(), String> {
+    match command {
+        TasksCommand::List {
+            account,
+            state,
+            limit,
+            json,
+        } => {
+            let account = match account {
+                Some(a) => Some(store.find_account(&a).await.map_err(|e| e.to_string())?.id),
+                None => None,
+            };
+            let state = state
+                .map(|s| {
+                    serde_json::from_value::<TaskState>(json!(s)).map_err(|_| {
+                        format!(
+                            "--state: {s:?} is not submitting, queued, running, succeeded or failed"
+                        )
+                    })
+                })
+                .transpose()?;
+            let tasks = store
+                .admin_tasks(account.as_deref(), state, limit, None)
+                .await
+                .map_err(|e| e.to_string())?;
+            if json {
+                let list: Vec<_> = tasks.iter().map(views::task).collect();
+                println!("{}", json!({ "tasks": list }));
+            } else {
+                println!(
+                    "{:<22} {:<34} {:<28} {:<10} {:>4}  ACCOUNT",
+                    "CREATED", "ID", "MODEL", "STATE", "%"
+                );
+                for t in tasks {
+                    println!(
+                        "{:<22} {:<34} {:<28} {:<10} {:>4}  {}",
+                        format_rfc3339(t.created_at),
+                        t.id,
+                        t.model,
+                        t.state.as_str(),
+                        t.progress,
+                        t.account_id
+                    );
+                }
+            }
+        }
+        TasksCommand::Show { id } => {
+            let task = store
+                .task(&id)
+                .await
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("no task {id:?}"))?;
+            let mut v = views::task(&task);
+            v["history"] = json!(store.task_events(&id).await.map_err(|e| e.to_string())?);
+            println!("{v}");
+        }
+        TasksCommand::Cancel { id } => {
+            // The task's channel, when this configuration can reach it (not the simulator that
+            // lives inside a running gateway).
+            let catalog = Catalog::from_config(config, None, |var| std::env::var(var).ok()).ok();
+            let http =
+                tollgate_upstream::HttpClient::new(&tollgate_upstream::ClientConfig::default())
+                    .ok();
+            let task = store.task(&id).await.map_err(|e| e.to_string())?;
+            let channel = task
+                .as_ref()
+                .and_then(|t| catalog.as_ref()?.channel(&t.channel).cloned());
+            let upstream = match (&http, &channel) {
+                (Some(http), Some(channel)) => Some((http, &channel.endpoint)),
+                _ => None,
+            };
+            let task = ops::cancel_task(store, &Actor::cli(), &id, upstream)
+                .await
+                .map_err(|e| e.to_string())?;
+            println!(
+                "{}: cancelled and refunded ({})",
+                task.id,
+                task.state.as_str()
+            );
+        }
+    }
+    Ok(())
+}
+
+pub async fn channels(common: &Common, command: ChannelsCommand) -> Result<(), String> {
+    let config = load_config(common)?;
+    let store = open_store(&config, false).await?;
+    let known: Vec<&str> = config.channels.iter().map(|c| c.name.as_str()).collect();
+    let result = match command {
+        ChannelsCommand::List => match store.disabled_channels().await {
+            Ok(off) => {
+                for name in &known {
+                    let state = if off.iter().any(|o| o == name) {
+                        "off"
+                    } else {
+                        "on"
+                    };
+                    println!("{name:<24} {state}");
+                }
+                Ok(())
+            }
+            Err(e) => Err(e.to_string()),
+        },
+        ChannelsCommand::Disable { name } => switch(&store, &known, &name, true).await,
+        ChannelsCommand::Enable { name } => switch(&store, &known, &name, false).await,
+    };
+    store.close().await;
+    result
+}
+
+async fn switch(store: &Store, known: &[&str], name: &str, disabled: bool) -> Result<(), String> {
+    ops::set_channel_disabled(store, &Actor::cli(), known, name, disabled)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!(
+        "{name}: {} (running gateways follow within {} s)",
+        if disabled { "off" } else { "on" },
+        tollgate_gateway::channels::SWITCHES_EVERY.as_secs()
+    );
     Ok(())
 }

@@ -50,6 +50,57 @@ pub enum Command {
     /// The admin API's tokens and the admin audit log.
     #[command(subcommand)]
     Admin(AdminCommand),
+    /// Video tasks of every account: list, inspect with history, cancel and refund.
+    #[command(subcommand)]
+    Tasks(TasksCommand),
+    /// Upstream channels: switch one off or on for every replica.
+    #[command(subcommand)]
+    Channels(ChannelsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TasksCommand {
+    /// Tasks, newest first.
+    List {
+        /// Only this account's (id or name).
+        #[arg(long)]
+        account: Option<String>,
+        /// Only in this state: submitting, queued, running, succeeded, failed.
+        #[arg(long)]
+        state: Option<String>,
+        /// The most tasks listed.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One task with its history (always JSON).
+    Show {
+        /// The task's id.
+        id: String,
+    },
+    /// Cancel a live task and refund it.
+    Cancel {
+        /// The task's id.
+        id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ChannelsCommand {
+    /// The configured channels and whether each is switched off.
+    List,
+    /// Switch a channel off: requests fail over to the model's next channel.
+    Disable {
+        /// The channel's configured name.
+        name: String,
+    },
+    /// Switch a channel back on.
+    Enable {
+        /// The channel's configured name.
+        name: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -211,6 +262,12 @@ pub enum KeysCommand {
         /// The key's id (`key_…`, as `keys show` lists it).
         key: String,
     },
+    /// Replace a key by a new one of the same label and policy, revoke the old one, and print
+    /// the new secret (alone, on stdout).
+    Rotate {
+        /// The key's id (`key_…`).
+        key: String,
+    },
 }
 
 // Parsed once per process: the size of the largest variant does not matter.
@@ -333,6 +390,8 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::Audit(args) => crate::audit::run(&cli.common, args).await,
         Command::Usage(args) => crate::usage::run(&cli.common, args).await,
         Command::Admin(command) => crate::admin::run(&cli.common, command).await,
+        Command::Tasks(command) => crate::admin::tasks(&cli.common, command).await,
+        Command::Channels(command) => crate::admin::channels(&cli.common, command).await,
     }
 }
 

@@ -115,6 +115,10 @@ async fn execute(store: &Store, command: KeysCommand) -> Result<(), String> {
             ops::revoke_key(store, &actor, &key).await.map_err(plain)?;
             println!("{key}: revoked");
         }
+        KeysCommand::Rotate { key } => {
+            let (_, new) = ops::rotate_key(store, &actor, &key).await.map_err(plain)?;
+            println!("{}", new.secret);
+        }
     }
     Ok(())
 }

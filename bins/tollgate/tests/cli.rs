@@ -374,3 +374,99 @@ fn groups_are_made_listed_and_assigned_by_name() {
     let (ok, _, err) = cli.run(&["groups", "set", "gold", "--model", "x"]);
     assert!(!ok && err.contains("MODEL=X"), "{err}");
 }
+
+/// The CLI is the admin API's scriptable twin (issue 13): the same operations, checked and
+/// recorded in the admin audit log by the same code.
+#[test]
+fn admin_tokens_idempotent_credits_rotation_channels_and_the_change_log() {
+    let cli = Cli::new();
+    let token = cli.ok(&["admin", "token", "create", "--name", "billing"]);
+    assert!(
+        token.trim().starts_with("tga-") && token.lines().count() == 1,
+        "{token}"
+    );
+    let (ok, _, err) = cli.run(&["admin", "token", "create", "--name", "billing"]);
+    assert!(!ok && err.contains("already exists"), "{err}");
+    cli.ok(&[
+        "admin",
+        "token",
+        "create",
+        "--name",
+        "viewer",
+        "--read-only",
+    ]);
+    let listed: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["admin", "token", "list", "--json"])).unwrap();
+    assert_eq!(listed[1]["read_only"], true);
+    assert!(
+        !cli.ok(&["admin", "token", "list"]).contains(token.trim()),
+        "never the secret"
+    );
+    cli.ok(&["admin", "token", "revoke", "viewer"]);
+
+    cli.ok(&["keys", "create", "--name", "shop"]);
+    for _ in 0..2 {
+        cli.ok(&[
+            "keys",
+            "credit",
+            "shop",
+            "3",
+            "--reason",
+            "payment pi_9",
+            "--idempotency-key",
+            "pi_9",
+        ]);
+    }
+    let shown: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["keys", "show", "shop", "--json"])).unwrap();
+    assert_eq!(shown["balance"], "3", "credited once");
+    let (ok, _, err) = cli.run(&["keys", "credit", "shop", "3", "--reason", " "]);
+    assert!(!ok && err.contains("--reason"), "{err}");
+
+    let key = shown["keys"][0]["id"].as_str().unwrap().to_owned();
+    let new = cli.ok(&["keys", "rotate", &key]);
+    assert!(new.trim().starts_with("tg-"));
+    let shown: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["keys", "show", "shop", "--json"])).unwrap();
+    assert_eq!(shown["keys"][0]["revoked"], true);
+    assert_eq!(shown["keys"][1]["revoked"], false);
+
+    // The embedded configuration's channels.
+    assert!(cli.ok(&["channels", "list"]).contains("sim-openai"));
+    cli.ok(&["channels", "disable", "sim-openai"]);
+    assert!(
+        cli.ok(&["channels", "list"])
+            .contains("sim-openai               off")
+    );
+    let (ok, _, err) = cli.run(&["channels", "disable", "nope"]);
+    assert!(!ok && err.contains("no channel named"), "{err}");
+    cli.ok(&["channels", "enable", "sim-openai"]);
+    assert!(cli.ok(&["tasks", "list"]).contains("CREATED"));
+    let (ok, _, err) = cli.run(&["tasks", "cancel", "cgt-nope"]);
+    assert!(!ok && err.contains("no task"), "{err}");
+
+    let changes: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["admin", "changes", "--json"])).unwrap();
+    let actions: Vec<&str> = changes["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            "channel.enable",
+            "channel.disable",
+            "key.rotate",
+            "account.credit",
+            "account.create"
+        ]
+    );
+    assert!(
+        changes["changes"][0]["actor"]
+            .as_str()
+            .unwrap()
+            .starts_with("cli:")
+    );
+}

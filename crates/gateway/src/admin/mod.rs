@@ -297,27 +297,13 @@ pub async fn handle(
         (&Method::GET, ["channels"]) => ok(channels(&ctx)),
         (&Method::POST, ["channels", name, verb @ ("disable" | "enable")]) => {
             let disabled = *verb == "disable";
-            let channel = ctx.state.catalog.channel(name).cloned().ok_or_else(|| {
-                ApiError::new(ErrorKind::NotFound, format!("No channel named {name:?}"))
-                    .param("name")
-            })?;
-            store
-                .set_channel_disabled(name, disabled)
-                .await
-                .map_err(OpError::from)?;
-            channel.health.set_disabled(disabled);
-            let mut change = tollgate_store::AdminChange {
-                actor: actor.name.clone(),
-                action: format!("channel.{verb}"),
-                target: (*name).to_owned(),
-                request_id: actor.request_id.clone(),
-                ..Default::default()
-            };
-            change.after = Some(json!({"disabled": disabled}));
-            store
-                .record_admin_change(&change)
-                .await
-                .map_err(OpError::from)?;
+            let channels = ctx.state.catalog.channels();
+            let known: Vec<&str> = channels.iter().map(|c| c.name.as_str()).collect();
+            ops::set_channel_disabled(store, &actor, &known, name, disabled).await?;
+            // This replica at once; the others when they next read the switches.
+            if let Some(channel) = ctx.state.catalog.channel(name) {
+                channel.health.set_disabled(disabled);
+            }
             ok(json!({"name": name, "disabled": disabled}))
         }
         (&Method::GET, ["models"]) => ok(models(&ctx)),
@@ -648,71 +634,20 @@ mod tasks {
         Ok(body::json_response(StatusCode::OK, &v))
     }
 
-    /// Cancels a live task and refunds its hold: the upstream is asked to cancel a queued
-    /// task it has; whatever it answers, the task ends here as failed and refunded (the
-    /// operator decided the customer does not pay for it).
     pub async fn cancel(
         ctx: &Context,
         actor: &Actor,
         id: &str,
     ) -> Result<Response<ResponseBody>, ApiError> {
         let state = &ctx.state;
-        let task = find(ctx, id).await?;
-        if task.state.is_terminal() {
-            return Err(ApiError::new(
-                ErrorKind::Conflict,
-                format!(
-                    "Task {id} has ended ({}); there is nothing to cancel",
-                    task.state.as_str()
-                ),
-            )
-            .param("id"));
-        }
-        let mut upstream_note = None;
-        if let (Some(upstream_id), Some(channel), "clip") = (
-            task.upstream_id.as_deref(),
-            state.catalog.channel(&task.channel),
-            task.format.as_str(),
-        ) && let Err(e) =
-            tollgate_upstream::tasks::ark_delete(&state.http, &channel.endpoint, upstream_id).await
-        {
-            upstream_note = Some(format!("the upstream refused the cancel: {e}"));
-        }
-        let error = json!({
-            "code": "cancelled",
-            "message": "the task was cancelled by the operator and refunded",
-        });
-        let cancelled = state
-            .store
-            .finish_task(
-                id,
-                tollgate_store::Outcome::Failed { error },
-                Some("cancelled"),
-            )
-            .await
-            .map_err(OpError::from)?;
-        if !cancelled {
-            return Err(ApiError::new(
-                ErrorKind::Conflict,
-                format!("Task {id} ended while it was being cancelled"),
-            )
-            .param("id"));
-        }
+        let channel = match state.store.task(id).await.map_err(OpError::from)? {
+            Some(task) => state.catalog.channel(&task.channel).cloned(),
+            None => None,
+        };
+        let upstream = channel.as_ref().map(|c| (&state.http, &c.endpoint));
+        ops::cancel_task(&state.store, actor, id, upstream).await?;
         state.metrics.task_event("cancelled");
         state.metrics.hold_closed("released");
-        let change = tollgate_store::AdminChange {
-            actor: actor.name.clone(),
-            action: "task.cancel".into(),
-            target: id.to_owned(),
-            before: Some(json!({"state": task.state})),
-            after: Some(json!({"state": "failed", "refunded": true, "upstream": upstream_note})),
-            request_id: actor.request_id.clone(),
-        };
-        state
-            .store
-            .record_admin_change(&change)
-            .await
-            .map_err(OpError::from)?;
         get(ctx, id).await
     }
 }

@@ -600,6 +600,98 @@ pub async fn set_group(
     Ok(after)
 }
 
+/// Switches a channel off or on for every replica (they read the switch within
+/// `crate::channels::SWITCHES_EVERY`). `known` are the configured channels' names.
+pub async fn set_channel_disabled(
+    store: &Store,
+    actor: &Actor,
+    known: &[&str],
+    name: &str,
+    disabled: bool,
+) -> Result<(), OpError> {
+    if !known.contains(&name) {
+        return Err(OpError {
+            kind: OpErrorKind::NotFound,
+            field: Some("name"),
+            message: format!(
+                "no channel named {name:?}; configured: {}",
+                known.join(", ")
+            ),
+        });
+    }
+    store.set_channel_disabled(name, disabled).await?;
+    let action = if disabled {
+        "channel.disable"
+    } else {
+        "channel.enable"
+    };
+    let mut change = actor.change(action, name);
+    change.after = Some(json!({"disabled": disabled}));
+    store.record_admin_change(&change).await?;
+    Ok(())
+}
+
+/// Cancels a live task and refunds its hold. `upstream` is the task's channel, asked to cancel
+/// a queued task it has (clip format); whatever it answers — or when it cannot be asked — the
+/// task ends here as failed and refunded: the operator decided the customer does not pay.
+pub async fn cancel_task(
+    store: &Store,
+    actor: &Actor,
+    id: &str,
+    upstream: Option<(&tollgate_upstream::HttpClient, &tollgate_upstream::Endpoint)>,
+) -> Result<tollgate_store::Task, OpError> {
+    let not_found = || OpError {
+        kind: OpErrorKind::NotFound,
+        field: Some("id"),
+        message: format!("no task {id:?}"),
+    };
+    let task = store.task(id).await?.ok_or_else(not_found)?;
+    if task.state.is_terminal() {
+        return Err(OpError {
+            kind: OpErrorKind::Conflict,
+            field: Some("id"),
+            message: format!(
+                "task {id} has ended ({}); there is nothing to cancel",
+                task.state.as_str()
+            ),
+        });
+    }
+    let upstream_note = match (task.upstream_id.as_deref(), upstream, task.format.as_str()) {
+        (Some(upstream_id), Some((http, endpoint)), "clip") => {
+            match tollgate_upstream::tasks::ark_delete(http, endpoint, upstream_id).await {
+                Ok(()) => "the upstream cancelled it".to_owned(),
+                Err(e) => format!("the upstream refused the cancel: {e}"),
+            }
+        }
+        (None, _, _) => "not submitted upstream yet".to_owned(),
+        _ => "the upstream was not asked (its format has no cancel, or it is out of reach)"
+            .to_owned(),
+    };
+    let error = json!({
+        "code": "cancelled",
+        "message": "the task was cancelled by the operator and refunded",
+    });
+    if !store
+        .finish_task(
+            id,
+            tollgate_store::Outcome::Failed { error },
+            Some("cancelled"),
+        )
+        .await?
+    {
+        return Err(OpError {
+            kind: OpErrorKind::Conflict,
+            field: Some("id"),
+            message: format!("task {id} ended while it was being cancelled"),
+        });
+    }
+    let mut change = actor.change("task.cancel", id);
+    change.before = Some(json!({"state": task.state}));
+    change.after = Some(json!({"state": "failed", "refunded": true, "upstream": upstream_note}));
+    store.record_admin_change(&change).await?;
+    store.task(id).await?.ok_or_else(not_found)
+}
+
 /// A usage query as the CLI's flags and the API's query string give it.
 #[derive(Debug, Clone, Default)]
 pub struct UsageQuery {
