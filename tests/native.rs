@@ -1,4 +1,4 @@
-//! Native text generation end to end (SPEC §2.9, §4.10–4.11, §5, §8 rule 7; wire-formats §6, §8)
+//! Native text generation end to end (docs/api.md §2.9, §4.10–4.11, §5, §8 rule 7; wire-formats §6, §8)
 //! against the simulated vendor: exact billing with thinking, fields the gateway does not model
 //! reaching the upstream intact, streams relayed as they arrive and settled on the last usage,
 //! validation before any upstream call, the three ways of passing a key, and the chat and

@@ -1,4 +1,4 @@
-//! Video tasks end to end (SPEC §2.7, §2.8, §3, §4.6–4.9, §8 rules 4–6; DESIGN §5): a gateway
+//! Video tasks end to end (docs/api.md §2.7, §2.8, §3, §4.6–4.9, §8 rules 4–6; DESIGN §5): a gateway
 //! with its pollers over the simulated Ark and generic vendors.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

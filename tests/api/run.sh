@@ -1,55 +1,26 @@
 #!/usr/bin/env bash
 # The OpenAPI document against the running gateway (issue 13, `docs/decisions.md`, "The OpenAPI
-# document"): the document is validated as OpenAPI 3.1 (openapi-spec-validator), then
-# schemathesis sends generated requests to the admin API (with an admin token) and to the
-# JSON client endpoints (with a client key) and fails on any 5xx and on any answer the document
-# does not allow (status, content type, body schema).
+# document"): the committed document is its source's output and valid OpenAPI 3.1
+# (openapi-spec-validator); then schemathesis sends generated requests to the JSON client
+# endpoints (with a client key) and to the admin API (with an admin token) and fails on any 5xx
+# and on any answer the document does not allow (status, content type, body schema).
 #
-# It makes (or reuses) a virtual environment with tests/api/requirements.txt, builds the
-# `tollgate` binary, starts it on a free port with a temporary SQLite database and the embedded
-# default configuration (the in-process simulator as every upstream). Extra arguments go to
-# schemathesis (e.g. --max-examples 20).
+# Gateway: the embedded default on a temporary SQLite database (tests/gateway.sh). Extra
+# arguments go to schemathesis; MAX_EXAMPLES (default 25) and WORKERS (default 1) tune it.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-cd "$root"
+cd "$here/../.."
+log_filter='status=5|WARN|ERROR'
+source tests/gateway.sh
+venv_for "$here" "${TOLLGATE_API_VENV:-$target/api-venv}"
 
-target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-venv=${TOLLGATE_API_VENV:-$target/api-venv}
-if [ ! -x "$venv/bin/schemathesis" ] || ! cmp -s "$here/requirements.txt" "$venv/requirements.txt"; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
-  cp "$here/requirements.txt" "$venv/requirements.txt"
-fi
+python3 crates/gateway/src/admin/assets/openapi.py | cmp - crates/gateway/src/admin/assets/openapi.json \
+  || { echo "openapi.json is stale: regenerate it from openapi.py" >&2; exit 1; }
 
-cargo build --quiet -p tollgate
-bin="$target/debug/tollgate"
-
-work=$(mktemp -d)
-db="sqlite://$work/tollgate.db"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 key=$("$bin" keys create --name schemathesis --balance 1000000 --database-url "$db" 2>/dev/null)
 admin=$("$bin" admin token create --name schemathesis --database-url "$db" 2>/dev/null)
-
-"$bin" serve --listen "127.0.0.1:$port" --database-url "$db" >"$work/gateway.log" 2>&1 &
-pid=$!
-cleanup() {
-  kill -TERM "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  if [ "${keep_log:-0}" = 1 ]; then
-    echo "--- gateway log: answers of 5xx, warnings and errors ---"
-    grep -E 'status=5|WARN|ERROR' "$work/gateway.log" | tail -n 100 || true
-  fi
-  if [ -n "${SAVE_LOG:-}" ]; then cp "$work/gateway.log" "$SAVE_LOG"; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-for _ in $(seq 1 100); do
-  curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
-  sleep 0.1
-done
-
+start_gateway
 curl -fsS "http://127.0.0.1:$port/openapi.json" -o "$work/openapi.json"
 "$venv/bin/openapi-spec-validator" "$work/openapi.json"
 

@@ -1,10 +1,10 @@
-"""Native text generation (SPEC §2.9, §4.10–4.11, §5; wire-formats §6 and §8):
+"""Native text generation (docs/api.md §2.9, §4.10–4.11, §5; wire-formats §6 and §8):
 
 * the vendor's own SDK, `google-genai` → tollgate `…/models/{model}:generateContent`,
   `:streamGenerateContent?alt=sse`, `:countTokens`, `GET …/models[/{model}]` — under the SDK's
   default API version (`v1` in the pinned release) and under an explicit `v1beta`;
 * raw HTTP (httpx) → `/v1beta/…` with `x-vendor-api-key` or `?key=`, both stream framings;
-* the `openai` SDK → `/v1/chat/completions` with a native model (SPEC §4 rule 4), the bridge of
+* the `openai` SDK → `/v1/chat/completions` with a native model (docs/api.md §4 rule 4), the bridge of
   wire-formats §8: text, streaming with usage, tool calls and their results;
 * the `openai` SDK → `/v1/responses` with a native model (the Responses bridge): `create`, its
   stream, the `responses.stream` helper, function calls fed back with `input += output`.
@@ -13,7 +13,7 @@ Every test that checks money has an account of its own, so its balance moves by 
 test did. The charge of a request is worked out here from the usage the client saw:
 `(input × input price + output × output price) / 1e6`, rounded up once to the nano-unit, where
 input = `promptTokenCount` (+ `toolUsePromptTokenCount`) and output = `candidatesTokenCount` +
-`thoughtsTokenCount` (thinking is billed as output, SPEC §8 rule 7). The upstream is the
+`thoughtsTokenCount` (thinking is billed as output, docs/api.md §8 rule 7). The upstream is the
 in-process simulator: deterministic answers ("Simulated reply to …"), models from 2.5 think by
 default, and its thinking text reads "Thinking about the request. Step 1: weigh …".
 """

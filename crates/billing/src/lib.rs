@@ -1,6 +1,6 @@
 //! # tollgate-billing
 //!
-//! Money, the price book and the meters of tollgate's billing rules (SPEC §8, DESIGN §4). Sans-IO:
+//! Money, the price book and the meters of tollgate's billing rules (docs/api.md §8, DESIGN §4). Sans-IO:
 //! pure computation, no runtime, no storage.
 //!
 //! - [`money`]: an [`Amount`] is an exact count of nano-units (10⁻⁹ of the operator's currency)
@@ -15,7 +15,7 @@
 //!   rounds it **up** to the nano-unit once.
 //! - [`price_book`]: the [`PriceBook`] maps each public model to its tariff.
 //!
-//! ## The rules (SPEC §8)
+//! ## The rules (docs/api.md §8)
 //!
 //! 1. Speech synthesis: by character count; each Chinese, Japanese or Korean character counts 2.
 //! 2. Recognition: by audio duration in seconds, rounded up.

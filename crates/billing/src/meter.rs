@@ -1,6 +1,6 @@
-//! Meters: the quantity a request consumed, one kind per billing rule of SPEC §8.
+//! Meters: the quantity a request consumed, one kind per billing rule of docs/api.md §8.
 //!
-//! | SPEC §8 rule | What is counted | [`Usage`] | Counted by |
+//! | docs/api.md §8 rule | What is counted | [`Usage`] | Counted by |
 //! |---|---|---|---|
 //! | 1 speech synthesis | characters, CJK counting 2 | [`Usage::Characters`] | [`speech_characters`] |
 //! | 2 recognition | audio seconds, rounded up | [`Usage::AudioSeconds`] | [`audio_seconds`] |
@@ -14,22 +14,22 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// The quantity a request consumed, one variant per SPEC §8 billing rule.
+/// The quantity a request consumed, one variant per docs/api.md §8 billing rule.
 ///
 /// Serialized externally tagged in snake case, e.g. `{"characters":11}` or
 /// `{"video_tokens":{"tokens":108900,"tier":"standard"}}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Usage {
-    /// SPEC §8 rule 1: characters of a speech-synthesis input, CJK characters counting 2
+    /// docs/api.md §8 rule 1: characters of a speech-synthesis input, CJK characters counting 2
     /// (see [`speech_characters`]).
     Characters(u64),
-    /// SPEC §8 rule 2: whole seconds of recognized audio, already rounded up (see
+    /// docs/api.md §8 rule 2: whole seconds of recognized audio, already rounded up (see
     /// [`audio_seconds`]).
     AudioSeconds(u64),
-    /// SPEC §8 rule 3: embedding input tokens.
+    /// docs/api.md §8 rule 3: embedding input tokens.
     Tokens(u64),
-    /// SPEC §8 rules 4–5: clip-format video tokens (`usage.completion_tokens`) and the price tier
+    /// docs/api.md §8 rules 4–5: clip-format video tokens (`usage.completion_tokens`) and the price tier
     /// they are charged at. For the reference-video tier the tokens already include the reference
     /// video's duration.
     VideoTokens {
@@ -38,10 +38,10 @@ pub enum Usage {
         /// The price tier of the task.
         tier: ClipTier,
     },
-    /// SPEC §8 rule 6: whole seconds of generic video generated, already rounded up with a minimum
+    /// docs/api.md §8 rule 6: whole seconds of generic video generated, already rounded up with a minimum
     /// of 1 (see [`video_seconds`]).
     VideoSeconds(u64),
-    /// SPEC §8 rule 7: native text generation. `output` **includes** thinking tokens: a response
+    /// docs/api.md §8 rule 7: native text generation. `output` **includes** thinking tokens: a response
     /// with 20 candidate tokens and 5 thought tokens has `output: 25`.
     TextTokens {
         /// Prompt (input) tokens.
@@ -51,7 +51,7 @@ pub enum Usage {
     },
 }
 
-/// The price tier of a clip-format video task (SPEC §8 rule 5).
+/// The price tier of a clip-format video task (docs/api.md §8 rule 5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClipTier {
@@ -72,17 +72,17 @@ pub enum ClipTier {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Meter {
-    /// SPEC §8 rule 1.
+    /// docs/api.md §8 rule 1.
     Characters,
-    /// SPEC §8 rule 2.
+    /// docs/api.md §8 rule 2.
     AudioSeconds,
-    /// SPEC §8 rule 3.
+    /// docs/api.md §8 rule 3.
     Tokens,
-    /// SPEC §8 rules 4–5.
+    /// docs/api.md §8 rules 4–5.
     VideoTokens,
-    /// SPEC §8 rule 6.
+    /// docs/api.md §8 rule 6.
     VideoSeconds,
-    /// SPEC §8 rule 7.
+    /// docs/api.md §8 rule 7.
     TextTokens,
 }
 
@@ -150,7 +150,7 @@ impl Usage {
     }
 }
 
-/// Unicode blocks whose characters count 2 for speech synthesis (SPEC §8 rule 1: "each Chinese,
+/// Unicode blocks whose characters count 2 for speech synthesis (docs/api.md §8 rule 1: "each Chinese,
 /// Japanese or Korean character counts as 2"; DESIGN §4: "Han, Hiragana, Katakana, Hangul and their
 /// punctuation").
 const CJK_BLOCKS: &[(char, char)] = &[
@@ -209,7 +209,7 @@ const CJK_BLOCKS: &[(char, char)] = &[
 ];
 
 /// Whether a character is a Chinese, Japanese or Korean character (or CJK punctuation) and so counts
-/// 2 for speech synthesis (SPEC §8 rule 1).
+/// 2 for speech synthesis (docs/api.md §8 rule 1).
 ///
 /// Covered: Han ideographs with all extensions, radicals, strokes and compatibility ideographs;
 /// Hiragana; Katakana with phonetic extensions, kana supplements and halfwidth katakana; Hangul
@@ -229,7 +229,7 @@ pub fn is_cjk(c: char) -> bool {
         .any(|&(first, last)| (first..=last).contains(&c))
 }
 
-/// SPEC §8 rule 1: the billable characters of a speech-synthesis input.
+/// docs/api.md §8 rule 1: the billable characters of a speech-synthesis input.
 ///
 /// Every Unicode scalar value counts 1, except CJK characters and CJK punctuation ([`is_cjk`]),
 /// which count 2. Combining marks and the parts of an emoji sequence are scalars like any other.
@@ -255,7 +255,7 @@ pub fn whole_seconds_rounded_up(d: Duration) -> u64 {
     }
 }
 
-/// SPEC §8 rule 2: recognized audio is billed by its duration in seconds, rounded up.
+/// docs/api.md §8 rule 2: recognized audio is billed by its duration in seconds, rounded up.
 ///
 /// ```
 /// use std::time::Duration;
@@ -269,7 +269,7 @@ pub fn audio_seconds(d: Duration) -> u64 {
     whole_seconds_rounded_up(d)
 }
 
-/// SPEC §8 rule 6: generic video is billed by the seconds actually generated, rounded up, with a
+/// docs/api.md §8 rule 6: generic video is billed by the seconds actually generated, rounded up, with a
 /// minimum of 1 second.
 ///
 /// ```

@@ -1,4 +1,4 @@
-//! Tariffs: how one public model is priced, and the charge for a usage (SPEC §8 rules 1–7).
+//! Tariffs: how one public model is priced, and the charge for a usage (docs/api.md §8 rules 1–7).
 //!
 //! A charge is computed exactly from the usage and the tariff's prices and rounded **up** to the
 //! nano-unit once, at the end — never per component (DESIGN §4).
@@ -27,7 +27,7 @@ use crate::meter::{ClipTier, Meter, Usage};
 use crate::money::Amount;
 
 /// The reference-video tier's share of the standard per-token price when a tariff does not say:
-/// 0.6 ("about 60 % of Standard per token", SPEC §8 rule 5).
+/// 0.6 ("about 60 % of Standard per token", docs/api.md §8 rule 5).
 pub const DEFAULT_REFERENCE_VIDEO_RATIO: Decimal = Decimal::from_parts(6, 0, 0, false, 1);
 
 /// Prices are per million units of these meters.
@@ -35,7 +35,7 @@ const PER_MILLION: u32 = 6;
 /// Prices are per single unit (per second) of these meters.
 const PER_UNIT: u32 = 0;
 
-/// How a public model is priced: one variant per meter of SPEC §8.
+/// How a public model is priced: one variant per meter of docs/api.md §8.
 ///
 /// Serialized internally tagged by `meter`, prices as decimal strings; see the [module
 /// documentation](self). Deserialization accepts prices as strings or integers, and refuses
@@ -51,25 +51,25 @@ const PER_UNIT: u32 = 0;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "meter", rename_all = "snake_case")]
 pub enum Tariff {
-    /// SPEC §8 rule 1: speech synthesis, by characters (CJK counting 2).
+    /// docs/api.md §8 rule 1: speech synthesis, by characters (CJK counting 2).
     Characters {
         /// Price per million characters.
         #[serde(with = "price")]
         per_million_characters: Decimal,
     },
-    /// SPEC §8 rule 2: recognition, by audio seconds rounded up.
+    /// docs/api.md §8 rule 2: recognition, by audio seconds rounded up.
     AudioSeconds {
         /// Price per second of audio.
         #[serde(with = "price")]
         per_second: Decimal,
     },
-    /// SPEC §8 rule 3: embeddings, by input tokens.
+    /// docs/api.md §8 rule 3: embeddings, by input tokens.
     Tokens {
         /// Price per million input tokens.
         #[serde(with = "price")]
         per_million_tokens: Decimal,
     },
-    /// SPEC §8 rules 4–5: clip-format video, by completion tokens.
+    /// docs/api.md §8 rules 4–5: clip-format video, by completion tokens.
     VideoTokens {
         /// The Standard tier's price per million tokens: the catalog's main unit price.
         #[serde(with = "price")]
@@ -79,13 +79,13 @@ pub enum Tariff {
         #[serde(with = "price", default = "default_reference_video_ratio")]
         reference_video_ratio: Decimal,
     },
-    /// SPEC §8 rule 6: generic video, by seconds generated (rounded up, minimum 1).
+    /// docs/api.md §8 rule 6: generic video, by seconds generated (rounded up, minimum 1).
     VideoSeconds {
         /// Price per second of video.
         #[serde(with = "price")]
         per_second: Decimal,
     },
-    /// SPEC §8 rule 7: native generation, by input and output tokens (thinking counted as output).
+    /// docs/api.md §8 rule 7: native generation, by input and output tokens (thinking counted as output).
     TextTokens {
         /// Price per million input tokens.
         #[serde(with = "price")]
@@ -203,7 +203,7 @@ impl Tariff {
 
     /// The charge for a usage, rounded **up** to the nano-unit once at the end (DESIGN §4).
     ///
-    /// - Characters, tokens: `quantity × price / 1 000 000` (SPEC §8 rules 1, 3).
+    /// - Characters, tokens: `quantity × price / 1 000 000` (docs/api.md §8 rules 1, 3).
     /// - Audio and video seconds: `seconds × price` (rules 2, 6); video seconds are charged for at
     ///   least 1 second even if the usage says 0 (rule 6).
     /// - Video tokens: `tokens × price / 1 000 000`, times `reference_video_ratio` for the

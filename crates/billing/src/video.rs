@@ -1,4 +1,4 @@
-//! Clip-format video: the token estimate charged at submission (SPEC §8 rules 4–5).
+//! Clip-format video: the token estimate charged at submission (docs/api.md §8 rules 4–5).
 //!
 //! The upstream bills a finished clip task by `usage.completion_tokens`, which that figure settles
 //! (DESIGN §4). At submission the gateway holds an estimate computed from the requested resolution,
@@ -11,7 +11,7 @@
 //! | 720p 16:9, 4 s | 87 300 | 1280 × 720 × 97 / 1024 |
 //! | 720p 16:9, 4 s + 4 s reference video | 173 700 | 1280 × 720 × (97 + 96) / 1024 |
 //!
-//! and SPEC §8 rule 4 gives "480p for 4 seconds is about 40,000 tokens" (864 × 496 × 97 / 1024 ≈
+//! and docs/api.md §8 rule 4 gives "480p for 4 seconds is about 40,000 tokens" (864 × 496 × 97 / 1024 ≈
 //! 40 595).
 
 use std::ops::RangeInclusive;
@@ -48,7 +48,7 @@ impl FrameSize {
     }
 }
 
-/// A series of the clip model family (SPEC §9: "series 2.0 and 2.5 of the clip family").
+/// A series of the clip model family (docs/api.md §9: "series 2.0 and 2.5 of the clip family").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ClipSeries {
     /// Series 2.0.
@@ -77,7 +77,7 @@ impl ClipSeries {
         }
     }
 
-    /// The longest reference video held for at submission (SPEC §8 rule 5): 15 s for 2.0, 30 s
+    /// The longest reference video held for at submission (docs/api.md §8 rule 5): 15 s for 2.0, 30 s
     /// for 2.5.
     pub const fn max_reference_seconds(self) -> u32 {
         match self {
@@ -86,7 +86,7 @@ impl ClipSeries {
         }
     }
 
-    /// The output durations a task may request (SPEC §8 limits): 4 to 15 s for 2.0, 4 to 30 s for
+    /// The output durations a task may request (docs/api.md §8 limits): 4 to 15 s for 2.0, 4 to 30 s for
     /// 2.5.
     pub const fn duration_seconds(self) -> RangeInclusive<u32> {
         match self {
@@ -96,7 +96,7 @@ impl ClipSeries {
     }
 }
 
-/// SPEC §8 rule 5, DESIGN §4: the maximum reference-video seconds held extra for a series — 15 for
+/// docs/api.md §8 rule 5, DESIGN §4: the maximum reference-video seconds held extra for a series — 15 for
 /// 2.0, 30 for 2.5.
 pub const fn clip_max_reference_seconds(series: ClipSeries) -> u32 {
     series.max_reference_seconds()
@@ -180,7 +180,7 @@ fn tokens_for_frames(size: FrameSize, frames: u128) -> u64 {
     u64::try_from(pixels.div_ceil(u128::from(PIXELS_PER_TOKEN))).unwrap_or(u64::MAX)
 }
 
-/// SPEC §8 rule 4: the estimated tokens of a clip of `output_seconds` at `size`:
+/// docs/api.md §8 rule 4: the estimated tokens of a clip of `output_seconds` at `size`:
 /// `width × height × (24 × seconds + 1) / 1024`, rounded up.
 ///
 /// ```
@@ -192,7 +192,7 @@ pub fn clip_token_estimate(size: FrameSize, output_seconds: u32) -> u64 {
     clip_token_estimate_with_reference(size, output_seconds, 0)
 }
 
-/// SPEC §8 rule 5: with reference videos the usage counts the output duration plus the reference
+/// docs/api.md §8 rule 5: with reference videos the usage counts the output duration plus the reference
 /// duration: `width × height × (24 × output_seconds + 1 + 24 × reference_seconds) / 1024`, rounded
 /// up. With `reference_seconds == 0` this is [`clip_token_estimate`].
 ///
@@ -211,7 +211,7 @@ pub fn clip_token_estimate_with_reference(
     tokens_for_frames(size, frames)
 }
 
-/// SPEC §8 rules 4–5: the usage held at submission of a clip task.
+/// docs/api.md §8 rules 4–5: the usage held at submission of a clip task.
 ///
 /// The standard tier holds the estimate for the output alone; the reference-video tier also holds
 /// for the series' maximum reference length ([`ClipSeries::max_reference_seconds`]), which is then

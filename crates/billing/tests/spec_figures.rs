@@ -1,4 +1,4 @@
-//! The specification's own figures, replayed (SPEC §8, DESIGN §4, wire-formats §5.5).
+//! The specification's own figures, replayed (docs/api.md §8, DESIGN §4, wire-formats §5.5).
 
 #![allow(clippy::unwrap_used)]
 
@@ -25,7 +25,7 @@ fn rule_4_480p_for_4_seconds_is_about_40000_tokens() {
     let size = clip_frame_size("480p", "16:9").unwrap();
     assert_eq!(size, FrameSize::new(864, 496));
     let tokens = clip_token_estimate(size, 4);
-    // "480p for 4 seconds is about 40,000 tokens" (SPEC §8 rule 4) ...
+    // "480p for 4 seconds is about 40,000 tokens" (docs/api.md §8 rule 4) ...
     assert!((38_000..=42_000).contains(&tokens), "{tokens}");
     // ... exactly 864 × 496 × 97 / 1024 = 40594.5, rounded up.
     assert_eq!(tokens, 40_595);

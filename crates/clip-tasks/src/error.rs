@@ -12,11 +12,11 @@
 //! | [`Required`](Rule::Required) | `required` | a required value is missing or empty |
 //! | [`UnsupportedValue`](Rule::UnsupportedValue) | `unsupported_value` | a value is not one of the accepted values (model series, resolution, ratio, role, content type, status filter) |
 //! | [`OutOfRange`](Rule::OutOfRange) | `out_of_range` | a number lies outside its range (duration, page number, page size) |
-//! | [`NotCombinable`](Rule::NotCombinable) | `not_combinable` | first/last frames together with reference images (SPEC §2.7 content rule 1) |
+//! | [`NotCombinable`](Rule::NotCombinable) | `not_combinable` | first/last frames together with reference images (docs/api.md §2.7 content rule 1) |
 //! | [`TooMany`](Rule::TooMany) | `too_many` | more items of a kind than allowed (reference images, reference videos, frames) |
 //! | [`TooLong`](Rule::TooLong) | `too_long` | the reference videos last longer in total than allowed |
 //! | [`InvalidUrl`](Rule::InvalidUrl) | `invalid_url` | a media URL is not an `http(s)` URL (or, for images, an inline image) that can be read unambiguously |
-//! | [`NotPublic`](Rule::NotPublic) | `not_public` | a media URL points to a loopback, private, link-local or otherwise non-public host (SPEC §2.7 content rule 4) |
+//! | [`NotPublic`](Rule::NotPublic) | `not_public` | a media URL points to a loopback, private, link-local or otherwise non-public host (docs/api.md §2.7 content rule 4) |
 //! | [`TooLarge`](Rule::TooLarge) | `too_large` | inline `data:` media is larger than allowed |
 //! | [`Malformed`](Rule::Malformed) | `malformed` | a value has the wrong shape (a content item of a known type whose fields have the wrong type; bad percent-encoding in a query) |
 //! | [`Conflicting`](Rule::Conflicting) | `conflicting` | an inline prompt flag contradicts the structured field, or the same flag is given twice with different values |
@@ -32,23 +32,23 @@ pub enum Rule {
     /// A required value is missing or empty (`"model": ""`, no `content`, an empty
     /// `video_url.url`).
     Required,
-    /// A value is not one of the accepted values (SPEC §2.7: `resolution` `480p` or `720p`, the
+    /// A value is not one of the accepted values (docs/api.md §2.7: `resolution` `480p` or `720p`, the
     /// `ratio` list, the image roles; a model outside the 2.0 and 2.5 series).
     UnsupportedValue,
-    /// A number is outside its range (SPEC §2.7: `duration` 4 to 15 s for 2.0, 4 to 30 s for
+    /// A number is outside its range (docs/api.md §2.7: `duration` 4 to 15 s for 2.0, 4 to 30 s for
     /// 2.5; a list query's `page_num` and `page_size`).
     OutOfRange,
-    /// SPEC §2.7 content rule 1: first/last frames cannot be combined with reference images.
+    /// docs/api.md §2.7 content rule 1: first/last frames cannot be combined with reference images.
     NotCombinable,
-    /// SPEC §2.7 content rules 2 and 3: at most 30 reference images, at most 3 (2.0) or 10 (2.5)
+    /// docs/api.md §2.7 content rules 2 and 3: at most 30 reference images, at most 3 (2.0) or 10 (2.5)
     /// reference videos; at most one first frame and one last frame.
     TooMany,
-    /// SPEC §2.7 content rule 3: reference videos at most 15 s (2.0) or 30 s (2.5) in total.
+    /// docs/api.md §2.7 content rule 3: reference videos at most 15 s (2.0) or 30 s (2.5) in total.
     TooLong,
     /// A media URL that is not an `http(s)` URL this crate can read unambiguously (another
     /// scheme, userinfo, a numeric host that is not a dotted-quad, a malformed `data:` URL).
     InvalidUrl,
-    /// SPEC §2.7 content rule 4: media URLs must be publicly accessible; loopback, private,
+    /// docs/api.md §2.7 content rule 4: media URLs must be publicly accessible; loopback, private,
     /// link-local and other non-public hosts are refused.
     NotPublic,
     /// Inline `data:` media larger than allowed

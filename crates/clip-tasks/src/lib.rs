@@ -1,6 +1,6 @@
 //! # tollgate-clip-tasks
 //!
-//! The Ark-style content-generation task format, sans-IO (SPEC §2.7, §3.1, §4.6–4.7;
+//! The Ark-style content-generation task format, sans-IO (docs/api.md §2.7, §3.1, §4.6–4.7;
 //! wire-formats §5): the create request and its `content` items, the content rules, the task
 //! record and its states, the list and delete calls, and Ark's error body.
 //!
@@ -13,7 +13,7 @@
 //!   [`CreateTaskRequest::for_upstream`] builds the body to pass on.
 //! - [`series`](mod@series): the model family (`clipgen-cn-*`, `clipgen-intl-*`, `-fast`, `-mini`), the
 //!   [`ClipSeries`] read from a model id ([`series::series`]), and the limits per series.
-//! - [`media_url`]: the public-URL checks of SPEC §2.7 content rule 4 (no loopback, private,
+//! - [`media_url`]: the public-URL checks of docs/api.md §2.7 content rule 4 (no loopback, private,
 //!   link-local or encoded-IP hosts), inline `data:` images, and [`media_url::is_public_ip`] for
 //!   the gateway's own resolution.
 //! - [`validate`](mod@validate): [`validate()`], the content rules and limits with a

@@ -1,4 +1,4 @@
-//! Media URL checks (SPEC §2.7 content rule 4: image and video URLs must be publicly
+//! Media URL checks (docs/api.md §2.7 content rule 4: image and video URLs must be publicly
 //! accessible).
 //!
 //! The gateway may itself fetch a reference video (a bounded range read of its length), and the
@@ -27,7 +27,7 @@
 //! Images may also be inline: `data:image/<type>;base64,<payload>` with a type from
 //! [`INLINE_IMAGE_TYPES`], the standard base64 alphabet, and at most
 //! [`MAX_INLINE_IMAGE_BYTES`] characters of payload. Videos are URLs only (wire-formats §5.1).
-//! Audio (wire-formats §5.1, not in SPEC §2.7) is treated like images, with `data:audio/...`.
+//! Audio (wire-formats §5.1, not in docs/api.md §2.7) is treated like images, with `data:audio/...`.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 

@@ -1,4 +1,4 @@
-//! The length of a reference video, read from the head of its MP4 file (SPEC §2.7 content
+//! The length of a reference video, read from the head of its MP4 file (docs/api.md §2.7 content
 //! rule 3: the reference videos' total length is limited per series).
 //!
 //! The gateway fetches a bounded byte range of a reference video and hands it to [`scan_mp4`],

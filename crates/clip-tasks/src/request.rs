@@ -1,4 +1,4 @@
-//! The create request of `POST /api/v3/contents/generations/tasks` (SPEC §2.7, §4.6;
+//! The create request of `POST /api/v3/contents/generations/tasks` (docs/api.md §2.7, §4.6;
 //! wire-formats §5.1) and its `content` items.
 //!
 //! Decoding accepts what the vendor's own SDK sends: every optional field may be an explicit
@@ -34,11 +34,11 @@ pub const UPSTREAM_FIELDS: [&str; 10] = [
 
 /// Fields the upstream understands but the gateway accepts and does not pass on.
 ///
-/// `callback_url`: SPEC §6 defines no callbacks ("clients poll"); an upstream callback would
+/// `callback_url`: docs/api.md §6 defines no callbacks ("clients poll"); an upstream callback would
 /// carry the upstream's task id to the client's URL, outside the gateway's metering.
 pub const WITHHELD_FIELDS: [&str; 1] = ["callback_url"];
 
-/// The body of `POST /api/v3/contents/generations/tasks` (SPEC §2.7, wire-formats §5.1).
+/// The body of `POST /api/v3/contents/generations/tasks` (docs/api.md §2.7, wire-formats §5.1).
 ///
 /// An absent or `null` `model` decodes as an empty string and `content` as an empty list; both
 /// are then refused by validation. `duration` accepts an integer or a whole-number float (`5.0`).
@@ -121,17 +121,17 @@ impl CreateTaskRequest {
         }
     }
 
-    /// `resolution`, or `720p` when it is absent (SPEC §2.7).
+    /// `resolution`, or `720p` when it is absent (docs/api.md §2.7).
     pub fn resolution_or_default(&self) -> &str {
         self.resolution.as_deref().unwrap_or(DEFAULT_RESOLUTION)
     }
 
-    /// `ratio`, or `adaptive` when it is absent (SPEC §2.7).
+    /// `ratio`, or `adaptive` when it is absent (docs/api.md §2.7).
     pub fn ratio_or_default(&self) -> &str {
         self.ratio.as_deref().unwrap_or(DEFAULT_RATIO)
     }
 
-    /// `generate_audio`, or `true` when it is absent (SPEC §2.7).
+    /// `generate_audio`, or `true` when it is absent (docs/api.md §2.7).
     pub fn generate_audio_or_default(&self) -> bool {
         self.generate_audio.unwrap_or(DEFAULT_GENERATE_AUDIO)
     }
@@ -205,7 +205,7 @@ impl CreateTaskRequest {
     }
 }
 
-/// An item of `content` (SPEC §2.7, wire-formats §5.1), tagged by `type`.
+/// An item of `content` (docs/api.md §2.7, wire-formats §5.1), tagged by `type`.
 ///
 /// An item whose `type` is not one of the five below, or whose fields have the wrong JSON type
 /// (an `image_url` that is a string, an unknown `role`), decodes as [`Other`](Self::Other) with
@@ -364,7 +364,7 @@ pub struct DraftTaskRef {
     pub id: String,
 }
 
-/// The role of an image (SPEC §2.7, wire-formats §5.1), snake_case on the wire.
+/// The role of an image (docs/api.md §2.7, wire-formats §5.1), snake_case on the wire.
 ///
 /// An image without a role is a first frame; two role-less images are a first frame and then a
 /// last frame (wire-formats §5.1).

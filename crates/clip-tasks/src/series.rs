@@ -1,10 +1,10 @@
-//! The clip model family, its series and their limits (SPEC §2.7, §8, §9 rule 2).
+//! The clip model family, its series and their limits (docs/api.md §2.7, §8, §9 rule 2).
 //!
-//! SPEC §2.7: the families `clipgen-cn-*` (China edition) and `clipgen-intl-*` (international
+//! docs/api.md §2.7: the families `clipgen-cn-*` (China edition) and `clipgen-intl-*` (international
 //! edition) take the same parameters; `-fast` (faster) and `-mini` (cheaper) variants exist;
 //! model ids end in a version and a date code, e.g. `clipgen-cn-2.0-260128`,
 //! `clipgen-intl-2.5-fast-260301`, `clipgen-cn-2.5-mini-260301`. The version names the series
-//! (SPEC §9 rule 2), and the series sets the limits:
+//! (docs/api.md §9 rule 2), and the series sets the limits:
 //!
 //! | Series | `duration` (s) | Reference videos | Reference seconds in total |
 //! |---|---|---|---|
@@ -20,26 +20,26 @@ use std::ops::RangeInclusive;
 
 use serde::{Deserialize, Serialize};
 
-/// SPEC §2.7 content rule 2: at most 30 reference images.
+/// docs/api.md §2.7 content rule 2: at most 30 reference images.
 pub const MAX_REFERENCE_IMAGES: u32 = 30;
 
-/// SPEC §2.7: the accepted `resolution` values.
+/// docs/api.md §2.7: the accepted `resolution` values.
 pub const RESOLUTIONS: [&str; 2] = ["480p", "720p"];
 
-/// SPEC §2.7: `resolution` defaults to `720p`.
+/// docs/api.md §2.7: `resolution` defaults to `720p`.
 pub const DEFAULT_RESOLUTION: &str = "720p";
 
-/// SPEC §2.7: the accepted `ratio` values.
+/// docs/api.md §2.7: the accepted `ratio` values.
 pub const RATIOS: [&str; 7] = ["16:9", "9:16", "1:1", "4:3", "3:4", "21:9", "adaptive"];
 
-/// SPEC §2.7: `ratio` defaults to `adaptive` (adapts to the input media).
+/// docs/api.md §2.7: `ratio` defaults to `adaptive` (adapts to the input media).
 pub const DEFAULT_RATIO: &str = "adaptive";
 
-/// SPEC §2.7: `generate_audio` defaults to `true`.
+/// docs/api.md §2.7: `generate_audio` defaults to `true`.
 pub const DEFAULT_GENERATE_AUDIO: bool = true;
 
 /// The duration in seconds when the request gives neither `duration` nor `frames`: 5 s, the
-/// vendor's default (wire-formats §5.1 examples; SPEC §2.7 gives no default). The gateway sends
+/// vendor's default (wire-formats §5.1 examples; docs/api.md §2.7 gives no default). The gateway sends
 /// it explicitly upstream ([`CreateTaskRequest::for_upstream`](crate::CreateTaskRequest::for_upstream)),
 /// so the hold and the generated clip agree.
 pub const DEFAULT_DURATION: u32 = 5;
@@ -50,12 +50,12 @@ pub const DURATION_MODEL_CHOOSES: i64 = -1;
 /// The largest inline image accepted, counted in characters of the base64 payload of a
 /// `data:image/...;base64,` URL: 10 MiB, about 7.5 MiB of image.
 ///
-/// SPEC §2.7 allows inline images without a size; this bound keeps one image well inside the
+/// docs/api.md §2.7 allows inline images without a size; this bound keeps one image well inside the
 /// 16 MiB body limit of the clip-task endpoint (docs/decisions.md), which bounds all of them
 /// together.
 pub const MAX_INLINE_IMAGE_BYTES: usize = 10 * 1024 * 1024;
 
-/// A series of the clip model family (SPEC §9 rule 2: "series 2.0 and 2.5 of the clip family").
+/// A series of the clip model family (docs/api.md §9 rule 2: "series 2.0 and 2.5 of the clip family").
 ///
 /// Serialized as its version, `"2.0"` or `"2.5"`.
 ///
@@ -98,7 +98,7 @@ impl ClipSeries {
         }
     }
 
-    /// SPEC §2.7 and §8: the `duration` range in seconds, 4 to 15 (2.0) or 4 to 30 (2.5).
+    /// docs/api.md §2.7 and §8: the `duration` range in seconds, 4 to 15 (2.0) or 4 to 30 (2.5).
     pub const fn duration_range(self) -> RangeInclusive<u32> {
         match self {
             ClipSeries::V2_0 => 4..=15,
@@ -106,7 +106,7 @@ impl ClipSeries {
         }
     }
 
-    /// SPEC §2.7 content rule 3: at most 3 (2.0) or 10 (2.5) reference videos.
+    /// docs/api.md §2.7 content rule 3: at most 3 (2.0) or 10 (2.5) reference videos.
     pub const fn max_reference_videos(self) -> u32 {
         match self {
             ClipSeries::V2_0 => 3,
@@ -114,7 +114,7 @@ impl ClipSeries {
         }
     }
 
-    /// SPEC §2.7 content rule 3 and §8 rule 5: reference videos last at most 15 s (2.0) or 30 s
+    /// docs/api.md §2.7 content rule 3 and §8 rule 5: reference videos last at most 15 s (2.0) or 30 s
     /// (2.5) in total; this is also the extra reference length held at submission.
     pub const fn max_reference_seconds(self) -> u32 {
         match self {
@@ -134,7 +134,7 @@ impl fmt::Display for ClipSeries {
 /// `2.5`, or the vendor's spelling as two tokens `2-0` / `2-5` (`doubao-seedance-2-0-260128`).
 ///
 /// This accepts any id that names a series, so that a catalog may map other public names onto
-/// the family; [`ModelId::parse`] reads the `clipgen-*` ids of SPEC §2.7 strictly. A date code
+/// the family; [`ModelId::parse`] reads the `clipgen-*` ids of docs/api.md §2.7 strictly. A date code
 /// (`260128`) or another version (`1.5`, `1-5`) is not a series.
 ///
 /// ```
@@ -172,7 +172,7 @@ fn dotted_version(token: &str) -> Option<ClipSeries> {
     }
 }
 
-/// The edition of a `clipgen-*` model (SPEC §2.7).
+/// The edition of a `clipgen-*` model (docs/api.md §2.7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Edition {
@@ -182,7 +182,7 @@ pub enum Edition {
     Intl,
 }
 
-/// The variant of a `clipgen-*` model (SPEC §2.7).
+/// The variant of a `clipgen-*` model (docs/api.md §2.7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Variant {
@@ -194,7 +194,7 @@ pub enum Variant {
     Mini,
 }
 
-/// A `clipgen-*` model id read strictly (SPEC §2.7):
+/// A `clipgen-*` model id read strictly (docs/api.md §2.7):
 /// `clipgen-{cn|intl}-{2.0|2.5}[-fast|-mini]-{date code}`, the date code being six digits.
 ///
 /// ```

@@ -1,10 +1,10 @@
-//! The task: its status and state machine (SPEC §3.1), the create response (SPEC §2.7) and the
-//! task record of `GET /api/v3/contents/generations/tasks/{id}` (SPEC §2.7, §4.7; wire-formats
-//! §5.2), the endpoint paths (SPEC §4 rule 1) and the polling rules (SPEC §4 rules 2, 6, 7).
+//! The task: its status and state machine (docs/api.md §3.1), the create response (docs/api.md §2.7) and the
+//! task record of `GET /api/v3/contents/generations/tasks/{id}` (docs/api.md §2.7, §4.7; wire-formats
+//! §5.2), the endpoint paths (docs/api.md §4 rule 1) and the polling rules (docs/api.md §4 rules 2, 6, 7).
 //!
 //! # States
 //!
-//! SPEC §3.1, with the upstream's `cancelled` and `expired` (wire-formats §5.2, §5.3):
+//! docs/api.md §3.1, with the upstream's `cancelled` and `expired` (wire-formats §5.2, §5.3):
 //!
 //! | From | Event | To |
 //! |---|---|---|
@@ -16,7 +16,7 @@
 //! | `queued`, `running` | the upstream's execution time limit passes (`execution_expires_after`) | `expired` |
 //!
 //! `succeeded`, `failed`, `cancelled` and `expired` are terminal. A poller may see `queued` jump
-//! straight to a terminal state (it polls every few seconds; SPEC §4 rule 6), so
+//! straight to a terminal state (it polls every few seconds; docs/api.md §4 rule 6), so
 //! [`TaskStatus::can_become`] allows every forward move and refuses moves back.
 
 use std::fmt;
@@ -27,20 +27,20 @@ use serde_json::{Map, Value};
 
 use crate::error::null_as_empty;
 
-/// SPEC §4.6, §4.7: the path of the clip-task endpoints (create and list, `POST` and `GET`).
+/// docs/api.md §4.6, §4.7: the path of the clip-task endpoints (create and list, `POST` and `GET`).
 pub const TASKS_PATH: &str = "/api/v3/contents/generations/tasks";
 
-/// SPEC §4 rule 6: poll no more than once per second.
+/// docs/api.md §4 rule 6: poll no more than once per second.
 pub const MIN_POLL_INTERVAL: Duration = Duration::from_secs(1);
 
-/// SPEC §4 rule 6: the recommended polling interval is 5 to 10 seconds; this is its start.
+/// docs/api.md §4 rule 6: the recommended polling interval is 5 to 10 seconds; this is its start.
 pub const RECOMMENDED_POLL_INTERVAL: Duration = Duration::from_secs(5);
 
-/// SPEC §4 rule 7, wire-formats §5.2: the link to a finished video usually expires after 24
+/// docs/api.md §4 rule 7, wire-formats §5.2: the link to a finished video usually expires after 24
 /// hours.
 pub const VIDEO_URL_LIFETIME: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// SPEC §4.7: the path of one task, `TASKS_PATH/{id}` (SPEC §4 rule 2: a task is queried by its
+/// docs/api.md §4.7: the path of one task, `TASKS_PATH/{id}` (docs/api.md §4 rule 2: a task is queried by its
 /// id only).
 ///
 /// ```
@@ -61,7 +61,7 @@ pub fn task_id_from_path(path: &str) -> Option<&str> {
     (!id.is_empty() && !id.contains('/')).then_some(id)
 }
 
-/// The status of a task (SPEC §3.1, wire-formats §5.2), a lower-case string on the wire.
+/// The status of a task (docs/api.md §3.1, wire-formats §5.2), a lower-case string on the wire.
 ///
 /// Decoding never fails on a string: the known values are matched without regard to case (and
 /// the spelling `canceled` is read as [`Cancelled`](Self::Cancelled)); any other string is kept
@@ -154,13 +154,13 @@ impl TaskStatus {
     }
 
     /// Whether the task succeeded: the hold settles against `usage.completion_tokens`
-    /// (SPEC §3.1, §8 rule 4).
+    /// (docs/api.md §3.1, §8 rule 4).
     pub fn is_success(&self) -> bool {
         matches!(self, TaskStatus::Succeeded)
     }
 
     /// Whether the task ended without a video — failed, cancelled or expired — and its charge
-    /// is refunded in full (SPEC §3.1, §7, §8 rule 4).
+    /// is refunded in full (docs/api.md §3.1, §7, §8 rule 4).
     pub fn is_refunded(&self) -> bool {
         matches!(
             self,
@@ -218,9 +218,9 @@ impl<'de> Deserialize<'de> for TaskStatus {
     }
 }
 
-/// The create response (SPEC §2.7): `id`, `model`, `status` (`queued`), `created_at`.
+/// The create response (docs/api.md §2.7): `id`, `model`, `status` (`queued`), `created_at`.
 ///
-/// The vendor answers with the `id` alone (wire-formats §5.1); SPEC §2.7 adds the other three,
+/// The vendor answers with the `id` alone (wire-formats §5.1); docs/api.md §2.7 adds the other three,
 /// which are optional here so that either decodes.
 ///
 /// ```
@@ -266,7 +266,7 @@ impl CreateTaskResponse {
     }
 }
 
-/// The task record (SPEC §2.7, wire-formats §5.2).
+/// The task record (docs/api.md §2.7, wire-formats §5.2).
 ///
 /// Only `id`, `model` and `status` are required (`model` may be `null`, read as empty); every
 /// other field may be absent or `null`, and fields this crate does not model (`subdivisionlevel`,
@@ -298,7 +298,7 @@ pub struct Task {
     /// On success: the video (and the last frame, when `return_last_frame` was asked for).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<TaskContent>,
-    /// On success: the tokens billed (SPEC §8 rule 4).
+    /// On success: the tokens billed (docs/api.md §8 rule 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     /// On failure: what went wrong.
@@ -371,13 +371,13 @@ impl Task {
         }
     }
 
-    /// `content.video_url`, the link to the video (SPEC §4 rule 7: it usually expires after
+    /// `content.video_url`, the link to the video (docs/api.md §4 rule 7: it usually expires after
     /// [`VIDEO_URL_LIFETIME`]).
     pub fn video_url(&self) -> Option<&str> {
         self.content.as_ref()?.video_url.as_deref()
     }
 
-    /// `usage.completion_tokens`, the tokens billed (SPEC §8 rule 4).
+    /// `usage.completion_tokens`, the tokens billed (docs/api.md §8 rule 4).
     pub fn completion_tokens(&self) -> Option<u64> {
         self.usage.as_ref()?.completion_tokens
     }
@@ -400,7 +400,7 @@ pub struct TaskContent {
     pub extra: Map<String, Value>,
 }
 
-/// The `usage` of a finished task (SPEC §2.7, §8 rule 4).
+/// The `usage` of a finished task (docs/api.md §2.7, §8 rule 4).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Usage {
     /// The tokens billed.

@@ -1,4 +1,4 @@
-//! The rules of a create request (SPEC §2.7, §8) and what the caller needs to bill it (SPEC §8
+//! The rules of a create request (docs/api.md §2.7, §8) and what the caller needs to bill it (docs/api.md §8
 //! rules 4–5).
 
 use serde::{Deserialize, Serialize};
@@ -15,7 +15,7 @@ use crate::series::{
     RESOLUTIONS, series,
 };
 
-/// The price tier of a clip task (SPEC §8 rule 5).
+/// The price tier of a clip task (docs/api.md §8 rule 5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
@@ -27,7 +27,7 @@ pub enum Tier {
     ReferenceVideo,
 }
 
-/// What a valid request asks for, as the gateway needs it to hold and bill (SPEC §8 rules 4–5).
+/// What a valid request asks for, as the gateway needs it to hold and bill (docs/api.md §8 rules 4–5).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Validated {
     /// The series, from the model id.
@@ -57,7 +57,7 @@ pub struct Validated {
 }
 
 impl Validated {
-    /// SPEC §8 rule 5: the reference seconds to hold for at submission, the series' maximum for
+    /// docs/api.md §8 rule 5: the reference seconds to hold for at submission, the series' maximum for
     /// the reference-video tier (15 s for 2.0, 30 s for 2.5) and 0 otherwise. The gateway may
     /// hold for less when it has read the videos' lengths ([`validate_reference_seconds`]).
     pub fn hold_reference_seconds(&self) -> u32 {
@@ -74,27 +74,27 @@ impl Validated {
 /// | Field | Rule | [`Rule`] |
 /// |---|---|---|
 /// | `model` | must not be empty | [`Required`](Rule::Required) |
-/// | `model` | SPEC §2.7/§9: must name series 2.0 or 2.5 ([`series`]) | [`UnsupportedValue`](Rule::UnsupportedValue) |
+/// | `model` | docs/api.md §2.7/§9: must name series 2.0 or 2.5 ([`series`]) | [`UnsupportedValue`](Rule::UnsupportedValue) |
 /// | `content` | must not be empty | [`Required`](Rule::Required) |
 /// | `content[i].type` | one of `text`, `image_url`, `video_url`, `audio_url`, `draft_task` | [`UnsupportedValue`](Rule::UnsupportedValue) |
 /// | `content[i]...` | an item of a known type must have its fields with the right JSON types | [`Malformed`](Rule::Malformed) |
 /// | `content[i].text` | must not be empty | [`Required`](Rule::Required) |
-/// | `content[i].image_url.url` | SPEC §2.7 rule 4: a public `http(s)` URL or bounded inline image ([`check_image_url`]) | [`Required`](Rule::Required), [`InvalidUrl`](Rule::InvalidUrl), [`NotPublic`](Rule::NotPublic), [`TooLarge`](Rule::TooLarge) |
-/// | `content[i].role` | SPEC §2.7 rule 1: first/last frames (an image without a role is a first frame) not with reference images | [`NotCombinable`](Rule::NotCombinable) |
+/// | `content[i].image_url.url` | docs/api.md §2.7 rule 4: a public `http(s)` URL or bounded inline image ([`check_image_url`]) | [`Required`](Rule::Required), [`InvalidUrl`](Rule::InvalidUrl), [`NotPublic`](Rule::NotPublic), [`TooLarge`](Rule::TooLarge) |
+/// | `content[i].role` | docs/api.md §2.7 rule 1: first/last frames (an image without a role is a first frame) not with reference images | [`NotCombinable`](Rule::NotCombinable) |
 /// | `content[i].role` | at most one first frame and one last frame | [`TooMany`](Rule::TooMany) |
-/// | `content[i]` | SPEC §2.7 rule 2: at most [`MAX_REFERENCE_IMAGES`] reference images | [`TooMany`](Rule::TooMany) |
-/// | `content[i].video_url.url` | SPEC §2.7 rule 4: not empty, a public `http(s)` URL ([`check_video_url`]) | [`Required`](Rule::Required), [`InvalidUrl`](Rule::InvalidUrl), [`NotPublic`](Rule::NotPublic) |
+/// | `content[i]` | docs/api.md §2.7 rule 2: at most [`MAX_REFERENCE_IMAGES`] reference images | [`TooMany`](Rule::TooMany) |
+/// | `content[i].video_url.url` | docs/api.md §2.7 rule 4: not empty, a public `http(s)` URL ([`check_video_url`]) | [`Required`](Rule::Required), [`InvalidUrl`](Rule::InvalidUrl), [`NotPublic`](Rule::NotPublic) |
 /// | `content[i].role` | a video's role is `reference_video`, an audio's `reference_audio` | [`UnsupportedValue`](Rule::UnsupportedValue) |
-/// | `content[i]` | SPEC §2.7 rule 3: at most 3 (2.0) or 10 (2.5) reference videos | [`TooMany`](Rule::TooMany) |
+/// | `content[i]` | docs/api.md §2.7 rule 3: at most 3 (2.0) or 10 (2.5) reference videos | [`TooMany`](Rule::TooMany) |
 /// | `content[i].audio_url.url` | a public `http(s)` URL or bounded inline audio ([`check_audio_url`]) | as for images |
 /// | `content[i].draft_task.id` | must not be empty | [`Required`](Rule::Required) |
 /// | `content` | at least one text, image or draft task | [`Required`](Rule::Required) |
 /// | `content` | wire-formats §5.1: reference audio needs an image or a video | [`Required`](Rule::Required) |
-/// | `duration` | SPEC §2.7: within the series' range, or `-1` (the model chooses) | [`OutOfRange`](Rule::OutOfRange) |
-/// | `resolution` | SPEC §2.7: one of [`RESOLUTIONS`] | [`UnsupportedValue`](Rule::UnsupportedValue) |
-/// | `ratio` | SPEC §2.7: one of [`RATIOS`] | [`UnsupportedValue`](Rule::UnsupportedValue) |
+/// | `duration` | docs/api.md §2.7: within the series' range, or `-1` (the model chooses) | [`OutOfRange`](Rule::OutOfRange) |
+/// | `resolution` | docs/api.md §2.7: one of [`RESOLUTIONS`] | [`UnsupportedValue`](Rule::UnsupportedValue) |
+/// | `ratio` | docs/api.md §2.7: one of [`RATIOS`] | [`UnsupportedValue`](Rule::UnsupportedValue) |
 ///
-/// The total length of the reference videos (SPEC §2.7 rule 3) cannot be known from the request;
+/// The total length of the reference videos (docs/api.md §2.7 rule 3) cannot be known from the request;
 /// the gateway checks it with [`validate_reference_seconds`] when it could read the lengths, and
 /// otherwise the upstream decides and the hold covers the maximum
 /// ([`Validated::hold_reference_seconds`]). The fields kept in `extra` are not checked: the
@@ -180,7 +180,7 @@ pub fn validate_trusting(
     })
 }
 
-/// SPEC §2.7 content rule 3: the reference videos last at most 15 s (2.0) or 30 s (2.5) in
+/// docs/api.md §2.7 content rule 3: the reference videos last at most 15 s (2.0) or 30 s (2.5) in
 /// total. `seconds` are the lengths the gateway could read, in content order; each must be a
 /// finite number of at least 0.
 ///

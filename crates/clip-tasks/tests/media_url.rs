@@ -1,4 +1,4 @@
-//! SPEC §2.7 content rule 4: media URLs must be public. A table of accepted and refused URLs
+//! docs/api.md §2.7 content rule 4: media URLs must be public. A table of accepted and refused URLs
 //! (encoded-IP tricks, IPv6 literals, userinfo, ports, special names), inline data URLs, and
 //! `is_public_ip`.
 

@@ -10,7 +10,7 @@ use tollgate_clip_tasks::{
 };
 
 /// A body exactly as the vendor SDK sends it: every optional field an explicit `null`, the
-/// fields SPEC §2.7 does not list, and items carrying the other item kinds' keys as `null`.
+/// fields docs/api.md §2.7 does not list, and items carrying the other item kinds' keys as `null`.
 fn sdk_body() -> Value {
     json!({
         "model": "clipgen-cn-2.0-260128",

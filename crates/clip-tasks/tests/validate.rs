@@ -1,4 +1,4 @@
-//! Every content rule and limit of SPEC §2.7 / §8, with the field path of the error, and what
+//! Every content rule and limit of docs/api.md §2.7 / §8, with the field path of the error, and what
 //! a valid request yields for billing; the model series.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -316,7 +316,7 @@ fn empty_values_are_required() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// content: URLs (SPEC §2.7 rule 4)
+// content: URLs (docs/api.md §2.7 rule 4)
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -430,7 +430,7 @@ fn reference_audio_needs_an_image_or_a_video() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// content: frames and references (SPEC §2.7 rules 1–3)
+// content: frames and references (docs/api.md §2.7 rules 1–3)
 // ---------------------------------------------------------------------------------------------
 
 #[test]

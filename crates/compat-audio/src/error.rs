@@ -25,23 +25,23 @@ use std::fmt;
 pub enum Rule {
     /// A required value is missing or empty (`"model": ""`, no `voice`).
     Required,
-    /// A text has more characters than allowed (SPEC §2.1: `input` at most 10,000 characters).
+    /// A text has more characters than allowed (docs/api.md §2.1: `input` at most 10,000 characters).
     TooLong,
-    /// A text has more characters than allowed for the requested audio format (SPEC §2.1: at most
+    /// A text has more characters than allowed for the requested audio format (docs/api.md §2.1: at most
     /// 2,000 characters for `wav`, `flac` and `pcm`).
     TooLongForFormat,
-    /// A number is outside its range, or not a finite number (SPEC §2.1: `speed` 0.5 to 2.0;
+    /// A number is outside its range, or not a finite number (docs/api.md §2.1: `speed` 0.5 to 2.0;
     /// wire-formats §1.2: `temperature` 0 to 1).
     OutOfRange,
-    /// A value is not one of the accepted values (SPEC §2.2: `response_format` `json`,
+    /// A value is not one of the accepted values (docs/api.md §2.2: `response_format` `json`,
     /// `verbose_json`, `srt`, `vtt`, `text`; a file format other than the accepted containers).
     UnsupportedValue,
-    /// A value is only available without streaming (SPEC §2.2: `stream` only with `json` and
+    /// A value is only available without streaming (docs/api.md §2.2: `stream` only with `json` and
     /// `text`).
     NotStreamable,
-    /// An uploaded file has more bytes than allowed (SPEC §2.2 and §8: at most 50 MB).
+    /// An uploaded file has more bytes than allowed (docs/api.md §2.2 and §8: at most 50 MB).
     TooLarge,
-    /// Uploaded audio lasts longer than allowed (SPEC §2.2 and §8: at most 500 seconds).
+    /// Uploaded audio lasts longer than allowed (docs/api.md §2.2 and §8: at most 500 seconds).
     AudioTooLong,
 }
 

@@ -708,7 +708,7 @@ fn durations_are_rounded_to_milliseconds() {
 }
 
 /// The fields the OpenAI SDK's `TranscriptionVerbose` and `TranscriptionSegment` require
-/// (wire-formats §1.2), plus SPEC §2.3's.
+/// (wire-formats §1.2), plus docs/api.md §2.3's.
 const VERBOSE_FIELDS: [&str; 7] = [
     "task",
     "language",

@@ -1,5 +1,5 @@
 //! The OpenAI-compatible embeddings wire format, `POST /v1/embeddings` (wire-formats §2,
-//! SPEC §2.6), without any I/O.
+//! docs/api.md §2.6), without any I/O.
 //!
 //! This crate describes one wire format and nothing else:
 //!

@@ -1,4 +1,4 @@
-//! The request body of `POST /v1/embeddings` (wire-formats §2, SPEC §2.6).
+//! The request body of `POST /v1/embeddings` (wire-formats §2, docs/api.md §2.6).
 //!
 //! | Field | Type | Notes |
 //! |---|---|---|

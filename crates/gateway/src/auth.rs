@@ -1,4 +1,4 @@
-//! Credentials, read the way each family's own clients send them (DESIGN §2 step 2, SPEC §5).
+//! Credentials, read the way each family's own clients send them (DESIGN §2 step 2, docs/api.md §5).
 
 use crate::clock::now_millis;
 use crate::errors::{ApiError, ErrorKind, Family};

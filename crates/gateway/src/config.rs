@@ -239,7 +239,7 @@ pub struct TasksConfig {
     #[serde(default = "default_sweep_interval_seconds")]
     pub sweep_interval_seconds: u64,
     /// Hosts whose media URLs are accepted in task content even though they resolve to private
-    /// addresses (an internal CDN). Everything else must be public (SPEC §2.7 rule 4).
+    /// addresses (an internal CDN). Everything else must be public (docs/api.md §2.7 rule 4).
     #[serde(default)]
     pub trusted_media_hosts: Vec<String>,
     /// A media URL whose host cannot be resolved here is refused (400) instead of left to the

@@ -13,10 +13,10 @@ pub enum Endpoint {
     Speech,
     /// `/v1/t2a_v2`.
     T2a,
-    /// `/v1/audio/transcriptions`: the `file` part, 50 MB (SPEC §2.2); the other fields are
+    /// `/v1/audio/transcriptions`: the `file` part, 50 MB (docs/api.md §2.2); the other fields are
     /// bounded separately.
     Transcriptions,
-    /// `/v1/speech_to_text`: the `file` part, 50 MB (SPEC §2.5).
+    /// `/v1/speech_to_text`: the `file` part, 50 MB (docs/api.md §2.5).
     SpeechToText,
     /// `/api/v3/contents/generations/tasks`: inline images.
     ClipTasks,

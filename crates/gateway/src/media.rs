@@ -1,4 +1,4 @@
-//! Links to finished videos (DESIGN §5, SPEC §4 rule 7).
+//! Links to finished videos (DESIGN §5, docs/api.md §4 rule 7).
 //!
 //! In `signed` mode a task record carries the gateway's own link,
 //! `{base}/v1/media/{task_id}.mp4?expires={unix}&signature={hex}`, signed with HMAC-SHA256 under a

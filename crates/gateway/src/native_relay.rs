@@ -1,5 +1,5 @@
 //! Relaying a streamed native generation frame by frame (DESIGN §8), to the native SSE framing or
-//! to chat-completion chunks, and the settlement that follows (SPEC §8 rule 7).
+//! to chat-completion chunks, and the settlement that follows (docs/api.md §8 rule 7).
 //!
 //! Billing of a stream:
 //! * it ends normally — the last `usageMetadata` settles it (cumulative in a stream: the last one

@@ -1,5 +1,5 @@
 //! What both recognition endpoints share: reading the upload, probing its duration (the hold,
-//! the fallback charge and the 500-second limit, SPEC §2.2/§8), calling the channel, and
+//! the fallback charge and the 500-second limit, docs/api.md §2.2/§8), calling the channel, and
 //! relaying a streamed result while metering it.
 
 use crate::charge::{Basis, HeldCharge};
@@ -20,7 +20,7 @@ use tollgate_upstream::multipart::FilePart;
 use tollgate_upstream::stt::FrameStream;
 use tollgate_vendor_audio::{SttParams, SttStreamFrame};
 
-/// SPEC §2.2/§8: longer audio must be split before upload.
+/// docs/api.md §2.2/§8: longer audio must be split before upload.
 pub const MAX_SECONDS: u64 = 500;
 
 /// Reads the form: the file under the endpoint's limit, at most 32 other fields of 64 KiB.
@@ -127,7 +127,7 @@ fn content_type(container: Container) -> &'static str {
     }
 }
 
-/// Seconds billed for a duration (SPEC §8 rule 2: rounded up).
+/// Seconds billed for a duration (docs/api.md §8 rule 2: rounded up).
 pub fn billed_seconds(seconds: f64) -> Option<u64> {
     (seconds.is_finite() && seconds >= 0.0)
         .then(|| audio_seconds(Duration::from_secs_f64(seconds.min(1e9))))

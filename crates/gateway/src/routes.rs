@@ -1,5 +1,5 @@
 //! The routing table: method and path → endpoint, its error family, and its handler
-//! (DESIGN §2 step 1). Every endpoint of SPEC §4 is here; those that later versions build answer
+//! (DESIGN §2 step 1). Every endpoint of docs/api.md §4 is here; those that later versions build answer
 //! 501 in their family's shape until then.
 
 use crate::errors::Family;
@@ -51,11 +51,11 @@ pub enum Route {
     /// `GET /v1beta/models/{model}`, or `GET /v1/models/{model}` (the shape follows the
     /// credential: the native one for a native client's key header, OpenAI's otherwise)
     ModelGet,
-    /// `POST /v1/chat/completions` with a native model (SPEC §4 rule 4)
+    /// `POST /v1/chat/completions` with a native model (docs/api.md §4 rule 4)
     ChatCompletions,
     /// `POST /v1/responses` with a native model (the Responses bridge)
     Responses,
-    /// `POST /v1/audio/translations` — not supported (SPEC §4 rule 5).
+    /// `POST /v1/audio/translations` — not supported (docs/api.md §4 rule 5).
     Translations,
     /// Anything under `/admin/v1/` — the admin API, which routes within itself.
     Admin,

@@ -28,13 +28,13 @@ pub enum Rule {
     /// A text has more characters than allowed (`prompt` and `negative_prompt` at most
     /// [`MAX_PROMPT_CHARS`](crate::validate::MAX_PROMPT_CHARS)).
     TooLong,
-    /// A duration is outside the model's range, or not a finite positive number (SPEC §2.8 and
+    /// A duration is outside the model's range, or not a finite positive number (docs/api.md §2.8 and
     /// §8: the per-model duration ranges; `omni` is fixed at 4 seconds).
     OutOfRange,
-    /// A value is not one the model offers (SPEC §2.8: `resolution` and `aspect_ratio` depend on
+    /// A value is not one the model offers (docs/api.md §2.8: `resolution` and `aspect_ratio` depend on
     /// the model).
     UnsupportedValue,
-    /// A parameter is given to a model that does not take it (SPEC §2.8: `seed` and
+    /// A parameter is given to a model that does not take it (docs/api.md §2.8: `seed` and
     /// `negative_prompt` only "for models that support it", `sound` and `watermark` only for
     /// `wave-3-0-video`).
     UnsupportedParameter,
@@ -212,7 +212,7 @@ impl ErrorBody {
         .with_code("model_not_found")
     }
 
-    /// SPEC §4 rule 2: the answer to a task id that is unknown (or not the caller's), HTTP 404,
+    /// docs/api.md §4 rule 2: the answer to a task id that is unknown (or not the caller's), HTTP 404,
     /// `code` `task_not_found`.
     pub fn task_not_found(task_id: &str) -> Self {
         Self::new(

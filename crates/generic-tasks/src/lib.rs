@@ -1,6 +1,6 @@
 //! # tollgate-generic-tasks
 //!
-//! The generic video-task format, sans-IO (SPEC §2.8, §3.2, §4.8–4.9; wire-formats §7): the
+//! The generic video-task format, sans-IO (docs/api.md §2.8, §3.2, §4.8–4.9; wire-formats §7): the
 //! create request of `POST /v1/video/generations` (`duration` with its alias `seconds`), the
 //! create response (`id`, `task_id` = `id`, `object: "video"`, `status: "queued"`, `progress: 0`),
 //! the task record of `GET /v1/video/generations/{task_id}` (`completed` with `progress` 100 and
@@ -17,7 +17,7 @@
 //!   `negative_prompt`, `sound`, `watermark` and `aspect_ratio`, whether `video_url` is
 //!   returned), looked up with [`spec`].
 //! - [`validate`](mod@validate): [`validate()`] checks a request against its model's row
-//!   (SPEC §4 rule 1, §8) and returns the [`Validated`] values to send and bill, or the first
+//!   (docs/api.md §4 rule 1, §8) and returns the [`Validated`] values to send and bill, or the first
 //!   [`FieldError`]; a parameter a model does not take is refused by name.
 //! - [`response`]: [`CreateVideoResponse`], [`VideoTask`] and [`VideoError`].
 //! - [`status`]: [`VideoStatus`] (`queued → in_progress → completed | failed`) and
@@ -27,7 +27,7 @@
 //!
 //! Every wire type both serializes and deserializes, so a Rust client can reuse them; decoding of
 //! the response types is lenient enough to read a generic upstream too. Polling cadence
-//! (SPEC §4 rule 6: every 5 to 10 seconds, at most once per second) and link lifetime (§4 rule 7)
+//! (docs/api.md §4 rule 6: every 5 to 10 seconds, at most once per second) and link lifetime (§4 rule 7)
 //! are the gateway's; [`VideoTask::expires_at`] carries the latter.
 //!
 //! # Example

@@ -1,4 +1,4 @@
-//! The per-model parameter table of SPEC §2.8, as data.
+//! The per-model parameter table of docs/api.md §2.8, as data.
 //!
 //! | Model | Duration (s), default | Resolution (default first) | `aspect_ratio` | `seed` | `negative_prompt` | `sound`, `watermark` | `video_url` |
 //! |---|---|---|---|---|---|---|---|
@@ -8,7 +8,7 @@
 //! | `wave-3-0-video` | 2–30, 5 | `480p` | `16:9`, `auto` | no | no | yes | yes |
 //! | `omni` | 4 (fixed), 4 | `720p` | `16:9` | no | no | no | no |
 //!
-//! SPEC §2.8 gives the duration ranges, the default resolutions and which optional parameters each
+//! docs/api.md §2.8 gives the duration ranges, the default resolutions and which optional parameters each
 //! model takes; the rest is not shown there and is decided here:
 //!
 //! - **Default durations.** A request without `duration` (or `seconds`) asks for
@@ -20,21 +20,21 @@
 //! - **`horse-1.1-t2v` resolutions.** "default 1080P" implies another size; `720P` is offered as
 //!   well. All resolutions and aspect ratios match case-insensitively (`1080p` is `1080P`, `AUTO`
 //!   is `auto`) and are normalised to the table's spelling.
-//! - **Aspect ratios of `imagine-video` and `horse-1.1-t2v`.** SPEC §2.8 says only that they take
+//! - **Aspect ratios of `imagine-video` and `horse-1.1-t2v`.** docs/api.md §2.8 says only that they take
 //!   `aspect_ratio`; the accepted values are the three common ones, `16:9`, `9:16` and `1:1`, so
 //!   that a value no model offers is refused before a hold is placed (DESIGN §7) rather than by
 //!   the upstream afterwards. An empty [`ModelSpec::aspect_ratios`] would mean "any value".
-//! - **`video_url`.** SPEC §2.8: "some models also return `video_url`". The `wave-*` models do
+//! - **`video_url`.** docs/api.md §2.8: "some models also return `video_url`". The `wave-*` models do
 //!   ([`ModelSpec::returns_video_url`]); for them the completed task record carries the link in
 //!   both `url` and `video_url`.
 
 use std::ops::RangeInclusive;
 
-/// The resolution value meaning "the model's own choice" (SPEC §2.8: `imagine-video`'s resolution
+/// The resolution value meaning "the model's own choice" (docs/api.md §2.8: `imagine-video`'s resolution
 /// is "default").
 pub const MODEL_DEFAULT: &str = "default";
 
-/// Which optional parameters of SPEC §2.8 a model takes. A parameter it does not take is refused
+/// Which optional parameters of docs/api.md §2.8 a model takes. A parameter it does not take is refused
 /// with [`Rule::UnsupportedParameter`](crate::Rule::UnsupportedParameter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Supports {
@@ -50,7 +50,7 @@ pub struct Supports {
     pub aspect_ratio: bool,
 }
 
-/// One row of the per-model table (SPEC §2.8).
+/// One row of the per-model table (docs/api.md §2.8).
 ///
 /// ```
 /// use tollgate_generic_tasks::models::spec;
@@ -123,7 +123,7 @@ fn find(values: &'static [&'static str], asked: &str) -> Option<&'static str> {
 /// the module documentation).
 const COMMON_RATIOS: &[&str] = &["16:9", "9:16", "1:1"];
 
-/// The five models of SPEC §2.8, in the table's order.
+/// The five models of docs/api.md §2.8, in the table's order.
 pub const MODELS: &[ModelSpec] = &[
     ModelSpec {
         id: "imagine-video",

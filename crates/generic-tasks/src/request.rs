@@ -1,4 +1,4 @@
-//! The create request of `POST /v1/video/generations` (SPEC §2.8, §4.8).
+//! The create request of `POST /v1/video/generations` (docs/api.md §2.8, §4.8).
 //!
 //! | Field | Type | Notes |
 //! |---|---|---|
@@ -38,7 +38,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// The body of `POST /v1/video/generations` (SPEC §2.8). See the [module](self) documentation for
+/// The body of `POST /v1/video/generations` (docs/api.md §2.8). See the [module](self) documentation for
 /// the decoding rules.
 ///
 /// ```

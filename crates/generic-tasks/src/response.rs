@@ -1,4 +1,4 @@
-//! The create response and the task record of the generic format (SPEC §2.8, §3.2, §4.8–4.9).
+//! The create response and the task record of the generic format (docs/api.md §2.8, §3.2, §4.8–4.9).
 //!
 //! Both are OpenAI `VideoResource`-style objects (wire-formats §7.1–7.2) with new-api's
 //! `task_id` duplicate of `id`:
@@ -28,7 +28,7 @@ use crate::status::VideoStatus;
 /// The `object` of a video task: `"video"`.
 pub const VIDEO_OBJECT: &str = "video";
 
-/// The answer to a create request (SPEC §2.8): the new task, queued, at progress 0.
+/// The answer to a create request (docs/api.md §2.8): the new task, queued, at progress 0.
 ///
 /// ```
 /// use tollgate_generic_tasks::{CreateVideoResponse, VideoStatus};
@@ -113,7 +113,7 @@ impl From<CreateWire> for CreateVideoResponse {
     }
 }
 
-/// The `error` of a failed task (SPEC §2.8, §7: "an `error` field is present"; its shape follows
+/// The `error` of a failed task (docs/api.md §2.8, §7: "an `error` field is present"; its shape follows
 /// OpenAI's `{code, message}`, wire-formats §7.2).
 ///
 /// Decoding also takes a bare string as the message, and a numeric code as its decimal text.
@@ -170,7 +170,7 @@ impl From<ErrorWire> for VideoError {
     }
 }
 
-/// The task record of `GET /v1/video/generations/{task_id}` (SPEC §2.8, §3.2).
+/// The task record of `GET /v1/video/generations/{task_id}` (docs/api.md §2.8, §3.2).
 ///
 /// Build it with [`queued`](Self::queued) and move it along with [`in_progress`](Self::in_progress),
 /// [`completed`](Self::completed) (or [`completed_for`](Self::completed_for)) and
@@ -216,7 +216,7 @@ pub struct VideoTask {
     /// When the task finished (completed or failed), Unix seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<i64>,
-    /// When the links of a completed task stop working, Unix seconds (SPEC §4 rule 7: usually 24
+    /// When the links of a completed task stop working, Unix seconds (docs/api.md §4 rule 7: usually 24
     /// hours after completion).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<i64>,
@@ -248,7 +248,7 @@ impl VideoTask {
         self
     }
 
-    /// The task completed (SPEC §3.2): progress 100, `url` present, `video_url` as given (see
+    /// The task completed (docs/api.md §3.2): progress 100, `url` present, `video_url` as given (see
     /// [`completed_for`](Self::completed_for)), no error.
     pub fn completed(mut self, url: impl Into<String>, video_url: Option<String>) -> Self {
         self.status = VideoStatus::Completed;
@@ -267,7 +267,7 @@ impl VideoTask {
         self.completed(url, video_url)
     }
 
-    /// The task failed (SPEC §3.2, §7): `error` present, no links; progress stays where it was.
+    /// The task failed (docs/api.md §3.2, §7): `error` present, no links; progress stays where it was.
     pub fn failed(mut self, error: VideoError) -> Self {
         self.status = VideoStatus::Failed;
         self.error = Some(error);

@@ -1,4 +1,4 @@
-//! Task states: the four of the generic format ([`VideoStatus`], SPEC §3.2) and what a generic
+//! Task states: the four of the generic format ([`VideoStatus`], docs/api.md §3.2) and what a generic
 //! upstream may report ([`UpstreamStatus`], wire-formats §7).
 //!
 //! ```text
@@ -8,7 +8,7 @@
 //!            └─────────────────────→ (either, when a poll skipped in_progress)
 //! ```
 //!
-//! Clients also treat `succeeded` as success when polling (SPEC §3.2); upstream states
+//! Clients also treat `succeeded` as success when polling (docs/api.md §3.2); upstream states
 //! `cancelled` and `expired` are terminal failures; an upstream state nobody knows is treated as
 //! still running (DESIGN §5: logged, until the task's deadline).
 
@@ -18,13 +18,13 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// The state of a generic-format task as this service reports it (SPEC §3.2), snake_case on the
+/// The state of a generic-format task as this service reports it (docs/api.md §3.2), snake_case on the
 /// wire.
 ///
 /// It serializes as one of `queued`, `in_progress`, `completed`, `failed`. Decoding is lenient,
 /// so that a client can read any generic upstream with it: every spelling of
 /// [`UpstreamStatus`] is accepted case-insensitively (`succeeded` and `SUCCESS` are
-/// [`Completed`](Self::Completed), SPEC §3.2) and mapped by [`UpstreamStatus::video_status`],
+/// [`Completed`](Self::Completed), docs/api.md §3.2) and mapped by [`UpstreamStatus::video_status`],
 /// so an unknown state decodes as [`InProgress`](Self::InProgress). Decode the value as an
 /// [`UpstreamStatus`] to keep what was actually said.
 ///
@@ -89,7 +89,7 @@ impl VideoStatus {
         }
     }
 
-    /// Whether a task in this state may move to `next` (SPEC §3.2): only forward, never out of a
+    /// Whether a task in this state may move to `next` (docs/api.md §3.2): only forward, never out of a
     /// terminal state, never to the same state. `queued → completed|failed` is allowed, since a
     /// poll can miss the `in_progress` step (or a task can be cancelled before it starts).
     pub const fn can_transition_to(&self, next: VideoStatus) -> bool {
@@ -155,7 +155,7 @@ pub enum UpstreamStatus {
     Running,
     /// `completed` (OpenAI).
     Completed,
-    /// `succeeded` (Ark; clients of the generic format, SPEC §3.2).
+    /// `succeeded` (Ark; clients of the generic format, docs/api.md §3.2).
     Succeeded,
     /// `success` (new-api `SUCCESS`).
     Success,

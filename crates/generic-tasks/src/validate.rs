@@ -1,4 +1,4 @@
-//! The rules of a create request against its model's row of the table (SPEC §2.8, §8).
+//! The rules of a create request against its model's row of the table (docs/api.md §2.8, §8).
 
 use serde::{Deserialize, Serialize};
 
@@ -8,14 +8,14 @@ use crate::request::CreateVideoRequest;
 
 /// The most characters of `prompt` (and of `negative_prompt`).
 ///
-/// SPEC §8 says the maximum prompt length for video is not shown; 4,000 characters is decided
+/// docs/api.md §8 says the maximum prompt length for video is not shown; 4,000 characters is decided
 /// here: above what the video models of the table take in practice, far below OpenAI's 32,000
 /// (wire-formats §7.2), and short enough that a request can be refused before a hold is placed.
 /// Characters are Unicode scalar values (Rust `char`s).
 pub const MAX_PROMPT_CHARS: usize = 4_000;
 
 /// The values of a valid request, with the model's defaults filled in: what to send upstream and
-/// what to bill (SPEC §8 rule 6).
+/// what to bill (docs/api.md §8 rule 6).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Validated {
     /// The length to generate in whole seconds, within the model's range: the asked duration
@@ -40,9 +40,9 @@ pub struct Validated {
 /// | Field | Rule | [`Rule`] |
 /// |---|---|---|
 /// | `model` | must not be empty | [`Required`](Rule::Required) |
-/// | `prompt` | SPEC §2.8: required; not empty and not only whitespace | [`Required`](Rule::Required) |
+/// | `prompt` | docs/api.md §2.8: required; not empty and not only whitespace | [`Required`](Rule::Required) |
 /// | `prompt` | at most [`MAX_PROMPT_CHARS`] characters | [`TooLong`](Rule::TooLong) |
-/// | `duration` | SPEC §2.8/§8: rounded up to whole seconds, within the model's range (`omni`: exactly 4); a value that is not finite and positive is refused | [`OutOfRange`](Rule::OutOfRange) |
+/// | `duration` | docs/api.md §2.8/§8: rounded up to whole seconds, within the model's range (`omni`: exactly 4); a value that is not finite and positive is refused | [`OutOfRange`](Rule::OutOfRange) |
 /// | `resolution` | one of the model's resolutions, case-insensitively | [`UnsupportedValue`](Rule::UnsupportedValue) |
 /// | `aspect_ratio` | only for a model that takes it | [`UnsupportedParameter`](Rule::UnsupportedParameter) |
 /// | `aspect_ratio` | one of the model's aspect ratios, case-insensitively | [`UnsupportedValue`](Rule::UnsupportedValue) |
@@ -51,7 +51,7 @@ pub struct Validated {
 /// | `negative_prompt` | at most [`MAX_PROMPT_CHARS`] characters | [`TooLong`](Rule::TooLong) |
 /// | `sound`, `watermark` | only for a model that takes them (`wave-3-0-video`) | [`UnsupportedParameter`](Rule::UnsupportedParameter) |
 ///
-/// **Fractional durations are rounded up.** Upstreams take whole seconds and SPEC §8 rule 6 bills
+/// **Fractional durations are rounded up.** Upstreams take whole seconds and docs/api.md §8 rule 6 bills
 /// the seconds generated rounded up, so an asked 4.2 seconds is generated (and held) as 5; the
 /// rounded value must lie within the range, so 15.2 is refused by a model of 1 to 15 seconds and
 /// 0.5 is 1 second. A duration of 0 or less is refused.

@@ -1,4 +1,4 @@
-//! The create response and the task record (SPEC §2.8, §3.2): JSON shapes, `task_id` = `id`,
+//! The create response and the task record (docs/api.md §2.8, §3.2): JSON shapes, `task_id` = `id`,
 //! progress 100 and `url` (and `video_url` for the models that have it) on completion, `error`
 //! on failure, lenient decoding of upstream records.
 

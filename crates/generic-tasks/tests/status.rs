@@ -1,4 +1,4 @@
-//! States (SPEC §3.2): the four states on the wire, the transitions, and the mapping of every
+//! States (docs/api.md §3.2): the four states on the wire, the transitions, and the mapping of every
 //! state a generic upstream may report, case variants and unknown values included.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

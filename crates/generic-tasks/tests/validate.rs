@@ -1,4 +1,4 @@
-//! The per-model table of SPEC §2.8 and `validate`: for each of the five models, the defaults,
+//! The per-model table of docs/api.md §2.8 and `validate`: for each of the five models, the defaults,
 //! both ends of the duration range (just inside and just outside), the resolutions and aspect
 //! ratios offered and refused, and every parameter it does not take refused by name.
 

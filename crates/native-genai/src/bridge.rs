@@ -1,4 +1,4 @@
-//! The chat-completions bridge (SPEC §4 rule 4; wire-formats §8): a chat-completions request
+//! The chat-completions bridge (docs/api.md §4 rule 4; wire-formats §8): a chat-completions request
 //! becomes a native request ([`to_native`]), a native answer becomes a chat completion
 //! ([`to_chat`]), and native stream chunks become chat-completion chunks ([`ChunkMapper`]). Pure
 //! functions; the gateway does the I/O.
@@ -40,7 +40,7 @@
 //! | `functionCall` | `tool_calls[{id, type: "function", function: {name, arguments}}]`, `id` the call's own id or `call_<completion id>_<n>` (n counting from 0 over the answer or stream; the completion's id keeps ids unique across turns), `arguments` the JSON text of `args`; a `thoughtSignature` is kept as `extra_content.google.thought_signature` |
 //! | `finishReason` ([`finish_reason`]) | `STOP` → `stop`, `MAX_TOKENS` → `length`, `SAFETY`, `RECITATION`, `BLOCKLIST`, `PROHIBITED_CONTENT`, `SPII`, `IMAGE_SAFETY` (and `IMAGE_PROHIBITED_CONTENT`, `IMAGE_RECITATION`) → `content_filter`, anything else → `stop`; `stop` becomes `tool_calls` when the candidate called a tool |
 //! | no candidates, `promptFeedback.blockReason` | one empty choice with `content_filter` |
-//! | `usageMetadata` ([`usage`]) | `prompt_tokens` = `promptTokenCount + toolUsePromptTokenCount`; `completion_tokens` = `candidatesTokenCount + thoughtsTokenCount` (SPEC §8 rule 7); `total_tokens` = `totalTokenCount` (fallback: the sum); `prompt_tokens_details.cached_tokens` = `cachedContentTokenCount`; `completion_tokens_details.reasoning_tokens` = `thoughtsTokenCount` |
+//! | `usageMetadata` ([`usage`]) | `prompt_tokens` = `promptTokenCount + toolUsePromptTokenCount`; `completion_tokens` = `candidatesTokenCount + thoughtsTokenCount` (docs/api.md §8 rule 7); `total_tokens` = `totalTokenCount` (fallback: the sum); `prompt_tokens_details.cached_tokens` = `cachedContentTokenCount`; `completion_tokens_details.reasoning_tokens` = `thoughtsTokenCount` |
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

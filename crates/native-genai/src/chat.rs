@@ -1,4 +1,4 @@
-//! The OpenAI chat-completions types the [bridge](crate::bridge) needs (SPEC §4 rule 4: native
+//! The OpenAI chat-completions types the [bridge](crate::bridge) needs (docs/api.md §4 rule 4: native
 //! models can also be called through a chat-completions endpoint; wire-formats §8).
 //!
 //! Only what the bridge reads or writes is modelled; everything else a client sends

@@ -33,7 +33,7 @@ pub enum Rule {
     /// A value is not one of the accepted values (a `role` other than `user` or `model`, a
     /// `thinkingLevel` the model does not offer, an unknown `reasoning_effort`).
     UnsupportedValue,
-    /// A parameter is given to a model that does not take it (SPEC §2.9: only thinking models
+    /// A parameter is given to a model that does not take it (docs/api.md §2.9: only thinking models
     /// take `thinkingConfig`; `thinkingLevel` only from generation 3).
     UnsupportedParameter,
     /// A number is outside its range (`thinkingBudget` outside the model's range,

@@ -1,6 +1,6 @@
 //! # tollgate-native-genai
 //!
-//! The native text-generation format, sans-IO (SPEC §2.9, §4.10–4.11 and rules 3–4, §8 rule 7;
+//! The native text-generation format, sans-IO (docs/api.md §2.9, §4.10–4.11 and rules 3–4, §8 rule 7;
 //! wire-formats §6 and §8): `generateContent` requests and responses — `contents`, `parts`
 //! including thought parts and thought signatures, `systemInstruction`,
 //! `generationConfig.thinkingConfig`, `usageMetadata` with `thoughtsTokenCount` — with unknown
@@ -65,7 +65,7 @@
 //! assert_eq!((err.field.as_str(), err.rule), ("contents[0].role", Rule::UnsupportedValue));
 //! assert_eq!(GoogleError::from(&err).error.status, "INVALID_ARGUMENT");
 //!
-//! // The answer: thoughts are output (SPEC §8 rule 7).
+//! // The answer: thoughts are output (docs/api.md §8 rule 7).
 //! let response: GenerateContentResponse = serde_json::from_str(r#"{
 //!     "candidates": [{"content": {"role": "model", "parts": [
 //!         {"text": "Citrus, so...", "thought": true}, {"text": "Orange."}]},

@@ -12,7 +12,7 @@
 //! | `gen-3-`, `gen-3.` | 65,536 | 1,048,576 | by default | 128 to 32,768 | no | `LOW`, `HIGH` |
 //! | `gen-3-flash`, `gen-3.0-flash` | 65,536 | 1,048,576 | by default | 128 to 32,768 | no | `MINIMAL`, `LOW`, `MEDIUM`, `HIGH` |
 //!
-//! Every thinking model also takes `-1` ("the model decides"). SPEC §2.9: "Models from generation
+//! Every thinking model also takes `-1` ("the model decides"). docs/api.md §2.9: "Models from generation
 //! 2.5 onward think by default", so [`Thinking::Budget::by_default`] is true for all of them
 //! (a request that sets the budget to 0, where allowed, does not think). The caps are the
 //! vendor's published ones; `maxOutputTokens` counts thinking as well, so the output cap is the
@@ -40,7 +40,7 @@ pub enum Thinking {
         max: i64,
         /// Whether a budget of 0 turns thinking off.
         can_disable: bool,
-        /// Whether the model thinks when the request says nothing (SPEC §2.9: from generation
+        /// Whether the model thinks when the request says nothing (docs/api.md §2.9: from generation
         /// 2.5 on).
         by_default: bool,
     },

@@ -1,4 +1,4 @@
-//! The request of `generateContent`, `streamGenerateContent` and `countTokens` (SPEC §2.9,
+//! The request of `generateContent`, `streamGenerateContent` and `countTokens` (docs/api.md §2.9,
 //! wire-formats §6.1).
 //!
 //! | Field | Type | Notes |
@@ -385,7 +385,7 @@ pub struct GenerationConfig {
     pub extra: Map<String, Value>,
 }
 
-/// `generationConfig.thinkingConfig` (SPEC §2.9, wire-formats §6.1).
+/// `generationConfig.thinkingConfig` (docs/api.md §2.9, wire-formats §6.1).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThinkingConfig {

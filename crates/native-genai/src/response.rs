@@ -1,9 +1,9 @@
 //! The answers: `generateContent` (one [`GenerateContentResponse`], or one per streamed chunk),
 //! `countTokens` ([`CountTokensResponse`]) and `GET /v1beta/models` ([`ListModelsResponse`] of
-//! [`Model`]s) (SPEC §2.9, wire-formats §6.2).
+//! [`Model`]s) (docs/api.md §2.9, wire-formats §6.2).
 //!
 //! **Usage.** [`UsageMetadata`] keeps the vendor's counts as sent. `candidatesTokenCount`
-//! excludes thinking, which is counted in `thoughtsTokenCount` (wire-formats §6.2); SPEC §8 rule 7
+//! excludes thinking, which is counted in `thoughtsTokenCount` (wire-formats §6.2); docs/api.md §8 rule 7
 //! bills thinking as output, so [`UsageMetadata::output_tokens`] is candidates + thoughts and
 //! [`UsageMetadata::input_tokens`] is prompt + tool-use prompt. In a stream every chunk's usage is
 //! the running total so far, never a delta: the last one counts.
@@ -173,7 +173,7 @@ impl Candidate {
     }
 }
 
-/// `usageMetadata` (SPEC §2.9, wire-formats §6.2). Counts the vendor omits when zero are `None`.
+/// `usageMetadata` (docs/api.md §2.9, wire-formats §6.2). Counts the vendor omits when zero are `None`.
 ///
 /// ```
 /// use tollgate_native_genai::UsageMetadata;
@@ -183,7 +183,7 @@ impl Candidate {
 ///         "thoughtsTokenCount": 50, "totalTokenCount": 200}"#,
 /// )?;
 /// assert_eq!(usage.input_tokens(), 120);
-/// assert_eq!(usage.output_tokens(), 80); // thinking is output (SPEC §8 rule 7)
+/// assert_eq!(usage.output_tokens(), 80); // thinking is output (docs/api.md §8 rule 7)
 /// assert_eq!(usage.total_tokens(), 200);
 /// # Ok::<(), serde_json::Error>(())
 /// ```
@@ -245,7 +245,7 @@ impl UsageMetadata {
             .saturating_add(self.tool_use_prompt_token_count.unwrap_or(0))
     }
 
-    /// The tokens billed as output: `candidatesTokenCount + thoughtsTokenCount` (SPEC §8 rule 7:
+    /// The tokens billed as output: `candidatesTokenCount + thoughtsTokenCount` (docs/api.md §8 rule 7:
     /// thinking counts as output).
     pub fn output_tokens(&self) -> u64 {
         self.candidates_token_count

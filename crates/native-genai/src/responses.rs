@@ -35,7 +35,7 @@
 //! The first candidate's text becomes one `message` item with one `output_text` part, followed
 //! by a `function_call` item per `functionCall` (`call_id` the call's own id or
 //! `call_<response id>_<n>`). Thought parts are left out; their tokens are reported as
-//! `output_tokens_details.reasoning_tokens` and count as output (SPEC §8 rule 7). `status` is
+//! `output_tokens_details.reasoning_tokens` and count as output (docs/api.md §8 rule 7). `status` is
 //! `completed`, or `incomplete` with `incomplete_details.reason` `max_output_tokens`
 //! (`MAX_TOKENS`) or `content_filter` (a safety finish or a blocked prompt). `usage`:
 //! `input_tokens` = `promptTokenCount + toolUsePromptTokenCount`, `output_tokens` =

@@ -36,7 +36,7 @@ pub struct Validated {
     /// [`max_output_tokens`](Self::max_output_tokens): see
     /// [`max_total_output_tokens`](Self::max_total_output_tokens).
     pub candidate_count: u32,
-    /// Whether the model will think: its default (SPEC §2.9: generation 2.5 on) unless the
+    /// Whether the model will think: its default (docs/api.md §2.9: generation 2.5 on) unless the
     /// budget is 0; a positive or −1 budget or a level turns it on.
     pub thinks: bool,
     /// Whether thoughts are returned as parts (`includeThoughts` on a request that thinks).

@@ -2,12 +2,12 @@
 //!
 //! Before a transcription request goes upstream, the gateway must know how long the uploaded
 //! audio is: the duration is the hold placed on the account, the fallback charge when the upstream
-//! reports no usage, and the input of the 500-second limit (SPEC §2.2). The same rules apply in the
+//! reports no usage, and the input of the 500-second limit (docs/api.md §2.2). The same rules apply in the
 //! simulator, so this crate is shared by both and uses plain `std::io` (no async runtime).
 //!
 //! [`probe`] takes a seekable source (a file, or [`probe_bytes`] for a buffered upload) and
 //! returns a [`Probe`]: the [`Container`] and the duration, with the sample rate and channel
-//! count when the container states them. It accepts exactly the formats of SPEC §2.2 — wav,
+//! count when the container states them. It accepts exactly the formats of docs/api.md §2.2 — wav,
 //! aiff, flac, m4a, mp3, aac (ADTS), opus and ogg — and refuses everything else with
 //! [`ProbeError::Unrecognized`], raw PCM without a container included.
 //!
@@ -80,7 +80,7 @@ use std::time::Duration;
 /// point is reported with this duration; recognition refuses anything above 500 seconds anyway.
 pub const WALK_LIMIT: Duration = Duration::from_secs(3600);
 
-/// The containers recognition accepts (SPEC §2.2).
+/// The containers recognition accepts (docs/api.md §2.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Container {
     /// RIFF WAVE.
@@ -102,7 +102,7 @@ pub enum Container {
 }
 
 impl Container {
-    /// Every accepted container, in the order SPEC §2.2 lists them.
+    /// Every accepted container, in the order docs/api.md §2.2 lists them.
     pub const ALL: [Container; 8] = [
         Container::Wav,
         Container::Aiff,
@@ -114,7 +114,7 @@ impl Container {
         Container::Ogg,
     ];
 
-    /// The format's usual name and file extension, as SPEC §2.2 spells it (`"wav"`, `"m4a"`, …).
+    /// The format's usual name and file extension, as docs/api.md §2.2 spells it (`"wav"`, `"m4a"`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             Container::Wav => "wav",

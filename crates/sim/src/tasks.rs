@@ -1,5 +1,5 @@
 //! Simulated asynchronous video vendors: Ark-style content-generation tasks (`clip-tasks`,
-//! wire-formats §5) and the generic video format (`generic-tasks`, wire-formats §7, SPEC §2.8),
+//! wire-formats §5) and the generic video format (`generic-tasks`, wire-formats §7, docs/api.md §2.8),
 //! plus the finished videos themselves (`GET /_sim/videos/{id}.mp4`).
 //!
 //! ## The clock

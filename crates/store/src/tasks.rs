@@ -387,7 +387,7 @@ impl Store {
     }
 
     /// A client's poll: only the owner sees the task (others get `NotFound`), hidden tasks are
-    /// gone, and a second poll within `min_interval` is `TooSoon` (SPEC §4 rule 6).
+    /// gone, and a second poll within `min_interval` is `TooSoon` (docs/api.md §4 rule 6).
     pub async fn poll_task(
         &self,
         id: &str,

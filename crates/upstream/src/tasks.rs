@@ -3,7 +3,7 @@
 //! * `ark` — Volcengine Ark / BytePlus ModelArk content-generation tasks
 //!   (`{base}/api/v3/contents/generations/tasks`, Bearer key; wire-formats §5): create, get,
 //!   list, delete; errors as Ark's `{error:{code,message,param,type}}`;
-//! * `generic-video` — the generic format of SPEC §2.8 itself (`{base}/v1/video/generations`),
+//! * `generic-video` — the generic format of docs/api.md §2.8 itself (`{base}/v1/video/generations`),
 //!   so that tollgate can front another gateway of that format: create and get.
 //!
 //! Creates are never retried here: a timeout after sending may have created a paid task upstream

@@ -29,7 +29,7 @@ pub enum Rule {
     Required,
     /// A text has more characters than allowed (`text` at most 10,000 characters).
     TooLong,
-    /// A text has more characters than allowed for the requested audio format (SPEC §2.4 and §8:
+    /// A text has more characters than allowed for the requested audio format (docs/api.md §2.4 and §8:
     /// at most 2,000 characters for `wav`, `flac` and `pcm`).
     TooLongForFormat,
     /// A number is outside its range, or not a finite number (`voice_setting.speed` 0.5 to 2).
@@ -40,7 +40,7 @@ pub enum Rule {
     /// A value is only available without streaming (wire-formats §3.1: `wav` is non-stream only;
     /// wire-formats §4: `speech_to_text` streams only with `response_format` `json`).
     NotStreamable,
-    /// A feature this service does not offer (SPEC §2.4: download URLs, subtitles).
+    /// A feature this service does not offer (docs/api.md §2.4: download URLs, subtitles).
     Unavailable,
 }
 

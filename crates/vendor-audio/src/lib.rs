@@ -1,8 +1,8 @@
 //! # tollgate-vendor-audio
 //!
-//! The vendor audio wire formats, sans-IO: `t2a_v2` speech synthesis (SPEC §2.4, wire-formats
+//! The vendor audio wire formats, sans-IO: `t2a_v2` speech synthesis (docs/api.md §2.4, wire-formats
 //! §3: hex audio, SSE frames ending with `data.status = 2`, `base_resp` status codes) and
-//! `speech_to_text` recognition (SPEC §2.5, wire-formats §4: the multipart form, the `language`
+//! `speech_to_text` recognition (docs/api.md §2.5, wire-formats §4: the multipart form, the `language`
 //! header, `timestamp_level`, and the `{index, delta, finish, duration}` stream frames).
 //!
 //! This crate describes the formats and nothing else:

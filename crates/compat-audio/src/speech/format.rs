@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// The `response_format` field: the audio format the client asks for.
 ///
 /// wire-formats §1.1: `mp3` (the default), `opus`, `aac`, `flac`, `wav`, `pcm`, written in lower
-/// case; any other value is a decode error. SPEC §2.1/§7: `opus` and `aac` are not produced; they
+/// case; any other value is a decode error. docs/api.md §2.1/§7: `opus` and `aac` are not produced; they
 /// are answered as `mp3` (see [`served`](Self::served)).
 ///
 /// ```
@@ -64,7 +64,7 @@ impl ResponseFormat {
 
     /// The format that is actually produced for this request.
     ///
-    /// SPEC §2.1/§7: opus and aac are answered as mp3; every other format is served as asked.
+    /// docs/api.md §2.1/§7: opus and aac are answered as mp3; every other format is served as asked.
     ///
     /// ```
     /// use tollgate_compat_audio::speech::{AudioFormat, ResponseFormat};
@@ -88,7 +88,7 @@ impl fmt::Display for ResponseFormat {
     }
 }
 
-/// An audio format that is actually produced (SPEC §2.1: `mp3`, `wav`, `flac`, `pcm`).
+/// An audio format that is actually produced (docs/api.md §2.1: `mp3`, `wav`, `flac`, `pcm`).
 ///
 /// On the wire (for clients that record it) it is written in lower case, like
 /// [`ResponseFormat`].
@@ -147,7 +147,7 @@ impl AudioFormat {
         }
     }
 
-    /// Whether the shorter input limit applies: SPEC §2.1 and §8, at most
+    /// Whether the shorter input limit applies: docs/api.md §2.1 and §8, at most
     /// [`MAX_INPUT_CHARS_UNCOMPRESSED`](super::MAX_INPUT_CHARS_UNCOMPRESSED) characters for
     /// `wav`, `flac` and `pcm`.
     pub const fn has_short_limit(self) -> bool {

@@ -1,4 +1,4 @@
-//! Speech synthesis in the OpenAI-compatible format: `POST /v1/audio/speech` (SPEC §2.1, §4.1,
+//! Speech synthesis in the OpenAI-compatible format: `POST /v1/audio/speech` (docs/api.md §2.1, §4.1,
 //! §8; wire-formats §1.1).
 //!
 //! # Request
@@ -15,7 +15,7 @@
 //! | `speed` | number | within [`SPEED_RANGE`], 0.5 to 2.0 |
 //! | `stream_format` | [`StreamFormat`] | `audio` (default) or `sse` |
 //!
-//! Where SPEC §2.1 and OpenAI's own limits differ (OpenAI: `input` at most 4096 characters,
+//! Where docs/api.md §2.1 and OpenAI's own limits differ (OpenAI: `input` at most 4096 characters,
 //! `speed` 0.25 to 4.0), the specification wins.
 //!
 //! **Unknown fields are ignored.** OpenAI's schema sets `additionalProperties: false`, but the

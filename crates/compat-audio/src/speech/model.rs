@@ -1,6 +1,6 @@
 //! The `model` field: the service's speech models and the default aliases.
 
-/// The default alias table (SPEC §2.1): OpenAI model names accepted for the service's models.
+/// The default alias table (docs/api.md §2.1): OpenAI model names accepted for the service's models.
 ///
 /// | Alias | Model |
 /// |---|---|

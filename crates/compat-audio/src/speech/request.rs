@@ -5,7 +5,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use super::format::{AudioFormat, ResponseFormat, StreamFormat};
 use super::voice::Voice;
 
-/// The body of `POST /v1/audio/speech` (SPEC §2.1, wire-formats §1.1).
+/// The body of `POST /v1/audio/speech` (docs/api.md §2.1, wire-formats §1.1).
 ///
 /// Decoding checks types only; the value rules are checked by [`validate`](super::validate()),
 /// which names the field and the rule. So that a missing required value is reported the same way
@@ -33,7 +33,7 @@ use super::voice::Voice;
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SpeechRequest {
-    /// The model id or an alias (SPEC §2.1), e.g. `speech-2.8-hd` or `tts-1`.
+    /// The model id or an alias (docs/api.md §2.1), e.g. `speech-2.8-hd` or `tts-1`.
     #[serde(default, deserialize_with = "null_as_empty")]
     pub model: String,
     /// The text to read aloud.
@@ -79,7 +79,7 @@ impl SpeechRequest {
         self.response_format.unwrap_or_default()
     }
 
-    /// The format that is actually produced (SPEC §2.1/§7: opus and aac are answered as mp3).
+    /// The format that is actually produced (docs/api.md §2.1/§7: opus and aac are answered as mp3).
     pub fn served_format(&self) -> AudioFormat {
         self.response_format_or_default().served()
     }

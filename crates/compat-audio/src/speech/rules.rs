@@ -6,16 +6,16 @@ use super::request::SpeechRequest;
 use super::voice::Voice;
 use crate::error::{FieldError, Rule};
 
-/// SPEC §2.1 and §8: `input` at most 10,000 characters.
+/// docs/api.md §2.1 and §8: `input` at most 10,000 characters.
 ///
 /// This replaces OpenAI's own limit of 4096 (wire-formats §1.1); the specification wins.
 pub const MAX_INPUT_CHARS: usize = 10_000;
 
-/// SPEC §2.1 and §8: `input` at most 2,000 characters when the served format is `wav`, `flac` or
+/// docs/api.md §2.1 and §8: `input` at most 2,000 characters when the served format is `wav`, `flac` or
 /// `pcm` (see [`AudioFormat::has_short_limit`](super::AudioFormat::has_short_limit)).
 pub const MAX_INPUT_CHARS_UNCOMPRESSED: usize = 2_000;
 
-/// SPEC §2.1 and §8: `speed` from 0.5 to 2.0, both included.
+/// docs/api.md §2.1 and §8: `speed` from 0.5 to 2.0, both included.
 ///
 /// This narrows OpenAI's own range of 0.25 to 4.0 (wire-formats §1.1); the specification wins.
 pub const SPEED_RANGE: RangeInclusive<f64> = 0.5..=2.0;
@@ -31,12 +31,12 @@ pub const MAX_INSTRUCTIONS_CHARS: usize = 4_096;
 /// |---|---|---|
 /// | `model` | must not be empty | [`Required`](Rule::Required) |
 /// | `input` | must not be empty | [`Required`](Rule::Required) |
-/// | `input` | SPEC §2.1: at most [`MAX_INPUT_CHARS`] characters | [`TooLong`](Rule::TooLong) |
-/// | `input` | SPEC §2.1: at most [`MAX_INPUT_CHARS_UNCOMPRESSED`] characters when the *served* format is wav, flac or pcm (opus and aac are served as mp3 and keep the long limit) | [`TooLongForFormat`](Rule::TooLongForFormat) |
-/// | `voice` | SPEC §2.1: required, a non-empty name | [`Required`](Rule::Required) |
+/// | `input` | docs/api.md §2.1: at most [`MAX_INPUT_CHARS`] characters | [`TooLong`](Rule::TooLong) |
+/// | `input` | docs/api.md §2.1: at most [`MAX_INPUT_CHARS_UNCOMPRESSED`] characters when the *served* format is wav, flac or pcm (opus and aac are served as mp3 and keep the long limit) | [`TooLongForFormat`](Rule::TooLongForFormat) |
+/// | `voice` | docs/api.md §2.1: required, a non-empty name | [`Required`](Rule::Required) |
 /// | `voice.id` | a custom voice needs a non-empty `id` | [`Required`](Rule::Required) |
 /// | `instructions` | wire-formats §1.1: at most [`MAX_INSTRUCTIONS_CHARS`] characters | [`TooLong`](Rule::TooLong) |
-/// | `speed` | SPEC §2.1: a finite number within [`SPEED_RANGE`] | [`OutOfRange`](Rule::OutOfRange) |
+/// | `speed` | docs/api.md §2.1: a finite number within [`SPEED_RANGE`] | [`OutOfRange`](Rule::OutOfRange) |
 ///
 /// `response_format` and `stream_format` are checked when the request is decoded (an unknown
 /// value is a decode error).

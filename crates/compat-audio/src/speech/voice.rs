@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// The OpenAI stock voice names (wire-formats §1.1): alloy, ash, ballad, coral, echo, fable, onyx,
 /// nova, sage, shimmer, verse, marin, cedar.
 ///
-/// SPEC §2.1/§7: a name from this set selects the default English voice.
+/// docs/api.md §2.1/§7: a name from this set selects the default English voice.
 pub const STOCK_VOICES: &[&str] = &[
     "alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer", "verse",
     "marin", "cedar",
@@ -37,7 +37,7 @@ pub fn is_stock_voice(name: &str) -> bool {
 /// | `{"id": "voice_1234"}` | [`Custom`](Self::Custom) |
 ///
 /// A name is either a voice ID of the service or a stock name of the third-party set (see
-/// [`is_stock_voice`]); SPEC §2.1/§7: a stock name, or any unrecognised third-party name, selects
+/// [`is_stock_voice`]); docs/api.md §2.1/§7: a stock name, or any unrecognised third-party name, selects
 /// the default English voice. That choice belongs to the caller, which knows the voices.
 ///
 /// Decoding accepts a string or an object with a string `id` (other keys of the object are

@@ -5,19 +5,19 @@
 use super::rules::list;
 use crate::error::{FieldError, Rule};
 
-/// SPEC §2.2: the accepted containers. Raw PCM without a container is not supported (SPEC §2.2,
+/// docs/api.md §2.2: the accepted containers. Raw PCM without a container is not supported (docs/api.md §2.2,
 /// §7).
 pub const ACCEPTED_CONTAINERS: &[&str] =
     &["wav", "aiff", "flac", "m4a", "mp3", "aac", "opus", "ogg"];
 
-/// SPEC §2.2 and §8: at most 50 MB per file, read as decimal megabytes: 50,000,000 bytes.
+/// docs/api.md §2.2 and §8: at most 50 MB per file, read as decimal megabytes: 50,000,000 bytes.
 ///
 /// The decimal reading is the stricter one (50 MiB would be 52,428,800 bytes), so a file this
 /// service accepts is within the upstream's limit whichever unit it means. The gateway's body
 /// limit for the whole multipart request is larger, to leave room for the other parts.
 pub const MAX_FILE_BYTES: u64 = 50 * 1000 * 1000;
 
-/// SPEC §2.2 and §8: at most 500 seconds of audio per file; longer audio must be split before
+/// docs/api.md §2.2 and §8: at most 500 seconds of audio per file; longer audio must be split before
 /// upload (wire-formats §4: the upstream refuses it with 400, it does not truncate).
 pub const MAX_SECONDS: u64 = 500;
 
@@ -180,7 +180,7 @@ pub fn validate_file(
         })
 }
 
-/// Checks the length of the uploaded audio, in seconds: at most [`MAX_SECONDS`] (SPEC §2.2, §8),
+/// Checks the length of the uploaded audio, in seconds: at most [`MAX_SECONDS`] (docs/api.md §2.2, §8),
 /// compared exactly (500.0 passes, 500.001 does not). A length that is not a number cannot be
 /// judged and passes.
 ///

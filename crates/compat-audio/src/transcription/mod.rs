@@ -1,4 +1,4 @@
-//! Transcription in the OpenAI-compatible format: `POST /v1/audio/transcriptions` (SPEC §2.2,
+//! Transcription in the OpenAI-compatible format: `POST /v1/audio/transcriptions` (docs/api.md §2.2,
 //! §2.3, §4.2, §6, §8; wire-formats §1.2).
 //!
 //! # Request
@@ -36,8 +36,8 @@
 //! | `vtt` | WebVTT ([`Transcript::to_vtt`]) | `text/vtt; charset=utf-8` |
 //! | `text` | the text and a line break | `text/plain; charset=utf-8` |
 //!
-//! With `stream: true` the answer is a stream of [`TranscriptionStreamEvent`]s (SPEC §6).
-//! `usage.seconds` is the billed duration: the audio's length rounded up (SPEC §8).
+//! With `stream: true` the answer is a stream of [`TranscriptionStreamEvent`]s (docs/api.md §6).
+//! `usage.seconds` is the billed duration: the audio's length rounded up (docs/api.md §8).
 //!
 //! # Example
 //!

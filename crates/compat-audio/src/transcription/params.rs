@@ -6,11 +6,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{FieldError, Rule};
 
-/// The `response_format` form field (SPEC §2.2): how the transcript is rendered.
+/// The `response_format` form field (docs/api.md §2.2): how the transcript is rendered.
 ///
 /// On the wire the values are snake_case: `json` (the default), `verbose_json`, `srt`, `vtt`,
 /// `text`. OpenAI's `diarized_json` (wire-formats §1.2) is not offered: speaker labels come with
-/// `verbose_json` (SPEC §2.3).
+/// `verbose_json` (docs/api.md §2.3).
 ///
 /// ```
 /// use tollgate_compat_audio::transcription::TranscriptionFormat;
@@ -40,7 +40,7 @@ pub enum TranscriptionFormat {
 }
 
 impl TranscriptionFormat {
-    /// Every format, in the order of SPEC §2.2.
+    /// Every format, in the order of docs/api.md §2.2.
     pub const ALL: [TranscriptionFormat; 5] = [
         TranscriptionFormat::Json,
         TranscriptionFormat::VerboseJson,
@@ -67,12 +67,12 @@ impl TranscriptionFormat {
             .find(|format| format.as_str() == value)
     }
 
-    /// SPEC §2.2: `stream: true` is only supported with `json` and `text`.
+    /// docs/api.md §2.2: `stream: true` is only supported with `json` and `text`.
     pub const fn is_streamable(self) -> bool {
         matches!(self, Self::Json | Self::Text)
     }
 
-    /// Whether word timestamps can appear in this format (SPEC §2.2: `word` applies to
+    /// Whether word timestamps can appear in this format (docs/api.md §2.2: `word` applies to
     /// `verbose_json`, `srt` and `vtt`).
     pub const fn carries_timestamps(self) -> bool {
         matches!(self, Self::VerboseJson | Self::Srt | Self::Vtt)
@@ -115,7 +115,7 @@ impl fmt::Display for TranscriptionFormat {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Granularity {
-    /// Per-word timestamps, per-character for Chinese (SPEC §2.2).
+    /// Per-word timestamps, per-character for Chinese (docs/api.md §2.2).
     Word,
     /// Per-segment timestamps (what `verbose_json` always carries).
     Segment,
@@ -145,10 +145,10 @@ impl fmt::Display for Granularity {
     }
 }
 
-/// The form field of the granularities, as SPEC §2.2 names it; the field of its errors.
+/// The form field of the granularities, as docs/api.md §2.2 names it; the field of its errors.
 pub const GRANULARITIES_FIELD: &str = "timestamp_granularities[]";
 
-/// The non-file form fields of a transcription request (SPEC §2.2, wire-formats §1.2), parsed.
+/// The non-file form fields of a transcription request (docs/api.md §2.2, wire-formats §1.2), parsed.
 ///
 /// The gateway parses the multipart body itself and hands the text parts to
 /// [`from_fields`](Self::from_fields) as `(name, value)` pairs, in order; the `file` part is the
@@ -178,7 +178,7 @@ pub struct TranscriptionParams {
     /// The rendering of the answer; [`TranscriptionFormat::Json`] when absent.
     #[serde(default)]
     pub response_format: TranscriptionFormat,
-    /// The language hint (`zh`, `en`, `ja`, `yue`, ...); `None` detects it (SPEC §2.2).
+    /// The language hint (`zh`, `en`, `ja`, `yue`, ...); `None` detects it (docs/api.md §2.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
     /// Text to guide the style (wire-formats §1.2); passed on where the upstream has a
@@ -191,7 +191,7 @@ pub struct TranscriptionParams {
     /// The asked granularities, in order, without repeats.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub timestamp_granularities: Vec<Granularity>,
-    /// Whether to answer with an SSE stream (SPEC §2.2, §6).
+    /// Whether to answer with an SSE stream (docs/api.md §2.2, §6).
     #[serde(default)]
     pub stream: bool,
 }
@@ -332,7 +332,7 @@ impl TranscriptionParams {
     }
 
     /// Whether the answer carries word timestamps: `word` was asked for **and** the format can
-    /// show them (`verbose_json`, `srt`, `vtt`; SPEC §2.2). With `json` and `text` the
+    /// show them (`verbose_json`, `srt`, `vtt`; docs/api.md §2.2). With `json` and `text` the
     /// granularity is accepted and has no effect.
     ///
     /// The gateway asks the upstream for word timestamps and fills

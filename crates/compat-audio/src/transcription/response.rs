@@ -1,4 +1,4 @@
-//! The JSON response bodies of `POST /v1/audio/transcriptions` (SPEC §2.3, wire-formats §1.2).
+//! The JSON response bodies of `POST /v1/audio/transcriptions` (docs/api.md §2.3, wire-formats §1.2).
 
 use serde::{Deserialize, Serialize};
 
@@ -14,7 +14,7 @@ fn duration_kind() -> String {
 /// The `usage` of a response billed by audio duration (wire-formats §1.2):
 /// `{"type": "duration", "seconds": 9}`.
 ///
-/// `seconds` is the billed quantity: the audio's duration rounded up to whole seconds (SPEC §8,
+/// `seconds` is the billed quantity: the audio's duration rounded up to whole seconds (docs/api.md §8,
 /// billing rule 2).
 ///
 /// ```
@@ -51,7 +51,7 @@ impl Default for DurationUsage {
     }
 }
 
-/// The body of `response_format: json` (SPEC §2.3: `text` and `duration`; wire-formats §1.2:
+/// The body of `response_format: json` (docs/api.md §2.3: `text` and `duration`; wire-formats §1.2:
 /// `usage`).
 ///
 /// ```
@@ -79,10 +79,10 @@ pub struct JsonResponse {
     pub usage: Option<DurationUsage>,
 }
 
-/// The body of `response_format: verbose_json` (SPEC §2.3, wire-formats §1.2).
+/// The body of `response_format: verbose_json` (docs/api.md §2.3, wire-formats §1.2).
 ///
 /// Every field the OpenAI SDK's `TranscriptionVerbose` requires is present (`task`, `language`,
-/// `duration`, `text`, `segments`, `usage`), plus SPEC §2.3's `n_speakers`; `words` only when
+/// `duration`, `text`, `segments`, `usage`), plus docs/api.md §2.3's `n_speakers`; `words` only when
 /// word timestamps were asked for. Fields an OpenAI body lacks (`n_speakers`, a segment's
 /// `speaker`) decode as their defaults, so this type also reads OpenAI's own answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -102,7 +102,7 @@ pub struct VerboseJsonResponse {
     /// The words with their times, when word granularity was asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub words: Option<Vec<Word>>,
-    /// SPEC §2.3: the number of distinct speakers.
+    /// docs/api.md §2.3: the number of distinct speakers.
     #[serde(default)]
     pub n_speakers: u32,
     /// The billed usage.
@@ -115,7 +115,7 @@ pub struct VerboseJsonResponse {
 /// The OpenAI SDK requires every one of Whisper's fields (wire-formats §1.2). The ones that
 /// describe Whisper's decoding have no counterpart here and carry neutral values: `seek` 0,
 /// `tokens` empty, `temperature`, `avg_logprob`, `compression_ratio` and `no_speech_prob` 0.0.
-/// `speaker` (SPEC §2.3) is added.
+/// `speaker` (docs/api.md §2.3) is added.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VerboseSegment {
     /// The segment's number, from 0.
@@ -145,7 +145,7 @@ pub struct VerboseSegment {
     /// Whisper's probability of silence; always 0.0.
     #[serde(default)]
     pub no_speech_prob: f64,
-    /// SPEC §2.3: the speaker label, `S1`, `S2`, ...
+    /// docs/api.md §2.3: the speaker label, `S1`, `S2`, ...
     #[serde(default)]
     pub speaker: String,
 }

@@ -5,15 +5,15 @@ use std::ops::RangeInclusive;
 use super::params::{TranscriptionFormat, TranscriptionParams, join, model_required};
 use crate::error::{FieldError, Rule};
 
-/// SPEC §2.2: the service's recognition model.
+/// docs/api.md §2.2: the service's recognition model.
 pub const MODEL: &str = "asr-1.0";
 
-/// The default alias table (SPEC §2.2): OpenAI's transcription model names (wire-formats §1.2)
+/// The default alias table (docs/api.md §2.2): OpenAI's transcription model names (wire-formats §1.2)
 /// accepted for [`MODEL`].
 ///
 /// | Alias | Model |
 /// |---|---|
-/// | `whisper-1` (named by SPEC §2.2) | `asr-1.0` |
+/// | `whisper-1` (named by docs/api.md §2.2) | `asr-1.0` |
 /// | `gpt-4o-transcribe` | `asr-1.0` |
 /// | `gpt-4o-mini-transcribe` | `asr-1.0` |
 /// | `gpt-4o-mini-transcribe-2025-12-15` | `asr-1.0` |
@@ -21,7 +21,7 @@ pub const MODEL: &str = "asr-1.0";
 /// | `gpt-transcribe` | `asr-1.0` |
 ///
 /// OpenAI restricts the gpt-4o models to fewer response formats (wire-formats §1.2); behind an
-/// alias they are `asr-1.0` and take every format of SPEC §2.2. A deployment may configure more
+/// alias they are `asr-1.0` and take every format of docs/api.md §2.2. A deployment may configure more
 /// aliases; this is the table that applies when it does not.
 pub const DEFAULT_ALIASES: &[(&str, &str)] = &[
     ("whisper-1", MODEL),
@@ -58,13 +58,13 @@ pub const TEMPERATURE_RANGE: RangeInclusive<f64> = 0.0..=1.0;
 /// |---|---|---|
 /// | `model` | must not be empty | [`Required`](Rule::Required) |
 /// | `temperature` | wire-formats §1.2: a finite number within [`TEMPERATURE_RANGE`] | [`OutOfRange`](Rule::OutOfRange) |
-/// | `stream` | SPEC §2.2: `true` only with `response_format` `json` or `text` | [`NotStreamable`](Rule::NotStreamable) |
+/// | `stream` | docs/api.md §2.2: `true` only with `response_format` `json` or `text` | [`NotStreamable`](Rule::NotStreamable) |
 ///
 /// Whether `model` names a configured model is the gateway's catalog question (404), not a
-/// rule of the format. `language` is a free hint (SPEC §2.2), not checked. `word` granularity
+/// rule of the format. `language` is a free hint (docs/api.md §2.2), not checked. `word` granularity
 /// with `json` or `text` is accepted and has no effect (see
 /// [`TranscriptionParams::wants_words`]); OpenAI's "requires `verbose_json`" is relaxed because
-/// SPEC §2.2 also gives word timestamps in `srt` and `vtt`. The file is checked by
+/// docs/api.md §2.2 also gives word timestamps in `srt` and `vtt`. The file is checked by
 /// [`validate_file`](super::validate_file()) and [`validate_duration`](super::validate_duration()).
 ///
 /// ```

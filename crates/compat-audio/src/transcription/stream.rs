@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::response::USAGE_DURATION;
 
-/// One event of a transcription stream, sent as the JSON of an SSE `data:` line (SPEC §6,
+/// One event of a transcription stream, sent as the JSON of an SSE `data:` line (docs/api.md §6,
 /// wire-formats §1.2), tagged by its `type`.
 ///
 /// | `type` | Fields |
@@ -16,7 +16,7 @@ use super::response::USAGE_DURATION;
 /// `text` stream alike. Like OpenAI's example (wire-formats §1.2), there are no `event:` lines
 /// and no `data: [DONE]` sentinel.
 ///
-/// SPEC §6 gives the done event's usage as `{type: "duration", seconds, input_tokens}`, which
+/// docs/api.md §6 gives the done event's usage as `{type: "duration", seconds, input_tokens}`, which
 /// differs from OpenAI's token usage (wire-formats §1.2); the specification wins. OpenAI's
 /// optional fields (`logprobs`, `segment_id`, `languages`) are not sent and are ignored when
 /// decoding.
@@ -85,10 +85,10 @@ fn duration_kind() -> String {
     USAGE_DURATION.to_owned()
 }
 
-/// The `usage` of a `transcript.text.done` event (SPEC §6): `type` `"duration"`, `seconds`
+/// The `usage` of a `transcript.text.done` event (docs/api.md §6): `type` `"duration"`, `seconds`
 /// (integer) and `input_tokens` (integer).
 ///
-/// `seconds` is the billed quantity (SPEC §8, billing rule 2: the duration rounded up). What
+/// `seconds` is the billed quantity (docs/api.md §8, billing rule 2: the duration rounded up). What
 /// `input_tokens` counts is not stated; the gateway decides.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct StreamUsage {

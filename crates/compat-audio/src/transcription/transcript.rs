@@ -76,7 +76,7 @@ pub struct Segment {
     pub end: f64,
     /// The text.
     pub text: String,
-    /// SPEC §2.3: the speaker label, `S1`, `S2`, ... (see [`speaker_label`]); `None` counts as
+    /// docs/api.md §2.3: the speaker label, `S1`, `S2`, ... (see [`speaker_label`]); `None` counts as
     /// `S1`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speaker: Option<String>,
@@ -125,7 +125,7 @@ impl Word {
     }
 }
 
-/// The speaker label of SPEC §2.3 for an upstream's speaker id: the vendor numbers speakers from
+/// The speaker label of docs/api.md §2.3 for an upstream's speaker id: the vendor numbers speakers from
 /// `"0"` (wire-formats §4), this format labels them from `S1`.
 ///
 /// A number *n* becomes `S{n+1}`; a label that already reads `S1`, `S2`, ... is kept; anything
@@ -194,7 +194,7 @@ impl Transcript {
         u32::try_from(speakers.len()).unwrap_or(u32::MAX)
     }
 
-    /// The `json` body (SPEC §2.3): `text`, `duration` (rounded to milliseconds) and the
+    /// The `json` body (docs/api.md §2.3): `text`, `duration` (rounded to milliseconds) and the
     /// `usage` of `seconds` billed seconds.
     pub fn to_json(&self, seconds: u64) -> JsonResponse {
         JsonResponse {
@@ -204,7 +204,7 @@ impl Transcript {
         }
     }
 
-    /// The `verbose_json` body (SPEC §2.3, wire-formats §1.2).
+    /// The `verbose_json` body (docs/api.md §2.3, wire-formats §1.2).
     ///
     /// - `task` is `"transcribe"`.
     /// - `language` is the full English name of [`language`](Self::language)

@@ -4,7 +4,7 @@ use super::transcript::{Segment, Word};
 
 /// Splits a segment's text into words and spreads the segment's time over them.
 ///
-/// SPEC §2.2: word granularity gives per-character timestamps for Chinese and per-word
+/// docs/api.md §2.2: word granularity gives per-character timestamps for Chinese and per-word
 /// timestamps for English. The gateway uses this when the upstream gives only sentence-level
 /// timestamps.
 ///

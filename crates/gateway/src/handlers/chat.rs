@@ -1,4 +1,4 @@
-//! `POST /v1/chat/completions` for native models (SPEC §4 rule 4; wire-formats §8): the chat
+//! `POST /v1/chat/completions` for native models (docs/api.md §4 rule 4; wire-formats §8): the chat
 //! request is translated to a native one, sent through the native channel, and the answer
 //! translated back — whole, or as `chat.completion.chunk` events ending in `[DONE]`. Billing is
 //! the native endpoint's: thinking tokens are output tokens, shown as
@@ -129,7 +129,7 @@ impl Bridged {
     }
 }
 
-/// Steps 4–5 of a bridged request (SPEC §4 rule 4): `model` must be a native model (others are
+/// Steps 4–5 of a bridged request (docs/api.md §4 rule 4): `model` must be a native model (others are
 /// `model_not_found`); `to_native` translates for its limits, the native rules check the
 /// result, and the hold covers the prompt estimate and the output cap.
 pub(super) async fn bridge_to_native(

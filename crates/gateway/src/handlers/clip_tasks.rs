@@ -1,4 +1,4 @@
-//! `/api/v3/contents/generations/tasks` (SPEC §2.7, §3.1, §4.6–4.7; wire-formats §5): create,
+//! `/api/v3/contents/generations/tasks` (docs/api.md §2.7, §3.1, §4.6–4.7; wire-formats §5): create,
 //! get, list and delete clip tasks, in the vendor's own format and error shape.
 
 use crate::auth;

@@ -1,4 +1,4 @@
-//! `POST /v1/embeddings` (SPEC §2.6, §4.5; wire-formats §2).
+//! `POST /v1/embeddings` (docs/api.md §2.6, §4.5; wire-formats §2).
 
 use crate::auth;
 use crate::body::{self, ResponseBody};

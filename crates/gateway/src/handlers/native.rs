@@ -1,4 +1,4 @@
-//! Native text generation (SPEC §2.9, §4.10–4.11, §5; wire-formats §6):
+//! Native text generation (docs/api.md §2.9, §4.10–4.11, §5; wire-formats §6):
 //! `POST /v1beta/models/{model}:generateContent`, `:streamGenerateContent` (`alt=sse`: events
 //! relayed as they arrive; without it the vendor's JSON-array form, all at once), `:countTokens`
 //! (no charge), and the model list — also under `/v1/models/…`, where the vendor's SDK calls.
@@ -36,7 +36,7 @@ pub enum Delivery {
     Whole,
     /// `:streamGenerateContent?alt=sse`: events as they arrive.
     Events,
-    /// `:streamGenerateContent` without `alt=sse`: the vendor's JSON array, all at once (SPEC §4
+    /// `:streamGenerateContent` without `alt=sse`: the vendor's JSON array, all at once (docs/api.md §4
     /// rule 3).
     Array,
 }
@@ -79,7 +79,7 @@ async fn generate_as(
     let state = ctx.state.clone();
     let query = parts.uri.query().unwrap_or_default();
 
-    // 2. Who is calling: x-vendor-api-key, x-goog-api-key or ?key= (SPEC §5).
+    // 2. Who is calling: x-vendor-api-key, x-goog-api-key or ?key= (docs/api.md §5).
     let principal = auth::authenticate(&ctx, Family::Google, &parts.headers, Some(query)).await?;
 
     // 3. The body, kept as sent, and decoded to be checked.

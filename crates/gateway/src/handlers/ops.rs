@@ -93,7 +93,7 @@ fn model_object(id: &str) -> serde_json::Value {
     json!({"id": id, "object": "model", "created": 0, "owned_by": "tollgate"})
 }
 
-/// `/v1/audio/translations` (SPEC §4 rule 5): 404, not 501 — the OpenAI SDKs retry every 5xx
+/// `/v1/audio/translations` (docs/api.md §4 rule 5): 404, not 501 — the OpenAI SDKs retry every 5xx
 /// (three round trips and a back-off to learn the same thing) and none of them retries a 404.
 pub fn translations_unsupported() -> ApiError {
     ApiError::new(

@@ -1,4 +1,4 @@
-//! `POST /v1/audio/speech` (SPEC §2.1, §4.1; wire-formats §1.1): OpenAI-compatible speech,
+//! `POST /v1/audio/speech` (docs/api.md §2.1, §4.1; wire-formats §1.1): OpenAI-compatible speech,
 //! synthesized by a `t2a` channel.
 
 use crate::auth;
@@ -44,7 +44,7 @@ pub async fn create(
     // 4. The model (aliases such as tts-1 resolve here).
     let entry = state.catalog.require(&request.model, ModelKind::Speech)?;
 
-    // 5. The hold: the local character count, CJK counting 2 (SPEC §8 rule 1).
+    // 5. The hold: the local character count, CJK counting 2 (docs/api.md §8 rule 1).
     let characters = speech_characters(&request.input);
     let held = HeldCharge::place(
         &state,

@@ -1,4 +1,4 @@
-//! `POST /v1/speech_to_text` (SPEC §2.5, §4.4; wire-formats §4): the vendor format relayed to an
+//! `POST /v1/speech_to_text` (docs/api.md §2.5, §4.4; wire-formats §4): the vendor format relayed to an
 //! `stt` channel in its own shape — json, verbose_json, srt or vtt bodies, or its SSE frames.
 
 use crate::auth;

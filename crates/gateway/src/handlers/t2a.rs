@@ -1,4 +1,4 @@
-//! `POST /v1/t2a_v2` (SPEC §2.4, §4.3; wire-formats §3): the vendor format relayed faithfully
+//! `POST /v1/t2a_v2` (docs/api.md §2.4, §4.3; wire-formats §3): the vendor format relayed faithfully
 //! to a `t2a` channel — one JSON with hex audio, or SSE frames whose last has `data.status = 2`
 //! and the usage. Errors are `base_resp` bodies with the vendor's codes and an honest status.
 

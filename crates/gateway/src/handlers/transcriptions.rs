@@ -1,4 +1,4 @@
-//! `POST /v1/audio/transcriptions` (SPEC §2.2, §2.3, §4.2; wire-formats §1.2): OpenAI-compatible
+//! `POST /v1/audio/transcriptions` (docs/api.md §2.2, §2.3, §4.2; wire-formats §1.2): OpenAI-compatible
 //! recognition, performed by an `stt` channel.
 
 use crate::auth;
@@ -92,7 +92,7 @@ pub async fn create(
                 &tollgate_upstream::UpstreamError::Protocol("verbose_json was asked".into()),
             ));
         };
-        // SPEC §8 rule 2: seconds from the duration in the result, rounded up; the probe is the fallback.
+        // docs/api.md §8 rule 2: seconds from the duration in the result, rounded up; the probe is the fallback.
         let (seconds, basis) =
             Basis::reported_or_local(billed_seconds(result.duration), probed_seconds);
         let transcript =

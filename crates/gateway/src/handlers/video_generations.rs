@@ -1,4 +1,4 @@
-//! `/v1/video/generations` (SPEC §2.8, §3.2, §4.8–4.9): create and get generic video tasks, in
+//! `/v1/video/generations` (docs/api.md §2.8, §3.2, §4.8–4.9): create and get generic video tasks, in
 //! the OpenAI-style error shape.
 
 use crate::auth;

@@ -1,4 +1,4 @@
-//! The checks of task content that need the network (SPEC §2.7 content rules 3 and 4), done
+//! The checks of task content that need the network (docs/api.md §2.7 content rules 3 and 4), done
 //! before the hold and before any upstream call:
 //!
 //! - a media URL whose host is a name must not resolve to a loopback, private or link-local

@@ -293,7 +293,7 @@ pub fn check_submission_timeout(
     Ok(())
 }
 
-/// A client's `GET` of a task (SPEC §4 rules 2 and 6): the owner's own task of this `format`,
+/// A client's `GET` of a task (docs/api.md §4 rules 2 and 6): the owner's own task of this `format`,
 /// at most once a second; anyone else's, the other format's, or an unknown id, is 404.
 pub async fn client_poll(
     state: &State,
@@ -318,7 +318,7 @@ pub async fn client_poll(
     }
 }
 
-/// SPEC §4 rule 6 and §8: never more than one poll a second.
+/// docs/api.md §4 rule 6 and §8: never more than one poll a second.
 pub const MIN_CLIENT_POLL_INTERVAL: Duration = Duration::from_secs(1);
 
 /// 404 for a task the caller cannot see.

@@ -248,7 +248,7 @@ async fn finish(state: &State, task: &Task, outcome: Outcome, word: &str) {
 }
 
 /// Polls start at `first_poll` and grow with the task's age to `poll_interval`: most clips take
-/// tens of seconds to minutes (SPEC §4 rule 6), and a quick one is still seen soon.
+/// tens of seconds to minutes (docs/api.md §4 rule 6), and a quick one is still seen soon.
 fn next_poll_in(state: &State, task: &Task) -> Duration {
     let age = Duration::from_millis(
         u64::try_from(crate::clock::now_millis() - task.created_at).unwrap_or(0),

@@ -1,4 +1,4 @@
-//! The clip format (Ark-style tasks, SPEC §2.7) and the store's task rows: the pricing of a valid
+//! The clip format (Ark-style tasks, docs/api.md §2.7) and the store's task rows: the pricing of a valid
 //! request, the record a client reads, the list filter, and what an Ark upstream's record means
 //! for the task.
 
@@ -13,7 +13,7 @@ use tollgate_billing::{
 use tollgate_clip_tasks::{ListQuery, Task as ClipTask, TaskError, TaskStatus, Tier, Validated};
 use tollgate_store::{Task, TaskFilter, TaskState};
 
-/// SPEC §8 rules 4–5: the hold of a clip task. The estimate is
+/// docs/api.md §8 rules 4–5: the hold of a clip task. The estimate is
 /// `width × height × (24 × seconds + 1) / 1024` tokens at the requested resolution and ratio; the
 /// reference-video tier adds the
 /// reference seconds — measured when every reference video could be read, otherwise the
@@ -74,7 +74,7 @@ pub fn public_status(task: &Task) -> TaskStatus {
     }
 }
 
-/// The task record of SPEC §2.7 for a row: our id and public model, the requested parameters,
+/// The task record of docs/api.md §2.7 for a row: our id and public model, the requested parameters,
 /// and on success the upstream's record with the gateway's link in `content.video_url`.
 pub fn record(task: &Task, links: &MediaLinks, headers: &HeaderMap) -> ClipTask {
     let status = public_status(task);

@@ -1,4 +1,4 @@
-//! Native text generation (SPEC §2.9, wire-formats §6): the hold's local estimate, the usage that
+//! Native text generation (docs/api.md §2.9, wire-formats §6): the hold's local estimate, the usage that
 //! settles, and the model objects of `GET /v1beta/models`.
 
 use crate::catalog::ModelEntry;
@@ -78,7 +78,7 @@ pub fn delivered_text(response: &GenerateContentResponse) -> String {
     text
 }
 
-/// SPEC §8 rule 7: the usage that settles — the input at the input price, candidates plus
+/// docs/api.md §8 rule 7: the usage that settles — the input at the input price, candidates plus
 /// thoughts at the output price — from the upstream's `usageMetadata` when it sent one, else the
 /// local count of the prompt and of what was delivered, marked estimated.
 pub fn settled_usage(

@@ -2,7 +2,7 @@
 //!
 //! * the model becomes the catalog's upstream id;
 //! * an OpenAI stock voice name (alloy, echo, …) becomes the configured default voice; any other
-//!   name, or a custom `{id}`, is passed on as the vendor voice id (SPEC §2.1);
+//!   name, or a custom `{id}`, is passed on as the vendor voice id (docs/api.md §2.1);
 //! * the served format (opus and aac are served as mp3) becomes `audio_setting.format`, mono, at
 //!   the configured sample rate — `pcm` at `speech.pcm_sample_rate`, OpenAI's 24 kHz by default;
 //! * output is always hex, and a streamed request sets `exclude_aggregated_audio` so that the

@@ -8,8 +8,8 @@
 //!   which the vendor does not offer;
 //! * `timestamp_granularities[]=word` becomes `timestamp_level=word`; when the upstream gives
 //!   only sentence times, words are spread over each sentence ([`split_words`]) — per word for
-//!   English, per character for Chinese (SPEC §2.2);
-//! * the vendor's speaker ids (`"0"`, `"1"`) become `S1`, `S2` (SPEC §2.3);
+//!   English, per character for Chinese (docs/api.md §2.2);
+//! * the vendor's speaker ids (`"0"`, `"1"`) become `S1`, `S2` (docs/api.md §2.3);
 //! * a streamed request asks for the vendor's json stream (its only streamable format).
 
 use crate::catalog::ModelEntry;
@@ -129,7 +129,7 @@ pub mod encoders {
 
     /// `/v1/audio/transcriptions` with `stream=true`: `transcript.text.delta` per delta, then
     /// `transcript.text.done` with the whole text and `usage {type: duration, seconds,
-    /// input_tokens}` (SPEC §6).
+    /// input_tokens}` (docs/api.md §6).
     #[derive(Debug, Default)]
     pub struct CompatEvents;
 

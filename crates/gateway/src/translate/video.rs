@@ -1,4 +1,4 @@
-//! The generic video format (SPEC §2.8) and the store's task rows: the pricing of a valid
+//! The generic video format (docs/api.md §2.8) and the store's task rows: the pricing of a valid
 //! request, the record a client reads, and what a generic upstream's record means for the task.
 
 use crate::charge::Basis;
@@ -13,7 +13,7 @@ use tollgate_store::{Task, TaskState};
 /// The store's `format` of generic tasks.
 pub const FORMAT: &str = "generic";
 
-/// SPEC §8 rule 6: the hold is the requested seconds (already whole, within the model's range)
+/// docs/api.md §8 rule 6: the hold is the requested seconds (already whole, within the model's range)
 /// times the unit price.
 pub fn pricing(valid: &Validated, tariff: &Tariff) -> Pricing {
     Pricing {
@@ -27,7 +27,7 @@ pub fn pricing(valid: &Validated, tariff: &Tariff) -> Pricing {
     }
 }
 
-/// The task record of SPEC §2.8 for a row.
+/// The task record of docs/api.md §2.8 for a row.
 pub fn record(task: &Task, links: &MediaLinks, headers: &HeaderMap) -> VideoTask {
     let created = unix_seconds(task.created_at);
     let record = VideoTask::queued(&task.id, &task.model, created);
@@ -89,7 +89,7 @@ pub fn observe(upstream: VideoTask, pricing: &Pricing, now: i64) -> Observation 
                     word: "failed".into(),
                 };
             };
-            // SPEC §8 rule 6: the seconds actually generated, rounded up, at least 1.
+            // docs/api.md §8 rule 6: the seconds actually generated, rounded up, at least 1.
             let (seconds, basis) = match upstream.seconds_value().filter(|s| *s >= 0.0) {
                 Some(s) => (
                     video_seconds(Duration::from_secs_f64(s.min(86_400.0))),

@@ -1,4 +1,4 @@
-//! Speech recognition in the vendor format: `POST /v1/speech_to_text` (SPEC §2.5, §4.4, §6, §8;
+//! Speech recognition in the vendor format: `POST /v1/speech_to_text` (docs/api.md §2.5, §4.4, §6, §8;
 //! wire-formats §4, MiniMax's ASR API).
 //!
 //! # Request
@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | `language` **header** ([`LANGUAGE_HEADER`]) | string | optional hint (`zh`, `en`, `ja`, ...); detected when absent. A `language` *form field* is accepted and ignored |
 //! | `model` | string | required, `asr-1.0` ([`MODEL`]) |
-//! | `file` | file | one of [`ACCEPTED_CONTAINERS`]; at most [`MAX_FILE_BYTES`] bytes and [`MAX_SECONDS`] seconds (the limits of SPEC §2.2) |
+//! | `file` | file | one of [`ACCEPTED_CONTAINERS`]; at most [`MAX_FILE_BYTES`] bytes and [`MAX_SECONDS`] seconds (the limits of docs/api.md §2.2) |
 //! | `response_format` | [`SttFormat`] | `json` (default), `verbose_json`, `srt`, `vtt` |
 //! | `timestamp_level` | [`TimestampLevel`] | `sentence` (default) or `word`; ignored for `json` |
 //! | `stream` | boolean | SSE frames; only with `json` |

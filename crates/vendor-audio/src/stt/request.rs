@@ -6,26 +6,26 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{FieldError, Rule};
 
-/// SPEC §2.5, wire-formats §4: the only recognition model.
+/// docs/api.md §2.5, wire-formats §4: the only recognition model.
 pub const MODEL: &str = "asr-1.0";
 
 /// wire-formats §4: the language hint travels in this HTTP request header, not in the form.
 pub const LANGUAGE_HEADER: &str = "language";
 
-/// SPEC §2.5 ("same limits as 2.2"), wire-formats §4: the accepted audio containers; not webm,
+/// docs/api.md §2.5 ("same limits as 2.2"), wire-formats §4: the accepted audio containers; not webm,
 /// not bare PCM.
 pub const ACCEPTED_CONTAINERS: &[&str] =
     &["wav", "aiff", "flac", "m4a", "mp3", "aac", "opus", "ogg"];
 
-/// SPEC §2.5 and §8: at most 50 MB per file, read as decimal megabytes (50,000,000 bytes), the
+/// docs/api.md §2.5 and §8: at most 50 MB per file, read as decimal megabytes (50,000,000 bytes), the
 /// stricter reading. The same limit as the compat format's.
 pub const MAX_FILE_BYTES: u64 = 50 * 1000 * 1000;
 
-/// SPEC §2.5 and §8: at most 500 seconds per file (wire-formats §4: the upstream refuses longer
+/// docs/api.md §2.5 and §8: at most 500 seconds per file (wire-formats §4: the upstream refuses longer
 /// audio with 400, it does not truncate).
 pub const MAX_SECONDS: u64 = 500;
 
-/// The `response_format` form field (SPEC §2.5, wire-formats §4).
+/// The `response_format` form field (docs/api.md §2.5, wire-formats §4).
 ///
 /// ```
 /// use tollgate_vendor_audio::stt::SttFormat;
@@ -99,7 +99,7 @@ impl fmt::Display for SttFormat {
     }
 }
 
-/// The `timestamp_level` form field (SPEC §2.5, wire-formats §4): `sentence` (the default) or
+/// The `timestamp_level` form field (docs/api.md §2.5, wire-formats §4): `sentence` (the default) or
 /// `word`.
 ///
 /// ```
@@ -143,7 +143,7 @@ impl fmt::Display for TimestampLevel {
 }
 
 /// The non-file form fields of a `speech_to_text` request and the `language` header
-/// (SPEC §2.5, wire-formats §4), parsed.
+/// (docs/api.md §2.5, wire-formats §4), parsed.
 ///
 /// The gateway reads the multipart body itself and hands the text parts to
 /// [`from_fields`](Self::from_fields), with the value of the [`LANGUAGE_HEADER`] header. Going

@@ -5,7 +5,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 /// The body of `response_format: json` (wire-formats §4):
 /// `{"text": "...", "duration": 12.3, "trace_id": "..."}`.
 ///
-/// `duration` is in seconds and is the billed quantity (SPEC §8, billing rule 2: rounded up).
+/// `duration` is in seconds and is the billed quantity (docs/api.md §8, billing rule 2: rounded up).
 /// `text` and `duration` are required when decoding (confirmed); `trace_id` is optional.
 ///
 /// ```

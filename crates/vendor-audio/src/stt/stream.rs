@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// does not send it.
 pub const DONE_SENTINEL: &str = "[DONE]";
 
-/// One SSE `data:` frame of a `speech_to_text` stream (SPEC §6, wire-formats §4):
+/// One SSE `data:` frame of a `speech_to_text` stream (docs/api.md §6, wire-formats §4):
 /// `{index, delta, finish, duration}`.
 ///
 /// Text frames carry `delta`; the final frame has `finish: true` and `duration` (seconds, the

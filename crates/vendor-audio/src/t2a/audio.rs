@@ -1,4 +1,4 @@
-//! The hex encoding of `data.audio` (wire-formats §3.2, SPEC §2.4).
+//! The hex encoding of `data.audio` (wire-formats §3.2, docs/api.md §2.4).
 
 /// Why a hex audio chunk could not be decoded. The sender (normally the upstream) broke the
 /// format; the chunk is not usable.

@@ -1,4 +1,4 @@
-//! Speech synthesis in the vendor format: `POST /v1/t2a_v2` (SPEC §2.4, §4.3, §6, §8;
+//! Speech synthesis in the vendor format: `POST /v1/t2a_v2` (docs/api.md §2.4, §4.3, §6, §8;
 //! wire-formats §3).
 //!
 //! # Request
@@ -14,8 +14,8 @@
 //! | `voice_setting` | [`VoiceSetting`] | `voice_id` required unless `timbre_weights` is given; `speed` 0.5–2, `vol` (0, 10], `pitch` −12–12 |
 //! | `audio_setting` | [`AudioSetting`] | `sample_rate` in [`SAMPLE_RATES`], `bitrate` in [`BITRATES`], `format` a [`T2aFormat`] (`wav` not with `stream`), `channel` 1 or 2 |
 //! | `pronunciation_dict`, `timbre_weights`, `language_boost`, `voice_modify` | JSON | accepted and passed through as given |
-//! | `subtitle_enable` | bool | SPEC §2.4: not available; only `false` |
-//! | `output_format` | string | SPEC §2.4: always `hex`; `url` is not offered |
+//! | `subtitle_enable` | bool | docs/api.md §2.4: not available; only `false` |
+//! | `output_format` | string | docs/api.md §2.4: always `hex`; `url` is not offered |
 //! | `aigc_watermark` | bool | |
 //! | anything else | JSON | kept in `extra` and passed through |
 //!
@@ -24,11 +24,11 @@
 //! wire-formats §3.2: a non-stream request is answered with one [`T2aResponse`] whose
 //! `data.audio` is the whole audio in hex ([`encode_audio`], [`decode_audio`]),
 //! `data.status` = [`STATUS_FINISHED`], and whose `extra_info.usage_characters` is the billed
-//! character count (SPEC §2.4).
+//! character count (docs/api.md §2.4).
 //!
 //! wire-formats §3.3: a stream is a sequence of SSE `data:` frames, each a [`T2aResponse`]:
 //! frames with `data.status` = [`STATUS_CHUNK`] carry incremental audio, and the last frame has
-//! `data.status` = [`STATUS_FINISHED`] and the `extra_info` with the usage (SPEC §6). Unless the
+//! `data.status` = [`STATUS_FINISHED`] and the `extra_info` with the usage (docs/api.md §6). Unless the
 //! request set `stream_options.exclude_aggregated_audio: true`, that last frame repeats the whole
 //! audio ([`T2aRequest::excludes_aggregated_audio`]). An error can arrive mid-stream as a frame
 //! whose `base_resp.status_code` is not 0.

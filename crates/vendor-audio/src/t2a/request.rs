@@ -15,7 +15,7 @@ pub const SAMPLE_RATES: [u32; 6] = [8000, 16000, 22050, 24000, 32000, 44100];
 /// default is 128000).
 pub const BITRATES: [u32; 4] = [32000, 64000, 128000, 256000];
 
-/// The body of `POST /v1/t2a_v2` (SPEC §2.4, wire-formats §3.1).
+/// The body of `POST /v1/t2a_v2` (docs/api.md §2.4, wire-formats §3.1).
 ///
 /// Decoding checks types only; the value rules are checked by [`validate`](super::validate()),
 /// which names the field and the rule. An absent or `null` `model` or `text` decodes as an empty
@@ -77,10 +77,10 @@ pub struct T2aRequest {
     /// Voice effects (`pitch`, `intensity`, `timbre`, `sound_effects`); passed through as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub voice_modify: Option<Value>,
-    /// Subtitles; SPEC §2.4: not available, only `false` is accepted.
+    /// Subtitles; docs/api.md §2.4: not available, only `false` is accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subtitle_enable: Option<bool>,
-    /// `hex` (the default); SPEC §2.4: the output is always hex, `url` is not offered.
+    /// `hex` (the default); docs/api.md §2.4: the output is always hex, `url` is not offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_format: Option<String>,
     /// Whether to add an AIGC watermark (non-stream only).
@@ -270,7 +270,7 @@ impl T2aFormat {
         }
     }
 
-    /// Whether the shorter text limit applies: SPEC §2.4 and §8, at most
+    /// Whether the shorter text limit applies: docs/api.md §2.4 and §8, at most
     /// [`MAX_TEXT_CHARS_UNCOMPRESSED`](super::MAX_TEXT_CHARS_UNCOMPRESSED) characters for `wav`,
     /// `flac` and `pcm`.
     pub const fn has_short_limit(self) -> bool {

@@ -89,7 +89,7 @@ impl T2aResponse {
             .is_some_and(|data| data.status == STATUS_FINISHED)
     }
 
-    /// The billed characters, `extra_info.usage_characters` (SPEC §2.4), when present.
+    /// The billed characters, `extra_info.usage_characters` (docs/api.md §2.4), when present.
     pub fn usage_characters(&self) -> Option<u64> {
         self.extra_info
             .as_ref()
@@ -106,7 +106,7 @@ pub struct T2aData {
     pub audio: String,
     /// [`STATUS_CHUNK`] (1) or [`STATUS_FINISHED`] (2).
     pub status: u8,
-    /// The URL of a subtitle file; never produced by this service (SPEC §2.4).
+    /// The URL of a subtitle file; never produced by this service (docs/api.md §2.4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subtitle_file: Option<String>,
 }
@@ -160,7 +160,7 @@ pub struct ExtraInfo {
     /// The share of invisible or illegal characters (above 10% is error 1042).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invisible_character_ratio: Option<f64>,
-    /// SPEC §2.4: the billed character count.
+    /// docs/api.md §2.4: the billed character count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage_characters: Option<u64>,
     /// The audio format, e.g. `"mp3"`.

@@ -8,10 +8,10 @@ use super::request::{AudioSetting, BITRATES, SAMPLE_RATES, T2aFormat, T2aRequest
 use crate::error::{FieldError, Rule};
 
 /// wire-formats §3.1: `text` under 10,000 characters; this service allows at most 10,000, the
-/// limit of the compat format (SPEC §2.1).
+/// limit of the compat format (docs/api.md §2.1).
 pub const MAX_TEXT_CHARS: usize = 10_000;
 
-/// SPEC §2.4 and §8: `text` at most 2,000 characters when the format is `wav`, `flac` or `pcm`.
+/// docs/api.md §2.4 and §8: `text` at most 2,000 characters when the format is `wav`, `flac` or `pcm`.
 pub const MAX_TEXT_CHARS_UNCOMPRESSED: usize = 2_000;
 
 /// wire-formats §3.1: `voice_setting.speed` from 0.5 to 2, both included.
@@ -26,7 +26,7 @@ pub const PITCH_RANGE: RangeInclusive<i64> = -12..=12;
 /// wire-formats §3.1: `audio_setting.channel`, 1 (mono) or 2 (stereo).
 pub const CHANNELS: [u8; 2] = [1, 2];
 
-/// SPEC §2.4: the only `output_format`; the audio is always hex in `data.audio`.
+/// docs/api.md §2.4: the only `output_format`; the audio is always hex in `data.audio`.
 pub const OUTPUT_FORMAT_HEX: &str = "hex";
 
 /// Checks the values of a `t2a_v2` request and returns the first broken rule, in field order.
@@ -38,7 +38,7 @@ pub const OUTPUT_FORMAT_HEX: &str = "hex";
 /// | `model` | must not be empty | [`Required`](Rule::Required) |
 /// | `text` | must not be empty | [`Required`](Rule::Required) |
 /// | `text` | at most [`MAX_TEXT_CHARS`] characters | [`TooLong`](Rule::TooLong) |
-/// | `text` | SPEC §2.4/§8: at most [`MAX_TEXT_CHARS_UNCOMPRESSED`] characters for wav, flac, pcm | [`TooLongForFormat`](Rule::TooLongForFormat) |
+/// | `text` | docs/api.md §2.4/§8: at most [`MAX_TEXT_CHARS_UNCOMPRESSED`] characters for wav, flac, pcm | [`TooLongForFormat`](Rule::TooLongForFormat) |
 /// | `voice_setting.voice_id` | wire-formats §3.1: required unless `timbre_weights` is given | [`Required`](Rule::Required) |
 /// | `voice_setting.speed` | wire-formats §3.1: within [`SPEED_RANGE`] | [`OutOfRange`](Rule::OutOfRange) |
 /// | `voice_setting.vol` | wire-formats §3.1: greater than 0, at most [`MAX_VOL`] | [`OutOfRange`](Rule::OutOfRange) |
@@ -48,13 +48,13 @@ pub const OUTPUT_FORMAT_HEX: &str = "hex";
 /// | `audio_setting.format` | wire-formats §3.1: `mp3`, `pcm`, `flac` or `wav` | [`UnsupportedValue`](Rule::UnsupportedValue) |
 /// | `audio_setting.format` | wire-formats §3.1: `wav` only without `stream: true` | [`NotStreamable`](Rule::NotStreamable) |
 /// | `audio_setting.channel` | wire-formats §3.1: one of [`CHANNELS`] | [`UnsupportedValue`](Rule::UnsupportedValue) |
-/// | `output_format` | SPEC §2.4: `url` is not offered | [`Unavailable`](Rule::Unavailable) |
-/// | `output_format` | SPEC §2.4: otherwise only `hex` | [`UnsupportedValue`](Rule::UnsupportedValue) |
-/// | `subtitle_enable` | SPEC §2.4: subtitles are not available; only `false` | [`Unavailable`](Rule::Unavailable) |
+/// | `output_format` | docs/api.md §2.4: `url` is not offered | [`Unavailable`](Rule::Unavailable) |
+/// | `output_format` | docs/api.md §2.4: otherwise only `hex` | [`UnsupportedValue`](Rule::UnsupportedValue) |
+/// | `subtitle_enable` | docs/api.md §2.4: subtitles are not available; only `false` | [`Unavailable`](Rule::Unavailable) |
 ///
 /// `timbre_weights` counts as given when it is present and not an empty array or object. The
 /// inner structure of `pronunciation_dict`, `timbre_weights`, `language_boost` and `voice_modify`
-/// is not checked (SPEC §2.4: "not shown"); the upstream has the last word on them.
+/// is not checked (docs/api.md §2.4: "not shown"); the upstream has the last word on them.
 ///
 /// ```
 /// use tollgate_vendor_audio::t2a::{validate, AudioSetting, T2aRequest, VoiceSetting};
