@@ -629,3 +629,26 @@ async fn every_documented_admin_operation_is_served() {
     }
     gw.stop().await;
 }
+
+#[tokio::test]
+async fn admin_networks_keep_the_operators_side_to_its_networks() {
+    let config = format!(
+        "{}\n[server]\ndrain_seconds = 0\nadmin_networks = [\"10.0.0.0/8\"]\n",
+        common::MODELS
+    );
+    let gw = TestGateway::with_config(&config).await;
+    let admin = admin(&gw, false).await;
+    // The test client is 127.0.0.1: not an admin network.
+    let r = admin.call("GET", "/admin/v1/accounts", None).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(r.json()["error"]["code"], "network_not_allowed");
+    assert_eq!(gw.request("GET", "/console", &[], "").await.status, 403);
+    // Client routes are not affected.
+    let (_, key) = gw.account("1").await;
+    let body = json!({"model": "text-embedding-3-small", "input": "x"});
+    assert_eq!(
+        gw.post_json("/v1/embeddings", &key, &body).await.status,
+        200
+    );
+    gw.stop().await;
+}

@@ -23,10 +23,9 @@ pub async fn run(common: &Common, command: AdminCommand) -> Result<(), String> {
 async fn execute(store: &Store, command: AdminCommand) -> Result<(), String> {
     match command {
         AdminCommand::Token(TokenCommand::Create { name, read_only }) => {
-            let (_, secret) = store
-                .create_admin_token(&name, read_only)
+            let (_, secret) = ops::create_admin_token(store, &Actor::cli(), &name, read_only)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| e.message)?;
             println!("{secret}");
         }
         AdminCommand::Token(TokenCommand::List { json }) => {
@@ -58,10 +57,9 @@ async fn execute(store: &Store, command: AdminCommand) -> Result<(), String> {
             }
         }
         AdminCommand::Token(TokenCommand::Revoke { token }) => {
-            let t = store
-                .revoke_admin_token(&token)
+            let t = ops::revoke_admin_token(store, &Actor::cli(), &token)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| e.message)?;
             println!("{}: revoked", t.name);
         }
         AdminCommand::Changes {

@@ -262,6 +262,17 @@ pub enum KeysCommand {
         /// The key's id (`key_…`, as `keys show` lists it).
         key: String,
     },
+    /// An account's ledger rows, newest first.
+    Ledger {
+        /// Account id, key id or name.
+        account: String,
+        /// The most rows listed.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// Print one JSON document (amounts as decimal strings).
+        #[arg(long)]
+        json: bool,
+    },
     /// Replace a key by a new one of the same label and policy, revoke the old one, and print
     /// the new secret (alone, on stdout).
     Rotate {

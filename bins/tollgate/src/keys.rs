@@ -115,6 +115,40 @@ async fn execute(store: &Store, command: KeysCommand) -> Result<(), String> {
             ops::revoke_key(store, &actor, &key).await.map_err(plain)?;
             println!("{key}: revoked");
         }
+        KeysCommand::Ledger {
+            account,
+            limit,
+            json,
+        } => {
+            let found = store
+                .find_account(&account)
+                .await
+                .map_err(|e| e.to_string())?;
+            let rows = store
+                .ledger_page(&found.id, limit, None)
+                .await
+                .map_err(|e| e.to_string())?;
+            if json {
+                let list: Vec<_> = rows.iter().map(views::ledger_entry).collect();
+                println!("{}", serde_json::json!({ "rows": list }));
+            } else {
+                println!(
+                    "{:<22} {:<10} {:>18} {:>18}  {:<28} NOTE",
+                    "TIME", "KIND", "AMOUNT", "BALANCE AFTER", "MODEL"
+                );
+                for r in rows {
+                    println!(
+                        "{:<22} {:<10} {:>18} {:>18}  {:<28} {}",
+                        tollgate_gateway::clock::format_rfc3339(r.created_at),
+                        r.kind.as_str(),
+                        r.amount.to_string(),
+                        r.balance_after.to_string(),
+                        r.model.unwrap_or_default(),
+                        r.note.or(r.quantity).unwrap_or_default()
+                    );
+                }
+            }
+        }
         KeysCommand::Rotate { key } => {
             let (_, new) = ops::rotate_key(store, &actor, &key).await.map_err(plain)?;
             println!("{}", new.secret);

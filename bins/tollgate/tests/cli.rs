@@ -460,9 +460,16 @@ fn admin_tokens_idempotent_credits_rotation_channels_and_the_change_log() {
             "channel.disable",
             "key.rotate",
             "account.credit",
-            "account.create"
+            "account.create",
+            "admin_token.revoke",
+            "admin_token.create",
+            "admin_token.create",
         ]
     );
+    let ledger: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["keys", "ledger", "shop", "--json"])).unwrap();
+    assert_eq!(ledger["rows"][0]["note"], "payment pi_9");
+    assert!(cli.ok(&["keys", "ledger", "shop"]).contains("payment pi_9"));
     assert!(
         changes["changes"][0]["actor"]
             .as_str()

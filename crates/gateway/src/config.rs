@@ -98,6 +98,9 @@ pub struct ServerConfig {
     /// restricts client networks (`docs/decisions.md`, "Access policies"). Empty: the
     /// connection's peer is the client.
     pub trusted_proxies: Vec<tollgate_store::Cidr>,
+    /// Client networks (CIDRs or addresses) that may reach the admin API and the console
+    /// (`docs/operations.md`); empty: any network (an admin token is still needed).
+    pub admin_networks: Vec<tollgate_store::Cidr>,
 }
 
 impl Default for ServerConfig {
@@ -114,6 +117,7 @@ impl Default for ServerConfig {
             http2_max_local_error_reset_streams: 256,
             drain_seconds: 3,
             trusted_proxies: Vec::new(),
+            admin_networks: Vec::new(),
         }
     }
 }

@@ -224,9 +224,15 @@ async fn dispatch(
         Route::ChatCompletions => handlers::chat::create(ctx, request).await,
         Route::Responses => handlers::responses::create(ctx, request).await,
         Route::Translations => Err(handlers::ops::translations_unsupported()),
-        Route::Admin => crate::admin::handle(ctx, request).await,
+        Route::Admin => {
+            crate::admin::reachable(&ctx)?;
+            crate::admin::handle(ctx, request).await
+        }
         Route::OpenApi => Ok(crate::admin::openapi::response()),
-        Route::Console => Ok(crate::admin::console::asset(request.uri().path())),
+        Route::Console => {
+            crate::admin::reachable(&ctx)?;
+            Ok(crate::admin::console::asset(request.uri().path()))
+        }
         Route::MethodNotAllowed(allow) => {
             let e = ApiError::new(
                 ErrorKind::MethodNotAllowed,

@@ -144,6 +144,15 @@ pub enum LedgerKind {
 }
 
 impl LedgerKind {
+    /// Its column value (and JSON name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LedgerKind::Credit => "credit",
+            LedgerKind::Adjustment => "adjustment",
+            LedgerKind::Charge => "charge",
+        }
+    }
+
     fn parse(s: &str) -> Result<LedgerKind, StoreError> {
         match s {
             "credit" => Ok(LedgerKind::Credit),

@@ -327,6 +327,25 @@ pub async fn handle(
     }
 }
 
+/// Whether the request's client may reach the operator's side at all (`[server]
+/// admin_networks`): checked before the token, so that a network that may not administer learns
+/// nothing about tokens.
+pub fn reachable(ctx: &Context) -> Result<(), ApiError> {
+    let allowed = &ctx.state.server.admin_networks;
+    if allowed.is_empty()
+        || ctx
+            .client
+            .is_some_and(|ip| allowed.iter().any(|n| n.contains(ip)))
+    {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        ErrorKind::Forbidden,
+        "The admin API and the console are not reachable from this network",
+    )
+    .code("network_not_allowed"))
+}
+
 /// The admin token of a request: `Authorization: Bearer tga-…`.
 async fn authenticate(ctx: &Context, headers: &HeaderMap) -> Result<AdminToken, ApiError> {
     let Some(secret) = crate::auth::presented_secret(crate::errors::Family::OpenAi, headers, None)

@@ -142,6 +142,33 @@ fn short_text(field: &'static str, text: &str, what: &str) -> Result<String, OpE
     Ok(text.to_owned())
 }
 
+/// Creates an admin token; returns it with its secret (shown once).
+pub async fn create_admin_token(
+    store: &Store,
+    actor: &Actor,
+    name: &str,
+    read_only: bool,
+) -> Result<(tollgate_store::AdminToken, String), OpError> {
+    let (token, secret) = store.create_admin_token(name, read_only).await?;
+    let mut change = actor.change("admin_token.create", &token.id);
+    change.after = Some(json!({"name": token.name, "read_only": read_only}));
+    store.record_admin_change(&change).await?;
+    Ok((token, secret))
+}
+
+/// Revokes an admin token (by id or name) for good.
+pub async fn revoke_admin_token(
+    store: &Store,
+    actor: &Actor,
+    token: &str,
+) -> Result<tollgate_store::AdminToken, OpError> {
+    let revoked = store.revoke_admin_token(token).await?;
+    let mut change = actor.change("admin_token.revoke", &revoked.id);
+    change.after = Some(json!({"name": revoked.name, "revoked": true}));
+    store.record_admin_change(&change).await?;
+    Ok(revoked)
+}
+
 /// Creates an account with an opening balance and its first key.
 pub async fn create_account(
     store: &Store,
