@@ -66,6 +66,24 @@ port=$(free_port)
 "$bin" serve --listen "127.0.0.1:$port" --database-url "$db" >"$work/gateway.log" 2>&1 &
 pid=$!
 wait_healthy "$port"
+# The gateway rolls the finished hours up at start (a week per pass): wait for it, timed.
+started=$(date +%s.%N)
+python3 - "$db" <<'PY'
+import subprocess, sys, time
+db = sys.argv[1]
+def rolled():
+    sql = "SELECT value FROM settings WHERE name = 'usage_rolled_until'"
+    if db.startswith("sqlite://"):
+        import sqlite3
+        row = sqlite3.connect(db[len("sqlite://"):]).execute(sql).fetchone()
+        return int(row[0]) if row else 0
+    out = subprocess.run(["psql", db, "-Atc", sql], capture_output=True, text=True).stdout.strip()
+    return int(out) if out else 0
+deadline = time.time() + 300
+while rolled() < time.time() * 1000 - 2 * 3600_000 and time.time() < deadline:
+    time.sleep(0.2)
+PY
+echo "rolled up 30 days of hours in $(python3 -c "import time; print(round(time.time() - $started, 1))") s"
 
 python3 - "$port" "$token" "$account" <<'PY'
 import json, statistics, sys, time, urllib.request

@@ -385,3 +385,110 @@ async fn old_records_are_pruned_pages_follow_each_other_and_the_ledger_stays() {
     assert_eq!(store.ledger(&account.id).await.unwrap().len(), 1);
     store.close().await;
 }
+
+/// The hourly rollup answers exactly what the records answer, whatever the grouping and however
+/// ragged the period (on a database of its own: the rollup's watermark is database-wide).
+#[tokio::test]
+async fn the_rollup_sums_exactly_what_the_records_sum() {
+    let dir = std::env::temp_dir().join(format!("tollgate-rollup-{}", common::unique()));
+    let store = tollgate_store::Store::connect(&format!("sqlite://{}/t.db", dir.display()))
+        .await
+        .unwrap();
+    let (a, _) = store
+        .create_account("a", "1".parse().unwrap())
+        .await
+        .unwrap();
+    let (b, _) = store
+        .create_account("b", "1".parse().unwrap())
+        .await
+        .unwrap();
+    let now = tollgate_gateway::clock::now_millis();
+    let hour = 3_600_000;
+    let models = [Some("m1"), Some("m2"), None];
+    let mut seed = 7u64;
+    let mut next = |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let entries: Vec<JournalEntry> = (0..2000)
+        .map(|i| {
+            let account = if i % 3 == 0 { &b.id } else { &a.id };
+            let mut r = UsageRecord::new("request", account, "embeddings");
+            // Over the last three days, the last hour included (not rolled up yet).
+            r.stamp_at(now - i64::try_from(next(72 * 3600)).unwrap() * 1000);
+            r.status = [200, 200, 200, 429, 502][usize::try_from(next(5)).unwrap()];
+            r.model = models[usize::try_from(next(3)).unwrap()].map(str::to_owned);
+            r.meter = (r.model.is_some()).then(|| "tokens".to_owned());
+            r.units = next(1000);
+            r.charge = Amount::from_nanos(i64::try_from(next(1_000_000)).unwrap());
+            JournalEntry::Usage(r)
+        })
+        .collect();
+    let writer = JournalWriter {
+        owner: "test".into(),
+        lease_ttl_ms: 30_000,
+        grant: |_, _, _| None,
+    };
+    store.write_journal(&writer, entries).await.unwrap();
+
+    let filters = [
+        UsageFilter::default(),
+        UsageFilter {
+            account_id: Some(a.id.clone()),
+            since: Some(now - 50 * hour + 1234),
+            until: Some(now - 3 * hour - 77),
+            ..UsageFilter::default()
+        },
+        UsageFilter {
+            model: Some("m2".into()),
+            since: Some(now - 24 * hour),
+            ..UsageFilter::default()
+        },
+        UsageFilter {
+            until: Some(now - 30 * hour),
+            ..UsageFilter::default()
+        },
+    ];
+    let groups = [
+        UsageGroup::Day,
+        UsageGroup::Hour,
+        UsageGroup::Model,
+        UsageGroup::Account,
+        UsageGroup::Status,
+    ];
+    let mut before = Vec::new();
+    for f in &filters {
+        for g in groups {
+            before.push(store.usage_summary(f, g).await.unwrap());
+        }
+    }
+    assert_eq!(store.usage_rolled_until().await.unwrap(), None);
+    let mut hours = 0;
+    loop {
+        match store.roll_up_usage(now).await.unwrap() {
+            0 => break,
+            n => hours += n,
+        }
+    }
+    assert!(hours >= 70, "{hours} hours rolled up");
+    let rolled = store.usage_rolled_until().await.unwrap().unwrap();
+    assert!(rolled <= now - hour && rolled > now - 2 * hour - 1);
+    let mut after = Vec::new();
+    for f in &filters {
+        for g in groups {
+            after.push(store.usage_summary(f, g).await.unwrap());
+        }
+    }
+    assert_eq!(before, after);
+    // Nothing more to roll up until another hour ends; pruning takes the rollup's old hours.
+    assert_eq!(store.roll_up_usage(now).await.unwrap(), 0);
+    store.prune_usage(now - 24 * hour, 5000).await.unwrap();
+    let days = store
+        .usage_summary(&UsageFilter::default(), UsageGroup::Hour)
+        .await
+        .unwrap();
+    assert!(days.len() <= 26 * 2, "{}", days.len());
+    store.close().await;
+}

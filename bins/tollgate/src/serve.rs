@@ -67,6 +67,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
         store.clone(),
         config.usage.retention_days,
     ));
+    let rollup = tokio::spawn(tollgate_gateway::usage::roll_up(store.clone()));
     let switches = tokio::spawn(tollgate_gateway::channels::follow_switches(state.clone()));
     // Pollers and the task sweeper; a restarted replica picks up every task in flight.
     let task_workers = if config.tasks.workers {
@@ -97,6 +98,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     sweeper.abort();
     pruner.abort();
     switches.abort();
+    rollup.abort();
     for worker in task_workers {
         worker.abort();
     }

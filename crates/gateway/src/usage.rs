@@ -233,6 +233,30 @@ impl Drop for Draft {
     }
 }
 
+/// How often the usage log's finished hours are rolled up.
+const ROLL_UP_EVERY: Duration = Duration::from_secs(60);
+
+/// Rolls up the usage log's finished hours (`tollgate_store`'s rollup) every minute, so that
+/// reports over long periods read sums. Any replica may run it: the watermark is claimed by
+/// compare-and-swap, so an hour is summed once.
+pub async fn roll_up(store: tollgate_store::Store) {
+    let mut tick = tokio::time::interval(ROLL_UP_EVERY);
+    loop {
+        tick.tick().await;
+        // A first run over a long log catches up a week per call.
+        loop {
+            match store.roll_up_usage(crate::clock::now_millis()).await {
+                Ok(0) => break,
+                Ok(hours) => tracing::debug!(hours, "rolled up the usage log"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "rolling up the usage log failed");
+                    break;
+                }
+            }
+        }
+    }
+}
+
 /// How often the usage log is pruned.
 const PRUNE_EVERY: Duration = Duration::from_secs(600);
 /// Rows per DELETE while pruning.

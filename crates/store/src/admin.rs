@@ -432,6 +432,27 @@ impl Store {
             .collect())
     }
 
+    /// How many open holds there are and what they hold together.
+    pub async fn open_holds_total_all(&self) -> Result<(i64, Amount), StoreError> {
+        let (count, sum): (i64, i64) = sqlx::query_as(
+            "SELECT COUNT(*), CAST(COALESCE(SUM(amount_nanos), 0) AS BIGINT) FROM holds
+             WHERE state = 'open'",
+        )
+        .fetch_one(self.pool())
+        .await?;
+        Ok((count, Amount::from_nanos(sum)))
+    }
+
+    /// How many video tasks are in flight (submitting, queued or running), of every account.
+    pub async fn tasks_in_flight(&self) -> Result<i64, StoreError> {
+        let (count,): (i64,) = sqlx::query_as(
+            "SELECT COUNT(*) FROM tasks WHERE status IN ('submitting', 'queued', 'running')",
+        )
+        .fetch_one(self.pool())
+        .await?;
+        Ok(count)
+    }
+
     /// Tasks of every account (or one), newest first, in one state when given, `limit` after
     /// the cursor `before` (a task id is not time-ordered: the cursor is `created_at:id`).
     pub async fn admin_tasks(

@@ -45,6 +45,7 @@ mod ids;
 mod journal;
 mod policy;
 mod quota;
+mod rollup;
 mod schema;
 mod settings;
 mod sql;

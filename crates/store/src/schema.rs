@@ -308,6 +308,31 @@ const MIGRATIONS: &[Migration] = &[
         )",
         ],
     },
+    Migration {
+        version: 10,
+        name: "usage rollup",
+        statements: &[
+            // Per hour and account, key, model, endpoint, status and meter: what the usage
+            // log's records of that hour sum to (`crate::rollup`). Absent key, model or meter
+            // are ''.
+            "CREATE TABLE IF NOT EXISTS usage_hourly (
+                hour BIGINT NOT NULL,
+                account_id TEXT NOT NULL,
+                key_id TEXT NOT NULL,
+                model TEXT NOT NULL,
+                endpoint TEXT NOT NULL,
+                status BIGINT NOT NULL,
+                meter TEXT NOT NULL,
+                requests BIGINT NOT NULL,
+                errors BIGINT NOT NULL,
+                units BIGINT NOT NULL,
+                charge_nanos BIGINT NOT NULL,
+                PRIMARY KEY (hour, account_id, key_id, model, endpoint, status, meter)
+            )",
+            "CREATE INDEX IF NOT EXISTS usage_hourly_account ON usage_hourly (account_id, hour)",
+            "CREATE INDEX IF NOT EXISTS usage_hourly_key ON usage_hourly (key_id, hour)",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.

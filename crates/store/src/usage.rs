@@ -158,11 +158,19 @@ impl UsageGroup {
         }
     }
 
-    /// The SQL expression of the group (a bucket's start in Unix ms for the time groups).
-    fn expression(self) -> &'static str {
+    /// The SQL expression of the group (a bucket's start in Unix ms for the time groups) over a
+    /// table whose time column is `time`.
+    fn expression(self, time: &str) -> String {
         match self {
-            UsageGroup::Day => "CAST((created_at / 86400000) * 86400000 AS TEXT)",
-            UsageGroup::Hour => "CAST((created_at / 3600000) * 3600000 AS TEXT)",
+            UsageGroup::Day => format!("CAST(({time} / 86400000) * 86400000 AS TEXT)"),
+            UsageGroup::Hour => format!("CAST(({time} / 3600000) * 3600000 AS TEXT)"),
+            group => group.column().to_owned(),
+        }
+    }
+
+    fn column(self) -> &'static str {
+        match self {
+            UsageGroup::Day | UsageGroup::Hour => "",
             UsageGroup::Model => "COALESCE(model, '')",
             UsageGroup::Key => "COALESCE(key_id, '')",
             UsageGroup::Endpoint => "endpoint",
@@ -301,6 +309,11 @@ enum Arg {
 
 impl Where {
     fn from(filter: &UsageFilter) -> Where {
+        Where::over(filter, "created_at")
+    }
+
+    /// The filter's clause over a table whose time column is `time` (`hour` in the rollup).
+    fn over(filter: &UsageFilter, time: &str) -> Where {
         let mut w = Where {
             sql: String::from(" WHERE 1 = 1"),
             args: Vec::new(),
@@ -320,13 +333,11 @@ impl Where {
         }
         if let Some(since) = filter.since {
             w.args.push(Arg::Int(since));
-            w.sql
-                .push_str(&format!(" AND created_at >= ${}", w.args.len()));
+            w.sql.push_str(&format!(" AND {time} >= ${}", w.args.len()));
         }
         if let Some(until) = filter.until {
             w.args.push(Arg::Int(until));
-            w.sql
-                .push_str(&format!(" AND created_at < ${}", w.args.len()));
+            w.sql.push_str(&format!(" AND {time} < ${}", w.args.len()));
         }
         w
     }
@@ -385,20 +396,85 @@ impl Store {
     }
 
     /// Totals of the records matching `filter`, per `group` and meter, in group order.
+    ///
+    /// Whole hours the rollup has summed (`crate::rollup`) are read from `usage_hourly`; the
+    /// edges of the period and the hours not rolled up yet from the records themselves. The two
+    /// never overlap, so the totals are exact.
     pub async fn usage_summary(
         &self,
         filter: &UsageFilter,
         group: UsageGroup,
     ) -> Result<Vec<UsageSummary>, StoreError> {
-        let w = Where::from(filter);
-        let expression = group.expression();
+        let rolled = self.usage_rolled_until().await?;
+        let plan = crate::rollup::plan(filter.since, filter.until, rolled);
+        let mut totals: std::collections::BTreeMap<(String, Option<String>), UsageSummary> =
+            std::collections::BTreeMap::new();
+        let mut add = |rows: Vec<UsageSummary>| {
+            for row in rows {
+                match totals.entry((row.group.clone(), row.meter.clone())) {
+                    std::collections::btree_map::Entry::Vacant(slot) => {
+                        slot.insert(row);
+                    }
+                    std::collections::btree_map::Entry::Occupied(mut slot) => {
+                        let sum = slot.get_mut();
+                        sum.requests = sum.requests.saturating_add(row.requests);
+                        sum.errors = sum.errors.saturating_add(row.errors);
+                        sum.units = sum.units.saturating_add(row.units);
+                        sum.charge = Amount::from_nanos(
+                            sum.charge.nanos().saturating_add(row.charge.nanos()),
+                        );
+                    }
+                }
+            }
+        };
+        for (since, until) in plan.raw {
+            let part = UsageFilter {
+                since,
+                until,
+                ..filter.clone()
+            };
+            add(self
+                .summary_of(&part, group, "usage_log", "created_at")
+                .await?);
+        }
+        if let Some((since, until)) = plan.rolled {
+            let part = UsageFilter {
+                since: Some(since),
+                until: Some(until),
+                ..filter.clone()
+            };
+            add(self
+                .summary_of(&part, group, "usage_hourly", "hour")
+                .await?);
+        }
+        Ok(totals.into_values().collect())
+    }
+
+    /// [`Store::usage_summary`] of one table: the records (`usage_log`, one row a record) or
+    /// the rollup (`usage_hourly`, one row a sum).
+    async fn summary_of(
+        &self,
+        filter: &UsageFilter,
+        group: UsageGroup,
+        table: &str,
+        time: &str,
+    ) -> Result<Vec<UsageSummary>, StoreError> {
+        let w = Where::over(filter, time);
+        let expression = group.expression(time);
+        let (requests, errors) = if table == "usage_log" {
+            ("COUNT(*)", "SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END)")
+        } else {
+            ("SUM(requests)", "SUM(errors)")
+        };
         // SUM of BIGINT is NUMERIC on PostgreSQL, which `sqlx::Any` cannot read: cast back.
+        // The rollup keeps an absent meter as ''; it is read back as none.
         let sql = format!(
-            "SELECT {expression} AS grp, meter, COUNT(*) AS requests,
-                    CAST(SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END) AS BIGINT) AS errors,
+            "SELECT {expression} AS grp, NULLIF(meter, '') AS meter,
+                    CAST({requests} AS BIGINT) AS requests,
+                    CAST({errors} AS BIGINT) AS errors,
                     CAST(SUM(units) AS BIGINT) AS units,
                     CAST(SUM(charge_nanos) AS BIGINT) AS charge
-             FROM usage_log{} GROUP BY {expression}, meter ORDER BY 1, 2",
+             FROM {table}{} GROUP BY {expression}, NULLIF(meter, '') ORDER BY 1, 2",
             w.sql
         );
         let rows = w
@@ -420,8 +496,13 @@ impl Store {
     }
 
     /// Deletes usage records older than `before` (Unix ms), at most `chunk` per statement so
-    /// that no write waits long behind it. Ledger rows are never touched. Returns how many.
+    /// that no write waits long behind it, and the rollup's hours that ended by then. Ledger
+    /// rows are never touched. Returns how many records went.
     pub async fn prune_usage(&self, before: i64, chunk: u32) -> Result<u64, StoreError> {
+        sqlx::query("DELETE FROM usage_hourly WHERE hour <= $1")
+            .bind(before.saturating_sub(crate::rollup::HOUR))
+            .execute(self.writer())
+            .await?;
         let mut pruned = 0;
         loop {
             let sql = format!(

@@ -545,23 +545,12 @@ async fn overview(ctx: &Context, query: &str) -> Result<Value, ApiError> {
     let (requests, errors) = by_status
         .iter()
         .fold((0, 0), |(r, e), s| (r + s.requests, e + s.errors));
-    let holds = store
-        .open_holds(None, MAX_LIMIT)
-        .await
-        .map_err(OpError::from)?;
+    let (holds, held) = store.open_holds_total_all().await.map_err(OpError::from)?;
     let leases = store.open_leases().await.map_err(OpError::from)?;
-    let in_flight = [TaskState::Submitting, TaskState::Queued, TaskState::Running];
-    let mut tasks_in_flight = 0;
-    for state in in_flight {
-        tasks_in_flight += store
-            .admin_tasks(None, Some(state), MAX_LIMIT, None)
-            .await
-            .map_err(OpError::from)?
-            .len();
-    }
-    let sum = |items: &mut dyn Iterator<Item = i64>| {
-        tollgate_billing::Amount::from_nanos(items.fold(0i64, i64::saturating_add))
-    };
+    let leased = leases
+        .iter()
+        .fold(0i64, |sum, lease| sum.saturating_add(lease.3.nanos()));
+    let tasks_in_flight = store.tasks_in_flight().await.map_err(OpError::from)?;
     Ok(json!({
         "hours": hours,
         "bucket": bucket.as_str(),
@@ -570,8 +559,8 @@ async fn overview(ctx: &Context, query: &str) -> Result<Value, ApiError> {
         "by_status": by_status.iter().map(|s| views::summary(UsageGroup::Status, s)).collect::<Vec<_>>(),
         "requests": requests,
         "errors": errors,
-        "open_holds": {"count": holds.len(), "amount": sum(&mut holds.iter().map(|h| h.amount.nanos()))},
-        "open_leases": {"count": leases.len(), "amount": sum(&mut leases.iter().map(|l| l.3.nanos()))},
+        "open_holds": {"count": holds, "amount": held},
+        "open_leases": {"count": leases.len(), "amount": tollgate_billing::Amount::from_nanos(leased)},
         "tasks_in_flight": tasks_in_flight,
     }))
 }
