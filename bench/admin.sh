@@ -85,6 +85,7 @@ while rolled() < time.time() * 1000 - 2 * 3600_000 and time.time() < deadline:
 PY
 echo "rolled up 30 days of hours in $(python3 -c "import time; print(round(time.time() - $started, 1))") s"
 
+echo "gateway resident memory before the queries: $(( $(ps -o rss= -p "$pid") / 1024 )) MiB"
 python3 - "$port" "$token" "$account" <<'PY'
 import json, statistics, sys, time, urllib.request
 port, token, account = sys.argv[1:4]

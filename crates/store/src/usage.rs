@@ -378,8 +378,11 @@ impl Store {
             w.args.push(Arg::Int(at));
             w.args.push(Arg::Text(before.to_owned()));
             let n = w.args.len();
+            // `created_at <= …` first: a bound the time indexes can start the scan at. With the
+            // OR alone PostgreSQL read each page from the newest record (a million-record CSV
+            // export took 102 s; docs/benchmarks.md, "The operator's side").
             w.sql.push_str(&format!(
-                " AND (created_at < ${0} OR (created_at = ${0} AND id < ${n}))",
+                " AND created_at <= ${0} AND (created_at < ${0} OR id < ${n})",
                 n - 1
             ));
         }
