@@ -652,3 +652,51 @@ async fn admin_networks_keep_the_operators_side_to_its_networks() {
     );
     gw.stop().await;
 }
+
+/// A failing channel's circuit opens after five failures in a row; while it is open the channel
+/// is still tried when no other channel answers (a model with one channel is not refused for
+/// 30 s), and a success closes it again.
+#[tokio::test]
+async fn an_open_circuit_is_tried_last_not_never() {
+    let primary = format!("primary-{}", unique());
+    let config = common::MODELS.replace("\"primary\"", &format!("\"{primary}\""));
+    let gw = TestGateway::with_config(&config).await;
+    let admin = admin(&gw, true).await;
+    let (_, key) = gw.account("5").await;
+    let body = json!({"model": "text-embedding-3-small", "input": "x"});
+    gw.set_knobs(tollgate_sim::KnobSettings {
+        fail_status: Some(503),
+        fail_times: Some(5),
+        ..tollgate_sim::KnobSettings::default()
+    });
+    for _ in 0..5 {
+        assert_eq!(
+            gw.post_json("/v1/embeddings", &key, &body).await.status,
+            502
+        );
+    }
+    let health = |r: common::Reply| {
+        r.json()["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == primary.as_str())
+            .unwrap()
+            .clone()
+    };
+    let channel = health(admin.call("GET", "/admin/v1/channels", None).await);
+    assert_eq!(channel["circuit"], "open");
+    assert_eq!(channel["failures_in_a_row"], 5);
+    // The upstream recovered: the only channel is tried though its circuit is open.
+    assert_eq!(
+        gw.post_json("/v1/embeddings", &key, &body).await.status,
+        200
+    );
+    let channel = health(admin.call("GET", "/admin/v1/channels", None).await);
+    assert_eq!(channel["circuit"], "closed");
+    assert_eq!(
+        (channel["successes"].as_u64(), channel["failures"].as_u64()),
+        (Some(1), Some(5))
+    );
+    gw.stop().await;
+}

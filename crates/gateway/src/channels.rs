@@ -1,6 +1,8 @@
 //! How each channel is doing (`docs/decisions.md`, "Channel health"): calls that succeeded and
 //! failed, recent latencies, and a circuit breaker — after [`TRIP_AFTER`] failures in a row a
-//! channel is skipped for [`OPEN_FOR`], then one trial call decides whether it is back. An
+//! channel is tried after the model's other channels for [`OPEN_FOR`] (last, not never: with
+//! no other channel left, refusing would only make the failure certain), then one trial call
+//! decides whether it is back. An
 //! operator can also switch a channel off (`POST /admin/v1/channels/{name}/disable`), for every
 //! replica: the switch is in the database and each replica reads it every few seconds.
 //!
@@ -86,6 +88,17 @@ struct Counters {
     latencies_ms: VecDeque<u32>,
 }
 
+/// What [`ChannelHealth::admit`] says of a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admit {
+    /// Send it.
+    Yes,
+    /// An operator switched the channel off: never send.
+    SwitchedOff,
+    /// The circuit is open: try the model's other channels first, this one last.
+    CircuitOpen,
+}
+
 /// A channel's health: counters, latencies, its circuit, and the operator's switch.
 #[derive(Debug, Default)]
 pub struct ChannelHealth {
@@ -132,8 +145,14 @@ impl ChannelHealth {
     }
 
     /// Whether a call may be sent now: switched on, and its circuit admits it.
-    pub fn admit(&self) -> bool {
-        !self.is_disabled() && self.counters().circuit.admit(Instant::now())
+    pub fn admit(&self) -> Admit {
+        if self.is_disabled() {
+            Admit::SwitchedOff
+        } else if self.counters().circuit.admit(Instant::now()) {
+            Admit::Yes
+        } else {
+            Admit::CircuitOpen
+        }
     }
 
     /// A call ended after `elapsed`; `ok` unless the channel failed (an upstream 5xx, a
@@ -256,7 +275,8 @@ mod tests {
         assert_eq!((r.successes, r.failures), (100, 1));
         assert_eq!(r.latency_ms.p50, Some(51));
         assert_eq!(r.latency_ms.p99, Some(100));
+        assert_eq!(h.admit(), Admit::Yes);
         h.set_disabled(true);
-        assert!(!h.admit());
+        assert_eq!(h.admit(), Admit::SwitchedOff);
     }
 }

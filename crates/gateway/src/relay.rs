@@ -2,6 +2,7 @@
 //! nothing reached the upstream or it refused before doing work.
 
 use crate::catalog::{Channel, ModelEntry};
+use crate::channels::Admit;
 use crate::errors::{ApiError, ErrorKind};
 use std::future::Future;
 use std::pin::Pin;
@@ -10,7 +11,8 @@ use std::task::{Context, Poll};
 use tollgate_upstream::UpstreamError;
 
 /// Calls `call` on each channel of `entry` until one answers, respecting each channel's
-/// concurrency limit.
+/// concurrency limit and health (`docs/decisions.md`, "Channel health"): a channel switched off
+/// is never called; one whose circuit is open is called only after every other has failed.
 pub async fn with_failover<T, F, Fut>(
     entry: &ModelEntry,
     mut call: F,
@@ -20,46 +22,89 @@ where
     Fut: Future<Output = Result<T, UpstreamError>>,
 {
     let mut last = UpstreamError::Config(format!("model {} has no channel", entry.public));
+    let mut failing = Vec::new();
     for channel in &entry.channels {
-        let wait = channel.endpoint.timeouts.first_byte;
-        let _permit =
-            match tokio::time::timeout(wait, channel.permits.clone().acquire_owned()).await {
-                Ok(Ok(permit)) => permit,
-                _ => {
-                    tracing::warn!(channel = %channel.name, "channel saturated");
-                    last = UpstreamError::NoChannel(format!(
-                        "channel {} is at its concurrency limit",
-                        channel.name
-                    ));
-                    continue;
-                }
-            };
-        // After the permit: a trial call of a half-open circuit is then sure to be made.
-        if !channel.health.admit() {
-            tracing::debug!(channel = %channel.name, "channel switched off or its circuit is open");
-            last = UpstreamError::NoChannel(format!(
-                "channel {} is switched off or failing (its circuit is open)",
-                channel.name
-            ));
+        let Some(permit) = acquire(channel, &mut last).await else {
             continue;
-        }
-        let called = std::time::Instant::now();
-        let result = call(channel.clone()).await;
-        let elapsed = called.elapsed();
-        channel
-            .health
-            .record(!matches!(&result, Err(e) if e.may_fail_over()), elapsed);
-        crate::usage::note_channel(&channel.name, elapsed);
-        match result {
-            Ok(value) => return Ok((value, channel.clone())),
-            Err(e) if e.may_fail_over() => {
-                tracing::warn!(channel = %channel.name, error = %e, "upstream refused; trying the next channel");
-                last = e;
+        };
+        // After the permit: a trial call of a half-open circuit is then sure to be made.
+        match channel.health.admit() {
+            Admit::Yes => {}
+            Admit::SwitchedOff => {
+                last =
+                    UpstreamError::NoChannel(format!("channel {} is switched off", channel.name));
+                continue;
             }
-            Err(e) => return Err(e),
+            Admit::CircuitOpen => {
+                failing.push(channel.clone());
+                continue;
+            }
+        }
+        match attempt(channel, &mut call, permit).await {
+            Ok(done) => return done,
+            Err(e) => last = e,
+        }
+    }
+    for channel in &failing {
+        let Some(permit) = acquire(channel, &mut last).await else {
+            continue;
+        };
+        tracing::debug!(channel = %channel.name, "its circuit is open, but no other channel answered");
+        match attempt(channel, &mut call, permit).await {
+            Ok(done) => return done,
+            Err(e) => last = e,
         }
     }
     Err(last)
+}
+
+/// A permit of the channel's concurrency limit, waiting at most its first-byte timeout; `None`
+/// (with `last` saying why) when it stays saturated.
+async fn acquire(
+    channel: &Arc<Channel>,
+    last: &mut UpstreamError,
+) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    let wait = channel.endpoint.timeouts.first_byte;
+    match tokio::time::timeout(wait, channel.permits.clone().acquire_owned()).await {
+        Ok(Ok(permit)) => Some(permit),
+        _ => {
+            tracing::warn!(channel = %channel.name, "channel saturated");
+            *last = UpstreamError::NoChannel(format!(
+                "channel {} is at its concurrency limit",
+                channel.name
+            ));
+            None
+        }
+    }
+}
+
+/// One call on `channel`, its outcome told to the channel's health. `Ok` ends the failover (an
+/// answer, or an error the next channel must not be tried after); `Err` is a refusal that may
+/// fail over.
+async fn attempt<T, F, Fut>(
+    channel: &Arc<Channel>,
+    call: &mut F,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+) -> Result<Result<(T, Arc<Channel>), UpstreamError>, UpstreamError>
+where
+    F: FnMut(Arc<Channel>) -> Fut,
+    Fut: Future<Output = Result<T, UpstreamError>>,
+{
+    let called = std::time::Instant::now();
+    let result = call(channel.clone()).await;
+    let elapsed = called.elapsed();
+    channel
+        .health
+        .record(!matches!(&result, Err(e) if e.may_fail_over()), elapsed);
+    crate::usage::note_channel(&channel.name, elapsed);
+    match result {
+        Ok(value) => Ok(Ok((value, channel.clone()))),
+        Err(e) if e.may_fail_over() => {
+            tracing::warn!(channel = %channel.name, error = %e, "upstream refused; trying the next channel");
+            Err(e)
+        }
+        Err(e) => Ok(Err(e)),
+    }
 }
 
 /// How an upstream failure reaches the client.
