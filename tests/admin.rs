@@ -189,8 +189,10 @@ async fn an_account_from_creation_to_a_refused_key() {
         .await;
     assert_eq!(r.status, 400);
     assert_eq!(r.json()["error"]["param"], "reason");
-    let body = json!({"amount": "1.5", "reason": "payment pi_123"});
-    let once = [("idempotency-key", "pi_123")];
+    // Idempotency keys are the database's: on a shared PostgreSQL, one of this run's own.
+    let payment = format!("pi_{}", unique());
+    let body = json!({"amount": "1.5", "reason": format!("payment {payment}")});
+    let once = [("idempotency-key", payment.as_str())];
     let r = admin
         .call_with("POST", &credits, Some(body.clone()), &once)
         .await;
@@ -209,7 +211,7 @@ async fn an_account_from_creation_to_a_refused_key() {
         .call_with(
             "POST",
             &credits,
-            Some(json!({"amount": "9", "reason": "payment pi_123"})),
+            Some(json!({"amount": "9", "reason": format!("payment {payment}")})),
             &once,
         )
         .await;
