@@ -6,7 +6,8 @@
 #   bash bench/admin.sh [RECORDS]            # SQLite (default 1000000)
 #   BENCH_POSTGRES_URL=postgres://…/db bash bench/admin.sh   # PostgreSQL (a scratch database)
 #
-# The records are written straight into usage_log (it is a report table, not money).
+# The records are written straight into usage_log, and a charge row for each answered one
+# straight into the ledger — of a scratch database: the balance is not kept in step with them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -22,7 +23,7 @@ for i in 1 2 3; do "$bin" keys create --name "small-$i" --balance 10 --database-
 token=$("$bin" admin token create --name "bench-$$" --database-url "$db" 2>/dev/null)
 account=$("$bin" keys show big --json --database-url "$db" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 
-echo "writing $records usage records of one account over 30 days…"
+echo "writing $records usage records (and their ledger rows) of one account over 30 days…"
 started=$(date +%s.%N)
 python3 - "$db" "$account" "$records" <<'PY'
 import os, random, sys, time
@@ -44,21 +45,26 @@ def rows():
                "sim-openai", status, meter, None, rng.randrange(1, 5000), charge, charge, rng.randrange(5, 900),
                None, "req_" + rid, None, 0, None)
 cols = "(id, created_at, kind, account_id, key_id, price_group, endpoint, model, channel, status, meter, quantity, units, charge_nanos, hold_nanos, latency_ms, upstream_ms, request_id, task_id, estimated, note)"
+ledger_cols = "(id, account_id, kind, amount_nanos, balance_after_nanos, model, request_id, estimated, created_at)"
+records = list(rows())
+charges = [("led" + r[0][3:], account, "charge", -r[13], 0, r[7], r[17], 0, r[1]) for r in records if r[9] == 200]
 if db.startswith("sqlite://"):
     import sqlite3
     con = sqlite3.connect(db[len("sqlite://"):])
-    con.executemany(f"INSERT INTO usage_log {cols} VALUES ({','.join('?' * 21)})", rows())
+    con.executemany(f"INSERT INTO usage_log {cols} VALUES ({','.join('?' * 21)})", records)
+    con.executemany(f"INSERT INTO ledger {ledger_cols} VALUES ({','.join('?' * 9)})", charges)
     con.commit()
     con.execute("ANALYZE")
 else:
     import subprocess, io, csv
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    for r in rows():
-        w.writerow(["\\N" if v is None else v for v in r])
-    subprocess.run(["psql", db, "-q", "-c", f"COPY usage_log {cols} FROM STDIN WITH (FORMAT csv, NULL '\\N')"],
-                   input=buf.getvalue().encode(), check=True)
-    subprocess.run(["psql", db, "-q", "-c", "ANALYZE usage_log"], check=True)
+    for table, columns, data in (("usage_log", cols, records), ("ledger", ledger_cols, charges)):
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        for r in data:
+            w.writerow(["\\N" if v is None else v for v in r])
+        subprocess.run(["psql", db, "-q", "-c", f"COPY {table} {columns} FROM STDIN WITH (FORMAT csv, NULL '\\N')"],
+                       input=buf.getvalue().encode(), check=True)
+    subprocess.run(["psql", db, "-q", "-c", "ANALYZE"], check=True)
 PY
 echo "written in $(python3 -c "import time; print(round(time.time() - $started, 1))") s"
 
@@ -116,7 +122,8 @@ bench("totals per model, the account, 30 days", f"/usage/summary?account={accoun
 bench("totals per hour, last 24 h", f"/usage/summary?group_by=hour&since={time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(time.time() - 86400))}")
 bench("overview, 24 h", "/overview?hours=24")
 bench("overview, 30 days", "/overview?hours=720")
-bench("account page: the account", f"/accounts/{account}")
+bench("the account (keys, usage by model, policy)", f"/accounts/{account}")
+bench("the account's ledger, newest 50", f"/accounts/{account}/ledger?limit=50")
 t, body = get(f"/usage.csv?account={account}")
 print(f"| CSV export of all records (streamed) | {t * 1000:.0f} ms | {len(body):,} B |")
 PY

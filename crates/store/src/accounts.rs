@@ -387,6 +387,28 @@ impl Store {
         }
     }
 
+    /// The account's keys, oldest first.
+    pub async fn account_keys(&self, account_id: &str) -> Result<Vec<KeySummary>, StoreError> {
+        let keys: Vec<(String, String, i64, String, i64)> = sqlx::query_as(
+            "SELECT id, prefix, disabled, name, created_at FROM api_keys WHERE account_id = $1
+             ORDER BY created_at, id",
+        )
+        .bind(account_id)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(keys
+            .into_iter()
+            .map(|(id, prefix, disabled, name, created_at)| KeySummary {
+                id,
+                prefix,
+                disabled: disabled != 0,
+                revoked: disabled == KEY_REVOKED,
+                name,
+                created_at,
+            })
+            .collect())
+    }
+
     /// Balance, holds, keys and usage by model of one account.
     pub async fn report(&self, account_id: &str) -> Result<AccountReport, StoreError> {
         let account = self.find_account(account_id).await?;
@@ -395,13 +417,7 @@ impl Store {
                 .bind(&account.id)
                 .fetch_one(self.pool())
                 .await?;
-        let keys: Vec<(String, String, i64, String, i64)> = sqlx::query_as(
-            "SELECT id, prefix, disabled, name, created_at FROM api_keys WHERE account_id = $1
-             ORDER BY created_at, id",
-        )
-        .bind(&account.id)
-        .fetch_all(self.pool())
-        .await?;
+        let keys = self.account_keys(&account.id).await?;
         // SUM over BIGINT is NUMERIC on PostgreSQL, which `Any` cannot read: cast it back.
         let usage: Vec<(String, i64, i64)> = sqlx::query_as(
             "SELECT model, COUNT(*), CAST(COALESCE(SUM(-amount_nanos), 0) AS BIGINT) FROM ledger
@@ -421,17 +437,7 @@ impl Store {
         Ok(AccountReport {
             account,
             open_holds,
-            keys: keys
-                .into_iter()
-                .map(|(id, prefix, disabled, name, created_at)| KeySummary {
-                    id,
-                    prefix,
-                    disabled: disabled != 0,
-                    revoked: disabled == KEY_REVOKED,
-                    name,
-                    created_at,
-                })
-                .collect(),
+            keys,
             usage: usage
                 .into_iter()
                 .map(|(model, requests, charged)| ModelUsage {

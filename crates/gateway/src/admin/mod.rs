@@ -104,20 +104,7 @@ pub async fn handle(
                 &json!({"account": views::account(&account), "key": {"id": key.id, "secret": key.secret}}),
             ))
         }
-        (&Method::GET, ["accounts", id]) => {
-            let account = store.find_account(id).await.map_err(OpError::from)?;
-            let report = store.report(&account.id).await.map_err(OpError::from)?;
-            let policy = store
-                .policy(&tollgate_store::PolicyHolder::Account(account.id.clone()))
-                .await
-                .map_err(OpError::from)?;
-            let mut v = views::report(&report);
-            v["policy"] = views::policy(
-                &tollgate_store::PolicyHolder::Account(account.id.clone()),
-                &policy,
-            );
-            ok(v)
-        }
+        (&Method::GET, ["accounts", id]) => ok(account_detail(store, id).await?),
         (&Method::POST, ["accounts", id, verb @ ("disable" | "enable")]) => {
             let account = ops::set_account_disabled(store, &actor, id, *verb == "disable").await?;
             ctx.state.keys.clear();
@@ -159,8 +146,11 @@ pub async fn handle(
         }
         (&Method::GET, ["accounts", id, "keys"]) => {
             let account = store.find_account(id).await.map_err(OpError::from)?;
-            let report = store.report(&account.id).await.map_err(OpError::from)?;
-            ok(json!({"data": report.keys}))
+            let keys = store
+                .account_keys(&account.id)
+                .await
+                .map_err(OpError::from)?;
+            ok(json!({"data": keys}))
         }
         (&Method::POST, ["accounts", id, "keys"]) => {
             let input: NewKeyInput = read_json(&ctx, request).await?;
@@ -184,17 +174,20 @@ pub async fn handle(
                 "next_cursor": next,
             }))
         }
-        (&Method::GET, ["accounts" | "keys", id, "policy"]) => {
+        (&Method::GET, [kind @ ("accounts" | "keys"), id, "policy"]) => {
+            holder_is(store, kind, id).await?;
             let (holder, policy) = ops::policy(store, id).await?;
             ok(views::policy(&holder, &policy))
         }
-        (&Method::PATCH, ["accounts" | "keys", id, "policy"]) => {
+        (&Method::PATCH, [kind @ ("accounts" | "keys"), id, "policy"]) => {
+            holder_is(store, kind, id).await?;
             let edit: PolicyEdit = read_json(&ctx, request).await?;
             let (holder, policy) = ops::set_policy(store, &actor, id, Some(&edit)).await?;
             ctx.state.keys.clear();
             ok(views::policy(&holder, &policy))
         }
-        (&Method::DELETE, ["accounts" | "keys", id, "policy"]) => {
+        (&Method::DELETE, [kind @ ("accounts" | "keys"), id, "policy"]) => {
+            holder_is(store, kind, id).await?;
             let (holder, policy) = ops::set_policy(store, &actor, id, None).await?;
             ctx.state.keys.clear();
             ok(views::policy(&holder, &policy))
@@ -324,6 +317,60 @@ pub async fn handle(
             format!("Unknown admin route: {method} {path}; see GET /openapi.json"),
         )
         .code("unknown_url")),
+    }
+}
+
+/// An account as the admin API shows it: balance, holds, keys, usage by model (from the usage
+/// log's rollup, not a scan of the ledger: an account may have millions of rows) and policy.
+async fn account_detail(store: &tollgate_store::Store, id: &str) -> Result<Value, ApiError> {
+    let account = store.find_account(id).await.map_err(OpError::from)?;
+    let keys = store
+        .account_keys(&account.id)
+        .await
+        .map_err(OpError::from)?;
+    let filter = tollgate_store::UsageFilter {
+        account_id: Some(account.id.clone()),
+        ..Default::default()
+    };
+    let by_model = store
+        .usage_summary(&filter, UsageGroup::Model)
+        .await
+        .map_err(OpError::from)?;
+    let holder = tollgate_store::PolicyHolder::Account(account.id.clone());
+    let policy = store.policy(&holder).await.map_err(OpError::from)?;
+    let holds = store
+        .open_holds(Some(&account.id), MAX_LIMIT)
+        .await
+        .map_err(OpError::from)?;
+    let mut v = views::account(&account);
+    v["open_holds"] = json!(holds.len());
+    v["keys"] = json!(keys);
+    v["usage"] = json!(
+        by_model
+            .iter()
+            .map(|s| views::summary(UsageGroup::Model, s))
+            .collect::<Vec<_>>()
+    );
+    v["policy"] = views::policy(&holder, &policy);
+    Ok(v)
+}
+
+/// A policy route names an account (id or name) under `accounts/` and a key under `keys/`.
+async fn holder_is(store: &tollgate_store::Store, kind: &str, id: &str) -> Result<(), ApiError> {
+    let holder = store.policy_holder(id).await.map_err(OpError::from)?;
+    let fits = matches!(
+        (kind, &holder),
+        ("accounts", tollgate_store::PolicyHolder::Account(_))
+            | ("keys", tollgate_store::PolicyHolder::Key(_))
+    );
+    if fits {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            ErrorKind::NotFound,
+            format!("No {} {id:?}", kind.trim_end_matches('s')),
+        )
+        .param("id"))
     }
 }
 

@@ -214,11 +214,11 @@ schemas = {
                 "properties": {"id": {"type": "string"}, "name": {"type": "string"}, "balance": AMOUNT, "held": AMOUNT,
                                "leased": AMOUNT, "available": AMOUNT, "disabled": {"type": "boolean"},
                                "created_at": {"type": "integer", "description": "Unix milliseconds"}}},
-    "AccountDetail": {"allOf": [ref("Account"), {"type": "object", "required": ["keys", "usage", "policy"], "properties": {
+    "AccountDetail": {"allOf": [ref("Account"), {"type": "object", "required": ["keys", "usage", "policy", "open_holds"], "properties": {
         "open_holds": {"type": "integer"}, "keys": {"type": "array", "items": ref("Key")},
-        "usage": {"type": "array", "items": {"type": "object", "properties": {
-            "model": {"type": "string"}, "requests": {"type": "integer"}, "charged": AMOUNT}}},
-        "ledger_rows": {"type": "integer"}, "ledger_sum": AMOUNT, "policy": ref("Policy")}}]},
+        "usage": {"type": "array", "description": "Totals per model and meter over the usage log's retention.",
+                  "items": ref("UsageTotal")},
+        "policy": ref("Policy")}}]},
     "AccountPage": {"type": "object", "required": ["data", "total", "next_cursor"], "properties": {
         "data": {"type": "array", "items": ref("Account")}, "total": {"type": "integer"},
         "next_cursor": {"type": ["string", "null"]}}},
