@@ -39,6 +39,15 @@ impl Admin<'_> {
     }
 }
 
+/// The test models with the channel `primary` renamed to a name of this run's own (its name and
+/// the configuration): a switch is written for every replica sharing the database, and on a
+/// shared PostgreSQL other tests' gateways follow it.
+fn own_primary() -> (String, String) {
+    let primary = format!("primary-{}", unique());
+    let config = common::MODELS.replace("\"primary\"", &format!("\"{primary}\""));
+    (primary, config)
+}
+
 async fn admin(gw: &TestGateway, read_only: bool) -> Admin<'_> {
     let (_, token) = gw
         .store
@@ -446,10 +455,7 @@ async fn usage_csv_is_streamed_and_summaries_group() {
 
 #[tokio::test]
 async fn channels_report_health_and_can_be_switched_off() {
-    // A switch is written for every replica sharing the database: on a shared PostgreSQL the
-    // channel must have a name of this run's own.
-    let primary = format!("primary-{}", unique());
-    let config = common::MODELS.replace("\"primary\"", &format!("\"{primary}\""));
+    let (primary, config) = own_primary();
     let gw = TestGateway::with_config(&config).await;
     let admin = admin(&gw, false).await;
     let (_, key) = gw.account("5").await;
@@ -660,8 +666,7 @@ async fn admin_networks_keep_the_operators_side_to_its_networks() {
 /// 30 s), and a success closes it again.
 #[tokio::test]
 async fn an_open_circuit_is_tried_last_not_never() {
-    let primary = format!("primary-{}", unique());
-    let config = common::MODELS.replace("\"primary\"", &format!("\"{primary}\""));
+    let (primary, config) = own_primary();
     let gw = TestGateway::with_config(&config).await;
     let admin = admin(&gw, true).await;
     let (_, key) = gw.account("5").await;

@@ -78,9 +78,9 @@ async fn execute(store: &Store, command: AdminCommand) -> Result<(), String> {
                     println!(
                         "{}  {:<20} {:<18} {}",
                         format_rfc3339(c.created_at),
-                        c.actor,
-                        c.action,
-                        c.target
+                        c.change.actor,
+                        c.change.action,
+                        c.change.target
                     );
                 }
             }

@@ -7,37 +7,10 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use support::{Gateway, Scratch, http};
-use tollgate_sim::{KnobSettings, SimHandle};
+use tollgate_sim::KnobSettings;
 use tollgate_store::Store;
-
-fn config(scratch: &Scratch, sim: &SimHandle, channel: &str) -> PathBuf {
-    let text = format!(
-        r#"
-[simulator]
-enabled = false
-
-[tasks]
-workers = false
-
-[[channels]]
-name = "{channel}"
-format = "openai-embeddings"
-base_url = "{}"
-
-[models."text-embedding-3-small"]
-kind = "embeddings"
-channels = ["{channel}"]
-price = {{ meter = "tokens", per_million_tokens = "0.02" }}
-"#,
-        sim.base_url()
-    );
-    let path = scratch.dir.join("tollgate.toml");
-    std::fs::write(&path, text).unwrap();
-    path
-}
 
 const EMBED: &str = r#"{"model":"text-embedding-3-small","input":"replicas"}"#;
 
@@ -73,7 +46,7 @@ async fn a_switch_and_a_revocation_reach_the_other_replica() {
     let store = Store::connect(&db).await.unwrap();
     // A channel name of this run's own: switches are shared by everything on the database.
     let channel = format!("openai-{}", scratch.tag);
-    let config = config(&scratch, &sim, &channel);
+    let config = support::embeddings_config(&scratch, &sim.base_url(), &channel);
     let (_, key) = store
         .create_account(&format!("replicas-{}", scratch.tag), "10".parse().unwrap())
         .await
@@ -114,6 +87,6 @@ async fn a_switch_and_a_revocation_reach_the_other_replica() {
 
     // Both changes are in the one audit log, whichever replica took them.
     let changes = store.admin_changes(Some(&channel), 10, None).await.unwrap();
-    let actions: Vec<&str> = changes.iter().map(|c| c.action.as_str()).collect();
+    let actions: Vec<&str> = changes.iter().map(|c| c.change.action.as_str()).collect();
     assert_eq!(actions, ["channel.enable", "channel.disable"]);
 }

@@ -6,41 +6,14 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use support::{Gateway, Scratch, http};
 use tollgate_billing::Amount;
-use tollgate_sim::{KnobSettings, SimHandle};
+use tollgate_sim::KnobSettings;
 use tollgate_store::{LedgerKind, Store};
-
-fn config(scratch: &Scratch, sim: &SimHandle) -> PathBuf {
-    let text = format!(
-        r#"
-[simulator]
-enabled = false
-
-[tasks]
-workers = false
-
-[[channels]]
-name = "openai"
-format = "openai-embeddings"
-base_url = "{}"
-
-[models."text-embedding-3-small"]
-kind = "embeddings"
-channels = ["openai"]
-price = {{ meter = "tokens", per_million_tokens = "0.02" }}
-"#,
-        sim.base_url()
-    );
-    let path = scratch.dir.join("tollgate.toml");
-    std::fs::write(&path, text).unwrap();
-    path
-}
 
 fn policy_set(db: &str, target: &str, flags: &[&str]) {
     let out = Command::new(env!("CARGO_BIN_EXE_tollgate"))
@@ -95,7 +68,7 @@ async fn two_replicas_share_a_rate_and_a_daily_budget() {
         .await
         .unwrap();
     let store = Store::connect(&db).await.unwrap();
-    let config = config(&scratch, &sim);
+    let config = support::embeddings_config(&scratch, &sim.base_url(), "openai");
     let (rated, rated_key) = store
         .create_account(&format!("rated-{}", scratch.tag), "10".parse().unwrap())
         .await

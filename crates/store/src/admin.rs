@@ -28,7 +28,7 @@ pub struct AdminToken {
 }
 
 /// A change to record in the admin audit log.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct AdminChange {
     /// Who: `token:NAME` for the API, `cli:USER` for the command line.
     pub actor: String,
@@ -44,25 +44,16 @@ pub struct AdminChange {
     pub request_id: Option<String>,
 }
 
-/// A recorded change, as the log lists it.
+/// A recorded change, as the log lists it: the change, its id and its time.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AdminChangeRecord {
     /// `aud_…` (time-ordered: the paging cursor).
     pub id: String,
     /// Unix milliseconds.
     pub created_at: i64,
-    /// Who.
-    pub actor: String,
-    /// What.
-    pub action: String,
-    /// On what.
-    pub target: String,
-    /// Before (JSON).
-    pub before: Option<serde_json::Value>,
-    /// After (JSON).
-    pub after: Option<serde_json::Value>,
-    /// The admin request's id.
-    pub request_id: Option<String>,
+    /// What was changed, by whom.
+    #[serde(flatten)]
+    pub change: AdminChange,
 }
 
 /// What an idempotent credit did.
@@ -234,12 +225,14 @@ impl Store {
                     AdminChangeRecord {
                         id,
                         created_at,
-                        actor,
-                        action,
-                        target,
-                        before: parse_json(before),
-                        after: parse_json(after),
-                        request_id,
+                        change: AdminChange {
+                            actor,
+                            action,
+                            target,
+                            before: parse_json(before),
+                            after: parse_json(after),
+                            request_id,
+                        },
                     }
                 },
             )

@@ -8,6 +8,33 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+/// Writes `tollgate.toml` in the scratch directory: one embeddings model on one channel named
+/// `channel` at `upstream` (a simulator's base URL), no in-process simulator, no task workers.
+pub fn embeddings_config(scratch: &Scratch, upstream: &str, channel: &str) -> PathBuf {
+    let text = format!(
+        r#"
+[simulator]
+enabled = false
+
+[tasks]
+workers = false
+
+[[channels]]
+name = "{channel}"
+format = "openai-embeddings"
+base_url = "{upstream}"
+
+[models."text-embedding-3-small"]
+kind = "embeddings"
+channels = ["{channel}"]
+price = {{ meter = "tokens", per_million_tokens = "0.02" }}
+"#
+    );
+    let path = scratch.dir.join("tollgate.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 /// A temporary directory, kept when the test fails (it holds the gateways' logs).
 pub struct Scratch {
     pub dir: PathBuf,
