@@ -397,7 +397,10 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             print!("{}", tollgate_gateway::config::DEFAULT_CONFIG);
             Ok(())
         }
-        Command::Sim(args) => crate::serve::sim(args).await,
+        Command::Sim(args) => {
+            crate::serve::init_logging(&Config::embedded_default().map_err(|e| e.to_string())?);
+            crate::simulator::run(args).await
+        }
         Command::Audit(args) => crate::audit::run(&cli.common, args).await,
         Command::Usage(args) => crate::usage::run(&cli.common, args).await,
         Command::Admin(command) => crate::admin::run(&cli.common, command).await,

@@ -8,6 +8,7 @@ mod cli;
 mod keys;
 mod policy;
 mod serve;
+mod simulator;
 mod usage;
 
 use clap::Parser;

@@ -1,6 +1,6 @@
-//! `tollgate serve` and `tollgate sim`.
+//! `tollgate serve`.
 
-use crate::cli::{Common, ServeArgs, SimArgs, load_config};
+use crate::cli::{Common, ServeArgs, load_config};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,7 +32,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
             crate::cli::redact_url(&config.database_url)
         )
     })?;
-    let sim = start_simulator(&config).await?;
+    let sim = crate::simulator::start(&config).await?;
     let catalog = Catalog::from_config(
         &config,
         sim.as_ref().map(|s| s.base_url()).as_deref(),
@@ -112,49 +112,6 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     Ok(())
 }
 
-pub async fn sim(args: SimArgs) -> Result<(), String> {
-    init_logging(&Config::embedded_default().map_err(|e| e.to_string())?);
-    let addr: SocketAddr = args
-        .listen
-        .parse()
-        .map_err(|e| format!("listen address {:?}: {e}", args.listen))?;
-    let handle = tollgate_sim::start(
-        addr,
-        tollgate_sim::KnobSettings {
-            latency_ms: args.latency_ms,
-            ..Default::default()
-        },
-    )
-    .await
-    .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    eprintln!("simulator listening on {}", handle.base_url());
-    server::shutdown_signal().await;
-    handle.shutdown().await;
-    Ok(())
-}
-
-async fn start_simulator(config: &Config) -> Result<Option<tollgate_sim::SimHandle>, String> {
-    if !config.simulator.enabled {
-        return Ok(None);
-    }
-    let addr: SocketAddr = config
-        .simulator
-        .listen
-        .parse()
-        .map_err(|e| format!("simulator listen address: {e}"))?;
-    let handle = tollgate_sim::start(
-        addr,
-        tollgate_sim::KnobSettings {
-            latency_ms: config.simulator.latency_ms,
-            ..Default::default()
-        },
-    )
-    .await
-    .map_err(|e| format!("cannot start the simulator on {addr}: {e}"))?;
-    tracing::info!(url = %handle.base_url(), "in-process simulator started; channels with base_url = \"sim\" use it");
-    Ok(Some(handle))
-}
-
 async fn sweep_stale_holds(store: Store) {
     let mut tick = tokio::time::interval(STALE_SWEEP_EVERY);
     loop {
@@ -167,7 +124,7 @@ async fn sweep_stale_holds(store: Store) {
     }
 }
 
-fn init_logging(config: &Config) {
+pub fn init_logging(config: &Config) {
     use tracing_subscriber::EnvFilter;
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&config.log.filter));
