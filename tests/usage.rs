@@ -421,7 +421,8 @@ async fn the_rollup_sums_exactly_what_the_records_sum() {
             r.status = [200, 200, 200, 429, 502][usize::try_from(next(5)).unwrap()];
             r.model = models[usize::try_from(next(3)).unwrap()].map(str::to_owned);
             r.meter = (r.model.is_some()).then(|| "tokens".to_owned());
-            r.units = next(1000);
+            // Now and then an upstream's lie: no sum may overflow on it.
+            r.units = if i % 500 == 7 { u64::MAX } else { next(1000) };
             r.charge = Amount::from_nanos(i64::try_from(next(1_000_000)).unwrap());
             JournalEntry::Usage(r)
         })

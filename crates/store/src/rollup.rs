@@ -127,16 +127,17 @@ impl Store {
         if claimed.rows_affected() != 1 {
             return Ok(0);
         }
-        sqlx::query(
+        sqlx::query(sqlx::AssertSqlSafe(format!(
             "INSERT INTO usage_hourly (hour, account_id, key_id, model, endpoint, status, meter,
                                        requests, errors, units, charge_nanos)
              SELECT (created_at / 3600000) * 3600000, account_id, COALESCE(key_id, ''),
                     COALESCE(model, ''), endpoint, status, COALESCE(meter, ''), COUNT(*),
-                    SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END), SUM(units), SUM(charge_nanos)
+                    SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END), {}, SUM(charge_nanos)
              FROM usage_log WHERE created_at >= $1 AND created_at < $2
              GROUP BY (created_at / 3600000) * 3600000, account_id, COALESCE(key_id, ''),
                       COALESCE(model, ''), endpoint, status, COALESCE(meter, '')",
-        )
+            crate::usage::SUM_UNITS
+        )))
         .bind(start)
         .bind(end)
         .execute(&mut *tx)

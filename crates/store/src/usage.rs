@@ -89,10 +89,20 @@ impl UsageRecord {
     /// caller has it already.
     pub fn set_usage(&mut self, usage: &Usage, quantity: Option<String>) {
         self.meter = Some(usage.meter().as_str().to_owned());
-        self.units = usage.units();
+        self.units = usage.units().min(MAX_UNITS);
         self.quantity = quantity.or_else(|| serde_json::to_string(usage).ok());
     }
 }
+
+/// The most units one record counts: no request measures four billion tokens, characters or
+/// seconds, so a larger figure is an upstream's lie (the ledger row keeps it as reported, and
+/// its charge was capped). Capped here, sums of millions of records stay far inside BIGINT.
+pub const MAX_UNITS: u64 = u32::MAX as u64;
+
+/// `SUM(units)` with each record's units capped at [`MAX_UNITS`] — also for records written
+/// before the cap, so that no sum overflows (SQLite fails the query, PostgreSQL the cast).
+pub(crate) const SUM_UNITS: &str =
+    "SUM(CASE WHEN units > 4294967295 THEN 4294967295 ELSE units END)";
 
 /// Which records a query covers; every field narrows.
 #[derive(Debug, Clone, Default)]
@@ -464,10 +474,14 @@ impl Store {
     ) -> Result<Vec<UsageSummary>, StoreError> {
         let w = Where::over(filter, time);
         let expression = group.expression(time);
-        let (requests, errors) = if table == "usage_log" {
-            ("COUNT(*)", "SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END)")
+        let (requests, errors, units) = if table == "usage_log" {
+            (
+                "COUNT(*)",
+                "SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END)",
+                SUM_UNITS,
+            )
         } else {
-            ("SUM(requests)", "SUM(errors)")
+            ("SUM(requests)", "SUM(errors)", "SUM(units)")
         };
         // SUM of BIGINT is NUMERIC on PostgreSQL, which `sqlx::Any` cannot read: cast back.
         // The rollup keeps an absent meter as ''; it is read back as none.
@@ -475,7 +489,7 @@ impl Store {
             "SELECT {expression} AS grp, NULLIF(meter, '') AS meter,
                     CAST({requests} AS BIGINT) AS requests,
                     CAST({errors} AS BIGINT) AS errors,
-                    CAST(SUM(units) AS BIGINT) AS units,
+                    CAST({units} AS BIGINT) AS units,
                     CAST(SUM(charge_nanos) AS BIGINT) AS charge
              FROM {table}{} GROUP BY {expression}, NULLIF(meter, '') ORDER BY 1, 2",
             w.sql
