@@ -425,12 +425,16 @@ impl Store {
             .collect())
     }
 
-    /// How many open holds there are and what they hold together.
-    pub async fn open_holds_total_all(&self) -> Result<(i64, Amount), StoreError> {
+    /// How many open holds there are (of one account, when given) and what they hold together.
+    pub async fn open_holds_count(
+        &self,
+        account_id: Option<&str>,
+    ) -> Result<(i64, Amount), StoreError> {
         let (count, sum): (i64, i64) = sqlx::query_as(
             "SELECT COUNT(*), CAST(COALESCE(SUM(amount_nanos), 0) AS BIGINT) FROM holds
-             WHERE state = 'open'",
+             WHERE state = 'open' AND ($1 = '' OR account_id = $1)",
         )
+        .bind(account_id.unwrap_or_default())
         .fetch_one(self.pool())
         .await?;
         Ok((count, Amount::from_nanos(sum)))

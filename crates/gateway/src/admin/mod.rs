@@ -338,12 +338,12 @@ async fn account_detail(store: &tollgate_store::Store, id: &str) -> Result<Value
         .map_err(OpError::from)?;
     let holder = tollgate_store::PolicyHolder::Account(account.id.clone());
     let policy = store.policy(&holder).await.map_err(OpError::from)?;
-    let holds = store
-        .open_holds(Some(&account.id), MAX_LIMIT)
+    let (holds, _) = store
+        .open_holds_count(Some(&account.id))
         .await
         .map_err(OpError::from)?;
     let mut v = views::account(&account);
-    v["open_holds"] = json!(holds.len());
+    v["open_holds"] = json!(holds);
     v["keys"] = json!(keys);
     v["usage"] = json!(
         by_model
@@ -592,7 +592,7 @@ async fn overview(ctx: &Context, query: &str) -> Result<Value, ApiError> {
     let (requests, errors) = by_status
         .iter()
         .fold((0, 0), |(r, e), s| (r + s.requests, e + s.errors));
-    let (holds, held) = store.open_holds_total_all().await.map_err(OpError::from)?;
+    let (holds, held) = store.open_holds_count(None).await.map_err(OpError::from)?;
     let leases = store.open_leases().await.map_err(OpError::from)?;
     let leased = leases
         .iter()
