@@ -4,7 +4,8 @@
 #
 #   venv_for DIR NAME        # $venv: a virtual environment with DIR/requirements.txt, reused
 #   (make keys and tokens with "$bin" … --database-url "$db")
-#   start_gateway            # serves the embedded default on $port; stopped on exit
+#   start_gateway            # serves the embedded default (plus "${gateway_args[@]}", e.g.
+#                            # --config FILE) on $port; stopped on exit
 #   keep_log=1               # print the gateway's log (filtered by $log_filter) on exit
 target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 cargo build --quiet -p tollgate
@@ -13,6 +14,7 @@ work=$(mktemp -d)
 db="sqlite://$work/tollgate.db"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 pid=
+gateway_args=()
 log_filter=${log_filter:-.}
 
 venv_for() {
@@ -39,7 +41,7 @@ cleanup() {
 trap cleanup EXIT
 
 start_gateway() {
-  "$bin" serve --listen "127.0.0.1:$port" --database-url "$db" >"$work/gateway.log" 2>&1 &
+  "$bin" serve --listen "127.0.0.1:$port" --database-url "$db" "${gateway_args[@]}" >"$work/gateway.log" 2>&1 &
   pid=$!
   for _ in $(seq 1 100); do
     if python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/healthz', timeout=1)" 2>/dev/null; then

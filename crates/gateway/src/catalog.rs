@@ -7,7 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tollgate_billing::Tariff;
-use tollgate_upstream::{Endpoint, Timeouts};
+use tollgate_upstream::openai_speech::OpenAiSpeech;
+use tollgate_upstream::openai_transcription::OpenAiTranscription;
+use tollgate_upstream::recognition::Recognizer;
+use tollgate_upstream::speech::Synthesizer;
+use tollgate_upstream::stt::Stt;
+use tollgate_upstream::t2a::T2a;
+use tollgate_upstream::{Endpoint, Timeouts, UpstreamError};
 
 /// A configured upstream, ready to call.
 #[derive(Debug)]
@@ -24,6 +30,32 @@ pub struct Channel {
     pub max_concurrency: usize,
     /// Successes, failures, latencies, circuit breaker, the operator's switch.
     pub health: crate::channels::ChannelHealth,
+}
+
+impl Channel {
+    /// The channel's adapter behind the speech seam, when it speaks a speech format.
+    pub fn synthesizer(&self) -> Result<&'static dyn Synthesizer, UpstreamError> {
+        match self.format {
+            ChannelFormat::T2a => Ok(&T2a),
+            ChannelFormat::OpenAiSpeech => Ok(&OpenAiSpeech),
+            other => Err(UpstreamError::Config(format!(
+                "channel {} speaks {other:?}, not a speech format",
+                self.name
+            ))),
+        }
+    }
+
+    /// The channel's adapter behind the recognition seam, when it speaks a recognition format.
+    pub fn recognizer(&self) -> Result<&'static dyn Recognizer, UpstreamError> {
+        match self.format {
+            ChannelFormat::Stt => Ok(&Stt),
+            ChannelFormat::OpenAiTranscription => Ok(&OpenAiTranscription),
+            other => Err(UpstreamError::Config(format!(
+                "channel {} speaks {other:?}, not a recognition format",
+                self.name
+            ))),
+        }
+    }
 }
 
 /// One public model.
@@ -129,7 +161,7 @@ impl Catalog {
                             "model {public:?} names channel {name:?}, which is not configured"
                         ))
                     })?;
-                    if channel.format != m.kind.channel_format() {
+                    if !m.kind.served_by(channel.format) {
                         return Err(ConfigError::Invalid(format!(
                             "model {public:?} is {:?} but channel {name:?} speaks {:?}",
                             m.kind, channel.format

@@ -345,6 +345,13 @@ pub enum ChannelFormat {
     /// MiniMax-style speech recognition.
     #[serde(rename = "stt")]
     Stt,
+    /// OpenAI's speech synthesis (`/v1/audio/speech`) and servers that copy it.
+    #[serde(rename = "openai-speech")]
+    OpenAiSpeech,
+    /// OpenAI's speech recognition (`/v1/audio/transcriptions`) and servers that copy it
+    /// (faster-whisper servers, whisper.cpp's server).
+    #[serde(rename = "openai-transcription")]
+    OpenAiTranscription,
     /// OpenAI embeddings.
     #[serde(rename = "openai-embeddings")]
     OpenAiEmbeddings,
@@ -405,15 +412,18 @@ pub enum ModelKind {
 }
 
 impl ModelKind {
-    /// The channel format that serves this kind.
-    pub fn channel_format(self) -> ChannelFormat {
+    /// Whether a channel of `format` can serve models of this kind: a speech model may mix
+    /// `t2a` and `openai-speech` channels, a recognition model `stt` and
+    /// `openai-transcription` ones; the other kinds have one format each.
+    pub fn served_by(self, format: ChannelFormat) -> bool {
+        use ChannelFormat as F;
         match self {
-            ModelKind::Embeddings => ChannelFormat::OpenAiEmbeddings,
-            ModelKind::Speech => ChannelFormat::T2a,
-            ModelKind::Transcription => ChannelFormat::Stt,
-            ModelKind::ClipVideo => ChannelFormat::Ark,
-            ModelKind::GenericVideo => ChannelFormat::GenericVideo,
-            ModelKind::NativeText => ChannelFormat::Genai,
+            ModelKind::Embeddings => format == F::OpenAiEmbeddings,
+            ModelKind::Speech => matches!(format, F::T2a | F::OpenAiSpeech),
+            ModelKind::Transcription => matches!(format, F::Stt | F::OpenAiTranscription),
+            ModelKind::ClipVideo => format == F::Ark,
+            ModelKind::GenericVideo => format == F::GenericVideo,
+            ModelKind::NativeText => format == F::Genai,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! What both recognition endpoints share: reading the upload, probing its duration (the hold,
-//! the fallback charge and the 500-second limit, docs/api.md §2.2/§8), calling the channel, and
-//! relaying a streamed result while metering it.
+//! the fallback charge and the 500-second limit, docs/api.md §2.2/§8), calling the channels
+//! through the recognition seam (whatever format each speaks), and relaying a streamed result
+//! while metering it.
 
 use crate::charge::{Basis, HeldCharge};
 use crate::errors::ApiError;
@@ -16,9 +17,9 @@ use std::time::Duration;
 use tollgate_billing::{Usage, audio_seconds};
 use tollgate_probe::{Container, ProbeError};
 use tollgate_upstream::UpstreamError;
+use tollgate_upstream::embeddings::Answer;
 use tollgate_upstream::multipart::FilePart;
-use tollgate_upstream::stt::FrameStream;
-use tollgate_vendor_audio::{SttParams, SttStreamFrame};
+use tollgate_upstream::recognition::{DeltaStream, Recognition, TextDelta, Transcription};
 
 /// docs/api.md §2.2/§8: longer audio must be split before upload.
 pub const MAX_SECONDS: u64 = 500;
@@ -133,21 +134,24 @@ pub fn billed_seconds(seconds: f64) -> Option<u64> {
         .then(|| audio_seconds(Duration::from_secs_f64(seconds.min(1e9))))
 }
 
-/// Opens a streamed recognition on the model's channels and waits for its first frame.
+/// Opens a streamed recognition on the model's channels — each through its own format's
+/// adapter — and waits for its first piece.
 pub async fn open_stream(
     state: &State,
     entry: &crate::catalog::ModelEntry,
-    params: &SttParams,
+    recognition: &Recognition,
     file: FilePart<'_>,
-) -> Result<(SttStreamFrame, FrameStream), UpstreamError> {
+) -> Result<(TextDelta, DeltaStream), UpstreamError> {
     let (opened, _) = crate::relay::with_failover(entry, |channel| async move {
-        let mut frames =
-            tollgate_upstream::stt::stream(&state.http, &channel.endpoint, params, file).await?;
-        match frames.next().await {
-            Some(Ok(first)) => Ok((first, frames)),
+        let mut deltas = channel
+            .recognizer()?
+            .stream(&state.http, &channel.endpoint, recognition, file)
+            .await?;
+        match deltas.next().await {
+            Some(Ok(first)) => Ok((first, deltas)),
             Some(Err(e)) => Err(e),
             None => Err(UpstreamError::Protocol(
-                "the stream ended before any frame".into(),
+                "the stream ended before any text".into(),
             )),
         }
     })
@@ -157,9 +161,9 @@ pub async fn open_stream(
 
 /// How a client's recognition stream is written.
 pub trait Encoder: Send + 'static {
-    /// For one upstream frame (the final one included).
-    fn frame(&mut self, frame: &SttStreamFrame) -> Option<Bytes>;
-    /// After the final frame: the whole text and the seconds billed.
+    /// For one piece from the upstream (the last one included).
+    fn frame(&mut self, frame: &TextDelta) -> Option<Bytes>;
+    /// After the last piece: the whole text and the seconds billed.
     fn done(&mut self, text: &str, seconds: u64) -> Option<Bytes>;
     /// When the upstream cut the stream.
     fn failed(&mut self, error: &ApiError) -> Option<Bytes>;
@@ -172,8 +176,8 @@ pub trait Encoder: Send + 'static {
 /// and is recognised either way.
 pub async fn relay<E: Encoder>(
     held: HeldCharge,
-    first: SttStreamFrame,
-    mut frames: FrameStream,
+    first: TextDelta,
+    mut frames: DeltaStream,
     sender: BodySender,
     mut encoder: E,
     probed_seconds: u64,
@@ -198,14 +202,14 @@ pub async fn relay<E: Encoder>(
                 break;
             }
         };
-        text.push_str(&frame.delta);
+        text.push_str(&frame.text);
         if !client_gone
             && let Some(bytes) = encoder.frame(&frame)
             && sender.send(bytes).await.is_err()
         {
             client_gone = true;
         }
-        if frame.is_final() {
+        if frame.last {
             final_duration = frame.duration;
             break;
         }
@@ -258,7 +262,7 @@ pub async fn relay<E: Encoder>(
 pub async fn stream_response<E: Encoder>(
     state: &State,
     entry: &crate::catalog::ModelEntry,
-    upstream: &SttParams,
+    upstream: &Recognition,
     file: UploadedFile,
     part_name: &str,
     container: Container,
@@ -296,18 +300,15 @@ pub async fn stream_response<E: Encoder>(
 pub async fn transcribe_whole(
     state: &State,
     entry: &crate::catalog::ModelEntry,
-    upstream: &SttParams,
+    recognition: &Recognition,
     part: FilePart<'_>,
     held: HeldCharge,
-) -> Result<
-    (
-        tollgate_upstream::embeddings::Answer<tollgate_upstream::stt::SttBody>,
-        HeldCharge,
-    ),
-    ApiError,
-> {
+) -> Result<(Answer<Transcription>, HeldCharge), ApiError> {
     let called = crate::relay::with_failover(entry, |channel| async move {
-        tollgate_upstream::stt::transcribe(&state.http, &channel.endpoint, upstream, part).await
+        channel
+            .recognizer()?
+            .transcribe(&state.http, &channel.endpoint, recognition, part)
+            .await
     })
     .await;
     match called {

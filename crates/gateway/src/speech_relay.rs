@@ -1,5 +1,6 @@
-//! Relaying a streamed synthesis: `t2a_v2` frames from the channel → the client's format, frame by
-//! frame (DESIGN §8), and the settlement that follows (issue: character billing).
+//! Relaying a streamed synthesis: audio pieces from the channel's adapter (the speech seam,
+//! whatever format the channel speaks) → the client's format, piece by piece (DESIGN §8), and
+//! the settlement that follows.
 //!
 //! Billing of a stream:
 //! * it ends normally — the upstream's `usage_characters` settles it (the local count when the
@@ -7,9 +8,9 @@
 //! * the client goes away — the relay stops writing but keeps reading the upstream to its end (it
 //!   synthesizes and bills the whole text anyway), then charges the share of the upstream's
 //!   characters that was delivered, `ceil(usage × delivered bytes / total bytes)`, marked partial.
-//!   "Delivered" is the audio the client's connection took (not what was queued for it), and the
-//!   final frame's repeat of the whole audio (`exclude_aggregated_audio: false`) counts in
-//!   neither figure;
+//!   "Delivered" is the audio the client's connection took (not what was queued for it), and a
+//!   `t2a` final frame's repeat of the whole audio (`exclude_aggregated_audio: false`) counts in
+//!   neither figure (the adapter leaves it out of the piece's new audio);
 //! * the upstream cuts the stream — what was delivered is charged at a nominal speech rate
 //!   ([`NOMINAL_CHARACTERS_PER_SECOND`] × speed × seconds of audio delivered, capped at the local
 //!   count), marked partial and estimated, and the client sees the cut (an aborted body, or an
@@ -27,7 +28,7 @@ use futures_util::StreamExt;
 use tollgate_billing::Usage;
 use tollgate_compat_audio::AudioFormat;
 use tollgate_upstream::UpstreamError;
-use tollgate_upstream::t2a::{Frame, FrameStream};
+use tollgate_upstream::speech::{AudioChunk, ChunkStream, Synthesis, Synthesized};
 
 /// Characters of text a second of synthesized speech holds at speed 1.0, used only to price the
 /// audio delivered by a stream the upstream cut before reporting its usage.
@@ -35,8 +36,8 @@ pub const NOMINAL_CHARACTERS_PER_SECOND: f64 = 15.0;
 
 /// How the client's stream is written.
 pub trait Encoder: Send + 'static {
-    /// What to send for one upstream frame (`None`: nothing).
-    fn frame(&mut self, frame: &Frame) -> Option<Bytes>;
+    /// What to send for one piece from the upstream (`None`: nothing).
+    fn frame(&mut self, frame: &AudioChunk) -> Option<Bytes>;
     /// What to send after the last frame, given the characters billed.
     fn done(&mut self, characters: u64) -> Option<Bytes>;
     /// What to send when the upstream cut the stream; `None` aborts the body instead.
@@ -54,9 +55,6 @@ pub struct AudioShape {
     pub bitrate: u32,
     /// The speed asked.
     pub speed: f64,
-    /// The final frame repeats the whole audio (the request did not set
-    /// `exclude_aggregated_audio`): it is relayed as the vendor sent it but not counted.
-    pub final_repeats_audio: bool,
 }
 
 impl AudioShape {
@@ -79,8 +77,8 @@ impl AudioShape {
 /// Relays `first` and the rest of `frames` to `sender`, then settles `held`.
 pub async fn relay<E: Encoder>(
     held: HeldCharge,
-    first: Frame,
-    mut frames: FrameStream,
+    first: AudioChunk,
+    mut frames: ChunkStream,
     sender: BodySender,
     mut encoder: E,
     local_characters: u64,
@@ -107,13 +105,9 @@ pub async fn relay<E: Encoder>(
                 break;
             }
         };
-        let audio = if frame.is_final() && shape.final_repeats_audio {
-            0
-        } else {
-            frame.audio.len()
-        };
+        let audio = frame.audio.len();
         total += audio;
-        if let Some(u) = frame.raw.usage_characters() {
+        if let Some(u) = frame.characters {
             usage = Some(u);
         }
         if !client_gone
@@ -126,7 +120,7 @@ pub async fn relay<E: Encoder>(
                 "client went away; draining the upstream"
             );
         }
-        if frame.is_final() {
+        if frame.last {
             finished = true;
             break;
         }
@@ -134,7 +128,7 @@ pub async fn relay<E: Encoder>(
     if cut.is_none() && !finished && !client_gone {
         // The stream ended without its final frame: a cut as far as billing is concerned.
         cut = Some(UpstreamError::Protocol(
-            "the stream ended without its final frame".into(),
+            "the stream ended without its last piece".into(),
         ));
     }
     let delivered = usize::try_from(sender.taken())
@@ -213,21 +207,24 @@ pub async fn relay<E: Encoder>(
     }
 }
 
-/// Opens a streamed synthesis on the model's channels and waits for its first frame, so that a
-/// failure before the first byte is an ordinary error (and a full release), not a cut stream.
+/// Opens a streamed synthesis on the model's channels — each through its own format's adapter
+/// — and waits for its first piece, so that a failure before the first byte is an ordinary
+/// error (and a full release), not a cut stream.
 pub async fn open(
     state: &std::sync::Arc<crate::state::State>,
     entry: &crate::catalog::ModelEntry,
-    request: &tollgate_vendor_audio::T2aRequest,
-) -> Result<(Frame, FrameStream), UpstreamError> {
+    synthesis: &Synthesis,
+) -> Result<(AudioChunk, ChunkStream), UpstreamError> {
     let (opened, _channel) = crate::relay::with_failover(entry, |channel| async move {
-        let mut frames =
-            tollgate_upstream::t2a::stream(&state.http, &channel.endpoint, request).await?;
-        match frames.next().await {
-            Some(Ok(first)) => Ok((first, frames)),
+        let mut chunks = channel
+            .synthesizer()?
+            .stream(&state.http, &channel.endpoint, synthesis)
+            .await?;
+        match chunks.next().await {
+            Some(Ok(first)) => Ok((first, chunks)),
             Some(Err(e)) => Err(e),
             None => Err(UpstreamError::Protocol(
-                "the stream ended before any frame".into(),
+                "the stream ended before any audio".into(),
             )),
         }
     })
@@ -236,27 +233,23 @@ pub async fn open(
 }
 
 /// A whole (non-streamed) synthesis, billed: runs in its own task so that a client that leaves
-/// cannot skip the charge for work the upstream did. Returns the audio, the vendor's body and
-/// the upstream's time.
+/// cannot skip the charge for work the upstream did. Returns the audio (with the vendor's own
+/// answer when the channel speaks `t2a`), the characters charged and the upstream's time.
 pub async fn synthesize_whole(
     state: std::sync::Arc<crate::state::State>,
     entry: std::sync::Arc<crate::catalog::ModelEntry>,
     held: HeldCharge,
-    request: tollgate_vendor_audio::T2aRequest,
+    synthesis: Synthesis,
     local_characters: u64,
-) -> Result<
-    (
-        Bytes,
-        tollgate_vendor_audio::T2aResponse,
-        std::time::Duration,
-    ),
-    ApiError,
-> {
+) -> Result<(Synthesized, u64, std::time::Duration), ApiError> {
     crate::relay::to_completion(async move {
         let called = crate::relay::with_failover(&entry, |channel| {
-            let (state, request) = (state.clone(), &request);
+            let (state, synthesis) = (state.clone(), &synthesis);
             async move {
-                tollgate_upstream::t2a::synthesize(&state.http, &channel.endpoint, request).await
+                channel
+                    .synthesizer()?
+                    .synthesize(&state.http, &channel.endpoint, synthesis)
+                    .await
             }
         })
         .await;
@@ -267,11 +260,10 @@ pub async fn synthesize_whole(
                 return Err(crate::relay::upstream_error(&e));
             }
         };
-        let (audio, body) = answer.body;
         let (characters, basis) =
-            Basis::reported_or_local(body.usage_characters(), local_characters);
+            Basis::reported_or_local(answer.body.characters, local_characters);
         held.settle(&Usage::Characters(characters), basis).await?;
-        Ok((audio, body, answer.upstream_time))
+        Ok((answer.body, characters, answer.upstream_time))
     })
     .await
 }

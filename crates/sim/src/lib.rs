@@ -41,6 +41,7 @@ mod embeddings;
 mod genai;
 mod knobs;
 mod lies;
+mod openai_audio;
 mod server;
 mod stt;
 mod t2a;

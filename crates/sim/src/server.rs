@@ -189,6 +189,29 @@ async fn handle(
                 }
             }
         }
+        (&Method::POST, "/v1/audio/speech") => {
+            let route = "POST /v1/audio/speech";
+            match admit(&knobs, route).await {
+                Some(status) => simulated_failure(status),
+                None => openai_audio(crate::openai_audio::speech(&body).await, &knobs),
+            }
+        }
+        (&Method::POST, "/v1/audio/transcriptions") => {
+            let route = "POST /v1/audio/transcriptions";
+            match admit(&knobs, route).await {
+                Some(status) => simulated_failure(status),
+                None => {
+                    let content_type = parts
+                        .headers
+                        .get(header::CONTENT_TYPE)
+                        .and_then(|v| v.to_str().ok());
+                    openai_audio(
+                        crate::openai_audio::transcription(content_type, body).await,
+                        &knobs,
+                    )
+                }
+            }
+        }
         (&Method::POST, "/v1/embeddings") => {
             let route = "POST /v1/embeddings";
             match admit(&knobs, route).await {
@@ -442,6 +465,21 @@ async fn admit(knobs: &Knobs, route: &str) -> Option<u16> {
         Fault::None => None,
         Fault::Status(status) => Some(status),
         Fault::Stall => std::future::pending().await,
+    }
+}
+
+fn openai_audio(answer: crate::openai_audio::Answer, knobs: &Knobs) -> Response<SimBody> {
+    use crate::openai_audio::Answer;
+    match answer {
+        Answer::Whole { content_type, body } => raw(StatusCode::OK, content_type, body),
+        Answer::Stream {
+            content_type,
+            pieces,
+        } => paced(pieces, |_| Bytes::new(), content_type, &knobs.get()),
+        Answer::Refused(status, error) => json(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            &error,
+        ),
     }
 }
 

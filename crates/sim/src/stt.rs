@@ -51,7 +51,7 @@ pub(crate) enum Answer {
 }
 
 /// A refusal: the HTTP status and the body.
-type Refusal = (u16, SttError);
+pub(crate) type Refusal = (u16, SttError);
 
 /// Reads the form, probes the file and recognises it. `content_type` and `language` are the
 /// request's headers.
@@ -101,6 +101,13 @@ async fn recognise(
             ),
         ));
     }
+    let (text, seconds) = examine(file).await?;
+    Ok(answer(&params, &text, seconds))
+}
+
+/// The file probed: the text it holds (the simulated synthesis's, or a placeholder) and its
+/// seconds; refused like the vendor refuses (unknown containers, more than 500 s).
+pub(crate) async fn examine(file: Bytes) -> Result<(String, f64), Refusal> {
     let examined = tokio::task::spawn_blocking(move || {
         tollgate_probe::probe_bytes(file.to_vec()).map(|probe| (audio::embedded_text(&file), probe))
     })
@@ -130,16 +137,16 @@ async fn recognise(
     }
     let seconds = probe.duration.as_secs_f64();
     let text = embedded.unwrap_or_else(|| placeholder(&probe));
-    Ok(answer(&params, &text, seconds))
+    Ok((text, seconds))
 }
 
 /// The form's text fields, in order, and the last `file` part.
-struct Form {
-    fields: Vec<(String, String)>,
-    file: Option<Bytes>,
+pub(crate) struct Form {
+    pub(crate) fields: Vec<(String, String)>,
+    pub(crate) file: Option<Bytes>,
 }
 
-async fn read_form(content_type: Option<&str>, body: Bytes) -> Result<Form, Refusal> {
+pub(crate) async fn read_form(content_type: Option<&str>, body: Bytes) -> Result<Form, Refusal> {
     let boundary = content_type
         .and_then(|ct| multer::parse_boundary(ct).ok())
         .ok_or_else(|| {
@@ -170,7 +177,7 @@ async fn read_form(content_type: Option<&str>, body: Bytes) -> Result<Form, Refu
 }
 
 /// A request error about `param`: `type` `invalid_request_error`, no code.
-fn refuse(status: u16, param: &str, message: impl Into<String>) -> Refusal {
+pub(crate) fn refuse(status: u16, param: &str, message: impl Into<String>) -> Refusal {
     let mut error = SttError::new(message);
     error.error.kind = Some(INVALID_REQUEST_ERROR.to_owned());
     error.error.param = Some(param.to_owned());
@@ -242,7 +249,7 @@ fn answer(params: &SttParams, text: &str, seconds: f64) -> Answer {
 /// followed by whitespace or the end (so `3.2` stays whole), or with `。`, `！` or `？` (and any
 /// closing marks right after). Trailing whitespace joins the last sentence; a text without
 /// sentence ends is one sentence; a blank text has none.
-fn sentences(text: &str) -> Vec<&str> {
+pub(crate) fn sentences(text: &str) -> Vec<&str> {
     let is_end = |c: char| matches!(c, '.' | '!' | '?' | '。' | '！' | '？');
     let mut pieces = Vec::new();
     let mut from = 0;
@@ -304,7 +311,7 @@ fn word_groups(text: &str) -> Vec<&str> {
 /// The segments of `pieces` (from [`sentences`]) over `seconds` of audio: after a lead-in, each
 /// sentence's characters take time in proportion to their weight, as the simulated voice
 /// speaks them; with `words`, the words' times too ([`split_words`]).
-fn segments(text: &str, pieces: &[&str], seconds: f64, words: bool) -> Vec<SttSegment> {
+pub(crate) fn segments(text: &str, pieces: &[&str], seconds: f64, words: bool) -> Vec<SttSegment> {
     let total = units(text);
     if total == 0 {
         return Vec::new();
@@ -348,7 +355,7 @@ fn segments(text: &str, pieces: &[&str], seconds: f64, words: bool) -> Vec<SttSe
 
 /// The segments as a compat [`Transcript`] for the subtitle renderers: the words as cues when
 /// there are any, otherwise the sentences; speakers are not shown.
-fn transcript(text: &str, duration: f64, segments: &[SttSegment]) -> Transcript {
+pub(crate) fn transcript(text: &str, duration: f64, segments: &[SttSegment]) -> Transcript {
     let mut transcript = Transcript::new(text, duration);
     for s in segments {
         transcript
@@ -383,7 +390,7 @@ fn units(text: &str) -> u64 {
 }
 
 /// Seconds rounded to milliseconds.
-fn round_ms(seconds: f64) -> f64 {
+pub(crate) fn round_ms(seconds: f64) -> f64 {
     (seconds * 1000.0).round() / 1000.0
 }
 

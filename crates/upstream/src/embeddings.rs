@@ -69,6 +69,23 @@ pub(crate) fn retry_after(headers: &http::HeaderMap) -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
+/// An OpenAI-style refusal: the status, the `error.message` of the body, and `Retry-After`.
+pub(crate) async fn openai_refusal(
+    response: http::Response<hyper::body::Incoming>,
+    endpoint: &Endpoint,
+) -> UpstreamError {
+    let status = response.status().as_u16();
+    let retry_after = retry_after(response.headers());
+    let bytes = HttpClient::read_body(response.into_body(), 1 << 20, &endpoint.timeouts)
+        .await
+        .unwrap_or_default();
+    UpstreamError::Status {
+        status,
+        message: openai_error_message(&bytes),
+        retry_after,
+    }
+}
+
 /// The message of an OpenAI-shaped error body, or the body itself (cut short) when it is not one.
 pub(crate) fn openai_error_message(body: &[u8]) -> String {
     #[derive(serde::Deserialize)]

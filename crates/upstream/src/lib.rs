@@ -9,9 +9,14 @@
 //! and returns a typed response or an [`UpstreamError`] that says whether anything reached the
 //! upstream — which is what decides failover (DESIGN §6).
 //!
-//! Formats: `openai-embeddings` ([`embeddings`]), `t2a` ([`t2a`]), `stt` ([`stt`]), and the
-//! video task formats `ark` and `generic-video` ([`tasks`]), and native text generation `genai`
-//! ([`genai`]).
+//! Speech synthesis and recognition each have a seam — a trait every channel format of the
+//! modality implements ([`speech::Synthesizer`], [`recognition::Recognizer`]) — so that a model
+//! may list channels of different formats and the gateway calls them alike.
+//!
+//! Formats: `openai-embeddings` ([`embeddings`]); speech `t2a` ([`t2a`]) and `openai-speech`
+//! ([`openai_speech`]); recognition `stt` ([`stt`]) and `openai-transcription`
+//! ([`openai_transcription`]); the video task formats `ark` and `generic-video` ([`tasks`]);
+//! native text generation `genai` ([`genai`]).
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
@@ -20,7 +25,11 @@ pub mod embeddings;
 mod error;
 pub mod genai;
 pub mod multipart;
+pub mod openai_speech;
+pub mod openai_transcription;
+pub mod recognition;
 pub mod resolve;
+pub mod speech;
 pub mod stt;
 pub mod t2a;
 pub mod tasks;

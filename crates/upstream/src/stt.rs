@@ -4,15 +4,144 @@
 //! bodies with a real HTTP status.
 
 use crate::client::{HttpClient, sse_events};
-use crate::embeddings::{Answer, openai_error_message, retry_after};
+use crate::embeddings::{Answer, openai_error_message, openai_refusal};
 use crate::multipart::{FilePart, form};
+use crate::recognition::{
+    DeltaStream, Recognition, Recognizer, Segment, TextDelta, Transcription, Word,
+};
 use crate::{Endpoint, UpstreamError};
-use futures_util::{Stream, StreamExt};
+use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, Stream, StreamExt};
 use http::{Method, Request, header};
 use std::pin::Pin;
 use std::time::Instant;
 use tollgate_vendor_audio::stt::LANGUAGE_HEADER;
-use tollgate_vendor_audio::{SttFormat, SttJson, SttParams, SttStreamFrame, SttVerboseJson};
+use tollgate_vendor_audio::{
+    SttFormat, SttJson, SttParams, SttStreamFrame, SttVerboseJson, TimestampLevel,
+};
+
+/// The `stt` format behind the recognition seam ([`Recognizer`]).
+///
+/// A [`Recognition`] becomes a `speech_to_text` form: a whole result is asked as
+/// `verbose_json` (its sentences, times and speakers are enough for every format the gateway
+/// renders), a stream as the vendor's json stream (its only streamable format); word times
+/// become `timestamp_level=word`; the language goes as the vendor's header. A client's own
+/// `speech_to_text` form goes as it is, with the channel's model id, and its answer is relayed
+/// in the format it asked.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stt;
+
+impl Stt {
+    /// The form for `recognition`.
+    pub fn params(recognition: &Recognition) -> SttParams {
+        if let Some(own) = &recognition.stt {
+            let mut params = own.clone();
+            params.model = recognition.model.clone();
+            return params;
+        }
+        let mut params = SttParams::new(recognition.model.clone());
+        params.response_format = if recognition.stream {
+            SttFormat::Json
+        } else {
+            SttFormat::VerboseJson
+        };
+        params.timestamp_level = if recognition.words {
+            TimestampLevel::Word
+        } else {
+            TimestampLevel::Sentence
+        };
+        params.stream = recognition.stream;
+        params.language = recognition.language.clone();
+        params
+    }
+}
+
+/// What a vendor body says, in the seam's terms.
+fn transcription(body: &SttBody) -> Transcription {
+    match body {
+        SttBody::Json(json) => Transcription {
+            text: json.text.clone(),
+            duration: Some(json.duration),
+            ..Transcription::default()
+        },
+        SttBody::Verbose(verbose) => Transcription {
+            text: verbose.text.clone(),
+            duration: Some(verbose.duration),
+            language: None,
+            segments: verbose
+                .segments
+                .iter()
+                .map(|s| Segment {
+                    id: s.id,
+                    start: s.start,
+                    end: s.end,
+                    text: s.text.clone(),
+                    speaker: Some(s.speaker.clone()),
+                })
+                .collect(),
+            words: verbose
+                .segments
+                .iter()
+                .flat_map(|s| s.words.iter().flatten())
+                .map(|w| Word {
+                    word: w.text.clone(),
+                    start: w.start,
+                    end: w.end,
+                })
+                .collect(),
+            stt: None,
+        },
+        // Subtitles carry no duration: the gateway's probe bills them.
+        SttBody::Subtitles(_) => Transcription::default(),
+    }
+}
+
+impl Recognizer for Stt {
+    fn transcribe<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        request: &'a Recognition,
+        file: FilePart<'a>,
+    ) -> BoxFuture<'a, Result<Answer<Transcription>, UpstreamError>> {
+        async move {
+            let params = Self::params(request);
+            let answer = transcribe(client, endpoint, &params, file).await?;
+            let mut result = transcription(&answer.body);
+            if request.stt.is_some() {
+                result.stt = Some(answer.body);
+            }
+            Ok(Answer {
+                body: result,
+                upstream_time: answer.upstream_time,
+            })
+        }
+        .boxed()
+    }
+
+    fn stream<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        request: &'a Recognition,
+        file: FilePart<'a>,
+    ) -> BoxFuture<'a, Result<DeltaStream, UpstreamError>> {
+        async move {
+            let params = Self::params(request);
+            let frames = stream(client, endpoint, &params, file).await?;
+            let deltas: DeltaStream = Box::pin(frames.map(|frame| {
+                frame.map(|frame| TextDelta {
+                    text: frame.delta.clone(),
+                    last: frame.is_final(),
+                    duration: frame.duration.filter(|_| frame.is_final()),
+                    stt: Some(frame),
+                })
+            }));
+            Ok(deltas)
+        }
+        .boxed()
+    }
+}
 
 /// Bounds on a streamed answer (docs/decisions.md, "Upstream answers bounded"): recognition frames carry text.
 const STREAM_LIMITS: tollgate_sse::Limits = tollgate_sse::Limits {
@@ -117,17 +246,8 @@ async fn send(
         .body(form.body)
         .map_err(|e| UpstreamError::Config(e.to_string()))?;
     let response = client.send(request, &endpoint.timeouts).await?;
-    let status = response.status();
-    if status.is_success() {
+    if response.status().is_success() {
         return Ok(response);
     }
-    let retry_after = retry_after(response.headers());
-    let bytes = HttpClient::read_body(response.into_body(), 1 << 20, &endpoint.timeouts)
-        .await
-        .unwrap_or_default();
-    Err(UpstreamError::Status {
-        status: status.as_u16(),
-        message: openai_error_message(&bytes),
-        retry_after,
-    })
+    Err(openai_refusal(response, endpoint).await)
 }

@@ -9,14 +9,144 @@
 
 use crate::client::{HttpClient, full_body, sse_events};
 use crate::embeddings::{Answer, retry_after};
+use crate::speech::{AudioChunk, AudioFormat, ChunkStream, Synthesis, Synthesized, Synthesizer};
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt};
+use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, Stream, StreamExt};
 use http::{Method, Request, header};
 use std::pin::Pin;
 use std::time::Instant;
+use tollgate_compat_audio::speech::is_stock_voice;
 use tollgate_vendor_audio::base_resp::http_status;
-use tollgate_vendor_audio::{BaseResp, T2aRequest, T2aResponse};
+use tollgate_vendor_audio::t2a::{AudioSetting, OUTPUT_FORMAT_HEX, StreamOptions, VoiceSetting};
+use tollgate_vendor_audio::{BaseResp, T2aFormat, T2aRequest, T2aResponse};
+
+/// The `t2a` format behind the speech seam ([`Synthesizer`]).
+///
+/// A [`Synthesis`] becomes a `t2a_v2` request: an OpenAI stock voice name becomes the
+/// synthesis's default voice (the vendor has no `alloy`), any other name is the vendor voice id;
+/// the format goes to `audio_setting` (mono, at the asked sample rate); output is always hex,
+/// and a stream sets `exclude_aggregated_audio` so that its last frame does not repeat the audio
+/// (wire-formats §3.3); `instructions` has no `t2a_v2` counterpart and is not sent. A client's
+/// own `t2a_v2` request goes as it is, with the channel's model id and hex output.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct T2a;
+
+impl T2a {
+    /// The `t2a_v2` request for `synthesis`.
+    pub fn request(synthesis: &Synthesis) -> T2aRequest {
+        if let Some(own) = &synthesis.t2a {
+            let mut upstream = own.clone();
+            upstream.model = synthesis.model.clone();
+            upstream.output_format = Some(OUTPUT_FORMAT_HEX.to_owned());
+            return upstream;
+        }
+        let voice_id = if is_stock_voice(&synthesis.voice) {
+            synthesis.default_voice.clone()
+        } else {
+            synthesis.voice.clone()
+        };
+        let mut voice = VoiceSetting::new(voice_id);
+        voice.speed = synthesis.speed;
+        let format = match synthesis.format {
+            AudioFormat::Mp3 => T2aFormat::Mp3,
+            AudioFormat::Wav => T2aFormat::Wav,
+            AudioFormat::Flac => T2aFormat::Flac,
+            AudioFormat::Pcm => T2aFormat::Pcm,
+        };
+        let audio = AudioSetting {
+            sample_rate: Some(synthesis.sample_rate),
+            format: Some(format.as_str().to_owned()),
+            channel: Some(1),
+            ..AudioSetting::default()
+        };
+        let stream = synthesis.stream && Self::streams(synthesis.format);
+        let mut t2a = T2aRequest::new(synthesis.model.clone(), synthesis.text.clone());
+        t2a.stream = Some(stream);
+        t2a.stream_options = stream.then_some(StreamOptions {
+            exclude_aggregated_audio: Some(true),
+        });
+        t2a.voice_setting = Some(voice);
+        t2a.audio_setting = Some(audio);
+        t2a.output_format = Some(OUTPUT_FORMAT_HEX.to_owned());
+        t2a
+    }
+
+    /// The vendor streams mp3, pcm and flac, but produces wav only whole (wire-formats §3.1).
+    pub fn streams(format: AudioFormat) -> bool {
+        format != AudioFormat::Wav
+    }
+}
+
+impl Synthesizer for T2a {
+    fn synthesize<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        request: &'a Synthesis,
+    ) -> BoxFuture<'a, Result<Answer<Synthesized>, UpstreamError>> {
+        async move {
+            let mut t2a = Self::request(request);
+            t2a.stream = Some(false);
+            t2a.stream_options = None;
+            let answer = synthesize(client, endpoint, &t2a).await?;
+            let (audio, body) = answer.body;
+            Ok(Answer {
+                body: Synthesized {
+                    audio,
+                    characters: body.usage_characters(),
+                    t2a: Some(body),
+                },
+                upstream_time: answer.upstream_time,
+            })
+        }
+        .boxed()
+    }
+
+    fn stream<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        request: &'a Synthesis,
+    ) -> BoxFuture<'a, Result<ChunkStream, UpstreamError>> {
+        async move {
+            let t2a = Self::request(request);
+            if !t2a.is_stream() {
+                // wav: the whole audio as one last piece.
+                let whole = self.synthesize(client, endpoint, request).await?.body;
+                let chunk = AudioChunk {
+                    audio: whole.audio,
+                    characters: whole.characters,
+                    last: true,
+                    t2a: whole.t2a,
+                };
+                let once: ChunkStream = Box::pin(futures_util::stream::once(async { Ok(chunk) }));
+                return Ok(once);
+            }
+            let repeats = !t2a.excludes_aggregated_audio();
+            let frames = stream(client, endpoint, &t2a).await?;
+            let chunks: ChunkStream = Box::pin(frames.map(move |frame| {
+                frame.map(|frame| {
+                    let last = frame.is_final();
+                    AudioChunk {
+                        // The last frame's repeat of the whole audio is not new audio.
+                        audio: if last && repeats {
+                            Bytes::new()
+                        } else {
+                            frame.audio
+                        },
+                        characters: frame.raw.usage_characters(),
+                        last,
+                        t2a: Some(frame.raw),
+                    }
+                })
+            }));
+            Ok(chunks)
+        }
+        .boxed()
+    }
+}
 
 /// Bounds on a streamed answer (docs/decisions.md, "Upstream answers bounded"): a t2a stream's last frame repeats the whole audio in hex: a 10,000-character text as 128 kbit/s MP3 is about 21 MB of hex.
 const STREAM_LIMITS: tollgate_sse::Limits = tollgate_sse::Limits {
@@ -177,6 +307,59 @@ fn refused(base: &BaseResp) -> Result<(), UpstreamError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn synthesis(voice: &str, format: AudioFormat, stream: bool) -> Synthesis {
+        Synthesis {
+            model: "speech-2.8-turbo-upstream".into(),
+            text: "hello".into(),
+            voice: voice.into(),
+            default_voice: "English_Graceful_Lady".into(),
+            speed: Some(1.5),
+            format,
+            sample_rate: 32_000,
+            instructions: Some("calm".into()),
+            stream,
+            t2a: None,
+        }
+    }
+
+    #[test]
+    fn stock_voices_become_the_default_voice_and_others_pass_through() {
+        let t = T2a::request(&synthesis("Alloy", AudioFormat::Mp3, true));
+        assert_eq!(t.voice_id(), Some("English_Graceful_Lady"));
+        assert_eq!(t.model, "speech-2.8-turbo-upstream");
+        assert_eq!(t.voice_setting.as_ref().unwrap().speed, Some(1.5));
+        assert!(t.excludes_aggregated_audio());
+        assert_eq!(t.output_format.as_deref(), Some("hex"));
+        assert_eq!(t.format(), T2aFormat::Mp3);
+        assert_eq!(t.sample_rate(), 32_000);
+        let t = T2a::request(&synthesis("Wise_Woman", AudioFormat::Pcm, false));
+        assert_eq!(t.voice_id(), Some("Wise_Woman"));
+        assert_eq!(t.stream, Some(false));
+        assert!(t.stream_options.is_none());
+        // wav is made whole even for a stream.
+        let t = T2a::request(&synthesis("alloy", AudioFormat::Wav, true));
+        assert_eq!(t.stream, Some(false));
+    }
+
+    #[test]
+    fn a_clients_own_request_keeps_every_field_but_model_and_output_format() {
+        let own: T2aRequest = serde_json::from_value(serde_json::json!({
+            "model": "speech-2.8-hd", "text": "hi", "output_format": "url",
+            "voice_setting": {"voice_id": "v", "emotion": "happy"},
+            "pronunciation_dict": {"tone": ["SQL/sequel"]},
+            "some_new_vendor_field": {"x": 1}
+        }))
+        .unwrap();
+        let mut s = synthesis("v", AudioFormat::Mp3, false);
+        s.t2a = Some(own);
+        let upstream = serde_json::to_value(T2a::request(&s)).unwrap();
+        assert_eq!(upstream["model"], "speech-2.8-turbo-upstream");
+        assert_eq!(upstream["output_format"], "hex");
+        assert_eq!(upstream["pronunciation_dict"]["tone"][0], "SQL/sequel");
+        assert_eq!(upstream["voice_setting"]["emotion"], "happy");
+        assert_eq!(upstream["some_new_vendor_field"]["x"], 1);
+    }
 
     #[test]
     fn frames_decode_hex_and_errors_carry_the_vendor_code() {

@@ -1,5 +1,5 @@
 //! `POST /v1/audio/speech` (docs/api.md §2.1, §4.1; wire-formats §1.1): OpenAI-compatible speech,
-//! synthesized by a `t2a` channel.
+//! synthesized by any speech channel (`t2a`, `openai-speech`) through the speech seam.
 
 use crate::auth;
 use crate::body::{self, ResponseBody};
@@ -63,11 +63,12 @@ pub async fn create(
     let sample_rate = translate::sample_rate(format, &state.speech);
 
     if !translate::upstream_streams(format) {
-        // wav comes whole from the vendor; it is at most 2,000 characters.
-        let upstream = translate::to_t2a(&request, &entry, &state.speech, false);
-        let (audio, _, upstream_time) =
-            speech_relay::synthesize_whole(state.clone(), entry, held, upstream, characters)
+        // wav comes whole; it is at most 2,000 characters.
+        let synthesis = translate::synthesis(&request, &entry, &state.speech, false);
+        let (whole, _, upstream_time) =
+            speech_relay::synthesize_whole(state.clone(), entry, held, synthesis, characters)
                 .await?;
+        let audio = whole.audio;
         let body = if sse {
             let mut events = sse_event(&SpeechStreamEvent::delta(&audio)).to_vec();
             events.extend_from_slice(&sse_event(&SpeechStreamEvent::done(SpeechUsage::new(
@@ -86,10 +87,10 @@ pub async fn create(
         ));
     }
 
-    let upstream = translate::to_t2a(&request, &entry, &state.speech, true);
+    let synthesis = translate::synthesis(&request, &entry, &state.speech, true);
     crate::quotas::open_stream(&state)?;
     let started = Instant::now();
-    let (first, frames) = match speech_relay::open(&state, &entry, &upstream).await {
+    let (first, frames) = match speech_relay::open(&state, &entry, &synthesis).await {
         Ok(opened) => opened,
         Err(e) => {
             held.release(&format!("upstream failed before the first byte: {e}"));
@@ -103,8 +104,6 @@ pub async fn create(
         sample_rate,
         bitrate: DEFAULT_MP3_BITRATE,
         speed: request.speed_or_default(),
-        // The translated request sets `exclude_aggregated_audio`.
-        final_repeats_audio: false,
     };
     if sse {
         crate::spawn_for_request(speech_relay::relay(

@@ -1,5 +1,6 @@
-//! `POST /v1/speech_to_text` (docs/api.md §2.5, §4.4; wire-formats §4): the vendor format relayed to an
-//! `stt` channel in its own shape — json, verbose_json, srt or vtt bodies, or its SSE frames.
+//! `POST /v1/speech_to_text` (docs/api.md §2.5, §4.4; wire-formats §4): the vendor format, relayed
+//! faithfully by an `stt` channel and translated for any other recognition channel — json,
+//! verbose_json, srt or vtt bodies, or its SSE frames.
 
 use crate::auth;
 use crate::body::{self, ResponseBody};
@@ -64,7 +65,7 @@ pub async fn create(
     .bounded_by(&Usage::AudioSeconds(probed_seconds.saturating_add(1)));
 
     // 6–8.
-    let upstream = translate::stt_upstream(&params, &entry);
+    let upstream = translate::from_stt(&params, &entry);
     let name = recognition::default_name(container);
     if params.stream {
         return recognition::stream_response(
@@ -75,7 +76,7 @@ pub async fn create(
             &name,
             container,
             held,
-            encoders::VendorFrames,
+            encoders::VendorFrames::default(),
             probed_seconds,
         )
         .await;
@@ -88,20 +89,19 @@ pub async fn create(
             recognition::transcribe_whole(&state, &entry, &upstream, part, held).await?;
         // The result's duration settles; srt and vtt carry none, so the probe does (no format
         // dodges the charge).
-        let reported = match &answer.body {
-            SttBody::Json(j) => billed_seconds(j.duration),
-            SttBody::Verbose(v) => billed_seconds(v.duration),
-            SttBody::Subtitles(_) => None,
-        };
+        let result = answer.body;
+        let subtitles = matches!(result.stt, Some(SttBody::Subtitles(_)));
+        let reported = result.duration.and_then(billed_seconds);
         let (seconds, mut basis) = Basis::reported_or_local(reported, probed_seconds);
-        if matches!(answer.body, SttBody::Subtitles(_)) {
+        if subtitles {
             basis = Basis {
                 estimated: false,
                 note: Some("subtitles carry no duration; charged the probed duration".into()),
             };
         }
         held.settle(&Usage::AudioSeconds(seconds), basis).await?;
-        let mut response = match answer.body {
+        let covered = result.duration.unwrap_or(duration.as_secs_f64());
+        let mut response = match translate::stt_body(result, covered, &params) {
             SttBody::Json(j) => body::json_response(StatusCode::OK, &j),
             SttBody::Verbose(v) => body::json_response(StatusCode::OK, &v),
             SttBody::Subtitles(text) => {

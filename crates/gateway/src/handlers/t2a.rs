@@ -1,6 +1,7 @@
-//! `POST /v1/t2a_v2` (docs/api.md §2.4, §4.3; wire-formats §3): the vendor format relayed faithfully
-//! to a `t2a` channel — one JSON with hex audio, or SSE frames whose last has `data.status = 2`
-//! and the usage. Errors are `base_resp` bodies with the vendor's codes and an honest status.
+//! `POST /v1/t2a_v2` (docs/api.md §2.4, §4.3; wire-formats §3): the vendor format, relayed
+//! faithfully by a `t2a` channel and translated for any other speech channel — one JSON with hex
+//! audio, or SSE frames whose last has `data.status = 2` and the usage. Errors are `base_resp`
+//! bodies with the vendor's codes and an honest status.
 
 use crate::auth;
 use crate::body::{self, ResponseBody};
@@ -17,9 +18,8 @@ use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use std::time::Instant;
 use tollgate_billing::{Usage, speech_characters};
-use tollgate_compat_audio::AudioFormat;
+use tollgate_vendor_audio::T2aRequest;
 use tollgate_vendor_audio::t2a::validate;
-use tollgate_vendor_audio::{T2aFormat, T2aRequest};
 
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
@@ -54,11 +54,17 @@ pub async fn create(
     .bounded_by_estimate();
 
     // 6–8.
-    let upstream = translate::t2a_upstream(&request, &entry);
+    let synthesis = translate::from_t2a(&request, &entry, &state.speech);
     if !request.is_stream() {
-        let (_, answer, upstream_time) =
-            speech_relay::synthesize_whole(state.clone(), entry, held, upstream, characters)
-                .await?;
+        let (whole, charged, upstream_time) = speech_relay::synthesize_whole(
+            state.clone(),
+            entry,
+            held,
+            synthesis.clone(),
+            characters,
+        )
+        .await?;
+        let answer = translate::t2a_answer(whole, charged, &synthesis);
         let mut response = body::json_response(StatusCode::OK, &answer);
         response
             .extensions_mut()
@@ -68,7 +74,7 @@ pub async fn create(
 
     crate::quotas::open_stream(&state)?;
     let started = Instant::now();
-    let (first, frames) = match speech_relay::open(&state, &entry, &upstream).await {
+    let (first, frames) = match speech_relay::open(&state, &entry, &synthesis).await {
         Ok(opened) => opened,
         Err(e) => {
             held.release(&format!("upstream failed before the first byte: {e}"));
@@ -78,12 +84,7 @@ pub async fn create(
     let first_frame_time = started.elapsed();
     let (sender, body) = stream_body::channel();
     let shape = AudioShape {
-        format: match request.format() {
-            T2aFormat::Mp3 => AudioFormat::Mp3,
-            T2aFormat::Pcm => AudioFormat::Pcm,
-            T2aFormat::Flac => AudioFormat::Flac,
-            T2aFormat::Wav => AudioFormat::Wav,
-        },
+        format: synthesis.format,
         sample_rate: request.sample_rate(),
         bitrate: request
             .audio_setting
@@ -95,16 +96,13 @@ pub async fn create(
             .as_ref()
             .and_then(|v| v.speed)
             .unwrap_or(1.0),
-        // The client's own request goes upstream as it is: its final frame repeats the whole
-        // audio unless it asked otherwise.
-        final_repeats_audio: !upstream.excludes_aggregated_audio(),
     };
     crate::spawn_for_request(speech_relay::relay(
         held,
         first,
         frames,
         sender,
-        encoders::T2aFrames,
+        encoders::T2aFrames::new(synthesis),
         characters,
         shape,
     ));

@@ -1,5 +1,6 @@
 //! `POST /v1/audio/transcriptions` (docs/api.md §2.2, §2.3, §4.2; wire-formats §1.2): OpenAI-compatible
-//! recognition, performed by an `stt` channel.
+//! recognition, performed by any recognition channel (`stt`, `openai-transcription`) through the
+//! recognition seam.
 
 use crate::auth;
 use crate::body::{self, ResponseBody};
@@ -16,7 +17,6 @@ use hyper::body::Incoming;
 use tollgate_billing::{Usage, audio_seconds};
 use tollgate_compat_audio::TranscriptionParams;
 use tollgate_compat_audio::transcription::validate;
-use tollgate_upstream::stt::SttBody;
 
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
@@ -64,7 +64,7 @@ pub async fn create(
     .bounded_by(&Usage::AudioSeconds(probed_seconds.saturating_add(1)));
 
     // 6–8.
-    let upstream = translate::to_stt(&params, &entry);
+    let upstream = translate::recognition(&params, &entry);
     let name = recognition::default_name(container);
     if params.stream {
         return recognition::stream_response(
@@ -86,17 +86,18 @@ pub async fn create(
         let part = recognition::file_part(&file, container, &name);
         let (answer, held) =
             recognition::transcribe_whole(&state, &entry, &upstream, part, held).await?;
-        let SttBody::Verbose(result) = answer.body else {
-            held.release("upstream answered another format");
-            return Err(relay::upstream_error(
-                &tollgate_upstream::UpstreamError::Protocol("verbose_json was asked".into()),
-            ));
-        };
-        // docs/api.md §8 rule 2: seconds from the duration in the result, rounded up; the probe is the fallback.
-        let (seconds, basis) =
-            Basis::reported_or_local(billed_seconds(result.duration), probed_seconds);
-        let transcript =
-            translate::transcript(result, params.language.clone(), params.wants_words());
+        let result = answer.body;
+        // docs/api.md §8 rule 2: seconds from the duration in the result, rounded up; the
+        // probe is the fallback (and the duration shown) when the upstream reports none.
+        let reported = result.duration.and_then(billed_seconds);
+        let (seconds, basis) = Basis::reported_or_local(reported, probed_seconds);
+        let covered = result.duration.unwrap_or(duration.as_secs_f64());
+        let transcript = translate::transcript(
+            result,
+            covered,
+            params.language.clone(),
+            params.wants_words(),
+        );
         held.settle(&Usage::AudioSeconds(seconds), basis).await?;
         let rendered = transcript.render(params.response_format, seconds);
         let mut response = Response::new(body::full(rendered.body));

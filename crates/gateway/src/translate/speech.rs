@@ -1,23 +1,26 @@
-//! Speech: the OpenAI-compatible request → the `t2a_v2` request the channel speaks.
+//! Speech: each inbound format ↔ the speech seam ([`Synthesis`], [`AudioChunk`],
+//! [`Synthesized`]), whatever format the channel speaks.
 //!
-//! * the model becomes the catalog's upstream id;
-//! * an OpenAI stock voice name (alloy, echo, …) becomes the configured default voice; any other
-//!   name, or a custom `{id}`, is passed on as the vendor voice id (docs/api.md §2.1);
-//! * the served format (opus and aac are served as mp3) becomes `audio_setting.format`, mono, at
-//!   the configured sample rate — `pcm` at `speech.pcm_sample_rate`, OpenAI's 24 kHz by default;
-//! * output is always hex, and a streamed request sets `exclude_aggregated_audio` so that the
-//!   last frame does not repeat the whole audio (wire-formats §3.3);
-//! * `instructions` has no `t2a_v2` counterpart: it is accepted and not sent.
+//! From `/v1/audio/speech`:
+//! * the model becomes the catalog's upstream id; the voice goes as the client named it, with the
+//!   configured default voice for vendors without OpenAI's stock voices (docs/api.md §2.1);
+//! * the served format (opus and aac are served as mp3) at the configured sample rate — `pcm`
+//!   at `speech.pcm_sample_rate`, OpenAI's 24 kHz by default;
+//! * `instructions` goes to vendors that take it.
+//!
+//! From `/v1/t2a_v2`: the client's own request rides along for a `t2a` channel to send as it is;
+//! its text, voice, speed, format and rate fill the seam's fields for any other channel, and the
+//! audio comes back as `t2a_v2` frames or one answer built here ([`t2a_answer`]).
 
 use crate::catalog::ModelEntry;
 use crate::config::SpeechConfig;
-use tollgate_compat_audio::speech::is_stock_voice;
-use tollgate_compat_audio::{AudioFormat, SpeechRequest, Voice};
-use tollgate_vendor_audio::t2a::{AudioSetting, OUTPUT_FORMAT_HEX, StreamOptions, VoiceSetting};
-use tollgate_vendor_audio::{T2aFormat, T2aRequest};
+use tollgate_compat_audio::{AudioFormat, SpeechRequest};
+use tollgate_upstream::speech::{Synthesis, Synthesized};
+use tollgate_vendor_audio::t2a::{ExtraInfo, T2aData};
+use tollgate_vendor_audio::{T2aFormat, T2aRequest, T2aResponse};
 
-/// Whether the channel can stream this format: the vendor streams mp3, pcm and flac, but
-/// produces wav only whole (wire-formats §3.1).
+/// Whether the answer can be streamed: `t2a` vendors produce wav only whole (wire-formats
+/// §3.1), and its header wants the length, so wav is always made whole.
 pub fn upstream_streams(format: AudioFormat) -> bool {
     format != AudioFormat::Wav
 }
@@ -30,53 +33,80 @@ pub fn sample_rate(format: AudioFormat, settings: &SpeechConfig) -> u32 {
     }
 }
 
-/// The `t2a_v2` request for `request`.
-pub fn to_t2a(
+/// The seam's synthesis for an OpenAI-compatible request.
+pub fn synthesis(
     request: &SpeechRequest,
     entry: &ModelEntry,
     settings: &SpeechConfig,
     stream: bool,
-) -> T2aRequest {
+) -> Synthesis {
     let format = request.served_format();
-    let voice_id = match &request.voice {
-        Voice::Name(name) if is_stock_voice(name) => settings.default_voice.clone(),
-        other => other.id().to_owned(),
-    };
-    let mut voice = VoiceSetting::new(voice_id);
-    voice.speed = request.speed;
-    let audio = AudioSetting {
-        sample_rate: Some(sample_rate(format, settings)),
-        format: Some(t2a_format(format).as_str().to_owned()),
-        channel: Some(1),
-        ..AudioSetting::default()
-    };
-    let mut t2a = T2aRequest::new(entry.upstream_model.clone(), request.input.clone());
-    t2a.stream = Some(stream);
-    t2a.stream_options = stream.then_some(StreamOptions {
-        exclude_aggregated_audio: Some(true),
-    });
-    t2a.voice_setting = Some(voice);
-    t2a.audio_setting = Some(audio);
-    t2a.output_format = Some(OUTPUT_FORMAT_HEX.to_owned());
-    t2a
-}
-
-fn t2a_format(format: AudioFormat) -> T2aFormat {
-    match format {
-        AudioFormat::Mp3 => T2aFormat::Mp3,
-        AudioFormat::Wav => T2aFormat::Wav,
-        AudioFormat::Flac => T2aFormat::Flac,
-        AudioFormat::Pcm => T2aFormat::Pcm,
+    Synthesis {
+        model: entry.upstream_model.clone(),
+        text: request.input.clone(),
+        voice: request.voice.id().to_owned(),
+        default_voice: settings.default_voice.clone(),
+        speed: request.speed,
+        format,
+        sample_rate: sample_rate(format, settings),
+        instructions: request.instructions.clone(),
+        stream,
+        t2a: None,
     }
 }
 
-/// The client's own `t2a_v2` request as sent upstream: the upstream model id, and hex output
-/// whatever was asked (a `url` request was refused by validation already).
-pub fn t2a_upstream(request: &T2aRequest, entry: &ModelEntry) -> T2aRequest {
-    let mut upstream = request.clone();
-    upstream.model = entry.upstream_model.clone();
-    upstream.output_format = Some(OUTPUT_FORMAT_HEX.to_owned());
-    upstream
+/// The seam's synthesis for a `t2a_v2` request (a `url` output was refused by validation).
+pub fn from_t2a(request: &T2aRequest, entry: &ModelEntry, settings: &SpeechConfig) -> Synthesis {
+    Synthesis {
+        model: entry.upstream_model.clone(),
+        text: request.text.clone(),
+        voice: request
+            .voice_id()
+            .map_or_else(|| settings.default_voice.clone(), str::to_owned),
+        default_voice: settings.default_voice.clone(),
+        speed: request.voice_setting.as_ref().and_then(|v| v.speed),
+        format: audio_format(request.format()),
+        sample_rate: request.sample_rate(),
+        instructions: None,
+        stream: request.is_stream(),
+        t2a: Some(request.clone()),
+    }
+}
+
+/// The compat audio format of a `t2a_v2` format.
+pub fn audio_format(format: T2aFormat) -> AudioFormat {
+    match format {
+        T2aFormat::Mp3 => AudioFormat::Mp3,
+        T2aFormat::Pcm => AudioFormat::Pcm,
+        T2aFormat::Flac => AudioFormat::Flac,
+        T2aFormat::Wav => AudioFormat::Wav,
+    }
+}
+
+/// The `t2a_v2` answer for a whole synthesis: the vendor's own when the channel speaks `t2a`,
+/// else one built like it — hex audio, `status: 2`, and `extra_info` with the characters charged.
+pub fn t2a_answer(whole: Synthesized, characters: u64, synthesis: &Synthesis) -> T2aResponse {
+    if let Some(own) = whole.t2a {
+        return own;
+    }
+    let mut answer = T2aResponse::success(T2aData::finished(&whole.audio));
+    answer.extra_info = Some(extra_info(characters, synthesis, whole.audio.len()));
+    answer
+}
+
+/// `extra_info` for audio made by a channel that is not `t2a`.
+fn extra_info(characters: u64, synthesis: &Synthesis, audio_size: usize) -> ExtraInfo {
+    ExtraInfo {
+        audio_length: None,
+        audio_sample_rate: Some(synthesis.sample_rate),
+        audio_size: Some(audio_size as u64),
+        bitrate: None,
+        word_count: Some(synthesis.text.split_whitespace().count() as u64),
+        invisible_character_ratio: None,
+        usage_characters: Some(characters),
+        audio_format: Some(synthesis.format.as_str().to_owned()),
+        audio_channel: Some(1),
+    }
 }
 
 /// The client's side of a relayed synthesis stream, per output format.
@@ -86,8 +116,9 @@ pub mod encoders {
     use bytes::Bytes;
     use tollgate_compat_audio::{SpeechStreamEvent, SpeechUsage};
     use tollgate_sse::Event;
-    use tollgate_upstream::t2a::Frame;
+    use tollgate_upstream::speech::{AudioChunk, Synthesis};
     use tollgate_vendor_audio::T2aResponse;
+    use tollgate_vendor_audio::t2a::T2aData;
 
     /// `/v1/audio/speech` with `stream_format=audio`: the decoded audio bytes themselves. A cut
     /// stream is aborted, so the client sees an incomplete body rather than a short file.
@@ -95,7 +126,7 @@ pub mod encoders {
     pub struct RawAudio;
 
     impl Encoder for RawAudio {
-        fn frame(&mut self, frame: &Frame) -> Option<Bytes> {
+        fn frame(&mut self, frame: &AudioChunk) -> Option<Bytes> {
             (!frame.audio.is_empty()).then(|| frame.audio.clone())
         }
         fn done(&mut self, _characters: u64) -> Option<Bytes> {
@@ -112,7 +143,7 @@ pub mod encoders {
     pub struct CompatSse;
 
     impl Encoder for CompatSse {
-        fn frame(&mut self, frame: &Frame) -> Option<Bytes> {
+        fn frame(&mut self, frame: &AudioChunk) -> Option<Bytes> {
             (!frame.audio.is_empty()).then(|| sse(&SpeechStreamEvent::delta(&frame.audio)))
         }
         fn done(&mut self, characters: u64) -> Option<Bytes> {
@@ -129,19 +160,55 @@ pub mod encoders {
         }
     }
 
-    /// `/v1/t2a_v2` with `stream: true`: the vendor's frames as they came (re-serialized), and on
-    /// a cut one more frame whose `base_resp` carries the error.
-    #[derive(Debug, Default)]
-    pub struct T2aFrames;
+    /// `/v1/t2a_v2` with `stream: true`: a `t2a` channel's frames as they came (re-serialized);
+    /// another channel's audio as frames built like them — hex audio with `status: 1`, then a
+    /// `status: 2` frame with `extra_info` once the charge is known; on a cut one more frame
+    /// whose `base_resp` carries the error.
+    #[derive(Debug)]
+    pub struct T2aFrames {
+        /// What was asked, for the last frame's `extra_info`.
+        synthesis: Synthesis,
+        /// Bytes of audio sent in built frames.
+        sent: usize,
+        /// Frames are being built (the channel is not `t2a`).
+        built: bool,
+    }
+
+    impl T2aFrames {
+        /// The encoder for a stream of `synthesis`.
+        pub fn new(synthesis: Synthesis) -> Self {
+            T2aFrames {
+                synthesis,
+                sent: 0,
+                built: false,
+            }
+        }
+    }
 
     impl Encoder for T2aFrames {
-        fn frame(&mut self, frame: &Frame) -> Option<Bytes> {
-            serde_json::to_string(&frame.raw)
+        fn frame(&mut self, frame: &AudioChunk) -> Option<Bytes> {
+            let json = match &frame.t2a {
+                Some(raw) => serde_json::to_string(raw),
+                None => {
+                    self.built = true;
+                    if frame.audio.is_empty() {
+                        return None;
+                    }
+                    self.sent += frame.audio.len();
+                    serde_json::to_string(&T2aResponse::success(T2aData::chunk(&frame.audio)))
+                }
+            };
+            json.ok().map(|json| Event::data(json).encode())
+        }
+        fn done(&mut self, characters: u64) -> Option<Bytes> {
+            if !self.built {
+                return None;
+            }
+            let mut last = T2aResponse::success(T2aData::finished(&[]));
+            last.extra_info = Some(super::extra_info(characters, &self.synthesis, self.sent));
+            serde_json::to_string(&last)
                 .ok()
                 .map(|json| Event::data(json).encode())
-        }
-        fn done(&mut self, _characters: u64) -> Option<Bytes> {
-            None
         }
         fn failed(&mut self, error: &ApiError) -> Option<Bytes> {
             let code = match error.kind {
@@ -164,7 +231,11 @@ pub mod encoders {
 mod tests {
     use super::*;
     use crate::config::ModelKind;
+    use crate::speech_relay::Encoder;
+    use bytes::Bytes;
     use tollgate_billing::{Decimal, Tariff};
+    use tollgate_compat_audio::Voice;
+    use tollgate_upstream::speech::AudioChunk;
 
     fn entry() -> ModelEntry {
         ModelEntry {
@@ -186,78 +257,66 @@ mod tests {
     }
 
     #[test]
-    fn stock_voices_become_the_default_voice_and_others_pass_through() {
+    fn compat_requests_fill_the_seam() {
         let settings = SpeechConfig::default();
-        let t = to_t2a(&request("Alloy".into(), "mp3"), &entry(), &settings, true);
-        assert_eq!(t.voice_id(), Some("English_Graceful_Lady"));
-        assert_eq!(t.model, "speech-2.8-turbo-upstream");
-        assert_eq!(t.voice_setting.as_ref().unwrap().speed, Some(1.5));
-        assert!(t.excludes_aggregated_audio());
-        assert_eq!(t.output_format.as_deref(), Some("hex"));
-        let t = to_t2a(
-            &request("Wise_Woman".into(), "mp3"),
-            &entry(),
-            &settings,
-            true,
-        );
-        assert_eq!(t.voice_id(), Some("Wise_Woman"));
+        let s = synthesis(&request("alloy".into(), "opus"), &entry(), &settings, true);
+        assert_eq!(s.model, "speech-2.8-turbo-upstream");
+        assert_eq!(s.voice, "alloy");
+        assert_eq!(s.default_voice, settings.default_voice);
+        assert_eq!(s.format, AudioFormat::Mp3, "opus is served as mp3");
+        assert_eq!(s.sample_rate, 32_000);
+        assert_eq!(s.speed, Some(1.5));
+        assert!(s.t2a.is_none());
         let custom = Voice::Custom {
             id: "voice_123".into(),
         };
-        let t = to_t2a(&request(custom, "mp3"), &entry(), &settings, false);
-        assert_eq!(t.voice_id(), Some("voice_123"));
-        assert_eq!(t.stream, Some(false));
-        assert!(t.stream_options.is_none());
-    }
-
-    #[test]
-    fn formats_and_rates() {
-        let settings = SpeechConfig::default();
-        let t = to_t2a(&request("alloy".into(), "opus"), &entry(), &settings, true);
-        assert_eq!(t.format(), T2aFormat::Mp3);
-        assert_eq!(t.sample_rate(), 32_000);
-        let t = to_t2a(&request("alloy".into(), "pcm"), &entry(), &settings, true);
-        assert_eq!(t.format(), T2aFormat::Pcm);
-        assert_eq!(t.sample_rate(), 24_000);
+        let s = synthesis(&request(custom, "pcm"), &entry(), &settings, false);
+        assert_eq!(s.voice, "voice_123");
+        assert_eq!(s.sample_rate, 24_000);
         assert!(!upstream_streams(AudioFormat::Wav));
         assert!(upstream_streams(AudioFormat::Flac));
     }
-}
-
-#[cfg(test)]
-mod passthrough {
-    use super::*;
-    use crate::config::ModelKind;
-    use tollgate_billing::{Decimal, Tariff};
 
     #[test]
-    fn t2a_requests_keep_every_field_but_model_and_output_format() {
-        let entry = ModelEntry {
-            public: "speech-2.8-hd".into(),
-            kind: ModelKind::Speech,
-            upstream_model: "speech-2.8-hd-upstream".into(),
-            channels: Vec::new(),
-            tariff: Tariff::Characters {
-                per_million_characters: Decimal::ONE,
-            },
-        };
+    fn t2a_requests_ride_along_and_answers_are_built_for_other_channels() {
         let request: T2aRequest = serde_json::from_value(serde_json::json!({
-            "model": "speech-2.8-hd", "text": "hi",
-            "voice_setting": {"voice_id": "v", "emotion": "happy"},
-            "pronunciation_dict": {"tone": ["SQL/sequel"]},
-            "language_boost": "English",
-            "voice_modify": {"pitch": 3, "sound_effects": "robotic"},
-            "timbre_weights": [{"voice_id": "a", "weight": 50}],
-            "some_new_vendor_field": {"x": 1}
+            "model": "speech-2.8-hd", "text": "hi there", "stream": true,
+            "voice_setting": {"voice_id": "Wise_Woman", "speed": 1.2},
+            "audio_setting": {"format": "pcm", "sample_rate": 16000}
         }))
         .unwrap();
-        let upstream = serde_json::to_value(t2a_upstream(&request, &entry)).unwrap();
-        assert_eq!(upstream["model"], "speech-2.8-hd-upstream");
-        assert_eq!(upstream["output_format"], "hex");
-        assert_eq!(upstream["pronunciation_dict"]["tone"][0], "SQL/sequel");
-        assert_eq!(upstream["language_boost"], "English");
-        assert_eq!(upstream["voice_modify"]["sound_effects"], "robotic");
-        assert_eq!(upstream["voice_setting"]["emotion"], "happy");
-        assert_eq!(upstream["some_new_vendor_field"]["x"], 1);
+        let s = from_t2a(&request, &entry(), &SpeechConfig::default());
+        assert_eq!(s.voice, "Wise_Woman");
+        assert_eq!(s.format, AudioFormat::Pcm);
+        assert_eq!(s.sample_rate, 16_000);
+        assert_eq!(s.speed, Some(1.2));
+        assert!(s.stream);
+        assert_eq!(s.t2a.as_ref().unwrap().text, "hi there");
+
+        let whole = Synthesized {
+            audio: Bytes::from_static(&[1, 2, 3]),
+            characters: None,
+            t2a: None,
+        };
+        let answer = serde_json::to_value(t2a_answer(whole, 8, &s)).unwrap();
+        assert_eq!(answer["data"]["audio"], "010203");
+        assert_eq!(answer["data"]["status"], 2);
+        assert_eq!(answer["extra_info"]["usage_characters"], 8);
+        assert_eq!(answer["base_resp"]["status_code"], 0);
+
+        let mut frames = encoders::T2aFrames::new(s);
+        let chunk = |audio: &'static [u8], last| AudioChunk {
+            audio: Bytes::from_static(audio),
+            characters: None,
+            last,
+            t2a: None,
+        };
+        let first = frames.frame(&chunk(&[0xff], false)).unwrap();
+        assert!(String::from_utf8_lossy(&first).contains(r#""audio":"ff","status":1"#));
+        assert!(frames.frame(&chunk(&[], true)).is_none());
+        let last = frames.done(8).unwrap();
+        let last = String::from_utf8_lossy(&last);
+        assert!(last.contains(r#""status":2"#), "{last}");
+        assert!(last.contains(r#""usage_characters":8"#), "{last}");
     }
 }
