@@ -8,6 +8,7 @@ mod common;
 use common::audio::decode;
 use common::{TestGateway, multipart, wav};
 use serde_json::{Value, json};
+use tollgate_sim::KnobSettings;
 use tollgate_sim::audio::duration_for;
 
 const SENTENCE: &str = "Hello there. This is a round trip through the gateway.";
@@ -344,4 +345,78 @@ fn a_model_cannot_list_a_channel_of_another_modality() {
         error.contains("confused") && error.contains("oai-transcription"),
         "{error}"
     );
+}
+
+/// A model whose one priority level pools two channels (weights 3 and 1), the first with three
+/// keys: calls split 3:1 between the channels and evenly between the keys; a key the upstream
+/// refuses rests while the others carry on, and the channel stays healthy; `/metrics` shows it.
+#[tokio::test]
+async fn pools_split_calls_by_weight_and_rest_a_refused_key() {
+    let config = format!(
+        r#"{}
+[[channels]]
+name = "pool-a"
+format = "openai-embeddings"
+base_url = "sim"
+api_key_env = ["POOL_A1", "POOL_A2", "POOL_A3"]
+weight = 3
+
+[[channels]]
+name = "pool-b"
+format = "openai-embeddings"
+base_url = "sim"
+api_key_env = "POOL_B"
+
+[models."pooled-embeddings"]
+kind = "embeddings"
+channels = [["pool-a", "pool-b"], "secondary"]
+upstream_model = "text-embedding-3-small"
+price = {{ meter = "tokens", per_million_tokens = "0.02" }}
+"#,
+        common::MODELS
+    );
+    let gw =
+        TestGateway::with_config_env(&config, |name| Some(name.to_lowercase().replace('_', "-")))
+            .await;
+    let (account, key) = gw.account("1").await;
+    let embed = json!({"model": "pooled-embeddings", "input": "pooled"});
+    for _ in 0..40 {
+        let r = gw.post_json("/v1/embeddings", &key, &embed).await;
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    }
+    let calls = |k: &str| gw.calls(&format!("key {k}"));
+    assert_eq!(calls("pool-b"), 10, "a quarter to the weight-1 channel");
+    for k in ["pool-a1", "pool-a2", "pool-a3"] {
+        assert_eq!(calls(k), 10, "{k}: the weight-3 channel's keys take turns");
+    }
+
+    // The upstream revokes one key: it is refused once, then rests; no request fails.
+    gw.set_knobs(KnobSettings {
+        refuse_keys: vec!["pool-a2".into()],
+        ..KnobSettings::default()
+    });
+    for _ in 0..12 {
+        let r = gw.post_json("/v1/embeddings", &key, &embed).await;
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    }
+    assert_eq!(calls("pool-a2"), 11, "refused once, then left alone");
+    assert_eq!(calls("pool-a1") + calls("pool-a3"), 20 + 9);
+    assert_eq!(calls("pool-b"), 13);
+    assert_eq!(gw.calls("key sim"), 0, "the lower level was not needed");
+
+    let metrics = gw.get("/metrics", &key).await;
+    let text = String::from_utf8_lossy(&metrics.body);
+    for line in [
+        r#"tollgate_channel_keys{channel="pool-a",state="all"} 3"#,
+        r#"tollgate_channel_keys{channel="pool-a",state="resting"} 1"#,
+        r#"tollgate_channel_calls_total{channel="pool-a",outcome="success"} 39"#,
+        r#"tollgate_channel_calls_total{channel="pool-a",outcome="failure"} 0"#,
+        r#"tollgate_channel_circuit_state{channel="pool-a"} 0"#,
+        r#"tollgate_channel_switched_off{channel="pool-b"} 0"#,
+    ] {
+        assert!(text.contains(line), "missing {line}");
+    }
+    assert!(text.contains(r#"tollgate_channel_latency_ms{channel="pool-b",quantile="0.5"}"#));
+    assert_eq!(gw.open_holds(&account).await, 0);
+    gw.stop().await;
 }

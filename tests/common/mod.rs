@@ -148,6 +148,12 @@ impl TestGateway {
     }
 
     pub async fn with_config(toml: &str) -> TestGateway {
+        Self::with_config_env(toml, |_| None).await
+    }
+
+    /// [`TestGateway::with_config`], with `env` standing for the environment that holds the
+    /// channels' keys.
+    pub async fn with_config_env(toml: &str, env: impl Fn(&str) -> Option<String>) -> TestGateway {
         let sim = tollgate_sim::start("127.0.0.1:0".parse().unwrap(), KnobSettings::default())
             .await
             .unwrap();
@@ -156,7 +162,7 @@ impl TestGateway {
         if !toml.contains("[server]") {
             config.server.drain_seconds = 0;
         }
-        let catalog = Catalog::from_config(&config, Some(&sim.base_url()), |_| None).unwrap();
+        let catalog = Catalog::from_config(&config, Some(&sim.base_url()), env).unwrap();
         let http = HttpClient::new(&ClientConfig::default()).unwrap();
         let store = store().await;
         let state = Arc::new(

@@ -30,6 +30,10 @@ pub struct Channel {
     pub max_concurrency: usize,
     /// Successes, failures, latencies, circuit breaker, the operator's switch.
     pub health: crate::channels::ChannelHealth,
+    /// Its upstream keys, used in turn (`endpoint` carries the first).
+    pub keys: crate::channels::KeyRing,
+    /// Its share of the calls within a priority level.
+    pub weight: u32,
 }
 
 impl Channel {
@@ -69,8 +73,57 @@ pub struct ModelEntry {
     pub upstream_model: String,
     /// Channels in priority order.
     pub channels: Vec<Arc<Channel>>,
+    /// The priority levels: positions in `channels`, and how the level splits its calls.
+    pub levels: Vec<Level>,
     /// Its price.
     pub tariff: Tariff,
+}
+
+/// One priority level of a model: channels that split its calls by weight.
+#[derive(Debug)]
+pub struct Level {
+    /// Positions in [`ModelEntry::channels`].
+    pub members: Vec<usize>,
+    /// Which member goes first, call by call.
+    pub rotation: crate::channels::Rotation,
+}
+
+impl ModelEntry {
+    /// A model whose channels are each a level of its own, in order.
+    pub fn in_order(
+        public: impl Into<String>,
+        kind: ModelKind,
+        upstream_model: impl Into<String>,
+        channels: Vec<Arc<Channel>>,
+        tariff: Tariff,
+    ) -> ModelEntry {
+        let levels = (0..channels.len())
+            .map(|i| Level {
+                members: vec![i],
+                rotation: crate::channels::Rotation::new(vec![1]),
+            })
+            .collect();
+        ModelEntry {
+            public: public.into(),
+            kind,
+            upstream_model: upstream_model.into(),
+            channels,
+            levels,
+            tariff,
+        }
+    }
+
+    /// The channels in the order this call offers them: level by level, each level's rotation
+    /// deciding who goes first.
+    pub fn call_order(&self) -> impl Iterator<Item = &Arc<Channel>> {
+        self.levels.iter().flat_map(|level| {
+            level
+                .rotation
+                .order()
+                .into_iter()
+                .filter_map(|i| level.members.get(i).and_then(|m| self.channels.get(*m)))
+        })
+    }
 }
 
 /// Every model and alias.
@@ -107,17 +160,36 @@ impl Catalog {
                     c.name
                 )));
             };
-            let api_key = match &c.api_key_env {
+            let keys: Vec<String> = match &c.api_key_env {
                 // The simulator wants a key where the vendor does, and accepts any.
-                None if c.base_url == "sim" => Some("sim".to_owned()),
-                None => None,
-                Some(var) => Some(env(var).ok_or_else(|| {
-                    ConfigError::Invalid(format!(
-                        "channel {:?}: the environment variable {var} holding its key is not set",
-                        c.name
-                    ))
-                })?),
+                None if c.base_url == "sim" => vec!["sim".to_owned()],
+                None => Vec::new(),
+                Some(vars) => vars
+                    .names()
+                    .into_iter()
+                    .map(|var| {
+                        env(var).ok_or_else(|| {
+                            ConfigError::Invalid(format!(
+                                "channel {:?}: the environment variable {var} holding its key is not set",
+                                c.name
+                            ))
+                        })
+                    })
+                    .collect::<Result<_, _>>()?,
             };
+            if c.api_key_env.as_ref().is_some_and(|k| k.names().is_empty()) {
+                return Err(ConfigError::Invalid(format!(
+                    "channel {:?}: api_key_env names no variable",
+                    c.name
+                )));
+            }
+            if c.weight == 0 {
+                return Err(ConfigError::Invalid(format!(
+                    "channel {:?}: weight must be at least 1",
+                    c.name
+                )));
+            }
+            let api_key = keys.first().cloned();
             if c.max_concurrency == 0 {
                 return Err(ConfigError::Invalid(format!(
                     "channel {:?}: max_concurrency must be at least 1",
@@ -139,6 +211,8 @@ impl Catalog {
                 permits: Arc::new(Semaphore::new(c.max_concurrency)),
                 max_concurrency: c.max_concurrency,
                 health: crate::channels::ChannelHealth::default(),
+                keys: crate::channels::KeyRing::new(keys),
+                weight: c.weight,
             };
             if channels.insert(c.name.clone(), Arc::new(channel)).is_some() {
                 return Err(ConfigError::Invalid(format!(
@@ -152,9 +226,23 @@ impl Catalog {
             m.price
                 .validate()
                 .map_err(|e| ConfigError::Invalid(format!("model {public:?}: price: {e}")))?;
+            // Each level's positions in the flat list of the model's channels.
+            let mut levels = Vec::new();
+            let mut next = 0;
+            for level in &m.channels {
+                let size = level.names().len();
+                if size == 0 {
+                    return Err(ConfigError::Invalid(format!(
+                        "model {public:?} lists an empty channel level"
+                    )));
+                }
+                levels.push((next..next + size).collect::<Vec<usize>>());
+                next += size;
+            }
             let entry_channels = m
                 .channels
                 .iter()
+                .flat_map(|level| level.names())
                 .map(|name| {
                     let channel = channels.get(name).ok_or_else(|| {
                         ConfigError::Invalid(format!(
@@ -175,6 +263,15 @@ impl Catalog {
                     "model {public:?} has no channels"
                 )));
             }
+            let levels = levels
+                .into_iter()
+                .map(|members| Level {
+                    rotation: crate::channels::Rotation::new(
+                        members.iter().map(|i| entry_channels[*i].weight).collect(),
+                    ),
+                    members,
+                })
+                .collect();
             models.insert(
                 public.clone(),
                 Arc::new(ModelEntry {
@@ -182,6 +279,7 @@ impl Catalog {
                     kind: m.kind,
                     upstream_model: m.upstream_model.clone().unwrap_or_else(|| public.clone()),
                     channels: entry_channels,
+                    levels,
                     tariff: m.price.clone(),
                 }),
             );

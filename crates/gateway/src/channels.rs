@@ -8,6 +8,10 @@
 //!
 //! [`Circuit`] is the pure state machine (time passed in); [`ChannelHealth`] holds it with the
 //! counters behind a lock that no `.await` crosses.
+//!
+//! Pools (`docs/decisions.md`, "Channel pools"): a channel may hold several upstream keys, used
+//! in turn ([`KeyRing`]; a key the upstream refuses cools down alone), and the channels of one
+//! priority level split its calls by weight ([`Rotation`], smooth weighted round robin).
 
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -210,6 +214,253 @@ impl ChannelHealth {
     }
 }
 
+/// How long a key the upstream rate-limited rests when the answer named no `Retry-After`.
+pub const RATE_LIMITED_FOR: Duration = Duration::from_secs(30);
+/// How long a key the upstream refused (401, 403) rests before it is tried again: long enough
+/// not to spend every request on it, short enough that a fixed key comes back by itself.
+pub const REFUSED_FOR: Duration = Duration::from_secs(300);
+/// The longest rest a `Retry-After` can ask for.
+pub const MAX_REST: Duration = Duration::from_secs(300);
+
+/// A channel's upstream keys, used in turn; a key the upstream refused rests until its time is
+/// up while the others carry on. A pure state machine: time is passed in.
+#[derive(Debug, Default)]
+pub struct KeyRing {
+    keys: Vec<String>,
+    state: Mutex<RingState>,
+}
+
+#[derive(Debug, Default)]
+struct RingState {
+    next: usize,
+    resting_until: Vec<Option<Instant>>,
+}
+
+impl KeyRing {
+    /// A ring of `keys` (empty: the channel sends no key).
+    pub fn new(keys: Vec<String>) -> KeyRing {
+        let resting_until = vec![None; keys.len()];
+        KeyRing {
+            keys,
+            state: Mutex::new(RingState {
+                next: 0,
+                resting_until,
+            }),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, RingState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// How many keys it holds.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The next key not resting at `now`, as its index and value; `None` when every key rests.
+    /// A ring without keys always answers `Some((0, None))`.
+    pub fn pick(&self, now: Instant) -> Option<(usize, Option<&str>)> {
+        if self.keys.is_empty() {
+            return Some((0, None));
+        }
+        let mut state = self.state();
+        let n = self.keys.len();
+        for step in 0..n {
+            let i = (state.next + step) % n;
+            match state.resting_until[i] {
+                Some(until) if until > now => continue,
+                _ => {
+                    state.resting_until[i] = None;
+                    state.next = (i + 1) % n;
+                    return Some((i, Some(self.keys[i].as_str())));
+                }
+            }
+        }
+        None
+    }
+
+    /// Key `index` rests until `until`.
+    pub fn rest(&self, index: usize, until: Instant) {
+        if let Some(slot) = self.state().resting_until.get_mut(index) {
+            *slot = Some(until);
+        }
+    }
+
+    /// Keys resting at `now`.
+    pub fn resting(&self, now: Instant) -> usize {
+        self.state()
+            .resting_until
+            .iter()
+            .filter(|r| r.is_some_and(|until| until > now))
+            .count()
+    }
+}
+
+/// How long a key rests after the upstream answered `status` (with `retry_after` seconds), or
+/// `None` when the answer says nothing about the key.
+pub fn rest_for(status: u16, retry_after: Option<u64>) -> Option<Duration> {
+    match status {
+        429 => Some(
+            retry_after
+                .map_or(RATE_LIMITED_FOR, Duration::from_secs)
+                .min(MAX_REST),
+        ),
+        401 | 403 => Some(REFUSED_FOR),
+        _ => None,
+    }
+}
+
+/// The order in which one priority level's channels are offered a call: smooth weighted round
+/// robin (each call goes to the channel furthest behind its share, so weights 3 and 1 give
+/// `a a b a`, never bursts), the rest of the level after it by weight, as fallbacks.
+#[derive(Debug, Default)]
+pub struct Rotation {
+    weights: Vec<u32>,
+    current: Mutex<Vec<i64>>,
+}
+
+impl Rotation {
+    /// A rotation over channels of these weights.
+    pub fn new(weights: Vec<u32>) -> Rotation {
+        let current = Mutex::new(vec![0; weights.len()]);
+        Rotation { weights, current }
+    }
+
+    /// The channels' positions in the order this call offers them.
+    pub fn order(&self) -> Vec<usize> {
+        let n = self.weights.len();
+        if n <= 1 {
+            return (0..n).collect();
+        }
+        let total: i64 = self.weights.iter().map(|w| i64::from(*w)).sum();
+        let first = {
+            let mut current = self
+                .current
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut best = 0;
+            for i in 0..n {
+                current[i] += i64::from(self.weights[i]);
+                if current[i] > current[best] {
+                    best = i;
+                }
+            }
+            current[best] -= total;
+            best
+        };
+        let mut rest: Vec<usize> = (0..n).filter(|i| *i != first).collect();
+        rest.sort_by_key(|i| std::cmp::Reverse(self.weights[*i]));
+        let mut order = vec![first];
+        order.extend(rest);
+        order
+    }
+}
+
+/// Per-channel health on `GET /metrics`: calls by outcome, the circuit (0 closed, 1 half-open,
+/// 2 open), calls in flight, latency percentiles, keys resting, the operator's switch.
+pub fn render_metrics(channels: &[std::sync::Arc<crate::catalog::Channel>], out: &mut String) {
+    use std::fmt::Write;
+    let now = Instant::now();
+    let label = |c: &crate::catalog::Channel| crate::metrics::label(&c.name);
+    let series = [
+        (
+            "tollgate_channel_calls_total",
+            "counter",
+            "Upstream calls by outcome.",
+        ),
+        (
+            "tollgate_channel_circuit_state",
+            "gauge",
+            "0 closed, 1 half-open, 2 open.",
+        ),
+        ("tollgate_channel_in_flight", "gauge", "Calls in flight."),
+        (
+            "tollgate_channel_latency_ms",
+            "gauge",
+            "Latency percentiles of recent calls.",
+        ),
+        (
+            "tollgate_channel_keys",
+            "gauge",
+            "Upstream keys, and those resting after a refusal.",
+        ),
+        (
+            "tollgate_channel_switched_off",
+            "gauge",
+            "1 when an operator switched it off.",
+        ),
+    ];
+    for (name, kind, help) in series {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for c in channels {
+            let r = c.health.report();
+            let l = label(c);
+            match name {
+                "tollgate_channel_calls_total" => {
+                    let _ = writeln!(
+                        out,
+                        "{name}{{channel=\"{l}\",outcome=\"success\"}} {}",
+                        r.successes
+                    );
+                    let _ = writeln!(
+                        out,
+                        "{name}{{channel=\"{l}\",outcome=\"failure\"}} {}",
+                        r.failures
+                    );
+                }
+                "tollgate_channel_circuit_state" => {
+                    let state = match r.circuit {
+                        CircuitState::Closed => 0,
+                        CircuitState::HalfOpen => 1,
+                        CircuitState::Open => 2,
+                    };
+                    let _ = writeln!(out, "{name}{{channel=\"{l}\"}} {state}");
+                }
+                "tollgate_channel_in_flight" => {
+                    let busy = c
+                        .max_concurrency
+                        .saturating_sub(c.permits.available_permits());
+                    let _ = writeln!(out, "{name}{{channel=\"{l}\"}} {busy}");
+                }
+                "tollgate_channel_latency_ms" => {
+                    for (q, v) in [
+                        ("0.5", r.latency_ms.p50),
+                        ("0.95", r.latency_ms.p95),
+                        ("0.99", r.latency_ms.p99),
+                    ] {
+                        if let Some(v) = v {
+                            let _ = writeln!(out, "{name}{{channel=\"{l}\",quantile=\"{q}\"}} {v}");
+                        }
+                    }
+                }
+                "tollgate_channel_keys" => {
+                    let _ = writeln!(
+                        out,
+                        "{name}{{channel=\"{l}\",state=\"all\"}} {}",
+                        c.keys.len()
+                    );
+                    let _ = writeln!(
+                        out,
+                        "{name}{{channel=\"{l}\",state=\"resting\"}} {}",
+                        c.keys.resting(now)
+                    );
+                }
+                _ => {
+                    let _ = writeln!(out, "{name}{{channel=\"{l}\"}} {}", u8::from(r.disabled));
+                }
+            }
+        }
+    }
+}
+
 /// How often a replica reads the operators' channel switches.
 pub const SWITCHES_EVERY: Duration = Duration::from_secs(5);
 
@@ -261,6 +512,48 @@ mod tests {
         assert!(c.admit(again));
         c.record(true, again);
         assert_eq!(c.state(again), CircuitState::Closed);
+    }
+
+    #[test]
+    fn keys_are_used_in_turn_and_a_refused_key_rests_alone() {
+        let now = Instant::now();
+        let ring = KeyRing::new(vec!["a".into(), "b".into(), "c".into()]);
+        let picked: Vec<_> = (0..4).map(|_| ring.pick(now).unwrap().1.unwrap()).collect();
+        assert_eq!(picked, ["a", "b", "c", "a"]);
+        ring.rest(1, now + Duration::from_secs(30));
+        let picked: Vec<_> = (0..4).map(|_| ring.pick(now).unwrap().1.unwrap()).collect();
+        assert_eq!(picked, ["c", "a", "c", "a"], "b rests");
+        assert_eq!(ring.resting(now), 1);
+        ring.rest(0, now + Duration::from_secs(30));
+        ring.rest(2, now + Duration::from_secs(10));
+        assert!(ring.pick(now).is_none(), "every key rests");
+        let later = now + Duration::from_secs(10);
+        assert_eq!(
+            ring.pick(later).unwrap().1,
+            Some("c"),
+            "c's rest is over first"
+        );
+        assert_eq!(KeyRing::default().pick(now), Some((0, None)));
+        assert_eq!(rest_for(429, Some(7)), Some(Duration::from_secs(7)));
+        assert_eq!(rest_for(429, Some(9_999)), Some(MAX_REST));
+        assert_eq!(rest_for(429, None), Some(RATE_LIMITED_FOR));
+        assert_eq!(rest_for(401, None), Some(REFUSED_FOR));
+        assert_eq!(rest_for(500, None), None);
+    }
+
+    #[test]
+    fn weights_split_a_level_smoothly() {
+        let rotation = Rotation::new(vec![3, 1]);
+        let firsts: Vec<usize> = (0..8).map(|_| rotation.order()[0]).collect();
+        assert_eq!(firsts, [0, 0, 1, 0, 0, 0, 1, 0]);
+        assert_eq!(rotation.order().len(), 2, "the rest of the level follows");
+        let three = Rotation::new(vec![1, 1, 2]);
+        let mut counts = [0; 3];
+        for _ in 0..400 {
+            counts[three.order()[0]] += 1;
+        }
+        assert_eq!(counts, [100, 100, 200]);
+        assert_eq!(Rotation::new(vec![5]).order(), [0]);
     }
 
     #[test]

@@ -376,9 +376,14 @@ pub struct ChannelConfig {
     pub format: ChannelFormat,
     /// Base URL such as `https://api.openai.com`, or `"sim"` for the in-process simulator.
     pub base_url: String,
-    /// Name of the environment variable that holds the channel's key.
+    /// Name of the environment variable that holds the channel's key — or several names: the
+    /// keys are used in turn, and one the upstream refuses (401, 403, 429) cools down while the
+    /// others carry on (docs/decisions.md, "Channel pools").
     #[serde(default)]
-    pub api_key_env: Option<String>,
+    pub api_key_env: Option<KeyEnv>,
+    /// Its share of the calls among the channels of one priority level (default 1).
+    #[serde(default = "default_weight")]
+    pub weight: u32,
     /// Most calls in flight on this channel at once.
     #[serde(default = "default_concurrency")]
     pub max_concurrency: usize,
@@ -391,6 +396,51 @@ pub struct ChannelConfig {
     /// Longest silence inside a response body.
     #[serde(default = "default_idle_ms")]
     pub idle_timeout_ms: u64,
+}
+
+/// `api_key_env`: one variable's name, or several.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum KeyEnv {
+    /// One key.
+    One(String),
+    /// A pool of keys, used in turn.
+    Pool(Vec<String>),
+}
+
+impl KeyEnv {
+    /// The variables' names, in order.
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            KeyEnv::One(name) => vec![name.as_str()],
+            KeyEnv::Pool(names) => names.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+fn default_weight() -> u32 {
+    1
+}
+
+/// One entry of a model's `channels`: a channel, or a list of channels that share a priority
+/// level and split its calls by their weights.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum ChannelLevel {
+    /// A level of one channel.
+    One(String),
+    /// A level of several.
+    Pool(Vec<String>),
+}
+
+impl ChannelLevel {
+    /// The channels' names.
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            ChannelLevel::One(name) => vec![name.as_str()],
+            ChannelLevel::Pool(names) => names.iter().map(String::as_str).collect(),
+        }
+    }
 }
 
 /// What kind of endpoint a model serves.
@@ -434,8 +484,9 @@ impl ModelKind {
 pub struct ModelConfig {
     /// Which endpoints serve it.
     pub kind: ModelKind,
-    /// Channels in priority order.
-    pub channels: Vec<String>,
+    /// Channels in priority order; an entry that is a list is one level whose channels split
+    /// the calls by weight (`channels = ["a", ["b", "c"], "d"]`).
+    pub channels: Vec<ChannelLevel>,
     /// The model id sent upstream; the public name when absent.
     #[serde(default)]
     pub upstream_model: Option<String>,

@@ -36,6 +36,7 @@ pub mod limits;
 pub mod media;
 pub mod metrics;
 pub mod native_relay;
+pub mod pump;
 pub mod quotas;
 pub mod recognition;
 pub mod relay;

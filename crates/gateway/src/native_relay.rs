@@ -13,13 +13,14 @@
 
 use crate::charge::{Basis, HeldCharge};
 use crate::errors::ApiError;
+use crate::pump::{Closing, End, Meter, Settlement};
 use crate::stream_body::BodySender;
 use crate::translate::native as translate;
 use bytes::Bytes;
-use futures_util::StreamExt;
+use tollgate_billing::Amount;
 use tollgate_native_genai::{GenerateContentResponse, UsageMetadata};
 use tollgate_upstream::UpstreamError;
-use tollgate_upstream::genai::FrameStream;
+use tollgate_upstream::genai::{Frame, FrameStream};
 
 /// How the client's stream is written.
 pub trait Encoder: Send + 'static {
@@ -31,135 +32,128 @@ pub trait Encoder: Send + 'static {
     fn failed(&mut self, error: &ApiError) -> Vec<Bytes>;
 }
 
-/// Relays `frames` to `sender` through `encoder`, then settles `held`. `local_input` is the
-/// prompt's local token count (the fallback when no usage arrives).
+/// Relays `frames` to `sender` through `encoder`, then settles `held`: the [`NativeMeter`]
+/// driven by the one pump ([`crate::pump`]). `local_input` is the prompt's local token count
+/// (the fallback when no usage arrives).
 pub async fn relay<E: Encoder>(
-    mut frames: FrameStream,
+    frames: FrameStream,
     sender: BodySender,
-    mut encoder: E,
+    encoder: E,
     held: HeldCharge,
     local_input: u64,
 ) {
-    let mut last_usage: Option<UsageMetadata> = None;
-    let mut delivered = String::new();
-    let mut relayed = 0usize;
-    let mut ending = Ending::Complete;
-    while let Some(item) = frames.next().await {
-        let frame = match item {
-            Ok(frame) => frame,
-            Err(e) => {
-                ending = Ending::UpstreamFailed(e);
-                break;
-            }
-        };
-        let response: GenerateContentResponse = match serde_json::from_str(&frame.data) {
-            Ok(r) => r,
-            Err(e) => {
-                ending = Ending::UpstreamFailed(UpstreamError::Protocol(format!(
-                    "a streamed event is not a generateContent response: {e}"
-                )));
-                break;
-            }
-        };
-        if let Some(usage) = &response.usage_metadata {
-            last_usage = Some(usage.clone());
-        }
-        delivered.push_str(&translate::delivered_text(&response));
-        relayed += 1;
-        if send_all(&sender, encoder.frame(&response, &frame.data))
-            .await
-            .is_err()
-        {
-            ending = Ending::ClientGone;
-            break;
-        }
-    }
-    // Stop the generation now if we are not reading on.
-    drop(frames);
-    // Settle before the stream's last piece: a client that read the whole stream was charged
-    // durably, and an error event says what was charged.
-    match ending {
-        Ending::Complete => {
-            let (usage, basis) =
-                translate::settled_usage(last_usage.as_ref(), local_input, &delivered);
-            if let Err(e) = held.settle(&usage, basis).await {
-                tracing::error!(error = ?e, "settling a stream failed");
-            }
-            let _ = send_all(&sender, encoder.done()).await;
-        }
-        Ending::ClientGone => {
-            tracing::info!(
-                frames = relayed,
-                "client left the stream; settling what was delivered"
-            );
-            settle_partial(
-                held,
-                last_usage.as_ref(),
-                local_input,
-                &delivered,
-                "client disconnected",
-            )
-            .await;
-        }
-        Ending::UpstreamFailed(e) => {
-            tracing::warn!(error = %e, frames = relayed, "the upstream stream failed");
-            let error = if relayed == 0 {
-                held.release(&format!("upstream failed before any output: {e}"));
-                crate::relay::upstream_error(&e)
-            } else {
-                let charged = settle_partial(
-                    held,
-                    last_usage.as_ref(),
-                    local_input,
-                    &delivered,
-                    "upstream cut the stream",
-                )
-                .await;
-                crate::relay::stream_cut_error(&e, charged)
-            };
-            let _ = send_all(&sender, encoder.failed(&error)).await;
-        }
-    }
+    let meter = NativeMeter::new(encoder, local_input);
+    crate::pump::pump(held, None, frames, sender, meter).await;
 }
 
-enum Ending {
-    Complete,
-    ClientGone,
-    UpstreamFailed(UpstreamError),
-}
-
-async fn settle_partial(
-    held: HeldCharge,
-    last_usage: Option<&UsageMetadata>,
+/// The meter of a native generation stream: the billing rules at the top of this module.
+#[derive(Debug)]
+pub struct NativeMeter<E: Encoder> {
+    encoder: E,
     local_input: u64,
-    delivered: &str,
-    why: &str,
-) -> Option<tollgate_billing::Amount> {
-    let (usage, basis) = translate::settled_usage(last_usage, local_input, delivered);
-    let basis = Basis {
-        estimated: basis.estimated,
-        note: Some(match last_usage {
+    last_usage: Option<UsageMetadata>,
+    delivered: String,
+    relayed: usize,
+}
+
+impl<E: Encoder> NativeMeter<E> {
+    /// A meter writing through `encoder`.
+    pub fn new(encoder: E, local_input: u64) -> Self {
+        NativeMeter {
+            encoder,
+            local_input,
+            last_usage: None,
+            delivered: String::new(),
+            relayed: 0,
+        }
+    }
+
+    fn partial(&self, why: &str) -> Settlement {
+        let (usage, basis) =
+            translate::settled_usage(self.last_usage.as_ref(), self.local_input, &self.delivered);
+        let note = match self.last_usage {
             Some(_) => format!("partial: {why}; settled on the last usage reported"),
             None => format!("partial: {why}; no usage reported, counted what was delivered"),
-        }),
-    };
-    match held.settle(&usage, basis).await {
-        Ok(amount) => Some(amount),
-        Err(e) => {
-            tracing::error!(error = ?e, "settling a partial stream failed");
-            None
-        }
+        };
+        Settlement::Charge(
+            usage,
+            Basis {
+                estimated: basis.estimated,
+                note: Some(note),
+            },
+        )
     }
 }
 
-async fn send_all(
-    sender: &BodySender,
-    pieces: Vec<Bytes>,
-) -> Result<(), crate::stream_body::ClientGone> {
-    for piece in pieces {
-        sender.send(piece).await?;
+impl<E: Encoder> Meter for NativeMeter<E> {
+    type Piece = Frame;
+    // A client that leaves stops the generation: dropping the upstream's stream cancels it.
+    const DRAIN_AFTER_CLIENT_GONE: bool = false;
+    // The stream's clean end is its end.
+    const HAS_LAST_PIECE: bool = false;
+
+    fn on_piece(&mut self, frame: &Frame) -> Result<Vec<(Bytes, u64)>, UpstreamError> {
+        let response: GenerateContentResponse = serde_json::from_str(&frame.data).map_err(|e| {
+            UpstreamError::Protocol(format!(
+                "a streamed event is not a generateContent response: {e}"
+            ))
+        })?;
+        if let Some(usage) = &response.usage_metadata {
+            self.last_usage = Some(usage.clone());
+        }
+        self.delivered
+            .push_str(&translate::delivered_text(&response));
+        self.relayed += 1;
+        Ok(self
+            .encoder
+            .frame(&response, &frame.data)
+            .into_iter()
+            .map(|bytes| (bytes, 0))
+            .collect())
     }
-    Ok(())
+
+    fn is_last(&self, _: &Frame) -> bool {
+        false
+    }
+
+    fn finish(&mut self, end: &End, _delivered: u64, _offered: u64) -> Settlement {
+        match end {
+            End::Complete => {
+                let (usage, basis) = translate::settled_usage(
+                    self.last_usage.as_ref(),
+                    self.local_input,
+                    &self.delivered,
+                );
+                Settlement::Charge(usage, basis)
+            }
+            End::ClientGone => {
+                tracing::info!(
+                    frames = self.relayed,
+                    "client left the stream; settling what was delivered"
+                );
+                self.partial("client disconnected")
+            }
+            End::Cut(e) if self.relayed == 0 => {
+                Settlement::Release(format!("upstream failed before any output: {e}"))
+            }
+            End::Cut(_) => self.partial("upstream cut the stream"),
+        }
+    }
+
+    fn closing(&mut self, end: &End, charged: Option<Amount>) -> Closing {
+        match end {
+            End::Complete => Closing::Send(self.encoder.done()),
+            End::Cut(e) => {
+                let error = if self.relayed == 0 {
+                    crate::relay::upstream_error(e)
+                } else {
+                    crate::relay::stream_cut_error(e, charged)
+                };
+                Closing::Send(self.encoder.failed(&error))
+            }
+            End::ClientGone => Closing::Nothing,
+        }
+    }
 }
 
 /// The native framing (wire-formats §6.3): `data: <json>\r\n\r\n` per event, the JSON relayed as
@@ -185,4 +179,42 @@ impl Encoder for NativeSse {
 /// An error in the vendor's shape, as JSON text.
 pub fn google_error_json(error: &ApiError) -> String {
     error.body(crate::errors::Family::Google).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(json: &str) -> Frame {
+        Frame { data: json.into() }
+    }
+
+    #[test]
+    fn usage_settles_a_complete_stream_and_a_failure_before_output_releases() {
+        let mut meter = NativeMeter::new(NativeSse, 10);
+        let out = meter
+            .on_piece(&frame(
+                r#"{"candidates":[{"content":{"parts":[{"text":"Hi"}]}}],"usageMetadata":{"promptTokenCount":7,"candidatesTokenCount":2,"thoughtsTokenCount":5}}"#,
+            ))
+            .unwrap();
+        assert!(out[0].0.starts_with(b"data: {"));
+        let Settlement::Charge(usage, basis) = meter.finish(&End::Complete, 0, 0) else {
+            panic!("charged");
+        };
+        assert_eq!(
+            usage,
+            tollgate_billing::Usage::TextTokens { input: 7, output: 7 },
+            "thinking is output"
+        );
+        assert!(!basis.estimated);
+
+        let mut failed = NativeMeter::new(NativeSse, 10);
+        assert!(failed.on_piece(&frame("not json")).is_err());
+        let end = End::Cut(UpstreamError::Protocol("broken".into()));
+        assert!(matches!(failed.finish(&end, 0, 0), Settlement::Release(_)));
+        let Closing::Send(error) = failed.closing(&end, None) else {
+            panic!("an error event");
+        };
+        assert!(String::from_utf8_lossy(&error[0]).contains("error"));
+    }
 }

@@ -6,6 +6,7 @@
 use crate::charge::{Basis, HeldCharge};
 use crate::errors::ApiError;
 use crate::limits;
+use crate::pump::{Closing, End, Meter, Settlement};
 use crate::state::State;
 use crate::stream_body::BodySender;
 use crate::upload::{self, Upload, UploadLimits, UploadedFile};
@@ -14,7 +15,7 @@ use futures_util::StreamExt;
 use http::HeaderMap;
 use hyper::body::Incoming;
 use std::time::Duration;
-use tollgate_billing::{Usage, audio_seconds};
+use tollgate_billing::{Amount, Usage, audio_seconds};
 use tollgate_probe::{Container, ProbeError};
 use tollgate_upstream::UpstreamError;
 use tollgate_upstream::embeddings::Answer;
@@ -142,10 +143,10 @@ pub async fn open_stream(
     recognition: &Recognition,
     file: FilePart<'_>,
 ) -> Result<(TextDelta, DeltaStream), UpstreamError> {
-    let (opened, _) = crate::relay::with_failover(entry, |channel| async move {
+    let (opened, _) = crate::relay::with_failover(entry, |channel, endpoint| async move {
         let mut deltas = channel
             .recognizer()?
-            .stream(&state.http, &channel.endpoint, recognition, file)
+            .stream(&state.http, &endpoint, recognition, file)
             .await?;
         match deltas.next().await {
             Some(Ok(first)) => Ok((first, deltas)),
@@ -169,88 +170,101 @@ pub trait Encoder: Send + 'static {
     fn failed(&mut self, error: &ApiError) -> Option<Bytes>;
 }
 
-/// Relays a recognition stream and settles: the final frame's duration (rounded up) is the
-/// charge; a stream that ends without it — cut by the upstream, or left by the client after the
-/// upstream failed — is charged the probed duration, marked partial and estimated. A client that
-/// leaves does not stop the relay reading the upstream to its end: the whole file was uploaded
-/// and is recognised either way.
+/// Relays a recognition stream and settles: the [`RecognitionMeter`] driven by the one pump
+/// ([`crate::pump`]).
 pub async fn relay<E: Encoder>(
     held: HeldCharge,
     first: TextDelta,
-    mut frames: DeltaStream,
+    frames: DeltaStream,
     sender: BodySender,
-    mut encoder: E,
+    encoder: E,
     probed_seconds: u64,
 ) {
-    let mut text = String::new();
-    let mut final_duration = None;
-    let mut client_gone = false;
-    let mut cut = None;
-    let mut next = Some(Ok(first));
-    loop {
-        let item = match next.take() {
-            Some(item) => item,
-            None => match frames.next().await {
-                Some(item) => item,
-                None => break,
-            },
-        };
-        let frame = match item {
-            Ok(frame) => frame,
-            Err(e) => {
-                cut = Some(e);
-                break;
-            }
-        };
-        text.push_str(&frame.text);
-        if !client_gone
-            && let Some(bytes) = encoder.frame(&frame)
-            && sender.send(bytes).await.is_err()
-        {
-            client_gone = true;
-        }
-        if frame.last {
-            final_duration = frame.duration;
-            break;
+    let meter = RecognitionMeter::new(encoder, probed_seconds);
+    crate::pump::pump(held, Some(first), frames, sender, meter).await;
+}
+
+/// The meter of a recognition stream: the last piece's duration (rounded up) is the charge; a
+/// stream that ends without it — cut by the upstream, or left by the client after the upstream
+/// failed — is charged the probed duration, marked partial and estimated. A client that leaves
+/// does not stop the reading of the upstream: the whole file was uploaded and is recognised
+/// either way.
+#[derive(Debug)]
+pub struct RecognitionMeter<E: Encoder> {
+    encoder: E,
+    probed_seconds: u64,
+    text: String,
+    final_duration: Option<f64>,
+    charged_seconds: u64,
+}
+
+impl<E: Encoder> RecognitionMeter<E> {
+    /// A meter writing through `encoder`; `probed_seconds` is the gateway's reading of the file.
+    pub fn new(encoder: E, probed_seconds: u64) -> Self {
+        RecognitionMeter {
+            encoder,
+            probed_seconds,
+            text: String::new(),
+            final_duration: None,
+            charged_seconds: 0,
         }
     }
-    let reported = final_duration.and_then(billed_seconds);
-    let (seconds, mut basis) = Basis::reported_or_local(reported, probed_seconds);
-    if reported.is_none() {
-        basis.note = Some(match &cut {
-            Some(e) => format!("partial: upstream cut ({e}); charged the probed duration"),
-            None => {
-                "partial: the stream ended without its duration; charged the probed duration".into()
-            }
-        });
-    } else if client_gone {
-        basis.note = Some("client disconnected before the end of the stream".into());
-    }
-    // Settle first: the last piece then says what was charged, and a client that read the
-    // whole stream was charged durably.
-    let charged = match held.settle(&Usage::AudioSeconds(seconds), basis).await {
-        Ok(amount) => Some(amount),
-        Err(e) => {
-            tracing::error!(error = ?e, "settling a recognition stream failed");
-            None
+}
+
+impl<E: Encoder> Meter for RecognitionMeter<E> {
+    type Piece = TextDelta;
+    const DRAIN_AFTER_CLIENT_GONE: bool = true;
+    const HAS_LAST_PIECE: bool = true;
+
+    fn on_piece(&mut self, piece: &TextDelta) -> Result<Vec<(Bytes, u64)>, UpstreamError> {
+        self.text.push_str(&piece.text);
+        if piece.last {
+            self.final_duration = piece.duration;
         }
-    };
-    if !client_gone {
-        match &cut {
-            None => {
-                if let Some(bytes) = encoder.done(&text, seconds) {
-                    let _ = sender.send(bytes).await;
-                }
-            }
-            Some(e) => {
+        Ok(self
+            .encoder
+            .frame(piece)
+            .map(|bytes| (bytes, 0))
+            .into_iter()
+            .collect())
+    }
+
+    fn is_last(&self, piece: &TextDelta) -> bool {
+        piece.last
+    }
+
+    fn finish(&mut self, end: &End, _delivered: u64, _offered: u64) -> Settlement {
+        let reported = self.final_duration.and_then(billed_seconds);
+        let (seconds, mut basis) = Basis::reported_or_local(reported, self.probed_seconds);
+        if reported.is_none() {
+            basis.note = Some(match end {
+                End::Cut(e) => format!("partial: upstream cut ({e}); charged the probed duration"),
+                _ => "partial: the stream ended without its duration; charged the probed duration"
+                    .into(),
+            });
+        } else if matches!(end, End::ClientGone) {
+            basis.note = Some("client disconnected before the end of the stream".into());
+        }
+        self.charged_seconds = seconds;
+        Settlement::Charge(Usage::AudioSeconds(seconds), basis)
+    }
+
+    fn closing(&mut self, end: &End, charged: Option<Amount>) -> Closing {
+        match end {
+            End::Complete => Closing::Send(
+                self.encoder
+                    .done(&self.text, self.charged_seconds)
+                    .into_iter()
+                    .collect(),
+            ),
+            End::Cut(e) => {
                 let error = crate::relay::stream_cut_error(e, charged);
-                match encoder.failed(&error) {
-                    Some(bytes) => {
-                        let _ = sender.send(bytes).await;
-                    }
-                    None => sender.abort(error.message).await,
+                match self.encoder.failed(&error) {
+                    Some(bytes) => Closing::Send(vec![bytes]),
+                    None => Closing::Abort(error.message),
                 }
             }
+            End::ClientGone => Closing::Nothing,
         }
     }
 }
@@ -304,10 +318,10 @@ pub async fn transcribe_whole(
     part: FilePart<'_>,
     held: HeldCharge,
 ) -> Result<(Answer<Transcription>, HeldCharge), ApiError> {
-    let called = crate::relay::with_failover(entry, |channel| async move {
+    let called = crate::relay::with_failover(entry, |channel, endpoint| async move {
         channel
             .recognizer()?
-            .transcribe(&state.http, &channel.endpoint, recognition, part)
+            .transcribe(&state.http, &endpoint, recognition, part)
             .await
     })
     .await;
@@ -317,5 +331,47 @@ pub async fn transcribe_whole(
             held.release(&format!("upstream failed: {e}"));
             Err(crate::relay::upstream_error(&e))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::translate::transcription::encoders::CompatEvents;
+
+    fn delta(text: &str, last: bool, duration: Option<f64>) -> TextDelta {
+        TextDelta {
+            text: text.into(),
+            last,
+            duration,
+            stt: None,
+        }
+    }
+
+    #[test]
+    fn the_last_pieces_duration_settles_else_the_probe() {
+        let mut meter = RecognitionMeter::new(CompatEvents, 5);
+        meter.on_piece(&delta("Hello ", false, None)).unwrap();
+        meter.on_piece(&delta("there.", true, Some(3.2))).unwrap();
+        let Settlement::Charge(Usage::AudioSeconds(4), basis) =
+            meter.finish(&End::Complete, 0, 0)
+        else {
+            panic!("4 seconds");
+        };
+        assert!(!basis.estimated);
+        let Closing::Send(done) = meter.closing(&End::Complete, None) else {
+            panic!("the done event");
+        };
+        let done = String::from_utf8_lossy(&done[0]).into_owned();
+        assert!(done.contains(r#""text":"Hello there.""#) && done.contains(r#""seconds":4"#));
+
+        let mut cut = RecognitionMeter::new(CompatEvents, 5);
+        cut.on_piece(&delta("Hel", false, None)).unwrap();
+        let end = End::Cut(UpstreamError::Protocol("gone".into()));
+        let Settlement::Charge(Usage::AudioSeconds(5), basis) = cut.finish(&end, 0, 0) else {
+            panic!("the probed 5 seconds");
+        };
+        assert!(basis.estimated && basis.note.unwrap().contains("probed"));
+        assert!(matches!(cut.closing(&end, None), Closing::Send(_)));
     }
 }

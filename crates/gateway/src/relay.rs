@@ -1,29 +1,33 @@
 //! Calling a model's channels in priority order (DESIGN §6): the next channel is tried only when
-//! nothing reached the upstream or it refused before doing work.
+//! nothing reached the upstream or it refused before doing work. Within a priority level the
+//! channels split the calls by weight, and a channel's keys take turns (`docs/decisions.md`,
+//! "Channel pools").
 
 use crate::catalog::{Channel, ModelEntry};
-use crate::channels::Admit;
+use crate::channels::{Admit, rest_for};
 use crate::errors::{ApiError, ErrorKind};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use tollgate_upstream::UpstreamError;
+use std::time::Instant;
+use tollgate_upstream::{Endpoint, UpstreamError};
 
-/// Calls `call` on each channel of `entry` until one answers, respecting each channel's
-/// concurrency limit and health (`docs/decisions.md`, "Channel health"): a channel switched off
-/// is never called; one whose circuit is open is called only after every other has failed.
+/// Calls `call` on each channel of `entry` — with the endpoint and key this call is to use —
+/// until one answers, respecting each channel's concurrency limit and health
+/// (`docs/decisions.md`, "Channel health"): a channel switched off is never called; one whose
+/// circuit is open is called only after every other has failed.
 pub async fn with_failover<T, F, Fut>(
     entry: &ModelEntry,
     mut call: F,
 ) -> Result<(T, Arc<Channel>), UpstreamError>
 where
-    F: FnMut(Arc<Channel>) -> Fut,
+    F: FnMut(Arc<Channel>, Endpoint) -> Fut,
     Fut: Future<Output = Result<T, UpstreamError>>,
 {
     let mut last = UpstreamError::Config(format!("model {} has no channel", entry.public));
     let mut failing = Vec::new();
-    for channel in &entry.channels {
+    for channel in entry.call_order() {
         let Some(permit) = acquire(channel, &mut last).await else {
             continue;
         };
@@ -78,32 +82,65 @@ async fn acquire(
     }
 }
 
-/// One call on `channel`, its outcome told to the channel's health. `Ok` ends the failover (an
-/// answer, or an error the next channel must not be tried after); `Err` is a refusal that may
-/// fail over.
+/// The calls on `channel`, their outcomes told to the channel's health. `Ok` ends the failover
+/// (an answer, or an error the next channel must not be tried after); `Err` is a refusal that
+/// may fail over. A channel with several keys tries the next one when the upstream refuses a
+/// key (401, 403, 429), which then rests; that refusal is the key's, not the channel's, so the
+/// circuit does not count it.
 async fn attempt<T, F, Fut>(
     channel: &Arc<Channel>,
     call: &mut F,
     _permit: tokio::sync::OwnedSemaphorePermit,
 ) -> Result<Result<(T, Arc<Channel>), UpstreamError>, UpstreamError>
 where
-    F: FnMut(Arc<Channel>) -> Fut,
+    F: FnMut(Arc<Channel>, Endpoint) -> Fut,
     Fut: Future<Output = Result<T, UpstreamError>>,
 {
-    let called = std::time::Instant::now();
-    let result = call(channel.clone()).await;
-    let elapsed = called.elapsed();
-    channel
-        .health
-        .record(!matches!(&result, Err(e) if e.may_fail_over()), elapsed);
-    crate::usage::note_channel(&channel.name, elapsed);
-    match result {
-        Ok(value) => Ok(Ok((value, channel.clone()))),
-        Err(e) if e.may_fail_over() => {
-            tracing::warn!(channel = %channel.name, error = %e, "upstream refused; trying the next channel");
-            Err(e)
+    let pooled = channel.keys.len() > 1;
+    let mut refused = None;
+    loop {
+        let Some((index, key)) = channel.keys.pick(Instant::now()) else {
+            // No work was done on any key: the next channel may be tried.
+            return Err(refused.unwrap_or_else(|| {
+                UpstreamError::NoChannel(format!(
+                    "every key of channel {} is resting after the upstream refused it",
+                    channel.name
+                ))
+            }));
+        };
+        let endpoint = Endpoint {
+            api_key: key.map(str::to_owned),
+            ..channel.endpoint.clone()
+        };
+        let called = Instant::now();
+        let result = call(channel.clone(), endpoint).await;
+        let elapsed = called.elapsed();
+        crate::usage::note_channel(&channel.name, elapsed);
+        let rest = match &result {
+            Err(UpstreamError::Status {
+                status,
+                retry_after,
+                ..
+            }) if pooled => rest_for(*status, *retry_after),
+            _ => None,
+        };
+        if let Some(rest) = rest {
+            channel.keys.rest(index, Instant::now() + rest);
+            tracing::warn!(channel = %channel.name, key = index, rest_s = rest.as_secs(), "the upstream refused a key; it rests");
+            refused = result.err();
+            continue;
         }
-        Err(e) => Ok(Err(e)),
+        channel
+            .health
+            .record(!matches!(&result, Err(e) if e.may_fail_over()), elapsed);
+        return match result {
+            Ok(value) => Ok(Ok((value, channel.clone()))),
+            Err(e) if e.may_fail_over() => {
+                tracing::warn!(channel = %channel.name, error = %e, "upstream refused; trying the next channel");
+                Err(e)
+            }
+            Err(e) => Ok(Err(e)),
+        };
     }
 }
 

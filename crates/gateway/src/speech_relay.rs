@@ -22,10 +22,11 @@
 
 use crate::charge::{Basis, HeldCharge};
 use crate::errors::ApiError;
+use crate::pump::{Closing, End, Meter, Settlement};
 use crate::stream_body::BodySender;
 use bytes::Bytes;
 use futures_util::StreamExt;
-use tollgate_billing::Usage;
+use tollgate_billing::{Amount, Usage};
 use tollgate_compat_audio::AudioFormat;
 use tollgate_upstream::UpstreamError;
 use tollgate_upstream::speech::{AudioChunk, ChunkStream, Synthesis, Synthesized};
@@ -74,136 +75,134 @@ impl AudioShape {
     }
 }
 
-/// Relays `first` and the rest of `frames` to `sender`, then settles `held`.
+/// Relays `first` and the rest of `frames` to `sender`, then settles `held`: the
+/// [`SpeechMeter`] driven by the one pump ([`crate::pump`]).
 pub async fn relay<E: Encoder>(
     held: HeldCharge,
     first: AudioChunk,
-    mut frames: ChunkStream,
+    frames: ChunkStream,
     sender: BodySender,
-    mut encoder: E,
+    encoder: E,
     local_characters: u64,
     shape: AudioShape,
 ) {
-    let mut total = 0usize;
-    let mut usage: Option<u64> = None;
-    let mut client_gone = false;
-    let mut finished = false;
-    let mut cut: Option<UpstreamError> = None;
-    let mut next = Some(Ok(first));
-    loop {
-        let item = match next.take() {
-            Some(item) => item,
-            None => match frames.next().await {
-                Some(item) => item,
-                None => break,
-            },
-        };
-        let frame = match item {
-            Ok(frame) => frame,
-            Err(e) => {
-                cut = Some(e);
-                break;
-            }
-        };
-        let audio = frame.audio.len();
-        total += audio;
-        if let Some(u) = frame.characters {
-            usage = Some(u);
-        }
-        if !client_gone
-            && let Some(bytes) = encoder.frame(&frame)
-            && sender.send_weighed(bytes, audio as u64).await.is_err()
-        {
-            client_gone = true;
-            tracing::info!(
-                delivered = sender.taken(),
-                "client went away; draining the upstream"
-            );
-        }
-        if frame.last {
-            finished = true;
-            break;
-        }
-    }
-    if cut.is_none() && !finished && !client_gone {
-        // The stream ended without its final frame: a cut as far as billing is concerned.
-        cut = Some(UpstreamError::Protocol(
-            "the stream ended without its last piece".into(),
-        ));
-    }
-    let delivered = usize::try_from(sender.taken())
-        .unwrap_or(usize::MAX)
-        .min(total);
-    // A client that left before the end: `sender.is_closed()` also catches one that left while
-    // its last pieces were still queued.
-    let client_gone = client_gone || (sender.is_closed() && cut.is_none() && delivered < total);
+    let meter = SpeechMeter::new(encoder, local_characters, shape);
+    crate::pump::pump(held, Some(first), frames, sender, meter).await;
+}
 
-    let (characters, basis) = match (&cut, client_gone) {
-        (None, false) => Basis::reported_or_local(usage, local_characters),
-        (None, true) => {
-            let billed = usage.unwrap_or(local_characters);
-            let share = if total == 0 {
-                0
-            } else {
-                u64::try_from((u128::from(billed) * delivered as u128).div_ceil(total as u128))
+/// The meter of a synthesis stream: the billing rules at the top of this module.
+#[derive(Debug)]
+pub struct SpeechMeter<E: Encoder> {
+    encoder: E,
+    local_characters: u64,
+    shape: AudioShape,
+    /// The upstream's characters, when it reported them.
+    usage: Option<u64>,
+    /// The characters charged, for the client's last event.
+    charged_characters: u64,
+}
+
+impl<E: Encoder> SpeechMeter<E> {
+    /// A meter writing through `encoder`; `local_characters` is the gateway's count of the text.
+    pub fn new(encoder: E, local_characters: u64, shape: AudioShape) -> Self {
+        SpeechMeter {
+            encoder,
+            local_characters,
+            shape,
+            usage: None,
+            charged_characters: 0,
+        }
+    }
+}
+
+impl<E: Encoder> Meter for SpeechMeter<E> {
+    type Piece = AudioChunk;
+    // The upstream synthesizes (and bills) the whole text anyway.
+    const DRAIN_AFTER_CLIENT_GONE: bool = true;
+    const HAS_LAST_PIECE: bool = true;
+
+    fn on_piece(&mut self, piece: &AudioChunk) -> Result<Vec<(Bytes, u64)>, UpstreamError> {
+        if let Some(u) = piece.characters {
+            self.usage = Some(u);
+        }
+        let audio = piece.audio.len() as u64;
+        Ok(self
+            .encoder
+            .frame(piece)
+            .map(|bytes| (bytes, audio))
+            .into_iter()
+            .collect())
+    }
+
+    fn is_last(&self, piece: &AudioChunk) -> bool {
+        piece.last
+    }
+
+    fn finish(&mut self, end: &End, delivered: u64, total: u64) -> Settlement {
+        let (characters, basis) = match end {
+            End::Complete => Basis::reported_or_local(self.usage, self.local_characters),
+            End::ClientGone => {
+                let billed = self.usage.unwrap_or(self.local_characters);
+                let share = if total == 0 {
+                    0
+                } else {
+                    u64::try_from(
+                        (u128::from(billed) * u128::from(delivered)).div_ceil(u128::from(total)),
+                    )
                     .unwrap_or(u64::MAX)
-            };
-            (
-                share,
-                Basis {
-                    estimated: usage.is_none(),
-                    note: Some(format!(
-                        "partial: client disconnected after {delivered} of {total} audio bytes"
-                    )),
-                },
-            )
-        }
-        (Some(e), _) => {
-            let seconds = shape.seconds(delivered);
-            let nominal = (seconds * NOMINAL_CHARACTERS_PER_SECOND * shape.speed).ceil();
-            let characters = if nominal.is_finite() && nominal > 0.0 {
-                (nominal as u64).min(local_characters)
-            } else {
-                0
-            };
-            (
-                characters,
-                Basis {
-                    estimated: true,
-                    note: Some(format!(
-                        "partial: upstream cut after {delivered} audio bytes ({e})"
-                    )),
-                },
-            )
-        }
-    };
+                };
+                (
+                    share,
+                    Basis {
+                        estimated: self.usage.is_none(),
+                        note: Some(format!(
+                            "partial: client disconnected after {delivered} of {total} audio bytes"
+                        )),
+                    },
+                )
+            }
+            End::Cut(e) => {
+                let seconds = self
+                    .shape
+                    .seconds(usize::try_from(delivered).unwrap_or(usize::MAX));
+                let nominal = (seconds * NOMINAL_CHARACTERS_PER_SECOND * self.shape.speed).ceil();
+                let characters = if nominal.is_finite() && nominal > 0.0 {
+                    (nominal as u64).min(self.local_characters)
+                } else {
+                    0
+                };
+                (
+                    characters,
+                    Basis {
+                        estimated: true,
+                        note: Some(format!(
+                            "partial: upstream cut after {delivered} audio bytes ({e})"
+                        )),
+                    },
+                )
+            }
+        };
+        self.charged_characters = characters;
+        Settlement::Charge(Usage::Characters(characters), basis)
+    }
 
-    // Settle first: the client's last piece then says what was charged, and a client that read
-    // the whole stream was charged durably.
-    let charged = match held.settle(&Usage::Characters(characters), basis).await {
-        Ok(amount) => Some(amount),
-        Err(e) => {
-            tracing::error!(error = ?e, "settling a speech stream failed");
-            None
-        }
-    };
-    match (&cut, client_gone) {
-        (None, false) => {
-            if let Some(bytes) = encoder.done(characters) {
-                let _ = sender.send(bytes).await;
-            }
-        }
-        (Some(e), false) => {
-            tracing::warn!(error = %e, delivered, "upstream cut the stream");
-            let error = crate::relay::stream_cut_error(e, charged);
-            match encoder.failed(&error) {
-                Some(bytes) => {
-                    let _ = sender.send(bytes).await;
+    fn closing(&mut self, end: &End, charged: Option<Amount>) -> Closing {
+        match end {
+            End::Complete => Closing::Send(
+                self.encoder
+                    .done(self.charged_characters)
+                    .into_iter()
+                    .collect(),
+            ),
+            End::Cut(e) => {
+                let error = crate::relay::stream_cut_error(e, charged);
+                match self.encoder.failed(&error) {
+                    Some(bytes) => Closing::Send(vec![bytes]),
+                    None => Closing::Abort(error.message),
                 }
-                None => sender.abort(error.message).await,
             }
+            End::ClientGone => Closing::Nothing,
         }
-        _ => {}
     }
 }
 
@@ -215,10 +214,10 @@ pub async fn open(
     entry: &crate::catalog::ModelEntry,
     synthesis: &Synthesis,
 ) -> Result<(AudioChunk, ChunkStream), UpstreamError> {
-    let (opened, _channel) = crate::relay::with_failover(entry, |channel| async move {
+    let (opened, _channel) = crate::relay::with_failover(entry, |channel, endpoint| async move {
         let mut chunks = channel
             .synthesizer()?
-            .stream(&state.http, &channel.endpoint, synthesis)
+            .stream(&state.http, &endpoint, synthesis)
             .await?;
         match chunks.next().await {
             Some(Ok(first)) => Ok((first, chunks)),
@@ -243,12 +242,12 @@ pub async fn synthesize_whole(
     local_characters: u64,
 ) -> Result<(Synthesized, u64, std::time::Duration), ApiError> {
     crate::relay::to_completion(async move {
-        let called = crate::relay::with_failover(&entry, |channel| {
+        let called = crate::relay::with_failover(&entry, |channel, endpoint| {
             let (state, synthesis) = (state.clone(), &synthesis);
             async move {
                 channel
                     .synthesizer()?
-                    .synthesize(&state.http, &channel.endpoint, synthesis)
+                    .synthesize(&state.http, &endpoint, synthesis)
                     .await
             }
         })
@@ -266,4 +265,73 @@ pub async fn synthesize_whole(
         Ok((answer.body, characters, answer.upstream_time))
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::translate::speech::encoders::{CompatSse, RawAudio};
+    use tollgate_compat_audio::AudioFormat;
+
+    const SHAPE: AudioShape = AudioShape {
+        format: AudioFormat::Pcm,
+        sample_rate: 24_000,
+        bitrate: 128_000,
+        speed: 1.0,
+    };
+
+    fn chunk(audio: &'static [u8], characters: Option<u64>, last: bool) -> AudioChunk {
+        AudioChunk {
+            audio: Bytes::from_static(audio),
+            characters,
+            last,
+            t2a: None,
+        }
+    }
+
+    fn charged(settlement: Settlement) -> (u64, Basis) {
+        match settlement {
+            Settlement::Charge(Usage::Characters(n), basis) => (n, basis),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_complete_stream_is_charged_the_upstreams_count_else_the_local_one() {
+        let mut meter = SpeechMeter::new(CompatSse, 40, SHAPE);
+        assert_eq!(meter.on_piece(&chunk(b"abcd", None, false)).unwrap()[0].1, 4);
+        meter.on_piece(&chunk(b"", Some(38), true)).unwrap();
+        let (n, basis) = charged(meter.finish(&End::Complete, 4, 4));
+        assert_eq!((n, basis.estimated), (38, false));
+        let Closing::Send(done) = meter.closing(&End::Complete, None) else {
+            panic!("the done event");
+        };
+        assert!(String::from_utf8_lossy(&done[0]).contains(r#""input_tokens":38"#));
+
+        let mut local = SpeechMeter::new(RawAudio, 40, SHAPE);
+        local.on_piece(&chunk(b"ab", None, true)).unwrap();
+        let (n, basis) = charged(local.finish(&End::Complete, 2, 2));
+        assert_eq!((n, basis.estimated), (40, true));
+    }
+
+    #[test]
+    fn a_client_that_leaves_pays_the_share_delivered_and_a_cut_the_audio_delivered() {
+        let mut meter = SpeechMeter::new(RawAudio, 40, SHAPE);
+        meter.on_piece(&chunk(b"abcdefgh", Some(30), true)).unwrap();
+        let (n, basis) = charged(meter.finish(&End::ClientGone, 3, 8));
+        assert_eq!(n, 12, "ceil(30 × 3 / 8)");
+        assert!(basis.note.unwrap().contains("3 of 8"));
+        assert!(matches!(meter.closing(&End::ClientGone, None), Closing::Nothing));
+
+        // One second of 24 kHz pcm delivered: 15 characters at speed 1.
+        let mut cut = SpeechMeter::new(RawAudio, 40, SHAPE);
+        let end = End::Cut(UpstreamError::Protocol("gone".into()));
+        let (n, basis) = charged(cut.finish(&end, 48_000, 96_000));
+        assert_eq!((n, basis.estimated), (15, true));
+        // Raw audio has no error event: the body is aborted, saying what was charged.
+        let Closing::Abort(why) = cut.closing(&end, Some(Amount::from_nanos(1_500))) else {
+            panic!("an aborted body");
+        };
+        assert!(why.contains("was charged"), "{why}");
+    }
 }

@@ -33,6 +33,8 @@ pub struct KnobSettings {
     /// Report this number as every usage figure (tokens, characters, seconds, video tokens)
     /// instead of the true one: an upstream that lies about usage.
     pub report_usage: Option<u64>,
+    /// Refuse requests bearing one of these keys with 401 (a revoked upstream key).
+    pub refuse_keys: Vec<String>,
 }
 
 impl KnobSettings {
@@ -96,9 +98,14 @@ impl Knobs {
         lock(&self.served).clone()
     }
 
+    /// Counts something seen under `name` (`served(name)` reads it).
+    pub(crate) fn count(&self, name: &str) {
+        *lock(&self.served).entry(name.to_owned()).or_default() += 1;
+    }
+
     /// Counts a request and decides its fault, consuming one of `fail_times`.
     pub(crate) fn admit(&self, route: &str) -> (Duration, Fault) {
-        *lock(&self.served).entry(route.to_owned()).or_default() += 1;
+        self.count(route);
         let mut s = lock(&self.settings);
         let latency = Duration::from_millis(s.latency_ms);
         if s.stall {

@@ -131,6 +131,24 @@ async fn handle(
         }
     };
     let path = parts.uri.path();
+    // Which key each call bore (`served("key KEY")`), and the keys the knobs revoked.
+    if let Some(key) = parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    {
+        knobs.count(&format!("key {key}"));
+        if knobs.get().refuse_keys.iter().any(|k| k == key) {
+            return Ok(openai_error(
+                401,
+                "authentication_error",
+                Some("invalid_api_key"),
+                None,
+                "Incorrect API key provided",
+            ));
+        }
+    }
     Ok(match (&parts.method, path) {
         (&Method::GET, "/_sim/knobs") => json(StatusCode::OK, &knobs.get()),
         (&Method::PUT, "/_sim/knobs") => match serde_json::from_slice::<KnobSettings>(&body) {

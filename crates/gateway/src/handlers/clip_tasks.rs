@@ -69,10 +69,10 @@ pub async fn create(
         &principal,
         &entry,
         submission,
-        move |http, channel| {
+        move |http, endpoint| {
             let body = upstream_request.clone();
             async move {
-                upstream::ark_create(&http, &channel.endpoint, &body)
+                upstream::ark_create(&http, &endpoint, &body)
                     .await
                     .map(|answer| answer.body)
             }

@@ -64,9 +64,9 @@ pub async fn create(
     // 6–8 run to completion even if the client goes away.
     let (response, upstream_time) = relay::to_completion(async move {
         let upstream_request = translate::to_upstream(&request, &entry);
-        let called = relay::with_failover(&entry, |channel| {
+        let called = relay::with_failover(&entry, |_, endpoint| {
             let (state, upstream_request) = (state.clone(), &upstream_request);
-            async move { upstream::create(&state.http, &channel.endpoint, upstream_request).await }
+            async move { upstream::create(&state.http, &endpoint, upstream_request).await }
         })
         .await;
         let (answer, channel) = match called {

@@ -160,11 +160,11 @@ pub async fn open_stream(
     entry: &Arc<crate::catalog::ModelEntry>,
     raw: Bytes,
 ) -> Result<(upstream::FrameStream, std::time::Duration), tollgate_upstream::UpstreamError> {
-    let opened = relay::with_failover(entry, |channel| {
+    let opened = relay::with_failover(entry, |_, endpoint| {
         let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
         async move {
             let started = std::time::Instant::now();
-            upstream::stream(&state.http, &channel.endpoint, &model, raw)
+            upstream::stream(&state.http, &endpoint, &model, raw)
                 .await
                 .map(|frames| (frames, started.elapsed()))
         }
@@ -184,9 +184,9 @@ pub async fn generate_whole(
 ) -> Result<(Bytes, std::time::Duration), ApiError> {
     let (state, entry) = (state.clone(), entry.clone());
     crate::spawn_for_request(async move {
-        let called = relay::with_failover(&entry, |channel| {
+        let called = relay::with_failover(&entry, |_, endpoint| {
             let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
-            async move { upstream::generate(&state.http, &channel.endpoint, &model, raw).await }
+            async move { upstream::generate(&state.http, &endpoint, &model, raw).await }
         })
         .await;
         let answer = match called {
@@ -251,9 +251,9 @@ pub async fn count_tokens(
     let (model, _) = routes::native_model(parts.uri.path());
     let (entry, _) = native_model(&state, model)?;
     auth::admit_model(&principal, &entry.public)?;
-    let (answer, _) = relay::with_failover(&entry, |channel| {
+    let (answer, _) = relay::with_failover(&entry, |_, endpoint| {
         let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
-        async move { upstream::count_tokens(&state.http, &channel.endpoint, &model, raw).await }
+        async move { upstream::count_tokens(&state.http, &endpoint, &model, raw).await }
     })
     .await
     .map_err(|e| relay::upstream_error(&e))?;

@@ -38,6 +38,7 @@ pub fn metrics(ctx: &Context) -> Response<ResponseBody> {
     let mut text = ctx.state.metrics.render();
     ctx.state.ledger.render_metrics(&mut text);
     ctx.state.quotas.render_metrics(&mut text);
+    crate::channels::render_metrics(&ctx.state.catalog.channels(), &mut text);
     let mut response = Response::new(body::full(text));
     response.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -9,7 +9,7 @@
 pub mod inputs;
 pub mod worker;
 
-use crate::catalog::{Channel, ModelEntry};
+use crate::catalog::ModelEntry;
 use crate::charge::{Basis, store_refused};
 use crate::config::TasksConfig;
 use crate::errors::{ApiError, ErrorKind};
@@ -139,7 +139,7 @@ pub async fn submit<F, Fut>(
     mut create: F,
 ) -> Result<Task, ApiError>
 where
-    F: FnMut(HttpClient, Arc<Channel>) -> Fut + Send + 'static,
+    F: FnMut(HttpClient, tollgate_upstream::Endpoint) -> Fut + Send + 'static,
     Fut: Future<Output = Result<String, UpstreamError>> + Send,
 {
     crate::usage::note(|record| record.model = Some(entry.public.clone()));
@@ -204,7 +204,7 @@ where
     let (state, entry) = (state.clone(), entry.clone());
     crate::spawn_for_request(async move {
         let http = state.http.clone();
-        let called = relay::with_failover(&entry, |channel| create(http.clone(), channel)).await;
+        let called = relay::with_failover(&entry, |_, endpoint| create(http.clone(), endpoint)).await;
         match called {
             Ok((upstream_id, channel)) => {
                 let recorded = state

@@ -238,15 +238,15 @@ mod tests {
     use tollgate_upstream::speech::AudioChunk;
 
     fn entry() -> ModelEntry {
-        ModelEntry {
-            public: "speech-2.8-turbo".into(),
-            kind: ModelKind::Speech,
-            upstream_model: "speech-2.8-turbo-upstream".into(),
-            channels: Vec::new(),
-            tariff: Tariff::Characters {
+        ModelEntry::in_order(
+            "speech-2.8-turbo",
+            ModelKind::Speech,
+            "speech-2.8-turbo-upstream",
+            Vec::new(),
+            Tariff::Characters {
                 per_million_characters: Decimal::ONE,
             },
-        }
+        )
     }
 
     fn request(voice: Voice, format: &str) -> SpeechRequest {
