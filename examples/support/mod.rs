@@ -4,9 +4,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
-use tollgate_gateway::catalog::Catalog;
-use tollgate_gateway::limits::Limits;
-use tollgate_gateway::{Config, Gateway, State, server};
+use tollgate_gateway::{Config, Gateway, Parts, State, server};
 use tollgate_sim::{KnobSettings, SimHandle};
 
 /// A running simulator and gateway.
@@ -33,7 +31,6 @@ pub async fn start(knobs: KnobSettings, database_url: Option<String>) -> Stack {
         .await
         .unwrap();
     let config = Config::embedded_default().unwrap();
-    let catalog = Catalog::from_config(&config, Some(&sim.base_url()), |_| None).unwrap();
     let dir = std::env::temp_dir().join(format!("tollgate-bench-{}", std::process::id()));
     let url = database_url.unwrap_or_else(|| format!("sqlite://{}/bench.db", dir.display()));
     let store = tollgate_store::Store::connect(&url).await.unwrap();
@@ -49,20 +46,16 @@ pub async fn start(knobs: KnobSettings, database_url: Option<String>) -> Stack {
         .create_account(&name, "1000".parse().unwrap())
         .await
         .unwrap();
-    let state = Arc::new(
-        State::new(
+    let state = tollgate_gateway::build(
+        &config,
+        Parts {
             store,
-            catalog,
-            tollgate_upstream::HttpClient::new(&Default::default()).unwrap(),
-            Limits::default(),
-        )
-        .with_speech(config.speech.clone())
-        .with_server(config.server.clone())
-        .with_tasks(
-            tollgate_gateway::tasks::TaskSettings::from(&config.tasks),
-            tollgate_gateway::media::MediaLinks::new(&config.media, &[7u8; 32]),
-        ),
-    );
+            sim_base_url: Some(&sim.base_url()),
+            env: &|_| None,
+            media: tollgate_gateway::media::MediaLinks::new(&config.media, &[7u8; 32]),
+        },
+    )
+    .unwrap();
     // The video-task pollers and sweeper, as `tollgate serve` runs them.
     std::mem::forget(tollgate_gateway::tasks::worker::spawn(&state));
     tollgate_gateway::tokens::warm_up();

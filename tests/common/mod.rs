@@ -13,15 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tollgate_billing::Amount;
-use tollgate_gateway::catalog::Catalog;
 use tollgate_gateway::config::ChannelFormat;
-use tollgate_gateway::limits::Limits;
 use tollgate_gateway::media::MediaLinks;
-use tollgate_gateway::tasks::TaskSettings;
-use tollgate_gateway::{Config, Gateway, State, server};
+use tollgate_gateway::{Config, Gateway, Parts, State, server};
 use tollgate_sim::{KnobSettings, SimHandle};
 use tollgate_store::Store;
-use tollgate_upstream::{ClientConfig, HttpClient};
 
 /// The default models and prices, with channels on the test's simulator.
 pub const MODELS: &str = r#"
@@ -162,23 +158,17 @@ impl TestGateway {
         if !toml.contains("[server]") {
             config.server.drain_seconds = 0;
         }
-        let catalog = Catalog::from_config(&config, Some(&sim.base_url()), env).unwrap();
-        let http = HttpClient::new(&ClientConfig::default()).unwrap();
         let store = store().await;
-        let state = Arc::new(
-            State::new(
-                store.clone(),
-                catalog,
-                http,
-                Limits::new(&config.limits).unwrap(),
-            )
-            .with_speech(config.speech.clone())
-            .with_server(config.server.clone())
-            .with_tasks(
-                TaskSettings::from(&config.tasks),
-                MediaLinks::new(&config.media, b"an e2e test's media link key...."),
-            ),
-        );
+        let state = tollgate_gateway::build(
+            &config,
+            Parts {
+                store: store.clone(),
+                sim_base_url: Some(&sim.base_url()),
+                env: &env,
+                media: MediaLinks::new(&config.media, b"an e2e test's media link key...."),
+            },
+        )
+        .unwrap();
         // Pollers only when the configuration has task channels; the sweeper with them.
         let has_task_channels = state
             .catalog

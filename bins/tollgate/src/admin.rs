@@ -218,7 +218,7 @@ async fn switch(store: &Store, known: &[&str], name: &str, disabled: bool) -> Re
     println!(
         "{name}: {} (running gateways follow within {} s)",
         if disabled { "off" } else { "on" },
-        tollgate_gateway::channels::SWITCHES_EVERY.as_secs()
+        tollgate_gateway::build::SWITCHES_EVERY.as_secs()
     );
     Ok(())
 }

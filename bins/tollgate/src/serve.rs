@@ -2,15 +2,10 @@
 
 use crate::cli::{Common, ServeArgs, load_config};
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
-use tollgate_gateway::catalog::Catalog;
-use tollgate_gateway::limits::Limits;
 use tollgate_gateway::media::MediaLinks;
-use tollgate_gateway::tasks::TaskSettings;
-use tollgate_gateway::{Config, Gateway, State, server};
+use tollgate_gateway::{Background, Config, Gateway, Parts, server};
 use tollgate_store::Store;
-use tollgate_upstream::{ClientConfig, HttpClient};
 
 /// How often request holds left in the database by versions before the ledger engine are
 /// looked for, and how old they must be. Requests now hold in memory, on leases that expire
@@ -33,48 +28,23 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
         )
     })?;
     let sim = crate::simulator::start(&config).await?;
-    let catalog = Catalog::from_config(
-        &config,
-        sim.as_ref().map(|s| s.base_url()).as_deref(),
-        |var| std::env::var(var).ok(),
-    )
-    .map_err(|e| format!("configuration: {e}"))?;
-    let http = HttpClient::new(&ClientConfig {
-        extra_roots: config
-            .extra_root_certificates
-            .iter()
-            .map(Into::into)
-            .collect(),
-        ..ClientConfig::default()
-    })
-    .map_err(|e| e.to_string())?;
-    let limits = Limits::new(&config.limits).map_err(|e| format!("configuration: {e}"))?;
-    let task_settings = TaskSettings::from(&config.tasks);
-    tollgate_gateway::tasks::check_submission_timeout(&catalog, &task_settings)
-        .map_err(|e| format!("configuration: {e}"))?;
     let media = MediaLinks::load(&config.media, &store)
         .await
         .map_err(|e| format!("media link key: {e}"))?;
-    let state = Arc::new(
-        State::new(store.clone(), catalog, http, limits)
-            .with_speech(config.speech.clone())
-            .with_server(config.server.clone())
-            .with_tasks(task_settings, media),
-    );
+    let env = |var: &str| std::env::var(var).ok();
+    let state = tollgate_gateway::build(
+        &config,
+        Parts {
+            store: store.clone(),
+            sim_base_url: sim.as_ref().map(|s| s.base_url()).as_deref(),
+            env: &env,
+            media,
+        },
+    )
+    .map_err(|e| e.to_string())?;
     tokio::task::spawn_blocking(tollgate_gateway::tokens::warm_up);
     let sweeper = tokio::spawn(sweep_stale_holds(store.clone()));
-    let pruner = tokio::spawn(tollgate_gateway::usage::prune(
-        store.clone(),
-        config.usage.retention_days,
-    ));
-    let rollup = tokio::spawn(tollgate_gateway::usage::roll_up(store.clone()));
-    let switches = tokio::spawn(tollgate_gateway::channels::follow_switches(state.clone()));
-    // Pollers and the task sweeper; a restarted replica picks up every task in flight.
-    let task_workers = if config.tasks.workers {
-        tollgate_gateway::tasks::worker::spawn(&state)
-    } else {
-        Vec::new()
-    };
+    let background = Background::start(&state, &config);
 
     let addr: SocketAddr = config
         .listen
@@ -96,12 +66,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     .await;
 
     sweeper.abort();
-    pruner.abort();
-    switches.abort();
-    rollup.abort();
-    for worker in task_workers {
-        worker.abort();
-    }
+    background.stop();
     // Give the leases back and write the last charges: a clean stop leaves nothing reserved.
     state.ledger.shutdown().await;
     if let Some(sim) = sim {

@@ -3,45 +3,15 @@
 
 use crate::errors::{ApiError, ErrorKind};
 use bytes::Bytes;
-use http::{HeaderMap, Response, StatusCode, header};
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, Limited};
+use http::{HeaderMap, header};
+use http_body_util::{BodyExt, Limited};
 use serde::de::DeserializeOwned;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-/// Every response body: buffered or streamed bytes.
-pub type ResponseBody = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
-
-/// A buffered response body.
-pub fn full(bytes: impl Into<Bytes>) -> ResponseBody {
-    Full::new(bytes.into())
-        .map_err(|never| match never {})
-        .boxed()
-}
-
-/// A JSON response.
-pub fn json_response<T: serde::Serialize + ?Sized>(
-    status: StatusCode,
-    value: &T,
-) -> Response<ResponseBody> {
-    // Serializing our own response types cannot fail; an empty body would be the symptom.
-    json_bytes_response(status, serde_json::to_vec(value).unwrap_or_default())
-}
-
-/// A response with a body that is JSON already (a type that writes itself, like
-/// `EmbeddingResponse::to_json`).
-pub fn json_bytes_response(status: StatusCode, json: Vec<u8>) -> Response<ResponseBody> {
-    let mut response = Response::new(full(json));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("application/json"),
-    );
-    response
-}
+pub use crate::response::{ResponseBody, full, json_bytes_response, json_response};
 
 pin_project_lite::pin_project! {
     /// A request body that fails with [`BodyStalled`] when the client pauses longer than

@@ -1,7 +1,7 @@
 //! Errors as clients see them: one meaning ([`ApiError`]), rendered in the error shape of the
 //! endpoint's own vendor ([`Family`], DESIGN §7) with an honest HTTP status.
 
-use crate::body::ResponseBody;
+use crate::response::ResponseBody;
 use http::{HeaderValue, Response, StatusCode, header};
 use serde_json::json;
 
@@ -183,7 +183,7 @@ impl ApiError {
             }
             _ => status,
         };
-        let mut response = crate::body::json_response(status, &body);
+        let mut response = crate::response::json_response(status, &body);
         // Logs and metrics count the error as what it is, whatever status the family shows.
         response
             .extensions_mut()

@@ -8,7 +8,7 @@
 //! A request's way through (DESIGN §2), and where each step lives:
 //!
 //! 1. route — [`routes`], [`service`]
-//! 2. credentials — [`auth`]
+//! 2. credentials — [`auth`], called once by the [`service`] for every client route
 //! 3. body under its limit, decoded and validated — [`body`], [`limits`], the protocol crates
 //! 4. model — [`catalog`]
 //! 5. hold — [`charge`] (the tariff, the bound) on the [`ledger`] engine (memory, leases)
@@ -17,13 +17,15 @@
 //! 8. settle or release, exactly once — [`charge`]; the request's usage record with it —
 //!    [`usage`]
 //!
-//! Handlers live in [`handlers`], one module per endpoint family.
+//! Handlers live in [`handlers`], one module per endpoint family. [`build()`] assembles a gateway
+//! from its configuration (the binary, the tests and the examples all use it).
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod admin;
 pub mod auth;
 pub mod body;
+pub mod build;
 pub mod catalog;
 pub mod channels;
 pub mod charge;
@@ -40,6 +42,7 @@ pub mod pump;
 pub mod quotas;
 pub mod recognition;
 pub mod relay;
+pub mod response;
 pub mod routes;
 pub mod server;
 pub mod service;
@@ -53,6 +56,7 @@ pub mod translate;
 pub mod upload;
 pub mod usage;
 
+pub use build::{Background, BuildError, Parts, build};
 pub use config::Config;
 pub use service::Gateway;
 pub use state::State;

@@ -203,7 +203,10 @@ mod tests {
         };
         assert_eq!(
             usage,
-            tollgate_billing::Usage::TextTokens { input: 7, output: 7 },
+            tollgate_billing::Usage::TextTokens {
+                input: 7,
+                output: 7
+            },
             "thinking is output"
         );
         assert!(!basis.estimated);

@@ -353,8 +353,7 @@ mod tests {
         let mut meter = RecognitionMeter::new(CompatEvents, 5);
         meter.on_piece(&delta("Hello ", false, None)).unwrap();
         meter.on_piece(&delta("there.", true, Some(3.2))).unwrap();
-        let Settlement::Charge(Usage::AudioSeconds(4), basis) =
-            meter.finish(&End::Complete, 0, 0)
+        let Settlement::Charge(Usage::AudioSeconds(4), basis) = meter.finish(&End::Complete, 0, 0)
         else {
             panic!("4 seconds");
         };

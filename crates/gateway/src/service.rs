@@ -4,7 +4,7 @@
 
 use crate::auth;
 use crate::body::ResponseBody;
-use crate::errors::{ApiError, ErrorKind};
+use crate::errors::{ApiError, ErrorKind, Family};
 use crate::handlers::{self, Context, UpstreamTime};
 use crate::routes::{self, Route};
 use crate::state::State;
@@ -19,7 +19,7 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
-use tollgate_store::Cidr;
+use tollgate_store::{Cidr, Principal};
 use tracing::Instrument;
 
 /// The gateway; cheap to clone (one per connection).
@@ -171,7 +171,124 @@ impl Gateway {
     }
 }
 
+/// DESIGN §2 after routing: a client route's caller is authenticated here, once for every
+/// handler, in the way its family's clients present keys, and the handler is handed the
+/// principal; the other routes need no client key.
 async fn dispatch(
+    ctx: Context,
+    route: Route,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let Some(family) = credentials(route, &request) else {
+        return open(ctx, route, request).await;
+    };
+    let query = request.uri().query();
+    let principal = match auth::authenticate(&ctx, family, request.headers(), query).await {
+        Ok(principal) => principal,
+        Err(e) if route == Route::NativeStream => {
+            return handlers::native::refused_stream(&request, e);
+        }
+        Err(e) => return Err(e),
+    };
+    client(ctx, principal, route, request).await
+}
+
+/// How a route's clients present their key (docs/api.md §5), or `None` for a route that takes
+/// no client key (operations, signed media links, the operator's side with its own tokens).
+fn credentials(route: Route, request: &Request<Incoming>) -> Option<Family> {
+    let native_client = || handlers::native::is_native_client(request);
+    Some(match route {
+        Route::Embeddings
+        | Route::Speech
+        | Route::Transcriptions
+        | Route::SpeechToText
+        | Route::VideoCreate
+        | Route::VideoGet
+        | Route::ChatCompletions
+        | Route::Responses => Family::OpenAi,
+        Route::T2a => Family::T2a,
+        Route::ClipTaskCreate
+        | Route::ClipTaskList
+        | Route::ClipTaskGet
+        | Route::ClipTaskDelete => Family::Ark,
+        Route::NativeGenerate
+        | Route::NativeStream
+        | Route::NativeCountTokens
+        | Route::NativeListModels => Family::Google,
+        Route::ListModels if native_client() => Family::Google,
+        Route::ListModels => Family::OpenAi,
+        Route::ModelGet if native_client() || request.uri().path().starts_with("/v1beta/") => {
+            Family::Google
+        }
+        Route::ModelGet => Family::OpenAi,
+        Route::Healthz
+        | Route::Readyz
+        | Route::Metrics
+        | Route::Media
+        | Route::Translations
+        | Route::Admin
+        | Route::OpenApi
+        | Route::Console
+        | Route::MethodNotAllowed(_)
+        | Route::NotFound => return None,
+    })
+}
+
+/// The client routes, with their caller.
+async fn client(
+    ctx: Context,
+    principal: Principal,
+    route: Route,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let id = || routes::last_segment(request.uri().path()).to_owned();
+    match route {
+        Route::ListModels if handlers::native::is_native_client(&request) => {
+            handlers::native::list_models(ctx, principal, request).await
+        }
+        Route::ListModels => handlers::ops::list_models(ctx, principal, request).await,
+        Route::Embeddings => handlers::embeddings::create(ctx, principal, request).await,
+        Route::Speech => handlers::speech::create(ctx, principal, request).await,
+        Route::T2a => handlers::t2a::create(ctx, principal, request).await,
+        Route::Transcriptions => handlers::transcriptions::create(ctx, principal, request).await,
+        Route::SpeechToText => handlers::speech_to_text::create(ctx, principal, request).await,
+        Route::ClipTaskCreate => handlers::clip_tasks::create(ctx, principal, request).await,
+        Route::ClipTaskList => handlers::clip_tasks::list(ctx, principal, request).await,
+        Route::ClipTaskGet => {
+            let id = id();
+            handlers::clip_tasks::get(ctx, principal, request, &id).await
+        }
+        Route::ClipTaskDelete => {
+            let id = id();
+            handlers::clip_tasks::delete(ctx, principal, request, &id).await
+        }
+        Route::VideoCreate => handlers::video_generations::create(ctx, principal, request).await,
+        Route::VideoGet => {
+            let id = id();
+            handlers::video_generations::get(ctx, principal, request, &id).await
+        }
+        Route::NativeGenerate => handlers::native::generate(ctx, principal, request, false).await,
+        Route::NativeStream => handlers::native::generate(ctx, principal, request, true).await,
+        Route::NativeCountTokens => handlers::native::count_tokens(ctx, principal, request).await,
+        Route::NativeListModels => handlers::native::list_models(ctx, principal, request).await,
+        Route::ModelGet => {
+            if handlers::native::is_native_client(&request)
+                || request.uri().path().starts_with("/v1beta/")
+            {
+                handlers::native::get_model(ctx, principal, request).await
+            } else {
+                handlers::ops::get_model(ctx, principal, request).await
+            }
+        }
+        Route::ChatCompletions => handlers::chat::create(ctx, principal, request).await,
+        Route::Responses => handlers::responses::create(ctx, principal, request).await,
+        // `credentials` sends no other route here.
+        _ => open(ctx, route, request).await,
+    }
+}
+
+/// The routes that take no client key.
+async fn open(
     ctx: Context,
     route: Route,
     request: Request<Incoming>,
@@ -180,49 +297,10 @@ async fn dispatch(
         Route::Healthz => Ok(handlers::ops::healthz()),
         Route::Readyz => Ok(handlers::ops::readyz(&ctx).await),
         Route::Metrics => Ok(handlers::ops::metrics(&ctx)),
-        Route::ListModels if handlers::native::is_native_client(&request) => {
-            handlers::native::list_models(ctx, request).await
-        }
-        Route::ListModels => handlers::ops::list_models(ctx, request).await,
-        Route::Embeddings => handlers::embeddings::create(ctx, request).await,
-        Route::Speech => handlers::speech::create(ctx, request).await,
-        Route::T2a => handlers::t2a::create(ctx, request).await,
-        Route::Transcriptions => handlers::transcriptions::create(ctx, request).await,
-        Route::SpeechToText => handlers::speech_to_text::create(ctx, request).await,
-        Route::ClipTaskCreate => handlers::clip_tasks::create(ctx, request).await,
-        Route::ClipTaskList => handlers::clip_tasks::list(ctx, request).await,
-        Route::ClipTaskGet => {
-            let id = routes::last_segment(request.uri().path()).to_owned();
-            handlers::clip_tasks::get(ctx, request, &id).await
-        }
-        Route::ClipTaskDelete => {
-            let id = routes::last_segment(request.uri().path()).to_owned();
-            handlers::clip_tasks::delete(ctx, request, &id).await
-        }
-        Route::VideoCreate => handlers::video_generations::create(ctx, request).await,
-        Route::VideoGet => {
-            let id = routes::last_segment(request.uri().path()).to_owned();
-            handlers::video_generations::get(ctx, request, &id).await
-        }
         Route::Media => {
             let file = routes::last_segment(request.uri().path()).to_owned();
             handlers::media::get(ctx, request, &file).await
         }
-        Route::NativeGenerate => handlers::native::generate(ctx, request, false).await,
-        Route::NativeStream => handlers::native::generate(ctx, request, true).await,
-        Route::NativeCountTokens => handlers::native::count_tokens(ctx, request).await,
-        Route::NativeListModels => handlers::native::list_models(ctx, request).await,
-        Route::ModelGet => {
-            if handlers::native::is_native_client(&request)
-                || request.uri().path().starts_with("/v1beta/")
-            {
-                handlers::native::get_model(ctx, request).await
-            } else {
-                handlers::ops::get_model(ctx, request).await
-            }
-        }
-        Route::ChatCompletions => handlers::chat::create(ctx, request).await,
-        Route::Responses => handlers::responses::create(ctx, request).await,
         Route::Translations => Err(handlers::ops::translations_unsupported()),
         Route::Admin => {
             crate::admin::reachable(&ctx)?;
@@ -244,7 +322,8 @@ async fn dispatch(
             }
             Ok(response)
         }
-        Route::NotFound => Err(ApiError::new(
+        // NotFound, and (never) a client route without its caller.
+        _ => Err(ApiError::new(
             ErrorKind::NotFound,
             format!(
                 "Unknown request URL: {} {}",

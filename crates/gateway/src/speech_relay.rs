@@ -299,7 +299,10 @@ mod tests {
     #[test]
     fn a_complete_stream_is_charged_the_upstreams_count_else_the_local_one() {
         let mut meter = SpeechMeter::new(CompatSse, 40, SHAPE);
-        assert_eq!(meter.on_piece(&chunk(b"abcd", None, false)).unwrap()[0].1, 4);
+        assert_eq!(
+            meter.on_piece(&chunk(b"abcd", None, false)).unwrap()[0].1,
+            4
+        );
         meter.on_piece(&chunk(b"", Some(38), true)).unwrap();
         let (n, basis) = charged(meter.finish(&End::Complete, 4, 4));
         assert_eq!((n, basis.estimated), (38, false));
@@ -321,7 +324,10 @@ mod tests {
         let (n, basis) = charged(meter.finish(&End::ClientGone, 3, 8));
         assert_eq!(n, 12, "ceil(30 × 3 / 8)");
         assert!(basis.note.unwrap().contains("3 of 8"));
-        assert!(matches!(meter.closing(&End::ClientGone, None), Closing::Nothing));
+        assert!(matches!(
+            meter.closing(&End::ClientGone, None),
+            Closing::Nothing
+        ));
 
         // One second of 24 kHz pcm delivered: 15 characters at speed 1.
         let mut cut = SpeechMeter::new(RawAudio, 40, SHAPE);

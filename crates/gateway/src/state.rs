@@ -2,12 +2,11 @@
 
 use crate::auth::KeyCache;
 use crate::catalog::Catalog;
-use crate::config::{ServerConfig, SpeechConfig};
+use crate::config::{ServerConfig, SpeechConfig, TaskSettings};
 use crate::ledger::Ledger;
 use crate::limits::Limits;
 use crate::media::MediaLinks;
 use crate::metrics::Metrics;
-use crate::tasks::TaskSettings;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tollgate_store::Store;
 use tollgate_upstream::HttpClient;

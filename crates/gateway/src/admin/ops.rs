@@ -628,7 +628,7 @@ pub async fn set_group(
 }
 
 /// Switches a channel off or on for every replica (they read the switch within
-/// `crate::channels::SWITCHES_EVERY`). `known` are the configured channels' names.
+/// `crate::build::SWITCHES_EVERY`). `known` are the configured channels' names.
 pub async fn set_channel_disabled(
     store: &Store,
     actor: &Actor,

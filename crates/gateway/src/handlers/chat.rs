@@ -4,7 +4,6 @@
 //! the native endpoint's: thinking tokens are output tokens, shown as
 //! `completion_tokens_details.reasoning_tokens`.
 
-use crate::auth;
 use crate::body::{self, ResponseBody};
 use crate::catalog::ModelEntry;
 use crate::charge::HeldCharge;
@@ -34,13 +33,11 @@ use tollgate_store::Principal;
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (parts, body) = request.into_parts();
     let state = ctx.state.clone();
-
-    // 2. Who is calling.
-    let principal = auth::authenticate(&ctx, Family::OpenAi, &parts.headers, None).await?;
 
     // 3. The body.
     let (chat, _): (ChatCompletionRequest, _) =

@@ -1,10 +1,9 @@
 //! `/api/v3/contents/generations/tasks` (docs/api.md §2.7, §3.1, §4.6–4.7; wire-formats §5): create,
 //! get, list and delete clip tasks, in the vendor's own format and error shape.
 
-use crate::auth;
 use crate::body::{self, ResponseBody};
 use crate::config::ModelKind;
-use crate::errors::{ApiError, ErrorKind, Family};
+use crate::errors::{ApiError, ErrorKind};
 use crate::handlers::Context;
 use crate::limits;
 use crate::tasks::{self, Submission, inputs, unix_seconds};
@@ -15,19 +14,18 @@ use tollgate_clip_tasks::{
     CreateTaskRequest, CreateTaskResponse, DeleteEffect, ListQuery, ListResponse, TaskStatus,
     delete_effect, lift_inline_flags, series, validate_reference_seconds, validate_trusting,
 };
+use tollgate_store::Principal;
 use tollgate_store::{Outcome, Store};
 use tollgate_upstream::tasks as upstream;
 
 /// `POST`: the request flow of DESIGN §2, top to bottom.
 pub async fn create(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (parts, body) = request.into_parts();
     let state = ctx.state.clone();
-
-    // 2. Who is calling.
-    let principal = auth::authenticate(&ctx, Family::Ark, &parts.headers, None).await?;
 
     // 3. The body, under the endpoint's limit, decoded; what the SDK sends (explicit nulls,
     // fields we do not model) is accepted.
@@ -87,11 +85,11 @@ pub async fn create(
 /// `GET /{id}`: the owner's task from the store, at most once a second.
 pub async fn get(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
     id: &str,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let state = &ctx.state;
-    let principal = auth::authenticate(&ctx, Family::Ark, request.headers(), None).await?;
     let task = tasks::client_poll(state, &principal, id, translate::FORMAT).await?;
     let record = translate::record(&task, &state.media, request.headers());
     Ok(body::json_response(StatusCode::OK, &record))
@@ -100,10 +98,10 @@ pub async fn get(
 /// `GET ?page_num&page_size&filter.*`: the caller's own tasks, newest first.
 pub async fn list(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let state = &ctx.state;
-    let principal = auth::authenticate(&ctx, Family::Ark, request.headers(), None).await?;
     let query = ListQuery::parse(request.uri().query().unwrap_or_default())?;
     let model = query.model.as_ref().map(|m| {
         state
@@ -136,11 +134,11 @@ pub async fn list(
 /// finished one leaves the caller's view; a running or cancelled one is refused.
 pub async fn delete(
     ctx: Context,
-    request: Request<Incoming>,
+    principal: Principal,
+    _request: Request<Incoming>,
     id: &str,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let state = &ctx.state;
-    let principal = auth::authenticate(&ctx, Family::Ark, request.headers(), None).await?;
     let filter = tollgate_store::TaskFilter {
         ids: vec![id.to_owned()],
         format: Some(translate::FORMAT.to_owned()),

@@ -1,10 +1,9 @@
 //! `POST /v1/embeddings` (docs/api.md §2.6, §4.5; wire-formats §2).
 
-use crate::auth;
 use crate::body::{self, ResponseBody};
 use crate::charge::{Basis, HeldCharge};
 use crate::config::ModelKind;
-use crate::errors::{ApiError, Family};
+use crate::errors::ApiError;
 use crate::handlers::{Context, UpstreamTime};
 use crate::limits;
 use crate::relay;
@@ -14,6 +13,7 @@ use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tollgate_billing::Usage;
 use tollgate_embeddings::{EmbeddingRequest, model_family, validate, validate_input_token_counts};
+use tollgate_store::Principal;
 use tollgate_upstream::embeddings as upstream;
 
 /// Inputs larger than this are tokenized on the blocking pool, not on a runtime thread.
@@ -22,13 +22,11 @@ const INLINE_TOKENIZE_BYTES: usize = 64 << 10;
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (parts, body) = request.into_parts();
     let state = ctx.state.clone();
-
-    // 2. Who is calling.
-    let principal = auth::authenticate(&ctx, Family::OpenAi, &parts.headers, None).await?;
 
     // 3. The body, under the endpoint's limit, decoded and checked.
     let (request, size): (EmbeddingRequest, _) =

@@ -1,4 +1,6 @@
-//! One module per endpoint family; each handler reads as the request flow of DESIGN §2.
+//! One module per endpoint family; each handler reads as the request flow of DESIGN §2. Step 2
+//! (who is calling) is done once, in the service (`service::dispatch`): a handler of a client
+//! route is handed the caller's `Principal`.
 
 pub mod chat;
 pub mod clip_tasks;

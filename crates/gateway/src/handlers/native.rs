@@ -27,6 +27,7 @@ use std::sync::Arc;
 use tollgate_billing::Usage;
 use tollgate_native_genai::models::ModelLimits;
 use tollgate_native_genai::{CountTokensRequest, GenerateContentRequest, GenerateContentResponse};
+use tollgate_store::Principal;
 use tollgate_upstream::genai as upstream;
 
 /// How `generateContent`'s answer is delivered.
@@ -44,43 +45,61 @@ pub enum Delivery {
 /// `:generateContent` and `:streamGenerateContent`.
 pub async fn generate(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
     streaming: bool,
 ) -> Result<Response<ResponseBody>, ApiError> {
+    let delivery = delivery(&request, streaming);
+    match generate_as(ctx, principal, request, delivery).await {
+        Err(e) if delivery == Delivery::Array => Ok(array_error(&e)),
+        other => other,
+    }
+}
+
+/// How the answer to `request` is delivered.
+fn delivery(request: &Request<Incoming>, streaming: bool) -> Delivery {
     let query = request.uri().query().unwrap_or_default();
-    let delivery = match (streaming, auth::query_param(query, "alt").as_deref()) {
+    match (streaming, auth::query_param(query, "alt").as_deref()) {
         (false, _) => Delivery::Whole,
         (true, Some("sse")) => Delivery::Events,
         (true, _) => Delivery::Array,
-    };
-    match generate_as(ctx, request, delivery).await {
-        // In the array form the vendor wraps errors in an array too (wire-formats §6.3).
-        Err(e) if delivery == Delivery::Array => {
-            let status = e.clone().into_response(Family::Google).status();
-            let mut response = body::json_response(status, &[e.body(Family::Google)]);
-            if let Some(seconds) = e.retry_after
-                && let Ok(v) = HeaderValue::from_str(&seconds.to_string())
-            {
-                response.headers_mut().insert(header::RETRY_AFTER, v);
-            }
-            Ok(response)
-        }
-        other => other,
     }
+}
+
+/// A refusal of `:streamGenerateContent` before its handler ran (authentication): in the array
+/// form it is wrapped in an array, as every error of that form.
+pub fn refused_stream(
+    request: &Request<Incoming>,
+    e: ApiError,
+) -> Result<Response<ResponseBody>, ApiError> {
+    match delivery(request, true) {
+        Delivery::Array => Ok(array_error(&e)),
+        _ => Err(e),
+    }
+}
+
+/// In the array form the vendor wraps errors in an array too (wire-formats §6.3).
+fn array_error(e: &ApiError) -> Response<ResponseBody> {
+    let status = e.clone().into_response(Family::Google).status();
+    let mut response = body::json_response(status, &[e.body(Family::Google)]);
+    if let Some(seconds) = e.retry_after
+        && let Ok(v) = HeaderValue::from_str(&seconds.to_string())
+    {
+        response.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    response
 }
 
 /// The request flow of DESIGN §2, top to bottom.
 async fn generate_as(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
     delivery: Delivery,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (parts, body) = request.into_parts();
     let state = ctx.state.clone();
-    let query = parts.uri.query().unwrap_or_default();
-
-    // 2. Who is calling: x-vendor-api-key, x-goog-api-key or ?key= (docs/api.md §5).
-    let principal = auth::authenticate(&ctx, Family::Google, &parts.headers, Some(query)).await?;
+    let _query = parts.uri.query().unwrap_or_default();
 
     // 3. The body, kept as sent, and decoded to be checked.
     body::require_json(&parts.headers)?;
@@ -224,12 +243,12 @@ pub async fn generate_whole(
 /// `:countTokens`: the upstream's count, without a charge.
 pub async fn count_tokens(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (parts, body) = request.into_parts();
     let state = ctx.state.clone();
-    let query = parts.uri.query().unwrap_or_default();
-    let principal = auth::authenticate(&ctx, Family::Google, &parts.headers, Some(query)).await?;
+    let _query = parts.uri.query().unwrap_or_default();
     body::require_json(&parts.headers)?;
     let raw = body::read_limited(
         &parts.headers,
@@ -272,11 +291,10 @@ pub async fn count_tokens(
 /// models, in the vendor's shape.
 pub async fn list_models(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
-    let query = request.uri().query().unwrap_or_default();
-    let principal =
-        auth::authenticate(&ctx, Family::Google, request.headers(), Some(query)).await?;
+    let _query = request.uri().query().unwrap_or_default();
     let models: Vec<_> = ctx
         .state
         .catalog
@@ -294,11 +312,10 @@ pub async fn list_models(
 /// `GET …/models/{model}`: one native model.
 pub async fn get_model(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
-    let query = request.uri().query().unwrap_or_default();
-    let principal =
-        auth::authenticate(&ctx, Family::Google, request.headers(), Some(query)).await?;
+    let _query = request.uri().query().unwrap_or_default();
     let (model, _) = routes::native_model(request.uri().path());
     let (entry, model_limits) = native_model(&ctx.state, model)?;
     auth::admit_model(&principal, &entry.public)?;

@@ -2,11 +2,12 @@
 
 use crate::auth;
 use crate::body::{self, ResponseBody};
-use crate::errors::{ApiError, ErrorKind, Family};
+use crate::errors::{ApiError, ErrorKind};
 use crate::handlers::Context;
 use http::{Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use serde_json::json;
+use tollgate_store::Principal;
 
 /// `GET /healthz`: the process is alive.
 pub fn healthz() -> Response<ResponseBody> {
@@ -33,12 +34,109 @@ pub async fn readyz(ctx: &Context) -> Response<ResponseBody> {
     }
 }
 
+/// Per-channel health on `GET /metrics`: calls by outcome, the circuit (0 closed, 1 half-open,
+/// 2 open), calls in flight, latency percentiles, keys resting, the operator's switch.
+fn channel_metrics(channels: &[std::sync::Arc<crate::catalog::Channel>], out: &mut String) {
+    use std::fmt::Write;
+    let now = std::time::Instant::now();
+    let label = |c: &crate::catalog::Channel| crate::metrics::label(&c.name);
+    let series = [
+        (
+            "tollgate_channel_calls_total",
+            "counter",
+            "Upstream calls by outcome.",
+        ),
+        (
+            "tollgate_channel_circuit_state",
+            "gauge",
+            "0 closed, 1 half-open, 2 open.",
+        ),
+        ("tollgate_channel_in_flight", "gauge", "Calls in flight."),
+        (
+            "tollgate_channel_latency_ms",
+            "gauge",
+            "Latency percentiles of recent calls.",
+        ),
+        (
+            "tollgate_channel_keys",
+            "gauge",
+            "Upstream keys, and those resting after a refusal.",
+        ),
+        (
+            "tollgate_channel_switched_off",
+            "gauge",
+            "1 when an operator switched it off.",
+        ),
+    ];
+    for (name, kind, help) in series {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for c in channels {
+            let r = c.health.report();
+            let l = label(c);
+            match name {
+                "tollgate_channel_calls_total" => {
+                    let _ = writeln!(
+                        out,
+                        "{name}{{channel=\"{l}\",outcome=\"success\"}} {}",
+                        r.successes
+                    );
+                    let _ = writeln!(
+                        out,
+                        "{name}{{channel=\"{l}\",outcome=\"failure\"}} {}",
+                        r.failures
+                    );
+                }
+                "tollgate_channel_circuit_state" => {
+                    let state = match r.circuit {
+                        crate::channels::CircuitState::Closed => 0,
+                        crate::channels::CircuitState::HalfOpen => 1,
+                        crate::channels::CircuitState::Open => 2,
+                    };
+                    let _ = writeln!(out, "{name}{{channel=\"{l}\"}} {state}");
+                }
+                "tollgate_channel_in_flight" => {
+                    let busy = c
+                        .max_concurrency
+                        .saturating_sub(c.permits.available_permits());
+                    let _ = writeln!(out, "{name}{{channel=\"{l}\"}} {busy}");
+                }
+                "tollgate_channel_latency_ms" => {
+                    for (q, v) in [
+                        ("0.5", r.latency_ms.p50),
+                        ("0.95", r.latency_ms.p95),
+                        ("0.99", r.latency_ms.p99),
+                    ] {
+                        if let Some(v) = v {
+                            let _ = writeln!(out, "{name}{{channel=\"{l}\",quantile=\"{q}\"}} {v}");
+                        }
+                    }
+                }
+                "tollgate_channel_keys" => {
+                    let _ = writeln!(
+                        out,
+                        "{name}{{channel=\"{l}\",state=\"all\"}} {}",
+                        c.keys.len()
+                    );
+                    let _ = writeln!(
+                        out,
+                        "{name}{{channel=\"{l}\",state=\"resting\"}} {}",
+                        c.keys.resting(now)
+                    );
+                }
+                _ => {
+                    let _ = writeln!(out, "{name}{{channel=\"{l}\"}} {}", u8::from(r.disabled));
+                }
+            }
+        }
+    }
+}
+
 /// `GET /metrics`: Prometheus text.
 pub fn metrics(ctx: &Context) -> Response<ResponseBody> {
     let mut text = ctx.state.metrics.render();
     ctx.state.ledger.render_metrics(&mut text);
     ctx.state.quotas.render_metrics(&mut text);
-    crate::channels::render_metrics(&ctx.state.catalog.channels(), &mut text);
+    channel_metrics(&ctx.state.catalog.channels(), &mut text);
     let mut response = Response::new(body::full(text));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -51,9 +149,9 @@ pub fn metrics(ctx: &Context) -> Response<ResponseBody> {
 /// clients call to discover models; an alias is accepted everywhere a model is).
 pub async fn list_models(
     ctx: Context,
-    request: Request<Incoming>,
+    principal: Principal,
+    _request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
-    let principal = auth::authenticate(&ctx, Family::OpenAi, request.headers(), None).await?;
     let catalog = &ctx.state.catalog;
     let data: Vec<_> = catalog
         .client_names()
@@ -74,9 +172,9 @@ pub async fn list_models(
 /// `GET /v1/models/{model}`: one configured model, OpenAI's shape.
 pub async fn get_model(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
-    let principal = auth::authenticate(&ctx, Family::OpenAi, request.headers(), None).await?;
     let id = crate::routes::last_segment(request.uri().path());
     let entry = ctx.state.catalog.lookup(id).ok_or_else(|| {
         ApiError::new(

@@ -3,9 +3,8 @@
 //! channel, and the answer translated back — whole, or as the Responses stream's events. Billing
 //! is the native endpoint's, as for the chat bridge.
 
-use crate::auth;
 use crate::body::{self, ResponseBody};
-use crate::errors::{ApiError, Family};
+use crate::errors::ApiError;
 use crate::handlers::chat::bridge_to_native;
 use crate::handlers::{Context, UpstreamTime};
 use crate::limits;
@@ -17,17 +16,16 @@ use tollgate_native_genai::GenerateContentResponse;
 use tollgate_native_genai::responses::{
     self, ResponseEvents, ResponseTemplate, ResponsesRequest, StreamEvent,
 };
+use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (parts, body) = request.into_parts();
     let state = ctx.state.clone();
-
-    // 2. Who is calling.
-    let principal = auth::authenticate(&ctx, Family::OpenAi, &parts.headers, None).await?;
 
     // 3. The body.
     let (request, _): (ResponsesRequest, _) =

@@ -1,11 +1,10 @@
 //! `POST /v1/audio/speech` (docs/api.md §2.1, §4.1; wire-formats §1.1): OpenAI-compatible speech,
 //! synthesized by any speech channel (`t2a`, `openai-speech`) through the speech seam.
 
-use crate::auth;
 use crate::body::{self, ResponseBody};
 use crate::charge::HeldCharge;
 use crate::config::ModelKind;
-use crate::errors::{ApiError, Family};
+use crate::errors::ApiError;
 use crate::handlers::{Context, UpstreamTime};
 use crate::limits;
 use crate::relay;
@@ -21,6 +20,7 @@ use tollgate_compat_audio::speech::validate;
 use tollgate_compat_audio::{
     AudioFormat, SpeechRequest, SpeechStreamEvent, SpeechUsage, StreamFormat,
 };
+use tollgate_store::Principal;
 
 /// The bitrate of MP3 the channel produces when none is asked (the vendor's default).
 const DEFAULT_MP3_BITRATE: u32 = 128_000;
@@ -28,13 +28,11 @@ const DEFAULT_MP3_BITRATE: u32 = 128_000;
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (parts, body) = request.into_parts();
     let state = ctx.state.clone();
-
-    // 2. Who is calling.
-    let principal = auth::authenticate(&ctx, Family::OpenAi, &parts.headers, None).await?;
 
     // 3. The body, under the endpoint's limit, decoded and checked.
     let (request, _): (SpeechRequest, _) =

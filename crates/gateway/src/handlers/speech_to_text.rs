@@ -2,11 +2,10 @@
 //! faithfully by an `stt` channel and translated for any other recognition channel — json,
 //! verbose_json, srt or vtt bodies, or its SSE frames.
 
-use crate::auth;
 use crate::body::{self, ResponseBody};
 use crate::charge::{Basis, HeldCharge};
 use crate::config::ModelKind;
-use crate::errors::{ApiError, Family};
+use crate::errors::ApiError;
 use crate::handlers::{Context, UpstreamTime};
 use crate::limits;
 use crate::recognition::{self, billed_seconds};
@@ -15,6 +14,7 @@ use crate::translate::transcription::{self as translate, encoders};
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use tollgate_billing::{Usage, audio_seconds};
+use tollgate_store::Principal;
 use tollgate_upstream::stt::SttBody;
 use tollgate_vendor_audio::stt::{LANGUAGE_HEADER, validate};
 use tollgate_vendor_audio::{SttFormat, SttParams};
@@ -22,13 +22,11 @@ use tollgate_vendor_audio::{SttFormat, SttParams};
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (parts, body) = request.into_parts();
     let state = ctx.state.clone();
-
-    // 2. Who is calling.
-    let principal = auth::authenticate(&ctx, Family::OpenAi, &parts.headers, None).await?;
 
     // 3. The form, streamed; the language hint is a header (wire-formats §4).
     let mut form =

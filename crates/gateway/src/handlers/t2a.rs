@@ -3,11 +3,10 @@
 //! audio, or SSE frames whose last has `data.status = 2` and the usage. Errors are `base_resp`
 //! bodies with the vendor's codes and an honest status.
 
-use crate::auth;
 use crate::body::{self, ResponseBody};
 use crate::charge::HeldCharge;
 use crate::config::ModelKind;
-use crate::errors::{ApiError, Family};
+use crate::errors::ApiError;
 use crate::handlers::{Context, UpstreamTime};
 use crate::limits;
 use crate::relay;
@@ -18,19 +17,18 @@ use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use std::time::Instant;
 use tollgate_billing::{Usage, speech_characters};
+use tollgate_store::Principal;
 use tollgate_vendor_audio::T2aRequest;
 use tollgate_vendor_audio::t2a::validate;
 
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (parts, body) = request.into_parts();
     let state = ctx.state.clone();
-
-    // 2. Who is calling.
-    let principal = auth::authenticate(&ctx, Family::T2a, &parts.headers, None).await?;
 
     // 3. The body, under the endpoint's limit, decoded and checked.
     let (request, _): (T2aRequest, _) =

@@ -2,11 +2,10 @@
 //! recognition, performed by any recognition channel (`stt`, `openai-transcription`) through the
 //! recognition seam.
 
-use crate::auth;
 use crate::body::{self, ResponseBody};
 use crate::charge::{Basis, HeldCharge};
 use crate::config::ModelKind;
-use crate::errors::{ApiError, Family};
+use crate::errors::ApiError;
 use crate::handlers::{Context, UpstreamTime};
 use crate::limits;
 use crate::recognition::{self, billed_seconds};
@@ -17,17 +16,16 @@ use hyper::body::Incoming;
 use tollgate_billing::{Usage, audio_seconds};
 use tollgate_compat_audio::TranscriptionParams;
 use tollgate_compat_audio::transcription::validate;
+use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (parts, body) = request.into_parts();
     let state = ctx.state.clone();
-
-    // 2. Who is calling.
-    let principal = auth::authenticate(&ctx, Family::OpenAi, &parts.headers, None).await?;
 
     // 3. The form, streamed: the file spooled under its limit, the fields checked.
     let mut form = recognition::read_form(

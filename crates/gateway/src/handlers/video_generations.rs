@@ -1,10 +1,9 @@
 //! `/v1/video/generations` (docs/api.md §2.8, §3.2, §4.8–4.9): create and get generic video tasks, in
 //! the OpenAI-style error shape.
 
-use crate::auth;
 use crate::body::{self, ResponseBody};
 use crate::config::ModelKind;
-use crate::errors::{ApiError, Family};
+use crate::errors::ApiError;
 use crate::handlers::Context;
 use crate::limits;
 use crate::tasks::{self, Submission, unix_seconds};
@@ -12,19 +11,18 @@ use crate::translate::video as translate;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tollgate_generic_tasks::{CreateVideoRequest, CreateVideoResponse, spec, validate};
+use tollgate_store::Principal;
 use tollgate_store::Store;
 use tollgate_upstream::tasks as upstream;
 
 /// `POST`: the request flow of DESIGN §2, top to bottom.
 pub async fn create(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (parts, body) = request.into_parts();
     let state = ctx.state.clone();
-
-    // 2. Who is calling.
-    let principal = auth::authenticate(&ctx, Family::OpenAi, &parts.headers, None).await?;
 
     // 3. The body, under the endpoint's limit, decoded (`seconds` is `duration`'s alias).
     let (request, _): (CreateVideoRequest, _) = body::read_json(
@@ -82,11 +80,11 @@ pub async fn create(
 /// `GET /{task_id}`: the owner's task from the store, at most once a second.
 pub async fn get(
     ctx: Context,
+    principal: Principal,
     request: Request<Incoming>,
     id: &str,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let state = &ctx.state;
-    let principal = auth::authenticate(&ctx, Family::OpenAi, request.headers(), None).await?;
     let task = tasks::client_poll(state, &principal, id, translate::FORMAT).await?;
     let record = translate::record(&task, &state.media, request.headers());
     Ok(body::json_response(StatusCode::OK, &record))

@@ -11,7 +11,6 @@ pub mod worker;
 
 use crate::catalog::ModelEntry;
 use crate::charge::{Basis, store_refused};
-use crate::config::TasksConfig;
 use crate::errors::{ApiError, ErrorKind};
 use crate::relay;
 use crate::state::State;
@@ -58,57 +57,7 @@ impl Pricing {
     }
 }
 
-/// The task settings in effect.
-#[derive(Debug, Clone)]
-pub struct TaskSettings {
-    /// Run pollers and the sweeper here.
-    pub workers: bool,
-    /// The first upstream poll after submission.
-    pub first_poll: Duration,
-    /// The steady poll interval.
-    pub poll_interval: Duration,
-    /// The longest backoff after failed polls.
-    pub max_backoff: Duration,
-    /// A task's time to finish.
-    pub deadline: Duration,
-    /// Orphaned `submitting` rows are failed after this.
-    pub submission_timeout: Duration,
-    /// The sweeper's period.
-    pub sweep_interval: Duration,
-    /// Hosts accepted in content even when they resolve to private addresses.
-    pub trusted_media_hosts: Vec<String>,
-    /// Refuse media URLs whose host does not resolve.
-    pub media_dns_fail_closed: bool,
-    /// The time allowed to measure a reference video.
-    pub reference_probe_timeout: Duration,
-}
-
-impl From<&TasksConfig> for TaskSettings {
-    fn from(c: &TasksConfig) -> Self {
-        TaskSettings {
-            workers: c.workers,
-            first_poll: Duration::from_millis(c.first_poll_ms),
-            poll_interval: Duration::from_millis(c.poll_interval_ms.max(1)),
-            max_backoff: Duration::from_millis(c.max_backoff_ms.max(c.poll_interval_ms)),
-            deadline: Duration::from_secs(c.deadline_seconds),
-            submission_timeout: Duration::from_secs(c.submission_timeout_seconds),
-            sweep_interval: Duration::from_secs(c.sweep_interval_seconds.max(1)),
-            trusted_media_hosts: c
-                .trusted_media_hosts
-                .iter()
-                .map(|h| h.to_ascii_lowercase())
-                .collect(),
-            media_dns_fail_closed: c.media_dns_fail_closed,
-            reference_probe_timeout: Duration::from_millis(c.reference_probe_timeout_ms),
-        }
-    }
-}
-
-impl Default for TaskSettings {
-    fn default() -> Self {
-        TaskSettings::from(&TasksConfig::default())
-    }
-}
+pub use crate::config::TaskSettings;
 
 /// A task about to be submitted: the row's contents, priced.
 #[derive(Debug)]
