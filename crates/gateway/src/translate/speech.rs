@@ -1,5 +1,6 @@
-//! Speech: each inbound format ↔ the speech seam ([`Synthesis`], [`AudioChunk`],
-//! [`Synthesized`]), whatever format the channel speaks.
+//! Speech: each inbound format ↔ the speech seam ([`Synthesis`],
+//! [`AudioChunk`](tollgate_upstream::speech::AudioChunk), [`Synthesized`]), whatever format the
+//! channel speaks.
 //!
 //! From `/v1/audio/speech`:
 //! * the model becomes the catalog's upstream id; the voice goes as the client named it, with the

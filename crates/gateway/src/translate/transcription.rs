@@ -1,5 +1,5 @@
 //! Recognition: each inbound form ↔ the recognition seam ([`Recognition`], [`Transcription`],
-//! [`TextDelta`]), whatever format the channel speaks.
+//! [`TextDelta`](tollgate_upstream::recognition::TextDelta)), whatever format the channel speaks.
 //!
 //! From `/v1/audio/transcriptions`:
 //! * the model becomes the catalog's upstream id (`whisper-1` and friends resolve through the
