@@ -7,12 +7,15 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tollgate_billing::Tariff;
+use tollgate_upstream::embeddings::{Embedder, OpenAiEmbeddings};
+use tollgate_upstream::genai::{Genai, TextGenerator};
 use tollgate_upstream::openai_speech::OpenAiSpeech;
 use tollgate_upstream::openai_transcription::OpenAiTranscription;
 use tollgate_upstream::recognition::Recognizer;
 use tollgate_upstream::speech::Synthesizer;
 use tollgate_upstream::stt::Stt;
 use tollgate_upstream::t2a::T2a;
+use tollgate_upstream::tasks::{Ark, GenericVideo, VideoTasks};
 use tollgate_upstream::{Endpoint, Timeouts, UpstreamError};
 
 /// A configured upstream, ready to call.
@@ -42,10 +45,7 @@ impl Channel {
         match self.format {
             ChannelFormat::T2a => Ok(&T2a),
             ChannelFormat::OpenAiSpeech => Ok(&OpenAiSpeech),
-            other => Err(UpstreamError::Config(format!(
-                "channel {} speaks {other:?}, not a speech format",
-                self.name
-            ))),
+            _ => Err(self.not_a("speech")),
         }
     }
 
@@ -54,11 +54,41 @@ impl Channel {
         match self.format {
             ChannelFormat::Stt => Ok(&Stt),
             ChannelFormat::OpenAiTranscription => Ok(&OpenAiTranscription),
-            other => Err(UpstreamError::Config(format!(
-                "channel {} speaks {other:?}, not a recognition format",
-                self.name
-            ))),
+            _ => Err(self.not_a("recognition")),
         }
+    }
+
+    /// The channel's adapter behind the embeddings seam.
+    pub fn embedder(&self) -> Result<&'static dyn Embedder, UpstreamError> {
+        match self.format {
+            ChannelFormat::OpenAiEmbeddings => Ok(&OpenAiEmbeddings),
+            _ => Err(self.not_a("embeddings")),
+        }
+    }
+
+    /// The channel's adapter behind the text-generation seam.
+    pub fn text_generator(&self) -> Result<&'static dyn TextGenerator, UpstreamError> {
+        match self.format {
+            ChannelFormat::Genai => Ok(&Genai),
+            _ => Err(self.not_a("text generation")),
+        }
+    }
+
+    /// The channel's adapter behind the video-task seam.
+    pub fn video_tasks(&self) -> Result<&'static dyn VideoTasks, UpstreamError> {
+        match self.format {
+            ChannelFormat::Ark => Ok(&Ark),
+            ChannelFormat::GenericVideo => Ok(&GenericVideo),
+            _ => Err(self.not_a("video task")),
+        }
+    }
+
+    /// A call of another modality than the channel's: the catalog never makes one.
+    fn not_a(&self, modality: &str) -> UpstreamError {
+        UpstreamError::Config(format!(
+            "channel {} speaks {:?}, not a {modality} format",
+            self.name, self.format
+        ))
     }
 }
 

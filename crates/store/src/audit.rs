@@ -66,6 +66,15 @@ impl Store {
             });
         };
 
+        // One snapshot for every read: on a live database, a charge written between two reads
+        // would otherwise show as money created or lost.
+        let mut tx = self.pool().begin().await?;
+        if self.backend() == crate::Backend::Postgres {
+            sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                .execute(&mut *tx)
+                .await?;
+        }
+
         // Per account: the stored figures against what the rows say. SUM over BIGINT is NUMERIC
         // on PostgreSQL, which `Any` cannot read: cast it back.
         let accounts: Vec<AccountFigures> = sqlx::query_as(
@@ -75,7 +84,7 @@ impl Store {
                 CAST(COALESCE((SELECT SUM(s.amount_nanos) FROM leases s WHERE s.account_id = a.id AND s.state = 'open'), 0) AS BIGINT)
              FROM accounts a ORDER BY a.id",
         )
-        .fetch_all(self.pool())
+        .fetch_all(&mut *tx)
         .await?;
         let mut negative_accounts = Vec::new();
         let mut total_balance: i64 = 0;
@@ -134,7 +143,7 @@ impl Store {
                 CAST(COALESCE((SELECT SUM(-l.amount_nanos) FROM ledger l WHERE l.hold_id = h.id), 0) AS BIGINT)
              FROM holds h ORDER BY h.id",
         )
-        .fetch_all(self.pool())
+        .fetch_all(&mut *tx)
         .await?;
         for (id, state, captured, rows, charged) in &holds {
             match state.as_str() {
@@ -158,7 +167,7 @@ impl Store {
             "SELECT t.id, t.status, t.hold_id, h.state FROM tasks t
              LEFT JOIN holds h ON h.id = t.hold_id ORDER BY t.id",
         )
-        .fetch_all(self.pool())
+        .fetch_all(&mut *tx)
         .await?;
         for (id, status, hold, hold_state) in &tasks {
             let expected = match status.as_str() {
@@ -181,7 +190,7 @@ impl Store {
         let now = now_millis();
         let leases: Vec<(String, String, i64, i64)> =
             sqlx::query_as("SELECT id, state, amount_nanos, expires_at FROM leases ORDER BY id")
-                .fetch_all(self.pool())
+                .fetch_all(&mut *tx)
                 .await?;
         for (id, state, amount, expires_at) in &leases {
             if state == "open" && *expires_at < now - LEASE_EXPIRY_GRACE_MS {
@@ -204,7 +213,7 @@ impl Store {
                     CAST(COALESCE(SUM(CASE WHEN anomaly IS NOT NULL THEN 1 ELSE 0 END), 0) AS BIGINT)
              FROM ledger",
         )
-        .fetch_one(self.pool())
+        .fetch_one(&mut *tx)
         .await?;
         if credited.checked_sub(charged) != Some(total_balance) {
             flag(
@@ -221,11 +230,13 @@ impl Store {
         let charge_without_hold: Vec<(String,)> = sqlx::query_as(
             "SELECT id FROM ledger WHERE kind = 'charge' AND hold_id IS NULL ORDER BY id",
         )
-        .fetch_all(self.pool())
+        .fetch_all(&mut *tx)
         .await?;
         for (id,) in &charge_without_hold {
             flag("charge_has_hold", id, "a charge row names no hold".into());
         }
+
+        tx.rollback().await?;
 
         let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
         Ok(AuditReport {

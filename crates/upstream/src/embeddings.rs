@@ -4,6 +4,8 @@
 
 use crate::client::{HttpClient, full_body};
 use crate::{Endpoint, UpstreamError};
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
 use http::{Method, Request, header};
 use std::time::{Duration, Instant};
 use tollgate_embeddings::{EmbeddingRequest, EmbeddingResponse};
@@ -19,6 +21,35 @@ pub struct Answer<T> {
     pub body: T,
     /// From sending the request to the end of the response body.
     pub upstream_time: Duration,
+}
+
+/// The embeddings seam: what the gateway asks of an embeddings channel. Its request and answer
+/// are OpenAI's embeddings types — the format every embeddings vendor copies — so the one
+/// format today, `openai-embeddings` ([`OpenAiEmbeddings`]), sends them as they are; a vendor
+/// with another shape translates to and from them in its adapter.
+pub trait Embedder: Send + Sync {
+    /// Embeds the request's inputs.
+    fn embed<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        request: &'a EmbeddingRequest,
+    ) -> BoxFuture<'a, Result<Answer<EmbeddingResponse>, UpstreamError>>;
+}
+
+/// The `openai-embeddings` format behind the embeddings seam.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenAiEmbeddings;
+
+impl Embedder for OpenAiEmbeddings {
+    fn embed<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        request: &'a EmbeddingRequest,
+    ) -> BoxFuture<'a, Result<Answer<EmbeddingResponse>, UpstreamError>> {
+        create(client, endpoint, request).boxed()
+    }
 }
 
 /// Calls `POST /v1/embeddings` on `endpoint`.

@@ -17,7 +17,8 @@ use crate::client::{HttpClient, full_body, sse_events};
 use crate::embeddings::{Answer, retry_after};
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt};
+use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, Stream, StreamExt};
 use http::{Method, Request, header};
 use std::pin::Pin;
 use std::time::Instant;
@@ -40,6 +41,76 @@ pub struct Frame {
 
 /// Events as they arrive; an `Err` is the last item.
 pub type FrameStream = Pin<Box<dyn Stream<Item = Result<Frame, UpstreamError>> + Send>>;
+
+/// The text-generation seam: what the gateway asks of a text channel. Its requests and answers
+/// are the native `generateContent` format, as bytes — the richest of the text formats (parts,
+/// thinking, tools, safety), which the gateway relays without re-encoding and into which its
+/// chat-completions and Responses bridges translate — so the one format today, `genai`
+/// ([`Genai`]), sends them as they are; a vendor of another format translates in its adapter.
+pub trait TextGenerator: Send + Sync {
+    /// A whole answer.
+    fn generate<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        model: &'a str,
+        body: Bytes,
+    ) -> BoxFuture<'a, Result<Answer<Bytes>, UpstreamError>>;
+
+    /// The answer as events; returns once the response head has arrived.
+    fn stream<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        model: &'a str,
+        body: Bytes,
+    ) -> BoxFuture<'a, Result<FrameStream, UpstreamError>>;
+
+    /// The upstream's count of the request's tokens.
+    fn count_tokens<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        model: &'a str,
+        body: Bytes,
+    ) -> BoxFuture<'a, Result<Answer<Bytes>, UpstreamError>>;
+}
+
+/// The `genai` format behind the text-generation seam.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Genai;
+
+impl TextGenerator for Genai {
+    fn generate<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        model: &'a str,
+        body: Bytes,
+    ) -> BoxFuture<'a, Result<Answer<Bytes>, UpstreamError>> {
+        generate(client, endpoint, model, body).boxed()
+    }
+
+    fn stream<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        model: &'a str,
+        body: Bytes,
+    ) -> BoxFuture<'a, Result<FrameStream, UpstreamError>> {
+        stream(client, endpoint, model, body).boxed()
+    }
+
+    fn count_tokens<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        model: &'a str,
+        body: Bytes,
+    ) -> BoxFuture<'a, Result<Answer<Bytes>, UpstreamError>> {
+        count_tokens(client, endpoint, model, body).boxed()
+    }
+}
 
 /// `:generateContent`: the vendor's JSON answer, as bytes.
 pub async fn generate(

@@ -9,9 +9,10 @@
 //! and returns a typed response or an [`UpstreamError`] that says whether anything reached the
 //! upstream — which is what decides failover (DESIGN §6).
 //!
-//! Speech synthesis and recognition each have a seam — a trait every channel format of the
-//! modality implements ([`speech::Synthesizer`], [`recognition::Recognizer`]) — so that a model
-//! may list channels of different formats and the gateway calls them alike.
+//! Each modality has a seam — a trait every channel format of the modality implements
+//! ([`speech::Synthesizer`], [`recognition::Recognizer`], [`embeddings::Embedder`],
+//! [`genai::TextGenerator`], [`tasks::VideoTasks`]) — so that a model may list channels of
+//! different formats and the gateway calls them alike.
 //!
 //! Formats: `openai-embeddings` ([`embeddings`]); speech `t2a` ([`t2a`]) and `openai-speech`
 //! ([`openai_speech`]); recognition `stt` ([`stt`]) and `openai-transcription`

@@ -13,6 +13,8 @@ use crate::client::{HttpClient, full_body};
 use crate::embeddings::{Answer, openai_error_message, retry_after};
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
 use http::{Method, Request, header};
 use serde::de::DeserializeOwned;
 use std::time::Instant;
@@ -21,6 +23,160 @@ use tollgate_generic_tasks::{CreateVideoRequest, VideoTask};
 
 /// The largest task answer read.
 const MAX_RESPONSE: usize = 4 << 20;
+
+/// A task to create, in its format: each public task endpoint speaks one of the two formats and
+/// relays its upstream's task records faithfully (their every field reaches the client), so the
+/// seam carries the format's own types rather than a common subset.
+#[derive(Debug, Clone)]
+pub enum TaskRequest {
+    /// An Ark content-generation task.
+    Ark(CreateTaskRequest),
+    /// A generic video task.
+    Generic(CreateVideoRequest),
+}
+
+/// An upstream's record of a task, in its format (boxed: records are large).
+#[derive(Debug, Clone)]
+pub enum TaskRecord {
+    /// Ark's.
+    Ark(Box<Task>),
+    /// The generic format's.
+    Generic(Box<VideoTask>),
+}
+
+/// The video-task seam: create, get and cancel a task on a task channel. (Listing stays with
+/// the gateway, which lists its clients' tasks from its own table: an upstream's list is the
+/// whole channel account's.) One adapter per format: `ark` ([`Ark`]), `generic-video`
+/// ([`GenericVideo`]).
+pub trait VideoTasks: Send + Sync {
+    /// Creates the task; returns the upstream's id. Never retried (DESIGN §6).
+    fn create<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        request: &'a TaskRequest,
+    ) -> BoxFuture<'a, Result<Answer<String>, UpstreamError>>;
+
+    /// The upstream's record of task `id`.
+    fn get<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Answer<TaskRecord>, UpstreamError>>;
+
+    /// Cancels task `id` (or removes it, once finished).
+    fn cancel<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<(), UpstreamError>>;
+}
+
+/// A request in the other format than the channel's: the catalog never pairs them.
+fn wrong_format(channel: &str) -> UpstreamError {
+    UpstreamError::Config(format!(
+        "a {channel} channel was given a task of another format"
+    ))
+}
+
+/// The `ark` format behind the video-task seam.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ark;
+
+impl VideoTasks for Ark {
+    fn create<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        request: &'a TaskRequest,
+    ) -> BoxFuture<'a, Result<Answer<String>, UpstreamError>> {
+        async move {
+            match request {
+                TaskRequest::Ark(request) => ark_create(client, endpoint, request).await,
+                TaskRequest::Generic(_) => Err(wrong_format("ark")),
+            }
+        }
+        .boxed()
+    }
+
+    fn get<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Answer<TaskRecord>, UpstreamError>> {
+        async move {
+            let answer = ark_get(client, endpoint, id).await?;
+            Ok(Answer {
+                body: TaskRecord::Ark(Box::new(answer.body)),
+                upstream_time: answer.upstream_time,
+            })
+        }
+        .boxed()
+    }
+
+    fn cancel<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<(), UpstreamError>> {
+        ark_delete(client, endpoint, id).boxed()
+    }
+}
+
+/// The `generic-video` format behind the video-task seam. The format has no cancel.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GenericVideo;
+
+impl VideoTasks for GenericVideo {
+    fn create<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        request: &'a TaskRequest,
+    ) -> BoxFuture<'a, Result<Answer<String>, UpstreamError>> {
+        async move {
+            match request {
+                TaskRequest::Generic(request) => generic_create(client, endpoint, request).await,
+                TaskRequest::Ark(_) => Err(wrong_format("generic-video")),
+            }
+        }
+        .boxed()
+    }
+
+    fn get<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Answer<TaskRecord>, UpstreamError>> {
+        async move {
+            let answer = generic_get(client, endpoint, id).await?;
+            Ok(Answer {
+                body: TaskRecord::Generic(Box::new(answer.body)),
+                upstream_time: answer.upstream_time,
+            })
+        }
+        .boxed()
+    }
+
+    fn cancel<'a>(
+        &'a self,
+        _client: &'a HttpClient,
+        _endpoint: &'a Endpoint,
+        _id: &'a str,
+    ) -> BoxFuture<'a, Result<(), UpstreamError>> {
+        async {
+            Err(UpstreamError::Config(
+                "the generic video format has no cancel".into(),
+            ))
+        }
+        .boxed()
+    }
+}
 
 /// Ark: `POST /api/v3/contents/generations/tasks`. Returns the upstream task id.
 pub async fn ark_create(

@@ -16,7 +16,7 @@ use tollgate_clip_tasks::{
 };
 use tollgate_store::Principal;
 use tollgate_store::{Outcome, Store};
-use tollgate_upstream::tasks as upstream;
+use tollgate_upstream::tasks::TaskRequest;
 
 /// `POST`: the request flow of DESIGN §2, top to bottom.
 pub async fn create(
@@ -67,14 +67,7 @@ pub async fn create(
         &principal,
         &entry,
         submission,
-        move |http, endpoint| {
-            let body = upstream_request.clone();
-            async move {
-                upstream::ark_create(&http, &endpoint, &body)
-                    .await
-                    .map(|answer| answer.body)
-            }
-        },
+        TaskRequest::Ark(upstream_request),
     )
     .await?;
 
@@ -173,7 +166,10 @@ pub async fn delete(
                 )
                 .retry_after(1));
             };
-            upstream::ark_delete(&state.http, &channel.endpoint, upstream_id)
+            channel
+                .video_tasks()
+                .map_err(|e| crate::relay::upstream_error(&e))?
+                .cancel(&state.http, &channel.endpoint, upstream_id)
                 .await
                 .map_err(|e| crate::relay::upstream_error(&e))?;
             let error = serde_json::json!({"code": "cancelled", "message": "the task was cancelled by its owner and refunded"});

@@ -14,7 +14,6 @@ use hyper::body::Incoming;
 use tollgate_billing::Usage;
 use tollgate_embeddings::{EmbeddingRequest, model_family, validate, validate_input_token_counts};
 use tollgate_store::Principal;
-use tollgate_upstream::embeddings as upstream;
 
 /// Inputs larger than this are tokenized on the blocking pool, not on a runtime thread.
 const INLINE_TOKENIZE_BYTES: usize = 64 << 10;
@@ -62,9 +61,14 @@ pub async fn create(
     // 6–8 run to completion even if the client goes away.
     let (response, upstream_time) = relay::to_completion(async move {
         let upstream_request = translate::to_upstream(&request, &entry);
-        let called = relay::with_failover(&entry, |_, endpoint| {
+        let called = relay::with_failover(&entry, |channel, endpoint| {
             let (state, upstream_request) = (state.clone(), &upstream_request);
-            async move { upstream::create(&state.http, &endpoint, upstream_request).await }
+            async move {
+                channel
+                    .embedder()?
+                    .embed(&state.http, &endpoint, upstream_request)
+                    .await
+            }
         })
         .await;
         let (answer, channel) = match called {

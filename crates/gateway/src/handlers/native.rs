@@ -28,7 +28,7 @@ use tollgate_billing::Usage;
 use tollgate_native_genai::models::ModelLimits;
 use tollgate_native_genai::{CountTokensRequest, GenerateContentRequest, GenerateContentResponse};
 use tollgate_store::Principal;
-use tollgate_upstream::genai as upstream;
+use tollgate_upstream::genai::FrameStream;
 
 /// How `generateContent`'s answer is delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,12 +178,14 @@ pub async fn open_stream(
     state: &Arc<State>,
     entry: &Arc<crate::catalog::ModelEntry>,
     raw: Bytes,
-) -> Result<(upstream::FrameStream, std::time::Duration), tollgate_upstream::UpstreamError> {
-    let opened = relay::with_failover(entry, |_, endpoint| {
+) -> Result<(FrameStream, std::time::Duration), tollgate_upstream::UpstreamError> {
+    let opened = relay::with_failover(entry, |channel, endpoint| {
         let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
         async move {
             let started = std::time::Instant::now();
-            upstream::stream(&state.http, &endpoint, &model, raw)
+            channel
+                .text_generator()?
+                .stream(&state.http, &endpoint, &model, raw)
                 .await
                 .map(|frames| (frames, started.elapsed()))
         }
@@ -203,9 +205,14 @@ pub async fn generate_whole(
 ) -> Result<(Bytes, std::time::Duration), ApiError> {
     let (state, entry) = (state.clone(), entry.clone());
     crate::spawn_for_request(async move {
-        let called = relay::with_failover(&entry, |_, endpoint| {
+        let called = relay::with_failover(&entry, |channel, endpoint| {
             let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
-            async move { upstream::generate(&state.http, &endpoint, &model, raw).await }
+            async move {
+                channel
+                    .text_generator()?
+                    .generate(&state.http, &endpoint, &model, raw)
+                    .await
+            }
         })
         .await;
         let answer = match called {
@@ -270,9 +277,14 @@ pub async fn count_tokens(
     let (model, _) = routes::native_model(parts.uri.path());
     let (entry, _) = native_model(&state, model)?;
     auth::admit_model(&principal, &entry.public)?;
-    let (answer, _) = relay::with_failover(&entry, |_, endpoint| {
+    let (answer, _) = relay::with_failover(&entry, |channel, endpoint| {
         let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
-        async move { upstream::count_tokens(&state.http, &endpoint, &model, raw).await }
+        async move {
+            channel
+                .text_generator()?
+                .count_tokens(&state.http, &endpoint, &model, raw)
+                .await
+        }
     })
     .await
     .map_err(|e| relay::upstream_error(&e))?;

@@ -13,7 +13,7 @@ use hyper::body::Incoming;
 use tollgate_generic_tasks::{CreateVideoRequest, CreateVideoResponse, spec, validate};
 use tollgate_store::Principal;
 use tollgate_store::Store;
-use tollgate_upstream::tasks as upstream;
+use tollgate_upstream::tasks::TaskRequest;
 
 /// `POST`: the request flow of DESIGN §2, top to bottom.
 pub async fn create(
@@ -62,14 +62,7 @@ pub async fn create(
         &principal,
         &entry,
         submission,
-        move |http, endpoint| {
-            let body = upstream_request.clone();
-            async move {
-                upstream::generic_create(&http, &endpoint, &body)
-                    .await
-                    .map(|answer| answer.body)
-            }
-        },
+        TaskRequest::Generic(upstream_request),
     )
     .await?;
 

@@ -15,12 +15,11 @@ use crate::errors::{ApiError, ErrorKind};
 use crate::relay;
 use crate::state::State;
 use serde::{Deserialize, Serialize};
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tollgate_billing::{Amount, Tariff, Usage};
 use tollgate_store::{NewTask, Outcome, Poll, PriceGroup, Principal, Settlement, Task, TaskState};
-use tollgate_upstream::{HttpClient, UpstreamError};
+use tollgate_upstream::tasks::TaskRequest;
 
 /// What is priced at submit and kept on the task row, so that a price change later never
 /// reprices a task in flight (DESIGN §5).
@@ -80,17 +79,13 @@ pub struct Submission {
 /// An upstream refusal fails the row and releases the hold, and the client hears the upstream's
 /// error. Runs to completion even when the client goes away: an upstream that has the task bills
 /// for it, so the row must learn its id.
-pub async fn submit<F, Fut>(
+pub async fn submit(
     state: &Arc<State>,
     principal: &Principal,
     entry: &Arc<ModelEntry>,
     submission: Submission,
-    mut create: F,
-) -> Result<Task, ApiError>
-where
-    F: FnMut(HttpClient, tollgate_upstream::Endpoint) -> Fut + Send + 'static,
-    Fut: Future<Output = Result<String, UpstreamError>> + Send,
-{
+    request: TaskRequest,
+) -> Result<Task, ApiError> {
     crate::usage::note(|record| record.model = Some(entry.public.clone()));
     crate::auth::admit_model(principal, &entry.public)?;
     // The caller's price group, snapshot with the rest of the pricing.
@@ -152,8 +147,17 @@ where
 
     let (state, entry) = (state.clone(), entry.clone());
     crate::spawn_for_request(async move {
-        let http = state.http.clone();
-        let called = relay::with_failover(&entry, |_, endpoint| create(http.clone(), endpoint)).await;
+        let called = relay::with_failover(&entry, |channel, endpoint| {
+            let (state, request) = (state.clone(), &request);
+            async move {
+                let created = channel
+                    .video_tasks()?
+                    .create(&state.http, &endpoint, request)
+                    .await?;
+                Ok(created.body)
+            }
+        })
+        .await;
         match called {
             Ok((upstream_id, channel)) => {
                 let recorded = state

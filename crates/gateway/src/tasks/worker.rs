@@ -22,7 +22,8 @@ use std::time::Duration;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::task::JoinHandle;
 use tollgate_store::{Outcome, Task};
-use tollgate_upstream::{Endpoint, Timeouts, UpstreamError, tasks as upstream};
+use tollgate_upstream::tasks::TaskRecord;
+use tollgate_upstream::{Endpoint, Timeouts, UpstreamError};
 
 /// The most tasks leased by one poller at a time.
 const BATCH: usize = 64;
@@ -139,15 +140,16 @@ async fn poll_one(
         timeouts: *timeouts,
         ..channel.endpoint.clone()
     };
-    let observed: Result<Observation, UpstreamError> = match channel.format {
-        ChannelFormat::Ark => upstream::ark_get(&state.http, &endpoint, &upstream_id)
-            .await
-            .map(|answer| clip::observe(answer.body, &pricing, now)),
-        ChannelFormat::GenericVideo => upstream::generic_get(&state.http, &endpoint, &upstream_id)
-            .await
-            .map(|answer| video::observe(answer.body, &pricing, now)),
-        _ => return,
+    let Ok(tasks) = channel.video_tasks() else {
+        return;
     };
+    let observed: Result<Observation, UpstreamError> = tasks
+        .get(&state.http, &endpoint, &upstream_id)
+        .await
+        .map(|answer| match answer.body {
+            TaskRecord::Ark(record) => clip::observe(*record, &pricing, now),
+            TaskRecord::Generic(record) => video::observe(*record, &pricing, now),
+        });
     match observed {
         Ok(observation) => {
             let word = match &observation {
