@@ -132,6 +132,7 @@ def test_ten_sentences_spoken_recognised_and_billed_exactly():
         billed_seconds += 2 * seconds
 
     print("\n".join(f"{r!r} -> {h!r}" for r, h in compat + vendor))
+    print(f"WER: transcriptions {wer(compat):.1%}, speech_to_text {wer(vendor):.1%}")
     assert wer(compat) < 0.20, wer(compat)
     assert wer(vendor) < 0.20, wer(vendor)
 
