@@ -248,6 +248,32 @@ where
     })
 }
 
+/// A request to `path` on `endpoint`, carrying the endpoint's key as `Authorization: Bearer`
+/// (the channel formats that use it: all but `genai`).
+pub(crate) fn bearer_request(
+    endpoint: &Endpoint,
+    method: http::Method,
+    path: &str,
+) -> http::request::Builder {
+    let builder = Request::builder().method(method).uri(endpoint.url(path));
+    match &endpoint.api_key {
+        Some(key) => builder.header(http::header::AUTHORIZATION, format!("Bearer {key}")),
+        None => builder,
+    }
+}
+
+/// A `POST` of the JSON `body` to `path` with the endpoint's Bearer key.
+pub(crate) fn json_post(
+    endpoint: &Endpoint,
+    path: &str,
+    body: Vec<u8>,
+) -> Result<Request<Body>, UpstreamError> {
+    bearer_request(endpoint, http::Method::POST, path)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(full_body(body))
+        .map_err(|e| UpstreamError::Config(e.to_string()))
+}
+
 /// A buffered request body.
 pub fn full_body(bytes: impl Into<Bytes>) -> Body {
     http_body_util::Full::new(bytes.into())

@@ -2,11 +2,11 @@
 //! `Authorization: Bearer`, JSON in and out (wire-formats §2), errors in OpenAI's
 //! `{error:{message,type,param,code}}` shape (§1.3).
 
-use crate::client::{HttpClient, full_body};
+use crate::client::{HttpClient, json_post};
 use crate::{Endpoint, UpstreamError};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use http::{Method, Request, header};
+use http::header;
 use std::time::{Duration, Instant};
 use tollgate_embeddings::{EmbeddingRequest, EmbeddingResponse};
 
@@ -59,17 +59,11 @@ pub async fn create(
     request: &EmbeddingRequest,
 ) -> Result<Answer<EmbeddingResponse>, UpstreamError> {
     let body = serde_json::to_vec(request).map_err(|e| UpstreamError::Protocol(e.to_string()))?;
-    let mut builder = Request::builder()
-        .method(Method::POST)
-        .uri(endpoint.url("/v1/embeddings"))
-        .header(header::CONTENT_TYPE, "application/json")
-        .header(header::ACCEPT, "application/json");
-    if let Some(key) = &endpoint.api_key {
-        builder = builder.header(header::AUTHORIZATION, format!("Bearer {key}"));
-    }
-    let http_request = builder
-        .body(full_body(body))
-        .map_err(|e| UpstreamError::Config(e.to_string()))?;
+    let mut http_request = json_post(endpoint, "/v1/embeddings", body)?;
+    http_request.headers_mut().insert(
+        header::ACCEPT,
+        header::HeaderValue::from_static("application/json"),
+    );
     let started = Instant::now();
     let response = client.send(http_request, &endpoint.timeouts).await?;
     let status = response.status();

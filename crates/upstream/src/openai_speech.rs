@@ -5,7 +5,7 @@
 //! OpenAI's `speech.audio.delta` / `speech.audio.done` events. Errors are OpenAI-style bodies
 //! with a real HTTP status. The vendor reports no characters: the gateway bills its own count.
 
-use crate::client::{HttpClient, body_stream, full_body, sse_events};
+use crate::client::{HttpClient, body_stream, json_post, sse_events};
 use crate::embeddings::{Answer, openai_refusal};
 use crate::speech::{AudioChunk, ChunkStream, Synthesis, Synthesized, Synthesizer};
 use crate::{Endpoint, UpstreamError};
@@ -14,7 +14,7 @@ use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
-use http::{Method, Request, header};
+use http::header;
 use serde::Serialize;
 use std::time::Instant;
 use tollgate_compat_audio::SpeechStreamEvent;
@@ -75,16 +75,7 @@ impl OpenAiSpeech {
     ) -> Result<http::Response<hyper::body::Incoming>, UpstreamError> {
         let body = serde_json::to_vec(&Self::body(synthesis))
             .map_err(|e| UpstreamError::Protocol(e.to_string()))?;
-        let mut builder = Request::builder()
-            .method(Method::POST)
-            .uri(endpoint.url("/v1/audio/speech"))
-            .header(header::CONTENT_TYPE, "application/json");
-        if let Some(key) = &endpoint.api_key {
-            builder = builder.header(header::AUTHORIZATION, format!("Bearer {key}"));
-        }
-        let request = builder
-            .body(full_body(body))
-            .map_err(|e| UpstreamError::Config(e.to_string()))?;
+        let request = json_post(endpoint, "/v1/audio/speech", body)?;
         let response = client.send(request, &endpoint.timeouts).await?;
         if response.status().is_success() {
             return Ok(response);

@@ -11,7 +11,7 @@
 //! `usage {type: "duration", seconds}` when the server reports it; when it does not, the gateway
 //! bills the duration it probed from the file.
 
-use crate::client::{HttpClient, sse_events};
+use crate::client::{HttpClient, bearer_request, sse_events};
 use crate::embeddings::{Answer, openai_refusal};
 use crate::multipart::{FilePart, form};
 use crate::recognition::{
@@ -20,7 +20,7 @@ use crate::recognition::{
 use crate::{Endpoint, UpstreamError};
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
-use http::{Method, Request, header};
+use http::{Method, header};
 use serde::Deserialize;
 use std::time::Instant;
 
@@ -75,15 +75,9 @@ impl OpenAiTranscription {
         file: FilePart<'_>,
     ) -> Result<http::Response<hyper::body::Incoming>, UpstreamError> {
         let form = form(fields, file);
-        let mut builder = Request::builder()
-            .method(Method::POST)
-            .uri(endpoint.url("/v1/audio/transcriptions"))
+        let request = bearer_request(endpoint, Method::POST, "/v1/audio/transcriptions")
             .header(header::CONTENT_TYPE, form.content_type)
-            .header(header::CONTENT_LENGTH, form.content_length);
-        if let Some(key) = &endpoint.api_key {
-            builder = builder.header(header::AUTHORIZATION, format!("Bearer {key}"));
-        }
-        let request = builder
+            .header(header::CONTENT_LENGTH, form.content_length)
             .body(form.body)
             .map_err(|e| UpstreamError::Config(e.to_string()))?;
         let response = client.send(request, &endpoint.timeouts).await?;

@@ -3,7 +3,7 @@
 //! source, and the language hint as an HTTP header (wire-formats §4). Errors are OpenAI-style
 //! bodies with a real HTTP status.
 
-use crate::client::{HttpClient, sse_events};
+use crate::client::{HttpClient, bearer_request, sse_events};
 use crate::embeddings::{Answer, openai_error_message, openai_refusal};
 use crate::multipart::{FilePart, form};
 use crate::recognition::{
@@ -12,7 +12,7 @@ use crate::recognition::{
 use crate::{Endpoint, UpstreamError};
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, Stream, StreamExt};
-use http::{Method, Request, header};
+use http::{Method, header};
 use std::pin::Pin;
 use std::time::Instant;
 use tollgate_vendor_audio::stt::LANGUAGE_HEADER;
@@ -231,14 +231,9 @@ async fn send(
 ) -> Result<http::Response<hyper::body::Incoming>, UpstreamError> {
     let fields = params.to_fields();
     let form = form(&fields, file);
-    let mut builder = Request::builder()
-        .method(Method::POST)
-        .uri(endpoint.url("/v1/speech_to_text"))
+    let mut builder = bearer_request(endpoint, Method::POST, "/v1/speech_to_text")
         .header(header::CONTENT_TYPE, form.content_type)
         .header(header::CONTENT_LENGTH, form.content_length);
-    if let Some(key) = &endpoint.api_key {
-        builder = builder.header(header::AUTHORIZATION, format!("Bearer {key}"));
-    }
     if let Some(language) = params.language.as_deref().filter(|l| !l.is_empty()) {
         builder = builder.header(LANGUAGE_HEADER, language);
     }

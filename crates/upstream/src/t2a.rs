@@ -7,14 +7,14 @@
 //! * streamed frames come separated by LF or CRLF blank lines, may end with `data: [DONE]`, and an
 //!   error can arrive as a frame mid-stream — it ends the stream with that error.
 
-use crate::client::{HttpClient, full_body, sse_events};
+use crate::client::{HttpClient, json_post, sse_events};
 use crate::embeddings::{Answer, retry_after};
 use crate::speech::{AudioChunk, AudioFormat, ChunkStream, Synthesis, Synthesized, Synthesizer};
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, Stream, StreamExt};
-use http::{Method, Request, header};
+use http::header;
 use std::pin::Pin;
 use std::time::Instant;
 use tollgate_compat_audio::speech::is_stock_voice;
@@ -259,16 +259,7 @@ async fn send(
     request: &T2aRequest,
 ) -> Result<http::Response<hyper::body::Incoming>, UpstreamError> {
     let body = serde_json::to_vec(request).map_err(|e| UpstreamError::Protocol(e.to_string()))?;
-    let mut builder = Request::builder()
-        .method(Method::POST)
-        .uri(endpoint.url("/v1/t2a_v2"))
-        .header(header::CONTENT_TYPE, "application/json");
-    if let Some(key) = &endpoint.api_key {
-        builder = builder.header(header::AUTHORIZATION, format!("Bearer {key}"));
-    }
-    let http_request = builder
-        .body(full_body(body))
-        .map_err(|e| UpstreamError::Config(e.to_string()))?;
+    let http_request = json_post(endpoint, "/v1/t2a_v2", body)?;
     let response = client.send(http_request, &endpoint.timeouts).await?;
     let status = response.status();
     if status.is_success() {

@@ -9,13 +9,13 @@
 //! Creates are never retried here: a timeout after sending may have created a paid task upstream
 //! (DESIGN §6). The caller decides what a failure means.
 
-use crate::client::{HttpClient, full_body};
+use crate::client::{HttpClient, bearer_request, full_body};
 use crate::embeddings::{Answer, openai_error_message, retry_after};
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use http::{Method, Request, header};
+use http::{Method, header};
 use serde::de::DeserializeOwned;
 use std::time::Instant;
 use tollgate_clip_tasks::{ArkError, CreateTaskRequest, ListQuery, ListResponse, Task};
@@ -298,15 +298,10 @@ async fn call<T: DeserializeOwned>(
     body: Option<Vec<u8>>,
     error_message: fn(&[u8]) -> String,
 ) -> Result<Answer<T>, UpstreamError> {
-    let mut builder = Request::builder()
-        .method(method)
-        .uri(endpoint.url(path))
-        .header(header::ACCEPT, "application/json");
+    let mut builder =
+        bearer_request(endpoint, method, path).header(header::ACCEPT, "application/json");
     if body.is_some() {
         builder = builder.header(header::CONTENT_TYPE, "application/json");
-    }
-    if let Some(key) = &endpoint.api_key {
-        builder = builder.header(header::AUTHORIZATION, format!("Bearer {key}"));
     }
     let request = builder
         .body(full_body(body.map(Bytes::from).unwrap_or_default()))
