@@ -176,6 +176,14 @@ impl ChannelHealth {
             .push_back(u32::try_from(elapsed.as_millis()).unwrap_or(u32::MAX));
     }
 
+    /// A call that could not be sent because every key of the channel rests: a failure of the
+    /// channel as far as its circuit goes (and the end of a half-open trial), with no latency.
+    pub fn record_unavailable(&self) {
+        let mut c = self.counters();
+        c.circuit.record(false, Instant::now());
+        c.failures += 1;
+    }
+
     /// Switches the channel off or on.
     pub fn set_disabled(&self, disabled: bool) {
         self.disabled.store(disabled, Ordering::Relaxed);
@@ -435,6 +443,22 @@ mod tests {
         }
         assert_eq!(counts, [100, 100, 200]);
         assert_eq!(Rotation::new(vec![5]).order(), [0]);
+    }
+
+    #[test]
+    fn a_channel_whose_keys_all_rest_ends_its_trial_as_a_failure() {
+        let h = ChannelHealth::default();
+        for _ in 0..TRIP_AFTER {
+            h.record(false, Duration::from_millis(1));
+        }
+        assert_eq!(h.admit(), Admit::CircuitOpen);
+        h.counters().circuit.opened_at = Some(Instant::now() - OPEN_FOR);
+        assert_eq!(h.admit(), Admit::Yes, "the half-open trial");
+        h.record_unavailable();
+        let r = h.report();
+        assert_eq!(r.circuit, CircuitState::Open, "the trial ended: reopened");
+        assert_eq!(r.failures, u64::from(TRIP_AFTER) + 1);
+        assert_eq!(r.latency_ms.p99, Some(1), "no latency recorded for it");
     }
 
     #[test]

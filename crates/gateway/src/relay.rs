@@ -100,7 +100,9 @@ where
     let mut refused = None;
     loop {
         let Some((index, key)) = channel.keys.pick(Instant::now()) else {
-            // No work was done on any key: the next channel may be tried.
+            // The channel cannot take the call (its circuit hears so, which also ends a
+            // half-open trial); no work was done on any key, so the next channel may be tried.
+            channel.health.record_unavailable();
             return Err(refused.unwrap_or_else(|| {
                 UpstreamError::NoChannel(format!(
                     "every key of channel {} is resting after the upstream refused it",
