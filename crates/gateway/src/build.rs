@@ -74,9 +74,8 @@ pub struct Background {
 
 impl Background {
     /// Starts it for `state`: the operators' channel switches followed, the usage log pruned
-    /// (after `[usage] retention_days`) and rolled up, and — with `[tasks] workers` and task
-    /// channels — the video-task pollers and sweeper (a restarted replica picks up every task in
-    /// flight).
+    /// (after `[usage] retention_days`) and rolled up, and — with `[tasks] workers` — the
+    /// video-task pollers and sweeper (a restarted replica picks up every task in flight).
     pub fn start(state: &Arc<State>, config: &Config) -> Background {
         let store = state.store.clone();
         let mut handles = vec![
@@ -87,13 +86,9 @@ impl Background {
             )),
             tokio::spawn(crate::usage::roll_up(store)),
         ];
-        let has_task_channels = state.catalog.channels().iter().any(|c| {
-            matches!(
-                c.format,
-                crate::config::ChannelFormat::Ark | crate::config::ChannelFormat::GenericVideo
-            )
-        });
-        if config.tasks.workers && has_task_channels {
+        // Without task channels too: the sweeper still settles the tasks of a channel since
+        // removed from the configuration.
+        if config.tasks.workers {
             handles.extend(crate::tasks::worker::spawn(state));
         }
         Background { handles }
