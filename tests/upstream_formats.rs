@@ -296,8 +296,9 @@ async fn openai_transcription_channels_serve_both_recognition_endpoints() {
     assert_eq!(finish["finish"], true);
     assert_eq!(finish["duration"], seconds as f64);
 
-    // Ten recognitions, each charged the seconds rounded up; the json answers carry no
-    // duration, so those were billed from the gateway's probe — the same seconds.
+    // Ten recognitions, each charged the upstream's seconds rounded up. (An upstream that
+    // reports none is billed the gateway's probe: tests/engines, whose whisper server's streams
+    // carry no usage.)
     let charged = charges(&gw, &account).await;
     assert_eq!(charged.len(), 10, "{charged:?}");
     assert!(
