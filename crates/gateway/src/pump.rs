@@ -46,6 +46,23 @@ pub enum Closing {
     Abort(String),
 }
 
+impl Closing {
+    /// The closing of a stream the upstream cut: the encoder's error event (`failed`) for an
+    /// error that says what was charged for what was delivered, or — an encoder without error
+    /// events — an aborted body saying the same.
+    pub fn cut(
+        e: &UpstreamError,
+        charged: Option<Amount>,
+        failed: impl FnOnce(&crate::errors::ApiError) -> Option<Bytes>,
+    ) -> Closing {
+        let error = crate::relay::stream_cut_error(e, charged);
+        match failed(&error) {
+            Some(bytes) => Closing::Send(vec![bytes]),
+            None => Closing::Abort(error.message),
+        }
+    }
+}
+
 /// One kind of metered stream.
 pub trait Meter: Send + 'static {
     /// What the upstream sends.

@@ -257,13 +257,7 @@ impl<E: Encoder> Meter for RecognitionMeter<E> {
                     .into_iter()
                     .collect(),
             ),
-            End::Cut(e) => {
-                let error = crate::relay::stream_cut_error(e, charged);
-                match self.encoder.failed(&error) {
-                    Some(bytes) => Closing::Send(vec![bytes]),
-                    None => Closing::Abort(error.message),
-                }
-            }
+            End::Cut(e) => Closing::cut(e, charged, |error| self.encoder.failed(error)),
             End::ClientGone => Closing::Nothing,
         }
     }

@@ -190,7 +190,7 @@ async fn dispatch(
         }
         Err(e) => return Err(e),
     };
-    client(ctx, principal, route, request).await
+    client(ctx, principal, family, route, request).await
 }
 
 /// How a route's clients present their key (docs/api.md §5), or `None` for a route that takes
@@ -234,16 +234,18 @@ fn credentials(route: Route, request: &Request<Incoming>) -> Option<Family> {
     })
 }
 
-/// The client routes, with their caller.
+/// The client routes, with their caller and how it presented its key (which also says whether
+/// the model routes answer in the native shape).
 async fn client(
     ctx: Context,
     principal: Principal,
+    family: Family,
     route: Route,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let id = || routes::last_segment(request.uri().path()).to_owned();
     match route {
-        Route::ListModels if handlers::native::is_native_client(&request) => {
+        Route::ListModels if family == Family::Google => {
             handlers::native::list_models(ctx, principal, request).await
         }
         Route::ListModels => handlers::ops::list_models(ctx, principal, request).await,
@@ -271,15 +273,10 @@ async fn client(
         Route::NativeStream => handlers::native::generate(ctx, principal, request, true).await,
         Route::NativeCountTokens => handlers::native::count_tokens(ctx, principal, request).await,
         Route::NativeListModels => handlers::native::list_models(ctx, principal, request).await,
-        Route::ModelGet => {
-            if handlers::native::is_native_client(&request)
-                || request.uri().path().starts_with("/v1beta/")
-            {
-                handlers::native::get_model(ctx, principal, request).await
-            } else {
-                handlers::ops::get_model(ctx, principal, request).await
-            }
+        Route::ModelGet if family == Family::Google => {
+            handlers::native::get_model(ctx, principal, request).await
         }
+        Route::ModelGet => handlers::ops::get_model(ctx, principal, request).await,
         Route::ChatCompletions => handlers::chat::create(ctx, principal, request).await,
         Route::Responses => handlers::responses::create(ctx, principal, request).await,
         // `credentials` sends no other route here.

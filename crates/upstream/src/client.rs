@@ -227,6 +227,15 @@ pub(crate) fn sse_events(
     })
 }
 
+/// Whether `response` is server-sent events (`Content-Type: text/event-stream`).
+pub(crate) fn is_event_stream(response: &Response<Incoming>) -> bool {
+    response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"))
+}
+
 /// A stream of vendor frames that ends after its first error: nothing a vendor sends after an
 /// error is trustworthy, and the error is the stream's last item.
 pub(crate) fn until_first_error<T, S>(

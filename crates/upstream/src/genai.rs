@@ -13,7 +13,7 @@
 //!   error; error bodies may be wrapped in a JSON array;
 //! * an invalid key is HTTP 400 `INVALID_ARGUMENT`, not 401.
 
-use crate::client::{HttpClient, full_body, sse_events};
+use crate::client::{HttpClient, full_body, is_event_stream, sse_events};
 use crate::embeddings::{Answer, retry_after};
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
@@ -162,12 +162,7 @@ pub async fn stream(
         model_segment(model)?
     );
     let response = send(client, endpoint, &path, body).await?;
-    let is_sse = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    if !is_sse {
+    if !is_event_stream(&response) {
         let bytes =
             HttpClient::read_body(response.into_body(), 1 << 20, &endpoint.timeouts).await?;
         refused_in_body(&bytes)?;

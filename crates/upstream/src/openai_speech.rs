@@ -5,7 +5,7 @@
 //! OpenAI's `speech.audio.delta` / `speech.audio.done` events. Errors are OpenAI-style bodies
 //! with a real HTTP status. The vendor reports no characters: the gateway bills its own count.
 
-use crate::client::{HttpClient, body_stream, json_post, sse_events};
+use crate::client::{HttpClient, body_stream, is_event_stream, json_post, sse_events};
 use crate::embeddings::{Answer, openai_refusal};
 use crate::speech::{AudioChunk, ChunkStream, Synthesis, Synthesized, Synthesizer};
 use crate::{Endpoint, UpstreamError};
@@ -14,7 +14,6 @@ use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
-use http::header;
 use serde::Serialize;
 use std::time::Instant;
 use tollgate_compat_audio::SpeechStreamEvent;
@@ -82,14 +81,6 @@ impl OpenAiSpeech {
         }
         Err(openai_refusal(response, endpoint).await)
     }
-}
-
-fn is_event_stream(response: &http::Response<hyper::body::Incoming>) -> bool {
-    response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"))
 }
 
 /// One `speech.audio.*` event as an audio piece; `None` for events that carry nothing.

@@ -11,7 +11,7 @@
 //! `usage {type: "duration", seconds}` when the server reports it; when it does not, the gateway
 //! bills the duration it probed from the file.
 
-use crate::client::{HttpClient, bearer_request, sse_events};
+use crate::client::{HttpClient, bearer_request, is_event_stream, sse_events};
 use crate::embeddings::{Answer, openai_refusal};
 use crate::multipart::{FilePart, form};
 use crate::recognition::{
@@ -261,12 +261,7 @@ impl Recognizer for OpenAiTranscription {
         async move {
             let response =
                 Self::send(client, endpoint, &Self::fields(request, "json"), file).await?;
-            let is_sse = response
-                .headers()
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.starts_with("text/event-stream"));
-            if !is_sse {
+            if !is_event_stream(&response) {
                 // A server that does not stream answers the whole text: one piece, then the end.
                 let bytes =
                     HttpClient::read_body(response.into_body(), MAX_RESPONSE, &endpoint.timeouts)

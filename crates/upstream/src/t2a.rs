@@ -7,14 +7,13 @@
 //! * streamed frames come separated by LF or CRLF blank lines, may end with `data: [DONE]`, and an
 //!   error can arrive as a frame mid-stream — it ends the stream with that error.
 
-use crate::client::{HttpClient, json_post, sse_events};
+use crate::client::{HttpClient, is_event_stream, json_post, sse_events};
 use crate::embeddings::{Answer, retry_after};
 use crate::speech::{AudioChunk, AudioFormat, ChunkStream, Synthesis, Synthesized, Synthesizer};
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, Stream, StreamExt};
-use http::header;
 use std::pin::Pin;
 use std::time::Instant;
 use tollgate_compat_audio::speech::is_stock_voice;
@@ -210,12 +209,7 @@ pub async fn stream(
     request: &T2aRequest,
 ) -> Result<FrameStream, UpstreamError> {
     let response = send(client, endpoint, request).await?;
-    let is_sse = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    if !is_sse {
+    if !is_event_stream(&response) {
         // A refusal of a stream request comes as one JSON body, often with HTTP 200.
         let bytes =
             HttpClient::read_body(response.into_body(), 1 << 20, &endpoint.timeouts).await?;
