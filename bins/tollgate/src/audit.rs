@@ -22,9 +22,16 @@ pub async fn run(common: &Common, args: AuditArgs) -> Result<(), String> {
             "credited {} − charged {} = balances {}",
             report.total_credited, report.total_charged, report.total_balance
         );
-        println!("capped settlements (anomalies): {}", report.anomalies);
+        println!(
+            "anomalies (capped settlements, short charges, corrections beyond what was available): {}",
+            report.anomalies
+        );
+        println!(
+            "the operator's loss (what short charges could not take): {}",
+            report.operator_losses
+        );
         for account in &report.negative_accounts {
-            println!("below zero (a settlement above its hold): {account}");
+            println!("below zero (covered by recorded overdraws): {account}");
         }
         for v in &report.violations {
             println!("VIOLATION {}: {}: {}", v.rule, v.subject, v.detail);

@@ -220,7 +220,8 @@ pub enum KeysCommand {
         /// A decimal amount.
         #[arg(allow_hyphen_values = true)]
         amount: String,
-        /// Allow a negative amount to leave the balance below zero.
+        /// Let a correction take more than the account has available: money its tasks hold or
+        /// the gateways lease, or the balance below zero.
         #[arg(long)]
         allow_negative: bool,
         /// Why, for the ledger row and the admin audit log.

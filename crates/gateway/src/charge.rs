@@ -194,7 +194,7 @@ impl HeldCharge {
         }
         let record = self.usage.as_ref().and_then(|recorder| {
             let note = basis.note.as_deref().or(anomaly.as_deref());
-            recorder.settled(usage, &quantity, actual, basis.estimated, note)
+            recorder.settled(hold.id(), usage, &quantity, actual, basis.estimated, note)
         });
         let memo = ChargeMemo {
             model: self.entry.public.clone(),

@@ -7,9 +7,19 @@ pub fn now_millis() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// Unix milliseconds now, unsigned (the sans-IO engines' clock: `tollgate_ledger`).
+/// Unix milliseconds now, unsigned.
 pub fn now_millis_unsigned() -> u64 {
     u64::try_from(now_millis()).unwrap_or(0)
+}
+
+/// Milliseconds on a monotonic clock (since the first call in this process): the ledger
+/// engine's clock (`tollgate_ledger`). It never jumps back when the wall clock is set, and it
+/// runs on while the process is stopped, so a replica that was paused sees the time it lost
+/// and gives up the leases it can no longer trust (`docs/decisions.md`, "Fenced leases").
+pub fn monotonic_millis() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let start = *START.get_or_init(std::time::Instant::now);
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Unix seconds now (what `created` and `expires` fields carry).

@@ -9,7 +9,7 @@
 //! What a settlement must make durable (its ledger row) is queued in the same step; awaiting the
 //! returned [`Durable`] only waits for the batch that carries it.
 
-use crate::clock::now_millis_unsigned;
+use crate::clock::{monotonic_millis, now_millis};
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,7 +23,8 @@ use tollgate_ledger::{
 };
 pub use tollgate_store::ChargeMemo;
 use tollgate_store::{
-    ChargeRow, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome, Store, UsageRecord,
+    ChargeLoss, ChargeRow, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome, Store, UsageRecord,
+    Written,
 };
 
 /// The most entries one transaction carries.
@@ -69,6 +70,11 @@ struct Stats {
     lease_ops: AtomicU64,
     failed_batches: AtomicU64,
     expired_leases: AtomicU64,
+    late_charges: AtomicU64,
+    short_charges: AtomicU64,
+    operator_loss_nanos: AtomicU64,
+    stalls: AtomicU64,
+    recalls: AtomicU64,
 }
 
 /// What the writer task is asked to do.
@@ -89,6 +95,10 @@ enum Job {
     },
     Return {
         lease: LeaseId,
+    },
+    Shrink {
+        lease: LeaseId,
+        by: Amount,
     },
     /// Answered once everything queued before it is written.
     Flush(oneshot::Sender<()>),
@@ -198,7 +208,7 @@ impl Hold {
             .core
             .lock()
             .engine
-            .settle(id, amount, now_millis_unsigned());
+            .settle(id, amount, monotonic_millis());
         let charge = match settled {
             Ok(charge) => charge,
             Err(LedgerError::NegativeCharge) => {
@@ -229,7 +239,7 @@ impl Hold {
 
     fn close(&mut self) {
         if let Some(id) = self.id.take() {
-            let _ = self.core.lock().engine.release(id, now_millis_unsigned());
+            let _ = self.core.lock().engine.release(id, monotonic_millis());
         }
     }
 }
@@ -262,13 +272,14 @@ impl Ledger {
             jobs,
             stats: Stats::default(),
         });
+        let owner = writer.owner.clone();
         tokio::spawn(write_journal(
             Arc::downgrade(&core),
             store.clone(),
             rx,
             writer,
         ));
-        tokio::spawn(tick(Arc::downgrade(&core), store));
+        tokio::spawn(tick(Arc::downgrade(&core), store, owner));
         Ledger { core }
     }
 
@@ -279,7 +290,7 @@ impl Ledger {
         for attempt in 0..2 {
             let (outcome, waiting) = {
                 let mut inner = self.core.lock();
-                let outcome = inner.engine.hold(account, amount, now_millis_unsigned());
+                let outcome = inner.engine.hold(account, amount, monotonic_millis());
                 let waiting = match &outcome {
                     HoldOutcome::Pending { ticket, .. } => {
                         let (tx, rx) = oneshot::channel();
@@ -384,6 +395,31 @@ impl Ledger {
                 "Leases of dead or stalled replicas swept back to their accounts.",
                 &s.expired_leases,
             ),
+            (
+                "tollgate_ledger_late_charges_total",
+                "Charges of this replica on a lease it no longer held, fenced by the database.",
+                &s.late_charges,
+            ),
+            (
+                "tollgate_ledger_short_charges_total",
+                "Charges written for less than they asked (late, or too little available).",
+                &s.short_charges,
+            ),
+            (
+                "tollgate_ledger_operator_loss_nanos_total",
+                "What short charges could not take, in nano-units: the operator's loss.",
+                &s.operator_loss_nanos,
+            ),
+            (
+                "tollgate_ledger_stalls_total",
+                "Times this replica's ledger clock jumped by more than 2 s (a pause or freeze).",
+                &s.stalls,
+            ),
+            (
+                "tollgate_ledger_lease_recalls_total",
+                "Leases an operator's correction recalled, given back by this replica.",
+                &s.recalls,
+            ),
         ] {
             let _ = writeln!(out, "# HELP {name} {help}");
             let _ = writeln!(out, "# TYPE {name} counter");
@@ -437,13 +473,15 @@ async fn write_journal(
             journal_entries(job, &mut entries);
         }
         let entries: Arc<[JournalEntry]> = entries.into();
-        let mut outcomes = Vec::new();
+        let mut written = Written::default();
+        let mut clocks = Clocks::now();
         if !entries.is_empty() {
             let mut backoff = Duration::from_millis(10);
             loop {
+                clocks = Clocks::now();
                 match store.write_journal(&writer, entries.clone()).await {
-                    Ok(written) => {
-                        outcomes = written;
+                    Ok(done) => {
+                        written = done;
                         break;
                     }
                     Err(e) => {
@@ -471,7 +509,70 @@ async fn write_journal(
         core.stats
             .usage_records
             .fetch_add(records as u64, Ordering::Relaxed);
-        answer(&core, jobs, outcomes);
+        for loss in &written.losses {
+            report_loss(&core, loss);
+        }
+        answer(&core, jobs, written.leases, clocks, writer.lease_ttl_ms);
+    }
+}
+
+/// The two clocks when a batch began to be written: a lease's expiry comes back on the wall
+/// clock of the writer, and the engine keeps it on the monotonic one, counted from before the
+/// write — so the engine's lease always ends before the database's.
+#[derive(Debug, Clone, Copy)]
+struct Clocks {
+    monotonic: u64,
+    wall: i64,
+}
+
+impl Clocks {
+    fn now() -> Clocks {
+        Clocks {
+            monotonic: monotonic_millis(),
+            wall: now_millis(),
+        }
+    }
+
+    /// `expires_at` (the database's, Unix ms) on the monotonic clock: at most one lease life
+    /// after the write began, whatever the wall clock did meanwhile.
+    fn expiry(self, expires_at: i64, ttl_ms: i64) -> u64 {
+        let left = expires_at.saturating_sub(self.wall).clamp(0, ttl_ms.max(0));
+        self.monotonic
+            .saturating_add(u64::try_from(left).unwrap_or(0))
+    }
+}
+
+/// A charge the database wrote for less than it asked: loudly, because the operator lost the
+/// rest (`docs/decisions.md`, "Fenced leases").
+fn report_loss(core: &Core, loss: &ChargeLoss) {
+    let stats = &core.stats;
+    stats.short_charges.fetch_add(1, Ordering::Relaxed);
+    if loss.fenced {
+        stats.late_charges.fetch_add(1, Ordering::Relaxed);
+    }
+    stats.operator_loss_nanos.fetch_add(
+        u64::try_from(loss.loss.nanos()).unwrap_or(0),
+        Ordering::Relaxed,
+    );
+    if loss.fenced {
+        tracing::error!(
+            hold = %loss.hold_id,
+            account = %loss.account_id,
+            charged = %loss.charged,
+            lost = %loss.loss,
+            "late charge refused by the lease fence: this replica settled a hold on a lease it no \
+             longer held (it stalled or lost its database past the lease's life); the account \
+             paid what it had available, the rest is the operator's loss"
+        );
+    } else {
+        tracing::error!(
+            hold = %loss.hold_id,
+            account = %loss.account_id,
+            charged = %loss.charged,
+            lost = %loss.loss,
+            "a charge found too little available: the account paid what it had, the rest is \
+             the operator's loss"
+        );
     }
 }
 
@@ -481,6 +582,7 @@ fn job_for(command: LeaseCommand) -> Job {
         LeaseCommand::Renew { account, lease } => Job::Renew { account, lease },
         LeaseCommand::Return { lease, .. } => Job::Return { lease },
         LeaseCommand::Credit(request) => Job::Credit(request),
+        LeaseCommand::Shrink { lease, by, .. } => Job::Shrink { lease, by },
     }
 }
 
@@ -509,19 +611,23 @@ fn journal_entries(job: &mut Job, out: &mut Vec<JournalEntry>) {
         Job::Return { lease } => JournalEntry::Lease(LeaseOp::Return {
             lease_id: lease.0.clone(),
         }),
+        Job::Shrink { lease, by } => JournalEntry::Lease(LeaseOp::Shrink {
+            lease_id: lease.0.clone(),
+            by: *by,
+        }),
         Job::Flush(_) => return,
     };
     out.push(entry);
 }
 
 /// Applies a written batch's outcomes to the engine and answers whoever waits.
-fn answer(core: &Arc<Core>, jobs: Vec<Job>, outcomes: Vec<LeaseOutcome>) {
+fn answer(core: &Arc<Core>, jobs: Vec<Job>, outcomes: Vec<LeaseOutcome>, clocks: Clocks, ttl: i64) {
     let mut outcomes = outcomes.into_iter();
     let mut deliveries = Vec::new();
     let mut done = Vec::new();
     {
         let mut inner = core.lock();
-        let now = now_millis_unsigned();
+        let now = monotonic_millis();
         for job in jobs {
             match job {
                 Job::Usage(_) => {}
@@ -532,7 +638,7 @@ fn answer(core: &Arc<Core>, jobs: Vec<Job>, outcomes: Vec<LeaseOutcome>) {
                 Job::Flush(tx) => done.push(tx),
                 Job::Credit(request) => {
                     core.stats.lease_ops.fetch_add(1, Ordering::Relaxed);
-                    let answer = credit_answer(&request, outcomes.next());
+                    let answer = credit_answer(&request, outcomes.next(), clocks, ttl);
                     let (resolved, commands) = inner.engine.credit_answered(&request, answer, now);
                     deliveries.extend(Core::claim(&mut inner, resolved));
                     for command in commands {
@@ -543,14 +649,14 @@ fn answer(core: &Arc<Core>, jobs: Vec<Job>, outcomes: Vec<LeaseOutcome>) {
                     core.stats.lease_ops.fetch_add(1, Ordering::Relaxed);
                     let answer = match outcomes.next() {
                         Some(LeaseOutcome::Renewed { expires_at }) => RenewAnswer::Renewed {
-                            expires_at: u64::try_from(expires_at).unwrap_or(0),
+                            expires_at: clocks.expiry(expires_at, ttl),
                         },
                         Some(LeaseOutcome::Disabled) => RenewAnswer::Disabled,
                         _ => RenewAnswer::Lost,
                     };
                     inner.engine.renewed(&account, &lease, answer, now);
                 }
-                Job::Return { .. } => {
+                Job::Return { .. } | Job::Shrink { .. } => {
                     core.stats.lease_ops.fetch_add(1, Ordering::Relaxed);
                     let _ = outcomes.next();
                 }
@@ -563,7 +669,12 @@ fn answer(core: &Arc<Core>, jobs: Vec<Job>, outcomes: Vec<LeaseOutcome>) {
     }
 }
 
-fn credit_answer(request: &CreditRequest, outcome: Option<LeaseOutcome>) -> CreditAnswer {
+fn credit_answer(
+    request: &CreditRequest,
+    outcome: Option<LeaseOutcome>,
+    clocks: Clocks,
+    ttl: i64,
+) -> CreditAnswer {
     match outcome {
         Some(LeaseOutcome::Granted {
             lease_id,
@@ -572,7 +683,7 @@ fn credit_answer(request: &CreditRequest, outcome: Option<LeaseOutcome>) -> Cred
         }) => CreditAnswer::Granted {
             lease: LeaseId(lease_id),
             granted,
-            expires_at: u64::try_from(expires_at).unwrap_or(0),
+            expires_at: clocks.expiry(expires_at, ttl),
         },
         Some(LeaseOutcome::Insufficient { available }) => {
             CreditAnswer::Refused(Refusal::Insufficient {
@@ -590,22 +701,41 @@ fn credit_answer(request: &CreditRequest, outcome: Option<LeaseOutcome>) -> Cred
     }
 }
 
+/// A gap between two ticks longer than this means the replica stalled (it was stopped,
+/// frozen, starved of CPU): said loudly, counted.
+const STALL: Duration = Duration::from_secs(2);
+
 /// The clock: ticks the engine (renewals, returns, timed-out credit requests), sweeps expired
-/// leases of any replica back to their accounts, and checkpoints SQLite's WAL.
-async fn tick(core: std::sync::Weak<Core>, store: Store) {
+/// leases of any replica back to their accounts, gives back what operators' corrections
+/// recalled, and checkpoints SQLite's WAL.
+///
+/// After a stall the engine's monotonic clock has moved on with the world's: leases past
+/// their life here are given up at this tick, and any charge still naming one is fenced by the
+/// database (`docs/decisions.md`, "Fenced leases").
+async fn tick(core: std::sync::Weak<Core>, store: Store, owner: String) {
     let mut interval = tokio::time::interval(TICK);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_sweep = std::time::Instant::now()
         .checked_sub(EXPIRY_SWEEP)
         .unwrap_or_else(std::time::Instant::now);
+    let mut last_tick = std::time::Instant::now();
     loop {
         interval.tick().await;
         let Some(core) = core.upgrade() else {
             return;
         };
+        let gap = last_tick.elapsed();
+        last_tick = std::time::Instant::now();
+        if gap > STALL {
+            core.stats.stalls.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(
+                stalled_ms = u64::try_from(gap.as_millis()).unwrap_or(u64::MAX),
+                "the ledger's clock jumped: this replica stalled; leases past their life are given up"
+            );
+        }
         let deliveries = {
             let mut inner = core.lock();
-            let (commands, resolved) = inner.engine.tick(now_millis_unsigned());
+            let (commands, resolved) = inner.engine.tick(monotonic_millis());
             for command in commands {
                 core.send(job_for(command));
             }
@@ -619,6 +749,17 @@ async fn tick(core: std::sync::Weak<Core>, store: Store) {
                     core.stats.expired_leases.fetch_add(n, Ordering::Relaxed);
                 }
                 Err(e) => tracing::warn!(error = %e, "sweeping expired leases failed"),
+            }
+            match store.recalled_leases(&owner).await {
+                Ok(recalled) => {
+                    let mut inner = core.lock();
+                    for (account, lease) in recalled {
+                        core.stats.recalls.fetch_add(1, Ordering::Relaxed);
+                        let command = inner.engine.recall(&account, &LeaseId(lease));
+                        core.send(job_for(command));
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "reading recalled leases failed"),
             }
             if let Err(e) = store.checkpoint().await {
                 tracing::warn!(error = %e, "checkpointing the database failed");

@@ -122,6 +122,7 @@ impl Recorder {
     /// or was written already.
     pub fn settled(
         &self,
+        hold_id: &str,
         usage: &Usage,
         quantity: &str,
         charge: Amount,
@@ -138,6 +139,7 @@ impl Recorder {
         record.status = fields.status.unwrap_or(200);
         record.set_usage(usage, Some(quantity.to_owned()));
         record.charge = charge;
+        record.hold_id = Some(hold_id.to_owned());
         record.estimated = estimated;
         record.note = note.map(str::to_owned);
         finish(&mut record, elapsed);

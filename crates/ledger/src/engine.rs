@@ -144,16 +144,27 @@ pub enum LeaseCommand {
     },
     /// Send this credit request (a waiting hold still needs credit).
     Credit(CreditRequest),
+    /// Give `by` of the lease back — what its holds do not reserve — because an operator's
+    /// correction recalled it ([`Engine::recall`]). No answer is needed.
+    Shrink {
+        /// The account.
+        account: String,
+        /// The lease.
+        lease: LeaseId,
+        /// What goes back to the balance.
+        by: Amount,
+    },
 }
 
 /// A settled hold, for the journal: one ledger row that takes `amount` off the balance, of which
-/// `from_lease` comes out of `lease` (the rest, when the charge outgrew the lease, straight from
-/// the balance).
+/// `from_lease` comes out of `lease` — the lease its hold was served from — and the rest from
+/// what the account has available. The database pays the lease's part only while that lease is
+/// still open and this replica's (the fence: `tollgate_store`'s `pay`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Charge {
     /// The account.
     pub account: String,
-    /// The lease the hold was served from, if it still has a share of the charge.
+    /// The lease the hold was served from (none for a hold that waited on no lease).
     pub lease: Option<LeaseId>,
     /// The charge.
     pub amount: Amount,
@@ -567,16 +578,20 @@ impl Engine {
         let (lease, from_lease) = match &mut book.lease {
             Some(current) if Some(&current.id) == open.lease.as_ref() => {
                 book.reserved = book.reserved.saturating_sub(open.amount);
-                let taken = amount.nanos().min(current.remaining.max(0));
+                // Its own reservation and whatever no other hold reserves: a settlement above
+                // its hold never takes what the lease holds for other requests.
+                let unreserved = current.remaining.saturating_sub(book.reserved).max(0);
+                let taken = amount.nanos().min(unreserved);
                 current.remaining -= taken;
                 (Some(current.id.clone()), taken)
             }
-            // The hold's lease is gone (lost or replaced): the balance pays it all.
-            _ => (None, 0),
+            // The hold's lease is gone (lost, expired, replaced): the lease pays nothing, and
+            // the charge still names it, so that the database can tell a late charge.
+            _ => (open.lease.clone(), 0),
         };
         Ok(Charge {
             account: open.account,
-            lease: lease.filter(|_| from_lease > 0),
+            lease,
             amount,
             from_lease: Amount::from_nanos(from_lease),
             held: Amount::from_nanos(open.amount),
@@ -664,6 +679,35 @@ impl Engine {
         }
         self.books.retain(|_, book| !book.is_idle(now));
         (commands, resolved)
+    }
+
+    /// The database says an operator's correction recalled `lease` of `account`: what its
+    /// holds do not reserve goes back at once (the lease keeps exactly its holds' reservation;
+    /// the next hold asks for credit again, which the database weighs against the correction).
+    /// A lease the engine no longer serves from is returned whole.
+    pub fn recall(&mut self, account: &str, lease: &LeaseId) -> LeaseCommand {
+        let current = self
+            .books
+            .get_mut(account)
+            .and_then(|book| match &mut book.lease {
+                Some(current) if &current.id == lease => Some((current, book.reserved)),
+                _ => None,
+            });
+        match current {
+            Some((current, reserved)) => {
+                let by = current.remaining.saturating_sub(reserved).max(0);
+                current.remaining -= by;
+                LeaseCommand::Shrink {
+                    account: account.to_owned(),
+                    lease: lease.clone(),
+                    by: Amount::from_nanos(by),
+                }
+            }
+            None => LeaseCommand::Return {
+                account: account.to_owned(),
+                lease: lease.clone(),
+            },
+        }
     }
 
     /// Forgets a renewal in flight whose answer will not come (the driver's send failed).

@@ -1,8 +1,12 @@
-//! The engine against a model of the database, over random interleavings of holds, settlements,
-//! releases, credits, delayed answers, time, lease expiry and crashes, with two replicas sharing
-//! accounts. After every step: the database's books balance, no lease is negative, no account
-//! is overdrawn, each hold closes exactly once, and each engine agrees with the database about
-//! its leases. At the end every lease comes back.
+//! The engine against a model of the database, over random interleavings of holds,
+//! settlements (up to twice the hold), releases, credits, delayed answers, time, lease expiry,
+//! crashes, a replica paused past its lease while the other spends, and operators' corrections
+//! recalling leases — two replicas sharing accounts. The model's charges are fenced as the
+//! store's are (`tollgate_store`'s `pay`): a lease pays only while it is open and its writer's,
+//! the rest comes from what is available, the remainder is lost. After every step: the
+//! database's books balance, no lease is negative, no account is overdrawn or leased beyond its
+//! balance, each hold closes exactly once, and each engine agrees with the database about its
+//! leases. At the end every lease comes back.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use proptest::prelude::*;
@@ -20,11 +24,13 @@ const ACCOUNTS: [&str; 2] = ["acct_a", "acct_b"];
 struct Db {
     balance: BTreeMap<String, i64>,
     leased: BTreeMap<String, i64>,
-    /// Open leases: account, amount, expiry.
-    leases: BTreeMap<String, (String, i64, u64)>,
+    /// Open leases: account, amount, expiry, owner (a replica's incarnation).
+    leases: BTreeMap<String, (String, i64, u64, u64)>,
     disabled: BTreeMap<String, bool>,
     credited: BTreeMap<String, i64>,
     charged: BTreeMap<String, i64>,
+    /// What charges could not take: the operator's loss.
+    lost: BTreeMap<String, i64>,
     next: u64,
 }
 
@@ -33,7 +39,13 @@ impl Db {
         self.balance[account] - self.leased[account]
     }
 
-    fn credit_request(&mut self, req: &CreditRequest, now: u64, ttl: u64) -> CreditAnswer {
+    fn credit_request(
+        &mut self,
+        req: &CreditRequest,
+        owner: u64,
+        now: u64,
+        ttl: u64,
+    ) -> CreditAnswer {
         if self.disabled[&req.account] {
             return CreditAnswer::Refused(Refusal::Disabled);
         }
@@ -45,11 +57,12 @@ impl Db {
             });
         };
         let id = match &req.lease {
-            Some(LeaseId(id)) if self.leases.contains_key(id) => id.clone(),
+            Some(LeaseId(id)) if self.leases.get(id).is_some_and(|l| l.3 == owner) => id.clone(),
             _ => {
                 self.next += 1;
                 let id = format!("lease_{}", self.next);
-                self.leases.insert(id.clone(), (req.account.clone(), 0, 0));
+                self.leases
+                    .insert(id.clone(), (req.account.clone(), 0, 0, owner));
                 id
             }
         };
@@ -64,20 +77,38 @@ impl Db {
         }
     }
 
-    fn charge(&mut self, c: &Charge) {
-        *self.balance.get_mut(&c.account).unwrap() -= c.amount.nanos();
-        *self.charged.get_mut(&c.account).unwrap() += c.amount.nanos();
+    /// The fenced charge (`tollgate_store`'s `pay`): the lease's share only from a lease that
+    /// is open and the writer's, the rest from what is available, the remainder lost.
+    fn charge(&mut self, c: &Charge, owner: u64) {
+        let amount = c.amount.nanos();
+        // What no lease or hold reserves, before this charge's lease pays its part.
+        let free = self.available(&c.account).max(0);
+        let mut taken = 0;
         if let Some(LeaseId(id)) = &c.lease
             && let Some(lease) = self.leases.get_mut(id)
+            && lease.3 == owner
         {
-            let taken = c.from_lease.nanos().min(lease.1);
+            taken = c.from_lease.nanos().min(lease.1).min(amount);
             lease.1 -= taken;
             *self.leased.get_mut(&c.account).unwrap() -= taken;
+        }
+        let given = (amount - taken).min(free);
+        let charged = taken + given;
+        *self.balance.get_mut(&c.account).unwrap() -= charged;
+        *self.charged.get_mut(&c.account).unwrap() += charged;
+        *self.lost.get_mut(&c.account).unwrap() += amount - charged;
+    }
+
+    fn shrink(&mut self, id: &str, by: i64) {
+        if let Some(lease) = self.leases.get_mut(id) {
+            let by = by.clamp(0, lease.1);
+            lease.1 -= by;
+            *self.leased.get_mut(&lease.0).unwrap() -= by;
         }
     }
 
     fn close(&mut self, id: &str) {
-        if let Some((account, amount, _)) = self.leases.remove(id) {
+        if let Some((account, amount, _, _)) = self.leases.remove(id) {
             *self.leased.get_mut(&account).unwrap() -= amount;
         }
     }
@@ -113,6 +144,8 @@ impl Db {
 
 /// One replica: its engine and the driver's bookkeeping.
 struct Replica {
+    /// Its name on its leases: a new one after each crash.
+    owner: u64,
     engine: Engine,
     open: Vec<(HoldId, i64)>,
     waiting: HashMap<Ticket, ()>,
@@ -121,8 +154,9 @@ struct Replica {
 }
 
 impl Replica {
-    fn new() -> Replica {
+    fn new(owner: u64) -> Replica {
         Replica {
+            owner,
             engine: Engine::new(Policy::default()),
             open: Vec::new(),
             waiting: HashMap::new(),
@@ -138,7 +172,8 @@ enum Op {
         account: usize,
         nanos: i64,
     },
-    /// Settle the n-th open hold at `quarters`/4 of what it holds.
+    /// Settle the n-th open hold at `quarters`/4 of what it holds (up to twice the hold, as
+    /// the gateway's bound allows).
     Settle {
         replica: usize,
         n: usize,
@@ -169,12 +204,22 @@ enum Op {
     Crash {
         replica: usize,
     },
+    /// The replica stops (SIGSTOP, a VM freeze) while time passes for everyone else: the
+    /// others tick, the database sweeps its leases.
+    Pause {
+        replica: usize,
+        ms: u64,
+    },
+    /// An operator's correction recalls the account's leases.
+    Recall {
+        account: usize,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => (0..2usize, 0..2usize, 1..400i64).prop_map(|(replica, account, nanos)| Op::Hold { replica, account, nanos }),
-        4 => (0..2usize, 0..8usize, 0..=4i64).prop_map(|(replica, n, quarters)| Op::Settle { replica, n, quarters }),
+        4 => (0..2usize, 0..8usize, 0..=8i64).prop_map(|(replica, n, quarters)| Op::Settle { replica, n, quarters }),
         2 => (0..2usize, 0..8usize).prop_map(|(replica, n)| Op::Release { replica, n }),
         1 => (0..2usize).prop_map(|replica| Op::Twice { replica }),
         4 => (0..2usize).prop_map(|replica| Op::Deliver { replica }),
@@ -182,6 +227,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..2usize, 1..2_000i64).prop_map(|(account, nanos)| Op::Credit { account, nanos }),
         1 => (0..2usize, any::<bool>()).prop_map(|(account, disabled)| Op::Disable { account, disabled }),
         1 => (0..2usize).prop_map(|replica| Op::Crash { replica }),
+        1 => (0..2usize, 10_000..40_000u64).prop_map(|(replica, ms)| Op::Pause { replica, ms }),
+        1 => (0..2usize).prop_map(|account| Op::Recall { account }),
     ]
 }
 
@@ -191,6 +238,7 @@ struct World {
     now: u64,
     closed: Vec<(usize, HoldId)>,
     ttl: u64,
+    incarnations: u64,
 }
 
 impl World {
@@ -201,19 +249,22 @@ impl World {
             db.credited.insert(a.into(), 3_000);
             db.charged.insert(a.into(), 0);
             db.leased.insert(a.into(), 0);
+            db.lost.insert(a.into(), 0);
             db.disabled.insert(a.into(), false);
         }
         World {
             db,
-            replicas: vec![Replica::new(), Replica::new()],
+            replicas: vec![Replica::new(0), Replica::new(1)],
             now: 1_000_000,
             closed: Vec::new(),
             ttl: Policy::default().lease_ttl_ms,
+            incarnations: 2,
         }
     }
 
     fn send(&mut self, r: usize, request: CreditRequest) {
-        let answer = self.db.credit_request(&request, self.now, self.ttl);
+        let owner = self.replicas[r].owner;
+        let answer = self.db.credit_request(&request, owner, self.now, self.ttl);
         self.replicas[r].in_flight.push((request, answer));
     }
 
@@ -230,7 +281,15 @@ impl World {
     }
 
     fn tick(&mut self) {
+        self.tick_but(None);
+    }
+
+    /// Every replica ticks but `paused`; the database sweeps.
+    fn tick_but(&mut self, paused: Option<usize>) {
         for r in 0..self.replicas.len() {
+            if Some(r) == paused {
+                continue;
+            }
             let (commands, resolved) = self.replicas[r].engine.tick(self.now);
             self.resolve(r, resolved);
             self.run(r, commands);
@@ -250,6 +309,7 @@ impl World {
                     }
                     LeaseCommand::Return { lease, .. } => self.db.close(&lease.0),
                     LeaseCommand::Credit(request) => self.send(r, request),
+                    LeaseCommand::Shrink { lease, by, .. } => self.db.shrink(&lease.0, by.nanos()),
                 }
             }
         }
@@ -293,7 +353,6 @@ impl World {
                     return;
                 }
                 let (hold, _) = rep.open.remove(n % rep.open.len());
-                // At most what was held: the no-overdraw property is about holds.
                 let held = rep.engine.held(hold).expect("an open hold has an amount");
                 let amount = Amount::from_nanos(held.nanos() * quarters / 4);
                 let charge = rep
@@ -302,7 +361,8 @@ impl World {
                     .expect("an open hold settles");
                 assert_eq!(charge.amount, amount);
                 assert!(charge.from_lease <= charge.amount);
-                self.db.charge(&charge);
+                let owner = rep.owner;
+                self.db.charge(&charge, owner);
                 self.closed.push((replica, hold));
             }
             Op::Release { replica, n } => {
@@ -347,8 +407,35 @@ impl World {
             Op::Crash { replica } => {
                 // Its holds die with it, uncharged; its leases stay in the database until they
                 // expire.
-                self.replicas[replica] = Replica::new();
+                self.replicas[replica] = Replica::new(self.incarnations);
+                self.incarnations += 1;
                 self.closed.retain(|(r, _)| *r != replica);
+            }
+            Op::Pause { replica, ms } => {
+                // Time passes in steps for everyone else; the paused one sees it all at once.
+                let mut left = ms;
+                while left > 0 {
+                    let step = left.min(1_000);
+                    self.now += step;
+                    left -= step;
+                    self.tick_but(Some(replica));
+                }
+            }
+            Op::Recall { account } => {
+                let account = ACCOUNTS[account];
+                let recalled: Vec<(String, u64)> = self
+                    .db
+                    .leases
+                    .iter()
+                    .filter(|(_, l)| l.0 == account)
+                    .map(|(id, l)| (id.clone(), l.3))
+                    .collect();
+                for (id, owner) in recalled {
+                    if let Some(r) = self.replicas.iter().position(|r| r.owner == owner) {
+                        let command = self.replicas[r].engine.recall(account, &LeaseId(id));
+                        self.run(r, vec![command]);
+                    }
+                }
             }
         }
     }
@@ -375,6 +462,7 @@ impl World {
                 self.db.credited[a] - self.db.charged[a],
                 "balance = credits − charges ({a})"
             );
+            assert!(self.db.lost[a] >= 0, "a loss is never negative");
             assert!(
                 self.db.balance[a] >= 0,
                 "{a} overdrawn: {}",
@@ -382,9 +470,10 @@ impl World {
             );
             assert!(
                 self.db.available(a) >= 0,
-                "{a} leased more than it has: {} > {}",
+                "{a} leased more than it has: {} > {}; {:?}",
                 self.db.leased[a],
-                self.db.balance[a]
+                self.db.balance[a],
+                self.db
             );
             for rep in &self.replicas {
                 let view = rep.engine.account(a);
@@ -403,7 +492,7 @@ impl World {
                             _ => None,
                         })
                         .sum();
-                    if let Some((_, amount, _)) = self.db.leases.get(id) {
+                    if let Some((_, amount, _, _)) = self.db.leases.get(id) {
                         assert_eq!(
                             remaining.nanos() + undelivered,
                             *amount,
@@ -555,4 +644,82 @@ fn a_burst_larger_than_the_grant_waits_for_a_follow_up_instead_of_failing() {
     assert!(resolved.iter().all(|(_, r)| r.is_ok()));
     assert!(none.is_empty());
     assert_eq!(engine.open_holds(), 64);
+}
+
+/// The stalled replica (SIGSTOP past its lease's life while another spends the account): its
+/// late charge takes only what is left, the rest is recorded lost — never an overdraft.
+#[test]
+fn a_replica_paused_past_its_lease_cannot_spend_the_money_twice() {
+    let mut world = World::new();
+    let account = 1;
+    world.apply(Op::Hold {
+        replica: 0,
+        account,
+        nanos: 300,
+    });
+    world.apply(Op::Deliver { replica: 0 });
+    assert_eq!(world.replicas[0].open.len(), 1, "the hold was placed");
+    // Replica 0 stops for 20 s; its lease expires and is swept meanwhile.
+    world.apply(Op::Pause {
+        replica: 0,
+        ms: 20_000,
+    });
+    // Replica 1 spends the whole balance (3,000) in holds of 300, settled in full.
+    for _ in 0..12 {
+        world.apply(Op::Hold {
+            replica: 1,
+            account,
+            nanos: 300,
+        });
+        world.apply(Op::Deliver { replica: 1 });
+        world.apply(Op::Settle {
+            replica: 1,
+            n: 0,
+            quarters: 4,
+        });
+        world.check();
+    }
+    assert_eq!(world.db.balance[ACCOUNTS[account]], 0, "spent to zero");
+    // Replica 0 resumes and settles its hold: the fence refuses its lease; nothing is left.
+    world.apply(Op::Settle {
+        replica: 0,
+        n: 0,
+        quarters: 4,
+    });
+    world.check();
+    assert_eq!(world.db.balance[ACCOUNTS[account]], 0);
+    assert_eq!(
+        world.db.lost[ACCOUNTS[account]], 300,
+        "the late charge is lost"
+    );
+    world.drain();
+}
+
+/// A recalled lease gives back what its holds do not reserve, at once, and keeps exactly its
+/// holds' reservation.
+#[test]
+fn a_recalled_lease_gives_back_its_unreserved_part() {
+    let mut world = World::new();
+    world.apply(Op::Hold {
+        replica: 0,
+        account: 0,
+        nanos: 100,
+    });
+    world.apply(Op::Deliver { replica: 0 });
+    let leased = world.db.leased[ACCOUNTS[0]];
+    assert_eq!(leased, 800, "eight holds' worth");
+    world.apply(Op::Recall { account: 0 });
+    world.check();
+    assert_eq!(
+        world.db.leased[ACCOUNTS[0]], 100,
+        "only the open hold stays leased"
+    );
+    world.apply(Op::Settle {
+        replica: 0,
+        n: 0,
+        quarters: 4,
+    });
+    world.check();
+    assert_eq!(world.db.balance[ACCOUNTS[0]], 2_900);
+    world.drain();
 }

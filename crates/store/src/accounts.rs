@@ -116,6 +116,9 @@ pub struct KeySummary {
     pub created_at: i64,
 }
 
+/// How long a correction waits for recalled leases to give money back before it is refused.
+pub const RECALL_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// `api_keys.disabled` of a key revoked for good: unlike a disabled account, it is never
 /// re-enabled (`docs/decisions.md`, "Access policies").
 const KEY_REVOKED: i64 = 2;
@@ -168,20 +171,23 @@ impl Store {
         }
         let now = now_millis();
         let id = new_id("acct");
+        let opening = opening_balance != Amount::ZERO;
         sqlx::query(
-            "INSERT INTO accounts (id, name, balance_nanos, held_nanos, disabled, created_at)
-             VALUES ($1, $2, $3, 0, 0, $4)",
+            "INSERT INTO accounts (id, name, balance_nanos, held_nanos, disabled, created_at,
+                 ledger_seq)
+             VALUES ($1, $2, $3, 0, 0, $4, $5)",
         )
         .bind(&id)
         .bind(name)
         .bind(opening_balance.nanos())
         .bind(now)
+        .bind(i64::from(opening))
         .execute(&mut *tx)
         .await?;
-        if opening_balance != Amount::ZERO {
+        if opening {
             sqlx::query(
-                "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, note, created_at)
-                 VALUES ($1, $2, 'credit', $3, $3, 'opening balance', $4)",
+                "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, note, created_at, seq)
+                 VALUES ($1, $2, 'credit', $3, $3, 'opening balance', $4, 1)",
             )
             .bind(new_id("led"))
             .bind(&id)
@@ -293,17 +299,119 @@ impl Store {
         }
     }
 
-    /// Adds `amount` to the balance (negative: an operator's correction), with its ledger row.
+    /// Adds `amount` to the balance (negative: a correction, which takes only what the
+    /// account has available, recalling the replicas' leases first — see
+    /// [`Store::recalling`]), with its ledger row.
     pub async fn credit(
         &self,
         account_id: &str,
         amount: Amount,
         note: Option<&str>,
     ) -> Result<Account, StoreError> {
+        self.recalling(account_id, || {
+            Box::pin(async move {
+                let mut tx = self.write_tx().await?;
+                let (account, _) = credit_in(&mut tx, account_id, amount, note, false).await?;
+                tx.commit().await?;
+                Ok(account)
+            })
+        })
+        .await
+    }
+
+    /// Runs `attempt` — a correction in a transaction of its own — and, when it finds that
+    /// the money it would take is leased by the replicas ([`StoreError::NotAvailable`]),
+    /// recalls the account's open leases and tries again every 100 ms: each replica gives
+    /// back what its requests do not hold at its next sweep (about a second), and until the
+    /// correction lands no new lease may take what it needs. Past [`RECALL_WAIT`], or when
+    /// even every lease would not cover it, the refusal stands (`docs/decisions.md`,
+    /// "Corrections and leases").
+    pub(crate) async fn recalling<'a, T>(
+        &'a self,
+        account_id: &'a str,
+        mut attempt: impl FnMut() -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<T, StoreError>> + Send + 'a>,
+        >,
+    ) -> Result<T, StoreError> {
+        let mut recall: Option<(i64, Amount)> = None;
+        loop {
+            let result = attempt().await;
+            let (requested, available, held, leased) = match &result {
+                Err(StoreError::NotAvailable {
+                    requested,
+                    available,
+                    held,
+                    leased,
+                }) => (*requested, *available, *held, *leased),
+                _ => {
+                    if let Some((_, amount)) = recall {
+                        self.end_recall(account_id, amount).await?;
+                    }
+                    return result;
+                }
+            };
+            let recallable = available.nanos().max(0).saturating_add(leased.nanos());
+            let now = now_millis();
+            match recall {
+                // Even every lease given back would not cover it: no point waiting.
+                None if recallable < requested.nanos() => return result,
+                None => {
+                    let until = now
+                        .saturating_add(i64::try_from(RECALL_WAIT.as_millis()).unwrap_or(i64::MAX));
+                    self.start_recall(account_id, requested, until).await?;
+                    tracing::info!(account = account_id, %requested, %available, %leased, %held,
+                        "a correction recalls the account's leases");
+                    recall = Some((until, requested));
+                }
+                Some((until, amount)) if now >= until => {
+                    self.end_recall(account_id, amount).await?;
+                    return result;
+                }
+                Some(_) => {}
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn start_recall(
+        &self,
+        account_id: &str,
+        amount: Amount,
+        until: i64,
+    ) -> Result<(), StoreError> {
         let mut tx = self.write_tx().await?;
-        let (account, _) = credit_in(&mut tx, account_id, amount, note).await?;
+        sqlx::query(
+            "UPDATE accounts SET recall_nanos = recall_nanos + $1, recall_until = $2 WHERE id = $3",
+        )
+        .bind(amount.nanos())
+        .bind(until)
+        .bind(account_id)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("UPDATE leases SET recall = 1 WHERE account_id = $1 AND state = 'open'")
+            .bind(account_id)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
-        Ok(account)
+        Ok(())
+    }
+
+    async fn end_recall(&self, account_id: &str, amount: Amount) -> Result<(), StoreError> {
+        let mut tx = self.write_tx().await?;
+        sqlx::query(
+            "UPDATE accounts SET recall_nanos = CASE WHEN recall_nanos > $1
+                 THEN recall_nanos - $1 ELSE 0 END WHERE id = $2",
+        )
+        .bind(amount.nanos())
+        .bind(account_id)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("UPDATE leases SET recall = 0 WHERE account_id = $1 AND state = 'open'")
+            .bind(account_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     /// Disables (or re-enables) an account and so all its keys.
@@ -452,22 +560,59 @@ impl Store {
     }
 }
 
-/// Adds `amount` to the balance with its ledger row, inside the caller's transaction. Returns
-/// the account after it and the ledger row's id.
+/// Adds `amount` to the balance inside the caller's transaction, with its ledger row (its
+/// place in the account's chain included). A negative amount — an operator's correction —
+/// may take only what the account has available (balance − held − leased,
+/// [`Account::available`]): more is refused with [`StoreError::NotAvailable`] unless
+/// `allow_negative`, and then the ledger row records how far it went beyond
+/// (`overdraw_nanos`, said in `anomaly`), which is what `tollgate audit` accepts a negative
+/// balance from.
 pub(crate) async fn credit_in(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
     account_id: &str,
     amount: Amount,
     note: Option<&str>,
+    allow_negative: bool,
 ) -> Result<(Account, String), StoreError> {
     if amount == Amount::ZERO {
         return Err(StoreError::InvalidAmount("a credit of zero".into()));
     }
-    let kind = if amount.is_negative() {
-        "adjustment"
+    let lock = if tx.backend_name() == "PostgreSQL" {
+        " FOR UPDATE"
     } else {
-        "credit"
+        ""
     };
+    let before: Option<AccountRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {ACCOUNT_COLUMNS} FROM accounts WHERE id = $1{lock}"
+    )))
+    .bind(account_id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(before) = before.map(account_from_row) else {
+        return Err(StoreError::NotFound(format!("account {account_id:?}")));
+    };
+    let (kind, overdraw) = if amount.is_negative() {
+        let taken = amount.nanos().saturating_neg();
+        let available = before.available().nanos().max(0);
+        if taken > available && !allow_negative {
+            return Err(StoreError::NotAvailable {
+                available: before.available(),
+                held: before.held,
+                leased: before.leased,
+                requested: Amount::from_nanos(taken),
+            });
+        }
+        ("adjustment", taken.saturating_sub(available).max(0))
+    } else {
+        ("credit", 0)
+    };
+    let anomaly = (overdraw > 0).then(|| {
+        format!(
+            "an operator's correction beyond what was available (allow_negative): {} of it \
+             came out of money held or leased, or took the balance below zero",
+            Amount::from_nanos(overdraw)
+        )
+    });
     // The bound keeps the sum inside i64: SQLite would silently turn an overflow into a
     // float, PostgreSQL would fail the statement.
     let (bound_sql, bound) = if amount.is_negative() {
@@ -475,41 +620,43 @@ pub(crate) async fn credit_in(
     } else {
         ("balance_nanos <= $3", i64::MAX - amount.nanos())
     };
-    let row: Option<AccountRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "UPDATE accounts SET balance_nanos = balance_nanos + $1 WHERE id = $2 AND {bound_sql}
-             RETURNING {ACCOUNT_COLUMNS}"
+    let row: Option<(i64, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "UPDATE accounts SET balance_nanos = balance_nanos + $1, ledger_seq = ledger_seq + 1
+         WHERE id = $2 AND {bound_sql}
+         RETURNING balance_nanos, ledger_seq"
     )))
     .bind(amount.nanos())
     .bind(account_id)
     .bind(bound)
     .fetch_optional(&mut **tx)
     .await?;
-    let Some(account) = row.map(account_from_row) else {
-        let exists: Option<(String,)> = sqlx::query_as("SELECT id FROM accounts WHERE id = $1")
-            .bind(account_id)
-            .fetch_optional(&mut **tx)
-            .await?;
-        if exists.is_none() {
-            return Err(StoreError::NotFound(format!("account {account_id:?}")));
-        }
+    let Some((balance, seq)) = row else {
         return Err(StoreError::InvalidAmount(format!(
             "crediting {amount} would take the balance beyond what can be stored"
         )));
     };
     let ledger_id = new_id("led");
     sqlx::query(
-            "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, note, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, note, created_at,
+                                 seq, overdraw_nanos, anomaly)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         )
         .bind(&ledger_id)
         .bind(account_id)
         .bind(kind)
         .bind(amount.nanos())
-        .bind(account.balance.nanos())
+        .bind(balance)
         .bind(note.map(str::to_owned))
         .bind(now_millis())
+        .bind(seq)
+        .bind(overdraw)
+        .bind(anomaly)
         .execute(&mut **tx)
         .await?;
+    let account = Account {
+        balance: Amount::from_nanos(balance),
+        ..before
+    };
     Ok((account, ledger_id))
 }
 

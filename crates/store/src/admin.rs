@@ -243,6 +243,9 @@ impl Store {
     /// ledger row, the balance and the audit record are written in one transaction, so a
     /// retried payment webhook finds the first credit instead of making a second.
     ///
+    /// A correction takes only what the account has available unless `allow_negative`; money
+    /// the replicas have leased is recalled first ([`Store::recalling`]).
+    ///
     /// `idempotency` is `(key, fingerprint)`; the fingerprint (account, amount, reason) must
     /// match the first use, or the credit is refused as a conflict. `None`: no key.
     pub async fn credit_once(
@@ -250,6 +253,7 @@ impl Store {
         account_id: &str,
         amount: Amount,
         reason: &str,
+        allow_negative: bool,
         idempotency: Option<(&str, &str)>,
         audit: &AdminChange,
     ) -> Result<Credited, StoreError> {
@@ -258,9 +262,32 @@ impl Store {
         {
             return Ok(replayed);
         }
+        self.recalling(account_id, || {
+            Box::pin(self.credit_once_now(
+                account_id,
+                amount,
+                reason,
+                allow_negative,
+                idempotency,
+                audit,
+            ))
+        })
+        .await
+    }
+
+    async fn credit_once_now(
+        &self,
+        account_id: &str,
+        amount: Amount,
+        reason: &str,
+        allow_negative: bool,
+        idempotency: Option<(&str, &str)>,
+        audit: &AdminChange,
+    ) -> Result<Credited, StoreError> {
         let mut tx = self.write_tx().await?;
         let (account, ledger_id) =
-            crate::accounts::credit_in(&mut tx, account_id, amount, Some(reason)).await?;
+            crate::accounts::credit_in(&mut tx, account_id, amount, Some(reason), allow_negative)
+                .await?;
         if let Some((key, fingerprint)) = idempotency {
             let claimed = sqlx::query(
                 "INSERT INTO admin_idempotency (key, fingerprint, ledger_id, created_at)

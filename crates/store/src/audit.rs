@@ -8,6 +8,13 @@ use tollgate_billing::Amount;
 /// runs every second, so anything older than this was missed.
 pub const LEASE_EXPIRY_GRACE_MS: i64 = 10_000;
 
+/// The most violations listed per rule (the count says how many there were in all).
+const LISTED_PER_RULE: usize = 100;
+
+/// How long after a usage record was stamped its charge may be written: the pairing of
+/// charges and records starts this long after the last pruning.
+const RECORD_TO_CHARGE_MS: i64 = 60_000;
+
 /// One broken invariant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Violation {
@@ -38,9 +45,15 @@ pub struct AuditReport {
     pub total_credited: Amount,
     /// Sum of every charge.
     pub total_charged: Amount,
-    /// Charges capped below the upstream's figure (`docs/decisions.md`).
+    /// Ledger rows with an anomaly: charges capped below the upstream's figure, charges that
+    /// could take less than they asked, corrections beyond what was available
+    /// (`docs/decisions.md`).
     pub anomalies: u64,
-    /// Accounts below zero (allowed only through a settlement above its hold; listed).
+    /// What charges could not take (late charges of a stalled replica, settlements above
+    /// what the account had available): the operator's loss.
+    pub operator_losses: Amount,
+    /// Accounts below zero, each covered by recorded overdraws (an operator's correction with
+    /// `allow_negative`; rows of earlier versions); listed.
     pub negative_accounts: Vec<String>,
     /// The broken invariants; empty when the books are sound.
     pub violations: Vec<Violation>,
@@ -55,7 +68,10 @@ impl Store {
     /// sum of open holds and `leased` the sum of open leases; every closed hold was closed once
     /// (a settled one has exactly its one charge row, a released one none); every finished task
     /// settled or refunded its hold exactly once, and a live one still holds; no lease is open
-    /// past its expiry; credits minus charges equal the sum of balances.
+    /// past its expiry; credits minus charges equal the sum of balances. And what an outside
+    /// checker of the rows would check ([`ledger_checks`]): one charge per hold, a usage record
+    /// for every charge with its amount and none without one, each account's `balance_after`
+    /// chain, and every negative balance covered by recorded overdraws.
     pub async fn audit(&self) -> Result<AuditReport, StoreError> {
         let mut violations = Vec::new();
         let mut flag = |rule: &'static str, subject: &str, detail: String| {
@@ -236,6 +252,12 @@ impl Store {
             flag("charge_has_hold", id, "a charge row names no hold".into());
         }
 
+        ledger_checks(&mut tx, &mut flag).await?;
+        let (losses,): (i64,) =
+            sqlx::query_as("SELECT CAST(COALESCE(SUM(loss_nanos), 0) AS BIGINT) FROM ledger")
+                .fetch_one(&mut *tx)
+                .await?;
+
         tx.rollback().await?;
 
         let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
@@ -249,8 +271,254 @@ impl Store {
             total_credited: Amount::from_nanos(credited),
             total_charged: Amount::from_nanos(charged),
             anomalies: u64::try_from(anomalies).unwrap_or(0),
+            operator_losses: Amount::from_nanos(losses),
             negative_accounts,
             violations,
         })
     }
+}
+
+/// A charge and its usage records: id, account, hold, amount, records, their lowest and highest
+/// charge.
+type UnpairedCharge = (String, String, Option<String>, i64, i64, i64, i64);
+
+/// A ledger row beside the one before it in its account's chain: account, id, seq, amount,
+/// balance after, the previous row's seq and balance after, and the sum of the rows before
+/// the chain began.
+type ChainLink = (String, String, i64, i64, i64, Option<i64>, Option<i64>, i64);
+
+/// The checks an outside reader of the tables makes (`docs/decisions.md`, "What the audit
+/// checks"), run inside the audit's snapshot:
+///
+/// - `one_charge_per_hold`: no hold has two charge rows (a request has one hold, so this is also
+///   one charge per request).
+/// - `charge_has_usage_record`: every charge written by this version has exactly one usage
+///   record, naming its hold, with the same amount; `usage_record_has_charge`: every record
+///   that names a hold has that charge, and none charges without naming one. Records pruned
+///   by `[usage] retention_days` are not expected.
+/// - `balance_after_chain`: an account's rows, in `seq` order, number 1, 2, 3, …; each row's
+///   `balance_after` is the previous one's plus its amount (the first one's: the rows before
+///   the chain began, plus its amount); `accounts.ledger_seq` is the last number.
+/// - `negative_balance_explained`: a balance below zero is covered by the overdraws the ledger
+///   recorded (an operator's correction with `allow_negative`), and every overdraw and every
+///   loss says why in `anomaly`.
+async fn ledger_checks(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    flag: &mut impl FnMut(&'static str, &str, String),
+) -> Result<(), StoreError> {
+    let mut listed = |rule: &'static str, rows: Vec<(String, String)>| {
+        let total = rows.len();
+        for (subject, detail) in rows.into_iter().take(LISTED_PER_RULE) {
+            flag(rule, &subject, detail);
+        }
+        if total > LISTED_PER_RULE {
+            flag(
+                rule,
+                "more",
+                format!("{} more not listed", total - LISTED_PER_RULE),
+            );
+        }
+    };
+
+    let doubled: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT hold_id, CAST(COUNT(*) AS BIGINT) FROM ledger
+         WHERE kind = 'charge' AND hold_id IS NOT NULL
+         GROUP BY hold_id HAVING COUNT(*) > 1 ORDER BY hold_id",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    listed(
+        "one_charge_per_hold",
+        doubled
+            .into_iter()
+            .map(|(hold, n)| (hold, format!("{n} charge rows")))
+            .collect(),
+    );
+
+    // Charges and usage records are paired from when this version began writing them (the
+    // first row of a chain) and after any pruning of the usage log.
+    let (since, pruned): (i64, i64) = sqlx::query_as(
+        "SELECT CAST(COALESCE((SELECT MIN(created_at) FROM ledger WHERE seq IS NOT NULL), 0) AS BIGINT),
+                CAST(COALESCE((SELECT MAX(CAST(value AS BIGINT)) FROM settings WHERE name = $1), 0) AS BIGINT)",
+    )
+    .bind(crate::usage::USAGE_PRUNED_BEFORE)
+    .fetch_one(&mut **tx)
+    .await?;
+    let from = if pruned > 0 {
+        since.max(pruned.saturating_add(RECORD_TO_CHARGE_MS))
+    } else {
+        since
+    };
+    let unpaired: Vec<UnpairedCharge> = sqlx::query_as(
+        "SELECT l.id, l.account_id, l.hold_id, CAST(-l.amount_nanos AS BIGINT), CAST(COUNT(u.id) AS BIGINT),
+                CAST(COALESCE(MIN(u.charge_nanos), 0) AS BIGINT),
+                CAST(COALESCE(MAX(u.charge_nanos), 0) AS BIGINT)
+         FROM ledger l LEFT JOIN usage_log u ON u.hold_id = l.hold_id
+         WHERE l.kind = 'charge' AND l.seq IS NOT NULL AND l.created_at >= $1
+         GROUP BY l.id, l.account_id, l.hold_id, l.amount_nanos
+         HAVING COUNT(u.id) <> 1 OR MIN(u.charge_nanos) <> -l.amount_nanos
+             OR MAX(u.charge_nanos) <> -l.amount_nanos
+         ORDER BY l.id",
+    )
+    .bind(from)
+    .fetch_all(&mut **tx)
+    .await?;
+    listed(
+        "charge_has_usage_record",
+        unpaired
+            .into_iter()
+            .map(|(id, account, hold, amount, n, low, high)| {
+                let detail = match n {
+                    0 => format!(
+                        "a charge of {} (hold {}) has no usage record",
+                        Amount::from_nanos(amount),
+                        hold.as_deref().unwrap_or("none")
+                    ),
+                    1 => format!(
+                        "a charge of {} but its usage record says {}",
+                        Amount::from_nanos(amount),
+                        Amount::from_nanos(low)
+                    ),
+                    n => format!(
+                        "a charge of {} has {n} usage records ({} … {})",
+                        Amount::from_nanos(amount),
+                        Amount::from_nanos(low),
+                        Amount::from_nanos(high)
+                    ),
+                };
+                (format!("{id} of {account}"), detail)
+            })
+            .collect(),
+    );
+    let orphans: Vec<(String, String, Option<String>, i64)> = sqlx::query_as(
+        "SELECT u.id, u.account_id, u.hold_id, u.charge_nanos FROM usage_log u
+         LEFT JOIN ledger l ON l.hold_id = u.hold_id AND l.kind = 'charge'
+         WHERE u.created_at >= $1 AND l.id IS NULL
+           AND (u.hold_id IS NOT NULL OR u.charge_nanos <> 0)
+         ORDER BY u.id",
+    )
+    .bind(from)
+    .fetch_all(&mut **tx)
+    .await?;
+    listed(
+        "usage_record_has_charge",
+        orphans
+            .into_iter()
+            .map(|(id, account, hold, charge)| {
+                let detail = match hold {
+                    Some(hold) => format!(
+                        "a record of a charge of {} on hold {hold}, which has no charge row",
+                        Amount::from_nanos(charge)
+                    ),
+                    None => format!(
+                        "a record of a charge of {} that names no hold",
+                        Amount::from_nanos(charge)
+                    ),
+                };
+                (format!("{id} of {account}"), detail)
+            })
+            .collect(),
+    );
+
+    let broken: Vec<ChainLink> = sqlx::query_as(
+        "SELECT x.account_id, x.id, x.seq, x.amount_nanos, x.balance_after_nanos, x.prev_seq,
+                    x.prev_after, x.before_chain
+             FROM (SELECT l.account_id, l.id, l.seq, l.amount_nanos, l.balance_after_nanos,
+                          LAG(l.seq) OVER w AS prev_seq,
+                          LAG(l.balance_after_nanos) OVER w AS prev_after,
+                          CAST(COALESCE((SELECT SUM(o.amount_nanos) FROM ledger o
+                                         WHERE o.account_id = l.account_id AND o.seq IS NULL), 0)
+                               AS BIGINT) AS before_chain
+                   FROM ledger l WHERE l.seq IS NOT NULL
+                   WINDOW w AS (PARTITION BY l.account_id ORDER BY l.seq)) x
+             WHERE (x.prev_seq IS NULL AND (x.seq <> 1
+                        OR x.balance_after_nanos <> x.before_chain + x.amount_nanos))
+                OR (x.prev_seq IS NOT NULL AND (x.seq <> x.prev_seq + 1
+                        OR x.balance_after_nanos <> x.prev_after + x.amount_nanos))
+             ORDER BY x.account_id, x.seq",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    let mut chain: Vec<(String, String)> = broken
+        .into_iter()
+        .map(|(account, id, seq, amount, after, prev_seq, prev_after, before)| {
+            let detail = match (prev_seq, prev_after) {
+                (Some(prev), _) if seq != prev + 1 => {
+                    format!("row {id} is number {seq}, after number {prev}")
+                }
+                (Some(_), Some(prev_after)) => format!(
+                    "row {id} (number {seq}) says {} after {}, but the row before it left {}",
+                    Amount::from_nanos(after),
+                    Amount::from_nanos(amount),
+                    Amount::from_nanos(prev_after)
+                ),
+                _ if seq != 1 => format!("the chain starts at number {seq} (row {id})"),
+                _ => format!(
+                    "row {id} (number 1) says {} after {}, but the rows before the chain sum to {}",
+                    Amount::from_nanos(after),
+                    Amount::from_nanos(amount),
+                    Amount::from_nanos(before)
+                ),
+            };
+            (account, detail)
+        })
+        .collect();
+    let tails: Vec<(String, i64, i64)> = sqlx::query_as(
+        "SELECT a.id, a.ledger_seq,
+                CAST(COALESCE((SELECT MAX(l.seq) FROM ledger l WHERE l.account_id = a.id), 0) AS BIGINT)
+         FROM accounts a
+         WHERE a.ledger_seq <> COALESCE((SELECT MAX(l.seq) FROM ledger l WHERE l.account_id = a.id), 0)
+         ORDER BY a.id",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    chain.extend(tails.into_iter().map(|(account, last, found)| {
+        (
+            account,
+            format!("the account's chain ends at number {last}, its last row is number {found}"),
+        )
+    }));
+    listed("balance_after_chain", chain);
+
+    let negative: Vec<(String, i64, i64)> = sqlx::query_as(
+        "SELECT a.id, a.balance_nanos,
+                CAST(COALESCE((SELECT SUM(l.overdraw_nanos) FROM ledger l
+                               WHERE l.account_id = a.id AND l.anomaly IS NOT NULL), 0) AS BIGINT)
+         FROM accounts a WHERE a.balance_nanos < 0 ORDER BY a.id",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    let mut unexplained: Vec<(String, String)> = negative
+        .into_iter()
+        .filter(|(_, balance, covered)| balance.saturating_neg() > *covered)
+        .map(|(account, balance, covered)| {
+            (
+                account,
+                format!(
+                    "the balance is {} but the ledger records overdraws of only {}",
+                    Amount::from_nanos(balance),
+                    Amount::from_nanos(covered)
+                ),
+            )
+        })
+        .collect();
+    let silent: Vec<(String, String, i64, i64)> = sqlx::query_as(
+        "SELECT id, account_id, overdraw_nanos, loss_nanos FROM ledger
+         WHERE seq IS NOT NULL AND (overdraw_nanos > 0 OR loss_nanos > 0) AND anomaly IS NULL
+         ORDER BY id",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    unexplained.extend(silent.into_iter().map(|(id, account, overdraw, loss)| {
+        (
+            format!("{id} of {account}"),
+            format!(
+                "an overdraw of {} and a loss of {} with no anomaly saying why",
+                Amount::from_nanos(overdraw),
+                Amount::from_nanos(loss)
+            ),
+        )
+    }));
+    listed("negative_balance_explained", unexplained);
+    Ok(())
 }

@@ -11,6 +11,21 @@ pub enum StoreError {
         /// The hold that was refused.
         requested: Amount,
     },
+    /// A correction would take more than the account has available (balance − held −
+    /// leased).
+    #[error(
+        "{requested} is more than the {available} available: {held} is held by tasks and {leased} leased by running gateways"
+    )]
+    NotAvailable {
+        /// What the account could give.
+        available: Amount,
+        /// Its open task holds.
+        held: Amount,
+        /// Its replicas' open leases.
+        leased: Amount,
+        /// What the correction would take.
+        requested: Amount,
+    },
     /// An account or key already has as many video tasks in flight as its policy allows.
     #[error("{limit} video tasks in flight already for this {holder}")]
     TooManyTasks {

@@ -437,9 +437,12 @@ pub(crate) async fn settle_hold(
     let Some((account_id, held, model, key_id, request_id, task_id)) = won else {
         return Ok(Closed::Already);
     };
-    let (balance_after,): (i64,) = sqlx::query_as(
-        "UPDATE accounts SET held_nanos = held_nanos - $1, balance_nanos = balance_nanos - $2
-         WHERE id = $3 RETURNING balance_nanos",
+    // The charge comes out of what the hold reserved (a task's settlement is bounded by its
+    // hold), so it never takes money another request holds or leases.
+    let (balance_after, seq): (i64, i64) = sqlx::query_as(
+        "UPDATE accounts SET held_nanos = held_nanos - $1, balance_nanos = balance_nanos - $2,
+             ledger_seq = ledger_seq + 1
+         WHERE id = $3 RETURNING balance_nanos, ledger_seq",
     )
     .bind(held)
     .bind(settlement.actual.nanos())
@@ -449,8 +452,8 @@ pub(crate) async fn settle_hold(
     sqlx::query(
         "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model, quantity,
                              hold_id, task_id, key_id, request_id, estimated, note, created_at, anomaly,
-                             price_group, price_multiplier)
-         VALUES ($1, $2, 'charge', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+                             price_group, price_multiplier, seq)
+         VALUES ($1, $2, 'charge', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
     )
     .bind(new_id("led"))
     .bind(&account_id)
@@ -473,6 +476,7 @@ pub(crate) async fn settle_hold(
             .as_ref()
             .map(|g| g.multiplier.to_string()),
     )
+    .bind(seq)
     .execute(&mut *tx)
     .await?;
     Ok(Closed::Now)

@@ -81,6 +81,14 @@ pub enum LeaseOp {
         /// The lease.
         lease_id: String,
     },
+    /// Give `by` of a lease back (what its holds do not reserve) because an operator's
+    /// correction recalled it (`Store::credit_once`), and clear the recall.
+    Shrink {
+        /// The lease.
+        lease_id: String,
+        /// What to give back.
+        by: Amount,
+    },
 }
 
 /// What a [`LeaseOp`] came to.
@@ -116,6 +124,38 @@ pub enum LeaseOutcome {
         /// What was left of it.
         amount: Amount,
     },
+    /// Shrunk by `amount` (zero when its holds reserve all of it, or it is no longer open).
+    Shrunk {
+        /// What went back to the balance.
+        amount: Amount,
+    },
+}
+
+/// A charge written for less than it asked (`docs/decisions.md`, "Fenced leases"): its lease
+/// was no longer the writer's, or the part above the lease found too little available. The
+/// ledger row says the same in `anomaly` and `loss_nanos`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChargeLoss {
+    /// The hold the charge settled.
+    pub hold_id: String,
+    /// The account.
+    pub account_id: String,
+    /// What the row charged.
+    pub charged: Amount,
+    /// What it could not: the operator's loss.
+    pub loss: Amount,
+    /// The lease it named was expired, returned or another replica's (a late charge).
+    pub fenced: bool,
+}
+
+/// What a written batch came to: one outcome per lease operation, in order, and the charges
+/// that took less than they asked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Written {
+    /// The lease operations' outcomes.
+    pub leases: Vec<LeaseOutcome>,
+    /// Short charges.
+    pub losses: Vec<ChargeLoss>,
 }
 
 /// One item of a batch.
@@ -150,8 +190,8 @@ const INSERT_CHUNK: usize = 256;
 impl Store {
     /// Writes `entries` in one transaction, in order: each run of consecutive charges together
     /// ([`write_charges`]), each lease operation as its own statements. Returns one outcome per
-    /// lease operation, in order. On error nothing is written; the caller retries the whole
-    /// batch.
+    /// lease operation, in order, and the charges that could take less than they asked. On
+    /// error nothing is written; the caller retries the whole batch.
     ///
     /// On an SQLite file the batch is written by the journal thread
     /// ([`crate::sqlite_journal`]); otherwise through the writer pool.
@@ -159,7 +199,7 @@ impl Store {
         &self,
         writer: &JournalWriter,
         entries: impl Into<Arc<[JournalEntry]>>,
-    ) -> Result<Vec<LeaseOutcome>, StoreError> {
+    ) -> Result<Written, StoreError> {
         let entries = entries.into();
         if let Some(journal) = self.sqlite_journal()? {
             return journal.write(writer, entries).await;
@@ -180,10 +220,10 @@ impl Store {
             .await;
         }
         let mut tx = self.write_tx().await?;
-        let outcomes =
+        let written =
             write_entries(&mut *tx, writer, &entries, self.backend(), now_millis()).await?;
         tx.commit().await?;
-        Ok(outcomes)
+        Ok(written)
     }
 
     /// Expires every open lease past its expiry (a replica that died, or one that could not
@@ -241,6 +281,18 @@ impl Store {
             })
             .collect())
     }
+
+    /// The open leases of `owner` that an operator's correction recalled: (account, lease).
+    /// Its ledger engine gives their unreserved part back ([`LeaseOp::Shrink`]).
+    pub async fn recalled_leases(&self, owner: &str) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT account_id, id FROM leases
+             WHERE state = 'open' AND recall = 1 AND owner = $1 ORDER BY id",
+        )
+        .bind(owner)
+        .fetch_all(self.pool())
+        .await?)
+    }
 }
 
 /// Writes `entries` on `db`, inside the caller's transaction.
@@ -250,14 +302,22 @@ pub(crate) async fn write_entries<S: Statements>(
     entries: &[JournalEntry],
     backend: Backend,
     now: i64,
-) -> Result<Vec<LeaseOutcome>, StoreError> {
+) -> Result<Written, StoreError> {
     let lock = match backend {
         Backend::Postgres => " FOR UPDATE",
         Backend::Sqlite => "",
     };
-    let mut outcomes = Vec::new();
-    // Usage records go with the first run of charges (on PostgreSQL, in the same call), or on
-    // their own at the end of the batch.
+    let mut written = Written::default();
+    // Usage records go with the run of charges on PostgreSQL (in the same call) when the batch
+    // has one, or on their own at the end of the batch, carrying what their charge came to.
+    let charge_runs = entries
+        .iter()
+        .zip(entries.iter().skip(1).map(Some).chain([None]))
+        .filter(|(e, next)| {
+            !matches!(e, JournalEntry::Lease(_))
+                && next.is_none_or(|n| matches!(n, JournalEntry::Lease(_)))
+        })
+        .count();
     let mut usage: Option<Vec<&UsageRecord>> = Some(
         entries
             .iter()
@@ -282,107 +342,255 @@ pub(crate) async fn write_entries<S: Statements>(
                 })
                 .collect();
             if !charges.is_empty() {
-                let with = match backend {
-                    Backend::Postgres => usage.take().unwrap_or_default(),
-                    Backend::Sqlite => Vec::new(),
+                let losses = match backend {
+                    Backend::Postgres => {
+                        let with = match charge_runs {
+                            1 => usage.take().unwrap_or_default(),
+                            _ => Vec::new(),
+                        };
+                        charge_batch_call(db, writer, &charges, &with, now).await?
+                    }
+                    Backend::Sqlite => write_charges(db, writer, &charges, now).await?,
                 };
-                write_charges(db, &charges, &with, backend, now).await?;
+                written.losses.extend(losses);
             }
             start += run;
             continue;
         }
         if let JournalEntry::Lease(op) = &entries[start] {
-            outcomes.push(lease_op(db, writer, op, lock, now).await?);
+            written
+                .leases
+                .push(lease_op(db, writer, op, lock, now).await?);
         }
         start += 1;
     }
     if let Some(usage) = usage.filter(|u| !u.is_empty()) {
-        write_usage(db, &usage).await?;
+        // A record says what its charge came to: a short charge's record is corrected.
+        let corrected: Vec<UsageRecord> = usage
+            .iter()
+            .filter_map(|u| {
+                let loss = written
+                    .losses
+                    .iter()
+                    .find(|l| u.hold_id.as_deref() == Some(l.hold_id.as_str()))?;
+                let mut record = (*u).clone();
+                record.charge = loss.charged;
+                Some(record)
+            })
+            .collect();
+        let records: Vec<&UsageRecord> = usage
+            .iter()
+            .map(|u| corrected.iter().find(|c| c.id == u.id).unwrap_or(u))
+            .collect();
+        write_usage(db, &records).await?;
     }
-    Ok(outcomes)
+    Ok(written)
 }
 
-/// Writes a run of charges: leases first (sorted), then accounts (sorted), then the rows. On
-/// PostgreSQL that is one call of a stored function, so a batch of charges is one round trip —
-/// and, written alone, one implicit transaction: the batch's commit wait is what each of its
-/// clients waits for, and five statements in a transaction cost four more round trips
-/// (docs/benchmarks.md). SQLite, in-process, runs the per-row statements, each prepared once.
+/// One charge as the database can pay it (`docs/decisions.md`, "Fenced leases").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Paid {
+    /// From the lease it named, when that lease is still open and the writer's.
+    pub from_lease: i64,
+    /// From what the account has available beside every reservation.
+    pub from_free: i64,
+}
+
+impl Paid {
+    fn charged(self) -> i64 {
+        self.from_lease.saturating_add(self.from_free)
+    }
+}
+
+/// How a run of charges is paid, in batch order: each charge takes its share from its lease
+/// while the lease has it — nothing from a lease that is no longer open and the writer's (a
+/// late charge of a replica that stalled past its lease: the fence) — and the rest from what
+/// its account has available (balance − held − leased, never below zero). What neither covers
+/// is not charged: it is the operator's loss. So no charge can take money another replica or
+/// request holds, and none takes a balance below zero.
+///
+/// `leases` is what each named lease can give (zero when fenced), `free` each account's
+/// available money; both are used up as the charges are paid. PostgreSQL does the same in SQL
+/// (`tollgate_charge_batch_v3`, `crate::schema`).
+pub(crate) fn pay(
+    charges: &[&ChargeRow],
+    leases: &mut BTreeMap<String, i64>,
+    free: &mut BTreeMap<String, i64>,
+) -> Vec<Paid> {
+    charges
+        .iter()
+        .map(|c| {
+            let amount = c.amount.nanos().max(0);
+            let mut paid = Paid::default();
+            if let Some(pool) = c.lease_id.as_ref().and_then(|l| leases.get_mut(l)) {
+                paid.from_lease = c.from_lease.nanos().clamp(0, amount).min(*pool);
+                *pool -= paid.from_lease;
+            }
+            if let Some(pool) = free.get_mut(&c.account_id) {
+                paid.from_free = (amount - paid.from_lease).min(*pool);
+                *pool -= paid.from_free;
+            }
+            paid
+        })
+        .collect()
+}
+
+/// The note a short charge's ledger row carries in `anomaly` (after any other); PostgreSQL
+/// writes the same words.
+fn loss_note(fenced: bool, lease: Option<&str>, charged: i64, loss: i64) -> String {
+    let why = if fenced {
+        format!(
+            "late charge: lease {} was no longer this replica's (expired, returned or another's)",
+            lease.unwrap_or("?")
+        )
+    } else {
+        "the account had too little available".to_owned()
+    };
+    format!(
+        "{why}; charged {}, the operator's loss {}",
+        Amount::from_nanos(charged),
+        Amount::from_nanos(loss)
+    )
+}
+
+/// Writes a run of charges on SQLite: reads the named leases and the accounts (in the lock
+/// order: leases, then accounts, each sorted), pays each charge by [`pay`], then writes the
+/// leases, the accounts and the rows, each row with its place in its account's chain
+/// (`seq`) and its `balance_after`. Returns the charges that took less than they asked.
 async fn write_charges<S: Statements>(
     db: &mut S,
+    writer: &JournalWriter,
     charges: &[&ChargeRow],
-    usage: &[&UsageRecord],
-    backend: Backend,
     now: i64,
-) -> Result<(), StoreError> {
-    // What each lease should give, and what it can: a lease the sweeper expired gives nothing.
-    let mut from_leases: BTreeMap<&str, i64> = BTreeMap::new();
-    for c in charges {
-        if let Some(lease) = c.lease_id.as_deref().filter(|_| c.from_lease.is_positive()) {
-            let share = from_leases.entry(lease).or_default();
-            *share = share
-                .checked_add(c.from_lease.nanos())
-                .ok_or_else(overflow)?;
+) -> Result<Vec<ChargeLoss>, StoreError> {
+    let mut pools: BTreeMap<String, i64> = BTreeMap::new();
+    let mut fenced: BTreeMap<String, bool> = BTreeMap::new();
+    for lease in charges.iter().filter_map(|c| c.lease_id.as_deref()) {
+        if pools.contains_key(lease) {
+            continue;
         }
-    }
-    let mut per_account: BTreeMap<&str, i64> = BTreeMap::new();
-    for c in charges {
-        let total = per_account.entry(c.account_id.as_str()).or_default();
-        *total = total.checked_add(c.amount.nanos()).ok_or_else(overflow)?;
-    }
-    let ids: Vec<String> = charges.iter().map(|_| new_id("led")).collect();
-    let later = later_in_batch(charges)?;
-    if backend == Backend::Postgres {
-        let batch = ChargeBatch {
-            charges,
-            from_leases: &from_leases,
-            per_account: &per_account,
-            ids: &ids,
-            later: &later,
-            usage,
-        };
-        return charge_batch_call(db, batch, now).await;
-    }
-    let mut leased_off: BTreeMap<String, i64> = BTreeMap::new();
-    for (lease, share) in &from_leases {
-        let whole = db
-            .fetch_optional(
-                "UPDATE leases SET amount_nanos = amount_nanos - $1
-                 WHERE id = $2 AND state = 'open' AND amount_nanos >= $1
-                 RETURNING account_id",
-                &[Param::Int(*share), Param::Text(lease)],
-                &[Col::Text],
-            )
-            .await?;
-        let (account, taken) = match whole {
-            Some(mut row) => (row.text(0)?, *share),
-            None => match take_short(db, lease, *share).await? {
-                Some(taken) => taken,
-                None => continue,
-            },
-        };
-        let off = leased_off.entry(account).or_default();
-        *off = off.checked_add(taken).ok_or_else(overflow)?;
-    }
-    // The account's final balance, from which each row's balance_after is worked out.
-    let mut after: BTreeMap<&str, i64> = BTreeMap::new();
-    for (account, total) in &per_account {
-        let off = leased_off.get(*account).copied().unwrap_or(0);
         let row = db
             .fetch_optional(
-                "UPDATE accounts SET balance_nanos = balance_nanos - $1, leased_nanos = leased_nanos - $2
-                 WHERE id = $3 RETURNING balance_nanos",
-                &[Param::Int(*total), Param::Int(off), Param::Text(account)],
+                "SELECT amount_nanos, state, owner FROM leases WHERE id = $1",
+                &[Param::Text(lease)],
+                &[Col::Int, Col::Text, Col::Text],
+            )
+            .await?;
+        let valid = match row {
+            Some(mut row) => {
+                let amount = row.int(0)?;
+                let held = row.text(1)? == "open" && row.text(2)? == writer.owner;
+                held.then_some(amount.max(0))
+            }
+            None => None,
+        };
+        pools.insert(lease.to_owned(), valid.unwrap_or(0));
+        fenced.insert(lease.to_owned(), valid.is_none());
+    }
+    let mut free: BTreeMap<String, i64> = BTreeMap::new();
+    let mut seqs: BTreeMap<String, i64> = BTreeMap::new();
+    for c in charges {
+        if free.contains_key(&c.account_id) {
+            continue;
+        }
+        let row = db
+            .fetch_optional(
+                "SELECT balance_nanos, held_nanos, leased_nanos, ledger_seq FROM accounts
+                 WHERE id = $1",
+                &[Param::Text(&c.account_id)],
+                &[Col::Int, Col::Int, Col::Int, Col::Int],
+            )
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("account {}", c.account_id)))?;
+        let available = row
+            .int(0)?
+            .saturating_sub(row.int(1)?)
+            .saturating_sub(row.int(2)?);
+        free.insert(c.account_id.clone(), available.max(0));
+        seqs.insert(c.account_id.clone(), row.int(3)?);
+    }
+    let leases_before = pools.clone();
+    let paid = pay(charges, &mut pools, &mut free);
+
+    for (lease, before) in &leases_before {
+        let taken = before - pools[lease];
+        if taken > 0 {
+            db.execute(
+                "UPDATE leases SET amount_nanos = amount_nanos - $1 WHERE id = $2",
+                &[Param::Int(taken), Param::Text(lease)],
+            )
+            .await?;
+        }
+    }
+    // Per account: what it pays, what its leases gave, how many rows it gets.
+    let mut totals: BTreeMap<&str, (i64, i64, i64)> = BTreeMap::new();
+    for (c, p) in charges.iter().zip(&paid) {
+        let t = totals.entry(c.account_id.as_str()).or_default();
+        t.0 = t.0.checked_add(p.charged()).ok_or_else(overflow)?;
+        t.1 = t.1.checked_add(p.from_lease).ok_or_else(overflow)?;
+        t.2 += 1;
+    }
+    let mut after: BTreeMap<&str, i64> = BTreeMap::new();
+    for (account, (total, off, _)) in &totals {
+        let row = db
+            .fetch_optional(
+                "UPDATE accounts SET balance_nanos = balance_nanos - $1,
+                     leased_nanos = leased_nanos - $2, ledger_seq = ledger_seq + $3
+                 WHERE id = $4 RETURNING balance_nanos",
+                &[
+                    Param::Int(*total),
+                    Param::Int(*off),
+                    Param::Int(totals[account].2),
+                    Param::Text(account),
+                ],
                 &[Col::Int],
             )
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("account {account}")))?;
         after.insert(account, row.int(0)?);
     }
-    let mut balances_after = Vec::with_capacity(charges.len());
-    for (c, later) in charges.iter().zip(&later) {
-        let last = after.get(c.account_id.as_str()).copied().unwrap_or(0);
-        balances_after.push(last.checked_add(*later).ok_or_else(overflow)?);
+    // Each row's balance_after: its account's final balance plus what the rows after it in
+    // the batch charge; its seq: the account's next numbers, in batch order.
+    let mut later: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut rows = vec![(0i64, 0i64); charges.len()];
+    for (i, (c, p)) in charges.iter().zip(&paid).enumerate().rev() {
+        let sum = later.entry(c.account_id.as_str()).or_default();
+        rows[i].0 = after[c.account_id.as_str()]
+            .checked_add(*sum)
+            .ok_or_else(overflow)?;
+        *sum = sum.checked_add(p.charged()).ok_or_else(overflow)?;
     }
+    let mut next_seq = seqs;
+    for (i, c) in charges.iter().enumerate() {
+        let seq = next_seq.entry(c.account_id.clone()).or_default();
+        *seq += 1;
+        rows[i].1 = *seq;
+    }
+    let mut losses = Vec::new();
+    let mut anomalies: Vec<Option<String>> = Vec::with_capacity(charges.len());
+    for (c, p) in charges.iter().zip(&paid) {
+        let charged = p.charged();
+        let loss = c.amount.nanos().max(0) - charged;
+        if loss == 0 {
+            anomalies.push(c.memo.anomaly.clone());
+            continue;
+        }
+        let lease = c.lease_id.as_deref();
+        let is_fenced = lease.is_some_and(|l| fenced.get(l).copied().unwrap_or(true));
+        let note = loss_note(is_fenced, lease, charged, loss);
+        anomalies.push(Some(match &c.memo.anomaly {
+            Some(first) => format!("{first}; {note}"),
+            None => note,
+        }));
+        losses.push(ChargeLoss {
+            hold_id: c.hold_id.clone(),
+            account_id: c.account_id.clone(),
+            charged: Amount::from_nanos(charged),
+            loss: Amount::from_nanos(loss),
+            fenced: is_fenced,
+        });
+    }
+    let ids: Vec<String> = charges.iter().map(|_| new_id("led")).collect();
     let multipliers: Vec<Option<String>> = charges
         .iter()
         .map(|c| {
@@ -403,16 +611,16 @@ async fn write_charges<S: Statements>(
         } else {
             1 << (usize::BITS - 1 - left.leading_zeros())
         };
-        let chunk = &charges[start..start + size];
-        let mut params = Vec::with_capacity(chunk.len() * INSERT_COLUMNS);
-        for (i, c) in chunk.iter().enumerate() {
+        let mut params = Vec::with_capacity(size * INSERT_COLUMNS);
+        for i in start..start + size {
+            let c = charges[i];
             let group = c.memo.price_group.as_ref();
-            let negated = c.amount.nanos().checked_neg().ok_or_else(overflow)?;
+            let charged = paid[i].charged();
             params.extend([
-                Param::Text(&ids[start + i]),
+                Param::Text(&ids[i]),
                 Param::Text(&c.account_id),
-                Param::Int(negated),
-                Param::Int(balances_after[start + i]),
+                Param::Int(-charged),
+                Param::Int(rows[i].0),
                 Param::Text(&c.memo.model),
                 Param::OptText(c.memo.quantity.as_deref()),
                 Param::Text(&c.hold_id),
@@ -421,74 +629,38 @@ async fn write_charges<S: Statements>(
                 Param::OptText(c.memo.request_id.as_deref()),
                 Param::Int(i64::from(c.memo.estimated)),
                 Param::OptText(c.memo.note.as_deref()),
-                Param::OptText(c.memo.anomaly.as_deref()),
+                Param::OptText(anomalies[i].as_deref()),
                 Param::OptText(group.map(|g| g.name.as_str())),
-                Param::OptText(multipliers[start + i].as_deref()),
+                Param::OptText(multipliers[i].as_deref()),
                 Param::Int(now),
+                Param::Int(rows[i].1),
+                Param::Int(c.amount.nanos().max(0) - charged),
             ]);
         }
-        db.execute(&insert_charges_sql(chunk.len()), &params)
-            .await?;
+        db.execute(&insert_charges_sql(size), &params).await?;
         start += size;
     }
-    Ok(())
+    Ok(losses)
 }
 
-/// Each row's `later`: what the rows after it in the batch charge its account. A row's
-/// `balance_after` is its account's balance once the whole batch is paid, plus its `later`.
-fn later_in_batch(charges: &[&ChargeRow]) -> Result<Vec<i64>, StoreError> {
-    let mut sums: BTreeMap<&str, i64> = BTreeMap::new();
-    let mut later = vec![0; charges.len()];
-    for (i, c) in charges.iter().enumerate().rev() {
-        let sum = sums.entry(c.account_id.as_str()).or_default();
-        later[i] = *sum;
-        *sum = sum.checked_add(c.amount.nanos()).ok_or_else(overflow)?;
-    }
-    Ok(later)
-}
-
-/// A run of charges on PostgreSQL, with everything worked out in Rust.
-struct ChargeBatch<'a> {
-    charges: &'a [&'a ChargeRow],
-    from_leases: &'a BTreeMap<&'a str, i64>,
-    per_account: &'a BTreeMap<&'a str, i64>,
-    ids: &'a [String],
-    later: &'a [i64],
-    usage: &'a [&'a UsageRecord],
-}
-
-/// A run of charges on PostgreSQL: one call of `tollgate_charge_batch_v2` (`crate::schema` says
-/// what it does), with the batch's usage records. Everything that needs no row of the database
-/// is worked out here, where it is cheap — each account's total, each row's `later` — and
-/// passed as JSON: sqlx's `Any` driver binds no arrays.
+/// A run of charges on PostgreSQL: one call of `tollgate_charge_batch_v3` (`crate::schema`
+/// says what it does — [`pay`] and the rest of [`write_charges`] in SQL), with the batch's
+/// usage records, so that a batch is one round trip. It answers the short charges.
 async fn charge_batch_call<S: Statements>(
     db: &mut S,
-    batch: ChargeBatch<'_>,
+    writer: &JournalWriter,
+    charges: &[&ChargeRow],
+    usage: &[&UsageRecord],
     now: i64,
-) -> Result<(), StoreError> {
-    let ChargeBatch {
-        charges,
-        from_leases,
-        per_account,
-        ids,
-        later,
-        usage,
-    } = batch;
-    let shares: Vec<serde_json::Value> = from_leases
-        .iter()
-        .map(|(id, share)| serde_json::json!({"id": id, "share": share}))
-        .collect();
-    let totals: Vec<serde_json::Value> = per_account
-        .iter()
-        .map(|(id, total)| serde_json::json!({"id": id, "total": total}))
-        .collect();
+) -> Result<Vec<ChargeLoss>, StoreError> {
     let mut rows = Vec::with_capacity(charges.len());
-    for ((c, id), later) in charges.iter().zip(ids).zip(later) {
+    for (ord, c) in charges.iter().enumerate() {
         rows.push(serde_json::json!({
-            "id": id,
+            "ord": ord,
+            "id": new_id("led"),
             "account_id": c.account_id,
-            "charge": c.amount.nanos(),
-            "later": later,
+            "charge": c.amount.nanos().max(0),
+            "share": if c.lease_id.is_some() { c.from_lease.nanos().max(0) } else { 0 },
             "model": c.memo.model,
             "quantity": c.memo.quantity,
             "hold_id": c.hold_id,
@@ -502,49 +674,56 @@ async fn charge_batch_call<S: Statements>(
             "price_multiplier": c.memo.price_group.as_ref().map(|g| g.multiplier.to_string()),
         }));
     }
-    let [shares, totals, rows] =
-        [shares, totals, rows].map(|v| serde_json::Value::from(v).to_string());
+    let rows = serde_json::Value::from(rows).to_string();
     let usage = usage_json(usage);
-    let written = db
+    let answer = db
         .fetch_optional(
-            "SELECT tollgate_charge_batch_v2($1::jsonb, $2::jsonb, $3::jsonb, $4::jsonb, $5)",
+            "SELECT tollgate_charge_batch_v3($1, $2::jsonb, $3::jsonb, $4)::text",
             &[
-                Param::Text(&shares),
-                Param::Text(&totals),
+                Param::Text(&writer.owner),
                 Param::Text(&rows),
                 Param::Text(&usage),
                 Param::Int(now),
             ],
-            &[Col::Int],
+            &[Col::Text],
         )
-        .await?;
-    let written = written.map(|row| row.int(0)).transpose()?;
-    if written != i64::try_from(charges.len()).ok() {
+        .await?
+        .map(|mut row| row.text(0))
+        .transpose()?
+        .unwrap_or_default();
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        written: i64,
+        losses: Vec<Lost>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Lost {
+        hold_id: String,
+        account_id: String,
+        charged: i64,
+        loss: i64,
+        fenced: bool,
+    }
+    let answer: Answer = serde_json::from_str(&answer)
+        .map_err(|e| StoreError::Corrupt(format!("the charge batch answered {answer:?}: {e}")))?;
+    if answer.written != i64::try_from(charges.len()).unwrap_or(-1) {
         return Err(StoreError::Corrupt(format!(
-            "the charge batch wrote {written:?} of {} rows",
+            "the charge batch wrote {} of {} rows",
+            answer.written,
             charges.len()
         )));
     }
-    Ok(())
-}
-
-/// A lease that could not give its whole share: expired (it pays nothing — the sweep returned
-/// what was left) or short (it gives what it has). The account and what was taken, or `None`.
-async fn take_short<S: Statements>(
-    db: &mut S,
-    lease: &str,
-    share: i64,
-) -> Result<Option<(String, i64)>, StoreError> {
-    let Some((account_id, amount)) = open_lease(db, lease, "").await? else {
-        return Ok(None);
-    };
-    let taken = share.min(amount.max(0));
-    db.execute(
-        "UPDATE leases SET amount_nanos = amount_nanos - $1 WHERE id = $2",
-        &[Param::Int(taken), Param::Text(lease)],
-    )
-    .await?;
-    Ok(Some((account_id, taken)))
+    Ok(answer
+        .losses
+        .into_iter()
+        .map(|l| ChargeLoss {
+            hold_id: l.hold_id,
+            account_id: l.account_id,
+            charged: Amount::from_nanos(l.charged),
+            loss: Amount::from_nanos(l.loss),
+            fenced: l.fenced,
+        })
+        .collect())
 }
 
 /// A lease's account and remaining amount, locked on PostgreSQL; `None` unless it is open.
@@ -570,14 +749,14 @@ async fn open_lease<S: Statements>(
 }
 
 /// Parameters per ledger row of [`insert_charges_sql`].
-const INSERT_COLUMNS: usize = 16;
+const INSERT_COLUMNS: usize = 18;
 
 /// The INSERT of `rows` charge rows.
 fn insert_charges_sql(rows: usize) -> String {
     let mut sql = String::from(
         "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model,
              quantity, hold_id, lease_id, key_id, request_id, estimated, note, anomaly,
-             price_group, price_multiplier, created_at)
+             price_group, price_multiplier, created_at, seq, loss_nanos)
          VALUES ",
     );
     for i in 0..rows {
@@ -610,17 +789,19 @@ async fn lease_op<S: Statements>(
             want,
         } => {
             // Lease first, then account (the lock order).
+            // Only the writer's own open lease grows; any other request opens a new one.
             let mut open_lease = None;
             if let Some(id) = lease_id {
                 let row = db
                     .fetch_optional(
-                        &format!("SELECT state FROM leases WHERE id = $1{lock}"),
+                        &format!("SELECT state, owner FROM leases WHERE id = $1{lock}"),
                         &[Param::Text(id)],
-                        &[Col::Text],
+                        &[Col::Text, Col::Text],
                     )
                     .await?;
                 if let Some(mut row) = row
                     && row.text(0)? == "open"
+                    && row.text(1)? == writer.owner
                 {
                     open_lease = Some(id.clone());
                 }
@@ -628,11 +809,12 @@ async fn lease_op<S: Statements>(
             let row = db
                 .fetch_optional(
                     &format!(
-                        "SELECT balance_nanos, held_nanos, leased_nanos, disabled FROM accounts
-                         WHERE id = $1{lock}"
+                        "SELECT balance_nanos, held_nanos, leased_nanos, disabled, recall_nanos,
+                             recall_until
+                         FROM accounts WHERE id = $1{lock}"
                     ),
                     &[Param::Text(account_id)],
-                    &[Col::Int, Col::Int, Col::Int, Col::Int],
+                    &[Col::Int, Col::Int, Col::Int, Col::Int, Col::Int, Col::Int],
                 )
                 .await?;
             let Some(row) = row else {
@@ -643,7 +825,14 @@ async fn lease_op<S: Statements>(
             if disabled != 0 {
                 return Ok(LeaseOutcome::Disabled);
             }
-            let available = Amount::from_nanos(balance.saturating_sub(held).saturating_sub(leased));
+            // A correction waiting for leases to shrink keeps what it needs out of new ones.
+            let recalled = if row.int(5)? > now { row.int(4)? } else { 0 };
+            let available = Amount::from_nanos(
+                balance
+                    .saturating_sub(held)
+                    .saturating_sub(leased)
+                    .saturating_sub(recalled),
+            );
             let Some(granted) = (writer.grant)(available, *need, *want) else {
                 return Ok(LeaseOutcome::Insufficient { available });
             };
@@ -727,6 +916,29 @@ async fn lease_op<S: Statements>(
                 None => LeaseOutcome::Lost,
             },
         ),
+        LeaseOp::Shrink { lease_id, by } => {
+            let Some((account_id, amount)) = open_lease(db, lease_id, lock).await? else {
+                return Ok(LeaseOutcome::Shrunk {
+                    amount: Amount::ZERO,
+                });
+            };
+            // Never more than the row has: what the engine thinks free may include charges
+            // not yet written, never the other way round.
+            let by = by.nanos().clamp(0, amount.max(0));
+            db.execute(
+                "UPDATE leases SET amount_nanos = amount_nanos - $1, recall = 0 WHERE id = $2",
+                &[Param::Int(by), Param::Text(lease_id)],
+            )
+            .await?;
+            db.execute(
+                "UPDATE accounts SET leased_nanos = leased_nanos - $1 WHERE id = $2",
+                &[Param::Int(by), Param::Text(&account_id)],
+            )
+            .await?;
+            Ok(LeaseOutcome::Shrunk {
+                amount: Amount::from_nanos(by),
+            })
+        }
     }
 }
 

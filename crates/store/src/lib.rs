@@ -60,7 +60,8 @@ pub use error::StoreError;
 pub use holds::{Closed, Hold, HoldRequest, LedgerEntry, LedgerKind, Settlement};
 pub use ids::{hash_secret, new_id};
 pub use journal::{
-    ChargeMemo, ChargeRow, GrantRule, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome,
+    ChargeLoss, ChargeMemo, ChargeRow, GrantRule, JournalEntry, JournalWriter, LeaseOp,
+    LeaseOutcome, Written,
 };
 pub use policy::{AccessPolicy, Cidr, PolicyChange, PolicyHolder, PriceGroup, glob_matches};
 pub use tasks::{NewTask, Outcome, Poll, Task, TaskEvent, TaskFilter, TaskState};

@@ -333,6 +333,41 @@ const MIGRATIONS: &[Migration] = &[
             "CREATE INDEX IF NOT EXISTS usage_hourly_key ON usage_hourly (key_id, hour)",
         ],
     },
+    Migration {
+        version: 11,
+        name: "fenced charges, the ledger's chain, usage records tied to charges, lease recalls",
+        statements: &[
+            // Each ledger row's place in its account's chain (`crate::audit`): `seq` counts the
+            // account's rows from 1, `accounts.ledger_seq` is the last one given, and a row's
+            // `balance_after_nanos` is the previous row's plus its own amount. Rows written
+            // before this migration keep a NULL `seq`; the chain starts after them.
+            "ALTER TABLE accounts ADD COLUMN ledger_seq BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE ledger ADD COLUMN seq BIGINT",
+            "CREATE UNIQUE INDEX IF NOT EXISTS ledger_account_seq ON ledger (account_id, seq)",
+            // What a charge could not take (`docs/decisions.md`, "Fenced leases"): a late charge
+            // on a lease its replica no longer held, or a settlement above what the account had
+            // available, is written for what there was; the rest is the operator's loss, said
+            // in `anomaly`.
+            "ALTER TABLE ledger ADD COLUMN loss_nanos BIGINT NOT NULL DEFAULT 0",
+            // How far a row took the balance below what the account had available (balance −
+            // held − leased): only an operator's correction with `allow_negative` does now.
+            // Every negative balance must be covered by these (`tollgate audit`). Rows of
+            // earlier versions that went below zero are attributed here, as they were written.
+            "ALTER TABLE ledger ADD COLUMN overdraw_nanos BIGINT NOT NULL DEFAULT 0",
+            "UPDATE ledger SET overdraw_nanos = CASE
+                 WHEN -balance_after_nanos < -amount_nanos THEN -balance_after_nanos
+                 ELSE -amount_nanos END
+             WHERE balance_after_nanos < 0 AND amount_nanos < 0",
+            // The charge a usage record belongs to: one record per charge, one charge per record.
+            "ALTER TABLE usage_log ADD COLUMN hold_id TEXT",
+            // A negative correction waiting for leases to shrink (`Store::credit_once`): while
+            // `recall_until` is ahead, `recall_nanos` is kept out of new leases; a lease marked
+            // `recall` gives its unreserved part back at its replica's next sweep.
+            "ALTER TABLE accounts ADD COLUMN recall_nanos BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE accounts ADD COLUMN recall_until BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE leases ADD COLUMN recall BIGINT NOT NULL DEFAULT 0",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.
@@ -398,7 +433,7 @@ async fn apply(conn: &mut sqlx::AnyConnection) -> Result<(), StoreError> {
 }
 
 /// Stored routines on PostgreSQL, created or replaced at every start.
-const ROUTINES: &[&str] = &[CHARGE_BATCH, CHARGE_BATCH_WITH_USAGE];
+const ROUTINES: &[&str] = &[CHARGE_BATCH, CHARGE_BATCH_WITH_USAGE, CHARGE_BATCH_FENCED];
 
 async fn create_routines(conn: &mut sqlx::AnyConnection) -> Result<(), StoreError> {
     for routine in ROUTINES {
@@ -494,5 +529,145 @@ BEGIN
         latency_ms bigint, upstream_ms bigint, request_id text, task_id text, estimated bigint,
         note text);
     RETURN charged;
+END
+$fn$"#;
+
+/// `tollgate_charge_batch_v3(writer, charges, usage, now_ms)`: a run of charges and the batch's
+/// usage records in one call, fenced (`docs/decisions.md`, "Fenced leases"). What
+/// `crate::journal::write_charges` does on SQLite, in SQL and in the same lock order (leases,
+/// then accounts, each in id order):
+///
+/// 1. `pay`: in batch order, each charge takes its `share` of its lease while that lease is
+///    open, belongs to `writer` and has it left (a lease another replica swept, or that is not
+///    the writer's, gives nothing: the fencing token is the lease's id and its owner); the rest
+///    comes from what its account has available, `balance − held − leased`, never below zero.
+///    A running sum per lease and per account shares each pool out in batch order, exactly as
+///    the loop does. What neither covers is not charged: it is the operator's loss.
+/// 2. The leases give what was taken; each account pays what its charges came to, its leases'
+///    part off `leased_nanos`, and moves its `ledger_seq` on by its rows.
+/// 3. One ledger row per charge, with its `seq`, its `balance_after_nanos` (the account's final
+///    balance plus what the rows after it in the batch charged), `loss_nanos`, and the loss
+///    said in `anomaly`.
+/// 4. The usage records, a short charge's record carrying what its charge came to.
+///
+/// `charges` is `[{ord, id, account_id, charge, share, lease_id, …the row's memo}]`. Returns
+/// `{"written": rows, "losses": [{hold_id, account_id, charged, loss, fenced}]}`.
+const CHARGE_BATCH_FENCED: &str = r#"
+CREATE OR REPLACE FUNCTION tollgate_charge_batch_v3(
+    writer text, charges jsonb, usage jsonb, now_ms bigint)
+RETURNS jsonb LANGUAGE plpgsql AS $fn$
+DECLARE
+    paid jsonb;
+    charged_accounts bigint;
+    written bigint;
+BEGIN
+    PERFORM 1 FROM leases
+    WHERE id IN (SELECT c.lease_id FROM jsonb_to_recordset(charges) AS c(lease_id text))
+    ORDER BY id FOR UPDATE;
+    PERFORM 1 FROM accounts
+    WHERE id IN (SELECT c.account_id FROM jsonb_to_recordset(charges) AS c(account_id text))
+    ORDER BY id FOR UPDATE;
+
+    WITH c AS (
+        SELECT * FROM jsonb_to_recordset(charges)
+            AS c(ord bigint, account_id text, charge bigint, share bigint, lease_id text,
+                 hold_id text)
+    ), pools AS (
+        SELECT l.id, (l.state = 'open' AND l.owner = writer) AS held,
+            CASE WHEN l.state = 'open' AND l.owner = writer THEN GREATEST(l.amount_nanos, 0)
+                 ELSE 0 END AS pool
+        FROM leases l WHERE l.id IN (SELECT lease_id FROM c)
+    ), asked AS (
+        SELECT c.*, COALESCE(p.held, false) AS held, COALESCE(p.pool, 0) AS pool,
+            CASE WHEN c.lease_id IS NULL THEN 0 ELSE LEAST(GREATEST(c.share, 0), c.charge) END
+                AS want
+        FROM c LEFT JOIN pools p ON p.id = c.lease_id
+    ), from_lease AS (
+        SELECT asked.*,
+            LEAST(SUM(want) OVER w, pool) - LEAST(SUM(want) OVER w - want, pool) AS taken
+        FROM asked WINDOW w AS (PARTITION BY lease_id ORDER BY ord)
+    ), rest AS (
+        SELECT from_lease.*, charge - taken AS left_over,
+            GREATEST(a.balance_nanos - a.held_nanos - a.leased_nanos, 0) AS free
+        FROM from_lease JOIN accounts a ON a.id = from_lease.account_id
+    ), settled AS (
+        SELECT rest.*,
+            LEAST(SUM(left_over) OVER w, free) - LEAST(SUM(left_over) OVER w - left_over, free)
+                AS given
+        FROM rest WINDOW w AS (PARTITION BY account_id ORDER BY ord)
+    )
+    SELECT COALESCE(jsonb_agg(jsonb_build_object(
+        'ord', ord, 'account_id', account_id, 'lease_id', lease_id, 'hold_id', hold_id,
+        'taken', taken, 'charged', taken + given, 'loss', charge - taken - given,
+        'fenced', lease_id IS NOT NULL AND NOT held) ORDER BY ord), '[]'::jsonb)
+    INTO paid FROM settled;
+
+    UPDATE leases SET amount_nanos = leases.amount_nanos - t.taken
+    FROM (SELECT p.lease_id, SUM(p.taken)::bigint AS taken
+          FROM jsonb_to_recordset(paid) AS p(lease_id text, taken bigint)
+          WHERE p.lease_id IS NOT NULL GROUP BY p.lease_id) AS t
+    WHERE leases.id = t.lease_id AND t.taken > 0;
+
+    UPDATE accounts SET balance_nanos = accounts.balance_nanos - t.charged,
+        leased_nanos = accounts.leased_nanos - t.taken,
+        ledger_seq = accounts.ledger_seq + t.n
+    FROM (SELECT p.account_id, SUM(p.charged)::bigint AS charged, SUM(p.taken)::bigint AS taken,
+                 COUNT(*)::bigint AS n
+          FROM jsonb_to_recordset(paid) AS p(account_id text, charged bigint, taken bigint)
+          GROUP BY p.account_id) AS t
+    WHERE accounts.id = t.account_id;
+    GET DIAGNOSTICS charged_accounts = ROW_COUNT;
+    IF charged_accounts <> (SELECT COUNT(DISTINCT c.account_id)
+                            FROM jsonb_to_recordset(charges) AS c(account_id text)) THEN
+        RAISE EXCEPTION 'a charged account does not exist' USING ERRCODE = 'foreign_key_violation';
+    END IF;
+
+    INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model, quantity,
+        hold_id, lease_id, key_id, request_id, estimated, note, anomaly, price_group,
+        price_multiplier, created_at, seq, loss_nanos)
+    SELECT c.id, c.account_id, 'charge', -p.charged,
+        a.balance_nanos + COALESCE(SUM(p.charged) OVER (PARTITION BY p.account_id ORDER BY p.ord
+            ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING), 0),
+        c.model, c.quantity, c.hold_id, c.lease_id, c.key_id, c.request_id, c.estimated, c.note,
+        CASE WHEN p.loss > 0 THEN concat_ws('; ', c.anomaly, format(
+            '%s; charged %s, the operator''s loss %s',
+            CASE WHEN p.fenced THEN format('late charge: lease %s was no longer this replica''s (expired, returned or another''s)', p.lease_id)
+                 ELSE 'the account had too little available' END,
+            trim_scale(p.charged::numeric / 1000000000)::text,
+            trim_scale(p.loss::numeric / 1000000000)::text))
+        ELSE c.anomaly END,
+        c.price_group, c.price_multiplier, now_ms,
+        a.ledger_seq - COUNT(*) OVER (PARTITION BY p.account_id)
+            + ROW_NUMBER() OVER (PARTITION BY p.account_id ORDER BY p.ord),
+        p.loss
+    FROM jsonb_to_recordset(charges) AS c(ord bigint, id text, account_id text, model text,
+        quantity text, hold_id text, lease_id text, key_id text, request_id text,
+        estimated bigint, note text, anomaly text, price_group text, price_multiplier text)
+    JOIN jsonb_to_recordset(paid) AS p(ord bigint, account_id text, lease_id text,
+        charged bigint, loss bigint, fenced boolean) ON p.ord = c.ord
+    JOIN accounts a ON a.id = c.account_id;
+    GET DIAGNOSTICS written = ROW_COUNT;
+
+    INSERT INTO usage_log (id, created_at, kind, account_id, key_id, price_group, endpoint, model,
+        channel, status, meter, quantity, units, charge_nanos, hold_nanos, latency_ms, upstream_ms,
+        request_id, task_id, estimated, note, hold_id)
+    SELECT u.id, u.created_at, u.kind, u.account_id, u.key_id, u.price_group, u.endpoint, u.model,
+        u.channel, u.status, u.meter, u.quantity, u.units, COALESCE(p.charged, u.charge_nanos),
+        u.hold_nanos, u.latency_ms, u.upstream_ms, u.request_id, u.task_id, u.estimated, u.note,
+        u.hold_id
+    FROM jsonb_to_recordset(usage) AS u(id text, created_at bigint, kind text, account_id text,
+        key_id text, price_group text, endpoint text, model text, channel text, status bigint,
+        meter text, quantity text, units bigint, charge_nanos bigint, hold_nanos bigint,
+        latency_ms bigint, upstream_ms bigint, request_id text, task_id text, estimated bigint,
+        note text, hold_id text)
+    LEFT JOIN jsonb_to_recordset(paid) AS p(hold_id text, charged bigint, loss bigint)
+        ON p.hold_id = u.hold_id AND p.loss > 0;
+
+    RETURN jsonb_build_object('written', written, 'losses', COALESCE((
+        SELECT jsonb_agg(jsonb_build_object('hold_id', p.hold_id, 'account_id', p.account_id,
+            'charged', p.charged, 'loss', p.loss, 'fenced', p.fenced) ORDER BY p.ord)
+        FROM jsonb_to_recordset(paid) AS p(ord bigint, hold_id text, account_id text,
+            charged bigint, loss bigint, fenced boolean)
+        WHERE p.loss > 0), '[]'::jsonb));
 END
 $fn$"#;

@@ -12,7 +12,7 @@
 //! is taken before anything is read and a writer waits in SQLite's busy handler rather than
 //! failing on a stale snapshot.
 
-use crate::journal::{JournalEntry, JournalWriter, LeaseOutcome, write_entries};
+use crate::journal::{JournalEntry, JournalWriter, Written, write_entries};
 use crate::sql::{Cell, Col, Param, Row, Statements};
 use crate::{StoreError, now_millis};
 use rusqlite::Connection;
@@ -25,7 +25,7 @@ use tokio::sync::oneshot;
 struct Batch {
     writer: JournalWriter,
     entries: Arc<[JournalEntry]>,
-    done: oneshot::Sender<Result<Vec<LeaseOutcome>, StoreError>>,
+    done: oneshot::Sender<Result<Written, StoreError>>,
 }
 
 /// The handle to the journal thread; the thread ends when the last handle is dropped.
@@ -73,7 +73,7 @@ impl SqliteJournal {
         &self,
         writer: &JournalWriter,
         entries: Arc<[JournalEntry]>,
-    ) -> Result<Vec<LeaseOutcome>, StoreError> {
+    ) -> Result<Written, StoreError> {
         let (done, rx) = oneshot::channel();
         let batch = Batch {
             writer: writer.clone(),
@@ -92,7 +92,7 @@ fn write_batch(
     conn: &Connection,
     writer: &JournalWriter,
     entries: &[JournalEntry],
-) -> Result<Vec<LeaseOutcome>, StoreError> {
+) -> Result<Written, StoreError> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let mut statements = Thread { conn };
     let written = run_ready(write_entries(

@@ -588,10 +588,12 @@ impl Store {
                 {
                     record.set_usage(&usage, settlement.quantity.clone());
                 }
-                if let Some(hold_id) = &hold_id
-                    && settle_hold(&mut tx, hold_id, settlement).await? == Closed::Already
-                {
-                    record.charge = Amount::ZERO;
+                if let Some(hold_id) = &hold_id {
+                    if settle_hold(&mut tx, hold_id, settlement).await? == Closed::Already {
+                        record.charge = Amount::ZERO;
+                    } else {
+                        record.hold_id = Some(hold_id.clone());
+                    }
                 }
             }
             Outcome::Failed { error } => {

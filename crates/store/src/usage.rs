@@ -59,6 +59,9 @@ pub struct UsageRecord {
     pub estimated: bool,
     /// Why, when it did not end the ordinary way.
     pub note: Option<String>,
+    /// The hold its charge settled: the ledger row this record belongs to (none when nothing
+    /// was charged). `tollgate audit` pairs them one to one.
+    pub hold_id: Option<String>,
 }
 
 impl UsageRecord {
@@ -93,6 +96,10 @@ impl UsageRecord {
         self.quantity = quantity.or_else(|| serde_json::to_string(usage).ok());
     }
 }
+
+/// The `settings` row that says before when usage records may have been pruned: the audit
+/// pairs charges and records from then on.
+pub(crate) const USAGE_PRUNED_BEFORE: &str = "usage_pruned_before";
 
 /// The most units one record counts: no request measures four billion tokens, characters or
 /// seconds, so a larger figure is an upstream's lie (the ledger row keeps it as reported, and
@@ -215,9 +222,9 @@ pub struct UsageSummary {
 /// Columns of a usage record, in insert order.
 const COLUMNS: &str = "id, created_at, kind, account_id, key_id, price_group, endpoint, model, \
     channel, status, meter, quantity, units, charge_nanos, hold_nanos, latency_ms, upstream_ms, \
-    request_id, task_id, estimated, note";
+    request_id, task_id, estimated, note, hold_id";
 /// How many.
-const COLUMN_COUNT: usize = 21;
+const COLUMN_COUNT: usize = 22;
 /// Rows per multi-row INSERT (as for the ledger's: a power-of-two chunk keeps the number of
 /// distinct statements, and so of prepared statements, small).
 const CHUNK: usize = 128;
@@ -260,6 +267,7 @@ pub(crate) async fn write_usage<S: Statements>(
                 Param::OptText(r.task_id.as_deref()),
                 Param::Int(i64::from(r.estimated)),
                 Param::OptText(r.note.as_deref()),
+                Param::OptText(r.hold_id.as_deref()),
             ]);
         }
         db.execute(&insert_sql(chunk.len()), &params).await?;
@@ -300,6 +308,7 @@ pub(crate) fn usage_json(records: &[&UsageRecord]) -> String {
                 "hold_nanos": r.hold.nanos(), "latency_ms": as_bigint(r.latency_ms),
                 "upstream_ms": r.upstream_ms.map(as_bigint), "request_id": r.request_id,
                 "task_id": r.task_id, "estimated": i64::from(r.estimated), "note": r.note,
+                "hold_id": r.hold_id,
             })
         })
         .collect();
@@ -520,6 +529,18 @@ impl Store {
             .bind(before.saturating_sub(crate::rollup::HOUR))
             .execute(self.writer())
             .await?;
+        // The audit pairs charges with usage records only after this point.
+        sqlx::query(
+            "INSERT INTO settings (name, value, created_at) VALUES ($1, $2, $3)
+             ON CONFLICT (name) DO UPDATE SET value = CASE
+                 WHEN CAST(settings.value AS BIGINT) < CAST(excluded.value AS BIGINT)
+                 THEN excluded.value ELSE settings.value END",
+        )
+        .bind(USAGE_PRUNED_BEFORE)
+        .bind(before.to_string())
+        .bind(crate::now_millis())
+        .execute(self.writer())
+        .await?;
         let mut pruned = 0;
         loop {
             let sql = format!(
@@ -567,5 +588,6 @@ fn record_from_row(row: &sqlx::any::AnyRow) -> Result<UsageRecord, StoreError> {
         task_id: row.try_get("task_id")?,
         estimated: estimated != 0,
         note: row.try_get("note")?,
+        hold_id: row.try_get("hold_id")?,
     })
 }

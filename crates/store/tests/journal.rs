@@ -8,7 +8,8 @@ mod common;
 use common::{stores, unique};
 use tollgate_billing::Amount;
 use tollgate_store::{
-    ChargeMemo, ChargeRow, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome, Store, new_id,
+    ChargeMemo, ChargeRow, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome, Store, UsageRecord,
+    new_id,
 };
 
 fn grant(available: Amount, need: Amount, want: Amount) -> Option<Amount> {
@@ -42,6 +43,54 @@ fn charge(account: &str, lease: Option<&str>, nanos: i64, from_lease: i64) -> Jo
             ..ChargeMemo::default()
         },
     })
+}
+
+/// The usage record each charge of `entries` comes with in the gateway's batches, appended.
+fn with_usage(mut entries: Vec<JournalEntry>) -> Vec<JournalEntry> {
+    let records: Vec<JournalEntry> = entries
+        .iter()
+        .filter_map(|e| match e {
+            JournalEntry::Charge(c) => {
+                let mut record = UsageRecord::new("request", c.account_id.clone(), "speech");
+                record.charge = c.amount;
+                record.hold_id = Some(c.hold_id.clone());
+                Some(JournalEntry::Usage(record))
+            }
+            _ => None,
+        })
+        .collect();
+    entries.extend(records);
+    entries
+}
+
+/// Opens a lease of `account` for `w` (the grant rule decides between `need` and `want`): its
+/// id and what was granted.
+async fn open_lease(
+    store: &Store,
+    w: &JournalWriter,
+    account: &str,
+    need: i64,
+    want: i64,
+) -> (String, Amount) {
+    let out = store
+        .write_journal(
+            w,
+            vec![JournalEntry::Lease(LeaseOp::Grant {
+                account_id: account.to_owned(),
+                lease_id: None,
+                need: Amount::from_nanos(need),
+                want: Amount::from_nanos(want),
+            })],
+        )
+        .await
+        .unwrap();
+    let LeaseOutcome::Granted {
+        lease_id, granted, ..
+    } = &out.leases[0]
+    else {
+        panic!("{out:?}");
+    };
+    (lease_id.clone(), *granted)
 }
 
 async fn account_violations(store: &Store, account: &str) -> Vec<String> {
@@ -80,7 +129,8 @@ async fn leases_and_batched_charges_keep_the_books_exact() {
                 })],
             )
             .await
-            .unwrap();
+            .unwrap()
+            .leases;
         let LeaseOutcome::Granted {
             lease_id, granted, ..
         } = &out[0]
@@ -92,7 +142,10 @@ async fn leases_and_batched_charges_keep_the_books_exact() {
         let batch: Vec<JournalEntry> = (0..300)
             .map(|_| charge(&id, Some(lease_id), 7, 7))
             .collect();
-        store.write_journal(&w, batch.clone()).await.unwrap();
+        store
+            .write_journal(&w, with_usage(batch.clone()))
+            .await
+            .unwrap();
         let a = store.find_account(&id).await.unwrap();
         assert_eq!(a.balance, Amount::from_nanos(1_000_000 - 2_100));
         assert_eq!(a.leased, Amount::from_nanos(100_000 - 2_100));
@@ -112,7 +165,7 @@ async fn leases_and_batched_charges_keep_the_books_exact() {
         let out = store
             .write_journal(
                 &w,
-                vec![
+                with_usage(vec![
                     JournalEntry::Lease(LeaseOp::Grant {
                         account_id: id.clone(),
                         lease_id: Some(lease_id.clone()),
@@ -127,10 +180,11 @@ async fn leases_and_batched_charges_keep_the_books_exact() {
                     JournalEntry::Lease(LeaseOp::Return {
                         lease_id: lease_id.clone(),
                     }),
-                ],
+                ]),
             )
             .await
-            .unwrap();
+            .unwrap()
+            .leases;
         assert!(
             matches!(&out[0], LeaseOutcome::Granted { lease_id: same, .. } if same == lease_id)
         );
@@ -158,31 +212,15 @@ async fn an_expired_lease_pays_nothing_and_near_zero_grants_exactly_the_need() {
             .await
             .unwrap();
         let id = account.id.clone();
-        let out = store
-            .write_journal(
-                &w,
-                vec![JournalEntry::Lease(LeaseOp::Grant {
-                    account_id: id.clone(),
-                    lease_id: None,
-                    need: Amount::from_nanos(100),
-                    want: Amount::from_nanos(800),
-                })],
-            )
-            .await
-            .unwrap();
         // 1,000 available is less than twice 800: exactly the need.
-        let LeaseOutcome::Granted {
-            lease_id, granted, ..
-        } = &out[0]
-        else {
-            panic!("{out:?}");
-        };
-        assert_eq!(*granted, Amount::from_nanos(100));
+        let (lease_id, granted) = open_lease(&store, &w, &id, 100, 800).await;
+        let lease_id = &lease_id;
+        assert_eq!(granted, Amount::from_nanos(100));
         assert!(store.expire_leases().await.unwrap() >= 1);
         assert_eq!(store.find_account(&id).await.unwrap().leased, Amount::ZERO);
         // The charge of a hold served from it still lands, from the balance alone.
         store
-            .write_journal(&w, vec![charge(&id, Some(lease_id), 60, 60)])
+            .write_journal(&w, with_usage(vec![charge(&id, Some(lease_id), 60, 60)]))
             .await
             .unwrap();
         let a = store.find_account(&id).await.unwrap();
@@ -208,7 +246,8 @@ async fn an_expired_lease_pays_nothing_and_near_zero_grants_exactly_the_need() {
                 ],
             )
             .await
-            .unwrap();
+            .unwrap()
+            .leases;
         assert_eq!(out[0], LeaseOutcome::Lost);
         assert_eq!(
             out[1],
@@ -245,7 +284,8 @@ async fn one_batch_over_several_accounts_gives_each_row_its_own_balance_after() 
                     })],
                 )
                 .await
-                .unwrap();
+                .unwrap()
+                .leases;
             let LeaseOutcome::Granted { lease_id, .. } = &out[0] else {
                 panic!("{out:?}");
             };
@@ -262,7 +302,10 @@ async fn one_batch_over_several_accounts_gives_each_row_its_own_balance_after() 
             charge(b, None, 1_000, 0),
             charge(a, None, 3, 0),
         ];
-        store.write_journal(&w, batch.clone()).await.unwrap();
+        store
+            .write_journal(&w, with_usage(batch.clone()))
+            .await
+            .unwrap();
         let (after_a, after_b) = (
             store.find_account(a).await.unwrap(),
             store.find_account(b).await.unwrap(),
@@ -315,5 +358,151 @@ async fn one_batch_over_several_accounts_gives_each_row_its_own_balance_after() 
             (after_b.balance, after_b.leased)
         );
         assert_eq!(store.ledger(b).await.unwrap().len(), 3);
+    }
+}
+
+/// The fence (`docs/decisions.md`, "Fenced leases"): a replica that stalled past its lease's
+/// life writes its charge late, after the sweep returned the lease and another replica spent
+/// the balance. The database pays the lease's part only while the lease is open and the
+/// writer's; the rest comes from what is available — here nothing — and the remainder is the
+/// operator's loss, on the row and in the answer. A charge naming another writer's lease is
+/// fenced the same way. Both backends must agree to the nano-unit.
+#[tokio::test]
+async fn a_late_charge_is_fenced_and_takes_only_what_is_left() {
+    for store in stores().await {
+        let stalled = writer(-1); // its leases expire at once
+        let other = writer(15_000);
+        let (account, _) = store
+            .create_account(&format!("journal-{}", unique()), Amount::from_nanos(1_000))
+            .await
+            .unwrap();
+        let id = account.id.clone();
+        let (late, _) = open_lease(&store, &stalled, &id, 300, 300).await;
+        let late = &late;
+        // The sweep returns it; the other replica leases and spends everything.
+        assert!(store.expire_leases().await.unwrap() >= 1);
+        let (live, _) = open_lease(&store, &other, &id, 1_000, 1_000).await;
+        let live = &live;
+        let spent = store
+            .write_journal(&other, with_usage(vec![charge(&id, Some(live), 900, 900)]))
+            .await
+            .unwrap();
+        assert!(spent.losses.is_empty());
+        // The stalled replica's late charge: its lease is gone.
+        let late_charge = charge(&id, Some(late), 300, 300);
+        let written = store
+            .write_journal(&stalled, with_usage(vec![late_charge.clone()]))
+            .await
+            .unwrap();
+        let JournalEntry::Charge(row) = &late_charge else {
+            unreachable!()
+        };
+        assert_eq!(written.losses.len(), 1, "{written:?}");
+        let loss = &written.losses[0];
+        assert!(loss.fenced);
+        assert_eq!(
+            (loss.charged, loss.loss),
+            (Amount::ZERO, Amount::from_nanos(300)),
+            "nothing is available: the other replica's lease holds the last 100"
+        );
+        // A charge naming the other writer's lease is fenced too; 0 available again.
+        let foreign = store
+            .write_journal(&stalled, with_usage(vec![charge(&id, Some(live), 50, 50)]))
+            .await
+            .unwrap();
+        assert!(foreign.losses[0].fenced);
+        assert_eq!(foreign.losses[0].charged, Amount::ZERO);
+        let a = store.find_account(&id).await.unwrap();
+        assert_eq!(
+            (a.balance, a.leased),
+            (Amount::from_nanos(100), Amount::from_nanos(100)),
+            "never below what the live lease holds"
+        );
+        let ledger = store.ledger(&id).await.unwrap();
+        let fenced = ledger
+            .iter()
+            .find(|r| r.hold_id.as_deref() == Some(row.hold_id.as_str()))
+            .unwrap();
+        assert_eq!(fenced.amount, Amount::ZERO);
+        assert!(
+            fenced.anomaly.as_deref().is_some_and(
+                |a| a.contains("late charge") && a.contains("the operator's loss 0.0000003")
+            ),
+            "{fenced:?}"
+        );
+        // Its usage record says what the charge came to.
+        let records = store
+            .usage_records(
+                &tollgate_store::UsageFilter {
+                    account_id: Some(id.clone()),
+                    ..Default::default()
+                },
+                10,
+                None,
+            )
+            .await
+            .unwrap();
+        let record = records
+            .iter()
+            .find(|r| r.hold_id.as_deref() == Some(row.hold_id.as_str()))
+            .unwrap();
+        assert_eq!(record.charge, Amount::ZERO);
+        assert!(account_violations(&store, &id).await.is_empty());
+        let report = store.audit().await.unwrap();
+        assert!(report.operator_losses >= Amount::from_nanos(350));
+    }
+}
+
+/// One batch drains a lease and then the free balance in batch order, row by row, exactly as
+/// the loop on SQLite and the SQL on PostgreSQL both do: a settlement above its hold takes what
+/// no other reservation holds and no more.
+#[tokio::test]
+async fn a_batch_shares_the_lease_and_the_balance_out_in_order() {
+    for store in stores().await {
+        let w = writer(15_000);
+        let (account, _) = store
+            .create_account(&format!("journal-{}", unique()), Amount::from_nanos(280))
+            .await
+            .unwrap();
+        let id = account.id.clone();
+        let (lease_id, _) = open_lease(&store, &w, &id, 250, 250).await;
+        let lease_id = &lease_id;
+        // 250 leased, 30 free. Three charges of 100 from the lease, then one of 40 with none.
+        let batch = vec![
+            charge(&id, Some(lease_id), 100, 100),
+            charge(&id, Some(lease_id), 100, 100),
+            charge(&id, Some(lease_id), 100, 100),
+            charge(&id, None, 40, 0),
+        ];
+        let written = store
+            .write_journal(&w, with_usage(batch.clone()))
+            .await
+            .unwrap();
+        let ledger = store.ledger(&id).await.unwrap();
+        let amounts: Vec<(i64, i64)> = batch
+            .iter()
+            .map(|e| {
+                let JournalEntry::Charge(c) = e else {
+                    unreachable!()
+                };
+                let r = ledger
+                    .iter()
+                    .find(|r| r.hold_id.as_deref() == Some(c.hold_id.as_str()))
+                    .unwrap();
+                (r.amount.nanos(), r.balance_after.nanos())
+            })
+            .collect();
+        // 100 + 100 from the lease; 50 from it and 30 free; nothing left for the last one.
+        assert_eq!(
+            amounts,
+            vec![(-100, 180), (-100, 80), (-80, 0), (0, 0)],
+            "{ledger:#?}"
+        );
+        let losses: Vec<i64> = written.losses.iter().map(|l| l.loss.nanos()).collect();
+        assert_eq!(losses, vec![20, 40]);
+        assert!(written.losses.iter().all(|l| !l.fenced));
+        let a = store.find_account(&id).await.unwrap();
+        assert_eq!((a.balance, a.leased), (Amount::ZERO, Amount::ZERO));
+        assert!(account_violations(&store, &id).await.is_empty());
     }
 }

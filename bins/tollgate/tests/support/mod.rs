@@ -218,3 +218,42 @@ pub fn dechunk(mut rest: &str) -> String {
     }
     out
 }
+
+// ---- the audit ----
+
+/// `tollgate audit --json` on `db` (with `config`, when given): the report, and whether it
+/// exited 0.
+pub fn audit(db: &str, config: Option<&Path>) -> (serde_json::Value, bool) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tollgate"));
+    command
+        .args(["audit", "--json", "--database-url", db])
+        .env_remove("TOLLGATE_DATABASE_URL")
+        .env_remove("TOLLGATE_CONFIG");
+    if let Some(config) = config {
+        command.arg("--config").arg(config);
+    }
+    let output = command.output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "audit printed no JSON ({e}): {} {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    (report, output.status.success())
+}
+
+/// The audit's violations whose subject names one of `names` (an account's id, its name): a
+/// shared PostgreSQL keeps other tests' rows too.
+pub fn violations_of(report: &serde_json::Value, names: &[&str]) -> Vec<serde_json::Value> {
+    report["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| {
+            let subject = v["subject"].as_str().unwrap_or_default();
+            names.iter().any(|n| subject.contains(n))
+        })
+        .cloned()
+        .collect()
+}

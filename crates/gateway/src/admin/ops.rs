@@ -191,8 +191,10 @@ pub async fn create_account(
     Ok((account, key))
 }
 
-/// Credits (or, negative, corrects) an account, once per idempotency key. A correction that
-/// would leave the balance below zero needs `allow_negative`.
+/// Credits (or, negative, corrects) an account, once per idempotency key. A correction may
+/// take only what the account has available — balance less what its tasks hold and what the
+/// running gateways lease, which they are asked to give back first (`docs/decisions.md`,
+/// "Corrections and leases") — unless `allow_negative`.
 pub async fn credit(
     store: &Store,
     actor: &Actor,
@@ -214,19 +216,6 @@ pub async fn credit(
         .map(|k| short_text("idempotency_key", k, "an idempotency key"))
         .transpose()?;
     let found = store.find_account(account).await?;
-    // A correction that takes more than the balance is almost always a typo; checked against
-    // the balance just read (a request settling meanwhile can still move it).
-    let after = found.balance.checked_add(amount);
-    if amount.is_negative() && !allow_negative && after.is_none_or(|b| b.is_negative()) {
-        return Err(OpError::invalid(
-            "allow_negative",
-            format!(
-                "{}: a credit of {amount} would leave the balance of {} below zero; \
-                 pass --allow-negative (\"allow_negative\": true) to do it anyway",
-                found.name, found.balance
-            ),
-        ));
-    }
     let fingerprint = format!("{}|{}|{reason}", found.id, amount.nanos());
     let mut change = actor.change(
         if amount.is_negative() {
@@ -239,7 +228,14 @@ pub async fn credit(
     change.before = Some(json!({"balance": found.balance}));
     let idempotency = key.as_deref().map(|k| (k, fingerprint.as_str()));
     let credited = store
-        .credit_once(&found.id, amount, &reason, idempotency, &change)
+        .credit_once(
+            &found.id,
+            amount,
+            &reason,
+            allow_negative,
+            idempotency,
+            &change,
+        )
         .await
         .map_err(|e| match e {
             StoreError::AlreadyExists(message) => OpError {
@@ -247,6 +243,22 @@ pub async fn credit(
                 field: Some("idempotency_key"),
                 message,
             },
+            StoreError::NotAvailable {
+                available,
+                held,
+                leased,
+                requested,
+            } => OpError::invalid(
+                "allow_negative",
+                format!(
+                    "{}: a correction of {amount} takes {requested}, but only {available} of the \
+                     balance of {} is available ({held} held by video tasks, {leased} leased by \
+                     running gateways for requests in flight); retry once they finish, or pass \
+                     --allow-negative (\"allow_negative\": true) to take it anyway, even below \
+                     zero",
+                    found.name, found.balance
+                ),
+            ),
             other => other.into(),
         })?;
     Ok(credited)

@@ -1,0 +1,240 @@
+//! `tollgate audit` checks what an outside checker of the tables would (issue 22, item 15;
+//! `docs/decisions.md`, "What the audit checks"): a database with real charges, usage records, a
+//! credit and a correction is audited clean; then copies of it are corrupted the ways an
+//! intruder, a bad restore or a bug would — a duplicate charge, a missing or altered usage
+//! record, a record with no charge, a broken `balance_after` chain, a charge deleted with the
+//! balance patched to match, a negative balance nothing explains — and the audit names each.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+use support::Scratch;
+use tollgate_billing::Amount;
+use tollgate_store::{
+    ChargeMemo, ChargeRow, JournalEntry, JournalWriter, LeaseOp, LeaseOutcome, Store, UsageRecord,
+    new_id,
+};
+
+/// `tollgate audit --json` on an SQLite file: the report and whether it passed.
+fn audit(db: &Path) -> (serde_json::Value, bool) {
+    support::audit(&format!("sqlite://{}", db.display()), None)
+}
+
+fn rules(report: &serde_json::Value) -> Vec<String> {
+    let mut rules: Vec<String> = report["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["rule"].as_str().unwrap().to_owned())
+        .collect();
+    rules.dedup();
+    rules
+}
+
+/// A charge of `nanos` on `lease`, with the usage record the gateway journals beside it.
+fn charge(account: &str, lease: &str, nanos: i64) -> [JournalEntry; 2] {
+    let hold = new_id("hold");
+    let mut record = UsageRecord::new("request", account.to_owned(), "embeddings");
+    record.charge = Amount::from_nanos(nanos);
+    record.hold_id = Some(hold.clone());
+    [
+        JournalEntry::Charge(ChargeRow {
+            hold_id: hold,
+            account_id: account.to_owned(),
+            lease_id: Some(lease.to_owned()),
+            amount: Amount::from_nanos(nanos),
+            from_lease: Amount::from_nanos(nanos),
+            memo: ChargeMemo {
+                model: "text-embedding-3-small".into(),
+                ..ChargeMemo::default()
+            },
+        }),
+        JournalEntry::Usage(record),
+    ]
+}
+
+/// A database with some history: an account credited, leased, charged in two batches, given
+/// back its lease, credited again and corrected.
+async fn history(db: &Path) -> String {
+    let store = Store::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    let (account, _) = store
+        .create_account("audited", Amount::from_nanos(1_000_000))
+        .await
+        .unwrap();
+    let writer = JournalWriter {
+        owner: "replica_test".into(),
+        lease_ttl_ms: 15_000,
+        grant: tollgate_ledger_grant,
+    };
+    let out = store
+        .write_journal(
+            &writer,
+            vec![JournalEntry::Lease(LeaseOp::Grant {
+                account_id: account.id.clone(),
+                lease_id: None,
+                need: Amount::from_nanos(10_000),
+                want: Amount::from_nanos(100_000),
+            })],
+        )
+        .await
+        .unwrap();
+    let LeaseOutcome::Granted { lease_id, .. } = &out.leases[0] else {
+        panic!("{out:?}");
+    };
+    for batch in [[700, 800, 900], [1_000, 1_100, 1_200]] {
+        let entries: Vec<JournalEntry> = batch
+            .iter()
+            .flat_map(|n| charge(&account.id, lease_id, *n))
+            .collect();
+        store.write_journal(&writer, entries).await.unwrap();
+    }
+    store
+        .write_journal(
+            &writer,
+            vec![JournalEntry::Lease(LeaseOp::Return {
+                lease_id: lease_id.clone(),
+            })],
+        )
+        .await
+        .unwrap();
+    store
+        .credit(&account.id, Amount::from_nanos(5_000), Some("top-up"))
+        .await
+        .unwrap();
+    store
+        .credit(&account.id, Amount::from_nanos(-2_000), Some("correction"))
+        .await
+        .unwrap();
+    store.close().await;
+    account.id
+}
+
+/// The grant rule (`tollgate_ledger::grant`), restated: the binary's tests do not link the
+/// ledger crate.
+fn tollgate_ledger_grant(available: Amount, need: Amount, want: Amount) -> Option<Amount> {
+    if want.is_positive() && available.nanos() >= want.nanos() * 2 {
+        Some(want)
+    } else if need.is_positive() && available >= need {
+        Some(need)
+    } else {
+        None
+    }
+}
+
+/// A consistent copy of `db` (`VACUUM INTO`), corrupted by `sql`.
+fn corrupted(scratch: &Scratch, db: &Path, name: &str, sql: &str) -> std::path::PathBuf {
+    let copy = scratch.dir.join(format!("{name}.db"));
+    let source = rusqlite::Connection::open(db).unwrap();
+    source
+        .execute(&format!("VACUUM INTO '{}'", copy.display()), [])
+        .unwrap();
+    drop(source);
+    let conn = rusqlite::Connection::open(&copy).unwrap();
+    conn.execute_batch(sql).unwrap();
+    copy
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_names_every_kind_of_tampering() {
+    let scratch = Scratch::new("audit-corruption");
+    let db = scratch.dir.join("t.db");
+    let account = history(&db).await;
+    let (report, ok) = audit(&db);
+    assert!(ok, "the untouched history must audit clean: {report:#}");
+    assert_eq!(report["ledger_rows"], 9, "{report:#}");
+
+    // A charge row to pick on: the second of the first batch.
+    let second = format!(
+        "(SELECT id FROM ledger WHERE account_id = '{account}' AND kind = 'charge' AND seq = 3)"
+    );
+    let cases: [(&str, String, &str); 7] = [
+        (
+            "duplicate-charge",
+            // A restore without the ledger's constraints, then the same charge twice.
+            format!(
+                "CREATE TABLE ledger_copy AS SELECT * FROM ledger;
+                 DROP TABLE ledger;
+                 ALTER TABLE ledger_copy RENAME TO ledger;
+                 INSERT INTO ledger SELECT 'led_duplicate', account_id, kind, amount_nanos,
+                     balance_after_nanos, model, quantity, hold_id, task_id, key_id, request_id,
+                     estimated, note, created_at, anomaly, lease_id, price_group, price_multiplier,
+                     seq, loss_nanos, overdraw_nanos
+                 FROM ledger WHERE id = {second};"
+            ),
+            "one_charge_per_hold",
+        ),
+        (
+            "missing-usage-record",
+            format!(
+                "DELETE FROM usage_log WHERE hold_id = (SELECT hold_id FROM ledger WHERE id = {second});"
+            ),
+            "charge_has_usage_record",
+        ),
+        (
+            "altered-usage-record",
+            format!(
+                "UPDATE usage_log SET charge_nanos = charge_nanos - 1
+                 WHERE hold_id = (SELECT hold_id FROM ledger WHERE id = {second});"
+            ),
+            "charge_has_usage_record",
+        ),
+        (
+            "usage-record-without-charge",
+            format!(
+                "INSERT INTO usage_log (id, created_at, kind, account_id, endpoint, status, units,
+                     charge_nanos, hold_nanos, latency_ms, estimated, hold_id)
+                 SELECT 'use_invented', created_at, 'request', account_id, 'embeddings', 200, 1,
+                     500, 500, 1, 0, 'hold_invented'
+                 FROM ledger WHERE id = {second};"
+            ),
+            "usage_record_has_charge",
+        ),
+        (
+            "broken-chain",
+            format!(
+                "UPDATE ledger SET balance_after_nanos = balance_after_nanos + 5 WHERE id = {second};"
+            ),
+            "balance_after_chain",
+        ),
+        (
+            "hidden-charge",
+            // The charge deleted and the balance patched so that it still equals the sum.
+            format!(
+                "UPDATE accounts SET balance_nanos = balance_nanos
+                     - (SELECT amount_nanos FROM ledger WHERE id = {second})
+                 WHERE id = '{account}';
+                 DELETE FROM ledger WHERE id = {second};"
+            ),
+            "balance_after_chain",
+        ),
+        (
+            "unexplained-negative-balance",
+            // A correction below zero written consistently — chain, sum, sequence — but with no
+            // overdraw recorded.
+            format!(
+                "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, note,
+                     created_at, seq)
+                 SELECT 'led_negative', id, 'adjustment', -2000000, balance_nanos - 2000000, 'x',
+                     created_at, ledger_seq + 1
+                 FROM accounts WHERE id = '{account}';
+                 UPDATE accounts SET balance_nanos = balance_nanos - 2000000,
+                     ledger_seq = ledger_seq + 1 WHERE id = '{account}';"
+            ),
+            "negative_balance_explained",
+        ),
+    ];
+    for (name, sql, rule) in cases {
+        let copy = corrupted(&scratch, &db, name, &sql);
+        let (report, ok) = audit(&copy);
+        let found = rules(&report);
+        eprintln!("{name}: {found:?}");
+        assert!(!ok, "{name}: the audit passed a corrupted copy: {report:#}");
+        assert!(
+            found.iter().any(|r| r == rule),
+            "{name}: expected {rule}, found {found:?}: {report:#}"
+        );
+    }
+}
