@@ -707,7 +707,7 @@ const STALL: Duration = Duration::from_secs(2);
 
 /// The clock: ticks the engine (renewals, returns, timed-out credit requests), sweeps expired
 /// leases of any replica back to their accounts, gives back what operators' corrections
-/// recalled, and checkpoints SQLite's WAL.
+/// recalled. (SQLite's WAL has a checkpointer of its own: `tollgate_store`'s journal.)
 ///
 /// After a stall the engine's monotonic clock has moved on with the world's: leases past
 /// their life here are given up at this tick, and any charge still naming one is fenced by the
@@ -760,9 +760,6 @@ async fn tick(core: std::sync::Weak<Core>, store: Store, owner: String) {
                     }
                 }
                 Err(e) => tracing::warn!(error = %e, "reading recalled leases failed"),
-            }
-            if let Err(e) = store.checkpoint().await {
-                tracing::warn!(error = %e, "checkpointing the database failed");
             }
         }
     }

@@ -111,7 +111,7 @@ impl Store {
             Backend::Sqlite => {
                 // WAL lets reads run beside the one writer. The writer does not checkpoint the
                 // WAL itself (its commit would then wait for the checkpoint's fsync): the
-                // ledger's ticker calls `checkpoint` every second instead.
+                // journal's checkpointer thread does (`sqlite_journal`, "A bounded WAL").
                 let writer = sqlite_pool(1)
                     .after_connect(|conn, _meta| {
                         Box::pin(async move {
@@ -119,6 +119,7 @@ impl Store {
                             conn.execute("PRAGMA busy_timeout = 30000").await?;
                             conn.execute("PRAGMA synchronous = NORMAL").await?;
                             conn.execute("PRAGMA wal_autocheckpoint = 0").await?;
+                            conn.execute(sqlite_journal::JOURNAL_SIZE_LIMIT).await?;
                             Ok(())
                         })
                     })
@@ -171,22 +172,24 @@ impl Store {
         Ok(())
     }
 
-    /// Moves what the WAL holds into the database file, as far as readers allow (SQLite's
-    /// passive checkpoint, off the writer's connection so that no commit waits for it); a no-op
-    /// on PostgreSQL.
-    pub async fn checkpoint(&self) -> Result<(), StoreError> {
-        if self.backend == Backend::Sqlite {
-            sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
-                .execute(&self.pool)
-                .await?;
-        }
-        Ok(())
+    /// The size of SQLite's write-ahead log now, in bytes, once the journal has started;
+    /// `None` on PostgreSQL and before it (`docs/decisions.md`, "A bounded WAL").
+    pub fn wal_bytes(&self) -> Option<u64> {
+        self.journal.get().map(SqliteJournal::wal_bytes)
     }
 
-    /// Closes the pool, waiting for connections in use to be returned.
+    /// Closes the pool, waiting for connections in use to be returned; on an SQLite file, then
+    /// resets the WAL (a last `TRUNCATE` checkpoint), so that a clean stop leaves none behind.
     pub async fn close(&self) {
         self.pool.close().await;
         self.writer.close().await;
+        if let Some(checkpointer) = self
+            .journal
+            .get()
+            .and_then(SqliteJournal::stop_checkpointer)
+        {
+            let _ = tokio::task::spawn_blocking(move || checkpointer.finish()).await;
+        }
     }
 
     pub(crate) fn pool(&self) -> &AnyPool {

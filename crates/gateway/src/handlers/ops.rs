@@ -137,6 +137,15 @@ pub fn metrics(ctx: &Context) -> Response<ResponseBody> {
     ctx.state.ledger.render_metrics(&mut text);
     ctx.state.quotas.render_metrics(&mut text);
     channel_metrics(&ctx.state.catalog.channels(), &mut text);
+    if let Some(wal) = ctx.state.store.wal_bytes() {
+        use std::fmt::Write;
+        let _ = writeln!(
+            text,
+            "# HELP tollgate_sqlite_wal_bytes The size of SQLite's write-ahead log.\n\
+             # TYPE tollgate_sqlite_wal_bytes gauge\n\
+             tollgate_sqlite_wal_bytes {wal}"
+        );
+    }
     let mut response = Response::new(body::full(text));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
