@@ -7,6 +7,7 @@
 
 mod common;
 
+use bytes::Bytes;
 use common::TestGateway;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -712,7 +713,7 @@ async fn the_responses_bridge_serves_native_models_whole_and_streamed() {
         ),
         (
             json!({"model": "gen-2.5-flash", "input": [{"role": "user", "content": [{"type": "input_file", "file_id": "f"}]}]}),
-            "input[0].content[0].type",
+            "input[0].content[0].file_id",
         ),
         (json!({"model": "gen-2.5-flash"}), "input"),
     ] {
@@ -737,4 +738,202 @@ async fn the_responses_bridge_serves_native_models_whole_and_streamed() {
     assert_eq!(gw.calls(SIM_GENERATE), calls);
     assert_eq!(gw.open_holds(&account).await, 0);
     assert_eq!(charges(&gw.store.ledger(&account).await.unwrap()).len(), 2);
+}
+
+// ------------------------------------------------------ media the client cannot make cheap
+
+/// The one charge row of `account`, and that it is what the vendor's usage prices at exactly,
+/// with nothing capped.
+async fn charged_as_the_vendor_counted(gw: &TestGateway, account: &str, usage: &Value) -> Amount {
+    gw.settled(account).await;
+    let ledger = gw.store.ledger(account).await.unwrap();
+    let rows = charges(&ledger);
+    assert_eq!(rows.len(), 1, "{ledger:#?}");
+    let charged = rows[0].amount.checked_neg().unwrap();
+    assert_eq!(charged, expected_charge(usage), "{:?} for {usage}", rows[0]);
+    assert_eq!(rows[0].anomaly, None, "nothing capped: {:?}", rows[0]);
+    charged
+}
+
+/// What the account holds right now (the replica's leases cover holds; the engine knows).
+fn held_now(gw: &TestGateway) -> usize {
+    gw.state.ledger.open_holds_total()
+}
+
+/// Issue 22 item 2: `maxOutputTokens: 1` and 14 MB of inline audio (875 s of WAV). The
+/// gateway measures the audio (32 tokens a second, the vendor's rate) and holds for it; the
+/// charge is exactly the vendor's count. Before, every media part was held as 258 tokens and
+/// the settlement capped at twice the hold: about 680 tokens charged for 28,000 counted.
+#[tokio::test]
+async fn inline_audio_is_measured_held_and_charged_as_the_vendor_counts_it() {
+    use base64::Engine as _;
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("1").await;
+    let audio = base64::engine::general_purpose::STANDARD.encode(common::silent_wav(875));
+    let body = json!({
+        "contents": [{"role": "user", "parts": [
+            {"text": "Transcribe this."},
+            {"inlineData": {"mimeType": "audio/wav", "data": audio}}
+        ]}],
+        "generationConfig": {"maxOutputTokens": 1, "thinkingConfig": {"thinkingBudget": 0}}
+    });
+    let reply = post(&gw, GENERATE, ("x-goog-api-key", &key), &body).await;
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let usage = reply.json()["usageMetadata"].clone();
+    let prompt = usage["promptTokenCount"].as_u64().unwrap();
+    assert!(prompt >= 28_000, "the vendor counted the audio: {usage}");
+    let charged = charged_as_the_vendor_counted(&gw, &account, &usage).await;
+    eprintln!("875 s of inline audio: {prompt} prompt tokens, charged {charged}");
+    assert_eq!(held_now(&gw), 0);
+}
+
+/// A `fileData` URI: the vendor fetches what the gateway never sees, so the hold covers the
+/// model's whole input limit and the settlement charges the vendor's count up to it. A minute
+/// of real video here (the simulator's renderer's longest): 263 tokens a second.
+#[tokio::test]
+async fn a_file_data_video_is_held_to_the_input_limit_and_charged_as_counted() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("1").await;
+    let video = Bytes::from(
+        tollgate_sim::video::render_mp4(&tollgate_sim::video::VideoSpec {
+            seconds: 60.0,
+            aspect_ratio: "16:9".into(),
+            seed: 3,
+        })
+        .unwrap(),
+    );
+    let host = common::file_server(move |_| (200, video.clone())).await;
+    let body = json!({
+        "contents": [{"role": "user", "parts": [
+            {"text": "What happens in this video?"},
+            {"fileData": {"mimeType": "video/mp4", "fileUri": format!("{host}/clip.mp4")}}
+        ]}],
+        "generationConfig": {"maxOutputTokens": 16, "thinkingConfig": {"thinkingBudget": 0}}
+    });
+    // The hold: the model's input limit (1,048,576 tokens at 0.30 a million) and the output.
+    let full = flash()
+        .charge(&Usage::TextTokens {
+            input: 1_048_576,
+            output: 16,
+        })
+        .unwrap();
+    let (poor, poor_key) = gw.account("0.3").await;
+    let refused = post(&gw, GENERATE, ("x-goog-api-key", &poor_key), &body).await;
+    assert_eq!(
+        refused.status, 429,
+        "an account that cannot cover {full} is refused"
+    );
+    assert!(gw.store.ledger(&poor).await.unwrap().len() == 1);
+
+    let reply = post(&gw, GENERATE, ("x-goog-api-key", &key), &body).await;
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let usage = reply.json()["usageMetadata"].clone();
+    let prompt = usage["promptTokenCount"].as_u64().unwrap();
+    assert!(prompt >= 60 * 263, "the vendor counted the video: {usage}");
+    let charged = charged_as_the_vendor_counted(&gw, &account, &usage).await;
+    eprintln!("a minute of video by URI: held {full}, {prompt} prompt tokens, charged {charged}");
+}
+
+/// The same holes through the chat bridge: `input_audio` inline, and an image by URL (a
+/// `fileData` the vendor fetches: a 1,600 × 900 PNG is six 768-pixel tiles).
+#[tokio::test]
+async fn chat_audio_and_images_by_url_are_charged_as_the_vendor_counts_them() {
+    use base64::Engine as _;
+    let gw = TestGateway::with_config(CONFIG).await;
+    let png = Bytes::from(common::png(1_600, 900));
+    let host = common::file_server(move |_| (200, png.clone())).await;
+    let audio = base64::engine::general_purpose::STANDARD.encode(common::silent_wav(300));
+    for (what, part) in [
+        (
+            "audio",
+            json!({"type": "input_audio", "input_audio": {"data": audio, "format": "wav"}}),
+        ),
+        (
+            "image",
+            json!({"type": "image_url", "image_url": {"url": format!("{host}/chart.png")}}),
+        ),
+    ] {
+        let (account, key) = gw.account("1").await;
+        let body = json!({"model": "gen-2.5-flash", "max_tokens": 1, "reasoning_effort": "none",
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "Describe it."}, part]}]});
+        let reply = gw.post_json("/v1/chat/completions", &key, &body).await;
+        assert_eq!(
+            reply.status,
+            200,
+            "{what}: {}",
+            String::from_utf8_lossy(&reply.body)
+        );
+        let usage = reply.json()["usage"].clone();
+        let native = json!({
+            "promptTokenCount": usage["prompt_tokens"],
+            "candidatesTokenCount": usage["completion_tokens"],
+        });
+        let floor = if what == "audio" { 300 * 32 } else { 6 * 258 };
+        assert!(
+            usage["prompt_tokens"].as_u64().unwrap() >= floor,
+            "{what}: {usage}"
+        );
+        charged_as_the_vendor_counted(&gw, &account, &native).await;
+    }
+}
+
+/// And through the Responses bridge: `input_audio`, and `input_file` by URL (a video).
+#[tokio::test]
+async fn responses_audio_and_files_by_url_are_charged_as_the_vendor_counts_them() {
+    use base64::Engine as _;
+    let gw = TestGateway::with_config(CONFIG).await;
+    let video = Bytes::from(
+        tollgate_sim::video::render_mp4(&tollgate_sim::video::VideoSpec {
+            seconds: 20.0,
+            aspect_ratio: "1:1".into(),
+            seed: 5,
+        })
+        .unwrap(),
+    );
+    let host = common::file_server(move |_| (200, video.clone())).await;
+    let audio = base64::engine::general_purpose::STANDARD.encode(common::silent_wav(200));
+    for (what, part, floor) in [
+        (
+            "audio",
+            json!({"type": "input_audio", "input_audio": {"data": audio, "format": "wav"}}),
+            200 * 32,
+        ),
+        (
+            "video",
+            json!({"type": "input_file", "file_url": format!("{host}/talk.mp4")}),
+            20 * 263,
+        ),
+    ] {
+        let (account, key) = gw.account("1").await;
+        let body = json!({"model": "gen-2.5-flash", "max_output_tokens": 1,
+            "reasoning": {"effort": "none"},
+            "input": [{"role": "user", "content": [{"type": "input_text", "text": "Summarise."}, part]}]});
+        let reply = gw.post_json("/v1/responses", &key, &body).await;
+        assert_eq!(
+            reply.status,
+            200,
+            "{what}: {}",
+            String::from_utf8_lossy(&reply.body)
+        );
+        let usage = reply.json()["usage"].clone();
+        assert!(
+            usage["input_tokens"].as_u64().unwrap() >= floor,
+            "{what}: {usage}"
+        );
+        let native = json!({
+            "promptTokenCount": usage["input_tokens"],
+            "candidatesTokenCount": usage["output_tokens"],
+        });
+        charged_as_the_vendor_counted(&gw, &account, &native).await;
+    }
 }

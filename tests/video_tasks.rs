@@ -4,8 +4,10 @@
 
 mod common;
 
+use bytes::Bytes;
 use common::{Reply, TestGateway};
 use serde_json::{Value, json};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tollgate_billing::{
     Amount, ClipTier, FrameSize, Tariff, Usage, clip_frame_size, clip_token_estimate_with_reference,
@@ -509,11 +511,12 @@ async fn reference_videos_are_measured_checked_held_and_billed_at_the_reference_
         "refused before the upstream"
     );
 
-    // 2.5 allows 30 s: held for the seconds measured (10.04 + 8.04, rounded up to 19), at 60 %
-    // of the token price; the simulator then bills the 18 s its prompt marker says.
+    // 2.5 allows 30 s: held for the series' maximum at 60 % of the token price — the videos'
+    // headers are the client's word — and billed what the vendor measured when it fetched
+    // them (10.04 + 8.04 s, rounded up to 19).
     let before = gw.store.find_account(&account).await.unwrap();
     let ok = json!({"model": "clip-best", "duration": 5, "resolution": "720p", "ratio": "16:9",
-        "content": [text("x [refsec=18]"), video(&urls[0]), video(&urls[1])]});
+        "content": [text("x"), video(&urls[0]), video(&urls[1])]});
     let reply = gw.post_json(CLIP, &key, &ok).await;
     assert_eq!(
         reply.status,
@@ -526,7 +529,7 @@ async fn reference_videos_are_measured_checked_held_and_billed_at_the_reference_
     let tariff = price("3.0");
     let held = tariff
         .charge(&Usage::VideoTokens {
-            tokens: clip_token_estimate_with_reference(size, 5, 19),
+            tokens: clip_token_estimate_with_reference(size, 5, 30),
             tier: ClipTier::ReferenceVideo,
         })
         .unwrap();
@@ -536,7 +539,7 @@ async fn reference_videos_are_measured_checked_held_and_billed_at_the_reference_
     assert_eq!(task.state, TaskState::Succeeded);
     let record = &task.result.unwrap()["record"];
     let completion = record["usage"]["completion_tokens"].as_u64().unwrap();
-    assert_eq!(completion, clip_token_estimate_with_reference(size, 5, 18));
+    assert_eq!(completion, clip_token_estimate_with_reference(size, 5, 19));
     let charged = tariff
         .charge(&Usage::VideoTokens {
             tokens: completion,
@@ -572,6 +575,105 @@ async fn reference_videos_are_measured_checked_held_and_billed_at_the_reference_
     assert_eq!(
         gw.store.find_account(&account).await.unwrap().held,
         Amount::ZERO
+    );
+}
+
+/// Issue 22 item 1, the client who lies about what the gateway measures: a reference video
+/// whose host answers the gateway's ranged probe with a header claiming 0.5 s and the vendor
+/// with the real 14 s clip. The hold is the series' maximum (15 s for 2.0) whatever the header
+/// says, and the charge is what the vendor counted — before, the hold (and so the most a
+/// settlement could charge) was sized from the lie: 28 % of the work's price.
+#[tokio::test]
+async fn a_reference_video_that_lies_to_the_probe_is_held_at_the_series_maximum() {
+    let gw = gateway().await;
+    let (account, key) = gw.account("100").await;
+    let clip = Bytes::from(
+        tollgate_sim::video::render_mp4(&tollgate_sim::video::VideoSpec {
+            seconds: 14.0,
+            aspect_ratio: "16:9".into(),
+            seed: 7,
+        })
+        .unwrap(),
+    );
+    let lie = Bytes::from(common::mp4_claiming(&clip, 0.5));
+    let (served, probes) = (clip.clone(), std::sync::Arc::new(AtomicU64::new(0)));
+    let seen = probes.clone();
+    let host = common::file_server(move |parts| {
+        // The gateway's probe asks for the head of the file; the vendor fetches it whole.
+        if parts.headers.contains_key(http::header::RANGE) {
+            seen.fetch_add(1, Ordering::Relaxed);
+            (200, lie.clone())
+        } else {
+            (200, served.clone())
+        }
+    })
+    .await;
+    let url = format!("{host}/ref.mp4");
+    let before = gw.store.find_account(&account).await.unwrap();
+    let reply = gw
+        .post_json(
+            CLIP,
+            &key,
+            &json!({"model": "clipgen-cn-2.0-260128", "duration": 4, "resolution": "480p",
+                "ratio": "16:9", "content": [text("a lighthouse"), video(&url)]}),
+        )
+        .await;
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    assert!(
+        probes.load(Ordering::Relaxed) >= 1,
+        "the gateway probed the header"
+    );
+    let size = clip_frame_size("480p", "16:9").unwrap();
+    let tariff = price("2.4");
+    let held = tariff
+        .charge(&Usage::VideoTokens {
+            tokens: clip_token_estimate_with_reference(size, 4, 15),
+            tier: ClipTier::ReferenceVideo,
+        })
+        .unwrap();
+    let during = gw.store.find_account(&account).await.unwrap();
+    assert_eq!(
+        during.held.nanos() - before.held.nanos(),
+        held.nanos(),
+        "held for the series' maximum, not the 0.5 s the header claims"
+    );
+    let id = reply.json()["id"].as_str().unwrap().to_owned();
+    let task = wait_terminal(&gw, &id).await;
+    assert_eq!(task.state, TaskState::Succeeded);
+    let completion = task.result.unwrap()["record"]["usage"]["completion_tokens"]
+        .as_u64()
+        .unwrap();
+    let seconds = mp4_seconds(&clip).ceil() as u32;
+    assert_eq!(
+        completion,
+        clip_token_estimate_with_reference(size, 4, seconds),
+        "the vendor counted the real clip"
+    );
+    let charged = tariff
+        .charge(&Usage::VideoTokens {
+            tokens: completion,
+            tier: ClipTier::ReferenceVideo,
+        })
+        .unwrap();
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    let row = ledger
+        .iter()
+        .rev()
+        .find(|r| r.kind == LedgerKind::Charge)
+        .unwrap();
+    assert_eq!(
+        row.amount.checked_neg(),
+        Some(charged),
+        "charged what the vendor counted: {row:?}"
+    );
+    assert_eq!(row.anomaly, None, "nothing capped: {row:?}");
+    eprintln!(
+        "a 14 s reference claiming 0.5 s: held {held}, charged {charged} ({seconds} s counted)"
     );
 }
 

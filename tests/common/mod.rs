@@ -397,3 +397,112 @@ pub fn norm(v: &[f32]) -> f64 {
         .sum::<f64>()
         .sqrt()
 }
+
+/// A small HTTP/1.1 file server on loopback for media a request names by URL (a reference
+/// video, a `fileData` URI): `answer` decides each request's status and body from its parts —
+/// so a test can answer the gateway's ranged probe one way and the vendor's fetch another.
+/// Returns its base URL (`http://127.0.0.1:PORT`).
+pub async fn file_server(
+    answer: impl Fn(&http::request::Parts) -> (u16, Bytes) + Send + Sync + 'static,
+) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let answer = Arc::new(answer);
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let answer = answer.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(
+                    move |request: http::Request<hyper::body::Incoming>| {
+                        let (parts, _) = request.into_parts();
+                        let (status, body) = answer(&parts);
+                        let mut response = http::Response::new(Full::new(body));
+                        *response.status_mut() = http::StatusCode::from_u16(status).unwrap();
+                        async move { Ok::<_, std::convert::Infallible>(response) }
+                    },
+                );
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+/// `file` with its movie header (`mvhd`, version 0) saying it lasts `seconds`: an MP4 that lies
+/// about its length.
+pub fn mp4_claiming(file: &[u8], seconds: f64) -> Vec<u8> {
+    let mut file = file.to_vec();
+    let at = file.windows(4).position(|w| w == b"mvhd").unwrap() + 4;
+    assert_eq!(file[at], 0, "a version-0 mvhd");
+    let timescale = u32::from_be_bytes(file[at + 12..at + 16].try_into().unwrap());
+    let duration = (f64::from(timescale) * seconds) as u32;
+    file[at + 16..at + 20].copy_from_slice(&duration.to_be_bytes());
+    file
+}
+
+/// A real WAV file of `seconds` of silence: 8 kHz, 16-bit mono (16,000 bytes a second).
+pub fn silent_wav(seconds: u32) -> Vec<u8> {
+    tollgate_sim::audio::silent_wav(seconds, 8_000)
+}
+
+/// A real PNG of `width` × `height` grey pixels (8-bit greyscale, zlib's stored blocks: no
+/// compression library needed, every decoder reads it).
+pub fn png(width: u32, height: u32) -> Vec<u8> {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let start = out.len();
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        let crc = crc32(&out[start..]);
+        out.extend_from_slice(&crc.to_be_bytes());
+    }
+    // Each row: filter byte 0, then the pixels.
+    let mut raw = Vec::with_capacity(((width + 1) * height) as usize);
+    for _ in 0..height {
+        raw.push(0);
+        raw.extend(std::iter::repeat_n(0x80u8, width as usize));
+    }
+    let mut zlib = vec![0x78, 0x01];
+    let blocks: Vec<&[u8]> = raw.chunks(65_535).collect();
+    for (i, block) in blocks.iter().enumerate() {
+        zlib.push(u8::from(i + 1 == blocks.len()));
+        let len = block.len() as u16;
+        zlib.extend_from_slice(&len.to_le_bytes());
+        zlib.extend_from_slice(&(!len).to_le_bytes());
+        zlib.extend_from_slice(block);
+    }
+    let (mut a, mut b) = (1u32, 0u32);
+    for &byte in &raw {
+        a = (a + u32::from(byte)) % 65_521;
+        b = (b + a) % 65_521;
+    }
+    zlib.extend_from_slice(&((b << 16) | a).to_be_bytes());
+    let mut png = vec![0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
+    let mut header = Vec::new();
+    header.extend_from_slice(&width.to_be_bytes());
+    header.extend_from_slice(&height.to_be_bytes());
+    header.extend_from_slice(&[8, 0, 0, 0, 0]); // 8-bit greyscale
+    chunk(&mut png, b"IHDR", &header);
+    chunk(&mut png, b"IDAT", &zlib);
+    chunk(&mut png, b"IEND", &[]);
+    png
+}

@@ -75,7 +75,6 @@ pub mod error;
 pub mod inline;
 pub mod list;
 pub mod media_url;
-pub mod reference_video;
 pub mod request;
 pub mod series;
 pub mod task;

@@ -107,6 +107,11 @@ pub struct ModelEntry {
     pub levels: Vec<Level>,
     /// Its price.
     pub tariff: Tariff,
+    /// Text generation: the most input tokens the model takes, when the operator set it
+    /// (`max_input_tokens`); otherwise the model family's (`tollgate_native_genai::models`). What
+    /// the gateway cannot measure of a prompt is held up to it (`docs/decisions.md`, "Bounded
+    /// settlement").
+    pub max_input_tokens: Option<u64>,
 }
 
 /// One priority level of a model: channels that split its calls by weight.
@@ -140,6 +145,7 @@ impl ModelEntry {
             channels,
             levels,
             tariff,
+            max_input_tokens: None,
         }
     }
 
@@ -311,6 +317,7 @@ impl Catalog {
                     channels: entry_channels,
                     levels,
                     tariff: m.price.clone(),
+                    max_input_tokens: m.max_input_tokens,
                 }),
             );
         }

@@ -493,6 +493,11 @@ pub struct ModelConfig {
     pub upstream_model: Option<String>,
     /// What it costs.
     pub price: Tariff,
+    /// Text generation: the most input tokens the model takes (a deployment with a smaller
+    /// window, a model outside the family table); the family's when absent. A prompt part the
+    /// gateway cannot measure (a `fileData` URI) is held up to it.
+    #[serde(default)]
+    pub max_input_tokens: Option<u64>,
 }
 
 /// A configuration that could not be read or does not hang together.

@@ -11,6 +11,8 @@
 //! | `user` | a `user` turn; string content → a `text` part, `text` parts → `text` parts |
 //! | `image_url` with a `data:<type>;base64,<data>` URL | `inlineData{mimeType, data}` |
 //! | `image_url` with an `http(s)` URL | `fileData{fileUri, mimeType}`, the type guessed from the extension (`png`, `jpg`/`jpeg`, `webp`, `gif`, `heic`, `heif`, `bmp`), else `image/*` |
+//! | `input_audio` (`data`, `format` `wav`, `mp3`, `aiff`, `aac`, `ogg`, `flac`, `opus`) | `inlineData{mimeType: audio/…, data}` |
+//! | `file` with `file_data` (a `data:` URL, or base64 typed by `filename`'s extension) | `inlineData`; `file_id` is refused (no file store) |
 //! | `assistant` | a `model` turn: its text, then each of `tool_calls` as a `functionCall{name, args}` part, `args` parsed from the `arguments` string (`""` is `{}`; anything but a JSON object is refused naming `messages[i].tool_calls[j].function.arguments`); a call's `extra_content.google.thought_signature` goes back as the part's `thoughtSignature`. An assistant message with neither text nor calls is left out. |
 //! | `tool` | a `user` turn with `functionResponse{name, response}`: the name of the latest earlier tool call with that `tool_call_id` (or the message's `name`), `response` the content parsed when it is a JSON object, else `{"content": "<text>"}` |
 //! | consecutive turns of one role | merged into one turn (the API wants `user`/`model` alternation; several tool results form one turn) |
@@ -238,7 +240,24 @@ fn user_parts(path: &str, message: &ChatMessage) -> Result<Vec<Part>, FieldError
                         &format!("{path}.content[{j}].image_url.url"),
                         &image_url.url,
                     )?),
-                    other => return Err(unsupported_part(path, j, other, "text or image_url")),
+                    ContentPart::Other(value) if part.kind() == "input_audio" => {
+                        out.push(audio_part(
+                            &format!("{path}.content[{j}].input_audio"),
+                            value.get("input_audio"),
+                        )?)
+                    }
+                    ContentPart::Other(value) if part.kind() == "file" => out.push(file_part(
+                        &format!("{path}.content[{j}].file"),
+                        value.get("file"),
+                    )?),
+                    other => {
+                        return Err(unsupported_part(
+                            path,
+                            j,
+                            other,
+                            "text, image_url, input_audio or file",
+                        ));
+                    }
                 }
             }
             out
@@ -295,6 +314,153 @@ pub(crate) fn image_part(field: &str, url: &str) -> Result<Part, FieldError> {
         Rule::InvalidUrl,
         format!("'{field}' must be an http(s) URL or a base64 data URL"),
     ))
+}
+
+/// The audio formats the native API takes inline, by the name OpenAI's `input_audio.format`
+/// uses, and their media types.
+const AUDIO_FORMATS: [(&str, &str); 7] = [
+    ("wav", "audio/wav"),
+    ("mp3", "audio/mp3"),
+    ("aiff", "audio/aiff"),
+    ("aac", "audio/aac"),
+    ("ogg", "audio/ogg"),
+    ("flac", "audio/flac"),
+    ("opus", "audio/ogg"),
+];
+
+/// An `input_audio` part (`{"data": base64, "format": "wav"}`, chat and Responses) as inline
+/// audio.
+pub(crate) fn audio_part(field: &str, audio: Option<&Value>) -> Result<Part, FieldError> {
+    let audio = audio
+        .and_then(Value::as_object)
+        .ok_or_else(|| FieldError::required(field))?;
+    let data = audio
+        .get("data")
+        .and_then(Value::as_str)
+        .filter(|d| !d.is_empty())
+        .ok_or_else(|| FieldError::required(format!("{field}.data")))?;
+    let format = audio
+        .get("format")
+        .and_then(Value::as_str)
+        .ok_or_else(|| FieldError::required(format!("{field}.format")))?;
+    let Some((_, mime)) = AUDIO_FORMATS
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(format))
+    else {
+        let names: Vec<&str> = AUDIO_FORMATS.iter().map(|(n, _)| *n).collect();
+        return Err(FieldError::new(
+            format!("{field}.format"),
+            Rule::UnsupportedValue,
+            format!(
+                "'{field}.format' {format:?} is not accepted; use one of {}",
+                names.join(", ")
+            ),
+        ));
+    };
+    Ok(inline(mime, data))
+}
+
+/// A file part as the native API takes it: `file_data` (a `data:` URL, or base64 with the type
+/// guessed from `filename`) inline; `file_url` (Responses) by reference. `file_id` is refused:
+/// the gateway has no file store.
+pub(crate) fn file_part(field: &str, file: Option<&Value>) -> Result<Part, FieldError> {
+    let file = file
+        .and_then(Value::as_object)
+        .ok_or_else(|| FieldError::required(field))?;
+    file_fields(field, file)
+}
+
+/// The fields of a file (chat's `file.{…}`, Responses' `input_file` part itself).
+pub(crate) fn file_fields(field: &str, file: &Map<String, Value>) -> Result<Part, FieldError> {
+    let text = |key: &str| {
+        file.get(key)
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+    };
+    if let Some(data) = text("file_data") {
+        let data_field = format!("{field}.file_data");
+        if strip_prefix_ignore_case(data, "data:").is_some() {
+            return image_part(&data_field, data);
+        }
+        let mime = text("filename").map_or("application/octet-stream", guess_media_type);
+        return Ok(inline(mime, data));
+    }
+    if let Some(url) = text("file_url") {
+        let url_field = format!("{field}.file_url");
+        if strip_prefix_ignore_case(url, "https://").is_none()
+            && strip_prefix_ignore_case(url, "http://").is_none()
+        {
+            return Err(FieldError::new(
+                url_field.clone(),
+                Rule::InvalidUrl,
+                format!("'{url_field}' must be an http(s) URL"),
+            ));
+        }
+        return Ok(Part {
+            file_data: Some(FileData {
+                mime_type: Some(guess_media_type(url).to_owned()),
+                file_uri: url.to_owned(),
+                extra: Map::new(),
+            }),
+            ..Part::default()
+        });
+    }
+    if file.contains_key("file_id") {
+        return Err(FieldError::new(
+            format!("{field}.file_id"),
+            Rule::UnsupportedParameter,
+            format!(
+                "'{field}.file_id' is not supported: this gateway has no file store; send the \
+                 file as file_data (or a file_url)"
+            ),
+        ));
+    }
+    Err(FieldError::required(format!("{field}.file_data")))
+}
+
+fn inline(mime: &str, data: &str) -> Part {
+    Part {
+        inline_data: Some(Blob {
+            mime_type: mime.to_owned(),
+            data: data.to_owned(),
+            extra: Map::new(),
+        }),
+        ..Part::default()
+    }
+}
+
+/// The media type of a file by its name's (or URL's) extension: images as
+/// [`guess_image_type`], and the audio, video and document types the native API takes;
+/// `application/octet-stream` for anything else.
+pub fn guess_media_type(name: &str) -> &'static str {
+    let path = name.split(['?', '#']).next().unwrap_or(name);
+    let ext = path
+        .rsplit_once('/')
+        .map_or(path, |(_, file)| file)
+        .rsplit_once('.')
+        .map(|(_, ext)| ext.to_ascii_lowercase());
+    match ext.as_deref() {
+        Some("png" | "jpg" | "jpeg" | "webp" | "gif" | "heic" | "heif" | "bmp") => {
+            guess_image_type(&format!("x/x.{}", ext.as_deref().unwrap_or_default()))
+        }
+        Some("wav") => "audio/wav",
+        Some("mp3") => "audio/mp3",
+        Some("aiff" | "aif") => "audio/aiff",
+        Some("aac") => "audio/aac",
+        Some("ogg" | "opus") => "audio/ogg",
+        Some("flac") => "audio/flac",
+        Some("mp4" | "m4v") => "video/mp4",
+        Some("mov") => "video/quicktime",
+        Some("webm") => "video/webm",
+        Some("mpeg" | "mpg") => "video/mpeg",
+        Some("pdf") => "application/pdf",
+        Some("txt") => "text/plain",
+        Some("md") => "text/markdown",
+        Some("csv") => "text/csv",
+        Some("html" | "htm") => "text/html",
+        Some("json") => "application/json",
+        _ => "application/octet-stream",
+    }
 }
 
 fn strip_suffix_ignore_case<'a>(text: &'a str, suffix: &str) -> Option<&'a str> {

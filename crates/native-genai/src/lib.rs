@@ -95,6 +95,7 @@
 pub mod bridge;
 pub mod chat;
 pub mod error;
+pub mod media;
 pub mod models;
 pub mod request;
 pub mod response;

@@ -10,7 +10,7 @@
 //! |---|---|
 //! | `instructions`, then `system` / `developer` messages | `systemInstruction.parts[].text`, in that order |
 //! | `input` as a string | one `user` turn with that text |
-//! | a `user` message (`type` `message` or absent): string content, `input_text` parts, `input_image` with `image_url` | a `user` turn: `text` parts; images as the chat bridge does (`data:` URL → `inlineData`, `http(s)` → `fileData`) |
+//! | a `user` message (`type` `message` or absent): string content, `input_text` parts, `input_image` with `image_url`, `input_audio`, `input_file` | a `user` turn: `text` parts; images as the chat bridge does (`data:` URL → `inlineData`, `http(s)` → `fileData`); audio inline; a file's `file_data` inline and its `file_url` as `fileData` (`file_id` refused: no file store) |
 //! | an `assistant` message: string content, `output_text` or `refusal` parts | a `model` turn with its text |
 //! | a `function_call` item (`call_id`, `name`, `arguments`) | a `model` turn with `functionCall{name, args}`; `extra_content.google.thought_signature` goes back as the part's `thoughtSignature` |
 //! | a `function_call_output` item (`call_id`, `output`) | a `user` turn with `functionResponse{name, response}`, named after the earlier call with that `call_id`; `response` is the output when it is a JSON object, else `{"content": "<output>"}` |
@@ -26,7 +26,7 @@
 //! Refused, naming the field: `previous_response_id` and `conversation` (the gateway stores no
 //! responses: send the whole conversation in `input`), `background: true`, tools other than
 //! functions, input items other than messages, function calls, their outputs and reasoning, and
-//! content parts other than text and images (`input_file`, `input_audio`). Other fields
+//! content parts other than text, images, audio and files. Other fields
 //! (`store`, `metadata`, `include`, `user`, `truncation`, `parallel_tool_calls`, ...) are not sent
 //! on; the ones a [`Response`] has are echoed back.
 //!
@@ -57,8 +57,8 @@ use serde_json::{Map, Number, Value, json};
 use std::collections::HashMap;
 
 use crate::bridge::{
-    self, JSON_MIME, declaration, declarations_tool, effort_budget_of, function_response,
-    image_part, non_empty_text, parse_arguments, push_turn,
+    self, JSON_MIME, audio_part, declaration, declarations_tool, effort_budget_of, file_fields,
+    function_response, image_part, non_empty_text, parse_arguments, push_turn,
 };
 use crate::error::{FieldError, Rule};
 use crate::models::ModelLimits;
@@ -545,6 +545,14 @@ fn message(
                         _ => "",
                     };
                     parts.push(image_part(&field, url)?);
+                } else if kind == "input_audio" && image_ok {
+                    parts.push(audio_part(
+                        &format!("{part_path}.input_audio"),
+                        part.get("input_audio"),
+                    )?);
+                } else if kind == "input_file" && image_ok {
+                    let fields = part.as_object().cloned().unwrap_or_default();
+                    parts.push(file_fields(&part_path, &fields)?);
                 } else if accepted.contains(&kind) {
                     let text = part.get("text").and_then(Value::as_str);
                     let text = text.or_else(|| part.get("refusal").and_then(Value::as_str));
@@ -553,7 +561,7 @@ fn message(
                     let field = format!("{part_path}.type");
                     let mut allowed = accepted.to_vec();
                     if image_ok {
-                        allowed.push("input_image");
+                        allowed.extend(["input_image", "input_audio", "input_file"]);
                     }
                     let message = format!(
                         "'{field}' {kind:?} is not accepted in a {role} message; use {}",

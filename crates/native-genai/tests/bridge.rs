@@ -125,11 +125,66 @@ fn images_inline_and_by_url() {
         (FIELD.into(), Rule::Malformed)
     );
     assert_eq!(refused(image(""), &flash()), (FIELD.into(), Rule::Required));
-    let audio = json!({"messages": [{"role": "user", "content": [
-        {"type": "input_audio", "input_audio": {"data": "UklGR", "format": "wav"}}]}]});
+    let video = json!({"messages": [{"role": "user", "content": [
+        {"type": "video_url", "video_url": {"url": "https://e.example/a.mp4"}}]}]});
     assert_eq!(
-        refused(audio, &flash()),
+        refused(video, &flash()),
         ("messages[0].content[0].type".into(), Rule::UnsupportedValue)
+    );
+}
+
+#[test]
+fn audio_and_files_inline() {
+    let out = native(
+        json!({"messages": [{"role": "user", "content": [
+            {"type": "text", "text": "Transcribe, then summarise the notes"},
+            {"type": "input_audio", "input_audio": {"data": "UklGR", "format": "wav"}},
+            {"type": "input_audio", "input_audio": {"data": "SUQz", "format": "MP3"}},
+            {"type": "file", "file": {"file_data": "data:application/pdf;base64,JVBERi0=", "filename": "a.pdf"}},
+            {"type": "file", "file": {"file_data": "aGVsbG8=", "filename": "notes.txt"}}
+        ]}]}),
+        &flash(),
+    );
+    assert_eq!(
+        out["contents"][0]["parts"],
+        json!([
+            {"text": "Transcribe, then summarise the notes"},
+            {"inlineData": {"mimeType": "audio/wav", "data": "UklGR"}},
+            {"inlineData": {"mimeType": "audio/mp3", "data": "SUQz"}},
+            {"inlineData": {"mimeType": "application/pdf", "data": "JVBERi0="}},
+            {"inlineData": {"mimeType": "text/plain", "data": "aGVsbG8="}}
+        ])
+    );
+    let part = |p: Value| json!({"messages": [{"role": "user", "content": [p]}]});
+    assert_eq!(
+        refused(
+            part(json!({"type": "input_audio", "input_audio": {"data": "x", "format": "midi"}})),
+            &flash()
+        ),
+        (
+            "messages[0].content[0].input_audio.format".into(),
+            Rule::UnsupportedValue
+        )
+    );
+    assert_eq!(
+        refused(
+            part(json!({"type": "input_audio", "input_audio": {"format": "wav"}})),
+            &flash()
+        ),
+        (
+            "messages[0].content[0].input_audio.data".into(),
+            Rule::Required
+        )
+    );
+    assert_eq!(
+        refused(
+            part(json!({"type": "file", "file": {"file_id": "file-abc"}})),
+            &flash()
+        ),
+        (
+            "messages[0].content[0].file.file_id".into(),
+            Rule::UnsupportedParameter
+        )
     );
 }
 

@@ -97,6 +97,25 @@ fn messages_by_role_with_parts_and_merged_turns() {
 }
 
 #[test]
+fn audio_and_files_from_a_user() {
+    let out = native(json!({"input": [{"role": "user", "content": [
+        {"type": "input_text", "text": "Listen and watch"},
+        {"type": "input_audio", "input_audio": {"data": "UklGR", "format": "wav"}},
+        {"type": "input_file", "file_url": "https://media.example.com/talk.mp4"},
+        {"type": "input_file", "file_data": "data:application/pdf;base64,JVBERi0=", "filename": "a.pdf"}
+    ]}]}));
+    assert_eq!(
+        out["contents"][0]["parts"],
+        json!([
+            {"text": "Listen and watch"},
+            {"inlineData": {"mimeType": "audio/wav", "data": "UklGR"}},
+            {"fileData": {"mimeType": "video/mp4", "fileUri": "https://media.example.com/talk.mp4"}},
+            {"inlineData": {"mimeType": "application/pdf", "data": "JVBERi0="}}
+        ])
+    );
+}
+
+#[test]
 fn function_calls_and_their_outputs_become_native_calls_and_responses() {
     let out = native(
         json!({"tools": [serde_json::from_str::<Value>(CALL_TOOL).unwrap()], "input": [
@@ -212,6 +231,16 @@ fn refusals_name_the_field() {
         ),
         (
             json!({"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "f"}]}]}),
+            "input[0].content[0].file_id",
+            Rule::UnsupportedParameter,
+        ),
+        (
+            json!({"input": [{"role": "user", "content": [{"type": "input_file", "file_url": "ftp://x/a.pdf"}]}]}),
+            "input[0].content[0].file_url",
+            Rule::InvalidUrl,
+        ),
+        (
+            json!({"input": [{"role": "system", "content": [{"type": "input_audio", "input_audio": {"data": "x", "format": "wav"}}]}]}),
             "input[0].content[0].type",
             Rule::UnsupportedValue,
         ),

@@ -1,4 +1,6 @@
-//! Container detection and duration of uploaded audio files, for speech recognition.
+//! Container detection and duration of uploaded audio files, for speech recognition; and, for
+//! billing media the gateway holds, an MP4's length ([`mp4`]) and what an image, audio or video
+//! measures ([`media`]).
 //!
 //! Before a transcription request goes upstream, the gateway must know how long the uploaded
 //! audio is: the duration is the hold placed on the account, the fallback charge when the upstream
@@ -69,6 +71,8 @@
 //! # Ok::<(), ProbeError>(())
 //! ```
 
+pub mod media;
+pub mod mp4;
 mod read;
 mod sniff;
 

@@ -16,9 +16,13 @@
 //! array (`[{"error":…}]`) for `streamGenerateContent` without `alt=sse`.
 //!
 //! The token rule (see [`text_tokens`]): a text is `ceil(UTF-8 bytes / 4)` tokens, counted per
-//! text part; an `inlineData`/`fileData` part is [`MEDIA_PART_TOKENS`]; any other part
-//! (`functionCall`, `functionResponse`, …) counts its compact JSON (without `thought` and
-//! `thoughtSignature`) as text. `promptTokenCount` = `systemInstruction` + every `contents` part.
+//! text part; media — an `inlineData` part's bytes, or what a `fileData` URI answers, fetched
+//! first as the vendor fetches it (`crate::fetch`; a URI that cannot be fetched is the vendor's
+//! 400) — is measured and counted at the vendor's published rates (`media_tokens`: images by
+//! 768-pixel tiles, 32 tokens a second of audio, 263 a second of video; bytes that cannot be
+//! read as their type count [`MEDIA_PART_TOKENS`]); any other part (`functionCall`,
+//! `functionResponse`, …) counts its compact JSON (without `thought` and `thoughtSignature`) as
+//! text. `promptTokenCount` = `systemInstruction` + every `contents` part.
 //!
 //! The answer is built from "the prompt", the text parts of the **last** `contents` entry: a
 //! reply that quotes its first words and grows with it (about twice its length, at least 60 and
@@ -346,7 +350,7 @@ pub(crate) fn array_error_frame(at: u32) -> Bytes {
 }
 
 /// Answers a request on a recognised route (auth and knobs already applied).
-pub(crate) fn respond(route: &Route<'_>, mode: Mode, body: &[u8]) -> Reply {
+pub(crate) fn respond(route: &Route<'_>, mode: Mode, body: &[u8], files: &Files) -> Reply {
     if route.op == Op::List {
         let models: Vec<Value> = MODELS.iter().map(model_json).collect();
         return Reply::Json(200, json!({ "models": models }));
@@ -378,7 +382,7 @@ pub(crate) fn respond(route: &Route<'_>, mode: Mode, body: &[u8]) -> Reply {
         Err(message) => return refuse(mode, 400, &message),
     };
     if route.op == Op::Count {
-        return match count_tokens(&request) {
+        return match count_tokens(&request, files) {
             Ok(prompt) => Reply::Json(
                 200,
                 json!({"totalTokens": prompt.tokens, "promptTokensDetails": prompt.details()}),
@@ -386,7 +390,7 @@ pub(crate) fn respond(route: &Route<'_>, mode: Mode, body: &[u8]) -> Reply {
             Err(message) => refuse(mode, 400, &message),
         };
     }
-    let plan = match Plan::new(model, &request, body) {
+    let plan = match Plan::new(model, &request, body, files) {
         Ok(plan) => plan,
         Err(message) => return refuse(mode, 400, &message),
     };
@@ -468,12 +472,13 @@ impl Prompt {
     }
 
     /// Counts the parts of one `Content` (`{role, parts}`).
-    fn add_content(&mut self, content: &Value) {
+    fn add_content(&mut self, content: &Value, files: &Files) -> Result<(), String> {
         let parts = content.get("parts").and_then(Value::as_array);
         for part in parts.into_iter().flatten() {
-            let (modality, tokens) = part_tokens(part);
+            let (modality, tokens) = part_tokens(part, files)?;
             self.add(modality, tokens);
         }
+        Ok(())
     }
 
     /// `promptTokensDetails`: TEXT always, then the media modalities seen.
@@ -497,46 +502,136 @@ impl Prompt {
 }
 
 /// The modality and tokens of one part, by the token rule.
-fn part_tokens(part: &Value) -> (&'static str, u64) {
+fn part_tokens(part: &Value, files: &Files) -> Result<(&'static str, u64), String> {
     let Some(object) = part.as_object() else {
-        return ("TEXT", text_tokens(&part.to_string()));
+        return Ok(("TEXT", text_tokens(&part.to_string())));
     };
     if let Some(text) = object.get("text").and_then(Value::as_str) {
-        return ("TEXT", text_tokens(text));
+        return Ok(("TEXT", text_tokens(text)));
     }
-    let media =
-        field(object, "inlineData", "inline_data").or(field(object, "fileData", "file_data"));
-    if let Some(media) = media {
+    let inline = field(object, "inlineData", "inline_data");
+    let file = field(object, "fileData", "file_data");
+    if let Some(media) = inline.or(file) {
         let mime = media
             .get("mimeType")
             .or_else(|| media.get("mime_type"))
             .and_then(Value::as_str)
-            .unwrap_or("");
-        let modality = match mime.split('/').next().unwrap_or("") {
-            "image" => "IMAGE",
-            "audio" => "AUDIO",
-            "video" => "VIDEO",
-            _ => "DOCUMENT",
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let bytes: Bytes = match (inline, file) {
+            (Some(blob), _) => blob
+                .get("data")
+                .and_then(Value::as_str)
+                .and_then(|d| {
+                    base64::engine::general_purpose::STANDARD
+                        .decode(d.trim())
+                        .ok()
+                })
+                .map(Bytes::from)
+                .unwrap_or_default(),
+            _ => {
+                let uri = media
+                    .get("fileUri")
+                    .or_else(|| media.get("file_uri"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                files
+                    .get(uri)
+                    .cloned()
+                    .ok_or_else(|| format!("Cannot fetch content from the provided URL: {uri}"))?
+            }
         };
-        return (modality, MEDIA_PART_TOKENS);
+        return Ok(media_tokens(&mime, &bytes));
     }
     let mut rest = object.clone();
     for key in ["thought", "thoughtSignature", "thought_signature"] {
         rest.remove(key);
     }
-    ("TEXT", text_tokens(&Value::Object(rest).to_string()))
+    Ok(("TEXT", text_tokens(&Value::Object(rest).to_string())))
+}
+
+/// The modality and tokens of media the vendor read: measured from the bytes
+/// (`tollgate_probe::media`) at the vendor's rates (`tollgate_native_genai::media`); a text
+/// document by the text rule. Bytes that cannot be read as their type count as one image
+/// ([`MEDIA_PART_TOKENS`]): the vendor would refuse them, the simulator is lenient.
+fn media_tokens(mime: &str, bytes: &[u8]) -> (&'static str, u64) {
+    use tollgate_native_genai::media::{Media, tokens};
+    use tollgate_probe::media::{Measured, measure};
+    if mime.starts_with("text/") || mime == "application/json" {
+        return ("TEXT", text_tokens(&String::from_utf8_lossy(bytes)));
+    }
+    let modality = match mime.split('/').next().unwrap_or("") {
+        "image" => "IMAGE",
+        "audio" => "AUDIO",
+        "video" => "VIDEO",
+        _ => "DOCUMENT",
+    };
+    let counted = match measure(mime, bytes) {
+        Some(Measured::Image { width, height }) => tokens(Media::Image { width, height }),
+        Some(Measured::Audio { seconds }) => tokens(Media::AudioSeconds(seconds)),
+        Some(Measured::Video { seconds }) => tokens(Media::VideoSeconds(seconds)),
+        None => MEDIA_PART_TOKENS,
+    };
+    (modality, counted)
+}
+
+/// The files a request names by URI (`fileData.fileUri`), fetched before it is answered, as
+/// the vendor fetches them (`crate::fetch`): what was fetched, by URI.
+pub(crate) type Files = std::collections::HashMap<String, Bytes>;
+
+/// Every `fileData.fileUri` of a native request body (its contents and system instruction,
+/// or a countTokens request's inner request).
+pub(crate) fn file_uris(body: &[u8]) -> Vec<String> {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+        return Vec::new();
+    };
+    let mut uris = Vec::new();
+    let mut visit = |v: &Value| {
+        for part in v
+            .pointer("/parts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let file = part.get("fileData").or_else(|| part.get("file_data"));
+            if let Some(uri) = file
+                .and_then(|f| f.get("fileUri").or_else(|| f.get("file_uri")))
+                .and_then(Value::as_str)
+            {
+                uris.push(uri.to_owned());
+            }
+        }
+    };
+    let inner = value
+        .get("generateContentRequest")
+        .or_else(|| value.get("generate_content_request"))
+        .unwrap_or(&value);
+    for key in ["systemInstruction", "system_instruction"] {
+        if let Some(system) = inner.get(key) {
+            visit(system);
+        }
+    }
+    for content in inner
+        .get("contents")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        visit(content);
+    }
+    uris
 }
 
 /// Validates `contents` (a non-empty array of contents with non-empty `parts`) and counts it
 /// with the `systemInstruction`.
-fn prompt_of(request: &Map<String, Value>, what: &str) -> Result<Prompt, String> {
+fn prompt_of(request: &Map<String, Value>, what: &str, files: &Files) -> Result<Prompt, String> {
     let contents = field(request, "contents", "contents")
         .and_then(Value::as_array)
         .filter(|c| !c.is_empty())
         .ok_or_else(|| format!("* {what}.contents: contents is not specified\n"))?;
     let mut prompt = Prompt::default();
     if let Some(system) = field(request, "systemInstruction", "system_instruction") {
-        prompt.add_content(system);
+        prompt.add_content(system, files)?;
     }
     for (i, content) in contents.iter().enumerate() {
         let has_parts = content
@@ -548,21 +643,23 @@ fn prompt_of(request: &Map<String, Value>, what: &str) -> Result<Prompt, String>
                 "* {what}.contents[{i}].parts: contents.parts must not be empty.\n"
             ));
         }
-        prompt.add_content(content);
+        prompt.add_content(content, files)?;
     }
     Ok(prompt)
 }
 
 /// `countTokens`: `contents`, or `generateContentRequest.{systemInstruction, contents}`.
-fn count_tokens(request: &Map<String, Value>) -> Result<Prompt, String> {
+fn count_tokens(request: &Map<String, Value>, files: &Files) -> Result<Prompt, String> {
     match field(
         request,
         "generateContentRequest",
         "generate_content_request",
     ) {
-        Some(Value::Object(inner)) => prompt_of(inner, "CountTokensRequest.generateContentRequest"),
+        Some(Value::Object(inner)) => {
+            prompt_of(inner, "CountTokensRequest.generateContentRequest", files)
+        }
         Some(_) => Err("* CountTokensRequest.generateContentRequest: must be an object\n".into()),
-        None => prompt_of(request, "CountTokensRequest"),
+        None => prompt_of(request, "CountTokensRequest", files),
     }
 }
 
@@ -609,8 +706,9 @@ impl Plan {
         model: &'static Model,
         request: &Map<String, Value>,
         body: &[u8],
+        files: &Files,
     ) -> Result<Plan, String> {
-        let prompt = prompt_of(request, "GenerateContentRequest")?;
+        let prompt = prompt_of(request, "GenerateContentRequest", files)?;
         let config = match field(request, "generationConfig", "generation_config") {
             None => None,
             Some(Value::Object(config)) => Some(config),
@@ -988,7 +1086,13 @@ mod unit {
         let Value::Object(map) = request else {
             panic!("not an object")
         };
-        Plan::new(find_model(model).unwrap(), &map, body.as_bytes()).unwrap()
+        Plan::new(
+            find_model(model).unwrap(),
+            &map,
+            body.as_bytes(),
+            &Files::new(),
+        )
+        .unwrap()
     }
 
     fn user(text: &str) -> Value {
@@ -1042,7 +1146,7 @@ mod unit {
         let Value::Object(map) = request else {
             panic!()
         };
-        let prompt = count_tokens(&map).unwrap();
+        let prompt = count_tokens(&map, &Files::new()).unwrap();
         assert_eq!(prompt.tokens, 3 + 3 + 258 + 2 + 2);
         assert_eq!(
             prompt.details(),
@@ -1050,7 +1154,10 @@ mod unit {
         );
         let call = json!({"functionCall": {"name": "f", "args": {}}, "thoughtSignature": "x"});
         let bare = json!({"functionCall": {"name": "f", "args": {}}}).to_string();
-        assert_eq!(part_tokens(&call), ("TEXT", text_tokens(&bare)));
+        assert_eq!(
+            part_tokens(&call, &Files::new()),
+            Ok(("TEXT", text_tokens(&bare)))
+        );
     }
 
     #[test]

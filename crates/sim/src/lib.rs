@@ -38,6 +38,7 @@
 
 pub mod audio;
 mod embeddings;
+mod fetch;
 mod genai;
 mod knobs;
 mod lies;

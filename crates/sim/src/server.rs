@@ -252,7 +252,10 @@ async fn handle(
             let route = "POST /api/v3/contents/generations/tasks";
             match admit(&knobs, route).await {
                 Some(status) => reply(crate::tasks::ark_failure(status)),
-                None => reply(tasks.ark_create(&body, &knobs.get())),
+                None => {
+                    let seconds = crate::tasks::reference_video_seconds(&body).await;
+                    reply(tasks.ark_create(&body, &knobs.get(), seconds))
+                }
             }
         }
         (&Method::GET, ARK_TASKS_PATH) => {
@@ -340,7 +343,16 @@ async fn native(
     let reply = match admit(knobs, &route.stats_key()).await {
         Some(status) => crate::genai::failure(mode, status),
         None if auth.is_none() => crate::genai::forbidden(mode),
-        None => crate::genai::respond(&route, mode, &body),
+        None => {
+            // What the request names by URI is fetched first, as the vendor does.
+            let mut files = crate::genai::Files::new();
+            for uri in crate::genai::file_uris(&body) {
+                if let Some(bytes) = crate::fetch::fetch(&uri).await {
+                    files.insert(uri, bytes);
+                }
+            }
+            crate::genai::respond(&route, mode, &body, &files)
+        }
     };
     genai_reply(reply, knobs)
 }

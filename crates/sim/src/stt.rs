@@ -698,21 +698,7 @@ mod tests {
     #[tokio::test]
     async fn long_and_large_files_are_refused() {
         // A real 8 kHz mono WAV of 501 seconds of silence.
-        let data = 501 * 8000 * 2u32;
-        let mut wav = Vec::with_capacity(44 + data as usize);
-        wav.extend_from_slice(b"RIFF");
-        wav.extend_from_slice(&(36 + data).to_le_bytes());
-        wav.extend_from_slice(b"WAVEfmt ");
-        wav.extend_from_slice(&16u32.to_le_bytes());
-        wav.extend_from_slice(&1u16.to_le_bytes()); // PCM
-        wav.extend_from_slice(&1u16.to_le_bytes()); // mono
-        wav.extend_from_slice(&8000u32.to_le_bytes());
-        wav.extend_from_slice(&16000u32.to_le_bytes());
-        wav.extend_from_slice(&2u16.to_le_bytes());
-        wav.extend_from_slice(&16u16.to_le_bytes());
-        wav.extend_from_slice(b"data");
-        wav.extend_from_slice(&data.to_le_bytes());
-        wav.resize(44 + data as usize, 0);
+        let wav = crate::audio::silent_wav(501, 8_000);
         let (status, e) = refused(&[("model", "asr-1.0")], Some(&wav)).await;
         assert_eq!(status, 400);
         assert_eq!(e.message(), "audio longer than 500 seconds; split it");

@@ -26,8 +26,11 @@
 //!
 //! An Ark task bills `width × height × (24 × seconds + 1) / 1024` tokens, rounded up, at the
 //! billing crate's frame size for its resolution and ratio; with reference videos their seconds
-//! are added (24 frames each), the total reference length taken from a `[refsec=N]` marker in the
-//! prompt, or 5 s per reference video.
+//! are added (24 frames each). The vendor fetches the reference videos and bills their length,
+//! and so does the simulator ([`reference_video_seconds`]): the total of the fetched files'
+//! lengths, rounded up to whole seconds. Only when a video cannot be fetched (an `https://` URL,
+//! a test's made-up host) does it fall back to a `[refsec=N]` marker in the prompt, or 5 s per
+//! reference video.
 //!
 //! ## Videos
 //!
@@ -63,6 +66,29 @@ pub(crate) const VIDEOS_PATH: &str = "/_sim/videos/";
 pub const FAIL_MARKER: &str = "[fail]";
 /// A prompt containing this lets its task expire.
 pub const EXPIRE_MARKER: &str = "[expire]";
+/// The total length of an Ark request's reference videos, fetched as the vendor fetches them
+/// (`crate::fetch`) and read from their MP4 headers; `None` when there are none, or any cannot
+/// be fetched or read.
+pub(crate) async fn reference_video_seconds(body: &[u8]) -> Option<f64> {
+    let request: CreateTaskRequest = serde_json::from_slice(body).ok()?;
+    let urls: Vec<String> = request
+        .reference_videos()
+        .map(|(_, url)| url.to_owned())
+        .collect();
+    if urls.is_empty() {
+        return None;
+    }
+    let mut total = 0.0;
+    for url in urls {
+        let file = crate::fetch::fetch(&url).await?;
+        match tollgate_probe::mp4::scan_mp4(&file, 0) {
+            tollgate_probe::mp4::Mp4Scan::Seconds(s) if s.is_finite() && s >= 0.0 => total += s,
+            _ => return None,
+        }
+    }
+    Some(total)
+}
+
 /// `[refsec=N]` in a prompt: the reference videos last N seconds in total.
 const REFSEC_MARKER: &str = "[refsec=";
 /// Assumed length of one reference video without a `[refsec=N]` marker.
@@ -217,8 +243,14 @@ impl Tasks {
 
     // ---- Ark ----
 
-    /// `POST /api/v3/contents/generations/tasks`.
-    pub(crate) fn ark_create(&self, body: &[u8], knobs: &KnobSettings) -> Reply {
+    /// `POST /api/v3/contents/generations/tasks`; `fetched_reference` is the total length of
+    /// the reference videos when every one was fetched and read ([`reference_video_seconds`]).
+    pub(crate) fn ark_create(
+        &self,
+        body: &[u8],
+        knobs: &KnobSettings,
+        fetched_reference: Option<f64>,
+    ) -> Reply {
         let request: CreateTaskRequest = match serde_json::from_slice(body) {
             Ok(request) => request,
             Err(e) => {
@@ -248,10 +280,10 @@ impl Tasks {
             .collect::<Vec<_>>()
             .join("\n");
         let (seq, outcome) = self.next(&prompt, knobs);
-        let reference_seconds = if ok.reference_videos > 0 {
-            refsec(&prompt).unwrap_or(DEFAULT_REFERENCE_SECONDS * ok.reference_videos)
-        } else {
-            0
+        let reference_seconds = match fetched_reference {
+            _ if ok.reference_videos == 0 => 0,
+            Some(seconds) => seconds.ceil().clamp(0.0, f64::from(u32::MAX)) as u32,
+            None => refsec(&prompt).unwrap_or(DEFAULT_REFERENCE_SECONDS * ok.reference_videos),
         };
         let tokens = clip_frame_size(ok.resolution, ok.ratio).map_or(0, |size| {
             clip_token_estimate_with_reference(size, ok.duration_seconds, reference_seconds)

@@ -9,20 +9,18 @@ use crate::catalog::ModelEntry;
 use crate::charge::HeldCharge;
 use crate::config::ModelKind;
 use crate::errors::{ApiError, ErrorKind, Family};
-use crate::handlers::native::{generate_whole, native_model, open_stream};
+use crate::handlers::native::{generate_whole, hold_prompt, native_model, open_stream};
 use crate::handlers::{Context, UpstreamTime, sse_response};
 use crate::limits;
 use crate::native_relay::{self, Encoder};
 use crate::relay;
 use crate::state::State;
 use crate::stream_body;
-use crate::translate::native as translate;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use std::sync::Arc;
 use std::time::Duration;
-use tollgate_billing::Usage;
 use tollgate_native_genai::bridge::{self, ChunkMapper};
 use tollgate_native_genai::chat::ChatCompletionRequest;
 use tollgate_native_genai::{
@@ -145,17 +143,13 @@ pub(super) async fn bridge_to_native(
     }
     let (entry, model_limits) = native_model(state, model)?;
     let native = to_native(&model_limits)?;
-    let valid = validate(&native, &model_limits)?;
-    let local_input = translate::estimate_prompt_tokens(&native);
+    let max_output = validate(&native, &model_limits)?.max_total_output_tokens();
+    let (native, held, local_input) =
+        hold_prompt(ctx, principal, &entry, &model_limits, native, max_output).await?;
     let raw = Bytes::from(
         serde_json::to_vec(&native)
             .map_err(|e| ApiError::internal("translating the request", e))?,
     );
-    let estimate = Usage::TextTokens {
-        input: local_input,
-        output: valid.max_total_output_tokens(),
-    };
-    let held = HeldCharge::place(state, principal, &entry, &estimate, &ctx.request_id).await?;
     Ok(Bridged {
         entry,
         raw,

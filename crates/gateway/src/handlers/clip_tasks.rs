@@ -47,13 +47,13 @@ pub async fn create(
     lift_inline_flags(&mut request)?;
     let valid = validate_trusting(&request, &state.tasks.trusted_media_hosts)?;
     inputs::check_hosts_resolve_public(&state, &request).await?;
-    let measured = inputs::reference_video_seconds(&state, &request).await;
-    if let Some(seconds) = &measured {
-        validate_reference_seconds(valid.series, seconds)?;
+    // A reference video too long by its own header is refused; the hold never trusts one.
+    if let Some(seconds) = inputs::reference_video_seconds(&state, &request).await {
+        validate_reference_seconds(valid.series, &seconds)?;
     }
 
     // 5–8. The row and its hold, then the upstream (translate: the body it understands).
-    let pricing = translate::pricing(&valid, measured.as_deref(), &entry.tariff)?;
+    let pricing = translate::pricing(&valid, &entry.tariff)?;
     let submission = Submission {
         format: translate::FORMAT,
         id: Store::new_task_id("cgt"),

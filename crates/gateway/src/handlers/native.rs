@@ -116,14 +116,11 @@ async fn generate_as(
     let (model, _) = routes::native_model(parts.uri.path());
     let (entry, model_limits) = native_model(&state, model)?;
     let valid = tollgate_native_genai::validate(&request, &model_limits)?;
-    let local_input = translate::estimate_prompt_tokens(&request);
+    let max_output = valid.max_total_output_tokens();
 
-    // 5. The hold: the prompt and the most the request can produce, thinking included.
-    let estimate = Usage::TextTokens {
-        input: local_input,
-        output: valid.max_total_output_tokens(),
-    };
-    let held = HeldCharge::place(&state, &principal, &entry, &estimate, &ctx.request_id).await?;
+    // 5. The hold: the prompt as measured and the most the request can produce.
+    let (_, held, local_input) =
+        hold_prompt(&ctx, &principal, &entry, &model_limits, request, max_output).await?;
 
     // 6–8.
     match delivery {
@@ -170,6 +167,58 @@ async fn generate_as(
             Ok(response)
         }
     }
+}
+
+/// Step 5 of a native request (and of the chat and Responses bridges): the prompt measured
+/// (`translate::estimate_prompt`, on the blocking pool when it carries much inline media),
+/// refused when its media alone pass the model's input limit, and held with the most the
+/// request can produce (`max_output`, thinking included) — the model's whole input limit
+/// when a part cannot be measured (`docs/decisions.md`, "Bounded settlement"). Hands the
+/// request back, with the hold and the prompt's local count.
+pub async fn hold_prompt(
+    ctx: &Context,
+    principal: &Principal,
+    entry: &Arc<crate::catalog::ModelEntry>,
+    limits: &ModelLimits,
+    request: GenerateContentRequest,
+    max_output: u64,
+) -> Result<(GenerateContentRequest, HeldCharge, u64), ApiError> {
+    let (request, prompt) =
+        if translate::inline_bytes(&request) > translate::MEASURE_ON_BLOCKING_POOL {
+            tokio::task::spawn_blocking(move || {
+                let prompt = translate::estimate_prompt(&request);
+                (request, prompt)
+            })
+            .await
+            .map_err(|e| ApiError::internal("measuring the request's media", e))?
+        } else {
+            let prompt = translate::estimate_prompt(&request);
+            (request, prompt)
+        };
+    let input_limit = u64::from(limits.input_token_limit);
+    if prompt.media > input_limit {
+        return Err(ApiError::invalid(
+            "contents",
+            "too_long",
+            format!(
+                "The request's media measure {} tokens, more than the {input_limit} the model takes as input",
+                prompt.media
+            ),
+        ));
+    }
+    if let Some(field) = &prompt.unmeasured {
+        tracing::debug!(
+            field,
+            input_limit,
+            "a prompt part cannot be measured: held up to the model's input limit"
+        );
+    }
+    let estimate = Usage::TextTokens {
+        input: prompt.hold_tokens(input_limit),
+        output: max_output,
+    };
+    let held = HeldCharge::place(&ctx.state, principal, entry, &estimate, &ctx.request_id).await?;
+    Ok((request, held, prompt.local()))
 }
 
 /// Opens the upstream's event stream through the model's channels: the events, and the time the
@@ -367,7 +416,10 @@ pub fn native_model(
                 ),
             )
         })?;
-    let model_limits = limits_of(&entry).unwrap_or_default();
+    let mut model_limits = limits_of(&entry).unwrap_or_default();
+    if let Some(max) = entry.max_input_tokens {
+        model_limits.input_token_limit = u32::try_from(max).unwrap_or(u32::MAX);
+    }
     Ok((entry, model_limits))
 }
 

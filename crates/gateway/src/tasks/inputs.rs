@@ -5,8 +5,10 @@
 //!   address (the text of the URL was checked by `tollgate-clip-tasks`); a name that does not
 //!   resolve is left to the upstream;
 //! - a reference video's length is read from the head of its MP4 (a bounded, time-limited range
-//!   fetch), so the total can be checked and the hold sized to it; when any length cannot be
-//!   read the upstream decides, and the hold covers the series' maximum.
+//!   fetch), so that a total over the series' limit is refused before any upstream call; when
+//!   any length cannot be read the upstream decides. The hold covers the series' maximum
+//!   either way: the header is the client's word, not a measurement (`docs/decisions.md`,
+//!   "Bounded settlement").
 
 use crate::errors::ApiError;
 use crate::state::State;
@@ -17,8 +19,8 @@ use http_body_util::BodyExt;
 use std::net::IpAddr;
 use std::time::Duration;
 use tollgate_clip_tasks::media_url::{Host, parse_http_url, url_host};
-use tollgate_clip_tasks::reference_video::{Mp4Scan, scan_mp4};
 use tollgate_clip_tasks::{ContentItem, CreateTaskRequest, Rule, is_public_ip};
+use tollgate_probe::mp4::{Mp4Scan, scan_mp4};
 use tollgate_upstream::{Timeouts, full_body};
 
 /// How long a name may take to resolve before it is left to the upstream.
@@ -96,7 +98,7 @@ pub async fn reference_video_seconds(
             _ => {
                 tracing::info!(
                     url,
-                    "could not read a reference video's length; holding the maximum"
+                    "could not read a reference video's length; the upstream will judge it"
                 );
                 None
             }

@@ -35,8 +35,8 @@ pub struct Pricing {
     pub resolution: String,
     /// The aspect ratio asked for, or the default (`None`: the model's own choice).
     pub ratio: Option<String>,
-    /// Clip, reference-video tier: the reference seconds held for (measured, or the series'
-    /// maximum).
+    /// Clip, reference-video tier: the reference seconds held for (the series' maximum; rows of
+    /// earlier versions may say a measured length).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_seconds: Option<u32>,
     /// The price group `tariff` is scaled for (`None`: list prices), for the ledger row.

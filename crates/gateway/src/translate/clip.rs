@@ -15,14 +15,12 @@ use tollgate_store::{Task, TaskFilter, TaskState};
 
 /// docs/api.md §8 rules 4–5: the hold of a clip task. The estimate is
 /// `width × height × (24 × seconds + 1) / 1024` tokens at the requested resolution and ratio; the
-/// reference-video tier adds the
-/// reference seconds — measured when every reference video could be read, otherwise the
-/// series' maximum — and is priced at the tariff's reference ratio.
-pub fn pricing(
-    valid: &Validated,
-    measured_reference: Option<&[f64]>,
-    tariff: &Tariff,
-) -> Result<Pricing, ApiError> {
+/// reference-video tier adds the series' maximum reference length (15 s for 2.0, 30 s for 2.5)
+/// and is priced at the tariff's reference ratio. The length the gateway reads from a reference
+/// video's header only refuses one that is too long: the file is the client's, and it can serve
+/// the gateway's probe one header and the vendor another, so a bound never comes from it
+/// (`docs/decisions.md`, "Bounded settlement").
+pub fn pricing(valid: &Validated, tariff: &Tariff) -> Result<Pricing, ApiError> {
     let size = clip_frame_size(valid.resolution, valid.ratio).ok_or_else(|| {
         ApiError::internal(
             "pricing the task",
@@ -31,17 +29,10 @@ pub fn pricing(
     })?;
     let (tier, reference_seconds) = match valid.tier {
         Tier::Standard => (ClipTier::Standard, None),
-        Tier::ReferenceVideo => {
-            let held = match measured_reference {
-                Some(seconds) => {
-                    let total: f64 = seconds.iter().sum();
-                    // Whole seconds, rounded up; validation bounded the total by the maximum.
-                    (total.ceil() as u32).min(valid.hold_reference_seconds())
-                }
-                None => valid.hold_reference_seconds(),
-            };
-            (ClipTier::ReferenceVideo, Some(held))
-        }
+        Tier::ReferenceVideo => (
+            ClipTier::ReferenceVideo,
+            Some(valid.hold_reference_seconds()),
+        ),
     };
     let tokens = clip_token_estimate_with_reference(
         size,

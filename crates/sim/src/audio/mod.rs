@@ -131,6 +131,27 @@ const CHARS_PER_SECOND: f64 = 15.0;
 const PAUSE_SECS: f64 = 0.3;
 const MIN_SECS: f64 = 0.5;
 
+/// A real WAV file of `seconds` of silence, 16-bit mono at `sample_rate`: long audio for tests
+/// of limits and of billing by duration, at the cost of a memset.
+pub fn silent_wav(seconds: u32, sample_rate: u32) -> Vec<u8> {
+    let data = seconds.saturating_mul(sample_rate).saturating_mul(2);
+    let mut wav = Vec::with_capacity(44 + data as usize);
+    wav.extend_from_slice(b"RIFF");
+    wav.extend_from_slice(&data.saturating_add(36).to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    wav.extend_from_slice(&16u32.to_le_bytes());
+    wav.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    wav.extend_from_slice(&1u16.to_le_bytes()); // mono
+    wav.extend_from_slice(&sample_rate.to_le_bytes());
+    wav.extend_from_slice(&sample_rate.saturating_mul(2).to_le_bytes());
+    wav.extend_from_slice(&2u16.to_le_bytes());
+    wav.extend_from_slice(&16u16.to_le_bytes());
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&data.to_le_bytes());
+    wav.resize(44 + data as usize, 0);
+    wav
+}
+
 /// Seconds of audio the simulator produces for `text` at `speed`:
 /// `max(0.5, (units / 15 + 0.3) / speed)`, where `units` counts each character as 1 and each
 /// East Asian wide character (CJK, kana, Hangul, fullwidth forms) as 2. A speed that is not a

@@ -1,5 +1,6 @@
-//! The length of a reference video, read from the head of its MP4 file (docs/api.md §2.7 content
-//! rule 3: the reference videos' total length is limited per series).
+//! The length of an MP4 (or QuickTime) movie, read from the head of its file: a reference video's
+//! (docs/api.md §2.7 content rule 3: the reference videos' total length is limited per series),
+//! an inline video's in a text-generation request.
 //!
 //! The gateway fetches a bounded byte range of a reference video and hands it to [`scan_mp4`],
 //! which walks the top-level boxes (ISO/IEC 14496-12 §4.2) to the movie header (`moov/mvhd`)
@@ -24,7 +25,7 @@ pub enum Mp4Scan {
 /// (the start of a top-level box).
 ///
 /// ```
-/// use tollgate_clip_tasks::reference_video::{scan_mp4, Mp4Scan};
+/// use tollgate_probe::mp4::{scan_mp4, Mp4Scan};
 ///
 /// // ftyp, then moov with an mvhd of timescale 1000 and duration 4500.
 /// let mut file = vec![0, 0, 0, 16, b'f', b't', b'y', b'p', b'i', b's', b'o', b'm', 0, 0, 2, 0];

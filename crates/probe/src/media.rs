@@ -1,0 +1,72 @@
+//! What a piece of media measures, for billing it: an image's dimensions, an audio file's or a
+//! video's duration — read from the bytes the gateway holds, never from what a client says about
+//! them (`docs/decisions.md`, "Bounded settlement"). The gateway measures the media parts of a
+//! text-generation request with it, and the simulator counts them the same way, as its vendor
+//! does.
+
+use crate::mp4::{Mp4Scan, scan_mp4};
+
+/// A measured piece of media.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Measured {
+    /// An image of `width` × `height` pixels.
+    Image {
+        /// Pixels across.
+        width: u32,
+        /// Pixels down.
+        height: u32,
+    },
+    /// Audio of this many seconds.
+    Audio {
+        /// Its duration.
+        seconds: f64,
+    },
+    /// A video of this many seconds.
+    Video {
+        /// Its duration.
+        seconds: f64,
+    },
+}
+
+/// Measures `bytes` as the media type `mime` says they are (`image/png`, `audio/wav`,
+/// `video/mp4`, …): `None` when they cannot be read as such — another type, a corrupt or cut
+/// file, a container whose length cannot be read from its bytes. What the bytes are is checked,
+/// not trusted: an "image" that is not one is `None`, whatever its label.
+///
+/// ```
+/// use tollgate_probe::media::{measure, Measured};
+///
+/// // A 1×1 PNG.
+/// let png = [
+///     0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, b'I', b'H', b'D', b'R',
+///     0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89,
+/// ];
+/// assert_eq!(measure("image/png", &png), Some(Measured::Image { width: 1, height: 1 }));
+/// assert_eq!(measure("audio/wav", &png), None);
+/// ```
+pub fn measure(mime: &str, bytes: &[u8]) -> Option<Measured> {
+    let mime = mime.trim().to_ascii_lowercase();
+    let kind = mime.split('/').next().unwrap_or_default();
+    match kind {
+        "image" => {
+            let size = imagesize::blob_size(bytes).ok()?;
+            Some(Measured::Image {
+                width: u32::try_from(size.width).ok()?,
+                height: u32::try_from(size.height).ok()?,
+            })
+        }
+        "audio" => {
+            let probed = crate::probe_bytes(bytes.to_vec()).ok()?;
+            Some(Measured::Audio {
+                seconds: probed.duration.as_secs_f64(),
+            })
+        }
+        "video" => match scan_mp4(bytes, 0) {
+            Mp4Scan::Seconds(seconds) if seconds.is_finite() && seconds >= 0.0 => {
+                Some(Measured::Video { seconds })
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
