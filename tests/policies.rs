@@ -383,13 +383,39 @@ async fn endpoints_outside_the_policy_are_refused_and_listings_stay_open() {
         metrics.contains("tollgate_policy_refusals_total{rule=\"endpoint\"} 4"),
         "{metrics}"
     );
-    // A revoked key is refused; its account's other keys are not.
+    // Issue 22 item 11: a revoked key no longer exists as a credential — 401 in each family's
+    // shape, what clients read as "authenticate again" — while a disabled one stays 403; its
+    // account's other keys are unaffected.
     let revoked = gw.store.create_key(&account, "revoked").await.unwrap();
     gw.store.revoke_key(&revoked.id).await.unwrap();
     assert!(gw.store.enable_key(&revoked.id).await.is_err());
-    let reply = post(&gw, &revoked.secret, None).await;
-    assert_eq!(reply.status, 403);
-    assert_eq!(reply.json()["error"]["code"], "key_disabled");
+    let (paused, paused_key) = gw.account("1").await;
+    gw.store.set_disabled(&paused, true).await.unwrap();
+    for (family, method, path, body) in family_requests() {
+        let reply = send(&gw, &revoked.secret, method, &path, &body).await;
+        let error = reply.json();
+        match family {
+            "openai embeddings" | "openai speech" => {
+                assert_eq!(reply.status, 401, "{family}: {error}");
+                assert_eq!(error["error"]["code"], "invalid_api_key", "{family}");
+            }
+            // The vendor's own shape: HTTP 200 and base_resp 1004 (authentication).
+            "t2a" => assert_eq!(error["base_resp"]["status_code"], 1004, "{family}: {error}"),
+            "ark" => {
+                assert_eq!(reply.status, 401, "{family}: {error}");
+                assert_eq!(error["error"]["code"], "AuthenticationError", "{family}");
+            }
+            _ => {
+                // Google's answer to a key that is not valid: 400 with API_KEY_INVALID.
+                assert_eq!(reply.status, 400, "{family}: {error}");
+                assert_eq!(error["error"]["details"][0]["reason"], "API_KEY_INVALID");
+            }
+        }
+        let reply = send(&gw, &paused_key, method, &path, &body).await;
+        if family != "t2a" {
+            assert_eq!(reply.status, 403, "{family} disabled: {}", reply.json());
+        }
+    }
     assert_eq!(post(&gw, &key, None).await.status, 200);
     gw.stop().await;
 }

@@ -872,6 +872,111 @@ async fn failed_cancelled_and_expired_tasks_are_refunded_in_full() {
     );
 }
 
+/// Issue 22 item 12: a DELETE of a task the gateway still thinks queued, when it has already
+/// moved on upstream. The gateway's pollers are slow here (first poll after 30 s), so its row
+/// says queued while the simulated vendor runs the task and then finishes it. A running task is
+/// refused like any running task, and one that finished is neither removed upstream nor
+/// refunded: the answer says it succeeded first and is charged — before, the DELETE went
+/// through (the vendor's DELETE of a finished task removes it) and the row was refunded for work
+/// that was done.
+#[tokio::test]
+async fn a_delete_that_loses_the_race_says_what_happened_and_refunds_nothing() {
+    let gw = gateway_with(
+        "[tasks]\nfirst_poll_ms = 30000\npoll_interval_ms = 30000\nmax_backoff_ms = 30000\n\
+         sweep_interval_seconds = 1\ntrusted_media_hosts = [\"127.0.0.1\"]\n",
+    )
+    .await;
+    gw.set_knobs(KnobSettings {
+        task_queued_ms: Some(200),
+        task_running_ms: Some(600),
+        ..KnobSettings::default()
+    });
+    let (account, key) = gw.account("10").await;
+    let auth = format!("Bearer {key}");
+    let create = || async {
+        gw.post_json(
+            CLIP,
+            &key,
+            &json!({"model": "clipgen-cn-2.0-260128", "content": [text("x")]}),
+        )
+        .await
+        .json()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let delete = |id: String| {
+        let auth = auth.clone();
+        let gw = &gw;
+        async move {
+            gw.request(
+                "DELETE",
+                &format!("{CLIP}/{id}"),
+                &[("authorization", &auth)],
+                "",
+            )
+            .await
+        }
+    };
+
+    // Running upstream, queued in the gateway's row: refused like a running task.
+    let running = create().await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(
+        gw.store.task(&running).await.unwrap().unwrap().state,
+        TaskState::Queued,
+        "the row still says queued"
+    );
+    let reply = delete(running.clone()).await;
+    assert_eq!(
+        reply.status,
+        400,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let error = reply.json()["error"].clone();
+    assert_eq!(error["code"], "InvalidParameter.task_id", "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("running"),
+        "{error}"
+    );
+
+    // Finished upstream, queued in the row: not removed, not refunded; the answer says so.
+    let finished = create().await;
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    let held = gw.store.find_account(&account).await.unwrap().held;
+    let reply = delete(finished.clone()).await;
+    assert_eq!(
+        reply.status,
+        400,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let message = reply.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        message.contains("succeeded") && message.contains("charged"),
+        "{message}"
+    );
+    assert_eq!(
+        gw.store.find_account(&account).await.unwrap().held,
+        held,
+        "nothing was refunded"
+    );
+    let row = gw.store.task(&finished).await.unwrap().unwrap();
+    assert_eq!(
+        row.state,
+        TaskState::Queued,
+        "left for the poller to settle"
+    );
+    assert_eq!(
+        gw.calls("DELETE /api/v3/contents/generations/tasks/{id}"),
+        0
+    );
+}
+
 #[tokio::test]
 async fn an_upstream_refusal_or_a_short_balance_costs_nothing_and_leaves_no_task() {
     let gw = gateway().await;
@@ -1067,8 +1172,7 @@ async fn inline_prompt_flags_become_the_fields_billed_and_sent_and_a_contradicti
 }
 
 #[tokio::test]
-async fn media_hosts_that_do_not_resolve_are_left_to_the_upstream_unless_the_operator_closes_them()
-{
+async fn media_hosts_that_do_not_resolve_are_refused_unless_the_operator_opens_them() {
     let body = json!({
         "model": "clipgen-cn-2.0-260128",
         "content": [
@@ -1076,8 +1180,12 @@ async fn media_hosts_that_do_not_resolve_are_left_to_the_upstream_unless_the_ope
             image("https://no-such-host.invalid/first.png", "first_frame"),
         ],
     });
-    // Open (the default): the upstream judges the URL it cannot fetch either.
-    let gw = gateway().await;
+    // Open (`media_dns_fail_closed = false`): the upstream judges the URL it cannot fetch
+    // either.
+    let gw = gateway_with(
+        "[tasks]\nfirst_poll_ms = 100\npoll_interval_ms = 200\nmedia_dns_fail_closed = false\n",
+    )
+    .await;
     let (_, key) = gw.account("10").await;
     let reply = gw.post_json(CLIP, &key, &body).await;
     assert_eq!(
@@ -1088,11 +1196,8 @@ async fn media_hosts_that_do_not_resolve_are_left_to_the_upstream_unless_the_ope
     );
     gw.stop().await;
 
-    // Closed: refused before anything is held or sent.
-    let gw = gateway_with(
-        "[tasks]\nfirst_poll_ms = 100\npoll_interval_ms = 200\nmedia_dns_fail_closed = true\n",
-    )
-    .await;
+    // Closed (issue 22 item 9: the default): refused before anything is held or sent.
+    let gw = gateway().await;
     let (account, key) = gw.account("10").await;
     let before = gw.calls(CLIP_CREATES);
     let reply = gw.post_json(CLIP, &key, &body).await;

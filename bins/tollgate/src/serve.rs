@@ -56,6 +56,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
     tracing::info!(addr = %bound, database = %crate::cli::redact_url(&config.database_url), "tollgate listening");
     eprintln!("tollgate listening on http://{bound}");
+    warn_when_exposed(&config, bound);
 
     server::serve(
         listener,
@@ -75,6 +76,30 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     store.close().await;
     tracing::info!("tollgate stopped");
     Ok(())
+}
+
+/// What a gateway that listens beyond loopback should have set, said once at start
+/// (`docs/operations.md`, "Running"): `[media] public_base_url` (otherwise links to videos are
+/// built from each request's `Host`), and `[server] admin_networks` (otherwise the admin API,
+/// the console, `/metrics` and `/openapi.json` answer any network).
+fn warn_when_exposed(config: &Config, bound: SocketAddr) {
+    if bound.ip().is_loopback() {
+        return;
+    }
+    let follows_host = config.media.mode == tollgate_gateway::config::MediaMode::Signed
+        && config.media.public_base_url.is_none();
+    if follows_host {
+        tracing::warn!(
+            addr = %bound,
+            "listening beyond loopback without [media] public_base_url: links to finished videos are built from each request's Host header; set public_base_url to the address clients use"
+        );
+    }
+    if config.server.admin_networks.is_empty() {
+        tracing::warn!(
+            addr = %bound,
+            "listening beyond loopback without [server] admin_networks: the admin API and console (admin token needed), /metrics and /openapi.json answer any network; list the operators' networks"
+        );
+    }
 }
 
 async fn sweep_stale_holds(store: Store) {

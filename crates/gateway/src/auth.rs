@@ -28,7 +28,9 @@ pub struct KeyCache {
 #[derive(Debug, Clone)]
 enum Lookup {
     Found(Principal),
+    /// No such key, or one revoked for good: a credential that does not exist (401).
     Unknown,
+    /// The key or its account is disabled (403): it exists, and may be enabled again.
     Disabled,
 }
 
@@ -118,7 +120,9 @@ pub async fn authenticate(
         None => {
             let lookup = match state.store.authenticate(&secret).await {
                 Ok(Some(principal)) => Lookup::Found(principal),
-                Ok(None) => Lookup::Unknown,
+                // A revoked key is answered as a key that does not exist: clients then ask
+                // for a new one rather than wait (`docs/decisions.md`, "Access policies").
+                Ok(None) | Err(StoreError::Revoked(_)) => Lookup::Unknown,
                 Err(StoreError::Disabled(_)) => Lookup::Disabled,
                 Err(e) => return Err(ApiError::internal("checking the API key", e)),
             };

@@ -90,6 +90,9 @@ struct Counters {
     successes: u64,
     failures: u64,
     latencies_ms: VecDeque<u32>,
+    /// Error answers of the upstream, by HTTP status (401 and 403: it refused the gateway's
+    /// credentials).
+    refusals: std::collections::BTreeMap<u16, u64>,
 }
 
 /// What [`ChannelHealth::admit`] says of a call.
@@ -174,6 +177,20 @@ impl ChannelHealth {
         }
         c.latencies_ms
             .push_back(u32::try_from(elapsed.as_millis()).unwrap_or(u32::MAX));
+    }
+
+    /// The upstream answered an error status.
+    pub fn record_refusal(&self, status: u16) {
+        *self.counters().refusals.entry(status).or_default() += 1;
+    }
+
+    /// The upstream's error answers so far, by status.
+    pub fn refusals(&self) -> Vec<(u16, u64)> {
+        self.counters()
+            .refusals
+            .iter()
+            .map(|(s, n)| (*s, *n))
+            .collect()
     }
 
     /// A call that could not be sent because every key of the channel rests: a failure of the

@@ -247,9 +247,10 @@ pub struct TasksConfig {
     /// addresses (an internal CDN). Everything else must be public (docs/api.md §2.7 rule 4).
     #[serde(default)]
     pub trusted_media_hosts: Vec<String>,
-    /// A media URL whose host cannot be resolved here is refused (400) instead of left to the
-    /// upstream to judge: for gateways whose DNS is the same the upstream sees.
-    #[serde(default)]
+    /// A media URL whose host cannot be resolved here is refused (400) rather than sent on
+    /// unchecked (the default, `docs/decisions.md`, "Video tasks"); `false` leaves such a URL to
+    /// the upstream, for gateways whose resolver cannot see names the upstream can.
+    #[serde(default = "yes")]
     pub media_dns_fail_closed: bool,
     /// The time allowed to read a reference video's length (a ranged fetch); past it, the
     /// upstream decides and the hold covers the series' maximum.
@@ -268,7 +269,7 @@ impl Default for TasksConfig {
             submission_timeout_seconds: default_submission_timeout_seconds(),
             sweep_interval_seconds: default_sweep_interval_seconds(),
             trusted_media_hosts: Vec::new(),
-            media_dns_fail_closed: false,
+            media_dns_fail_closed: true,
             reference_probe_timeout_ms: default_probe_timeout_ms(),
         }
     }

@@ -71,10 +71,11 @@ impl MediaLinks {
     }
 
     /// The link a record hands out for the video of task `id`, finished at `finished_at` (Unix
-    /// seconds), whose upstream file is at `upstream_url`; and when it expires (signed mode).
+    /// seconds), whose upstream file is at `upstream_url`, to a request that came by `origin`;
+    /// and when it expires (signed mode).
     pub fn link(
         &self,
-        headers: &HeaderMap,
+        origin: &Origin,
         id: &str,
         finished_at: i64,
         upstream_url: &str,
@@ -84,7 +85,7 @@ impl MediaLinks {
             MediaMode::Signed => {
                 let expires = finished_at.saturating_add(self.ttl_seconds);
                 let signature = self.signature(id, expires);
-                let base = self.base_url(headers);
+                let base = self.base_url(origin);
                 (
                     format!("{base}{MEDIA_PATH}{id}.mp4?expires={expires}&signature={signature}"),
                     Some(expires),
@@ -132,23 +133,83 @@ impl MediaLinks {
         Some(mac)
     }
 
-    /// `public_base_url`, or `http://{Host}` of the request.
-    fn base_url(&self, headers: &HeaderMap) -> String {
+    /// `public_base_url`, or where the request says it was addressed to.
+    fn base_url(&self, origin: &Origin) -> String {
         if let Some(base) = &self.public_base_url {
             return base.clone();
         }
-        let host = headers
-            .get(http::header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .filter(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_graphic()))
-            .unwrap_or("localhost");
-        let scheme = headers
-            .get("x-forwarded-proto")
-            .and_then(|h| h.to_str().ok())
-            .filter(|p| *p == "https" || *p == "http")
-            .unwrap_or("http");
-        format!("{scheme}://{host}")
+        format!("{}://{}", origin.scheme, origin.host)
     }
+
+    /// Whether links are built from each request's `Host` (no `public_base_url`): what `serve`
+    /// warns about when it listens beyond loopback.
+    pub fn follows_the_host_header(&self) -> bool {
+        self.mode == MediaMode::Signed && self.public_base_url.is_none()
+    }
+}
+
+/// Where a request says it was addressed to, for the links handed back to it: its `Host`, and
+/// — only from a proxy in `[server] trusted_proxies` — the scheme and host the client used
+/// (`X-Forwarded-Proto`, `X-Forwarded-Host`). Anyone else's forwarded headers are ignored, and
+/// a host that is not a host name or address (with a port) is `localhost`: a link never
+/// carries a path, a user or markup a client slipped into a header (`docs/decisions.md`,
+/// "Video tasks").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    scheme: &'static str,
+    host: String,
+}
+
+impl Origin {
+    /// The origin of a request with `headers`, from a peer that is a trusted proxy or not.
+    pub fn of(headers: &HeaderMap, from_trusted_proxy: bool) -> Origin {
+        let header = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|h| h.to_str().ok())
+                .map(|v| v.split(',').next().unwrap_or_default().trim())
+                .filter(|v| !v.is_empty())
+        };
+        let forwarded = |name: &str| header(name).filter(|_| from_trusted_proxy);
+        let host = forwarded("x-forwarded-host")
+            .or_else(|| header(http::header::HOST.as_str()))
+            .filter(|h| is_host(h))
+            .unwrap_or("localhost");
+        let scheme = match forwarded("x-forwarded-proto") {
+            Some(p) if p.eq_ignore_ascii_case("https") => "https",
+            _ => "http",
+        };
+        Origin {
+            scheme,
+            host: host.to_ascii_lowercase(),
+        }
+    }
+}
+
+/// `name[:port]` or `[v6]:port`: letters, digits, dots, hyphens and a port; nothing else.
+fn is_host(host: &str) -> bool {
+    if host.len() > 255 {
+        return false;
+    }
+    let (name, port) = match host.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((v6, after)) if v6.parse::<std::net::Ipv6Addr>().is_ok() => ("x", after),
+            _ => return false,
+        },
+        None => match host.rsplit_once(':') {
+            Some((name, _)) => (name, &host[name.len()..]),
+            None => (host, ""),
+        },
+    };
+    let port_ok = match port.strip_prefix(':') {
+        Some(digits) => !digits.is_empty() && digits.parse::<u16>().is_ok(),
+        None => port.is_empty(),
+    };
+    port_ok
+        && !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
 }
 
 /// 128 bits of the tag are enough for a link and keep it short.
@@ -183,10 +244,60 @@ mod tests {
         (id, expires, signature)
     }
 
+    fn origin() -> Origin {
+        Origin::of(&HeaderMap::new(), false)
+    }
+
+    /// Issue 22 item 8: forwarded headers only from a trusted proxy, and a host that is a host.
+    #[test]
+    fn links_follow_only_what_may_be_believed() {
+        let headers = |pairs: &[(&str, &str)]| {
+            let mut h = HeaderMap::new();
+            for (k, v) in pairs {
+                h.insert(
+                    http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                    v.parse().unwrap(),
+                );
+            }
+            h
+        };
+        let plain = MediaLinks::new(&MediaConfig::default(), b"k");
+        let base = |h: &HeaderMap, trusted| plain.base_url(&Origin::of(h, trusted));
+        let forwarded = headers(&[
+            ("host", "gw.internal:8080"),
+            ("x-forwarded-proto", "https"),
+            ("x-forwarded-host", "api.example.com"),
+        ]);
+        assert_eq!(base(&forwarded, true), "https://api.example.com");
+        assert_eq!(base(&forwarded, false), "http://gw.internal:8080");
+        for bad in [
+            "evil.example/x?",
+            "user@evil.example",
+            "<script>",
+            "a b",
+            "host:99999",
+            "",
+        ] {
+            assert_eq!(
+                base(&headers(&[("host", bad)]), false),
+                "http://localhost",
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            base(&headers(&[("host", "[::1]:8080")]), false),
+            "http://[::1]:8080"
+        );
+        assert_eq!(
+            base(&headers(&[("host", "127.0.0.1:8080")]), false),
+            "http://127.0.0.1:8080"
+        );
+    }
+
     #[test]
     fn a_signed_link_verifies_until_it_expires() {
         let l = links(MediaMode::Signed);
-        let (link, expires) = l.link(&HeaderMap::new(), "cgt-1-abc", 1_000, "http://up/v.mp4");
+        let (link, expires) = l.link(&origin(), "cgt-1-abc", 1_000, "http://up/v.mp4");
         assert_eq!(expires, Some(1_100));
         let (id, exp, sig) = parts(&link);
         assert_eq!((id.as_str(), exp), ("cgt-1-abc", 1_100));
@@ -197,7 +308,7 @@ mod tests {
     #[test]
     fn altered_links_are_refused() {
         let l = links(MediaMode::Signed);
-        let (link, _) = l.link(&HeaderMap::new(), "cgt-1-abc", 1_000, "http://up/v.mp4");
+        let (link, _) = l.link(&origin(), "cgt-1-abc", 1_000, "http://up/v.mp4");
         let (id, exp, sig) = parts(&link);
         assert_eq!(
             l.verify("cgt-1-abd", exp, &sig, 0),
@@ -224,7 +335,7 @@ mod tests {
     fn direct_mode_hands_out_the_upstream_url() {
         let l = links(MediaMode::Direct);
         assert_eq!(
-            l.link(&HeaderMap::new(), "x", 0, "http://up/v.mp4"),
+            l.link(&origin(), "x", 0, "http://up/v.mp4"),
             ("http://up/v.mp4".to_owned(), None)
         );
     }

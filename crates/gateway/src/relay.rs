@@ -11,6 +11,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
+use tollgate_upstream::error::redacted;
 use tollgate_upstream::{Endpoint, UpstreamError};
 
 /// Calls `call` on each channel of `entry` — with the endpoint and key this call is to use —
@@ -118,6 +119,9 @@ where
         let result = call(channel.clone(), endpoint).await;
         let elapsed = called.elapsed();
         crate::usage::note_channel(&channel.name, elapsed);
+        if let Err(e) = &result {
+            log_refusal(channel, index, e);
+        }
         let rest = match &result {
             Err(UpstreamError::Status {
                 status,
@@ -146,7 +150,25 @@ where
     }
 }
 
-/// How an upstream failure reaches the client.
+/// An upstream's error answer, for the operator (`docs/decisions.md`, "Upstream errors"): the
+/// body's excerpt goes to the log — in the request's span, so with its id — and never to the
+/// client; each is counted on the channel by status.
+fn log_refusal(channel: &Channel, key: usize, e: &UpstreamError) {
+    let UpstreamError::Status { status, detail, .. } = e else {
+        return;
+    };
+    channel.health.record_refusal(*status);
+    if e.refused_credentials() {
+        tracing::warn!(channel = %channel.name, key, status, detail, "the upstream refused the channel's credentials");
+    } else {
+        tracing::info!(channel = %channel.name, status, detail, "the upstream answered an error");
+    }
+}
+
+/// How an upstream failure reaches the client. No byte of a vendor's body reaches it unless it
+/// was a recognised error message in the vendor's format, and never for a refusal of the
+/// gateway's own credentials, whose message may quote the key (`docs/decisions.md`, "Upstream
+/// errors").
 pub fn upstream_error(e: &UpstreamError) -> ApiError {
     match e {
         UpstreamError::Timeout { after, .. } => ApiError::new(
@@ -166,21 +188,39 @@ pub fn upstream_error(e: &UpstreamError) -> ApiError {
         )
         .retry_after(retry_after.unwrap_or(1)),
         UpstreamError::Status {
+            status: 401 | 403, ..
+        } => ApiError::new(
+            ErrorKind::UpstreamFailed,
+            "The upstream refused the gateway's credentials; the request was not charged",
+        )
+        .code("upstream_credentials_refused"),
+        UpstreamError::Status {
             status: 400 | 404 | 422,
             message,
             ..
         } => ApiError::new(
             ErrorKind::InvalidRequest,
-            format!("The upstream rejected the request: {message}"),
+            match message {
+                Some(message) => {
+                    format!("The upstream rejected the request: {}", redacted(message))
+                }
+                None => "The upstream rejected the request".to_owned(),
+            },
         )
         .code("upstream_rejected"),
         UpstreamError::Status {
             status, message, ..
         } => ApiError::new(
             ErrorKind::UpstreamFailed,
-            format!(
-                "The upstream failed with HTTP {status}: {message}; the request was not charged"
-            ),
+            match message {
+                Some(message) => format!(
+                    "The upstream failed with HTTP {status}: {}; the request was not charged",
+                    redacted(message)
+                ),
+                None => {
+                    format!("The upstream failed with HTTP {status}; the request was not charged")
+                }
+            },
         ),
         UpstreamError::NoChannel(why) => ApiError::new(
             ErrorKind::Unavailable,
@@ -283,6 +323,59 @@ pub fn stream_cut_error(e: &UpstreamError, charged: Option<tollgate_billing::Amo
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    /// Issue 22 item 4: a vendor's refusal of the gateway's key never shows the key, and a body
+    /// that is not a recognised error message never reaches the client at all.
+    #[test]
+    fn vendor_bodies_never_reach_the_client_unvetted() {
+        let refused = |status, body: &[u8]| {
+            upstream_error(&UpstreamError::refused(
+                status,
+                body,
+                |b| {
+                    serde_json::from_slice::<serde_json::Value>(b)
+                        .ok()?
+                        .pointer("/error/message")?
+                        .as_str()
+                        .map(str::to_owned)
+                },
+                None,
+            ))
+        };
+        let key = br#"{"error":{"message":"Incorrect API key provided: sk-proj-abcd1234. You can find your API key at https://example."}}"#;
+        for status in [401, 403] {
+            let e = refused(status, key);
+            assert_eq!(e.kind, ErrorKind::UpstreamFailed);
+            assert_eq!(
+                e.message,
+                "The upstream refused the gateway's credentials; the request was not charged"
+            );
+            assert_eq!(e.code.as_deref(), Some("upstream_credentials_refused"));
+        }
+        let e = refused(
+            502,
+            b"<html><body>nginx: upstream sk-live-123 down</body></html>",
+        );
+        assert_eq!(
+            e.message,
+            "The upstream failed with HTTP 502; the request was not charged"
+        );
+        let e = refused(
+            400,
+            br#"{"error":{"message":"'voice' is not one of alloy, echo"}}"#,
+        );
+        assert_eq!(
+            e.message,
+            "The upstream rejected the request: 'voice' is not one of alloy, echo"
+        );
+        let e = refused(
+            400,
+            br#"{"error":{"message":"key sk-abcdef123 has no access to this model"}}"#,
+        );
+        assert!(!e.message.contains("sk-abcdef123"), "{}", e.message);
+        let e = refused(500, b"plain text with nothing recognisable");
+        assert!(!e.message.contains("plain text"), "{}", e.message);
+    }
 
     /// The work of a request whose handler was dropped midway (a client that hung up) still
     /// finishes, in a task of its own; undisturbed, it finishes in place.

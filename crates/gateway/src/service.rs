@@ -72,7 +72,7 @@ impl Gateway {
     /// Handles one request (what the `Service` impl calls).
     pub async fn handle(&self, request: Request<Incoming>) -> Response<ResponseBody> {
         let started = Instant::now();
-        let request_id = request_id(&request);
+        let (request_id, replaced_id) = request_id(&request);
         let mut routed = routes::route(request.method(), request.uri().path());
         // `GET /v1/models[/{id}]` is the native list for a native client (its SDK calls there):
         // its errors then take the native shape too.
@@ -95,12 +95,23 @@ impl Gateway {
             model = tracing::field::Empty,
             charge = tracing::field::Empty,
         );
+        if let Some(sent) = &replaced_id {
+            span.in_scope(|| {
+                tracing::info!(
+                    client_request_id = ?sent,
+                    "the client's x-request-id was replaced: only 1 to 128 of [A-Za-z0-9._:-] are kept"
+                );
+            });
+        }
         let recorder = Recorder::start(&self.state.ledger, routed.route, &request_id);
         let ctx = Context {
             state: self.state.clone(),
             request_id: request_id.clone(),
             route: routed.route,
             client: auth::client_address(self.peer, request.headers(), &self.trusted_proxies),
+            from_trusted_proxy: self
+                .peer
+                .is_some_and(|peer| self.trusted_proxies.iter().any(|t| t.contains(peer))),
         };
         let over_limit = self.ops_only
             && !matches!(
@@ -139,6 +150,13 @@ impl Gateway {
         }
         if let Ok(v) = HeaderValue::from_str(&request_id) {
             response.headers_mut().insert("x-request-id", v);
+        }
+        if matches!(routed.route, Route::Admin | Route::Console) {
+            // The operator's side answers secrets (new keys, tokens) and account data: no cache
+            // on the way may keep any of it (`docs/decisions.md`, "The admin API").
+            response
+                .headers_mut()
+                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         }
         let upstream = response.extensions().get::<UpstreamTime>().map(|u| u.0);
         let elapsed = started.elapsed();
@@ -293,7 +311,10 @@ async fn open(
     match route {
         Route::Healthz => Ok(handlers::ops::healthz()),
         Route::Readyz => Ok(handlers::ops::readyz(&ctx).await),
-        Route::Metrics => Ok(handlers::ops::metrics(&ctx)),
+        Route::Metrics => {
+            crate::admin::reachable(&ctx)?;
+            Ok(handlers::ops::metrics(&ctx))
+        }
         Route::Media => {
             let file = routes::last_segment(request.uri().path()).to_owned();
             handlers::media::get(ctx, request, &file).await
@@ -303,7 +324,10 @@ async fn open(
             crate::admin::reachable(&ctx)?;
             crate::admin::handle(ctx, request).await
         }
-        Route::OpenApi => Ok(crate::admin::openapi::response()),
+        Route::OpenApi => {
+            crate::admin::reachable(&ctx)?;
+            Ok(crate::admin::openapi::response())
+        }
         Route::Console => {
             crate::admin::reachable(&ctx)?;
             Ok(crate::admin::console::asset(request.uri().path()))
@@ -332,19 +356,29 @@ async fn open(
     }
 }
 
-/// The client's `x-request-id` when it is short and printable, otherwise a new one.
-fn request_id<B>(request: &Request<B>) -> String {
-    request
-        .headers()
-        .get("x-request-id")
+/// The request's id: the client's `x-request-id` when it is 1 to 128 characters of
+/// `[A-Za-z0-9._:-]`, otherwise one of the gateway's own (`docs/api.md` §1). An id that travels
+/// into logs, the usage log, its CSV export and the console can carry no formula, markup or
+/// control character. Also the client's id when it was replaced, to be logged.
+fn request_id<B>(request: &Request<B>) -> (String, Option<String>) {
+    let sent = request.headers().get("x-request-id");
+    let acceptable = sent
         .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
-        .map(str::to_owned)
-        .unwrap_or_else(|| {
+        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(is_id_byte));
+    match acceptable {
+        Some(id) => (id.to_owned(), None),
+        None => {
             let mut bytes = [0u8; 12];
             rand::RngCore::fill_bytes(&mut rand::rng(), &mut bytes);
-            format!("req_{}", hex::encode(bytes))
-        })
+            let replaced = sent.map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+            (format!("req_{}", hex::encode(bytes)), replaced)
+        }
+    }
+}
+
+/// A byte a request id may have.
+fn is_id_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-')
 }
 
 impl hyper::service::Service<Request<Incoming>> for Gateway {

@@ -140,12 +140,18 @@ async fn handle(
     {
         knobs.count(&format!("key {key}"));
         if knobs.get().refuse_keys.iter().any(|k| k == key) {
+            // As the vendor words it: the key's head and tail quoted back.
+            let chars: Vec<char> = key.chars().collect();
+            let head: String = chars.iter().take(3).collect();
+            let tail: String = chars[chars.len().saturating_sub(4)..].iter().collect();
             return Ok(openai_error(
                 401,
                 "authentication_error",
                 Some("invalid_api_key"),
                 None,
-                "Incorrect API key provided",
+                &format!(
+                    "Incorrect API key provided: {head}*****{tail}. You can find your API key at https://platform.example/account/api-keys."
+                ),
             ));
         }
     }

@@ -244,8 +244,8 @@ impl Store {
         Ok(rows.into_iter().map(account_from_row).collect())
     }
 
-    /// Recognises a presented secret. `Ok(None)` for an unknown secret; `Disabled` when the key
-    /// or its account is disabled.
+    /// Recognises a presented secret. `Ok(None)` for an unknown secret; `Revoked` for a key
+    /// revoked for good; `Disabled` when the key or its account is disabled.
     pub async fn authenticate(&self, secret: &str) -> Result<Option<Principal>, StoreError> {
         type KeyRow = (
             String,
@@ -266,6 +266,10 @@ impl Store {
         .await?;
         match row {
             None => Ok(None),
+            // Revoked for good: the key no longer exists as a credential.
+            Some((key_id, _, name, KEY_REVOKED, _, _, _)) => Err(StoreError::Revoked(format!(
+                "key {key_id} of account {name}"
+            ))),
             Some((key_id, _, name, key_disabled, account_disabled, _, _))
                 if key_disabled != 0 || account_disabled != 0 =>
             {

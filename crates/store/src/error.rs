@@ -37,9 +37,12 @@ pub enum StoreError {
     /// No account, key or hold with that id or name.
     #[error("not found: {0}")]
     NotFound(String),
-    /// The account is disabled.
+    /// The account, or the key, is disabled.
     #[error("account disabled: {0}")]
     Disabled(String),
+    /// The key was revoked for good: it no longer exists as a credential.
+    #[error("key revoked: {0}")]
+    Revoked(String),
     /// A name that must be unique is taken.
     #[error("already exists: {0}")]
     AlreadyExists(String),

@@ -521,6 +521,19 @@ impl Store {
             .await
     }
 
+    /// Cancels a task the caller saw queued: the compare-and-swap is from `queued` alone, so a
+    /// task that meanwhile started running, or ended, is left as it is (false) — the state the
+    /// caller decided on is the one the database checks (`docs/decisions.md`, "Video tasks").
+    /// The winner's hold is released in the same transaction.
+    pub async fn cancel_queued_task(
+        &self,
+        id: &str,
+        error: serde_json::Value,
+    ) -> Result<bool, StoreError> {
+        self.finish_task_from(id, Outcome::Failed { error }, Some("cancelled"), "'queued'")
+            .await
+    }
+
     /// [`Store::finish_task`], but only from the states in `from` (an SQL list of quoted
     /// states): the compare-and-swap must check the very state the caller decided on.
     async fn finish_task_from(

@@ -72,11 +72,12 @@ pub async fn create(
         HttpClient::read_body(response.into_body(), MAX_RESPONSE, &endpoint.timeouts).await?;
     let upstream_time = started.elapsed();
     if !status.is_success() {
-        return Err(UpstreamError::Status {
-            status: status.as_u16(),
-            message: openai_error_message(&bytes),
+        return Err(UpstreamError::refused(
+            status.as_u16(),
+            &bytes,
+            openai_error_message,
             retry_after,
-        });
+        ));
     }
     let body: EmbeddingResponse = serde_json::from_slice(&bytes)
         .map_err(|e| UpstreamError::Protocol(format!("embeddings response: {e}")))?;
@@ -104,15 +105,12 @@ pub(crate) async fn openai_refusal(
     let bytes = HttpClient::read_body(response.into_body(), 1 << 20, &endpoint.timeouts)
         .await
         .unwrap_or_default();
-    UpstreamError::Status {
-        status,
-        message: openai_error_message(&bytes),
-        retry_after,
-    }
+    UpstreamError::refused(status, &bytes, openai_error_message, retry_after)
 }
 
-/// The message of an OpenAI-shaped error body, or the body itself (cut short) when it is not one.
-pub(crate) fn openai_error_message(body: &[u8]) -> String {
+/// The message of an OpenAI-shaped error body (`{"error": {"message": …}}`); `None` when the
+/// body is not one.
+pub(crate) fn openai_error_message(body: &[u8]) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct Envelope {
         error: Inner,
@@ -121,10 +119,9 @@ pub(crate) fn openai_error_message(body: &[u8]) -> String {
     struct Inner {
         message: String,
     }
-    match serde_json::from_slice::<Envelope>(body) {
-        Ok(e) => e.error.message,
-        Err(_) => String::from_utf8_lossy(&body[..body.len().min(512)]).into_owned(),
-    }
+    serde_json::from_slice::<Envelope>(body)
+        .ok()
+        .map(|e| e.error.message)
 }
 
 #[cfg(test)]
@@ -135,18 +132,14 @@ mod tests {
     fn error_messages_come_from_the_openai_envelope() {
         let body =
             br#"{"error":{"message":"bad things","type":"server_error","param":null,"code":null}}"#;
-        assert_eq!(openai_error_message(body), "bad things");
-        assert_eq!(openai_error_message(b"<html>oops"), "<html>oops");
+        assert_eq!(openai_error_message(body).as_deref(), Some("bad things"));
+        assert_eq!(openai_error_message(b"<html>oops"), None);
     }
 
     #[test]
     fn only_work_free_failures_fail_over() {
         assert!(UpstreamError::Connect("refused".into()).may_fail_over());
-        let status = |s| UpstreamError::Status {
-            status: s,
-            message: String::new(),
-            retry_after: None,
-        };
+        let status = |s| UpstreamError::refused(s, b"", |_| None, None);
         assert!(status(503).may_fail_over());
         assert!(status(429).may_fail_over());
         assert!(!status(500).may_fail_over());

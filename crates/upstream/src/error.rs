@@ -26,12 +26,17 @@ pub enum UpstreamError {
         after: Duration,
     },
     /// The upstream answered with an error status.
-    #[error("the upstream answered {status}: {message}")]
+    #[error("the upstream answered {status}{}", said(*status, message.as_deref()))]
     Status {
         /// The upstream's HTTP status.
         status: u16,
-        /// Its error message, taken from the vendor's error body when it has one.
-        message: String,
+        /// The vendor's own error message, read from an error body in its format; `None` when
+        /// the body was not one (an HTML page, plain text, nothing). Only such a message may
+        /// reach a client, and never one of a refusal of the gateway's own credentials
+        /// (`docs/decisions.md`, "Upstream errors").
+        message: Option<String>,
+        /// What the body said, cut to 512 bytes: for the operator's log, never a client.
+        detail: String,
         /// `Retry-After` in seconds, when the upstream sent one.
         retry_after: Option<u64>,
     },
@@ -64,4 +69,80 @@ impl UpstreamError {
             UpstreamError::Protocol(_) | UpstreamError::Transport(_) => false,
         }
     }
+}
+
+impl UpstreamError {
+    /// A refusal: `status`, the error body `body` (its message read by `read`, the vendor
+    /// format's reader of error bodies) and `Retry-After`.
+    pub fn refused(
+        status: u16,
+        body: &[u8],
+        read: impl Fn(&[u8]) -> Option<String>,
+        retry_after: Option<u64>,
+    ) -> UpstreamError {
+        UpstreamError::Status {
+            status,
+            message: read(body),
+            detail: excerpt(body),
+            retry_after,
+        }
+    }
+
+    /// Whether the upstream refused the gateway's own credentials (401, 403).
+    pub fn refused_credentials(&self) -> bool {
+        matches!(
+            self,
+            UpstreamError::Status {
+                status: 401 | 403,
+                ..
+            }
+        )
+    }
+}
+
+/// How a refusal's [`Display`](std::fmt::Display) ends: the vendor's message when it had one in
+/// its format, except for a refusal of the gateway's credentials, whose message may quote the
+/// key (`Incorrect API key provided: sk-…abcd`).
+fn said(status: u16, message: Option<&str>) -> String {
+    match message {
+        _ if matches!(status, 401 | 403) => {
+            ": the upstream refused the gateway's credentials".into()
+        }
+        Some(message) if !message.is_empty() => format!(": {}", redacted(message)),
+        _ => String::new(),
+    }
+}
+
+/// The first 512 bytes of an error body, as text, for the log.
+pub fn excerpt(body: &[u8]) -> String {
+    let cut = body.len().min(512);
+    String::from_utf8_lossy(&body[..cut]).into_owned()
+}
+
+/// Words that start like an API key, in any vendor's spelling: a recognised error message may
+/// still quote one (`Incorrect API key provided: sk-…`), so such words are masked.
+const KEY_PREFIXES: [&str; 11] = [
+    "sk-", "sk_", "pk_", "rk_", "tg-", "tga-", "AIza", "key-", "gsk_", "xai-", "Bearer",
+];
+
+/// `message` with every word that starts like a key masked (`[redacted]`).
+///
+/// ```
+/// use tollgate_upstream::error::redacted;
+/// assert_eq!(redacted("key sk-abc123def is invalid"), "key [redacted] is invalid");
+/// assert_eq!(redacted("model gen-2.5 is busy"), "model gen-2.5 is busy");
+/// ```
+pub fn redacted(message: &str) -> String {
+    message
+        .split(' ')
+        .map(|word| {
+            let bare = word.trim_start_matches(['"', '\'', '(', '[', '<']);
+            if KEY_PREFIXES.iter().any(|p| bare.starts_with(p)) && bare.len() > 6 {
+                "[redacted]"
+            } else {
+                word
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -209,11 +209,12 @@ async fn send(
     let bytes = HttpClient::read_body(response.into_body(), 1 << 20, &endpoint.timeouts)
         .await
         .unwrap_or_default();
-    Err(UpstreamError::Status {
-        status: status.as_u16(),
-        message: error_message(&bytes),
+    Err(UpstreamError::refused(
+        status.as_u16(),
+        &bytes,
+        error_message,
         retry_after,
-    })
+    ))
 }
 
 /// An answer with HTTP 200 whose body is an error anyway.
@@ -239,22 +240,21 @@ fn vendor_error(bytes: &[u8]) -> Option<UpstreamError> {
         .unwrap_or(502);
     Some(UpstreamError::Status {
         status,
-        message: describe(error),
+        message: Some(describe(error)),
+        detail: crate::error::excerpt(bytes),
         retry_after: None,
     })
 }
 
-/// The vendor's `status: message`, or the body itself.
-fn error_message(bytes: &[u8]) -> String {
-    let parsed: Option<serde_json::Value> = serde_json::from_slice(bytes).ok();
-    let error = parsed.as_ref().and_then(|v| match v {
-        serde_json::Value::Array(items) => items.first()?.get("error").cloned(),
-        other => other.get("error").cloned(),
-    });
-    match error {
-        Some(error) => describe(&error),
-        None => String::from_utf8_lossy(&bytes[..bytes.len().min(512)]).into_owned(),
-    }
+/// The vendor's `status: message` of an error body (or the same wrapped in an array); `None`
+/// when the body is not one.
+fn error_message(bytes: &[u8]) -> Option<String> {
+    let parsed: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let error = match &parsed {
+        serde_json::Value::Array(items) => items.first()?.get("error")?,
+        other => other.get("error")?,
+    };
+    error.is_object().then(|| describe(error))
 }
 
 fn describe(error: &serde_json::Value) -> String {
@@ -293,7 +293,11 @@ mod tests {
             vendor_error(wrapped),
             Some(UpstreamError::Status { status: 400, .. })
         ));
-        assert_eq!(error_message(wrapped), "INVALID_ARGUMENT: bad key");
+        assert_eq!(
+            error_message(wrapped).as_deref(),
+            Some("INVALID_ARGUMENT: bad key")
+        );
+        assert_eq!(error_message(b"<html>502 Bad Gateway</html>"), None);
         assert!(vendor_error(br#"{"candidates":[]}"#).is_none());
     }
 

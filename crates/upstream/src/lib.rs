@@ -23,7 +23,7 @@
 
 mod client;
 pub mod embeddings;
-mod error;
+pub mod error;
 pub mod genai;
 pub mod multipart;
 pub mod openai_speech;

@@ -105,11 +105,12 @@ fn event_chunk(data: &str) -> Option<Result<AudioChunk, UpstreamError>> {
             t2a: None,
         }),
         // An error object in the stream ends it with that error.
-        Err(_) => Err(UpstreamError::Status {
-            status: 502,
-            message: crate::embeddings::openai_error_message(data.as_bytes()),
-            retry_after: None,
-        }),
+        Err(_) => Err(UpstreamError::refused(
+            502,
+            data.as_bytes(),
+            crate::embeddings::openai_error_message,
+            None,
+        )),
     };
     Some(chunk)
 }
@@ -249,7 +250,7 @@ mod tests {
             .unwrap()
             .unwrap_err();
         assert!(
-            matches!(e, UpstreamError::Status { status: 502, ref message, .. } if message == "boom")
+            matches!(e, UpstreamError::Status { status: 502, ref message, .. } if message.as_deref() == Some("boom"))
         );
     }
 }

@@ -194,11 +194,12 @@ fn event_delta(data: &str) -> Option<Result<TextDelta, UpstreamError>> {
     let event = match serde_json::from_str::<Event>(data) {
         Ok(event) if event.error.is_none() => event,
         _ => {
-            return Some(Err(UpstreamError::Status {
-                status: 502,
-                message: crate::embeddings::openai_error_message(data.as_bytes()),
-                retry_after: None,
-            }));
+            return Some(Err(UpstreamError::refused(
+                502,
+                data.as_bytes(),
+                crate::embeddings::openai_error_message,
+                None,
+            )));
         }
     };
     match event.kind.as_str() {
@@ -232,8 +233,13 @@ impl Recognizer for OpenAiTranscription {
                 Err(UpstreamError::Status {
                     status: 400,
                     message,
+                    detail,
                     ..
-                }) if message.contains("response_format") => {
+                }) if message
+                    .as_deref()
+                    .unwrap_or(detail.as_str())
+                    .contains("response_format") =>
+                {
                     Self::send(client, endpoint, &Self::fields(request, "json"), file).await?
                 }
                 other => other?,

@@ -212,11 +212,12 @@ pub async fn stream(
                 Ok(None) => None,
                 Err(_) if event.data.trim().is_empty() => None,
                 // An error object in the stream ends it with that error.
-                Err(_) => Some(Err(UpstreamError::Status {
-                    status: 502,
-                    message: openai_error_message(event.data.as_bytes()),
-                    retry_after: None,
-                })),
+                Err(_) => Some(Err(UpstreamError::refused(
+                    502,
+                    event.data.as_bytes(),
+                    openai_error_message,
+                    None,
+                ))),
             },
         }
     });

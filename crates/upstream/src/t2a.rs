@@ -263,18 +263,18 @@ async fn send(
     let bytes = HttpClient::read_body(response.into_body(), 1 << 20, &endpoint.timeouts)
         .await
         .unwrap_or_default();
-    let message = match serde_json::from_slice::<T2aResponse>(&bytes) {
-        Ok(body) if !body.base_resp.is_success() => format!(
-            "code {}: {}",
-            body.base_resp.status_code, body.base_resp.status_msg
-        ),
-        _ => crate::embeddings::openai_error_message(&bytes),
-    };
-    Err(UpstreamError::Status {
-        status: status.as_u16(),
-        message,
+    Err(UpstreamError::refused(
+        status.as_u16(),
+        &bytes,
+        |bytes| match serde_json::from_slice::<T2aResponse>(bytes) {
+            Ok(body) if !body.base_resp.is_success() => Some(format!(
+                "code {}: {}",
+                body.base_resp.status_code, body.base_resp.status_msg
+            )),
+            _ => crate::embeddings::openai_error_message(bytes),
+        },
         retry_after,
-    })
+    ))
 }
 
 /// A non-zero `base_resp` as an error with the status the vendor's code means.
@@ -282,9 +282,11 @@ fn refused(base: &BaseResp) -> Result<(), UpstreamError> {
     if base.is_success() {
         return Ok(());
     }
+    let message = format!("code {}: {}", base.status_code, base.status_msg);
     Err(UpstreamError::Status {
         status: http_status(base.status_code),
-        message: format!("code {}: {}", base.status_code, base.status_msg),
+        detail: message.clone(),
+        message: Some(message),
         retry_after: None,
     })
 }

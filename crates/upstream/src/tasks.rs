@@ -296,7 +296,7 @@ async fn call<T: DeserializeOwned>(
     method: Method,
     path: &str,
     body: Option<Vec<u8>>,
-    error_message: fn(&[u8]) -> String,
+    error_message: fn(&[u8]) -> Option<String>,
 ) -> Result<Answer<T>, UpstreamError> {
     let mut builder =
         bearer_request(endpoint, method, path).header(header::ACCEPT, "application/json");
@@ -313,11 +313,12 @@ async fn call<T: DeserializeOwned>(
     let bytes =
         HttpClient::read_body(response.into_body(), MAX_RESPONSE, &endpoint.timeouts).await?;
     if !status.is_success() {
-        return Err(UpstreamError::Status {
-            status: status.as_u16(),
-            message: error_message(&bytes),
+        return Err(UpstreamError::refused(
+            status.as_u16(),
+            &bytes,
+            error_message,
             retry_after,
-        });
+        ));
     }
     // DELETE answers may be empty.
     let bytes = if bytes.is_empty() {
@@ -333,10 +334,10 @@ async fn call<T: DeserializeOwned>(
     })
 }
 
-/// Ark's error message with its code, or the body itself.
-fn ark_message(body: &[u8]) -> String {
+/// Ark's error message with its code, or an OpenAI-shaped one; `None` for any other body.
+fn ark_message(body: &[u8]) -> Option<String> {
     match ArkError::parse(body) {
-        Some(e) => format!("{}: {}", e.error.code, e.error.message),
+        Some(e) => Some(format!("{}: {}", e.error.code, e.error.message)),
         None => openai_error_message(body),
     }
 }
@@ -370,6 +371,9 @@ mod tests {
     #[test]
     fn ark_errors_keep_their_code() {
         let body = br#"{"error":{"code":"InvalidParameter","message":"bad ratio","param":"ratio","type":"BadRequest"}}"#;
-        assert_eq!(ark_message(body), "InvalidParameter: bad ratio");
+        assert_eq!(
+            ark_message(body).as_deref(),
+            Some("InvalidParameter: bad ratio")
+        );
     }
 }

@@ -388,7 +388,7 @@ pub fn reachable(ctx: &Context) -> Result<(), ApiError> {
     }
     Err(ApiError::new(
         ErrorKind::Forbidden,
-        "The admin API and the console are not reachable from this network",
+        "The operator's side (the admin API, the console, /metrics and /openapi.json) is not reachable from this network",
     )
     .code("network_not_allowed"))
 }

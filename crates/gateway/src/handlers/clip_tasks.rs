@@ -15,7 +15,7 @@ use tollgate_clip_tasks::{
     delete_effect, lift_inline_flags, series, validate_reference_seconds, validate_trusting,
 };
 use tollgate_store::Principal;
-use tollgate_store::{Outcome, Store};
+use tollgate_store::Store;
 use tollgate_upstream::tasks::TaskRequest;
 
 /// `POST`: the request flow of DESIGN §2, top to bottom.
@@ -84,7 +84,7 @@ pub async fn get(
 ) -> Result<Response<ResponseBody>, ApiError> {
     let state = &ctx.state;
     let task = tasks::client_poll(state, &principal, id, translate::FORMAT).await?;
-    let record = translate::record(&task, &state.media, request.headers());
+    let record = translate::record(&task, &state.media, &ctx.origin(request.headers()));
     Ok(body::json_response(StatusCode::OK, &record))
 }
 
@@ -117,7 +117,7 @@ pub async fn list(
         total: u64::try_from(total).unwrap_or(0),
         items: rows
             .iter()
-            .map(|task| translate::record(task, &state.media, request.headers()))
+            .map(|task| translate::record(task, &state.media, &ctx.origin(request.headers())))
             .collect(),
     };
     Ok(body::json_response(StatusCode::OK, &page))
@@ -154,47 +154,99 @@ pub async fn delete(
                 .await
                 .map_err(|e| ApiError::internal("removing the task", e))?;
         }
-        DeleteEffect::Cancel => {
-            let (Some(upstream_id), Some(channel)) = (
-                task.upstream_id.as_deref(),
-                state.catalog.channel(&task.channel),
-            ) else {
-                // Still being submitted: its upstream id is not known yet.
-                return Err(ApiError::new(
-                    ErrorKind::RateLimited,
-                    format!("Task {id} is still being submitted; try again in a second"),
-                )
-                .retry_after(1));
-            };
-            channel
-                .video_tasks()
-                .map_err(|e| crate::relay::upstream_error(&e))?
-                .cancel(&state.http, &channel.endpoint, upstream_id)
-                .await
-                .map_err(|e| crate::relay::upstream_error(&e))?;
-            let error = serde_json::json!({"code": "cancelled", "message": "the task was cancelled by its owner and refunded"});
-            let cancelled = state
-                .store
-                .finish_task(&task.id, Outcome::Failed { error }, Some("cancelled"))
-                .await
-                .map_err(|e| ApiError::internal("cancelling the task", e))?;
-            if cancelled {
-                state.metrics.task_event("cancelled");
-                state.metrics.hold_closed("released");
-            }
-        }
-        DeleteEffect::Refuse => {
-            let why = match status {
-                TaskStatus::Running => "it is running; only a queued task can be cancelled",
-                TaskStatus::Cancelled => "it is already cancelled",
-                _ => "its status does not allow it",
-            };
-            return Err(ApiError::invalid(
-                "task_id",
-                "invalid_state",
-                format!("Task {id} cannot be deleted: {why}"),
-            ));
-        }
+        DeleteEffect::Cancel => return cancel(state, &task, id).await,
+        DeleteEffect::Refuse => return Err(not_queued(id, &status)),
     }
     Ok(body::json_response(StatusCode::OK, &serde_json::json!({})))
+}
+
+/// A queued task cancelled (`docs/decisions.md`, "Video tasks"). The row was read queued, but
+/// the task may have moved on since — started running, or finished — and a cancel sent to a
+/// finished task would remove it upstream (the vendor's DELETE of a finished task) and refund
+/// work that was done. So: the upstream's record is read first, and only a task still queued
+/// there is cancelled; then the row is ended by a compare-and-swap from `queued`, so that only
+/// the winner refunds. What the client hears is what happened: cancelled and refunded, refused
+/// like any running task, or that it lost the race to completion.
+async fn cancel(
+    state: &crate::state::State,
+    task: &tollgate_store::Task,
+    id: &str,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let (Some(upstream_id), Some(channel)) = (
+        task.upstream_id.as_deref(),
+        state.catalog.channel(&task.channel),
+    ) else {
+        // Still being submitted: its upstream id is not known yet.
+        return Err(ApiError::new(
+            ErrorKind::RateLimited,
+            format!("Task {id} is still being submitted; try again in a second"),
+        )
+        .retry_after(1));
+    };
+    let upstream = channel
+        .video_tasks()
+        .map_err(|e| crate::relay::upstream_error(&e))?;
+    let record = upstream
+        .get(&state.http, &channel.endpoint, upstream_id)
+        .await
+        .map_err(|e| crate::relay::upstream_error(&e))?;
+    let upstream_status = match record.body {
+        tollgate_upstream::tasks::TaskRecord::Ark(task) => task.status,
+        tollgate_upstream::tasks::TaskRecord::Generic(_) => TaskStatus::Unknown("other".into()),
+    };
+    if upstream_status != TaskStatus::Queued {
+        // It moved on upstream: the poller will record it; the client hears where it is.
+        return Err(not_queued(id, &upstream_status));
+    }
+    upstream
+        .cancel(&state.http, &channel.endpoint, upstream_id)
+        .await
+        .map_err(|e| crate::relay::upstream_error(&e))?;
+    let error = serde_json::json!({"code": "cancelled", "message": "the task was cancelled by its owner and refunded"});
+    let won = state
+        .store
+        .cancel_queued_task(&task.id, error)
+        .await
+        .map_err(|e| ApiError::internal("cancelling the task", e))?;
+    if won {
+        state.metrics.task_event("cancelled");
+        state.metrics.hold_closed("released");
+        return Ok(body::json_response(StatusCode::OK, &serde_json::json!({})));
+    }
+    // Someone else moved the row first (a poller, the sweeper): say where it ended up.
+    let now = state
+        .store
+        .task(&task.id)
+        .await
+        .map_err(|e| ApiError::internal("reading the task", e))?
+        .map(|t| translate::public_status(&t));
+    match now {
+        // Cancelled all the same (the poller saw the upstream's cancellation), or still on its
+        // way to it: the upstream took the cancel, and the refund follows with the row.
+        Some(TaskStatus::Cancelled | TaskStatus::Queued | TaskStatus::Running) | None => {
+            Ok(body::json_response(StatusCode::OK, &serde_json::json!({})))
+        }
+        Some(other) => Err(not_queued(id, &other)),
+    }
+}
+
+/// The refusal of a cancel that found the task no longer queued, in Ark's shape: running like
+/// any running task; finished, saying so (and that the work is charged or was refunded).
+fn not_queued(id: &str, status: &TaskStatus) -> ApiError {
+    let why = match status {
+        TaskStatus::Running => "it is running; only a queued task can be cancelled".to_owned(),
+        TaskStatus::Succeeded => {
+            "it succeeded before it could be cancelled, and is charged; delete it again to remove it from your list".to_owned()
+        }
+        TaskStatus::Failed | TaskStatus::Expired => {
+            format!("it ended {status} before it could be cancelled, and was refunded")
+        }
+        TaskStatus::Cancelled => "it is already cancelled".to_owned(),
+        other => format!("it is {other} upstream; only a queued task can be cancelled"),
+    };
+    ApiError::invalid(
+        "task_id",
+        "invalid_state",
+        format!("Task {id} cannot be deleted: {why}"),
+    )
 }

@@ -31,6 +31,16 @@ pub struct Context {
     /// The client's address: the connection's peer, or what a trusted proxy says it relayed
     /// for (`[server] trusted_proxies`); `None` when unknown.
     pub client: Option<std::net::IpAddr>,
+    /// The connection's peer is one of `[server] trusted_proxies`: only then are forwarded
+    /// headers (`X-Forwarded-For`, `-Proto`, `-Host`) believed.
+    pub from_trusted_proxy: bool,
+}
+
+impl Context {
+    /// Where the request says it was addressed to, for links handed back to it.
+    pub fn origin(&self, headers: &http::HeaderMap) -> crate::media::Origin {
+        crate::media::Origin::of(headers, self.from_trusted_proxy)
+    }
 }
 
 /// Set on a response by handlers that called an upstream, so that the metrics can tell the

@@ -67,6 +67,11 @@ fn channel_metrics(channels: &[std::sync::Arc<crate::catalog::Channel>], out: &m
             "gauge",
             "1 when an operator switched it off.",
         ),
+        (
+            "tollgate_channel_upstream_errors_total",
+            "counter",
+            "Error answers of the upstream, by HTTP status (401, 403: it refused the gateway's credentials).",
+        ),
     ];
     for (name, kind, help) in series {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
@@ -122,6 +127,11 @@ fn channel_metrics(channels: &[std::sync::Arc<crate::catalog::Channel>], out: &m
                         "{name}{{channel=\"{l}\",state=\"resting\"}} {}",
                         c.keys.resting(now)
                     );
+                }
+                "tollgate_channel_upstream_errors_total" => {
+                    for (status, n) in c.health.refusals() {
+                        let _ = writeln!(out, "{name}{{channel=\"{l}\",status=\"{status}\"}} {n}");
+                    }
                 }
                 _ => {
                     let _ = writeln!(out, "{name}{{channel=\"{l}\"}} {}", u8::from(r.disabled));

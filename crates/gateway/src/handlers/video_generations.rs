@@ -79,6 +79,6 @@ pub async fn get(
 ) -> Result<Response<ResponseBody>, ApiError> {
     let state = &ctx.state;
     let task = tasks::client_poll(state, &principal, id, translate::FORMAT).await?;
-    let record = translate::record(&task, &state.media, request.headers());
+    let record = translate::record(&task, &state.media, &ctx.origin(request.headers()));
     Ok(body::json_response(StatusCode::OK, &record))
 }

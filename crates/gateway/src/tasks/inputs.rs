@@ -3,7 +3,7 @@
 //!
 //! - a media URL whose host is a name must not resolve to a loopback, private or link-local
 //!   address (the text of the URL was checked by `tollgate-clip-tasks`); a name that does not
-//!   resolve is left to the upstream;
+//!   resolve is refused too, unless the operator set `media_dns_fail_closed = false`;
 //! - a reference video's length is read from the head of its MP4 (a bounded, time-limited range
 //!   fetch), so that a total over the series' limit is refused before any upstream call; when
 //!   any length cannot be read the upstream decides. The hold covers the series' maximum
@@ -23,7 +23,7 @@ use tollgate_clip_tasks::{ContentItem, CreateTaskRequest, Rule, is_public_ip};
 use tollgate_probe::mp4::{Mp4Scan, scan_mp4};
 use tollgate_upstream::{Timeouts, full_body};
 
-/// How long a name may take to resolve before it is left to the upstream.
+/// How long a name may take to resolve.
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The most bytes read per range fetch of a reference video.
@@ -66,7 +66,8 @@ pub async fn check_hosts_resolve_public(
                         None => Ok(()),
                     }
                 }
-                // Unresolvable here: the upstream decides, unless the operator said otherwise.
+                // Unresolvable here: refused, unless the operator leaves such names to the
+                // upstream.
                 _ if fail_closed => Err(ApiError::invalid(
                     field.clone(),
                     "unresolvable",

@@ -4,9 +4,8 @@
 
 use crate::charge::Basis;
 use crate::errors::ApiError;
-use crate::media::MediaLinks;
+use crate::media::{MediaLinks, Origin};
 use crate::tasks::{Observation, Pricing, TaskResult, error_parts, unix_seconds};
-use http::HeaderMap;
 use tollgate_billing::{
     ClipTier, Tariff, Usage, clip_frame_size, clip_token_estimate_with_reference,
 };
@@ -67,7 +66,7 @@ pub fn public_status(task: &Task) -> TaskStatus {
 
 /// The task record of docs/api.md §2.7 for a row: our id and public model, the requested parameters,
 /// and on success the upstream's record with the gateway's link in `content.video_url`.
-pub fn record(task: &Task, links: &MediaLinks, headers: &HeaderMap) -> ClipTask {
+pub fn record(task: &Task, links: &MediaLinks, origin: &Origin) -> ClipTask {
     let status = public_status(task);
     let finished: Option<TaskResult> = task
         .result
@@ -77,7 +76,7 @@ pub fn record(task: &Task, links: &MediaLinks, headers: &HeaderMap) -> ClipTask 
         Some(result) if status == TaskStatus::Succeeded => {
             let mut record: ClipTask =
                 serde_json::from_value(result.record.clone()).unwrap_or_default();
-            let (link, _) = links.link(headers, &task.id, result.finished_at, &result.video_url);
+            let (link, _) = links.link(origin, &task.id, result.finished_at, &result.video_url);
             record
                 .content
                 .get_or_insert_with(Default::default)

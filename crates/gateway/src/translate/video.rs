@@ -2,9 +2,8 @@
 //! request, the record a client reads, and what a generic upstream's record means for the task.
 
 use crate::charge::Basis;
-use crate::media::MediaLinks;
+use crate::media::{MediaLinks, Origin};
 use crate::tasks::{Observation, Pricing, TaskResult, error_parts, unix_seconds};
-use http::HeaderMap;
 use std::time::Duration;
 use tollgate_billing::{Tariff, Usage, video_seconds};
 use tollgate_generic_tasks::{Validated, VideoError, VideoStatus, VideoTask, spec};
@@ -28,7 +27,7 @@ pub fn pricing(valid: &Validated, tariff: &Tariff) -> Pricing {
 }
 
 /// The task record of docs/api.md §2.8 for a row.
-pub fn record(task: &Task, links: &MediaLinks, headers: &HeaderMap) -> VideoTask {
+pub fn record(task: &Task, links: &MediaLinks, origin: &Origin) -> VideoTask {
     let created = unix_seconds(task.created_at);
     let record = VideoTask::queued(&task.id, &task.model, created);
     match task.state {
@@ -41,7 +40,7 @@ pub fn record(task: &Task, links: &MediaLinks, headers: &HeaderMap) -> VideoTask
                 .and_then(|r| serde_json::from_value(r.clone()).ok())
                 .unwrap_or_default();
             let (link, expires) =
-                links.link(headers, &task.id, result.finished_at, &result.video_url);
+                links.link(origin, &task.id, result.finished_at, &result.video_url);
             let upstream: Option<VideoTask> = serde_json::from_value(result.record).ok();
             let model = spec(&task.model).or_else(|| spec(&task.upstream_model));
             let mut done = match model {
