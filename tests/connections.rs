@@ -165,6 +165,212 @@ async fn a_body_that_stops_arriving_gets_408_in_the_endpoints_shape_and_no_hold(
     gw.stop().await;
 }
 
+/// The head of a multipart transcription upload of `length` bytes, up to the file part.
+fn upload_head(key: &str, length: usize) -> String {
+    format!(
+        "POST /v1/audio/transcriptions HTTP/1.1\r\nhost: t\r\nauthorization: Bearer {key}\r\n\
+         content-type: multipart/form-data; boundary=XyZ\r\ncontent-length: {length}\r\n\r\n\
+         --XyZ\r\ncontent-disposition: form-data; name=\"model\"\r\n\r\nwhisper-1\r\n\
+         --XyZ\r\ncontent-disposition: form-data; name=\"file\"; filename=\"a.wav\"\r\n\r\nRIFF"
+    )
+}
+
+/// Issue 22 item 6: a body that trickles in — a byte every half second, never pausing long
+/// enough for the pause bound — is cut at the least average rate; one that arrives steadily
+/// but goes on for ever is cut at the whole-body deadline. Both 408 in the endpoint's shape.
+#[tokio::test]
+async fn a_body_below_the_least_rate_or_past_the_deadline_gets_408() {
+    let gw = TestGateway::with_config(&config(
+        "body_pause_timeout_seconds = 30\nbody_min_rate_bytes_per_second = 1024\n\
+         body_min_rate_window_seconds = 2\nbody_deadline_seconds = 4",
+    ))
+    .await;
+    let (account, key) = gw.account("1").await;
+
+    // A byte every 500 ms: far below 1 KiB/s over a 2 s window.
+    let started = Instant::now();
+    let mut stream = TcpStream::connect(gw.addr).await.unwrap();
+    stream
+        .write_all(upload_head(&key, 10_000_000).as_bytes())
+        .await
+        .unwrap();
+    let trickle = async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            if stream.write_all(b"x").await.is_err() {
+                break;
+            }
+            let mut probe = [0u8; 1];
+            if let Ok(Ok(n)) =
+                tokio::time::timeout(Duration::from_millis(1), stream.peek(&mut probe)).await
+                && n > 0
+            {
+                break;
+            }
+        }
+        read_until_closed(&mut stream, Duration::from_secs(5)).await
+    };
+    let (answer, _) = tokio::time::timeout(Duration::from_secs(15), trickle)
+        .await
+        .expect("the trickle was cut");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        answer.contains("less than the 1024 bytes a second"),
+        "{answer}"
+    );
+    let cut_after = started.elapsed();
+    assert!(cut_after < Duration::from_secs(6), "{cut_after:?}");
+
+    // 4 KiB every 250 ms (16 KiB/s, well above the rate) without end: the deadline cuts it.
+    let started = Instant::now();
+    let mut stream = TcpStream::connect(gw.addr).await.unwrap();
+    stream
+        .write_all(upload_head(&key, 40_000_000).as_bytes())
+        .await
+        .unwrap();
+    let steady = async {
+        let chunk = vec![b'x'; 4096];
+        loop {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            if stream.write_all(&chunk).await.is_err() {
+                break;
+            }
+            let mut probe = [0u8; 1];
+            if let Ok(Ok(n)) =
+                tokio::time::timeout(Duration::from_millis(1), stream.peek(&mut probe)).await
+                && n > 0
+            {
+                break;
+            }
+        }
+        read_until_closed(&mut stream, Duration::from_secs(5)).await
+    };
+    let (answer, _) = tokio::time::timeout(Duration::from_secs(15), steady)
+        .await
+        .expect("the endless body was cut");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("longer than 4 s"), "{answer}");
+    let cut_after = started.elapsed();
+    assert!(
+        cut_after >= Duration::from_secs(4) && cut_after < Duration::from_secs(8),
+        "{cut_after:?}"
+    );
+    assert_eq!(gw.open_holds(&account).await, 0);
+    gw.stop().await;
+}
+
+/// Issue 22 item 6: one key may hold at most `max_uploads_per_key` uploads open; the next is
+/// refused at once (429) while another key is not affected, and a finished upload frees its
+/// slot.
+#[tokio::test]
+async fn a_key_may_hold_only_so_many_uploads_open() {
+    let gw = TestGateway::with_config(&config(
+        "max_uploads_per_key = 2\nbody_pause_timeout_seconds = 30",
+    ))
+    .await;
+    let (_, key) = gw.account("1").await;
+    let (_, other) = gw.account("1").await;
+    let mut open = Vec::new();
+    for _ in 0..2 {
+        let mut stream = TcpStream::connect(gw.addr).await.unwrap();
+        stream
+            .write_all(upload_head(&key, 1_000_000).as_bytes())
+            .await
+            .unwrap();
+        open.push(stream);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (content_type, body) =
+        common::multipart(&[("model", "whisper-1")], "a.wav", &common::wav("Hello."));
+    let upload = |key: &str| {
+        let (auth, content_type, body) =
+            (format!("Bearer {key}"), content_type.clone(), body.clone());
+        let gw = &gw;
+        async move {
+            gw.request(
+                "POST",
+                "/v1/audio/transcriptions",
+                &[("authorization", &auth), ("content-type", &content_type)],
+                body,
+            )
+            .await
+        }
+    };
+    let refused = upload(&key).await;
+    assert_eq!(
+        refused.status,
+        429,
+        "{}",
+        String::from_utf8_lossy(&refused.body)
+    );
+    assert!(
+        refused.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("uploads in flight"),
+        "{}",
+        refused.json()
+    );
+    assert_eq!(
+        upload(&other).await.status,
+        200,
+        "another key is not affected"
+    );
+    drop(open);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if upload(&key).await.status == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the slots never came back");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    gw.stop().await;
+}
+
+/// Issue 22 item 16: a client that hangs up 5 ms into a multipart upload is logged 499 (client
+/// closed request), in the metrics and in the usage log — not 400, which would blame its body.
+#[tokio::test]
+async fn a_client_that_leaves_during_its_upload_is_logged_499() {
+    let gw = TestGateway::with_config(&config("body_pause_timeout_seconds = 30")).await;
+    let (account, key) = gw.account("1").await;
+    let mut stream = TcpStream::connect(gw.addr).await.unwrap();
+    stream
+        .write_all(upload_head(&key, 1_000_000).as_bytes())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    drop(stream);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while gw.state.metrics.requests("transcriptions", 499) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "not logged 499: {}",
+            gw.state.metrics.render()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(gw.state.metrics.requests("transcriptions", 400), 0);
+    gw.state.ledger.flush().await;
+    let records = gw
+        .store
+        .usage_records(
+            &tollgate_store::UsageFilter {
+                account_id: Some(account),
+                ..Default::default()
+            },
+            10,
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0].status, 499);
+    gw.stop().await;
+}
+
 #[tokio::test]
 async fn past_the_connection_cap_only_health_checks_answer_and_then_connections_close() {
     let gw = TestGateway::with_config(&config(

@@ -15,7 +15,12 @@ const LIMITS: UploadLimits = UploadLimits {
     file_bytes: 4096,
     field_bytes: 256,
     max_fields: 8,
-    body_pause: Duration::from_secs(30),
+    pace: tollgate_gateway::body::Pace {
+        pause: Duration::from_secs(30),
+        min_rate: 0,
+        window: Duration::from_secs(30),
+        deadline: Duration::from_secs(600),
+    },
 };
 
 fn runtime() -> &'static tokio::runtime::Runtime {

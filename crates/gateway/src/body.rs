@@ -13,34 +13,88 @@ use std::time::Duration;
 
 pub use crate::response::{ResponseBody, full, json_bytes_response, json_response};
 
-pin_project_lite::pin_project! {
-    /// A request body that fails with [`BodyStalled`] when the client pauses longer than
-    /// `pause` between two pieces (`[server] body_pause_timeout_seconds`): a body declared
-    /// and never sent ends in 408, not in a connection held open for ever.
-    pub struct Paced<B> {
-        #[pin]
-        inner: B,
-        #[pin]
-        deadline: tokio::time::Sleep,
-        pause: Duration,
-    }
+/// How a request body must arrive (`[server]`; `docs/decisions.md`, "Connection hygiene").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pace {
+    /// The longest pause between two pieces.
+    pub pause: Duration,
+    /// The least average rate over each [`Pace::window`], in bytes a second; 0: none.
+    pub min_rate: u64,
+    /// The window the rate is averaged over.
+    pub window: Duration,
+    /// The most the whole body may take.
+    pub deadline: Duration,
 }
 
-impl<B> Paced<B> {
-    /// Wraps `inner`; the first piece is due within `pause` from now.
-    pub fn new(inner: B, pause: Duration) -> Paced<B> {
-        Paced {
-            inner,
-            deadline: tokio::time::sleep(pause),
+impl Pace {
+    /// Only a pause bound (what tests and the fuzz targets use).
+    pub fn pause(pause: Duration) -> Pace {
+        Pace {
             pause,
+            min_rate: 0,
+            window: pause,
+            deadline: Duration::from_secs(24 * 3600),
         }
     }
 }
 
-/// A client paused inside its request body for longer than the configured limit.
+pin_project_lite::pin_project! {
+    /// A request body that must keep its [`Pace`]: it fails with [`TooSlow`] when the client
+    /// pauses longer than `pace.pause` between two pieces, sends less than `pace.min_rate`
+    /// bytes a second on average over a window, or has not finished within `pace.deadline` —
+    /// so that a body declared and never sent, or sent a byte at a time, ends in 408, not in a
+    /// connection (and an upload slot) held open for days.
+    pub struct Paced<B> {
+        #[pin]
+        inner: B,
+        #[pin]
+        pause_ends: tokio::time::Sleep,
+        #[pin]
+        window_ends: tokio::time::Sleep,
+        #[pin]
+        deadline: tokio::time::Sleep,
+        in_window: u64,
+        pace: Pace,
+    }
+}
+
+impl<B> Paced<B> {
+    /// Wraps `inner`; the clocks start now.
+    pub fn new(inner: B, pace: Pace) -> Paced<B> {
+        Paced {
+            inner,
+            pause_ends: tokio::time::sleep(pace.pause),
+            window_ends: tokio::time::sleep(pace.window),
+            deadline: tokio::time::sleep(pace.deadline),
+            in_window: 0,
+            pace,
+        }
+    }
+}
+
+/// A client that sent its request body too slowly.
 #[derive(Debug, thiserror::Error)]
-#[error("the client sent nothing of its request body for {} s", .0.as_secs())]
-pub struct BodyStalled(pub Duration);
+pub enum TooSlow {
+    /// It paused longer than the limit.
+    #[error("the client sent nothing of its request body for {} s", .0.as_secs())]
+    Paused(Duration),
+    /// It sent less than the least rate over a window.
+    #[error(
+        "the client sent {sent} bytes of its request body in {} s, less than the {min_rate} bytes a second required",
+        .window.as_secs()
+    )]
+    BelowRate {
+        /// What arrived in the window.
+        sent: u64,
+        /// The window.
+        window: Duration,
+        /// The least rate, bytes a second.
+        min_rate: u64,
+    },
+    /// It was not done within the deadline.
+    #[error("the client's request body took longer than {} s", .0.as_secs())]
+    Deadline(Duration),
+}
 
 impl<B> http_body::Body for Paced<B>
 where
@@ -57,17 +111,40 @@ where
         let mut this = self.project();
         match this.inner.poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
-                let next = tokio::time::Instant::now() + *this.pause;
-                this.deadline.as_mut().reset(next);
-                Poll::Ready(Some(Ok(frame)))
+                if let Some(data) = frame.data_ref() {
+                    *this.in_window = this.in_window.saturating_add(data.len() as u64);
+                }
+                let next = tokio::time::Instant::now() + this.pace.pause;
+                this.pause_ends.as_mut().reset(next);
+                return Poll::Ready(Some(Ok(frame)));
             }
-            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e.into()))),
-            Poll::Ready(None) => Poll::Ready(None),
-            Poll::Pending => match this.deadline.poll(cx) {
-                Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(BodyStalled(*this.pause))))),
-                Poll::Pending => Poll::Pending,
-            },
+            Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e.into()))),
+            Poll::Ready(None) => return Poll::Ready(None),
+            Poll::Pending => {}
         }
+        let pace = *this.pace;
+        if this.deadline.poll(cx).is_ready() {
+            return Poll::Ready(Some(Err(Box::new(TooSlow::Deadline(pace.deadline)))));
+        }
+        if this.pause_ends.poll(cx).is_ready() {
+            return Poll::Ready(Some(Err(Box::new(TooSlow::Paused(pace.pause)))));
+        }
+        if pace.min_rate > 0 && this.window_ends.as_mut().poll(cx).is_ready() {
+            let needed = pace.min_rate.saturating_mul(pace.window.as_secs().max(1));
+            if *this.in_window < needed {
+                return Poll::Ready(Some(Err(Box::new(TooSlow::BelowRate {
+                    sent: *this.in_window,
+                    window: pace.window,
+                    min_rate: pace.min_rate,
+                }))));
+            }
+            *this.in_window = 0;
+            let next = tokio::time::Instant::now() + pace.window;
+            this.window_ends.as_mut().reset(next);
+            // Registers the waker for the new window.
+            let _ = this.window_ends.poll(cx);
+        }
+        Poll::Pending
     }
 
     fn is_end_stream(&self) -> bool {
@@ -79,23 +156,58 @@ where
     }
 }
 
-/// The answer to a body that ended in [`BodyStalled`] (callers check with `is`): 408, and the
+/// The answer to a body that ended in [`TooSlow`] (callers check with `is`): 408, and the
 /// connection is not reused (the rest of the body is never read).
-pub fn body_stalled(stalled: &(dyn std::error::Error + Send + Sync)) -> ApiError {
+pub fn too_slow(slow: &(dyn std::error::Error + Send + Sync)) -> ApiError {
     ApiError::new(
         ErrorKind::RequestTimeout,
-        format!("The request body stopped arriving: {stalled}"),
+        format!("The request body arrived too slowly: {slow}"),
     )
     .code("request_timeout")
 }
 
-/// Reads a whole request body of at most `limit` bytes, with at most `pause` between two of
-/// its pieces. A declared `Content-Length` over the limit is refused before anything is read.
+/// Whether a body's error says the client went away mid-body (its connection closed or reset
+/// before the body was complete): such a request is logged 499, never blamed on its body.
+pub fn client_gone(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(e) = source {
+        if let Some(h) = e.downcast_ref::<hyper::Error>()
+            && (h.is_incomplete_message() || h.is_canceled() || h.is_closed())
+        {
+            return true;
+        }
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::ConnectionAborted
+                    | std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::UnexpectedEof
+            )
+        {
+            return true;
+        }
+        source = e.source();
+    }
+    false
+}
+
+/// The error of a request whose client left before its body was read (499).
+pub fn gone() -> ApiError {
+    ApiError::new(
+        ErrorKind::ClientGone,
+        "The client closed the connection before its request body was complete",
+    )
+    .code("client_closed_request")
+}
+
+/// Reads a whole request body of at most `limit` bytes, at `pace`. A declared `Content-Length`
+/// over the limit is refused before anything is read.
 pub async fn read_limited<B>(
     headers: &HeaderMap,
     body: B,
     limit: usize,
-    pause: Duration,
+    pace: Pace,
 ) -> Result<Bytes, ApiError>
 where
     B: http_body::Body<Data = Bytes>,
@@ -115,10 +227,11 @@ where
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(too_large());
     }
-    match Limited::new(Paced::new(body, pause), limit).collect().await {
+    match Limited::new(Paced::new(body, pace), limit).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Err(e) if e.is::<BodyStalled>() => Err(body_stalled(&*e)),
+        Err(e) if e.is::<TooSlow>() => Err(too_slow(&*e)),
+        Err(e) if client_gone(&*e) => Err(gone()),
         Err(e) => Err(ApiError::invalid(
             "body",
             "unreadable_body",
@@ -145,7 +258,7 @@ where
         headers,
         body,
         state.limits.of(endpoint),
-        state.server.body_pause(),
+        state.server.body_pace(),
     )
     .await?;
     Ok((decode_json(&bytes)?, bytes.len()))
@@ -264,6 +377,63 @@ mod tests {
         assert_eq!(e.param.as_deref(), Some("n"));
         let e = decode_json::<T>(br#"{"model": "#).unwrap_err();
         assert_eq!(e.code.as_deref(), Some("invalid_json"));
+    }
+
+    /// Issue 22 item 6, as it was found: one byte every 29 s never trips the 30 s pause bound,
+    /// and kept a 50 MB upload open for days. The least rate (1 KiB/s over 30 s) cuts it at the
+    /// first window; a steady body is cut at the deadline. On a paused clock: exact, instant.
+    #[tokio::test(start_paused = true)]
+    async fn a_trickle_is_cut_at_the_least_rate_and_a_long_body_at_the_deadline() {
+        let pace = Pace {
+            pause: Duration::from_secs(30),
+            min_rate: 1024,
+            window: Duration::from_secs(30),
+            deadline: Duration::from_secs(600),
+        };
+        let sent = |every: Duration, bytes: usize| {
+            let (tx, rx) =
+                tokio::sync::mpsc::channel::<Result<http_body::Frame<Bytes>, std::io::Error>>(1);
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(every).await;
+                    let frame = http_body::Frame::data(Bytes::from(vec![b'x'; bytes]));
+                    if tx.send(Ok(frame)).await.is_err() {
+                        return;
+                    }
+                }
+            });
+            http_body_util::StreamBody::new(futures_util::stream::unfold(rx, |mut rx| async move {
+                rx.recv().await.map(|item| (item, rx))
+            }))
+        };
+        let started = tokio::time::Instant::now();
+        let e = read_limited(
+            &HeaderMap::new(),
+            sent(Duration::from_secs(29), 1),
+            1 << 30,
+            pace,
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::RequestTimeout, "{}", e.message);
+        assert!(
+            e.message.contains("less than the 1024 bytes a second"),
+            "{}",
+            e.message
+        );
+        assert_eq!(started.elapsed(), Duration::from_secs(30));
+
+        let started = tokio::time::Instant::now();
+        let e = read_limited(
+            &HeaderMap::new(),
+            sent(Duration::from_secs(1), 4096),
+            1 << 30,
+            pace,
+        )
+        .await
+        .unwrap_err();
+        assert!(e.message.contains("longer than 600 s"), "{}", e.message);
+        assert_eq!(started.elapsed(), Duration::from_secs(600));
     }
 
     #[test]

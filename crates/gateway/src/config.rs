@@ -73,6 +73,16 @@ pub struct ServerConfig {
     /// The longest pause, in seconds, between two pieces of a request body (a slow client gets
     /// 408 and the connection is closed).
     pub body_pause_timeout_seconds: u64,
+    /// The least average rate of a request body, in bytes a second, over each
+    /// `body_min_rate_window_seconds`; 0 turns the check off. A body that trickles in below it
+    /// gets 408.
+    pub body_min_rate_bytes_per_second: u64,
+    /// The window the body's rate is averaged over, in seconds.
+    pub body_min_rate_window_seconds: u64,
+    /// The most a whole request body may take, in seconds, however steadily it arrives.
+    pub body_deadline_seconds: u64,
+    /// Multipart uploads (recognition files) one key may have in flight at once; more get 429.
+    pub max_uploads_per_key: usize,
     /// HTTP/2: seconds between keep-alive pings while the connection is idle; a peer that does
     /// not answer within as long is dropped.
     pub http2_keep_alive_seconds: u64,
@@ -109,6 +119,10 @@ impl Default for ServerConfig {
         ServerConfig {
             header_read_timeout_seconds: 30,
             body_pause_timeout_seconds: 30,
+            body_min_rate_bytes_per_second: 1024,
+            body_min_rate_window_seconds: 30,
+            body_deadline_seconds: 600,
+            max_uploads_per_key: 4,
             http2_keep_alive_seconds: 60,
             max_connections: 4096,
             reserved_connections: 64,
@@ -124,9 +138,14 @@ impl Default for ServerConfig {
 }
 
 impl ServerConfig {
-    /// The longest pause inside a request body.
-    pub fn body_pause(&self) -> std::time::Duration {
-        std::time::Duration::from_secs(self.body_pause_timeout_seconds)
+    /// How a request body must arrive.
+    pub fn body_pace(&self) -> crate::body::Pace {
+        crate::body::Pace {
+            pause: std::time::Duration::from_secs(self.body_pause_timeout_seconds),
+            min_rate: self.body_min_rate_bytes_per_second,
+            window: std::time::Duration::from_secs(self.body_min_rate_window_seconds),
+            deadline: std::time::Duration::from_secs(self.body_deadline_seconds),
+        }
     }
 
     /// The checks `Config::parse` runs.
@@ -140,6 +159,11 @@ impl ServerConfig {
                 "body_pause_timeout_seconds",
                 self.body_pause_timeout_seconds,
             ),
+            (
+                "body_min_rate_window_seconds",
+                self.body_min_rate_window_seconds,
+            ),
+            ("body_deadline_seconds", self.body_deadline_seconds),
             ("http2_keep_alive_seconds", self.http2_keep_alive_seconds),
         ] {
             if value == 0 {
@@ -148,6 +172,9 @@ impl ServerConfig {
         }
         if self.max_connections == 0 {
             return Err("server.max_connections must be at least 1".into());
+        }
+        if self.max_uploads_per_key == 0 {
+            return Err("server.max_uploads_per_key must be at least 1".into());
         }
         if self.http2_max_concurrent_streams == 0 {
             return Err("server.http2_max_concurrent_streams must be at least 1".into());

@@ -55,6 +55,9 @@ pub enum ErrorKind {
     UpstreamFailed,
     /// The gateway is shutting down, or every channel is saturated. 503.
     Unavailable,
+    /// The client closed its connection before its request was complete. 499 (nginx's
+    /// "client closed request"): nobody receives it; logs, metrics and the usage log do.
+    ClientGone,
     /// The upstream took too long. 504.
     UpstreamTimeout,
 }
@@ -80,6 +83,7 @@ impl ErrorKind {
             ErrorKind::UpstreamFailed => StatusCode::BAD_GATEWAY,
             ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             ErrorKind::UpstreamTimeout => StatusCode::GATEWAY_TIMEOUT,
+            ErrorKind::ClientGone => StatusCode::from_u16(499).unwrap_or(StatusCode::BAD_REQUEST),
         }
     }
 }
@@ -295,6 +299,7 @@ fn openai_code(kind: ErrorKind) -> Option<&'static str> {
         ErrorKind::PayloadTooLarge => Some("request_too_large"),
         ErrorKind::UnsupportedMediaType => Some("unsupported_media_type"),
         ErrorKind::RequestTimeout => Some("request_timeout"),
+        ErrorKind::ClientGone => Some("client_closed_request"),
         ErrorKind::NotImplemented => Some("not_implemented"),
         ErrorKind::UpstreamTimeout => Some("upstream_timeout"),
         ErrorKind::UpstreamFailed => Some("upstream_error"),
@@ -309,7 +314,7 @@ fn t2a_code(kind: ErrorKind) -> i64 {
         ErrorKind::MissingCredential | ErrorKind::InvalidCredential | ErrorKind::Forbidden => 1004,
         ErrorKind::InsufficientBalance => 1008,
         ErrorKind::RateLimited => 1002,
-        ErrorKind::UpstreamTimeout | ErrorKind::RequestTimeout => 1001,
+        ErrorKind::UpstreamTimeout | ErrorKind::RequestTimeout | ErrorKind::ClientGone => 1001,
         ErrorKind::InvalidRequest
         | ErrorKind::NotFound
         | ErrorKind::MethodNotAllowed
@@ -345,6 +350,7 @@ fn ark_type_and_code(e: &ApiError) -> (&'static str, String) {
         ErrorKind::MethodNotAllowed => ("BadRequest", "InvalidEndpoint.MethodNotAllowed".into()),
         ErrorKind::Conflict => ("Conflict", with_param("Conflict")),
         ErrorKind::RequestTimeout => ("RequestTimeout", "RequestTimeout".into()),
+        ErrorKind::ClientGone => ("BadRequest", "ClientClosedRequest".into()),
         ErrorKind::RateLimited => ("TooManyRequests", "RateLimitExceeded".into()),
         ErrorKind::NotImplemented => ("NotImplemented", "NotImplemented".into()),
         ErrorKind::Internal => ("InternalServerError", "InternalServiceError".into()),
@@ -363,6 +369,7 @@ fn google_status(kind: ErrorKind) -> (u16, &'static str) {
         ErrorKind::MethodNotAllowed => (405, "UNIMPLEMENTED"),
         ErrorKind::Conflict => (409, "ALREADY_EXISTS"),
         ErrorKind::RequestTimeout => (408, "DEADLINE_EXCEEDED"),
+        ErrorKind::ClientGone => (499, "CANCELLED"),
         ErrorKind::PayloadTooLarge => (413, "INVALID_ARGUMENT"),
         ErrorKind::UnsupportedMediaType => (415, "INVALID_ARGUMENT"),
         ErrorKind::InsufficientBalance | ErrorKind::RateLimited => (429, "RESOURCE_EXHAUSTED"),

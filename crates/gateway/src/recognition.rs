@@ -25,13 +25,18 @@ use tollgate_upstream::recognition::{DeltaStream, Recognition, TextDelta, Transc
 /// docs/api.md §2.2/§8: longer audio must be split before upload.
 pub const MAX_SECONDS: u64 = 500;
 
-/// Reads the form: the file under the endpoint's limit, at most 32 other fields of 64 KiB.
+/// Reads the form: the file under the endpoint's limit, at most 32 other fields of 64 KiB,
+/// while the caller's key holds one of its upload slots (`[server] max_uploads_per_key`).
 pub async fn read_form(
     state: &State,
+    principal: &tollgate_store::Principal,
     endpoint: limits::Endpoint,
     headers: &HeaderMap,
     body: Incoming,
 ) -> Result<Upload, ApiError> {
+    let _slot = state
+        .uploads
+        .admit(&principal.key_id, state.server.max_uploads_per_key)?;
     upload::read(
         headers,
         body,
@@ -39,7 +44,7 @@ pub async fn read_form(
             file_bytes: state.limits.of(endpoint) as u64,
             field_bytes: 64 << 10,
             max_fields: 32,
-            body_pause: state.server.body_pause(),
+            pace: state.server.body_pace(),
         },
     )
     .await

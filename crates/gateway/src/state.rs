@@ -42,6 +42,8 @@ pub struct State {
     pub media: MediaLinks,
     /// Client connections: timeouts and limits.
     pub server: ServerConfig,
+    /// Multipart uploads in flight, per key.
+    pub uploads: crate::upload::UploadSlots,
     draining: AtomicBool,
 }
 
@@ -62,6 +64,7 @@ impl State {
             tasks: TaskSettings::default(),
             media: MediaLinks::new(&crate::config::MediaConfig::default(), &random_key()),
             server: ServerConfig::default(),
+            uploads: crate::upload::UploadSlots::default(),
             draining: AtomicBool::new(false),
         }
     }

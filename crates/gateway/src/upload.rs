@@ -19,8 +19,8 @@ pub struct UploadLimits {
     pub field_bytes: u64,
     /// Number of fields besides the file.
     pub max_fields: usize,
-    /// The longest pause between two pieces of the body.
-    pub body_pause: std::time::Duration,
+    /// How the body must arrive.
+    pub pace: crate::body::Pace,
 }
 
 /// A received form.
@@ -95,7 +95,7 @@ where
             .for_field("file", limits.file_bytes),
     );
     let mut form = multer::Multipart::with_constraints(
-        crate::body::Paced::new(body, limits.body_pause).into_data_stream(),
+        crate::body::Paced::new(body, limits.pace).into_data_stream(),
         boundary,
         constraints,
     );
@@ -195,14 +195,71 @@ fn multipart_error(e: multer::Error, too_large_file: &dyn Fn() -> ApiError) -> A
             }
         },
         multer::Error::StreamSizeExceeded { .. } => too_large_file(),
-        multer::Error::StreamReadFailed(e) if e.is::<crate::body::BodyStalled>() => {
-            crate::body::body_stalled(&*e)
+        multer::Error::StreamReadFailed(e) if e.is::<crate::body::TooSlow>() => {
+            crate::body::too_slow(&*e)
         }
+        multer::Error::StreamReadFailed(e) if crate::body::client_gone(&*e) => crate::body::gone(),
         other => ApiError::invalid(
             "body",
             "malformed_multipart",
             format!("The multipart/form-data body could not be read: {other}"),
         ),
+    }
+}
+
+/// How many multipart uploads each key has in flight, against `[server] max_uploads_per_key`
+/// (`docs/decisions.md`, "Connection hygiene"): a key that opens many slow uploads — each
+/// held by a connection and a spool — is refused past the cap, at once, rather than let it
+/// hold the gateway's memory, files and connections.
+#[derive(Debug, Default)]
+pub struct UploadSlots {
+    in_flight: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+}
+
+/// One upload in flight; its slot is given back when dropped.
+#[derive(Debug)]
+pub struct UploadSlot {
+    in_flight: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+    key: String,
+}
+
+impl UploadSlots {
+    /// A slot for an upload of `key`, or 429 when it already has `max` in flight.
+    pub fn admit(&self, key: &str, max: usize) -> Result<UploadSlot, ApiError> {
+        let mut in_flight = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = in_flight.entry(key.to_owned()).or_default();
+        if *n >= max {
+            return Err(crate::quotas::too_many(
+                "uploads in flight",
+                "key",
+                u32::try_from(max).unwrap_or(u32::MAX),
+                "; retry when one finishes",
+                1,
+            ));
+        }
+        *n += 1;
+        Ok(UploadSlot {
+            in_flight: self.in_flight.clone(),
+            key: key.to_owned(),
+        })
+    }
+}
+
+impl Drop for UploadSlot {
+    fn drop(&mut self) {
+        let mut in_flight = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(n) = in_flight.get_mut(&self.key) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                in_flight.remove(&self.key);
+            }
+        }
     }
 }
 
@@ -215,7 +272,12 @@ mod tests {
         file_bytes: 4096,
         field_bytes: 256,
         max_fields: 8,
-        body_pause: std::time::Duration::from_secs(30),
+        pace: crate::body::Pace {
+            pause: std::time::Duration::from_secs(30),
+            min_rate: 0,
+            window: std::time::Duration::from_secs(30),
+            deadline: std::time::Duration::from_secs(600),
+        },
     };
 
     async fn read_form(body: &[u8]) -> Result<Upload, ApiError> {

@@ -478,7 +478,7 @@ async fn read_json<T: serde::de::DeserializeOwned>(
         &parts.headers,
         incoming,
         MAX_BODY,
-        ctx.state.server.body_pause(),
+        ctx.state.server.body_pace(),
     )
     .await?;
     // An empty body stands for `{}` (a POST with no options).

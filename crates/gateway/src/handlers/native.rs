@@ -107,7 +107,7 @@ async fn generate_as(
         &parts.headers,
         body,
         state.limits.of(limits::Endpoint::Native),
-        state.server.body_pause(),
+        state.server.body_pace(),
     )
     .await?;
     let request: GenerateContentRequest = body::decode_json(&raw)?;
@@ -310,7 +310,7 @@ pub async fn count_tokens(
         &parts.headers,
         body,
         state.limits.of(limits::Endpoint::Native),
-        state.server.body_pause(),
+        state.server.body_pace(),
     )
     .await?;
     let request: CountTokensRequest = body::decode_json(&raw)?;

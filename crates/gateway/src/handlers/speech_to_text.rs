@@ -29,9 +29,14 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 3. The form, streamed; the language hint is a header (wire-formats §4).
-    let mut form =
-        recognition::read_form(&state, limits::Endpoint::SpeechToText, &parts.headers, body)
-            .await?;
+    let mut form = recognition::read_form(
+        &state,
+        &principal,
+        limits::Endpoint::SpeechToText,
+        &parts.headers,
+        body,
+    )
+    .await?;
     let language = parts
         .headers
         .get(LANGUAGE_HEADER)

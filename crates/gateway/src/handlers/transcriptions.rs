@@ -30,6 +30,7 @@ pub async fn create(
     // 3. The form, streamed: the file spooled under its limit, the fields checked.
     let mut form = recognition::read_form(
         &state,
+        &principal,
         limits::Endpoint::Transcriptions,
         &parts.headers,
         body,
