@@ -1,6 +1,7 @@
 //! Connection hygiene (`[server]`, `docs/decisions.md` "Connection hygiene"), on real sockets:
 //! clients that send nothing, send headers or bodies too slowly, sit idle, or come in past the
-//! connection cap; HTTP/2's advertised limits and its rapid-reset guard; `/readyz` during the
+//! connection cap (the longest-idle connection gives way; a source is held to its own cap);
+//! HTTP/2's advertised limits and its rapid-reset guard; `/readyz` during the
 //! drain.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -371,39 +372,73 @@ async fn a_client_that_leaves_during_its_upload_is_logged_499() {
     gw.stop().await;
 }
 
+/// A connection from `source` (a loopback address of its own: another client).
+async fn connect_from(source: [u8; 4], to: std::net::SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket
+        .bind(std::net::SocketAddr::from((source, 0)))
+        .unwrap();
+    socket.connect(to).await.unwrap()
+}
+
+const UPLOAD_BODY: &str = r#"{"model":"text-embedding-3-small","input":"x"}"#;
+
+/// Starts a billed request whose body is still on its way, and waits until the gateway is
+/// serving it (`requests_in_flight` reaches `in_flight`): a busy connection.
+async fn start_upload(gw: &TestGateway, stream: &mut TcpStream, key: &str, in_flight: usize) {
+    let head = format!(
+        "POST /v1/embeddings HTTP/1.1\r\nhost: t\r\nauthorization: Bearer {key}\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        UPLOAD_BODY.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream
+        .write_all(&UPLOAD_BODY.as_bytes()[..5])
+        .await
+        .unwrap();
+    let wanted = format!("tollgate_requests_in_flight {in_flight}\n");
+    for _ in 0..200 {
+        if gw.state.metrics.render().contains(&wanted) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the upload never started");
+}
+
+/// Asserts that the gateway's metrics have `line` (a series and its value).
+fn assert_metric(gw: &TestGateway, line: &str) {
+    let metrics = gw.state.metrics.render();
+    assert!(
+        metrics.lines().any(|l| l == line),
+        "{line:?} not in\n{metrics}"
+    );
+}
+
+/// Sends the rest of [`start_upload`]'s body and reads the answer.
+async fn finish_upload(stream: &mut TcpStream) -> String {
+    exchange(stream, &UPLOAD_BODY[5..]).await
+}
+
 #[tokio::test]
-async fn past_the_connection_cap_only_health_checks_answer_and_then_connections_close() {
+async fn when_every_connection_is_busy_the_reserve_answers_health_checks_only() {
     let gw = TestGateway::with_config(&config(
         "max_connections = 2\nreserved_connections = 1\nheader_read_timeout_seconds = 30",
     ))
     .await;
     let (_, key) = gw.account("1").await;
-    // Two connections served in full, kept open.
+    // Two connections served in full, both busy with an upload.
     let mut first = TcpStream::connect(gw.addr).await.unwrap();
     let mut second = TcpStream::connect(gw.addr).await.unwrap();
-    assert!(
-        exchange(&mut first, HEALTHZ)
-            .await
-            .starts_with("HTTP/1.1 200")
-    );
-    assert!(
-        exchange(&mut second, HEALTHZ)
-            .await
-            .starts_with("HTTP/1.1 200")
-    );
+    start_upload(&gw, &mut first, &key, 1).await;
+    start_upload(&gw, &mut second, &key, 2).await;
 
-    // The third is in the reserve: health checks answer, work does not.
+    // Nobody can give way: the third is in the reserve. Health checks answer, work does not.
     let mut third = TcpStream::connect(gw.addr).await.unwrap();
     let ready = exchange(&mut third, "GET /readyz HTTP/1.1\r\nhost: t\r\n\r\n").await;
     assert!(ready.starts_with("HTTP/1.1 200"), "{ready}");
     let metrics = exchange(&mut third, "GET /metrics HTTP/1.1\r\nhost: t\r\n\r\n").await;
     assert!(metrics.contains("tollgate_connections_open 3"), "{metrics}");
-
-    // The fourth finds no room at all: closed at once.
-    let mut fourth = TcpStream::connect(gw.addr).await.unwrap();
-    let (_, closed) = read_until_closed(&mut fourth, Duration::from_secs(3)).await;
-    assert!(closed, "a connection past the reserve was kept");
-
     let work = exchange(&mut third, &embeddings(&key)).await;
     assert!(work.starts_with("HTTP/1.1 503"), "{work}");
     assert!(
@@ -413,18 +448,151 @@ async fn past_the_connection_cap_only_health_checks_answer_and_then_connections_
     assert!(work.contains("connection limit"), "{work}");
     assert_eq!(gw.sim.knobs().stats().values().sum::<u64>(), 0);
 
-    // Once one of the first two leaves, a new connection is served in full again.
-    drop(first);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let mut fifth = TcpStream::connect(gw.addr).await.unwrap();
-    let answer = exchange(&mut fifth, &embeddings(&key)).await;
+    // The uploads finish and are served; then the first is idle and gives way to a new one,
+    // which is served in full.
+    assert!(finish_upload(&mut first).await.starts_with("HTTP/1.1 200"));
+    assert!(finish_upload(&mut second).await.starts_with("HTTP/1.1 200"));
+    let mut fourth = TcpStream::connect(gw.addr).await.unwrap();
+    let answer = exchange(&mut fourth, &embeddings(&key)).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-    let metrics = gw.state.metrics.render();
+    let (_, closed) = read_until_closed(&mut first, Duration::from_secs(3)).await;
+    assert!(closed, "the longest-idle connection did not give way");
+    assert_metric(&gw, "tollgate_connections_evicted_total{cap=\"total\"} 1");
+    drop((second, third, fourth));
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn a_connection_past_busy_connections_and_the_reserve_is_closed_on_accept() {
+    let gw = TestGateway::with_config(&config(
+        "max_connections = 1\nreserved_connections = 0\nheader_read_timeout_seconds = 30",
+    ))
+    .await;
+    let (_, key) = gw.account("1").await;
+    let mut busy = TcpStream::connect(gw.addr).await.unwrap();
+    start_upload(&gw, &mut busy, &key, 1).await;
+    let mut refused = TcpStream::connect(gw.addr).await.unwrap();
+    let (seen, closed) = read_until_closed(&mut refused, Duration::from_secs(3)).await;
     assert!(
-        metrics.contains("tollgate_connections_refused_total 1"),
-        "{metrics}"
+        closed && seen.is_empty(),
+        "a connection with no room was kept"
     );
-    drop((second, third, fifth));
+    // The busy one was not touched.
+    assert!(finish_upload(&mut busy).await.starts_with("HTTP/1.1 200"));
+    assert_metric(&gw, "tollgate_connections_refused_total{cap=\"total\"} 1");
+    gw.stop().await;
+}
+
+/// The flood: sockets that never send a request (or stop mid-headers) hold the gateway's
+/// connections; real clients still get in, because the longest-idle connection gives way.
+#[tokio::test]
+async fn at_the_cap_the_longest_idle_connection_gives_way_and_busy_ones_never_do() {
+    let gw = TestGateway::with_config(&config(
+        "max_connections = 3\nreserved_connections = 0\nmax_connections_per_source = 0\n\
+         header_read_timeout_seconds = 30",
+    ))
+    .await;
+    let (_, key) = gw.account("1").await;
+    // Connected, never sends a thing.
+    let mut silent = TcpStream::connect(gw.addr).await.unwrap();
+    // Mid-headers.
+    let mut halfway = TcpStream::connect(gw.addr).await.unwrap();
+    halfway
+        .write_all(b"POST /v1/embeddings HTTP/1.1\r\nhost: t\r\n")
+        .await
+        .unwrap();
+    // Busy with an upload.
+    let mut busy = TcpStream::connect(gw.addr).await.unwrap();
+    start_upload(&gw, &mut busy, &key, 1).await;
+
+    // A real client comes: the silent socket, idle longest, gives way.
+    let mut client = connect_from([127, 0, 0, 2], gw.addr).await;
+    let answer = exchange(&mut client, &embeddings(&key)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let (_, closed) = read_until_closed(&mut silent, Duration::from_secs(3)).await;
+    assert!(closed, "the silent socket was kept");
+
+    // The next one: the half-sent headers give way, not the client that just finished.
+    let mut next = connect_from([127, 0, 0, 3], gw.addr).await;
+    assert!(
+        exchange(&mut next, HEALTHZ)
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+    let (_, closed) = read_until_closed(&mut halfway, Duration::from_secs(3)).await;
+    assert!(closed, "the half-sent headers were kept");
+    assert!(
+        exchange(&mut client, HEALTHZ)
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+
+    // The upload was never chosen: it finishes and is charged.
+    assert!(finish_upload(&mut busy).await.starts_with("HTTP/1.1 200"));
+    assert_metric(&gw, "tollgate_connections_evicted_total{cap=\"total\"} 2");
+    assert_metric(&gw, "tollgate_connections_refused_total{cap=\"total\"} 0");
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn a_source_at_its_cap_displaces_only_its_own_connections() {
+    let gw = TestGateway::with_config(&config(
+        "max_connections_per_source = 2\ntrusted_proxies = [\"127.0.0.3\"]\n\
+         header_read_timeout_seconds = 30",
+    ))
+    .await;
+    let (_, key) = gw.account("1").await;
+    const FLOOD: [u8; 4] = [127, 0, 0, 1];
+    let mut first = connect_from(FLOOD, gw.addr).await;
+    let mut second = connect_from(FLOOD, gw.addr).await;
+    let mut other = connect_from([127, 0, 0, 2], gw.addr).await;
+    assert!(
+        exchange(&mut other, HEALTHZ)
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+    // A third from the flooding source: its own oldest gives way, nobody else's.
+    let mut third = connect_from(FLOOD, gw.addr).await;
+    let (_, closed) = read_until_closed(&mut first, Duration::from_secs(3)).await;
+    assert!(closed, "the source's oldest idle connection was kept");
+    assert!(
+        exchange(&mut other, HEALTHZ)
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+    // Its connections all busy: the next is closed on accept.
+    start_upload(&gw, &mut second, &key, 1).await;
+    start_upload(&gw, &mut third, &key, 2).await;
+    let mut fourth = connect_from(FLOOD, gw.addr).await;
+    let (seen, closed) = read_until_closed(&mut fourth, Duration::from_secs(3)).await;
+    assert!(
+        closed && seen.is_empty(),
+        "a source past its cap got a connection"
+    );
+    assert!(finish_upload(&mut second).await.starts_with("HTTP/1.1 200"));
+    assert!(finish_upload(&mut third).await.starts_with("HTTP/1.1 200"));
+    // A trusted proxy carries many clients: it is not held to the cap.
+    let mut proxied = Vec::new();
+    for _ in 0..4 {
+        let mut conn = connect_from([127, 0, 0, 3], gw.addr).await;
+        assert!(
+            exchange(&mut conn, HEALTHZ)
+                .await
+                .starts_with("HTTP/1.1 200")
+        );
+        proxied.push(conn);
+    }
+    for conn in &mut proxied {
+        assert!(exchange(conn, HEALTHZ).await.starts_with("HTTP/1.1 200"));
+    }
+    assert_metric(
+        &gw,
+        "tollgate_connections_evicted_total{cap=\"per_source\"} 1",
+    );
+    assert_metric(
+        &gw,
+        "tollgate_connections_refused_total{cap=\"per_source\"} 1",
+    );
     gw.stop().await;
 }
 

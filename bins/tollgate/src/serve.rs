@@ -50,13 +50,12 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
         .listen
         .parse()
         .map_err(|e| format!("listen address {:?}: {e}", config.listen))?;
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let listener = server::listen(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
     tracing::info!(addr = %bound, database = %crate::cli::redact_url(&config.database_url), "tollgate listening");
     eprintln!("tollgate listening on http://{bound}");
     warn_when_exposed(&config, bound);
+    raise_open_file_limit(&config);
 
     server::serve(
         listener,
@@ -81,7 +80,8 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
 /// What a gateway that listens beyond loopback should have set, said once at start
 /// (`docs/operations.md`, "Running"): `[media] public_base_url` (otherwise links to videos are
 /// built from each request's `Host`), and `[server] admin_networks` (otherwise the admin API,
-/// the console, `/metrics` and `/openapi.json` answer any network).
+/// the console, `/metrics` and `/openapi.json` answer any network); and, as information, that
+/// with no `[server] trusted_proxies` each peer is taken as the client.
 fn warn_when_exposed(config: &Config, bound: SocketAddr) {
     if bound.ip().is_loopback() {
         return;
@@ -94,11 +94,44 @@ fn warn_when_exposed(config: &Config, bound: SocketAddr) {
             "listening beyond loopback without [media] public_base_url: links to finished videos are built from each request's Host header; set public_base_url to the address clients use"
         );
     }
+    if config.server.trusted_proxies.is_empty() {
+        tracing::info!(
+            addr = %bound,
+            "listening beyond loopback with no [server] trusted_proxies: each connection's peer is taken as the client; behind a load balancer or proxy, list it, or every client shares its cap per source (max_connections_per_source) and its address in key policies"
+        );
+    }
     if config.server.admin_networks.is_empty() {
         tracing::warn!(
             addr = %bound,
             "listening beyond loopback without [server] admin_networks: the admin API and console (admin token needed), /metrics and /openapi.json answer any network; list the operators' networks"
         );
+    }
+}
+
+/// Raises the soft limit on open files to the hard one, as Go's runtime does: the usual soft
+/// limit (1024) is far below `max_connections`, and a gateway out of descriptors cannot accept
+/// the connection that would make an idle one give way. Says so when even the hard limit leaves
+/// too little room (`docs/operations.md`, "Running").
+fn raise_open_file_limit(config: &Config) {
+    let limit = match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => limit,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read or raise the open-file limit");
+            return;
+        }
+    };
+    let server = &config.server;
+    // Client connections, an upstream connection for each busy one, and room for the
+    // database, spool files and the simulator.
+    let wanted = 2 * (server.max_connections + server.reserved_connections) as u64 + 256;
+    if limit < wanted {
+        tracing::warn!(
+            limit,
+            wanted,
+            "the open-file limit is below what [server] max_connections may need: raise it (ulimit -n, LimitNOFILE=) or lower max_connections"
+        );
+    } else {
+        tracing::debug!(limit, "open-file limit");
     }
 }
 

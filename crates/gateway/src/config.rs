@@ -86,12 +86,17 @@ pub struct ServerConfig {
     /// HTTP/2: seconds between keep-alive pings while the connection is idle; a peer that does
     /// not answer within as long is dropped.
     pub http2_keep_alive_seconds: u64,
-    /// Connections served in full at once.
+    /// Connections served in full at once. At the cap, the connection idle longest (no
+    /// request in flight) is closed to admit a new one (`connections.rs`).
     pub max_connections: usize,
-    /// Past `max_connections`, this many more are accepted for `/healthz`, `/readyz` and
-    /// `/metrics` (everything else on them gets 503); beyond that a connection is closed as soon
-    /// as it is accepted.
+    /// When every connection is busy, this many more are accepted for `/healthz`, `/readyz`
+    /// and `/metrics` (everything else on them gets 503); beyond that a connection is closed as
+    /// soon as it is accepted.
     pub reserved_connections: usize,
+    /// Connections one source (an IPv4 address, an IPv6 /64) may hold; at the cap its own
+    /// longest-idle connection gives way, or, all busy, the new one is closed. Trusted proxies
+    /// are exempt; 0: no cap.
+    pub max_connections_per_source: usize,
     /// HTTP/2: requests in flight on one connection.
     pub http2_max_concurrent_streams: u32,
     /// HTTP/2: the largest header list a client may send, in bytes.
@@ -126,6 +131,7 @@ impl Default for ServerConfig {
             http2_keep_alive_seconds: 60,
             max_connections: 4096,
             reserved_connections: 64,
+            max_connections_per_source: 1024,
             http2_max_concurrent_streams: 256,
             http2_max_header_list_size: 64 << 10,
             http2_max_pending_accept_reset_streams: 32,
@@ -145,6 +151,15 @@ impl ServerConfig {
             min_rate: self.body_min_rate_bytes_per_second,
             window: std::time::Duration::from_secs(self.body_min_rate_window_seconds),
             deadline: std::time::Duration::from_secs(self.body_deadline_seconds),
+        }
+    }
+
+    /// The caps connections are admitted under.
+    pub fn connection_caps(&self) -> crate::connections::Caps {
+        crate::connections::Caps {
+            full: self.max_connections,
+            reserve: self.reserved_connections,
+            per_source: self.max_connections_per_source,
         }
     }
 

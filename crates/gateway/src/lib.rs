@@ -31,6 +31,7 @@ pub mod channels;
 pub mod charge;
 pub mod clock;
 pub mod config;
+pub mod connections;
 pub mod errors;
 pub mod handlers;
 pub mod ledger;

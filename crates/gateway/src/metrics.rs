@@ -8,8 +8,11 @@
 //! * `tollgate_upstream_duration_seconds{endpoint}` — time spent waiting on the upstream
 //! * `tollgate_gateway_overhead_seconds{endpoint}` — total − upstream, for requests that called one
 //! * `tollgate_requests_in_flight`
-//! * `tollgate_connections_open`, `tollgate_connections_refused_total` — client connections, and
-//!   those closed at once past `max_connections` and its reserve
+//! * `tollgate_connections_open`, `tollgate_connections_refused_total{cap}` — client
+//!   connections, and those closed at once because every connection that could have given way
+//!   was busy (`cap`: `total` for `max_connections` and its reserve, `per_source`)
+//! * `tollgate_connections_evicted_total{cap}` — idle connections closed to admit a newer one
+//!   (`crate::connections`)
 //! * `tollgate_holds_total{outcome}` — settled, released
 //! * `tollgate_settlement_anomalies_total{model}` — charges capped below the upstream's figure
 //! * `tollgate_policy_refusals_total{rule}` — requests an access policy refused
@@ -90,7 +93,22 @@ pub struct Metrics {
     books: Mutex<Books>,
     in_flight: AtomicI64,
     connections: AtomicI64,
-    connections_refused: AtomicU64,
+    /// By cap: total, per source.
+    connections_refused: [AtomicU64; 2],
+    connections_evicted: [AtomicU64; 2],
+}
+
+/// The caps of `crate::connections`, in the order of the counters above.
+const CAPS: [crate::connections::Cap; 2] = [
+    crate::connections::Cap::Total,
+    crate::connections::Cap::PerSource,
+];
+
+fn cap_index(cap: crate::connections::Cap) -> usize {
+    match cap {
+        crate::connections::Cap::Total => 0,
+        crate::connections::Cap::PerSource => 1,
+    }
 }
 
 /// Counts a client connection as open until dropped.
@@ -129,8 +147,13 @@ impl Metrics {
     }
 
     /// Counts a connection closed as soon as it was accepted.
-    pub fn connection_refused(&self) {
-        self.connections_refused.fetch_add(1, Ordering::Relaxed);
+    pub fn connection_refused(&self, cap: crate::connections::Cap) {
+        self.connections_refused[cap_index(cap)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts an idle connection closed to admit a newer one.
+    pub fn connection_evicted(&self, cap: crate::connections::Cap) {
+        self.connections_evicted[cap_index(cap)].fetch_add(1, Ordering::Relaxed);
     }
 
     /// Marks a request in flight.
@@ -253,13 +276,31 @@ impl Metrics {
             out,
             "# HELP tollgate_connections_open Client connections open now.\n\
              # TYPE tollgate_connections_open gauge\n\
-             tollgate_connections_open {}\n\
-             # HELP tollgate_connections_refused_total Connections closed at once: over max_connections and its reserve.\n\
-             # TYPE tollgate_connections_refused_total counter\n\
-             tollgate_connections_refused_total {}",
+             tollgate_connections_open {}",
             self.connections.load(Ordering::Relaxed),
-            self.connections_refused.load(Ordering::Relaxed)
         );
+        for (name, help, counters) in [
+            (
+                "tollgate_connections_refused_total",
+                "Connections closed at once, every one that could have given way busy, by cap.",
+                &self.connections_refused,
+            ),
+            (
+                "tollgate_connections_evicted_total",
+                "Idle connections closed to admit a newer one, by cap.",
+                &self.connections_evicted,
+            ),
+        ] {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+            for (cap, n) in CAPS.iter().zip(counters) {
+                let _ = writeln!(
+                    out,
+                    "{name}{{cap=\"{}\"}} {}",
+                    cap.label(),
+                    n.load(Ordering::Relaxed)
+                );
+            }
+        }
         out.push_str("# HELP tollgate_holds_total Holds closed, by outcome.\n");
         out.push_str("# TYPE tollgate_holds_total counter\n");
         for (outcome, n) in &b.holds {

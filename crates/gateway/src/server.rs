@@ -4,15 +4,14 @@
 //! listener closes and in-flight requests get up to a deadline to finish.
 
 use crate::config::ServerConfig;
+use crate::connections::{Admitted, Class, Connections};
 use crate::service::Gateway;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 
 /// The protocol settings of `[server]`.
 fn builder(server: &ServerConfig) -> auto::Builder<TokioExecutor> {
@@ -63,6 +62,26 @@ async fn shows_its_protocol(stream: &tokio::net::TcpStream, within: Duration) ->
     }
 }
 
+/// How many connections may wait in the kernel to be accepted (Linux caps it at
+/// `net.core.somaxconn`, 4096 by default). Under a flood the accept loop closes or admits each
+/// at once, so a long queue costs nothing, while a short one drops the SYNs of real clients
+/// (who then wait a second to retry).
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// A listener on `addr` with [`LISTEN_BACKLOG`].
+pub fn listen(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // As std's and tokio's own bind: a restarted gateway may listen at once on the port its
+    // predecessor's closed connections still hold in TIME_WAIT.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 /// Serves until `shutdown` resolves, then drains for at most `grace`.
 pub async fn serve(
     listener: TcpListener,
@@ -73,9 +92,8 @@ pub async fn serve(
     let server = gateway.state().server.clone();
     let builder = builder(&server);
     let graceful = GracefulShutdown::new();
-    // Permits for connections served in full, and for the reserve that answers health checks.
-    let full = Arc::new(Semaphore::new(server.max_connections));
-    let reserve = Arc::new(Semaphore::new(server.reserved_connections));
+    // Who is connected, and who gives way when full (`crate::connections`).
+    let connections = Connections::new(server.connection_caps());
     let drain = Duration::from_secs(server.drain_seconds);
     let mut drain_ends: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     tokio::pin!(shutdown);
@@ -91,36 +109,50 @@ pub async fn serve(
                         continue;
                     }
                 };
-                let (permit, gateway) = match full.clone().try_acquire_owned() {
-                    Ok(permit) => (permit, gateway.for_peer(peer.ip())),
-                    Err(_) => match reserve.clone().try_acquire_owned() {
-                        Ok(permit) => (permit, gateway.for_peer(peer.ip()).ops_only()),
-                        Err(_) => {
-                            // Closed at once: the client learns now, not after a timeout.
-                            gateway.state().metrics.connection_refused();
-                            tracing::debug!(%peer, "connection refused: over max_connections and its reserve");
-                            drop(stream);
-                            continue;
-                        }
-                    },
+                let metrics = &gateway.state().metrics;
+                let exempt = server.trusted_proxies.iter().any(|proxy| proxy.contains(peer.ip()));
+                let admitted = match connections.admit(peer.ip(), exempt) {
+                    Ok(admitted) => admitted,
+                    Err(cap) => {
+                        // Closed at once: the client learns now, not after a timeout.
+                        metrics.connection_refused(cap);
+                        tracing::debug!(%peer, cap = cap.label(), "connection refused: every connection that could give way is busy");
+                        drop(stream);
+                        continue;
+                    }
+                };
+                for cap in &admitted.evicted {
+                    metrics.connection_evicted(*cap);
+                }
+                let served = gateway.for_peer(peer.ip()).on_connection(admitted.ticket.clone());
+                let served = match admitted.class {
+                    Class::Full => served,
+                    Class::Reserve => served.ops_only(),
                 };
                 let open = crate::metrics::OpenConnection::new(gateway.state().clone());
                 let _ = stream.set_nodelay(true);
                 let header_timeout = Duration::from_secs(server.header_read_timeout_seconds);
                 let builder = builder.clone();
                 let watcher = graceful.watcher();
+                let Admitted { ticket, give_way, .. } = admitted;
                 tokio::spawn(async move {
-                    if !shows_its_protocol(&stream, header_timeout).await {
-                        tracing::debug!(%peer, "connection closed: no request within header_read_timeout");
-                        drop((permit, open));
-                        return;
+                    let serve = async {
+                        if !shows_its_protocol(&stream, header_timeout).await {
+                            tracing::debug!(%peer, "connection closed: no request within header_read_timeout");
+                            return;
+                        }
+                        let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), served);
+                        if let Err(e) = watcher.watch(conn.into_owned()).await {
+                            tracing::debug!(%peer, error = %e, "connection ended with an error");
+                        }
+                    };
+                    tokio::select! {
+                        () = serve => {}
+                        Ok(()) = give_way => {
+                            tracing::debug!(%peer, "connection closed: idle longest, it gave way to a new one");
+                        }
                     }
-                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), gateway);
-                    let conn = watcher.watch(conn.into_owned());
-                    if let Err(e) = conn.await {
-                        tracing::debug!(%peer, error = %e, "connection ended with an error");
-                    }
-                    drop((permit, open));
+                    drop((ticket, open));
                 });
             }
             () = &mut shutdown, if drain_ends.is_none() => {

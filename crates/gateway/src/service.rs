@@ -4,6 +4,7 @@
 
 use crate::auth;
 use crate::body::ResponseBody;
+use crate::connections::{self, Ticket};
 use crate::errors::{ApiError, ErrorKind, Family};
 use crate::handlers::{self, Context, UpstreamTime};
 use crate::routes::{self, Route};
@@ -31,6 +32,9 @@ pub struct Gateway {
     ops_only: bool,
     /// The connection's peer, when served on a socket.
     peer: Option<IpAddr>,
+    /// The connection's place in the registry, when served on a socket: requests mark it busy
+    /// so that it is not chosen to give way (`crate::connections`).
+    connection: Option<Arc<Ticket>>,
     /// `[server] trusted_proxies`, parsed.
     trusted_proxies: Arc<[Cidr]>,
 }
@@ -43,6 +47,7 @@ impl Gateway {
             state,
             ops_only: false,
             peer: None,
+            connection: None,
             trusted_proxies,
         }
     }
@@ -51,6 +56,14 @@ impl Gateway {
     pub fn for_peer(&self, peer: IpAddr) -> Gateway {
         Gateway {
             peer: Some(peer),
+            ..self.clone()
+        }
+    }
+
+    /// The same gateway for the admitted connection holding `ticket`.
+    pub fn on_connection(&self, ticket: Arc<Ticket>) -> Gateway {
+        Gateway {
+            connection: Some(ticket),
             ..self.clone()
         }
     }
@@ -388,6 +401,16 @@ impl hyper::service::Service<Request<Incoming>> for Gateway {
 
     fn call(&self, request: Request<Incoming>) -> Self::Future {
         let gateway = self.clone();
-        Box::pin(async move { Ok(gateway.handle(request).await) })
+        // Busy from the complete head until the response's body is sent or dropped.
+        let busy = self.connection.as_ref().map(Ticket::request);
+        Box::pin(async move {
+            let response = gateway.handle(request).await;
+            Ok(match busy {
+                Some(busy) => {
+                    response.map(|body| ResponseBody::new(connections::WhileBusy::new(body, busy)))
+                }
+                None => response,
+            })
+        })
     }
 }

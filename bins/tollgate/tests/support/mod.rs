@@ -81,13 +81,24 @@ pub struct Gateway {
 
 impl Gateway {
     pub async fn start(scratch: &Scratch, name: &str, config: &Path, db: &str) -> Gateway {
+        Gateway::start_on(scratch, name, config, db, "127.0.0.1:0").await
+    }
+
+    /// [`Gateway::start`], listening on `listen` (port 0: any).
+    pub async fn start_on(
+        scratch: &Scratch,
+        name: &str,
+        config: &Path,
+        db: &str,
+        listen: &str,
+    ) -> Gateway {
         let log = scratch.dir.join(format!("{name}.log"));
         let stderr = std::fs::File::create(&log).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
             .arg("serve")
             .arg("--config")
             .arg(config)
-            .args(["--listen", "127.0.0.1:0", "--database-url", db])
+            .args(["--listen", listen, "--database-url", db])
             .env_remove("TOLLGATE_CONFIG")
             .env_remove("TOLLGATE_LISTEN")
             .env_remove("TOLLGATE_DATABASE_URL")
@@ -104,7 +115,7 @@ impl Gateway {
             log,
         };
         let deadline = Instant::now() + Duration::from_secs(60);
-        // `--listen 127.0.0.1:0`: the bound address is announced on stderr.
+        // Port 0: the bound address is announced on stderr.
         while gateway.addr.is_empty() {
             assert!(Instant::now() < deadline, "{name} did not start");
             if let Some(status) = gateway.child.try_wait().unwrap() {
@@ -179,7 +190,27 @@ pub async fn http(
     key: Option<&str>,
     body: Option<&str>,
 ) -> std::io::Result<(u16, String)> {
-    let mut stream = tokio::net::TcpStream::connect(addr).await?;
+    http_from(None, addr, method, path, key, body).await
+}
+
+/// [`http`] from the loopback address `source` (another client), when given.
+pub async fn http_from(
+    source: Option<std::net::Ipv4Addr>,
+    addr: &str,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+    body: Option<&str>,
+) -> std::io::Result<(u16, String)> {
+    let mut stream = match source {
+        None => tokio::net::TcpStream::connect(addr).await?,
+        Some(source) => {
+            let socket = tokio::net::TcpSocket::new_v4()?;
+            socket.bind((source, 0).into())?;
+            let to: std::net::SocketAddr = addr.parse().map_err(std::io::Error::other)?;
+            socket.connect(to).await?
+        }
+    };
     let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     if let Some(key) = key {
         head.push_str(&format!("Authorization: Bearer {key}\r\n"));
