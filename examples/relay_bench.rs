@@ -17,7 +17,12 @@
 //! cargo run --release -p tollgate-e2e --example relay_bench -- [SECONDS] [CONNECTIONS] [ROUNDS]
 //! TOLLGATE_BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test cargo run --release …
 //! TOLLGATE_BENCH_LEDGER_ROWS=1000000 cargo run --release …   # pre-fill the SQLite ledger
+//! cargo run --release -p tollgate-e2e --example relay_bench -- --wal 1000000 [CONNECTIONS]
 //! ```
+//!
+//! `--wal REQUESTS` instead sends REQUESTS billed requests at full speed to the SQLite gateway
+//! alone and follows its write-ahead log: the size of `-wal` every second, the largest, at the
+//! end, and after a clean stop (`docs/benchmarks.md`, "The SQLite WAL under sustained load").
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use base64::Engine as _;
@@ -45,6 +50,12 @@ fn main() {
     if args.first().map(String::as_str) == Some("--bare-relay") {
         // Child mode: the bare relay, `--bare-relay LISTEN UPSTREAM`.
         runtime.block_on(bare_relay(args[1].parse().unwrap(), args[2].clone()));
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--wal") {
+        let requests: u64 = args.get(1).map_or(1_000_000, |a| a.parse().unwrap());
+        let connections: usize = args.get(2).map_or(64, |a| a.parse().unwrap());
+        runtime.block_on(wal(requests, connections));
         return;
     }
     let seconds: u64 = args.first().map_or(5, |a| a.parse().unwrap());
@@ -583,5 +594,90 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
         }
     }
     drop(targets);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--wal`: `requests` billed requests over `connections`, the WAL followed every second.
+async fn wal(requests: u64, connections: usize) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let dir = std::env::temp_dir().join(format!("tollgate-wal-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let upstream = static_upstream().await;
+    let path = dir.join("bench.db");
+    let sqlite = format!("sqlite://{}", path.display());
+    let keys = accounts(&sqlite, 8, "wal").await;
+    let (addr, mut child) = start_tollgate("sqlite", upstream, &sqlite, &dir).await;
+    let wal_path = dir.join("bench.db-wal");
+    let size = |p: &std::path::Path| std::fs::metadata(p).map_or(0, |m| m.len());
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+
+    let sent = Arc::new(AtomicU64::new(0));
+    let done = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..connections {
+        let auth = format!("Bearer {}", keys[c % keys.len()]);
+        let (sent, done) = (sent.clone(), done.clone());
+        tasks.push(tokio::spawn(async move {
+            let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+            stream.set_nodelay(true).unwrap();
+            let (mut sender, conn) =
+                hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(stream))
+                    .await
+                    .unwrap();
+            tokio::spawn(conn);
+            while sent.fetch_add(1, Ordering::Relaxed) < requests {
+                let request = http::Request::post("/v1/embeddings")
+                    .header("host", "bench")
+                    .header("authorization", &auth)
+                    .header("content-type", "application/json")
+                    .body(Full::new(Bytes::from_static(REQUEST.as_bytes())))
+                    .unwrap();
+                let response = sender.send_request(request).await.unwrap();
+                let status = response.status();
+                let _ = response.into_body().collect().await.unwrap();
+                assert_eq!(status, 200);
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    println!("| requests | seconds | requests/s | WAL MiB | database MiB |");
+    println!("|---|---|---|---|---|");
+    let (mut largest, mut samples, mut last_printed) = (0u64, 0u64, 0u64);
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    while done.load(Ordering::Relaxed) < requests {
+        tick.tick().await;
+        let (n, w) = (done.load(Ordering::Relaxed), size(&wal_path));
+        largest = largest.max(w);
+        samples += 1;
+        // A row per tenth of the run.
+        if n >= last_printed + requests / 10 || n >= requests {
+            last_printed = n;
+            let t = started.elapsed().as_secs_f64();
+            println!(
+                "| {n} | {t:.0} | {:.0} | {:.1} | {:.1} |",
+                n as f64 / t,
+                mib(w),
+                mib(size(&path))
+            );
+        }
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let at_end = size(&wal_path);
+    // A clean stop: SIGTERM, as an operator's service manager sends it.
+    let _ = Command::new("kill").arg(child.id().to_string()).status();
+    let _ = child.wait();
+    println!(
+        "\n{requests} requests in {:.0} s; WAL largest {:.1} MiB (sampled {samples} times, once a \
+         second), {:.1} MiB at the end, {:.1} MiB after a clean stop; database {:.1} MiB",
+        started.elapsed().as_secs_f64(),
+        mib(largest),
+        mib(at_end),
+        mib(size(&wal_path)),
+        mib(size(&path))
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
