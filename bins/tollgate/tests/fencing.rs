@@ -88,8 +88,109 @@ async fn a_replica_stopped_past_its_lease_cannot_spend_the_balance_twice() {
         eprintln!("skipped: TOLLGATE_TEST_POSTGRES_URL is not set");
         return;
     };
-    let scratch = Scratch::new("fencing-sigstop");
-    // Every answer takes 1.5 s: A's requests are in flight when it stops.
+    spend_twice(&db, Stall::Stopped).await;
+}
+
+/// The same with A running but cut off from its database for 20.5 s (a partition: its
+/// connections stay open, nothing passes), while B, which still reaches the database, sweeps
+/// A's leases and spends the balance. A's writes land when the partition heals: fenced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_cut_off_from_its_database_cannot_spend_the_balance_twice() {
+    let Ok(db) = std::env::var("TOLLGATE_TEST_POSTGRES_URL") else {
+        eprintln!("skipped: TOLLGATE_TEST_POSTGRES_URL is not set");
+        return;
+    };
+    let partition = Partition::start(&db).await;
+    spend_twice(&db, Stall::CutOff(partition)).await;
+}
+
+/// How replica A is kept from renewing its lease past the lease's life.
+enum Stall {
+    /// SIGSTOP, then SIGCONT: a GC pause, a frozen VM.
+    Stopped,
+    /// A reaches the database through this proxy, which is cut, then healed.
+    CutOff(Partition),
+}
+
+/// A TCP proxy between a replica and PostgreSQL that can be cut: while cut nothing passes in
+/// either direction and the connections stay open, as in a network partition.
+struct Partition {
+    /// The database URL through the proxy.
+    url: String,
+    cut: tokio::sync::watch::Sender<bool>,
+}
+
+impl Partition {
+    async fn start(db: &str) -> Partition {
+        // postgres://user@HOST:PORT/db
+        let (scheme, rest) = db.split_once("://").unwrap();
+        let (user, rest) = rest.rsplit_once('@').map_or(("", rest), |(u, r)| (u, r));
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let upstream = tokio::net::lookup_host(authority)
+            .await
+            .unwrap()
+            .next()
+            .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let proxy = listener.local_addr().unwrap();
+        let (cut, cut_rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let Ok(server) = tokio::net::TcpStream::connect(upstream).await else {
+                    continue;
+                };
+                let (client_read, client_write) = client.into_split();
+                let (server_read, server_write) = server.into_split();
+                tokio::spawn(pipe(client_read, server_write, cut_rx.clone()));
+                tokio::spawn(pipe(server_read, client_write, cut_rx.clone()));
+            }
+        });
+        let at = if user.is_empty() {
+            String::new()
+        } else {
+            format!("{user}@")
+        };
+        Partition {
+            url: format!("{scheme}://{at}{proxy}/{path}"),
+            cut,
+        }
+    }
+
+    fn cut(&self, cut: bool) {
+        self.cut.send_replace(cut);
+    }
+}
+
+/// Copies `from` to `to`, holding what it read while the partition is cut.
+async fn pipe(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    mut cut: tokio::sync::watch::Receiver<bool>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        if cut.wait_for(|cut| !*cut).await.is_err() {
+            return;
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn spend_twice(db: &str, stall: Stall) {
+    let db = db.to_owned();
+    let label = match stall {
+        Stall::Stopped => "fencing-sigstop",
+        Stall::CutOff(_) => "fencing-partition",
+    };
+    let scratch = Scratch::new(label);
+    // Every answer takes 1.5 s: A's requests are in flight when it stalls.
     let sim = tollgate_sim::start(
         "127.0.0.1:0".parse().unwrap(),
         KnobSettings {
@@ -106,8 +207,12 @@ async fn a_replica_stopped_past_its_lease_cannot_spend_the_balance_twice() {
         .create_account(&name, "0.01".parse().unwrap())
         .await
         .unwrap();
+    let a_db = match &stall {
+        Stall::Stopped => db.clone(),
+        Stall::CutOff(partition) => partition.url.clone(),
+    };
     let (a, b) = tokio::join!(
-        Gateway::start(&scratch, "replica-a", &config, &db),
+        Gateway::start(&scratch, "replica-a", &config, &a_db),
         Gateway::start(&scratch, "replica-b", &config, &db)
     );
 
@@ -132,8 +237,26 @@ async fn a_replica_stopped_past_its_lease_cannot_spend_the_balance_twice() {
         async || store.find_account(&account.id).await.unwrap().leased == "0.01".parse().unwrap(),
     )
     .await;
-    signal(&a, "-STOP");
+    match &stall {
+        Stall::Stopped => signal(&a, "-STOP"),
+        Stall::CutOff(partition) => partition.cut(true),
+    }
     let stopped = Instant::now();
+    // Cut off, A cannot lease more: a new request to it is refused (503 in the OpenAI shape;
+    // here t2a's) once the wait for the database runs out (10 s), instead of hanging or
+    // reaching the upstream.
+    let refused_by_a = matches!(stall, Stall::CutOff(_)).then(|| {
+        let (addr, key) = (a.addr.clone(), key.secret.clone());
+        tokio::spawn(async move {
+            let asked = Instant::now();
+            let answer = tokio::time::timeout(
+                Duration::from_secs(15),
+                http(&addr, "POST", "/v1/t2a_v2", Some(&key), Some(SPEECH)),
+            )
+            .await;
+            (answer, asked.elapsed())
+        })
+    });
 
     // B spends the balance once A's leases have expired and been swept: five clients, each
     // retrying until it is served.
@@ -163,9 +286,32 @@ async fn a_replica_stopped_past_its_lease_cannot_spend_the_balance_twice() {
         "B could not spend the balance while A was stopped"
     );
     let spent_by_b = stopped.elapsed();
+    if let Some(refused) = refused_by_a {
+        let (answer, took) = refused.await.unwrap();
+        let (status, body) = answer
+            .unwrap_or_else(|_| panic!("A hung for {took:?} while cut off"))
+            .unwrap();
+        // In t2a's own shape: HTTP 200 with a non-zero `base_resp.status_code` (1000, its
+        // "unknown error, retry"), as the vendor answers.
+        assert_eq!(status, 200, "{body}");
+        assert!(!t2a_answer_ok(&body), "{body}");
+        assert!(body.contains("ledger database"), "{body}");
+        // And its readiness check says so, in time for a load balancer to stop sending.
+        let (status, body) = tokio::time::timeout(
+            Duration::from_secs(5),
+            http(&a.addr, "GET", "/readyz", None, None),
+        )
+        .await
+        .expect("/readyz hung while cut off")
+        .unwrap();
+        assert_eq!(status, 503, "{body}");
+    }
     let left = Duration::from_millis(20_500).saturating_sub(stopped.elapsed());
     tokio::time::sleep(left).await;
-    signal(&a, "-CONT");
+    match &stall {
+        Stall::Stopped => signal(&a, "-CONT"),
+        Stall::CutOff(partition) => partition.cut(false),
+    }
     for request in to_a {
         let (status, body) = request.await.unwrap();
         assert_eq!(status, 200, "{body}");
@@ -202,7 +348,7 @@ async fn a_replica_stopped_past_its_lease_cannot_spend_the_balance_twice() {
         })
         .collect();
     eprintln!(
-        "A served {} while it stalled past its lease, B spent the balance in {spent_by_b:?}; balance {}, {} fenced charges: {:?}",
+        "{label}: A served {} while it stalled past its lease, B spent the balance in {spent_by_b:?}; balance {}, {} fenced charges: {:?}",
         served_by_a.load(Ordering::Relaxed),
         after.balance,
         fenced.len(),
@@ -225,7 +371,10 @@ async fn a_replica_stopped_past_its_lease_cannot_spend_the_balance_twice() {
         a.metric("tollgate_ledger_operator_loss_nanos_total").await,
         10_000_000.0
     );
-    assert!(a.metric("tollgate_ledger_stalls_total").await >= 1.0);
+    if let Stall::Stopped = stall {
+        // It noticed its own clock jump.
+        assert!(a.metric("tollgate_ledger_stalls_total").await >= 1.0);
+    }
     let log = std::fs::read_to_string(&a.log).unwrap();
     assert!(
         log.contains("late charge refused by the lease fence"),
@@ -258,7 +407,7 @@ async fn correction_with_a_lease_out(scratch: &Scratch, db: &str) {
     let sim = tollgate_sim::start(
         "127.0.0.1:0".parse().unwrap(),
         KnobSettings {
-            latency_ms: 1_000,
+            latency_ms: 2_000,
             ..KnobSettings::default()
         },
     )
@@ -274,7 +423,7 @@ async fn correction_with_a_lease_out(scratch: &Scratch, db: &str) {
     let gateway = Gateway::start(scratch, &format!("replica-{}", db.len()), &config, &db).await;
 
     // Requests in a loop on the replica: it leases ahead (eight holds' worth, 0.016, and more
-    // as it spends) and keeps holds open for a second each.
+    // as it spends) and keeps holds open for two seconds each.
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut load = Vec::new();
     for _ in 0..3 {
@@ -299,12 +448,14 @@ async fn correction_with_a_lease_out(scratch: &Scratch, db: &str) {
             .is_positive()
     })
     .await;
+    // A correction that takes more than is available but less than balance − held: the
+    // replica gives its lease's free part back and the correction lands. The replica keeps
+    // spending meanwhile (three requests every two seconds, 0.003 a second), so the amount is
+    // taken from a fresh reading and leaves three quarters of the lease (six requests, four
+    // seconds) for what is spent before the correction reads the account itself.
     let before = store.find_account(&account.id).await.unwrap();
     assert!(before.leased.is_positive());
-
-    // A correction that takes more than is available but less than balance − held: the
-    // replica gives its lease's free part back and the correction lands.
-    let take = Amount::from_nanos(before.available().nanos() + before.leased.nanos() / 2);
+    let take = Amount::from_nanos(before.available().nanos() + before.leased.nanos() / 4);
     let credit = |amount: String| {
         Command::new(env!("CARGO_BIN_EXE_tollgate"))
             .args([

@@ -245,7 +245,9 @@ impl Drop for HeldCharge {
 }
 
 /// How a hold the ledger refused reaches the client: a balance that does not cover it is a 429
-/// `insufficient_quota` (before any upstream call), a disabled account 403.
+/// `insufficient_quota` (before any upstream call), a disabled account 403, and a database that
+/// did not answer in time (a partition, an overloaded server) 503 with `Retry-After`: nothing
+/// was held or sent upstream, and another replica may well serve it.
 pub fn hold_refused(refusal: Refusal) -> ApiError {
     match refusal {
         Refusal::Insufficient {
@@ -253,6 +255,14 @@ pub fn hold_refused(refusal: Refusal) -> ApiError {
             requested,
         } => insufficient(available, requested),
         Refusal::Disabled => disabled(),
+        Refusal::Unavailable(why) => {
+            tracing::warn!(reason = %why, "no credit: the ledger database did not answer");
+            ApiError::new(
+                ErrorKind::Unavailable,
+                "The gateway could not reach its ledger database in time; nothing was charged. Retry shortly",
+            )
+            .retry_after(1)
+        }
         other => ApiError::internal("placing a hold on the balance", other),
     }
 }

@@ -279,7 +279,8 @@ impl Ledger {
             rx,
             writer,
         ));
-        tokio::spawn(tick(Arc::downgrade(&core), store, owner));
+        tokio::spawn(tick(Arc::downgrade(&core)));
+        tokio::spawn(sweep(Arc::downgrade(&core), store, owner));
         Ledger { core }
     }
 
@@ -705,19 +706,17 @@ fn credit_answer(
 /// frozen, starved of CPU): said loudly, counted.
 const STALL: Duration = Duration::from_secs(2);
 
-/// The clock: ticks the engine (renewals, returns, timed-out credit requests), sweeps expired
-/// leases of any replica back to their accounts, gives back what operators' corrections
-/// recalled. (SQLite's WAL has a checkpointer of its own: `tollgate_store`'s journal.)
+/// The clock: ticks the engine (renewals, returns, timed-out credit requests). It never waits
+/// on the database — a replica cut off from it must still see its leases run out and its
+/// credit requests time out (`docs/decisions.md`, "Fenced leases"); the database's side of
+/// time runs in [`sweep`].
 ///
 /// After a stall the engine's monotonic clock has moved on with the world's: leases past
 /// their life here are given up at this tick, and any charge still naming one is fenced by the
-/// database (`docs/decisions.md`, "Fenced leases").
-async fn tick(core: std::sync::Weak<Core>, store: Store, owner: String) {
+/// database.
+async fn tick(core: std::sync::Weak<Core>) {
     let mut interval = tokio::time::interval(TICK);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut last_sweep = std::time::Instant::now()
-        .checked_sub(EXPIRY_SWEEP)
-        .unwrap_or_else(std::time::Instant::now);
     let mut last_tick = std::time::Instant::now();
     loop {
         interval.tick().await;
@@ -742,25 +741,42 @@ async fn tick(core: std::sync::Weak<Core>, store: Store, owner: String) {
             Core::claim(&mut inner, resolved)
         };
         core.deliver(deliveries);
-        if last_sweep.elapsed() >= EXPIRY_SWEEP {
-            last_sweep = std::time::Instant::now();
-            match store.expire_leases().await {
-                Ok(n) => {
-                    core.stats.expired_leases.fetch_add(n, Ordering::Relaxed);
-                }
-                Err(e) => tracing::warn!(error = %e, "sweeping expired leases failed"),
+    }
+}
+
+/// The database's side of time, every [`EXPIRY_SWEEP`]: sweeps expired leases of any replica
+/// back to their accounts, and gives back what operators' corrections recalled. (SQLite's WAL
+/// has a checkpointer of its own: `tollgate_store`'s journal.) Apart from [`tick`], so that a
+/// database that does not answer stalls only this.
+async fn sweep(core: std::sync::Weak<Core>, store: Store, owner: String) {
+    let mut interval = tokio::time::interval(EXPIRY_SWEEP);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        if core.strong_count() == 0 {
+            return;
+        }
+        let expired = store.expire_leases().await;
+        let recalled = store.recalled_leases(&owner).await;
+        let Some(core) = core.upgrade() else {
+            return;
+        };
+        match expired {
+            Ok(n) => {
+                core.stats.expired_leases.fetch_add(n, Ordering::Relaxed);
             }
-            match store.recalled_leases(&owner).await {
-                Ok(recalled) => {
-                    let mut inner = core.lock();
-                    for (account, lease) in recalled {
-                        core.stats.recalls.fetch_add(1, Ordering::Relaxed);
-                        let command = inner.engine.recall(&account, &LeaseId(lease));
-                        core.send(job_for(command));
-                    }
+            Err(e) => tracing::warn!(error = %e, "sweeping expired leases failed"),
+        }
+        match recalled {
+            Ok(recalled) => {
+                let mut inner = core.lock();
+                for (account, lease) in recalled {
+                    core.stats.recalls.fetch_add(1, Ordering::Relaxed);
+                    let command = inner.engine.recall(&account, &LeaseId(lease));
+                    core.send(job_for(command));
                 }
-                Err(e) => tracing::warn!(error = %e, "reading recalled leases failed"),
             }
+            Err(e) => tracing::warn!(error = %e, "reading recalled leases failed"),
         }
     }
 }

@@ -256,7 +256,15 @@ pub async fn credit(
                      running gateways for requests in flight); retry once they finish, or pass \
                      --allow-negative (\"allow_negative\": true) to take it anyway, even below \
                      zero",
-                    found.name, found.balance
+                    found.name,
+                    // The balance when it was refused: requests may have been charged since
+                    // `found` was read.
+                    Amount::from_nanos(
+                        available
+                            .nanos()
+                            .saturating_add(held.nanos())
+                            .saturating_add(leased.nanos())
+                    )
                 ),
             ),
             other => other.into(),
