@@ -296,8 +296,24 @@ schemas = {
     "Lease": {"type": "object", "required": ["id", "account_id", "owner", "remaining", "expires_at"], "properties": {
         "id": {"type": "string"}, "account_id": {"type": "string"}, "owner": {"type": "string"},
         "remaining": AMOUNT, "expires_at": {"type": "integer"}}},
-    "AuditReport": {"type": "object", "description": "What `tollgate audit` checks: every money invariant, and each violation.",
-                    "properties": {"violations": {"type": "array"}}},
+    "AuditReport": {"type": "object", "description": "What `tollgate audit` checks: every money invariant, and each violation "
+                    "(docs/decisions.md, \"What the audit checks\"). `operator_losses` sums what charges could not take (late charges of a "
+                    "fenced replica, settlements above what was available); `negative_accounts` lists accounts below zero that "
+                    "recorded overdraws explain.",
+                    "required": ["accounts", "ledger_rows", "holds", "leases", "tasks", "total_balance", "total_credited",
+                                 "total_charged", "anomalies", "operator_losses", "negative_accounts", "violations"],
+                    "properties": {
+                        "accounts": {"type": "integer"}, "ledger_rows": {"type": "integer"}, "holds": {"type": "integer"},
+                        "leases": {"type": "integer"}, "tasks": {"type": "integer"},
+                        "total_balance": AMOUNT, "total_credited": AMOUNT, "total_charged": AMOUNT,
+                        "anomalies": {"type": "integer"}, "operator_losses": AMOUNT,
+                        "negative_accounts": {"type": "array", "items": {"type": "string"}},
+                        "violations": {"type": "array", "items": {
+                            "type": "object", "required": ["rule", "subject", "detail"], "properties": {
+                                "rule": {"type": "string", "description": "balance_is_ledger_sum, held_is_open_holds, "
+                                         "one_charge_per_hold, charge_has_usage_record, usage_record_has_charge, "
+                                         "balance_after_chain, negative_balance_explained, …"},
+                                "subject": {"type": "string"}, "detail": {"type": "string"}}}}}},
     "AdminTask": {"type": "object", "required": ["id", "format", "account_id", "model", "state", "created_at"], "properties": {
         "id": {"type": "string"}, "format": {"type": "string"}, "account_id": {"type": "string"},
         "key_id": {"type": "string"}, "model": {"type": "string"}, "channel": {"type": "string"},
