@@ -1321,8 +1321,19 @@ async fn an_operator_lists_inspects_and_cancels_tasks_through_the_admin_api() {
     assert_eq!(r.status, 409);
     let r = call("GET", format!("/admin/v1/changes?target={queued}")).await;
     assert_eq!(r.json()["data"][0]["action"], "task.cancel");
+    // The database may be shared with other tests (PostgreSQL), some of which write rows the
+    // gateway never would (a store test's charge without its usage record): this account's
+    // violations, and any that name no account (tasks, holds, leases) — not the count of those
+    // a rule did not list.
     let audit = gw.store.audit().await.unwrap();
-    assert!(audit.violations.is_empty(), "{audit:?}");
+    let mine: Vec<_> = audit
+        .violations
+        .iter()
+        .filter(|v| {
+            v.subject.contains(&account) || !(v.subject.contains("acct_") || v.subject == "more")
+        })
+        .collect();
+    assert!(mine.is_empty(), "{mine:?}");
     gw.stop().await;
 }
 

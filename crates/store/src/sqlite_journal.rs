@@ -49,6 +49,12 @@ const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
 /// (`journal_size_limit`).
 pub(crate) const WAL_LIMIT: u64 = 64 << 20;
 
+/// The backstop: past it the journal thread itself resets the log after its commit, before it
+/// writes the next batch — when the checkpointer fell behind (starved of CPU, or readers kept
+/// defeating its resets). The journal's commits wait for that reset; the log cannot grow
+/// further while they do.
+pub(crate) const WAL_BACKSTOP: u64 = 96 << 20;
+
 /// `journal_size_limit` at [`WAL_LIMIT`], for the sqlx writer's connection.
 pub(crate) const JOURNAL_SIZE_LIMIT: &str = "PRAGMA journal_size_limit = 67108864";
 
@@ -83,12 +89,27 @@ impl SqliteJournal {
         ))?;
         conn.set_prepared_statement_cache_capacity(64);
         let (batches, rx) = mpsc::channel::<Batch>();
+        let wal = PathBuf::from(format!("{path}-wal"));
         std::thread::Builder::new()
             .name("tollgate-journal".into())
             .spawn(move || {
+                let mut backstops = 0u64;
                 while let Ok(batch) = rx.recv() {
                     let result = write_batch(&conn, &batch.writer, &batch.entries);
                     let _ = batch.done.send(result);
+                    let size = std::fs::metadata(&wal).map_or(0, |m| m.len());
+                    if size > WAL_BACKSTOP {
+                        backstops += 1;
+                        let reset = checkpoint(&conn, "TRUNCATE");
+                        if backstops % 20 == 1 {
+                            tracing::warn!(
+                                wal_bytes = size,
+                                times = backstops,
+                                outcome = ?reset,
+                                "the WAL outgrew its checkpointer: the journal reset it itself"
+                            );
+                        }
+                    }
                 }
             })
             .map_err(|e| StoreError::Io(e.to_string()))?;
@@ -321,7 +342,93 @@ impl Statements for Thread<'_> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+    use crate::journal::{ChargeMemo, ChargeRow, LeaseOp, LeaseOutcome};
+    use crate::{Store, new_id};
+    use tollgate_billing::Amount;
+
+    /// The checkpointer stopped, as if starved of CPU for good: sustained journal writes beside
+    /// a reader take the WAL past the checkpointer's bound, and the journal's backstop resets it
+    /// before it passes the backstop by more than a batch.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_backstop_bounds_the_wal_when_the_checkpointer_does_not_run() {
+        let dir = std::env::temp_dir().join(format!("tollgate-backstop-{}", new_id("t")));
+        let path = dir.join("t.db");
+        let store = Store::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .unwrap();
+        let (account, _) = store
+            .create_account("backstop", Amount::from_nanos(1 << 50))
+            .await
+            .unwrap();
+        let writer = JournalWriter {
+            owner: "backstop".into(),
+            lease_ttl_ms: 600_000,
+            grant: |available, _, want| (available >= want).then_some(want),
+        };
+        let granted = store
+            .write_journal(
+                &writer,
+                vec![JournalEntry::Lease(LeaseOp::Grant {
+                    account_id: account.id.clone(),
+                    lease_id: None,
+                    need: Amount::from_nanos(1 << 40),
+                    want: Amount::from_nanos(1 << 40),
+                })],
+            )
+            .await
+            .unwrap();
+        let LeaseOutcome::Granted { lease_id, .. } = &granted.leases[0] else {
+            panic!("{granted:?}");
+        };
+        store
+            .journal
+            .get()
+            .and_then(SqliteJournal::stop_checkpointer)
+            .expect("the journal started, with its checkpointer")
+            .finish();
+        let reading = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let reader = {
+            let (store, id, reading) = (store.clone(), account.id.clone(), reading.clone());
+            tokio::spawn(async move {
+                while reading.load(std::sync::atomic::Ordering::Relaxed) {
+                    store.find_account(&id).await.unwrap();
+                }
+            })
+        };
+        let wal = dir.join("t.db-wal");
+        let size = || std::fs::metadata(&wal).map_or(0, |m| m.len());
+        let mut largest = 0;
+        for _ in 0..6_000 {
+            let batch: Vec<JournalEntry> = (0..8)
+                .map(|_| {
+                    JournalEntry::Charge(ChargeRow {
+                        hold_id: new_id("hold"),
+                        account_id: account.id.clone(),
+                        lease_id: Some(lease_id.clone()),
+                        amount: Amount::from_nanos(7),
+                        from_lease: Amount::from_nanos(7),
+                        memo: ChargeMemo::default(),
+                    })
+                })
+                .collect();
+            store.write_journal(&writer, batch).await.unwrap();
+            largest = largest.max(size());
+        }
+        reading.store(false, std::sync::atomic::Ordering::Relaxed);
+        reader.await.unwrap();
+        assert!(
+            largest > WAL_LIMIT,
+            "the WAL never reached the checkpointer's bound ({largest} bytes): the backstop was not tried"
+        );
+        // The backstop (96 MiB) and a batch; without it the log reached 377 MB here.
+        assert!(
+            largest < 100 << 20,
+            "the WAL grew to {largest} bytes past the backstop"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn the_size_limit_pragma_says_the_bound() {
