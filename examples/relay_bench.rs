@@ -348,31 +348,12 @@ async fn round(
         let key = target.keys[c % target.keys.len()].clone();
         let addr = target.addr;
         tasks.push(tokio::spawn(async move {
-            let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-            stream.set_nodelay(true).unwrap();
-            let (mut sender, conn) =
-                hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(stream))
-                    .await
-                    .unwrap();
-            tokio::spawn(conn);
+            let mut connection = Connection::open(addr).await;
             let mut latencies = Vec::new();
             let auth = format!("Bearer {key}");
             while Instant::now() < stop {
-                let request = http::Request::post("/v1/embeddings")
-                    .header("host", "bench")
-                    .header("authorization", &auth)
-                    .header("content-type", "application/json")
-                    .body(Full::new(Bytes::from_static(REQUEST.as_bytes())))
-                    .unwrap();
                 let t = Instant::now();
-                let response = sender.send_request(request).await.unwrap();
-                let status = response.status();
-                let body = response.into_body().collect().await.unwrap().to_bytes();
-                assert!(
-                    status == 200,
-                    "a request failed: {status} {}",
-                    String::from_utf8_lossy(&body)
-                );
+                connection.embed(&auth).await;
                 latencies.push(t.elapsed());
             }
             latencies
@@ -392,6 +373,40 @@ async fn round(
     latencies.sort();
     let n = latencies.len() as f64;
     (n / elapsed, latencies, cpu / n * 1000.0, batches / n)
+}
+
+/// One keep-alive connection of the load generator.
+struct Connection(hyper::client::conn::http1::SendRequest<Full<Bytes>>);
+
+impl Connection {
+    async fn open(addr: SocketAddr) -> Connection {
+        let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.set_nodelay(true).unwrap();
+        let (sender, conn) =
+            hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(stream))
+                .await
+                .unwrap();
+        tokio::spawn(conn);
+        Connection(sender)
+    }
+
+    /// The bench's embeddings request with `auth`, read to its end; it must succeed.
+    async fn embed(&mut self, auth: &str) {
+        let request = http::Request::post("/v1/embeddings")
+            .header("host", "bench")
+            .header("authorization", auth)
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from_static(REQUEST.as_bytes())))
+            .unwrap();
+        let response = self.0.send_request(request).await.unwrap();
+        let status = response.status();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        assert!(
+            status == 200,
+            "a request failed: {status} {}",
+            String::from_utf8_lossy(&body)
+        );
+    }
 }
 
 /// Database transactions the gateway's ledger committed so far.
@@ -620,24 +635,9 @@ async fn wal(requests: u64, connections: usize) {
         let auth = format!("Bearer {}", keys[c % keys.len()]);
         let (sent, done) = (sent.clone(), done.clone());
         tasks.push(tokio::spawn(async move {
-            let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-            stream.set_nodelay(true).unwrap();
-            let (mut sender, conn) =
-                hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(stream))
-                    .await
-                    .unwrap();
-            tokio::spawn(conn);
+            let mut connection = Connection::open(addr).await;
             while sent.fetch_add(1, Ordering::Relaxed) < requests {
-                let request = http::Request::post("/v1/embeddings")
-                    .header("host", "bench")
-                    .header("authorization", &auth)
-                    .header("content-type", "application/json")
-                    .body(Full::new(Bytes::from_static(REQUEST.as_bytes())))
-                    .unwrap();
-                let response = sender.send_request(request).await.unwrap();
-                let status = response.status();
-                let _ = response.into_body().collect().await.unwrap();
-                assert_eq!(status, 200);
+                connection.embed(&auth).await;
                 done.fetch_add(1, Ordering::Relaxed);
             }
         }));

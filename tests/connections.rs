@@ -179,6 +179,31 @@ fn upload_head(key: &str, length: usize) -> String {
 /// Issue 22 item 6: a body that trickles in — a byte every half second, never pausing long
 /// enough for the pause bound — is cut at the least average rate; one that arrives steadily
 /// but goes on for ever is cut at the whole-body deadline. Both 408 in the endpoint's shape.
+/// Sends `piece` of a body every `every` until the gateway answers (or closes), at most 15 s;
+/// returns what it answered.
+async fn send_until_answered(stream: &mut TcpStream, piece: &[u8], every: Duration) -> String {
+    let sending = async {
+        loop {
+            tokio::time::sleep(every).await;
+            if stream.write_all(piece).await.is_err() {
+                break;
+            }
+            let mut probe = [0u8; 1];
+            if let Ok(Ok(n)) =
+                tokio::time::timeout(Duration::from_millis(1), stream.peek(&mut probe)).await
+                && n > 0
+            {
+                break;
+            }
+        }
+        read_until_closed(stream, Duration::from_secs(5)).await
+    };
+    let (answer, _) = tokio::time::timeout(Duration::from_secs(15), sending)
+        .await
+        .expect("the body was never cut");
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
 #[tokio::test]
 async fn a_body_below_the_least_rate_or_past_the_deadline_gets_408() {
     let gw = TestGateway::with_config(&config(
@@ -195,26 +220,7 @@ async fn a_body_below_the_least_rate_or_past_the_deadline_gets_408() {
         .write_all(upload_head(&key, 10_000_000).as_bytes())
         .await
         .unwrap();
-    let trickle = async {
-        loop {
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            if stream.write_all(b"x").await.is_err() {
-                break;
-            }
-            let mut probe = [0u8; 1];
-            if let Ok(Ok(n)) =
-                tokio::time::timeout(Duration::from_millis(1), stream.peek(&mut probe)).await
-                && n > 0
-            {
-                break;
-            }
-        }
-        read_until_closed(&mut stream, Duration::from_secs(5)).await
-    };
-    let (answer, _) = tokio::time::timeout(Duration::from_secs(15), trickle)
-        .await
-        .expect("the trickle was cut");
-    let answer = String::from_utf8_lossy(&answer);
+    let answer = send_until_answered(&mut stream, b"x", Duration::from_millis(500)).await;
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(
         answer.contains("less than the 1024 bytes a second"),
@@ -230,27 +236,7 @@ async fn a_body_below_the_least_rate_or_past_the_deadline_gets_408() {
         .write_all(upload_head(&key, 40_000_000).as_bytes())
         .await
         .unwrap();
-    let steady = async {
-        let chunk = vec![b'x'; 4096];
-        loop {
-            tokio::time::sleep(Duration::from_millis(250)).await;
-            if stream.write_all(&chunk).await.is_err() {
-                break;
-            }
-            let mut probe = [0u8; 1];
-            if let Ok(Ok(n)) =
-                tokio::time::timeout(Duration::from_millis(1), stream.peek(&mut probe)).await
-                && n > 0
-            {
-                break;
-            }
-        }
-        read_until_closed(&mut stream, Duration::from_secs(5)).await
-    };
-    let (answer, _) = tokio::time::timeout(Duration::from_secs(15), steady)
-        .await
-        .expect("the endless body was cut");
-    let answer = String::from_utf8_lossy(&answer);
+    let answer = send_until_answered(&mut stream, &[b'x'; 4096], Duration::from_millis(250)).await;
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("longer than 4 s"), "{answer}");
     let cut_after = started.elapsed();

@@ -778,6 +778,15 @@ async fn inline_audio_is_measured_held_and_charged_as_the_vendor_counts_it() {
         "generationConfig": {"maxOutputTokens": 1, "thinkingConfig": {"thinkingBudget": 0}}
     });
     let reply = post(&gw, GENERATE, ("x-goog-api-key", &key), &body).await;
+    let (usage, prompt) = answered_usage(&reply);
+    assert!(prompt >= 28_000, "the vendor counted the audio: {usage}");
+    let charged = charged_as_the_vendor_counted(&gw, &account, &usage).await;
+    eprintln!("875 s of inline audio: {prompt} prompt tokens, charged {charged}");
+    assert_eq!(held_now(&gw), 0);
+}
+
+/// A 200's `usageMetadata`, and its prompt tokens (what the vendor counted).
+fn answered_usage(reply: &common::Reply) -> (serde_json::Value, u64) {
     assert_eq!(
         reply.status,
         200,
@@ -786,10 +795,7 @@ async fn inline_audio_is_measured_held_and_charged_as_the_vendor_counts_it() {
     );
     let usage = reply.json()["usageMetadata"].clone();
     let prompt = usage["promptTokenCount"].as_u64().unwrap();
-    assert!(prompt >= 28_000, "the vendor counted the audio: {usage}");
-    let charged = charged_as_the_vendor_counted(&gw, &account, &usage).await;
-    eprintln!("875 s of inline audio: {prompt} prompt tokens, charged {charged}");
-    assert_eq!(held_now(&gw), 0);
+    (usage, prompt)
 }
 
 /// A `fileData` URI: the vendor fetches what the gateway never sees, so the hold covers the
@@ -831,14 +837,7 @@ async fn a_file_data_video_is_held_to_the_input_limit_and_charged_as_counted() {
     assert!(gw.store.ledger(&poor).await.unwrap().len() == 1);
 
     let reply = post(&gw, GENERATE, ("x-goog-api-key", &key), &body).await;
-    assert_eq!(
-        reply.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&reply.body)
-    );
-    let usage = reply.json()["usageMetadata"].clone();
-    let prompt = usage["promptTokenCount"].as_u64().unwrap();
+    let (usage, prompt) = answered_usage(&reply);
     assert!(prompt >= 60 * 263, "the vendor counted the video: {usage}");
     let charged = charged_as_the_vendor_counted(&gw, &account, &usage).await;
     eprintln!("a minute of video by URI: held {full}, {prompt} prompt tokens, charged {charged}");
