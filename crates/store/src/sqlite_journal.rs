@@ -55,6 +55,9 @@ pub(crate) const WAL_LIMIT: u64 = 64 << 20;
 /// further while they do.
 pub(crate) const WAL_BACKSTOP: u64 = 96 << 20;
 
+/// How long the journal's connection waits for the write lock (the same as the sqlx writer's).
+const JOURNAL_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// `journal_size_limit` at [`WAL_LIMIT`], for the sqlx writer's connection.
 pub(crate) const JOURNAL_SIZE_LIMIT: &str = "PRAGMA journal_size_limit = 67108864";
 
@@ -80,9 +83,9 @@ impl SqliteJournal {
         let conn = Connection::open(path)?;
         // The same settings as the sqlx writer (`Store::connect`), and sqlx's default of
         // enforced foreign keys.
+        conn.busy_timeout(JOURNAL_BUSY_TIMEOUT)?;
         conn.execute_batch(&format!(
-            "PRAGMA busy_timeout = 30000;
-             PRAGMA synchronous = NORMAL;
+            "PRAGMA synchronous = NORMAL;
              PRAGMA wal_autocheckpoint = 0;
              PRAGMA journal_size_limit = {WAL_LIMIT};
              PRAGMA foreign_keys = ON;"
@@ -100,13 +103,13 @@ impl SqliteJournal {
                     let size = std::fs::metadata(&wal).map_or(0, |m| m.len());
                     if size > WAL_BACKSTOP {
                         backstops += 1;
-                        let reset = checkpoint(&conn, "TRUNCATE");
-                        if backstops % 20 == 1 {
+                        let reset = backstop(&conn);
+                        if backstops % 20 == 1 || !reset {
                             tracing::warn!(
                                 wal_bytes = size,
                                 times = backstops,
-                                outcome = ?reset,
-                                "the WAL outgrew its checkpointer: the journal reset it itself"
+                                reset,
+                                "the WAL outgrew its checkpointer: the journal resets it itself"
                             );
                         }
                     }
@@ -222,6 +225,30 @@ impl Checkpointer {
         let _ = self.stop.send(());
         let _ = self.thread.join();
     }
+}
+
+/// How long the journal thread keeps trying to reset an oversized WAL before it writes its
+/// next batch anyway (and tries again after it).
+const BACKSTOP_WAIT: Duration = Duration::from_secs(1);
+
+/// The journal thread's reset of an oversized WAL ([`WAL_BACKSTOP`]): `TRUNCATE`, tried again
+/// until it succeeds or [`BACKSTOP_WAIT`] passes. A try fails at once while the checkpointer
+/// is copying (SQLite lets one checkpoint run at a time) and waits in the busy handler for
+/// readers still on old frames; nothing is appended meanwhile, so both soon let it through.
+/// A reader that keeps its snapshot longer than the wait lets the log grow by a batch at a
+/// time, as it must: its frames cannot be dropped under it. Whether it reset the log.
+fn backstop(conn: &Connection) -> bool {
+    let deadline = std::time::Instant::now() + BACKSTOP_WAIT;
+    let _ = conn.busy_timeout(Duration::from_millis(250));
+    let reset = loop {
+        match checkpoint(conn, "TRUNCATE") {
+            Ok((0, _, _)) => break true,
+            _ if std::time::Instant::now() >= deadline => break false,
+            _ => std::thread::sleep(Duration::from_millis(5)),
+        }
+    };
+    let _ = conn.busy_timeout(JOURNAL_BUSY_TIMEOUT);
+    reset
 }
 
 /// `PRAGMA wal_checkpoint(mode)`: (busy, frames in the log, frames copied).
