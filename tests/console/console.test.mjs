@@ -146,7 +146,8 @@ await step("revoke the key; the next request is refused", async () => {
   const row = page.locator("tr", { hasText: "browser" });
   await row.getByRole("button", { name: "Revoke" }).click();
   await page.getByText(/^Revoked key_/).waitFor();
-  assert.equal(await embed(secret), 403);
+  // A revoked key no longer exists as a credential: 401, as OpenAI's clients expect (issue 22).
+  assert.equal(await embed(secret), 401);
 });
 
 await step("the other pages", async () => {
