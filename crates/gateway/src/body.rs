@@ -27,6 +27,16 @@ pub struct Pace {
 }
 
 impl Pace {
+    /// The pace `[server]` asks of every request body.
+    pub fn of(server: &crate::config::ServerConfig) -> Pace {
+        Pace {
+            pause: Duration::from_secs(server.body_pause_timeout_seconds),
+            min_rate: server.body_min_rate_bytes_per_second,
+            window: Duration::from_secs(server.body_min_rate_window_seconds),
+            deadline: Duration::from_secs(server.body_deadline_seconds),
+        }
+    }
+
     /// Only a pause bound (what tests and the fuzz targets use).
     pub fn pause(pause: Duration) -> Pace {
         Pace {
@@ -201,13 +211,22 @@ pub fn gone() -> ApiError {
     .code("client_closed_request")
 }
 
+/// What a request body must keep to: its size, and how it must arrive (`State::body_bounds`
+/// for an endpoint).
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    /// The most bytes it may have.
+    pub limit: usize,
+    /// How it must arrive.
+    pub pace: Pace,
+}
+
 /// Reads a whole request body of at most `limit` bytes, at `pace`. A declared `Content-Length`
 /// over the limit is refused before anything is read.
 pub async fn read_limited<B>(
     headers: &HeaderMap,
     body: B,
-    limit: usize,
-    pace: Pace,
+    Bounds { limit, pace }: Bounds,
 ) -> Result<Bytes, ApiError>
 where
     B: http_body::Body<Data = Bytes>,
@@ -243,8 +262,7 @@ where
 /// DESIGN §2 step 3 for a JSON endpoint: the content type checked, the body read under the
 /// endpoint's limit, and decoded into `T` with errors that name the field.
 pub async fn read_json<T, B>(
-    state: &crate::state::State,
-    endpoint: crate::limits::Endpoint,
+    bounds: Bounds,
     headers: &HeaderMap,
     body: B,
 ) -> Result<(T, usize), ApiError>
@@ -254,13 +272,7 @@ where
     B::Error: std::error::Error + Send + Sync + 'static,
 {
     require_json(headers)?;
-    let bytes = read_limited(
-        headers,
-        body,
-        state.limits.of(endpoint),
-        state.server.body_pace(),
-    )
-    .await?;
+    let bytes = read_limited(headers, body, bounds).await?;
     Ok((decode_json(&bytes)?, bytes.len()))
 }
 
@@ -407,14 +419,13 @@ mod tests {
             }))
         };
         let started = tokio::time::Instant::now();
-        let e = read_limited(
-            &HeaderMap::new(),
-            sent(Duration::from_secs(29), 1),
-            1 << 30,
+        let bounds = Bounds {
+            limit: 1 << 30,
             pace,
-        )
-        .await
-        .unwrap_err();
+        };
+        let e = read_limited(&HeaderMap::new(), sent(Duration::from_secs(29), 1), bounds)
+            .await
+            .unwrap_err();
         assert_eq!(e.kind, ErrorKind::RequestTimeout, "{}", e.message);
         assert!(
             e.message.contains("less than the 1024 bytes a second"),
@@ -427,8 +438,7 @@ mod tests {
         let e = read_limited(
             &HeaderMap::new(),
             sent(Duration::from_secs(1), 4096),
-            1 << 30,
-            pace,
+            bounds,
         )
         .await
         .unwrap_err();

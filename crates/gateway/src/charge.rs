@@ -294,7 +294,7 @@ pub fn store_refused(e: tollgate_store::StoreError) -> ApiError {
             requested,
         } => insufficient(available, requested),
         tollgate_store::StoreError::Disabled(_) => disabled(),
-        tollgate_store::StoreError::TooManyTasks { holder, limit } => crate::quotas::too_many(
+        tollgate_store::StoreError::TooManyTasks { holder, limit } => ApiError::too_many(
             "video tasks in flight",
             holder,
             limit,

@@ -144,16 +144,6 @@ impl Default for ServerConfig {
 }
 
 impl ServerConfig {
-    /// How a request body must arrive.
-    pub fn body_pace(&self) -> crate::body::Pace {
-        crate::body::Pace {
-            pause: std::time::Duration::from_secs(self.body_pause_timeout_seconds),
-            min_rate: self.body_min_rate_bytes_per_second,
-            window: std::time::Duration::from_secs(self.body_min_rate_window_seconds),
-            deadline: std::time::Duration::from_secs(self.body_deadline_seconds),
-        }
-    }
-
     /// The caps connections are admitted under.
     pub fn connection_caps(&self) -> crate::connections::Caps {
         crate::connections::Caps {

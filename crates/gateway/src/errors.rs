@@ -120,6 +120,18 @@ impl ApiError {
         }
     }
 
+    /// The refusal of a count limit — requests in flight, streams open, video tasks and
+    /// uploads in flight: "Too many {what}: this {who} allows {limit} at once{hint}", a rate
+    /// limit retried after `retry_after` seconds.
+    pub fn too_many(what: &str, who: &str, limit: u32, hint: &str, retry_after: u64) -> ApiError {
+        ApiError::new(
+            ErrorKind::RateLimited,
+            format!("Too many {what}: this {who} allows {limit} at once{hint}"),
+        )
+        .code("rate_limit_exceeded")
+        .retry_after(retry_after)
+    }
+
     /// A 400 naming `field`.
     pub fn invalid(field: impl Into<String>, code: &str, message: impl Into<String>) -> ApiError {
         ApiError::new(ErrorKind::InvalidRequest, message)

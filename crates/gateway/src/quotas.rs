@@ -375,7 +375,7 @@ impl Quotas {
         let open = &mut counters.holder(holder).open[slot.index()];
         if *open >= limit {
             *counters.refusals.entry(metric).or_default() += 1;
-            return Err(too_many(what, holder_kind(holder), limit, "", 1));
+            return Err(ApiError::too_many(what, holder_kind(holder), limit, "", 1));
         }
         *open += 1;
         admitted.slots.push((holder.clone(), slot));
@@ -562,18 +562,6 @@ fn spend_quotas(
         out.push((QuotaName::SpendMonth, limit, spend));
     }
     out
-}
-
-/// The refusal of a count limit — requests in flight, streams open, video tasks in flight:
-/// "Too many {what}: this {who} allows {limit} at once{hint}", a rate limit retried after
-/// `retry_after` seconds.
-pub fn too_many(what: &str, who: &str, limit: u32, hint: &str, retry_after: u64) -> ApiError {
-    ApiError::new(
-        ErrorKind::RateLimited,
-        format!("Too many {what}: this {who} allows {limit} at once{hint}"),
-    )
-    .code("rate_limit_exceeded")
-    .retry_after(retry_after)
 }
 
 fn holder_kind(holder: &str) -> &'static str {

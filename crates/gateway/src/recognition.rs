@@ -37,17 +37,14 @@ pub async fn read_form(
     let _slot = state
         .uploads
         .admit(&principal.key_id, state.server.max_uploads_per_key)?;
-    upload::read(
-        headers,
-        body,
-        UploadLimits {
-            file_bytes: state.limits.of(endpoint) as u64,
-            field_bytes: 64 << 10,
-            max_fields: 32,
-            pace: state.server.body_pace(),
-        },
-    )
-    .await
+    let bounds = state.body_bounds(endpoint);
+    let limits = UploadLimits {
+        file_bytes: bounds.limit as u64,
+        field_bytes: 64 << 10,
+        max_fields: 32,
+        pace: bounds.pace,
+    };
+    upload::read(headers, body, limits).await
 }
 
 /// The uploaded file, or a 400 naming `file`.

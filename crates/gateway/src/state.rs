@@ -48,6 +48,15 @@ pub struct State {
 }
 
 impl State {
+    /// What a request body of `endpoint` must keep to: its limit (`[limits]`) and its pace
+    /// (`[server]`).
+    pub fn body_bounds(&self, endpoint: crate::limits::Endpoint) -> crate::body::Bounds {
+        crate::body::Bounds {
+            limit: self.limits.of(endpoint),
+            pace: crate::body::Pace::of(&self.server),
+        }
+    }
+
     /// Assembles the state and starts the ledger engine on `store` (inside a Tokio runtime).
     pub fn new(store: Store, catalog: Catalog, http: HttpClient, limits: Limits) -> State {
         State {

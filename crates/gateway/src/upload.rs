@@ -232,7 +232,7 @@ impl UploadSlots {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let n = in_flight.entry(key.to_owned()).or_default();
         if *n >= max {
-            return Err(crate::quotas::too_many(
+            return Err(ApiError::too_many(
                 "uploads in flight",
                 "key",
                 u32::try_from(max).unwrap_or(u32::MAX),

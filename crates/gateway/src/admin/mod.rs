@@ -474,13 +474,11 @@ async fn read_json<T: serde::de::DeserializeOwned>(
 ) -> Result<T, ApiError> {
     let (parts, incoming) = request.into_parts();
     body::require_json(&parts.headers)?;
-    let bytes = body::read_limited(
-        &parts.headers,
-        incoming,
-        MAX_BODY,
-        ctx.state.server.body_pace(),
-    )
-    .await?;
+    let bounds = body::Bounds {
+        limit: MAX_BODY,
+        pace: body::Pace::of(&ctx.state.server),
+    };
+    let bytes = body::read_limited(&parts.headers, incoming, bounds).await?;
     // An empty body stands for `{}` (a POST with no options).
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return body::decode_json(b"{}");

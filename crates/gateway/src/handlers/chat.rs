@@ -38,8 +38,12 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 3. The body.
-    let (chat, _): (ChatCompletionRequest, _) =
-        body::read_json(&state, limits::Endpoint::Chat, &parts.headers, body).await?;
+    let (chat, _): (ChatCompletionRequest, _) = body::read_json(
+        state.body_bounds(limits::Endpoint::Chat),
+        &parts.headers,
+        body,
+    )
+    .await?;
 
     // 4–5. The model (native models only), the translation, the native rules, the hold.
     let bridged = bridge_to_native(&ctx, &principal, &chat.model, |limits| {

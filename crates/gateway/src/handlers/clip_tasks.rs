@@ -29,8 +29,12 @@ pub async fn create(
 
     // 3. The body, under the endpoint's limit, decoded; what the SDK sends (explicit nulls,
     // fields we do not model) is accepted.
-    let (mut request, _): (CreateTaskRequest, _) =
-        body::read_json(&state, limits::Endpoint::ClipTasks, &parts.headers, body).await?;
+    let (mut request, _): (CreateTaskRequest, _) = body::read_json(
+        state.body_bounds(limits::Endpoint::ClipTasks),
+        &parts.headers,
+        body,
+    )
+    .await?;
 
     // 4. The model, then every content rule and limit, before any money or upstream call.
     let entry = state

@@ -28,8 +28,12 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 3. The body, under the endpoint's limit, decoded and checked.
-    let (request, size): (EmbeddingRequest, _) =
-        body::read_json(&state, limits::Endpoint::Embeddings, &parts.headers, body).await?;
+    let (request, size): (EmbeddingRequest, _) = body::read_json(
+        state.body_bounds(limits::Endpoint::Embeddings),
+        &parts.headers,
+        body,
+    )
+    .await?;
 
     // 4. The model.
     let entry = state

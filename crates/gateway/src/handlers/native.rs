@@ -106,8 +106,7 @@ async fn generate_as(
     let raw = body::read_limited(
         &parts.headers,
         body,
-        state.limits.of(limits::Endpoint::Native),
-        state.server.body_pace(),
+        state.body_bounds(limits::Endpoint::Native),
     )
     .await?;
     let request: GenerateContentRequest = body::decode_json(&raw)?;
@@ -309,8 +308,7 @@ pub async fn count_tokens(
     let raw = body::read_limited(
         &parts.headers,
         body,
-        state.limits.of(limits::Endpoint::Native),
-        state.server.body_pace(),
+        state.body_bounds(limits::Endpoint::Native),
     )
     .await?;
     let request: CountTokensRequest = body::decode_json(&raw)?;

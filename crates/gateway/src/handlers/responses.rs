@@ -28,8 +28,12 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 3. The body.
-    let (request, _): (ResponsesRequest, _) =
-        body::read_json(&state, limits::Endpoint::Responses, &parts.headers, body).await?;
+    let (request, _): (ResponsesRequest, _) = body::read_json(
+        state.body_bounds(limits::Endpoint::Responses),
+        &parts.headers,
+        body,
+    )
+    .await?;
 
     // 4–5. The model (native models only), the translation, the native rules, the hold.
     let bridged = bridge_to_native(&ctx, &principal, &request.model, |limits| {

@@ -35,8 +35,12 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 3. The body, under the endpoint's limit, decoded and checked.
-    let (request, _): (SpeechRequest, _) =
-        body::read_json(&state, limits::Endpoint::Speech, &parts.headers, body).await?;
+    let (request, _): (SpeechRequest, _) = body::read_json(
+        state.body_bounds(limits::Endpoint::Speech),
+        &parts.headers,
+        body,
+    )
+    .await?;
     validate(&request).map_err(ApiError::from)?;
 
     // 4. The model (aliases such as tts-1 resolve here).

@@ -31,8 +31,12 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 3. The body, under the endpoint's limit, decoded and checked.
-    let (request, _): (T2aRequest, _) =
-        body::read_json(&state, limits::Endpoint::T2a, &parts.headers, body).await?;
+    let (request, _): (T2aRequest, _) = body::read_json(
+        state.body_bounds(limits::Endpoint::T2a),
+        &parts.headers,
+        body,
+    )
+    .await?;
     validate(&request).map_err(ApiError::from)?;
 
     // 4. The model.

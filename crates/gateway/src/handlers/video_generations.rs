@@ -26,8 +26,7 @@ pub async fn create(
 
     // 3. The body, under the endpoint's limit, decoded (`seconds` is `duration`'s alias).
     let (request, _): (CreateVideoRequest, _) = body::read_json(
-        &state,
-        limits::Endpoint::VideoGenerations,
+        state.body_bounds(limits::Endpoint::VideoGenerations),
         &parts.headers,
         body,
     )
