@@ -166,19 +166,32 @@ where
     }
 }
 
-/// The answer to a body that ended in [`TooSlow`] (callers check with `is`): 408, and the
-/// connection is not reused (the rest of the body is never read).
-pub fn too_slow(slow: &(dyn std::error::Error + Send + Sync)) -> ApiError {
-    ApiError::new(
-        ErrorKind::RequestTimeout,
-        format!("The request body arrived too slowly: {slow}"),
-    )
-    .code("request_timeout")
+/// The answer to a body that could not be read because of its client, not its content: 408
+/// when it arrived too slowly ([`TooSlow`]; the connection is not reused, the rest of the body
+/// is never read), 499 when the client went away mid-body ([`client_gone`]). `None` for any
+/// other failure, which the caller words for its format.
+pub fn read_failure(e: &(dyn std::error::Error + Send + Sync + 'static)) -> Option<ApiError> {
+    if let Some(slow) = e.downcast_ref::<TooSlow>() {
+        return Some(
+            ApiError::new(
+                ErrorKind::RequestTimeout,
+                format!("The request body arrived too slowly: {slow}"),
+            )
+            .code("request_timeout"),
+        );
+    }
+    client_gone(e).then(|| {
+        ApiError::new(
+            ErrorKind::ClientGone,
+            "The client closed the connection before its request body was complete",
+        )
+        .code("client_closed_request")
+    })
 }
 
 /// Whether a body's error says the client went away mid-body (its connection closed or reset
 /// before the body was complete): such a request is logged 499, never blamed on its body.
-pub fn client_gone(e: &(dyn std::error::Error + 'static)) -> bool {
+fn client_gone(e: &(dyn std::error::Error + 'static)) -> bool {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(e) = source {
         if let Some(h) = e.downcast_ref::<hyper::Error>()
@@ -200,15 +213,6 @@ pub fn client_gone(e: &(dyn std::error::Error + 'static)) -> bool {
         source = e.source();
     }
     false
-}
-
-/// The error of a request whose client left before its body was read (499).
-pub fn gone() -> ApiError {
-    ApiError::new(
-        ErrorKind::ClientGone,
-        "The client closed the connection before its request body was complete",
-    )
-    .code("client_closed_request")
 }
 
 /// What a request body must keep to: its size, and how it must arrive (`State::body_bounds`
@@ -249,13 +253,13 @@ where
     match Limited::new(Paced::new(body, pace), limit).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Err(e) if e.is::<TooSlow>() => Err(too_slow(&*e)),
-        Err(e) if client_gone(&*e) => Err(gone()),
-        Err(e) => Err(ApiError::invalid(
-            "body",
-            "unreadable_body",
-            format!("The request body could not be read: {e}"),
-        )),
+        Err(e) => Err(read_failure(&*e).unwrap_or_else(|| {
+            ApiError::invalid(
+                "body",
+                "unreadable_body",
+                format!("The request body could not be read: {e}"),
+            )
+        })),
     }
 }
 

@@ -548,33 +548,24 @@ impl Clocks {
 fn report_loss(core: &Core, loss: &ChargeLoss) {
     let stats = &core.stats;
     stats.short_charges.fetch_add(1, Ordering::Relaxed);
-    if loss.fenced {
-        stats.late_charges.fetch_add(1, Ordering::Relaxed);
-    }
     stats.operator_loss_nanos.fetch_add(
         u64::try_from(loss.loss.nanos()).unwrap_or(0),
         Ordering::Relaxed,
     );
-    if loss.fenced {
-        tracing::error!(
-            hold = %loss.hold_id,
-            account = %loss.account_id,
-            charged = %loss.charged,
-            lost = %loss.loss,
-            "late charge refused by the lease fence: this replica settled a hold on a lease it no \
-             longer held (it stalled or lost its database past the lease's life); the account \
-             paid what it had available, the rest is the operator's loss"
-        );
+    let why = if loss.fenced {
+        stats.late_charges.fetch_add(1, Ordering::Relaxed);
+        "late charge refused by the lease fence: this replica settled a hold on a lease it no \
+         longer held (it stalled or lost its database past the lease's life)"
     } else {
-        tracing::error!(
-            hold = %loss.hold_id,
-            account = %loss.account_id,
-            charged = %loss.charged,
-            lost = %loss.loss,
-            "a charge found too little available: the account paid what it had, the rest is \
-             the operator's loss"
-        );
-    }
+        "a charge found too little available"
+    };
+    tracing::error!(
+        hold = %loss.hold_id,
+        account = %loss.account_id,
+        charged = %loss.charged,
+        lost = %loss.loss,
+        "{why}; the account paid what it had available, the rest is the operator's loss"
+    );
 }
 
 /// What the writer does for an engine command.

@@ -69,6 +69,17 @@ pub enum Route {
     NotFound,
 }
 
+impl Route {
+    /// The operator's side: reachable only from `[server] admin_networks` (`admin::reachable`,
+    /// `docs/operations.md`), whatever else it asks for.
+    pub fn operators_side(self) -> bool {
+        matches!(
+            self,
+            Route::Admin | Route::Console | Route::Metrics | Route::OpenApi
+        )
+    }
+}
+
 /// The endpoint names an access policy's `endpoints` list may use (`docs/decisions.md`,
 /// "Access policies"): one per billed endpoint family, covering its task reads too.
 pub const POLICY_ENDPOINTS: &[&str] = &[

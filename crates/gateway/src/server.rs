@@ -110,8 +110,8 @@ pub async fn serve(
                     }
                 };
                 let metrics = &gateway.state().metrics;
-                let exempt = server.trusted_proxies.iter().any(|proxy| proxy.contains(peer.ip()));
-                let admitted = match connections.admit(peer.ip(), exempt) {
+                let served = gateway.for_peer(peer.ip());
+                let admitted = match connections.admit(peer.ip(), served.from_trusted_proxy()) {
                     Ok(admitted) => admitted,
                     Err(cap) => {
                         // Closed at once: the client learns now, not after a timeout.
@@ -124,7 +124,7 @@ pub async fn serve(
                 for cap in &admitted.evicted {
                     metrics.connection_evicted(*cap);
                 }
-                let served = gateway.for_peer(peer.ip()).on_connection(admitted.ticket.clone());
+                let served = served.on_connection(admitted.ticket.clone());
                 let served = match admitted.class {
                     Class::Full => served,
                     Class::Reserve => served.ops_only(),

@@ -32,6 +32,8 @@ pub struct Gateway {
     ops_only: bool,
     /// The connection's peer, when served on a socket.
     peer: Option<IpAddr>,
+    /// The peer is one of `[server] trusted_proxies`.
+    from_trusted_proxy: bool,
     /// The connection's place in the registry, when served on a socket: requests mark it busy
     /// so that it is not chosen to give way (`crate::connections`).
     connection: Option<Arc<Ticket>>,
@@ -47,6 +49,7 @@ impl Gateway {
             state,
             ops_only: false,
             peer: None,
+            from_trusted_proxy: false,
             connection: None,
             trusted_proxies,
         }
@@ -56,6 +59,7 @@ impl Gateway {
     pub fn for_peer(&self, peer: IpAddr) -> Gateway {
         Gateway {
             peer: Some(peer),
+            from_trusted_proxy: self.trusted_proxies.iter().any(|t| t.contains(peer)),
             ..self.clone()
         }
     }
@@ -75,6 +79,11 @@ impl Gateway {
             ops_only: true,
             ..self.clone()
         }
+    }
+
+    /// Whether the connection's peer is one of `[server] trusted_proxies`.
+    pub fn from_trusted_proxy(&self) -> bool {
+        self.from_trusted_proxy
     }
 
     /// Its shared state.
@@ -122,9 +131,7 @@ impl Gateway {
             request_id: request_id.clone(),
             route: routed.route,
             client: auth::client_address(self.peer, request.headers(), &self.trusted_proxies),
-            from_trusted_proxy: self
-                .peer
-                .is_some_and(|peer| self.trusted_proxies.iter().any(|t| t.contains(peer))),
+            from_trusted_proxy: self.from_trusted_proxy,
         };
         let over_limit = self.ops_only
             && !matches!(
@@ -321,30 +328,21 @@ async fn open(
     route: Route,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
+    if route.operators_side() {
+        crate::admin::reachable(&ctx)?;
+    }
     match route {
         Route::Healthz => Ok(handlers::ops::healthz()),
         Route::Readyz => Ok(handlers::ops::readyz(&ctx).await),
-        Route::Metrics => {
-            crate::admin::reachable(&ctx)?;
-            Ok(handlers::ops::metrics(&ctx))
-        }
+        Route::Metrics => Ok(handlers::ops::metrics(&ctx)),
         Route::Media => {
             let file = routes::last_segment(request.uri().path()).to_owned();
             handlers::media::get(ctx, request, &file).await
         }
         Route::Translations => Err(handlers::ops::translations_unsupported()),
-        Route::Admin => {
-            crate::admin::reachable(&ctx)?;
-            crate::admin::handle(ctx, request).await
-        }
-        Route::OpenApi => {
-            crate::admin::reachable(&ctx)?;
-            Ok(crate::admin::openapi::response())
-        }
-        Route::Console => {
-            crate::admin::reachable(&ctx)?;
-            Ok(crate::admin::console::asset(request.uri().path()))
-        }
+        Route::Admin => crate::admin::handle(ctx, request).await,
+        Route::OpenApi => Ok(crate::admin::openapi::response()),
+        Route::Console => Ok(crate::admin::console::asset(request.uri().path())),
         Route::MethodNotAllowed(allow) => {
             let e = ApiError::new(
                 ErrorKind::MethodNotAllowed,

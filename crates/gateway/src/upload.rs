@@ -195,10 +195,11 @@ fn multipart_error(e: multer::Error, too_large_file: &dyn Fn() -> ApiError) -> A
             }
         },
         multer::Error::StreamSizeExceeded { .. } => too_large_file(),
-        multer::Error::StreamReadFailed(e) if e.is::<crate::body::TooSlow>() => {
-            crate::body::too_slow(&*e)
+        multer::Error::StreamReadFailed(e)
+            if let Some(failure) = crate::body::read_failure(&*e) =>
+        {
+            failure
         }
-        multer::Error::StreamReadFailed(e) if crate::body::client_gone(&*e) => crate::body::gone(),
         other => ApiError::invalid(
             "body",
             "malformed_multipart",
