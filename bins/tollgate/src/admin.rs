@@ -1,8 +1,7 @@
 //! `tollgate admin …`: admin API tokens and the admin audit log.
 
-use crate::cli::{
-    AdminCommand, ChannelsCommand, Common, TasksCommand, TokenCommand, load_config, open_store,
-};
+use crate::cli::{AdminCommand, ChannelsCommand, Common, TasksCommand, TokenCommand};
+use crate::common::{load_config, open_store};
 use serde_json::json;
 use tollgate_gateway::admin::ops::{self, Actor};
 use tollgate_gateway::admin::views;

@@ -1,6 +1,7 @@
 //! `tollgate audit`: the money invariants of DESIGN §4, checked against the database.
 
-use crate::cli::{AuditArgs, Common, load_config, open_store};
+use crate::cli::{AuditArgs, Common};
+use crate::common::{load_config, open_store};
 
 pub async fn run(common: &Common, args: AuditArgs) -> Result<(), String> {
     let config = load_config(common)?;

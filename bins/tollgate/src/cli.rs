@@ -2,7 +2,6 @@
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
-use tollgate_gateway::Config;
 
 /// A metered gateway for generative-media APIs.
 #[derive(Debug, Parser)]
@@ -385,80 +384,4 @@ pub struct SimArgs {
     /// Latency added to every answer, in milliseconds.
     #[arg(long, default_value_t = 0)]
     pub latency_ms: u64,
-}
-
-/// Runs a command; the error is the message to print.
-pub async fn run(cli: Cli) -> Result<(), String> {
-    match cli.command.unwrap_or(Command::Serve(ServeArgs::default())) {
-        Command::Serve(args) => crate::serve::serve(&cli.common, args).await,
-        Command::Keys(command) => crate::keys::run(&cli.common, command).await,
-        Command::Policy(command) => crate::policy::run(&cli.common, command).await,
-        Command::Groups(command) => crate::policy::groups(&cli.common, command).await,
-        Command::Config(ConfigCommand::Default) => {
-            print!("{}", tollgate_gateway::config::DEFAULT_CONFIG);
-            Ok(())
-        }
-        Command::Sim(args) => {
-            crate::serve::init_logging(&Config::embedded_default().map_err(|e| e.to_string())?);
-            crate::simulator::run(args).await
-        }
-        Command::Audit(args) => crate::audit::run(&cli.common, args).await,
-        Command::Usage(args) => crate::usage::run(&cli.common, args).await,
-        Command::Admin(command) => crate::admin::run(&cli.common, command).await,
-        Command::Tasks(command) => crate::admin::tasks(&cli.common, command).await,
-        Command::Channels(command) => crate::admin::channels(&cli.common, command).await,
-    }
-}
-
-/// The configuration in force: the file named by --config / TOLLGATE_CONFIG, or the default.
-pub fn load_config(common: &Common) -> Result<Config, String> {
-    let mut config = match &common.config {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            Config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?
-        }
-        None => Config::embedded_default().map_err(|e| format!("embedded default: {e}"))?,
-    };
-    if let Some(url) = &common.database_url {
-        config.database_url = url.clone();
-    }
-    Ok(config)
-}
-
-/// A database URL as it may be printed: the password replaced by `***`.
-pub fn redact_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let creds = &url[scheme + 3..at];
-            match creds.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
-                None => url.to_owned(),
-            }
-        }
-        _ => url.to_owned(),
-    }
-}
-
-/// Opens the configured database for a command and says on stderr which one it is (stdout stays
-/// the command's output). Only a command that creates something (`keys create`) may create the
-/// database; the others refuse a missing SQLite file instead of reporting on an empty new one.
-pub async fn open_store(
-    config: &tollgate_gateway::Config,
-    may_create: bool,
-) -> Result<tollgate_store::Store, String> {
-    let url = redact_url(&config.database_url);
-    eprintln!("database: {url}");
-    let opened = if may_create {
-        tollgate_store::Store::connect(&config.database_url).await
-    } else {
-        tollgate_store::Store::connect_existing(&config.database_url).await
-    };
-    opened.map_err(|e| match e {
-        tollgate_store::StoreError::NotFound(what) => format!(
-            "{what}: run this where `tollgate serve` runs, or pass --database-url \
-             (TOLLGATE_DATABASE_URL) or --config"
-        ),
-        e => format!("database {url}: {e}"),
-    })
 }

@@ -1,6 +1,7 @@
 //! `tollgate keys …`
 
-use crate::cli::{Common, KeysCommand, load_config, open_store};
+use crate::cli::{Common, KeysCommand};
+use crate::common::{load_config, open_store};
 use tollgate_gateway::admin::ops::{self, Actor, OpError};
 use tollgate_gateway::admin::views;
 use tollgate_store::{AccountReport, PolicyHolder, Store};

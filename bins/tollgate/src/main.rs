@@ -1,10 +1,12 @@
 //! `tollgate`: the command line (DESIGN §3). It only wires things together: configuration →
 //! store → channels (or the in-process simulator) → gateway → hyper. Everything else lives in
-//! the crates.
+//! the crates. This file dispatches the commands (`cli` holds their arguments, `common` what
+//! they share); each command lives in a module of its own.
 
 mod admin;
 mod audit;
 mod cli;
+mod common;
 mod keys;
 mod policy;
 mod serve;
@@ -12,6 +14,7 @@ mod simulator;
 mod usage;
 
 use clap::Parser;
+use cli::{Cli, Command, ConfigCommand, ServeArgs};
 use std::process::ExitCode;
 
 /// mimalloc rather than glibc's malloc: a relayed request allocates and frees many short-lived
@@ -21,7 +24,7 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -32,11 +35,36 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(cli::run(cli)) {
+    match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("tollgate: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Runs a command; the error is the message to print.
+async fn run(cli: Cli) -> Result<(), String> {
+    match cli.command.unwrap_or(Command::Serve(ServeArgs::default())) {
+        Command::Serve(args) => crate::serve::serve(&cli.common, args).await,
+        Command::Keys(command) => crate::keys::run(&cli.common, command).await,
+        Command::Policy(command) => crate::policy::run(&cli.common, command).await,
+        Command::Groups(command) => crate::policy::groups(&cli.common, command).await,
+        Command::Config(ConfigCommand::Default) => {
+            print!("{}", tollgate_gateway::config::DEFAULT_CONFIG);
+            Ok(())
+        }
+        Command::Sim(args) => {
+            crate::serve::init_logging(
+                &tollgate_gateway::Config::embedded_default().map_err(|e| e.to_string())?,
+            );
+            crate::simulator::run(args).await
+        }
+        Command::Audit(args) => crate::audit::run(&cli.common, args).await,
+        Command::Usage(args) => crate::usage::run(&cli.common, args).await,
+        Command::Admin(command) => crate::admin::run(&cli.common, command).await,
+        Command::Tasks(command) => crate::admin::tasks(&cli.common, command).await,
+        Command::Channels(command) => crate::admin::channels(&cli.common, command).await,
     }
 }

@@ -1,7 +1,8 @@
 //! `tollgate policy …`: access policies of accounts and keys (`docs/decisions.md`, "Access
 //! policies").
 
-use crate::cli::{Common, GroupsCommand, PolicyCommand, load_config, open_store};
+use crate::cli::{Common, GroupsCommand, PolicyCommand};
+use crate::common::{load_config, open_store};
 use serde_json::json;
 use std::collections::BTreeMap;
 use tollgate_gateway::admin::ops::{self, Actor, PolicyEdit};

@@ -1,6 +1,7 @@
 //! `tollgate serve`.
 
-use crate::cli::{Common, ServeArgs, load_config};
+use crate::cli::{Common, ServeArgs};
+use crate::common::load_config;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tollgate_gateway::media::MediaLinks;
@@ -24,7 +25,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     let store = Store::connect(&config.database_url).await.map_err(|e| {
         format!(
             "database {}: {e}",
-            crate::cli::redact_url(&config.database_url)
+            crate::common::redact_url(&config.database_url)
         )
     })?;
     let sim = crate::simulator::start(&config).await?;
@@ -52,7 +53,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
         .map_err(|e| format!("listen address {:?}: {e}", config.listen))?;
     let listener = server::listen(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
-    tracing::info!(addr = %bound, database = %crate::cli::redact_url(&config.database_url), "tollgate listening");
+    tracing::info!(addr = %bound, database = %crate::common::redact_url(&config.database_url), "tollgate listening");
     eprintln!("tollgate listening on http://{bound}");
     warn_when_exposed(&config, bound);
     raise_open_file_limit(&config);

@@ -1,7 +1,8 @@
 //! `tollgate usage`: the usage log (`docs/decisions.md`, "The usage log"), listed or totalled,
 //! as a table, JSON or CSV.
 
-use crate::cli::{Common, UsageArgs, load_config, open_store};
+use crate::cli::{Common, UsageArgs};
+use crate::common::{load_config, open_store};
 use serde_json::{Value, json};
 use tollgate_gateway::admin::ops::UsageQuery;
 use tollgate_gateway::admin::views::{

@@ -1,15 +1,14 @@
-//! Credentials, read the way each family's own clients send them (DESIGN §2 step 2, docs/api.md §5).
+//! Credentials, read the way each family's own clients send them (DESIGN §2 step 2, docs/api.md §5),
+//! and looked up through a cache; what the caller may then do is `crate::admission`'s.
 
-use crate::clock::now_millis;
-use crate::errors::{ApiError, ErrorKind, Family};
-use crate::handlers::Context;
+use crate::errors::{ApiError, Family};
 use http::HeaderMap;
 use http::header::AUTHORIZATION;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use tollgate_store::{Cidr, Principal, StoreError, hash_secret};
+use tollgate_store::{Cidr, Principal, Store, StoreError, hash_secret};
 
 /// How long a key lookup is trusted: a key or account disabled, or a key created, elsewhere
 /// (the CLI, another replica) takes effect within this (DESIGN §4, `docs/decisions.md`).
@@ -25,8 +24,10 @@ pub struct KeyCache {
     entries: Mutex<HashMap<String, (Instant, Lookup)>>,
 }
 
+/// A key lookup's outcome.
 #[derive(Debug, Clone)]
-enum Lookup {
+pub enum Lookup {
+    /// The key works: whose it is.
     Found(Principal),
     /// No such key, or one revoked for good: a credential that does not exist (401).
     Unknown,
@@ -93,157 +94,23 @@ pub fn presented_secret(
     }
 }
 
-/// Authenticates a request: the key must exist and be enabled, with its account, and the
-/// request must pass their access policies' expiry, endpoint and network rules (the model rule
-/// is checked where the model is known: [`admit_model`]).
-pub async fn authenticate(
-    ctx: &Context,
-    family: Family,
-    headers: &HeaderMap,
-    query: Option<&str>,
-) -> Result<Principal, ApiError> {
-    let state = &ctx.state;
-    let Some(secret) = presented_secret(family, headers, query) else {
-        return Err(ApiError::new(
-            ErrorKind::MissingCredential,
-            match family {
-                Family::Google => {
-                    "Method doesn't allow unregistered callers: pass your key in x-vendor-api-key, x-goog-api-key or ?key="
-                }
-                _ => "You didn't provide an API key: pass it as 'Authorization: Bearer YOUR_KEY'",
-            },
-        ));
+/// What the store says of a presented secret, through the cache: the key's principal, or why
+/// it does not work. A store error is the request's 500.
+pub async fn look_up(keys: &KeyCache, store: &Store, secret: &str) -> Result<Lookup, ApiError> {
+    let hash = hash_secret(secret);
+    if let Some(lookup) = keys.get(&hash) {
+        return Ok(lookup);
+    }
+    let lookup = match store.authenticate(secret).await {
+        Ok(Some(principal)) => Lookup::Found(principal),
+        // A revoked key is answered as a key that does not exist: clients then ask for a new
+        // one rather than wait (`docs/decisions.md`, "Access policies").
+        Ok(None) | Err(StoreError::Revoked(_)) => Lookup::Unknown,
+        Err(StoreError::Disabled(_)) => Lookup::Disabled,
+        Err(e) => return Err(ApiError::internal("checking the API key", e)),
     };
-    let hash = hash_secret(&secret);
-    let lookup = match state.keys.get(&hash) {
-        Some(lookup) => lookup,
-        None => {
-            let lookup = match state.store.authenticate(&secret).await {
-                Ok(Some(principal)) => Lookup::Found(principal),
-                // A revoked key is answered as a key that does not exist: clients then ask
-                // for a new one rather than wait (`docs/decisions.md`, "Access policies").
-                Ok(None) | Err(StoreError::Revoked(_)) => Lookup::Unknown,
-                Err(StoreError::Disabled(_)) => Lookup::Disabled,
-                Err(e) => return Err(ApiError::internal("checking the API key", e)),
-            };
-            state.keys.put(hash, lookup.clone());
-            lookup
-        }
-    };
-    match lookup {
-        Lookup::Found(principal) => {
-            let span = tracing::Span::current();
-            span.record("account", principal.account_name.as_str());
-            span.record("key", principal.key_id.as_str());
-            crate::usage::note_principal(&principal);
-            admit(&principal, ctx, family, now_millis())?;
-            // Rate limits and concurrency count billable requests (the ones logged); what the
-            // admission holds lives as long as the request, in its usage draft.
-            if crate::usage::is_logged(ctx.route) {
-                let mut headers = crate::quotas::RateHeaders::default();
-                let admitted = state.quotas.admit_request(&principal, &mut headers).await;
-                crate::usage::note_rate_headers(&headers);
-                if let Some(admitted) = admitted? {
-                    crate::usage::keep(admitted);
-                }
-            }
-            Ok(principal)
-        }
-        Lookup::Unknown => Err(ApiError::new(
-            ErrorKind::InvalidCredential,
-            match family {
-                // The vendor's own words; its SDK shows them as they are.
-                Family::Google => "API key not valid. Please pass a valid API key.".to_owned(),
-                _ => format!("Incorrect API key provided: {}", redact(&secret)),
-            },
-        )),
-        Lookup::Disabled => Err(ApiError::new(
-            ErrorKind::Forbidden,
-            "This API key or its account has been disabled",
-        )),
-    }
-}
-
-/// The access policies' rules that need no model: expiry (401, like an unknown key: the key no
-/// longer works), then the endpoint and the client's network (403).
-fn admit(principal: &Principal, ctx: &Context, family: Family, now: i64) -> Result<(), ApiError> {
-    let policies = &principal.policies;
-    // Expiry first, over both layers: a key that no longer works says so, whatever else.
-    if policies.iter().any(|p| p.expired(now)) {
-        return Err(refused(
-            "expired",
-            ErrorKind::InvalidCredential,
-            match family {
-                Family::Google => "API key expired. Please renew the API key.",
-                _ => "This API key has expired",
-            }
-            .to_owned(),
-        ));
-    }
-    if let Some(endpoint) = ctx.route.policy_endpoint()
-        && !policies.iter().all(|p| p.admits_endpoint(endpoint))
-    {
-        return Err(refused(
-            "endpoint",
-            ErrorKind::Forbidden,
-            format!("This API key may not call the {endpoint} endpoint"),
-        ));
-    }
-    if !policies.iter().all(|p| p.admits_client(ctx.client)) {
-        let from = ctx
-            .client
-            .map_or_else(|| "an unknown address".to_owned(), |ip| ip.to_string());
-        return Err(refused(
-            "network",
-            ErrorKind::Forbidden,
-            format!("This API key may not be used from {from}"),
-        ));
-    }
-    Ok(())
-}
-
-/// The model rule of the access policies: `model` is the public name, aliases resolved.
-pub fn admit_model(principal: &Principal, model: &str) -> Result<(), ApiError> {
-    if may_use_model(principal, model) {
-        return Ok(());
-    }
-    let mut e = refused(
-        "model",
-        ErrorKind::Forbidden,
-        format!("This API key may not use the model '{model}'"),
-    );
-    e.param = Some("model".into());
-    Err(e)
-}
-
-/// Whether the key's policies allow `model` (what a model listing shows it).
-pub fn may_use_model(principal: &Principal, model: &str) -> bool {
-    principal.policies.iter().all(|p| p.admits_model(model))
-}
-
-/// Each access-policy rule: its name on `/metrics`, and the code its refusals carry.
-const POLICY_RULES: [(&str, &str); 4] = [
-    ("expired", "api_key_expired"),
-    ("endpoint", "endpoint_not_allowed"),
-    ("network", "network_not_allowed"),
-    ("model", "model_not_allowed"),
-];
-
-/// The access-policy rule behind an error, for `/metrics`; `None` for any other error.
-pub fn policy_rule(e: &ApiError) -> Option<&'static str> {
-    let code = e.code.as_deref()?;
-    POLICY_RULES
-        .iter()
-        .find(|(_, c)| *c == code)
-        .map(|(rule, _)| *rule)
-}
-
-fn refused(rule: &str, kind: ErrorKind, message: String) -> ApiError {
-    let code = POLICY_RULES
-        .iter()
-        .find(|(r, _)| *r == rule)
-        .map_or("access_denied", |(_, code)| code);
-    ApiError::new(kind, message).code(code)
+    keys.put(hash, lookup.clone());
+    Ok(lookup)
 }
 
 /// The client's address. The connection's peer, unless it is one of `trusted` proxies: then
@@ -281,7 +148,7 @@ pub fn client_address(
 }
 
 /// A secret as error messages may show it: its first and last few characters.
-fn redact(secret: &str) -> String {
+pub fn redact(secret: &str) -> String {
     let chars: Vec<char> = secret.chars().collect();
     if chars.len() <= 10 {
         return "*".repeat(chars.len().min(8));

@@ -4,11 +4,12 @@
 //! engine closes the hold synchronously on settle, release or drop (`crate::ledger`).
 
 use crate::catalog::ModelEntry;
+use crate::context::RequestCtx;
 use crate::errors::{ApiError, ErrorKind};
 use crate::ledger::{ChargeMemo, Hold};
 use crate::quotas::{Admitted, RateHeaders};
 use crate::state::State;
-use crate::usage::{self, Recorder};
+use crate::usage::Recorder;
 use std::sync::Arc;
 use tollgate_billing::{Amount, Tariff, Usage};
 use tollgate_ledger::Refusal;
@@ -91,52 +92,91 @@ pub fn priced(
     Ok((tariff, Some(as_priced)))
 }
 
-impl HeldCharge {
-    /// Prices `estimate` with the model's tariff and holds that much of the caller's balance.
-    /// A balance that does not cover it is a 429 `insufficient_quota`, before any upstream call.
-    /// A settlement may charge up to [`HOLD_MULTIPLE_BOUND`] × the hold unless
-    /// [`HeldCharge::bounded_by_estimate`] says the estimate is exact.
-    pub async fn place(
-        state: &Arc<State>,
+/// What every hold — a request's in memory, a task's with its row — starts from: the model
+/// rule passed, the caller's tariff, the estimate priced at it, and the caller's per-minute
+/// units and budgets admitted at that price (`docs/architecture.md`, "The request path").
+#[derive(Debug)]
+pub struct Priced {
+    /// The model's tariff as this caller pays it.
+    pub tariff: Tariff,
+    /// The caller's price group as priced, for the ledger row.
+    pub price_group: Option<Arc<PriceGroup>>,
+    /// The estimate's price: what is to be held.
+    pub amount: Amount,
+    /// What the estimate took of the caller's per-minute units and budgets.
+    pub spend: Option<Admitted>,
+}
+
+impl Priced {
+    /// Prices `estimate` of `model` (a public name) for the caller at its `list` tariff and
+    /// admits it against the caller's units and budgets, noting the model, the hold and the
+    /// rate headers on the request's record. The model rule of the access policies comes first:
+    /// no hold, so no upstream call, for a model the key may not use.
+    pub async fn admit(
+        ctx: &RequestCtx,
         principal: &Principal,
-        entry: &Arc<ModelEntry>,
+        model: &str,
+        list: &Tariff,
         estimate: &Usage,
-        request_id: &str,
-    ) -> Result<HeldCharge, ApiError> {
-        tracing::Span::current().record("model", entry.public.as_str());
-        usage::note(|record| record.model = Some(entry.public.clone()));
-        // The access policies' model rule: no hold, so no upstream call, for a model the key
-        // may not use.
-        crate::auth::admit_model(principal, &entry.public)?;
-        let (tariff, price_group) = priced(principal, &entry.public, &entry.tariff)?;
+    ) -> Result<Priced, ApiError> {
+        tracing::Span::current().record("model", model);
+        ctx.note(|record| record.model = Some(model.to_owned()));
+        crate::policy::admit_model(principal, model)?;
+        let (tariff, price_group) = priced(principal, model, list)?;
         let amount = tariff
             .charge(estimate)
             .map_err(|e| ApiError::internal("pricing the request", e))?;
-        usage::note(|record| record.hold = amount);
+        ctx.note(|record| record.hold = amount);
         let mut headers = RateHeaders::default();
-        let spend = state
+        let spend = ctx
+            .state
             .quotas
             .admit_spend(principal, estimate, amount, &mut headers)
             .await;
-        usage::note_rate_headers(&headers);
-        let spend = spend?;
-        let hold = state
+        if let Some(usage) = &ctx.usage {
+            usage.note_rate_headers(&headers);
+        }
+        Ok(Priced {
+            tariff,
+            price_group,
+            amount,
+            spend: spend?,
+        })
+    }
+}
+
+impl HeldCharge {
+    /// Prices `estimate` with the model's tariff and holds that much of the caller's balance
+    /// ([`Priced::admit`] first). A balance that does not cover it is a 429
+    /// `insufficient_quota`, before any upstream call. A settlement may charge up to
+    /// [`HOLD_MULTIPLE_BOUND`] × the hold unless [`HeldCharge::bounded_by_estimate`] says the
+    /// estimate is exact.
+    pub async fn place(
+        ctx: &RequestCtx,
+        principal: &Principal,
+        entry: &Arc<ModelEntry>,
+        estimate: &Usage,
+    ) -> Result<HeldCharge, ApiError> {
+        let priced = Priced::admit(ctx, principal, &entry.public, &entry.tariff, estimate).await?;
+        let amount = priced.amount;
+        let hold = ctx
+            .state
             .ledger
             .hold(&principal.account_id, amount)
             .await
             .map_err(hold_refused)?;
         Ok(HeldCharge {
-            state: state.clone(),
+            state: ctx.state.clone(),
             hold: Some(hold),
             entry: entry.clone(),
-            tariff,
-            price_group,
+            tariff: priced.tariff,
+            price_group: priced.price_group,
             key_id: principal.key_id.clone(),
-            request_id: request_id.to_owned(),
+            request_id: ctx.request_id.clone(),
             bound: Amount::from_nanos(amount.nanos().saturating_mul(HOLD_MULTIPLE_BOUND)),
             bound_basis: "twice the hold",
-            usage: Recorder::current(),
-            spend,
+            usage: ctx.usage.clone(),
+            spend: priced.spend,
         })
     }
 
@@ -156,6 +196,11 @@ impl HeldCharge {
             self.bound_basis = "the locally measured quantity";
         }
         self
+    }
+
+    /// The request's usage record, for what the work under the hold learns (the channel).
+    pub fn usage(&self) -> Option<&Recorder> {
+        self.usage.as_ref()
     }
 
     /// What is held.

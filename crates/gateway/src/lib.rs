@@ -8,7 +8,8 @@
 //! A request's way through (DESIGN §2), and where each step lives:
 //!
 //! 1. route — [`routes`], [`service`]
-//! 2. credentials — [`auth`], called once by the [`service`] for every client route
+//! 2. credentials and admission — [`admission`] (with [`auth`]), called once by the
+//!    [`service`] for every client route; the request's state travels in a [`context::RequestCtx`]
 //! 3. body under its limit, decoded and validated — [`body`], [`limits`], the protocol crates
 //! 4. model — [`catalog`]
 //! 5. hold — [`charge`] (the tariff, the bound) on the [`ledger`] engine (memory, leases)
@@ -23,6 +24,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod admin;
+pub mod admission;
 pub mod auth;
 pub mod body;
 pub mod build;
@@ -32,13 +34,16 @@ pub mod charge;
 pub mod clock;
 pub mod config;
 pub mod connections;
+pub mod context;
 pub mod errors;
+pub mod generation;
 pub mod handlers;
 pub mod ledger;
 pub mod limits;
 pub mod media;
 pub mod metrics;
 pub mod native_relay;
+pub mod policy;
 pub mod pump;
 pub mod quotas;
 pub mod recognition;
@@ -62,17 +67,16 @@ pub use config::Config;
 pub use service::Gateway;
 pub use state::State;
 
-/// Spawns work of a request that outlives its handler (a stream's relay, a whole answer run to
-/// completion, a task's submission) inside the request's span, so that every line it logs
-/// carries the request id, account and model — and as the request's usage draft
-/// ([`usage::scope`]), so that what it learns (the channel) reaches the request's record.
+/// Spawns work of a request that outlives its handler (a stream's relay, a task's submission)
+/// inside the request's span, so that every line it logs carries the request id, account and
+/// model. What the work needs of the request — its usage draft among it — it takes by value.
 pub(crate) fn spawn_for_request<F>(work: F) -> tokio::task::JoinHandle<F::Output>
 where
     F: std::future::Future + Send + 'static,
     F::Output: Send + 'static,
 {
     tokio::spawn(tracing::Instrument::instrument(
-        usage::scope(usage::Recorder::current(), work),
+        work,
         tracing::Span::current(),
     ))
 }

@@ -111,21 +111,28 @@ fn cap_index(cap: crate::connections::Cap) -> usize {
     }
 }
 
-/// Counts a client connection as open until dropped.
+/// Counts a client connection as open until dropped; it keeps the metrics' owner (the
+/// gateway's state) alive that long.
 #[derive(Debug)]
-pub struct OpenConnection(std::sync::Arc<crate::state::State>);
+pub struct OpenConnection<O: AsRef<Metrics>>(std::sync::Arc<O>);
 
-impl OpenConnection {
-    /// Counts a connection of `state`'s gateway.
-    pub fn new(state: std::sync::Arc<crate::state::State>) -> OpenConnection {
-        state.metrics.connections.fetch_add(1, Ordering::Relaxed);
-        OpenConnection(state)
+impl<O: AsRef<Metrics>> OpenConnection<O> {
+    /// Counts a connection of the gateway whose metrics `owner` has.
+    pub fn new(owner: std::sync::Arc<O>) -> OpenConnection<O> {
+        (*owner)
+            .as_ref()
+            .connections
+            .fetch_add(1, Ordering::Relaxed);
+        OpenConnection(owner)
     }
 }
 
-impl Drop for OpenConnection {
+impl<O: AsRef<Metrics>> Drop for OpenConnection<O> {
     fn drop(&mut self) {
-        self.0.metrics.connections.fetch_sub(1, Ordering::Relaxed);
+        (*self.0)
+            .as_ref()
+            .connections
+            .fetch_sub(1, Ordering::Relaxed);
     }
 }
 

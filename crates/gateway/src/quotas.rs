@@ -199,6 +199,22 @@ pub struct Admitted {
     pub headers: RateHeaders,
 }
 
+/// Leave to open one client stream, from [`Quotas::admit_stream`]: it holds the stream's slots
+/// of the open-streams limits, released when the stream's sender — which owns the permit —
+/// is dropped at the stream's end (`crate::stream_body`).
+#[derive(Debug)]
+pub struct StreamPermit {
+    _slots: Option<Admitted>,
+}
+
+#[cfg(test)]
+impl StreamPermit {
+    /// A permit under no limit, for unit tests of what takes one.
+    pub(crate) fn unlimited() -> StreamPermit {
+        StreamPermit { _slots: None }
+    }
+}
+
 /// The `x-ratelimit-*` figures of the tightest limit of each kind.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RateHeaders {
@@ -346,17 +362,21 @@ impl Quotas {
     }
 
     /// Admits a streamed answer about to be opened: one of the open streams each holder with a
-    /// limit allows. `None` when none limits them.
+    /// limit in `limited_by` allows (none: a permit that holds nothing). The only way to a
+    /// [`StreamPermit`], without which no client stream can be opened
+    /// (`crate::stream_body::channel`).
     pub fn admit_stream(
         &self,
-        limited_by: &[(Arc<str>, AccessPolicy)],
-    ) -> Result<Option<Admitted>, ApiError> {
+        limited_by: Option<&[(Arc<str>, AccessPolicy)]>,
+    ) -> Result<StreamPermit, ApiError> {
         let mut admitted = self.empty();
-        for (holder, policy) in limited_by {
+        for (holder, policy) in limited_by.unwrap_or_default() {
             self.take_slot(&mut admitted, holder, policy, Slot::Stream)?;
         }
         admitted.committed = true;
-        Ok((!admitted.slots.is_empty()).then_some(admitted))
+        Ok(StreamPermit {
+            _slots: (!admitted.slots.is_empty()).then_some(admitted),
+        })
     }
 
     /// Takes one of `holder`'s `slot`s into `admitted`, if its policy limits them.
@@ -661,17 +681,60 @@ impl Drop for Admitted {
     }
 }
 
-/// Admits the streamed answer the current request is about to open, against the open-streams
-/// limits of its account and key; the slot is the request's until it ends (its stream's last
-/// frame). Called where a stream is opened, before the upstream call.
-pub fn open_stream(state: &crate::state::State) -> Result<(), ApiError> {
-    let Some(limited_by) = crate::usage::limited_by() else {
-        return Ok(());
-    };
-    if let Some(admitted) = state.quotas.admit_stream(&limited_by)? {
-        crate::usage::keep(admitted);
+/// How many multipart uploads each key has in flight, against `[server] max_uploads_per_key`
+/// (`docs/decisions.md`, "Connection hygiene"): a key that opens many slow uploads — each
+/// held by a connection and a spool — is refused past the cap, at once, rather than let it
+/// hold the gateway's memory, files and connections.
+#[derive(Debug, Default)]
+pub struct UploadSlots {
+    in_flight: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+}
+
+/// One upload in flight; its slot is given back when dropped.
+#[derive(Debug)]
+pub struct UploadSlot {
+    in_flight: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+    key: String,
+}
+
+impl UploadSlots {
+    /// A slot for an upload of `key`, or 429 when it already has `max` in flight.
+    pub fn admit(&self, key: &str, max: usize) -> Result<UploadSlot, ApiError> {
+        let mut in_flight = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = in_flight.entry(key.to_owned()).or_default();
+        if *n >= max {
+            return Err(ApiError::too_many(
+                "uploads in flight",
+                "key",
+                u32::try_from(max).unwrap_or(u32::MAX),
+                "; retry when one finishes",
+                1,
+            ));
+        }
+        *n += 1;
+        Ok(UploadSlot {
+            in_flight: self.in_flight.clone(),
+            key: key.to_owned(),
+        })
     }
-    Ok(())
+}
+
+impl Drop for UploadSlot {
+    fn drop(&mut self) {
+        let mut in_flight = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(n) = in_flight.get_mut(&self.key) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                in_flight.remove(&self.key);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -142,10 +142,11 @@ pub fn billed_seconds(seconds: f64) -> Option<u64> {
 pub async fn open_stream(
     state: &State,
     entry: &crate::catalog::ModelEntry,
+    usage: Option<&crate::usage::Recorder>,
     recognition: &Recognition,
     file: FilePart<'_>,
 ) -> Result<(TextDelta, DeltaStream), UpstreamError> {
-    let (opened, _) = crate::relay::with_failover(entry, |channel, endpoint| async move {
+    let (opened, _) = crate::relay::with_failover(entry, usage, |channel, endpoint| async move {
         let mut deltas = channel
             .recognizer()?
             .stream(&state.http, &endpoint, recognition, file)
@@ -270,7 +271,7 @@ impl<E: Encoder> Meter for RecognitionMeter<E> {
 /// keeps the spooled upload alive, and answers with the event stream at once.
 #[allow(clippy::too_many_arguments)]
 pub async fn stream_response<E: Encoder>(
-    state: &State,
+    ctx: &crate::context::RequestCtx,
     entry: &crate::catalog::ModelEntry,
     upstream: &Recognition,
     file: UploadedFile,
@@ -280,11 +281,12 @@ pub async fn stream_response<E: Encoder>(
     encoder: E,
     probed_seconds: u64,
 ) -> Result<http::Response<crate::body::ResponseBody>, ApiError> {
-    crate::quotas::open_stream(state)?;
+    let permit = crate::admission::open_stream(ctx)?;
     let started = std::time::Instant::now();
     let opened = open_stream(
-        state,
+        &ctx.state,
         entry,
+        held.usage(),
         upstream,
         file_part(&file, container, part_name),
     )
@@ -297,12 +299,12 @@ pub async fn stream_response<E: Encoder>(
         }
     };
     let first_frame_time = started.elapsed();
-    let (sender, body) = crate::stream_body::channel();
+    let (sender, body) = crate::stream_body::channel(permit);
     crate::spawn_for_request(async move {
         let _upload = file;
         relay(held, first, frames, sender, encoder, probed_seconds).await;
     });
-    Ok(crate::handlers::sse_response(body, first_frame_time))
+    Ok(crate::response::sse_response(body, first_frame_time))
 }
 
 /// The whole-result branch of both endpoints: calls the channels with failover and, on
@@ -314,7 +316,7 @@ pub async fn transcribe_whole(
     part: FilePart<'_>,
     held: HeldCharge,
 ) -> Result<(Answer<Transcription>, HeldCharge), ApiError> {
-    let called = crate::relay::with_failover(entry, |channel, endpoint| async move {
+    let called = crate::relay::with_failover(entry, held.usage(), |channel, endpoint| async move {
         channel
             .recognizer()?
             .transcribe(&state.http, &endpoint, recognition, part)

@@ -6,6 +6,7 @@
 use crate::catalog::{Channel, ModelEntry};
 use crate::channels::{Admit, rest_for};
 use crate::errors::{ApiError, ErrorKind};
+use crate::usage::Recorder;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -17,9 +18,11 @@ use tollgate_upstream::{Endpoint, UpstreamError};
 /// Calls `call` on each channel of `entry` — with the endpoint and key this call is to use —
 /// until one answers, respecting each channel's concurrency limit and health
 /// (`docs/decisions.md`, "Channel health"): a channel switched off is never called; one whose
-/// circuit is open is called only after every other has failed.
+/// circuit is open is called only after every other has failed. The channel that served (or
+/// was tried last) and its time are noted on the request's `usage` record.
 pub async fn with_failover<T, F, Fut>(
     entry: &ModelEntry,
+    usage: Option<&Recorder>,
     mut call: F,
 ) -> Result<(T, Arc<Channel>), UpstreamError>
 where
@@ -45,7 +48,7 @@ where
                 continue;
             }
         }
-        match attempt(channel, &mut call, permit).await {
+        match attempt(channel, usage, &mut call, permit).await {
             Ok(done) => return done,
             Err(e) => last = e,
         }
@@ -55,7 +58,7 @@ where
             continue;
         };
         tracing::debug!(channel = %channel.name, "its circuit is open, but no other channel answered");
-        match attempt(channel, &mut call, permit).await {
+        match attempt(channel, usage, &mut call, permit).await {
             Ok(done) => return done,
             Err(e) => last = e,
         }
@@ -90,6 +93,7 @@ async fn acquire(
 /// circuit does not count it.
 async fn attempt<T, F, Fut>(
     channel: &Arc<Channel>,
+    usage: Option<&Recorder>,
     call: &mut F,
     _permit: tokio::sync::OwnedSemaphorePermit,
 ) -> Result<Result<(T, Arc<Channel>), UpstreamError>, UpstreamError>
@@ -118,7 +122,9 @@ where
         let called = Instant::now();
         let result = call(channel.clone(), endpoint).await;
         let elapsed = called.elapsed();
-        crate::usage::note_channel(&channel.name, elapsed);
+        if let Some(usage) = usage {
+            usage.note_channel(&channel.name, elapsed);
+        }
         if let Err(e) = &result {
             log_refusal(channel, index, e);
         }
@@ -251,7 +257,7 @@ where
 {
     RunToCompletion {
         work: Some(Box::pin(tracing::Instrument::instrument(
-            crate::usage::scope(crate::usage::Recorder::current(), work),
+            work,
             tracing::Span::current(),
         ))),
     }

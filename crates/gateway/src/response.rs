@@ -36,3 +36,24 @@ pub fn json_bytes_response(status: StatusCode, json: Vec<u8>) -> Response<Respon
     );
     response
 }
+
+/// Set on a response by handlers that called an upstream, so that the metrics can tell the
+/// gateway's own time from the upstream's.
+#[derive(Debug, Clone, Copy)]
+pub struct UpstreamTime(pub std::time::Duration);
+
+/// A `text/event-stream` response over a streamed body, noting the upstream's time to its first
+/// frame for the metrics.
+pub fn sse_response(
+    body: ResponseBody,
+    first_frame: std::time::Duration,
+) -> Response<ResponseBody> {
+    use http::HeaderValue;
+    use http::header::{CACHE_CONTROL, CONTENT_TYPE};
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response.extensions_mut().insert(UpstreamTime(first_frame));
+    response
+}

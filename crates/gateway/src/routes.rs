@@ -78,6 +78,26 @@ impl Route {
             Route::Admin | Route::Console | Route::Metrics | Route::OpenApi
         )
     }
+
+    /// Whether requests on the route can spend, and so are admitted against the key's rate and
+    /// concurrency limits and written to the usage log (the reads — task polls, model
+    /// listings, media links — and operational routes are not; metrics count them).
+    pub fn is_metered(self) -> bool {
+        matches!(
+            self,
+            Route::Embeddings
+                | Route::Speech
+                | Route::T2a
+                | Route::Transcriptions
+                | Route::SpeechToText
+                | Route::ClipTaskCreate
+                | Route::VideoCreate
+                | Route::NativeGenerate
+                | Route::NativeStream
+                | Route::ChatCompletions
+                | Route::Responses
+        )
+    }
 }
 
 /// The endpoint names an access policy's `endpoints` list may use (`docs/decisions.md`,

@@ -2,14 +2,18 @@
 //! errors in the route's family shape, and adds what every response carries: a request id,
 //! a log line and metrics.
 
+use crate::admission;
 use crate::auth;
 use crate::body::ResponseBody;
 use crate::connections::{self, Ticket};
+use crate::context::RequestCtx;
 use crate::errors::{ApiError, ErrorKind, Family};
-use crate::handlers::{self, Context, UpstreamTime};
+use crate::handlers;
+use crate::policy;
+use crate::response::UpstreamTime;
 use crate::routes::{self, Route};
 use crate::state::State;
-use crate::usage::{self, Recorder};
+use crate::usage::Recorder;
 use futures_util::FutureExt;
 use http::{HeaderValue, Request, Response, header};
 use hyper::body::Incoming;
@@ -126,12 +130,13 @@ impl Gateway {
             });
         }
         let recorder = Recorder::start(&self.state.ledger, routed.route, &request_id);
-        let ctx = Context {
+        let ctx = RequestCtx {
             state: self.state.clone(),
             request_id: request_id.clone(),
             route: routed.route,
             client: auth::client_address(self.peer, request.headers(), &self.trusted_proxies),
             from_trusted_proxy: self.from_trusted_proxy,
+            usage: recorder.clone(),
         };
         let over_limit = self.ops_only
             && !matches!(
@@ -145,7 +150,7 @@ impl Gateway {
             ))
         } else {
             // A panic in a handler becomes a 500; its hold is released by the hold's drop guard.
-            let work = usage::scope(recorder.clone(), dispatch(ctx, routed.route, request));
+            let work = dispatch(ctx, routed.route, request);
             AssertUnwindSafe(work.instrument(span.clone()))
                 .catch_unwind()
                 .await
@@ -156,7 +161,7 @@ impl Gateway {
                     ))
                 })
         };
-        if let Some(rule) = outcome.as_ref().err().and_then(auth::policy_rule) {
+        if let Some(rule) = outcome.as_ref().err().and_then(policy::policy_rule) {
             self.state.metrics.policy_refusal(rule);
         }
         let mut response = outcome.unwrap_or_else(|e| e.into_response(routed.family));
@@ -213,7 +218,7 @@ impl Gateway {
 /// handler, in the way its family's clients present keys, and the handler is handed the
 /// principal; the other routes need no client key.
 async fn dispatch(
-    ctx: Context,
+    ctx: RequestCtx,
     route: Route,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
@@ -221,7 +226,7 @@ async fn dispatch(
         return open(ctx, route, request).await;
     };
     let query = request.uri().query();
-    let principal = match auth::authenticate(&ctx, family, request.headers(), query).await {
+    let principal = match admission::authenticate(&ctx, family, request.headers(), query).await {
         Ok(principal) => principal,
         Err(e) if route == Route::NativeStream => {
             return handlers::native::refused_stream(&request, e);
@@ -275,7 +280,7 @@ fn credentials(route: Route, request: &Request<Incoming>) -> Option<Family> {
 /// The client routes, with their caller and how it presented its key (which also says whether
 /// the model routes answer in the native shape).
 async fn client(
-    ctx: Context,
+    ctx: RequestCtx,
     principal: Principal,
     family: Family,
     route: Route,
@@ -324,7 +329,7 @@ async fn client(
 
 /// The routes that take no client key.
 async fn open(
-    ctx: Context,
+    ctx: RequestCtx,
     route: Route,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {

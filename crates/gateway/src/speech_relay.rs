@@ -206,22 +206,24 @@ impl<E: Encoder> Meter for SpeechMeter<E> {
 pub async fn open(
     state: &std::sync::Arc<crate::state::State>,
     entry: &crate::catalog::ModelEntry,
+    usage: Option<&crate::usage::Recorder>,
     synthesis: &Synthesis,
 ) -> Result<(AudioChunk, ChunkStream), UpstreamError> {
-    let (opened, _channel) = crate::relay::with_failover(entry, |channel, endpoint| async move {
-        let mut chunks = channel
-            .synthesizer()?
-            .stream(&state.http, &endpoint, synthesis)
-            .await?;
-        match chunks.next().await {
-            Some(Ok(first)) => Ok((first, chunks)),
-            Some(Err(e)) => Err(e),
-            None => Err(UpstreamError::Protocol(
-                "the stream ended before any audio".into(),
-            )),
-        }
-    })
-    .await?;
+    let (opened, _channel) =
+        crate::relay::with_failover(entry, usage, |channel, endpoint| async move {
+            let mut chunks = channel
+                .synthesizer()?
+                .stream(&state.http, &endpoint, synthesis)
+                .await?;
+            match chunks.next().await {
+                Some(Ok(first)) => Ok((first, chunks)),
+                Some(Err(e)) => Err(e),
+                None => Err(UpstreamError::Protocol(
+                    "the stream ended before any audio".into(),
+                )),
+            }
+        })
+        .await?;
     Ok(opened)
 }
 
@@ -236,7 +238,7 @@ pub async fn synthesize_whole(
     local_characters: u64,
 ) -> Result<(Synthesized, u64, std::time::Duration), ApiError> {
     crate::relay::to_completion(async move {
-        let called = crate::relay::with_failover(&entry, |channel, endpoint| {
+        let called = crate::relay::with_failover(&entry, held.usage(), |channel, endpoint| {
             let (state, synthesis) = (state.clone(), &synthesis);
             async move {
                 channel

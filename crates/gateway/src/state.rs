@@ -43,8 +43,14 @@ pub struct State {
     /// Client connections: timeouts and limits.
     pub server: ServerConfig,
     /// Multipart uploads in flight, per key.
-    pub uploads: crate::upload::UploadSlots,
+    pub uploads: crate::quotas::UploadSlots,
     draining: AtomicBool,
+}
+
+impl AsRef<Metrics> for State {
+    fn as_ref(&self) -> &Metrics {
+        &self.metrics
+    }
 }
 
 impl State {
@@ -73,7 +79,7 @@ impl State {
             tasks: TaskSettings::default(),
             media: MediaLinks::new(&crate::config::MediaConfig::default(), &random_key()),
             server: ServerConfig::default(),
-            uploads: crate::upload::UploadSlots::default(),
+            uploads: crate::quotas::UploadSlots::default(),
             draining: AtomicBool::new(false),
         }
     }

@@ -3,6 +3,7 @@
 //! client has gone because the body — and with it the receiver — was dropped.
 
 use crate::body::ResponseBody;
+use crate::quotas::StreamPermit;
 use bytes::Bytes;
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
@@ -25,6 +26,8 @@ pub struct BodySender {
     tx: mpsc::Sender<Item>,
     /// The weight of the pieces the connection has taken (see [`BodySender::send_weighed`]).
     taken: Arc<AtomicU64>,
+    /// The stream's place under the caller's open-streams limits, given back with the sender.
+    _permit: StreamPermit,
 }
 
 /// The client closed the connection.
@@ -68,8 +71,9 @@ impl BodySender {
     }
 }
 
-/// A body and the sender that feeds it.
-pub fn channel() -> (BodySender, ResponseBody) {
+/// A body and the sender that feeds it, opened under `permit` (`crate::admission::open_stream`):
+/// no client stream without one.
+pub fn channel(permit: StreamPermit) -> (BodySender, ResponseBody) {
     let (tx, rx) = mpsc::channel::<Item>(BUFFERED_FRAMES);
     let taken = Arc::new(AtomicU64::new(0));
     let counter = taken.clone();
@@ -78,7 +82,14 @@ pub fn channel() -> (BodySender, ResponseBody) {
         counter.fetch_add(weight, Ordering::Relaxed);
         Some((frame, (rx, counter)))
     });
-    (BodySender { tx, taken }, StreamBody::new(frames).boxed())
+    (
+        BodySender {
+            tx,
+            taken,
+            _permit: permit,
+        },
+        StreamBody::new(frames).boxed(),
+    )
 }
 
 #[cfg(test)]
@@ -88,7 +99,7 @@ mod tests {
 
     #[tokio::test]
     async fn frames_flow_in_order_and_a_dropped_body_is_noticed() {
-        let (tx, body) = channel();
+        let (tx, body) = channel(StreamPermit::unlimited());
         let sender = tokio::spawn(async move {
             tx.send(Bytes::from_static(b"ab")).await.unwrap();
             tx.send(Bytes::from_static(b"cd")).await.unwrap();
@@ -97,7 +108,7 @@ mod tests {
         sender.await.unwrap();
         assert_eq!(&collected[..], b"abcd");
 
-        let (tx, body) = channel();
+        let (tx, body) = channel(StreamPermit::unlimited());
         drop(body);
         assert_eq!(tx.send(Bytes::from_static(b"x")).await, Err(ClientGone));
         assert!(tx.is_closed());
@@ -105,7 +116,7 @@ mod tests {
 
     #[tokio::test]
     async fn weight_counts_only_what_the_connection_took() {
-        let (tx, mut body) = channel();
+        let (tx, mut body) = channel(StreamPermit::unlimited());
         tx.send_weighed(Bytes::from_static(b"aaaa"), 4)
             .await
             .unwrap();

@@ -9,9 +9,9 @@
 //!   the answer, or a stream's hold at the stream's end), with the answer's status — 499 when
 //!   the client left before any answer.
 //!
-//! The request's draft is reachable from anywhere in its flow through a task-local set by the
-//! service ([`scope`]), so that authentication, the hold and the channel choice each note their
-//! part in one place instead of every handler passing it along.
+//! The draft travels in the request's context (`crate::context::RequestCtx::usage`); work
+//! spawned for the request takes a clone by value. Authentication, the hold and the channel
+//! choice each note their part on it.
 
 use crate::ledger::Ledger;
 use crate::quotas::{Admitted, RateHeaders};
@@ -20,10 +20,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tollgate_billing::{Amount, Usage};
 use tollgate_store::{LimitedBy, Principal, UsageRecord};
-
-tokio::task_local! {
-    static CURRENT: Recorder;
-}
 
 /// A request's usage record in the making; cheap to clone. Every clone shares one draft, which
 /// is written when the last clone is dropped unless a settlement wrote it first.
@@ -55,29 +51,10 @@ struct Fields {
     admissions: Vec<Admitted>,
 }
 
-/// Whether requests on `route` are logged: those that can spend (the reads — task polls, model
-/// listings, media links — and operational routes are not; metrics count them).
-pub fn is_logged(route: Route) -> bool {
-    matches!(
-        route,
-        Route::Embeddings
-            | Route::Speech
-            | Route::T2a
-            | Route::Transcriptions
-            | Route::SpeechToText
-            | Route::ClipTaskCreate
-            | Route::VideoCreate
-            | Route::NativeGenerate
-            | Route::NativeStream
-            | Route::ChatCompletions
-            | Route::Responses
-    )
-}
-
 impl Recorder {
     /// A draft for a request on `route`, or `None` when such requests are not logged.
     pub fn start(ledger: &Ledger, route: Route, request_id: &str) -> Option<Recorder> {
-        let endpoint = route.policy_endpoint().filter(|_| is_logged(route))?;
+        let endpoint = route.policy_endpoint().filter(|_| route.is_metered())?;
         let mut record = UsageRecord::new("request", String::new(), endpoint);
         record.request_id = Some(request_id.to_owned());
         Some(Recorder(Arc::new(Draft {
@@ -93,11 +70,6 @@ impl Recorder {
                 admissions: Vec::new(),
             }),
         })))
-    }
-
-    /// The draft of the request being served on this task, if it is logged.
-    pub fn current() -> Option<Recorder> {
-        CURRENT.try_with(Recorder::clone).ok()
     }
 
     fn with(&self, f: impl FnOnce(&mut Fields)) {
@@ -147,15 +119,15 @@ impl Recorder {
     }
 }
 
-/// Notes `f`'s part on the current request's draft, if there is one.
-pub fn note(f: impl FnOnce(&mut UsageRecord)) {
-    let _ = CURRENT.try_with(|r| r.with(|fields| f(&mut fields.record)));
-}
+impl Recorder {
+    /// Notes `f`'s part on the draft.
+    pub fn note(&self, f: impl FnOnce(&mut UsageRecord)) {
+        self.with(|fields| f(&mut fields.record));
+    }
 
-/// Notes who is calling (authentication).
-pub fn note_principal(principal: &Principal) {
-    let _ = CURRENT.try_with(|r| {
-        r.with(|fields| {
+    /// Notes who is calling (authentication).
+    pub fn note_principal(&self, principal: &Principal) {
+        self.with(|fields| {
             fields.authenticated = true;
             fields.record.account_id.clone_from(&principal.account_id);
             fields.record.key_id = Some(principal.key_id.clone());
@@ -164,52 +136,34 @@ pub fn note_principal(principal: &Principal) {
                 fields.limited_by = Some(principal.limited_by.clone());
             }
         });
-    });
-}
-
-/// Notes rate-limit figures for the answer's headers (the tightest of each kind is kept).
-pub fn note_rate_headers(headers: &RateHeaders) {
-    if headers == &RateHeaders::default() {
-        return;
     }
-    let _ = CURRENT.try_with(|r| r.with(|fields| fields.rate_headers.merge(headers)));
-}
 
-/// The current request's holders with limits, when it has any.
-pub fn limited_by() -> Option<LimitedBy> {
-    CURRENT
-        .try_with(|r| {
-            let mut out = None;
-            r.with(|fields| out = fields.limited_by.clone());
-            out
-        })
-        .ok()
-        .flatten()
-}
+    /// Notes rate-limit figures for the answer's headers (the tightest of each kind is kept).
+    pub fn note_rate_headers(&self, headers: &RateHeaders) {
+        if headers != &RateHeaders::default() {
+            self.with(|fields| fields.rate_headers.merge(headers));
+        }
+    }
 
-/// Keeps `admitted` until the request ends (its concurrency slot held until then). Outside a
-/// logged request it is released at once.
-pub fn keep(admitted: Admitted) {
-    let mut admitted = Some(admitted);
-    let _ = CURRENT.try_with(|r| {
-        r.with(|fields| fields.admissions.extend(admitted.take()));
-    });
-}
+    /// The request's holders with limits, when it has any.
+    pub fn limited_by(&self) -> Option<LimitedBy> {
+        let mut out = None;
+        self.with(|fields| out = fields.limited_by.clone());
+        out
+    }
 
-/// Notes the channel that served (or was tried last), and how long the call took.
-pub fn note_channel(channel: &str, took: Duration) {
-    note(|record| {
-        record.channel = Some(channel.to_owned());
-        record.upstream_ms = Some(u64::try_from(took.as_millis()).unwrap_or(u64::MAX));
-    });
-}
+    /// Keeps `admitted` until the request ends (its concurrency slot held until then): until
+    /// the last holder of the draft — the service, a stream's hold — lets go.
+    pub fn keep(&self, admitted: Admitted) {
+        self.with(|fields| fields.admissions.push(admitted));
+    }
 
-/// Runs `work` as the request `recorder` drafts (what [`Recorder::current`] and the `note_*`
-/// functions reach), or as it is when there is none.
-pub async fn scope<F: Future>(recorder: Option<Recorder>, work: F) -> F::Output {
-    match recorder {
-        Some(recorder) => CURRENT.scope(recorder, work).await,
-        None => work.await,
+    /// Notes the channel that served (or was tried last), and how long the call took.
+    pub fn note_channel(&self, channel: &str, took: Duration) {
+        self.note(|record| {
+            record.channel = Some(channel.to_owned());
+            record.upstream_ms = Some(u64::try_from(took.as_millis()).unwrap_or(u64::MAX));
+        });
     }
 }
 

@@ -8,11 +8,11 @@
 
 use crate::embeddings::Answer;
 use crate::multipart::FilePart;
-use crate::stt::SttBody;
 use crate::{Endpoint, HttpClient, UpstreamError};
 use futures_util::Stream;
 use futures_util::future::BoxFuture;
 use std::pin::Pin;
+use tollgate_vendor_audio::stt::{SttJson, SttVerboseJson};
 use tollgate_vendor_audio::{SttParams, SttStreamFrame};
 
 /// An audio file to recognise, as every recognition channel understands it (the file itself
@@ -116,4 +116,16 @@ pub trait Recognizer: Send + Sync {
         request: &'a Recognition,
         file: FilePart<'a>,
     ) -> BoxFuture<'a, Result<DeltaStream, UpstreamError>>;
+}
+
+/// A whole recognition result of an `stt` channel, in the format that was asked: the body
+/// [`Transcription::stt`] relays to a `speech_to_text` client as it came.
+#[derive(Debug, Clone)]
+pub enum SttBody {
+    /// `response_format=json`.
+    Json(SttJson),
+    /// `response_format=verbose_json`.
+    Verbose(SttVerboseJson),
+    /// `srt` or `vtt`: the document itself.
+    Subtitles(String),
 }

@@ -7,7 +7,7 @@ use crate::client::{HttpClient, bearer_request, sse_events};
 use crate::embeddings::{Answer, openai_error_message, openai_refusal};
 use crate::multipart::{FilePart, form};
 use crate::recognition::{
-    DeltaStream, Recognition, Recognizer, Segment, TextDelta, Transcription, Word,
+    DeltaStream, Recognition, Recognizer, Segment, SttBody, TextDelta, Transcription, Word,
 };
 use crate::{Endpoint, UpstreamError};
 use futures_util::future::BoxFuture;
@@ -16,9 +16,7 @@ use http::{Method, header};
 use std::pin::Pin;
 use std::time::Instant;
 use tollgate_vendor_audio::stt::LANGUAGE_HEADER;
-use tollgate_vendor_audio::{
-    SttFormat, SttJson, SttParams, SttStreamFrame, SttVerboseJson, TimestampLevel,
-};
+use tollgate_vendor_audio::{SttFormat, SttParams, SttStreamFrame, TimestampLevel};
 
 /// The `stt` format behind the recognition seam ([`Recognizer`]).
 ///
@@ -151,17 +149,6 @@ const STREAM_LIMITS: tollgate_sse::Limits = tollgate_sse::Limits {
 
 /// The largest answer read: a 500 s transcript with word timestamps is well under this.
 const MAX_RESPONSE: usize = 16 << 20;
-
-/// A whole recognition result, in the format that was asked.
-#[derive(Debug, Clone)]
-pub enum SttBody {
-    /// `response_format=json`.
-    Json(SttJson),
-    /// `response_format=verbose_json`.
-    Verbose(SttVerboseJson),
-    /// `srt` or `vtt`: the document itself.
-    Subtitles(String),
-}
 
 /// Frames as they arrive; an `Err` is the last item.
 pub type FrameStream = Pin<Box<dyn Stream<Item = Result<SttStreamFrame, UpstreamError>> + Send>>;

@@ -96,6 +96,7 @@ mod response;
 mod rules;
 mod stream;
 mod subtitle;
+mod timing;
 mod transcript;
 mod words;
 
@@ -110,5 +111,6 @@ pub use response::{
 };
 pub use rules::{DEFAULT_ALIASES, MODEL, TEMPERATURE_RANGE, default_alias, validate};
 pub use stream::{StreamUsage, TranscriptionStreamEvent};
-pub use transcript::{Rendered, Segment, Transcript, Word, speaker_label};
+pub use timing::{Segment, Word};
+pub use transcript::{Rendered, Transcript, speaker_label};
 pub use words::{split_words, words_from_segments};

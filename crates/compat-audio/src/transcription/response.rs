@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::transcript::Word;
+use super::timing::Word;
 
 /// The `type` of a usage billed by audio duration.
 pub const USAGE_DURATION: &str = "duration";

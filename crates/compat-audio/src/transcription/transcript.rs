@@ -8,6 +8,7 @@ use super::language::language_name;
 use super::params::TranscriptionFormat;
 use super::response::{DurationUsage, JsonResponse, VerboseJsonResponse, VerboseSegment};
 use super::subtitle::{self, Cue, round_ms};
+use super::timing::{Segment, Word};
 use super::words::is_cjk;
 
 /// The speaker label of a segment without one.
@@ -63,66 +64,6 @@ pub struct Transcript {
     /// The words, in order; only when word granularity was asked for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub words: Vec<Word>,
-}
-
-/// A segment (a sentence) of a [`Transcript`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Segment {
-    /// The segment's number, from 0.
-    pub id: u32,
-    /// Start time in seconds.
-    pub start: f64,
-    /// End time in seconds.
-    pub end: f64,
-    /// The text.
-    pub text: String,
-    /// docs/api.md §2.3: the speaker label, `S1`, `S2`, ... (see [`speaker_label`]); `None` counts as
-    /// `S1`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub speaker: Option<String>,
-}
-
-impl Segment {
-    /// A segment without a speaker label.
-    pub fn new(id: u32, start: f64, end: f64, text: impl Into<String>) -> Self {
-        Self {
-            id,
-            start,
-            end,
-            text: text.into(),
-            speaker: None,
-        }
-    }
-
-    /// The segment with the speaker label `label`.
-    #[must_use]
-    pub fn with_speaker(mut self, label: impl Into<String>) -> Self {
-        self.speaker = Some(label.into());
-        self
-    }
-}
-
-/// A word (or, for CJK scripts, a character) with its times, as `verbose_json` carries it
-/// (wire-formats §1.2: `word`, `start`, `end`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Word {
-    /// The word, without punctuation.
-    pub word: String,
-    /// Start time in seconds.
-    pub start: f64,
-    /// End time in seconds.
-    pub end: f64,
-}
-
-impl Word {
-    /// A word with its times.
-    pub fn new(word: impl Into<String>, start: f64, end: f64) -> Self {
-        Self {
-            word: word.into(),
-            start,
-            end,
-        }
-    }
 }
 
 /// The speaker label of docs/api.md §2.3 for an upstream's speaker id: the vendor numbers speakers from

@@ -1,6 +1,6 @@
 //! Word timestamps from sentence timestamps.
 
-use super::transcript::{Segment, Word};
+use super::timing::{Segment, Word};
 
 /// Splits a segment's text into words and spreads the segment's time over them.
 ///

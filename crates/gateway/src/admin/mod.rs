@@ -14,8 +14,8 @@ pub mod views;
 
 use crate::auth::query_param;
 use crate::body::{self, ResponseBody};
+use crate::context::RequestCtx;
 use crate::errors::{ApiError, ErrorKind};
-use crate::handlers::Context;
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use ops::{Actor, OpError, OpErrorKind, PolicyEdit, UsageQuery};
@@ -49,7 +49,7 @@ impl From<OpError> for ApiError {
 
 /// Handles a request under `/admin/v1/`.
 pub async fn handle(
-    ctx: Context,
+    ctx: RequestCtx,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let token = authenticate(&ctx, request.headers()).await?;
@@ -377,7 +377,7 @@ async fn holder_is(store: &tollgate_store::Store, kind: &str, id: &str) -> Resul
 /// Whether the request's client may reach the operator's side at all (`[server]
 /// admin_networks`): checked before the token, so that a network that may not administer learns
 /// nothing about tokens.
-pub fn reachable(ctx: &Context) -> Result<(), ApiError> {
+pub fn reachable(ctx: &RequestCtx) -> Result<(), ApiError> {
     let allowed = &ctx.state.server.admin_networks;
     if allowed.is_empty()
         || ctx
@@ -394,7 +394,7 @@ pub fn reachable(ctx: &Context) -> Result<(), ApiError> {
 }
 
 /// The admin token of a request: `Authorization: Bearer tga-…`.
-async fn authenticate(ctx: &Context, headers: &HeaderMap) -> Result<AdminToken, ApiError> {
+async fn authenticate(ctx: &RequestCtx, headers: &HeaderMap) -> Result<AdminToken, ApiError> {
     let Some(secret) = crate::auth::presented_secret(crate::errors::Family::OpenAi, headers, None)
     else {
         return Err(ApiError::new(
@@ -469,7 +469,7 @@ fn usage_query(query: &str) -> UsageQuery {
 }
 
 async fn read_json<T: serde::de::DeserializeOwned>(
-    ctx: &Context,
+    ctx: &RequestCtx,
     request: Request<Incoming>,
 ) -> Result<T, ApiError> {
     let (parts, incoming) = request.into_parts();
@@ -518,7 +518,7 @@ struct GroupInput {
     drop_models: Vec<String>,
 }
 
-fn channels(ctx: &Context) -> Value {
+fn channels(ctx: &RequestCtx) -> Value {
     let data: Vec<Value> = ctx
         .state
         .catalog
@@ -540,7 +540,7 @@ fn channels(ctx: &Context) -> Value {
     json!({"data": data})
 }
 
-fn models(ctx: &Context) -> Value {
+fn models(ctx: &RequestCtx) -> Value {
     let catalog = &ctx.state.catalog;
     let data: Vec<Value> = catalog
         .models()
@@ -561,7 +561,7 @@ fn models(ctx: &Context) -> Value {
 
 /// What the console's overview shows: spend and requests per hour (or day) over a period, by
 /// model and by status, the error rate, open holds and leases, tasks in flight.
-async fn overview(ctx: &Context, query: &str) -> Result<Value, ApiError> {
+async fn overview(ctx: &RequestCtx, query: &str) -> Result<Value, ApiError> {
     let store = &ctx.state.store;
     let hours: i64 = match query_param(query, "hours").filter(|h| !h.is_empty()) {
         None => 24,
@@ -615,7 +615,7 @@ mod tasks {
 
     use super::*;
 
-    pub async fn list(ctx: &Context, query: &str) -> Result<Response<ResponseBody>, ApiError> {
+    pub async fn list(ctx: &RequestCtx, query: &str) -> Result<Response<ResponseBody>, ApiError> {
         let store = &ctx.state.store;
         let q = |name: &str| query_param(query, name).filter(|v| !v.is_empty());
         let account = match q("account") {
@@ -663,7 +663,7 @@ mod tasks {
             })
     }
 
-    async fn find(ctx: &Context, id: &str) -> Result<tollgate_store::Task, ApiError> {
+    async fn find(ctx: &RequestCtx, id: &str) -> Result<tollgate_store::Task, ApiError> {
         ctx.state
             .store
             .task(id)
@@ -674,7 +674,7 @@ mod tasks {
             })
     }
 
-    pub async fn get(ctx: &Context, id: &str) -> Result<Response<ResponseBody>, ApiError> {
+    pub async fn get(ctx: &RequestCtx, id: &str) -> Result<Response<ResponseBody>, ApiError> {
         let task = find(ctx, id).await?;
         let events = ctx
             .state
@@ -688,7 +688,7 @@ mod tasks {
     }
 
     pub async fn cancel(
-        ctx: &Context,
+        ctx: &RequestCtx,
         actor: &Actor,
         id: &str,
     ) -> Result<Response<ResponseBody>, ApiError> {

@@ -3,8 +3,8 @@
 
 use crate::body::{self, ResponseBody};
 use crate::config::ModelKind;
+use crate::context::RequestCtx;
 use crate::errors::{ApiError, ErrorKind};
-use crate::handlers::Context;
 use crate::limits;
 use crate::tasks::{self, Submission, inputs, unix_seconds};
 use crate::translate::clip as translate;
@@ -20,7 +20,7 @@ use tollgate_upstream::tasks::TaskRequest;
 
 /// `POST`: the request flow of DESIGN §2, top to bottom.
 pub async fn create(
-    ctx: Context,
+    ctx: RequestCtx,
     principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
@@ -63,11 +63,10 @@ pub async fn create(
         id: Store::new_task_id("cgt"),
         pricing,
         request: serde_json::to_value(&request).unwrap_or_default(),
-        request_id: ctx.request_id.clone(),
     };
     let upstream_request = request.for_upstream(&entry.upstream_model);
     let task = tasks::submit(
-        &state,
+        &ctx,
         &principal,
         &entry,
         submission,
@@ -81,7 +80,7 @@ pub async fn create(
 
 /// `GET /{id}`: the owner's task from the store, at most once a second.
 pub async fn get(
-    ctx: Context,
+    ctx: RequestCtx,
     principal: Principal,
     request: Request<Incoming>,
     id: &str,
@@ -94,7 +93,7 @@ pub async fn get(
 
 /// `GET ?page_num&page_size&filter.*`: the caller's own tasks, newest first.
 pub async fn list(
-    ctx: Context,
+    ctx: RequestCtx,
     principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
@@ -130,7 +129,7 @@ pub async fn list(
 /// `DELETE /{id}` (wire-formats §5.3): a queued task is cancelled upstream and refunded; a
 /// finished one leaves the caller's view; a running or cancelled one is refused.
 pub async fn delete(
-    ctx: Context,
+    ctx: RequestCtx,
     principal: Principal,
     _request: Request<Incoming>,
     id: &str,

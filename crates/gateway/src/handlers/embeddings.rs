@@ -3,10 +3,11 @@
 use crate::body::{self, ResponseBody};
 use crate::charge::{Basis, HeldCharge};
 use crate::config::ModelKind;
+use crate::context::RequestCtx;
 use crate::errors::ApiError;
-use crate::handlers::{Context, UpstreamTime};
 use crate::limits;
 use crate::relay;
+use crate::response::UpstreamTime;
 use crate::tokens;
 use crate::translate::embeddings as translate;
 use http::{Request, Response, StatusCode};
@@ -20,7 +21,7 @@ const INLINE_TOKENIZE_BYTES: usize = 64 << 10;
 
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
-    ctx: Context,
+    ctx: RequestCtx,
     principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
@@ -54,18 +55,17 @@ pub async fn create(
     // 5. The hold: no hold, no upstream call. At least one token's worth, so that a lone empty
     // input (0 tokens here; an upstream may count one) settles within its bound.
     let held = HeldCharge::place(
-        &state,
+        &ctx,
         &principal,
         &entry,
         &Usage::Tokens(local_tokens.max(1)),
-        &ctx.request_id,
     )
     .await?;
 
     // 6–8 run to completion even if the client goes away.
     let (response, upstream_time) = relay::to_completion(async move {
         let upstream_request = translate::to_upstream(&request, &entry);
-        let called = relay::with_failover(&entry, |channel, endpoint| {
+        let called = relay::with_failover(&entry, held.usage(), |channel, endpoint| {
             let (state, upstream_request) = (state.clone(), &upstream_request);
             async move {
                 channel
@@ -91,21 +91,13 @@ pub async fn create(
                 return Err(translate::broken_answer(reason));
             }
         };
-        // The upstream's usage settles; the local count is the fallback (DESIGN §4).
-        let (tokens, basis) = if usage.prompt_tokens > 0 {
-            if usage.prompt_tokens != local_tokens {
-                tracing::info!(local = local_tokens, upstream = usage.prompt_tokens, channel = %channel.name, "token counts differ");
-            }
-            (usage.prompt_tokens, Basis::default())
-        } else {
-            (
-                local_tokens,
-                Basis {
-                    estimated: true,
-                    note: Some("upstream reported no usage".into()),
-                },
-            )
-        };
+        // The upstream's usage settles; the local count is the fallback (DESIGN §4). An
+        // upstream that reports 0 tokens reported nothing.
+        let reported = (usage.prompt_tokens > 0).then_some(usage.prompt_tokens);
+        if reported.is_some_and(|tokens| tokens != local_tokens) {
+            tracing::info!(local = local_tokens, upstream = usage.prompt_tokens, channel = %channel.name, "token counts differ");
+        }
+        let (tokens, basis) = Basis::reported_or_local(reported, local_tokens);
         held.settle(&Usage::Tokens(tokens), basis).await?;
         Ok((response, answer.upstream_time))
     })

@@ -4,8 +4,8 @@
 //! pre-signed download link.
 
 use crate::body::ResponseBody;
+use crate::context::RequestCtx;
 use crate::errors::{ApiError, ErrorKind};
-use crate::handlers::Context;
 use crate::media::LinkError;
 use crate::stream_body;
 use crate::tasks::TaskResult;
@@ -29,7 +29,7 @@ const PASSED_HEADERS: [header::HeaderName; 6] = [
 
 /// Streams the video behind a signed link.
 pub async fn get(
-    ctx: Context,
+    ctx: RequestCtx,
     request: Request<Incoming>,
     file: &str,
 ) -> Result<Response<ResponseBody>, ApiError> {
@@ -99,7 +99,10 @@ pub async fn get(
             response = response.header(name, value.clone());
         }
     }
-    let (sender, body) = stream_body::channel();
+    // A media link is not metered: its permit holds no slot, but it comes from admission like
+    // every client stream's.
+    let permit = crate::admission::open_stream(&ctx)?;
+    let (sender, body) = stream_body::channel(permit);
     let mut frames = Box::pin(body_stream(answer.into_body(), timeouts.idle));
     crate::spawn_for_request(async move {
         while let Some(frame) = frames.next().await {

@@ -1,9 +1,9 @@
 //! Operational endpoints and the answers for routes that are not built yet.
 
-use crate::auth;
 use crate::body::{self, ResponseBody};
+use crate::context::RequestCtx;
 use crate::errors::{ApiError, ErrorKind};
-use crate::handlers::Context;
+use crate::policy;
 use http::{Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use serde_json::json;
@@ -19,7 +19,7 @@ const STORE_ANSWERS_WITHIN: std::time::Duration = std::time::Duration::from_secs
 
 /// `GET /readyz`: the store answers (within [`STORE_ANSWERS_WITHIN`]) and shutdown has not
 /// begun.
-pub async fn readyz(ctx: &Context) -> Response<ResponseBody> {
+pub async fn readyz(ctx: &RequestCtx) -> Response<ResponseBody> {
     if ctx.state.is_draining() {
         return body::json_response(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -152,7 +152,7 @@ fn channel_metrics(channels: &[std::sync::Arc<crate::catalog::Channel>], out: &m
 }
 
 /// `GET /metrics`: Prometheus text.
-pub fn metrics(ctx: &Context) -> Response<ResponseBody> {
+pub fn metrics(ctx: &RequestCtx) -> Response<ResponseBody> {
     let mut text = ctx.state.metrics.render();
     ctx.state.ledger.render_metrics(&mut text);
     ctx.state.quotas.render_metrics(&mut text);
@@ -177,7 +177,7 @@ pub fn metrics(ctx: &Context) -> Response<ResponseBody> {
 /// `GET /v1/models`: the public models and their aliases, in OpenAI's list shape (what OpenAI
 /// clients call to discover models; an alias is accepted everywhere a model is).
 pub async fn list_models(
-    ctx: Context,
+    ctx: RequestCtx,
     principal: Principal,
     _request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
@@ -188,7 +188,7 @@ pub async fn list_models(
         .filter(|name| {
             catalog
                 .lookup(name)
-                .is_some_and(|entry| auth::may_use_model(&principal, &entry.public))
+                .is_some_and(|entry| policy::may_use_model(&principal, &entry.public))
         })
         .map(model_object)
         .collect();
@@ -200,7 +200,7 @@ pub async fn list_models(
 
 /// `GET /v1/models/{model}`: one configured model, OpenAI's shape.
 pub async fn get_model(
-    ctx: Context,
+    ctx: RequestCtx,
     principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
@@ -212,7 +212,7 @@ pub async fn get_model(
         )
         .code("model_not_found")
     })?;
-    auth::admit_model(&principal, &entry.public)?;
+    policy::admit_model(&principal, &entry.public)?;
     Ok(body::json_response(StatusCode::OK, &model_object(id)))
 }
 

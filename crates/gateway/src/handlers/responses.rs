@@ -4,11 +4,12 @@
 //! is the native endpoint's, as for the chat bridge.
 
 use crate::body::{self, ResponseBody};
+use crate::context::RequestCtx;
 use crate::errors::ApiError;
-use crate::handlers::chat::bridge_to_native;
-use crate::handlers::{Context, UpstreamTime};
+use crate::generation::bridge_to_native;
 use crate::limits;
 use crate::native_relay::Encoder;
+use crate::response::UpstreamTime;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
@@ -20,7 +21,7 @@ use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
-    ctx: Context,
+    ctx: RequestCtx,
     principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
@@ -48,7 +49,7 @@ pub async fn create(
         let encoder = ResponsesSse {
             events: ResponseEvents::new(template),
         };
-        return bridged.stream(&state, encoder).await;
+        return bridged.stream(&ctx, encoder).await;
     }
     let (native, upstream_time) = bridged.whole(&state).await?;
     let answer = responses::to_response(&native, &template);

@@ -4,10 +4,11 @@
 use crate::body::{self, ResponseBody};
 use crate::charge::HeldCharge;
 use crate::config::ModelKind;
+use crate::context::RequestCtx;
 use crate::errors::ApiError;
-use crate::handlers::{Context, UpstreamTime};
 use crate::limits;
 use crate::relay;
+use crate::response::UpstreamTime;
 use crate::speech_relay::{self, AudioShape};
 use crate::stream_body;
 use crate::translate::speech::{self as translate, encoders};
@@ -27,7 +28,7 @@ const DEFAULT_MP3_BITRATE: u32 = 128_000;
 
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
-    ctx: Context,
+    ctx: RequestCtx,
     principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
@@ -48,16 +49,10 @@ pub async fn create(
 
     // 5. The hold: the local character count, CJK counting 2 (docs/api.md §8 rule 1).
     let characters = speech_characters(&request.input);
-    let held = HeldCharge::place(
-        &state,
-        &principal,
-        &entry,
-        &Usage::Characters(characters),
-        &ctx.request_id,
-    )
-    .await?
-    // The text is here: no upstream can justify more characters than it has.
-    .bounded_by_estimate();
+    let held = HeldCharge::place(&ctx, &principal, &entry, &Usage::Characters(characters))
+        .await?
+        // The text is here: no upstream can justify more characters than it has.
+        .bounded_by_estimate();
 
     // 6–8. Synthesize, relay, settle.
     let format = request.served_format();
@@ -90,9 +85,9 @@ pub async fn create(
     }
 
     let synthesis = translate::synthesis(&request, &entry, &state.speech, true);
-    crate::quotas::open_stream(&state)?;
+    let permit = crate::admission::open_stream(&ctx)?;
     let started = Instant::now();
-    let (first, frames) = match speech_relay::open(&state, &entry, &synthesis).await {
+    let (first, frames) = match speech_relay::open(&state, &entry, held.usage(), &synthesis).await {
         Ok(opened) => opened,
         Err(e) => {
             held.release(&format!("upstream failed before the first byte: {e}"));
@@ -100,7 +95,7 @@ pub async fn create(
         }
     };
     let first_frame_time = started.elapsed();
-    let (sender, body) = stream_body::channel();
+    let (sender, body) = stream_body::channel(permit);
     let shape = AudioShape {
         format,
         sample_rate,

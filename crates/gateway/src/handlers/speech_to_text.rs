@@ -5,23 +5,24 @@
 use crate::body::{self, ResponseBody};
 use crate::charge::{Basis, HeldCharge};
 use crate::config::ModelKind;
+use crate::context::RequestCtx;
 use crate::errors::ApiError;
-use crate::handlers::{Context, UpstreamTime};
 use crate::limits;
 use crate::recognition::{self, billed_seconds};
 use crate::relay;
+use crate::response::UpstreamTime;
 use crate::translate::transcription::{self as translate, encoders};
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use tollgate_billing::{Usage, audio_seconds};
 use tollgate_store::Principal;
-use tollgate_upstream::stt::SttBody;
+use tollgate_upstream::recognition::SttBody;
 use tollgate_vendor_audio::stt::{LANGUAGE_HEADER, validate};
 use tollgate_vendor_audio::{SttFormat, SttParams};
 
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
-    ctx: Context,
+    ctx: RequestCtx,
     principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
@@ -56,11 +57,10 @@ pub async fn create(
 
     // 5. The hold.
     let held = HeldCharge::place(
-        &state,
+        &ctx,
         &principal,
         &entry,
         &Usage::AudioSeconds(probed_seconds),
-        &ctx.request_id,
     )
     .await?
     // The gateway measured the file: the upstream's duration is charged up to it, with one
@@ -72,7 +72,7 @@ pub async fn create(
     let name = recognition::default_name(container);
     if params.stream {
         return recognition::stream_response(
-            &state,
+            &ctx,
             &entry,
             &upstream,
             file,

@@ -6,10 +6,11 @@
 use crate::body::{self, ResponseBody};
 use crate::charge::HeldCharge;
 use crate::config::ModelKind;
+use crate::context::RequestCtx;
 use crate::errors::ApiError;
-use crate::handlers::{Context, UpstreamTime};
 use crate::limits;
 use crate::relay;
+use crate::response::UpstreamTime;
 use crate::speech_relay::{self, AudioShape};
 use crate::stream_body;
 use crate::translate::speech::{self as translate, encoders};
@@ -23,7 +24,7 @@ use tollgate_vendor_audio::t2a::validate;
 
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
-    ctx: Context,
+    ctx: RequestCtx,
     principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
@@ -44,16 +45,10 @@ pub async fn create(
 
     // 5. The hold.
     let characters = speech_characters(&request.text);
-    let held = HeldCharge::place(
-        &state,
-        &principal,
-        &entry,
-        &Usage::Characters(characters),
-        &ctx.request_id,
-    )
-    .await?
-    // The text is here: no upstream can justify more characters than it has.
-    .bounded_by_estimate();
+    let held = HeldCharge::place(&ctx, &principal, &entry, &Usage::Characters(characters))
+        .await?
+        // The text is here: no upstream can justify more characters than it has.
+        .bounded_by_estimate();
 
     // 6–8.
     let synthesis = translate::from_t2a(&request, &entry, &state.speech);
@@ -74,9 +69,9 @@ pub async fn create(
         return Ok(response);
     }
 
-    crate::quotas::open_stream(&state)?;
+    let permit = crate::admission::open_stream(&ctx)?;
     let started = Instant::now();
-    let (first, frames) = match speech_relay::open(&state, &entry, &synthesis).await {
+    let (first, frames) = match speech_relay::open(&state, &entry, held.usage(), &synthesis).await {
         Ok(opened) => opened,
         Err(e) => {
             held.release(&format!("upstream failed before the first byte: {e}"));
@@ -84,7 +79,7 @@ pub async fn create(
         }
     };
     let first_frame_time = started.elapsed();
-    let (sender, body) = stream_body::channel();
+    let (sender, body) = stream_body::channel(permit);
     let shape = AudioShape {
         format: synthesis.format,
         sample_rate: request.sample_rate(),
@@ -108,5 +103,5 @@ pub async fn create(
         characters,
         shape,
     ));
-    Ok(crate::handlers::sse_response(body, first_frame_time))
+    Ok(crate::response::sse_response(body, first_frame_time))
 }

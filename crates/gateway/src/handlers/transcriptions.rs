@@ -5,11 +5,12 @@
 use crate::body::{self, ResponseBody};
 use crate::charge::{Basis, HeldCharge};
 use crate::config::ModelKind;
+use crate::context::RequestCtx;
 use crate::errors::ApiError;
-use crate::handlers::{Context, UpstreamTime};
 use crate::limits;
 use crate::recognition::{self, billed_seconds};
 use crate::relay;
+use crate::response::UpstreamTime;
 use crate::translate::transcription::{self as translate, encoders};
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
@@ -20,7 +21,7 @@ use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
-    ctx: Context,
+    ctx: RequestCtx,
     principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
@@ -51,11 +52,10 @@ pub async fn create(
 
     // 5. The hold.
     let held = HeldCharge::place(
-        &state,
+        &ctx,
         &principal,
         &entry,
         &Usage::AudioSeconds(probed_seconds),
-        &ctx.request_id,
     )
     .await?
     // The gateway measured the file: the upstream's duration is charged up to it, with one
@@ -67,7 +67,7 @@ pub async fn create(
     let name = recognition::default_name(container);
     if params.stream {
         return recognition::stream_response(
-            &state,
+            &ctx,
             &entry,
             &upstream,
             file,

@@ -3,8 +3,8 @@
 
 use crate::body::{self, ResponseBody};
 use crate::config::ModelKind;
+use crate::context::RequestCtx;
 use crate::errors::ApiError;
-use crate::handlers::Context;
 use crate::limits;
 use crate::tasks::{self, Submission, unix_seconds};
 use crate::translate::video as translate;
@@ -17,7 +17,7 @@ use tollgate_upstream::tasks::TaskRequest;
 
 /// `POST`: the request flow of DESIGN §2, top to bottom.
 pub async fn create(
-    ctx: Context,
+    ctx: RequestCtx,
     principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
@@ -47,7 +47,6 @@ pub async fn create(
         id: Store::new_task_id("video"),
         pricing: translate::pricing(&valid, &entry.tariff),
         request: serde_json::to_value(&request).unwrap_or_default(),
-        request_id: ctx.request_id.clone(),
     };
     let mut upstream_request = request.clone();
     upstream_request.model = entry.upstream_model.clone();
@@ -57,7 +56,7 @@ pub async fn create(
         .then(|| valid.resolution.clone());
     upstream_request.aspect_ratio = valid.aspect_ratio.clone();
     let task = tasks::submit(
-        &state,
+        &ctx,
         &principal,
         &entry,
         submission,
@@ -71,7 +70,7 @@ pub async fn create(
 
 /// `GET /{task_id}`: the owner's task from the store, at most once a second.
 pub async fn get(
-    ctx: Context,
+    ctx: RequestCtx,
     principal: Principal,
     request: Request<Incoming>,
     id: &str,

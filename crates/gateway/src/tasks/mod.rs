@@ -11,6 +11,7 @@ pub mod worker;
 
 use crate::catalog::ModelEntry;
 use crate::charge::{Basis, store_refused};
+use crate::context::RequestCtx;
 use crate::errors::{ApiError, ErrorKind};
 use crate::relay;
 use crate::state::State;
@@ -69,8 +70,6 @@ pub struct Submission {
     pub pricing: Pricing,
     /// The client's request, as JSON, for the row.
     pub request: serde_json::Value,
-    /// The creating request's id, on the hold and so on the task's ledger row and usage record.
-    pub request_id: String,
 }
 
 /// DESIGN §2 steps 5–8 for a task: the row and its hold in one transaction (a balance that
@@ -80,24 +79,26 @@ pub struct Submission {
 /// error. Runs to completion even when the client goes away: an upstream that has the task bills
 /// for it, so the row must learn its id.
 pub async fn submit(
-    state: &Arc<State>,
+    ctx: &RequestCtx,
     principal: &Principal,
     entry: &Arc<ModelEntry>,
     submission: Submission,
     request: TaskRequest,
 ) -> Result<Task, ApiError> {
-    crate::usage::note(|record| record.model = Some(entry.public.clone()));
-    crate::auth::admit_model(principal, &entry.public)?;
-    // The caller's price group, snapshot with the rest of the pricing.
+    let state = &ctx.state;
     let mut submission = submission;
-    let (tariff, price_group) =
-        crate::charge::priced(principal, &entry.public, &submission.pricing.tariff)?;
-    submission.pricing.tariff = tariff;
-    submission.pricing.price_group = price_group.as_deref().cloned();
-    let amount = submission
-        .pricing
-        .charge(&submission.pricing.estimate)
-        .map_err(|e| ApiError::internal("pricing the task", e))?;
+    let priced = crate::charge::Priced::admit(
+        ctx,
+        principal,
+        &entry.public,
+        &submission.pricing.tariff,
+        &submission.pricing.estimate,
+    )
+    .await?;
+    // The caller's price group, snapshot with the rest of the pricing.
+    submission.pricing.tariff = priced.tariff;
+    submission.pricing.price_group = priced.price_group.as_deref().cloned();
+    let amount = priced.amount;
     let first_channel = entry
         .channels
         .first()
@@ -116,38 +117,33 @@ pub async fn submit(
         upstream_model: entry.upstream_model.clone(),
         pricing,
         request: submission.request,
-        request_id: Some(submission.request_id),
+        request_id: Some(ctx.request_id.clone()),
         in_flight_limits: in_flight_limits(principal),
         deadline: state.tasks.deadline,
     };
     // A task counts against the caller's per-minute units and budgets at its estimate and hold
-    // when it is created; it is charged later, on whichever replica polls it to its end.
-    let mut headers = crate::quotas::RateHeaders::default();
-    let spend = state
-        .quotas
-        .admit_spend(principal, &submission_estimate, amount, &mut headers)
-        .await;
-    crate::usage::note_rate_headers(&headers);
-    let spend = spend?;
+    // when it is created (`Priced::admit`); it is charged later, on whichever replica polls it
+    // to its end.
     let (task, hold) = state
         .store
         .create_task(new_task, amount)
         .await
         .map_err(store_refused)?;
-    if let Some(spend) = spend {
+    if let Some(spend) = priced.spend {
         spend.settle(&submission_estimate, amount);
     }
     // The creating request's record: the hold, no charge; the task's own record carries the
     // charge or the refund when it ends (`tollgate_store`'s `finish_task`).
-    crate::usage::note(|record| {
+    ctx.note(|record| {
         record.hold = hold.amount;
         record.task_id = Some(task.id.clone());
         record.note = Some("task created; charged when it finishes".into());
     });
 
     let (state, entry) = (state.clone(), entry.clone());
+    let usage = ctx.usage.clone();
     crate::spawn_for_request(async move {
-        let called = relay::with_failover(&entry, |channel, endpoint| {
+        let called = relay::with_failover(&entry, usage.as_ref(), |channel, endpoint| {
             let (state, request) = (state.clone(), &request);
             async move {
                 let created = channel

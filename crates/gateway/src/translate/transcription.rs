@@ -17,8 +17,8 @@
 use crate::catalog::ModelEntry;
 use tollgate_compat_audio::TranscriptionParams;
 use tollgate_compat_audio::transcription::{Segment, Transcript, Word, speaker_label, split_words};
+use tollgate_upstream::recognition::SttBody;
 use tollgate_upstream::recognition::{Recognition, Transcription};
-use tollgate_upstream::stt::SttBody;
 use tollgate_vendor_audio::{
     SttFormat, SttJson, SttParams, SttSegment, SttVerboseJson, SttWord, TimestampLevel,
 };

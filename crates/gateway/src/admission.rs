@@ -1,0 +1,85 @@
+//! Admission: whether a request may go ahead, decided in one place (DESIGN §2 step 2 and the
+//! model rule of step 4; `docs/architecture.md`, "The request path"). The service calls
+//! [`authenticate`] once for every client route — the key, its access policies' expiry,
+//! endpoint and network rules, and the key's rate and concurrency limits on a metered route; the
+//! model rule is [`admit_model`], asked where the model is known; and a client stream is opened
+//! only under the [`StreamPermit`] that [`open_stream`] hands out.
+
+use crate::auth::{self, Lookup};
+use crate::clock::now_millis;
+use crate::context::RequestCtx;
+use crate::errors::{ApiError, ErrorKind, Family};
+use crate::policy;
+pub use crate::quotas::StreamPermit;
+use http::HeaderMap;
+use tollgate_store::Principal;
+
+/// Authenticates a request: the key must exist and be enabled, with its account, and the
+/// request must pass their access policies' expiry, endpoint and network rules (the model rule
+/// is checked where the model is known: [`policy::admit_model`]). On a metered route the request then
+/// takes its place under the key's rate and concurrency limits, held in its usage draft until
+/// the request ends.
+pub async fn authenticate(
+    ctx: &RequestCtx,
+    family: Family,
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> Result<Principal, ApiError> {
+    let state = &ctx.state;
+    let Some(secret) = auth::presented_secret(family, headers, query) else {
+        return Err(ApiError::new(
+            ErrorKind::MissingCredential,
+            match family {
+                Family::Google => {
+                    "Method doesn't allow unregistered callers: pass your key in x-vendor-api-key, x-goog-api-key or ?key="
+                }
+                _ => "You didn't provide an API key: pass it as 'Authorization: Bearer YOUR_KEY'",
+            },
+        ));
+    };
+    match auth::look_up(&state.keys, &state.store, &secret).await? {
+        Lookup::Found(principal) => {
+            let span = tracing::Span::current();
+            span.record("account", principal.account_name.as_str());
+            span.record("key", principal.key_id.as_str());
+            if let Some(usage) = &ctx.usage {
+                usage.note_principal(&principal);
+            }
+            policy::admit(&principal, ctx.route, ctx.client, family, now_millis())?;
+            // Rate limits and concurrency count metered requests (the ones logged); what the
+            // admission holds lives as long as the request, in its usage draft.
+            if let Some(usage) = &ctx.usage {
+                let mut headers = crate::quotas::RateHeaders::default();
+                let admitted = state.quotas.admit_request(&principal, &mut headers).await;
+                usage.note_rate_headers(&headers);
+                if let Some(admitted) = admitted? {
+                    usage.keep(admitted);
+                }
+            }
+            Ok(principal)
+        }
+        Lookup::Unknown => Err(ApiError::new(
+            ErrorKind::InvalidCredential,
+            match family {
+                // The vendor's own words; its SDK shows them as they are.
+                Family::Google => "API key not valid. Please pass a valid API key.".to_owned(),
+                _ => format!("Incorrect API key provided: {}", auth::redact(&secret)),
+            },
+        )),
+        Lookup::Disabled => Err(ApiError::new(
+            ErrorKind::Forbidden,
+            "This API key or its account has been disabled",
+        )),
+    }
+}
+
+/// Admits the client stream the request is about to open, against the open-streams limits of
+/// its account and key: the permit — which the stream's sender owns — holds the slot until the
+/// stream's last frame. Called before the upstream call.
+pub fn open_stream(ctx: &RequestCtx) -> Result<StreamPermit, ApiError> {
+    let limited_by = ctx
+        .usage
+        .as_ref()
+        .and_then(crate::usage::Recorder::limited_by);
+    ctx.state.quotas.admit_stream(limited_by.as_deref())
+}

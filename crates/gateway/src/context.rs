@@ -1,0 +1,47 @@
+//! [`RequestCtx`]: what one request carries through its flow (DESIGN §2), created by the service
+//! and handed explicitly to every step — no step reaches request state any other way
+//! (`docs/architecture.md`, "The request context"). Work spawned for the request (a stream's
+//! relay, a task's submission) takes what it needs of it by value: a clone of the usage draft,
+//! the state.
+
+use crate::routes::Route;
+use crate::state::State;
+use crate::usage::Recorder;
+use std::net::IpAddr;
+use std::sync::Arc;
+use tollgate_store::UsageRecord;
+
+/// One request's context.
+#[derive(Debug, Clone)]
+pub struct RequestCtx {
+    /// Shared state.
+    pub state: Arc<State>,
+    /// This request's id (also the `x-request-id` response header).
+    pub request_id: String,
+    /// What the request is for.
+    pub route: Route,
+    /// The client's address: the connection's peer, or what a trusted proxy says it relayed
+    /// for (`[server] trusted_proxies`); `None` when unknown.
+    pub client: Option<IpAddr>,
+    /// The connection's peer is one of `[server] trusted_proxies`: only then are forwarded
+    /// headers (`X-Forwarded-For`, `-Proto`, `-Host`) believed.
+    pub from_trusted_proxy: bool,
+    /// The request's usage record in the making — with the rate headers and what admission
+    /// holds of the key's limits — or `None` for a route that is not logged
+    /// ([`crate::routes::Route::is_metered`]).
+    pub usage: Option<Recorder>,
+}
+
+impl RequestCtx {
+    /// Where the request says it was addressed to, for links handed back to it.
+    pub fn origin(&self, headers: &http::HeaderMap) -> crate::media::Origin {
+        crate::media::Origin::of(headers, self.from_trusted_proxy)
+    }
+
+    /// Notes `f`'s part on the request's usage record, if it is logged.
+    pub fn note(&self, f: impl FnOnce(&mut UsageRecord)) {
+        if let Some(usage) = &self.usage {
+            usage.note(f);
+        }
+    }
+}

@@ -1,0 +1,278 @@
+//! Native text generation, steps 4–8 of DESIGN §2 as the native endpoint and its OpenAI-shaped
+//! bridges (chat completions, Responses) share them: the model and its limits, the prompt
+//! measured and held, the upstream's stream opened or its whole answer run to completion and
+//! settled. The handlers (`handlers::{native, chat, responses}`) read their own formats and call
+//! these; none of them calls another handler.
+
+use crate::catalog::ModelEntry;
+use crate::charge::HeldCharge;
+use crate::config::ModelKind;
+use crate::context::RequestCtx;
+use crate::errors::{ApiError, ErrorKind};
+use crate::native_relay::{self, Encoder};
+use crate::relay;
+use crate::response::{ResponseBody, sse_response};
+use crate::state::State;
+use crate::stream_body;
+use crate::translate::native as translate;
+use bytes::Bytes;
+use http::Response;
+use std::sync::Arc;
+use std::time::Duration;
+use tollgate_billing::Usage;
+use tollgate_native_genai::models::ModelLimits;
+use tollgate_native_genai::{
+    FieldError, GenerateContentRequest, GenerateContentResponse, validate,
+};
+use tollgate_store::Principal;
+use tollgate_upstream::genai::FrameStream;
+
+/// Step 5 of a native request (and of the chat and Responses bridges): the prompt measured
+/// (`translate::estimate_prompt`, on the blocking pool when it carries much inline media),
+/// refused when its media alone pass the model's input limit, and held with the most the
+/// request can produce (`max_output`, thinking included) — the model's whole input limit
+/// when a part cannot be measured (`docs/decisions.md`, "Bounded settlement"). Hands the
+/// request back, with the hold and the prompt's local count.
+pub async fn hold_prompt(
+    ctx: &RequestCtx,
+    principal: &Principal,
+    entry: &Arc<crate::catalog::ModelEntry>,
+    limits: &ModelLimits,
+    request: GenerateContentRequest,
+    max_output: u64,
+) -> Result<(GenerateContentRequest, HeldCharge, u64), ApiError> {
+    let (request, prompt) =
+        if translate::inline_bytes(&request) > translate::MEASURE_ON_BLOCKING_POOL {
+            tokio::task::spawn_blocking(move || {
+                let prompt = translate::estimate_prompt(&request);
+                (request, prompt)
+            })
+            .await
+            .map_err(|e| ApiError::internal("measuring the request's media", e))?
+        } else {
+            let prompt = translate::estimate_prompt(&request);
+            (request, prompt)
+        };
+    let input_limit = u64::from(limits.input_token_limit);
+    if prompt.media > input_limit {
+        return Err(ApiError::invalid(
+            "contents",
+            "too_long",
+            format!(
+                "The request's media measure {} tokens, more than the {input_limit} the model takes as input",
+                prompt.media
+            ),
+        ));
+    }
+    if let Some(field) = &prompt.unmeasured {
+        tracing::debug!(
+            field,
+            input_limit,
+            "a prompt part cannot be measured: held up to the model's input limit"
+        );
+    }
+    let estimate = Usage::TextTokens {
+        input: prompt.hold_tokens(input_limit),
+        output: max_output,
+    };
+    let held = HeldCharge::place(ctx, principal, entry, &estimate).await?;
+    Ok((request, held, prompt.local()))
+}
+
+/// Opens the upstream's event stream through the model's channels: the events, and the time the
+/// response head took.
+pub async fn open_stream(
+    state: &Arc<State>,
+    entry: &Arc<crate::catalog::ModelEntry>,
+    usage: Option<&crate::usage::Recorder>,
+    raw: Bytes,
+) -> Result<(FrameStream, std::time::Duration), tollgate_upstream::UpstreamError> {
+    let opened = relay::with_failover(entry, usage, |channel, endpoint| {
+        let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
+        async move {
+            let started = std::time::Instant::now();
+            channel
+                .text_generator()?
+                .stream(&state.http, &endpoint, &model, raw)
+                .await
+                .map(|frames| (frames, started.elapsed()))
+        }
+    })
+    .await?;
+    Ok(opened.0)
+}
+
+/// Steps 6–8 of a whole answer, run to completion even if the client goes away (the upstream
+/// bills the work once it has the request): the upstream's bytes and time, after settling.
+pub async fn generate_whole(
+    state: &Arc<State>,
+    entry: &Arc<crate::catalog::ModelEntry>,
+    raw: Bytes,
+    held: HeldCharge,
+    local_input: u64,
+) -> Result<(Bytes, std::time::Duration), ApiError> {
+    let (state, entry) = (state.clone(), entry.clone());
+    crate::spawn_for_request(async move {
+        let called = relay::with_failover(&entry, held.usage(), |channel, endpoint| {
+            let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
+            async move {
+                channel
+                    .text_generator()?
+                    .generate(&state.http, &endpoint, &model, raw)
+                    .await
+            }
+        })
+        .await;
+        let answer = match called {
+            Ok((answer, _)) => answer,
+            Err(e) => {
+                tracing::warn!(error = %e, "native upstream failed");
+                held.release(&format!("upstream failed: {e}"));
+                return Err(relay::upstream_error(&e));
+            }
+        };
+        let response: GenerateContentResponse = match serde_json::from_slice(&answer.body) {
+            Ok(r) => r,
+            Err(e) => {
+                // The client gets nothing usable, so it pays nothing.
+                tracing::error!(error = %e, "the upstream's answer is not a generateContent response");
+                held.release("upstream answer unreadable");
+                return Err(ApiError::new(
+                    ErrorKind::UpstreamFailed,
+                    "The upstream's answer could not be read; the request was not charged",
+                ));
+            }
+        };
+        let (usage, basis) = translate::settled_usage(
+            response.usage_metadata.as_ref(),
+            local_input,
+            &translate::delivered_text(&response),
+        );
+        held.settle(&usage, basis).await?;
+        Ok((answer.body, answer.upstream_time))
+    })
+    .await
+    .map_err(|e| ApiError::internal("relaying the request", e))?
+}
+
+/// A configured native model and its limits; an unknown one is the vendor's 404.
+pub fn native_model(
+    state: &State,
+    model: &str,
+) -> Result<(Arc<crate::catalog::ModelEntry>, ModelLimits), ApiError> {
+    let model = model.strip_prefix("models/").unwrap_or(model);
+    let entry = state
+        .catalog
+        .resolve(model, ModelKind::NativeText)
+        .cloned()
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorKind::NotFound,
+                format!(
+                    "models/{model} is not found, or is not a text-generation model served here"
+                ),
+            )
+        })?;
+    let mut model_limits = limits_of(&entry).unwrap_or_default();
+    if let Some(max) = entry.max_input_tokens {
+        model_limits.input_token_limit = u32::try_from(max).unwrap_or(u32::MAX);
+    }
+    Ok((entry, model_limits))
+}
+
+/// The limits of a model's row in the table (by its upstream id, then its public one).
+pub fn limits_of(entry: &crate::catalog::ModelEntry) -> Option<ModelLimits> {
+    tollgate_native_genai::models::limits(&entry.upstream_model)
+        .or_else(|| tollgate_native_genai::models::limits(&entry.public))
+}
+
+/// A request of an OpenAI-shaped endpoint bridged to a native model, held and ready to send.
+#[derive(Debug)]
+pub struct Bridged {
+    entry: Arc<ModelEntry>,
+    /// The native request's JSON.
+    raw: Bytes,
+    /// The prompt's local token estimate (the fallback when no usage arrives).
+    local_input: u64,
+    held: HeldCharge,
+}
+
+impl Bridged {
+    /// Steps 6–8 streamed: the native stream opened (the hold released if it cannot be), then
+    /// relayed through `encoder` and settled in the background.
+    pub async fn stream<E: Encoder>(
+        self,
+        ctx: &RequestCtx,
+        encoder: E,
+    ) -> Result<Response<ResponseBody>, ApiError> {
+        let permit = crate::admission::open_stream(ctx)?;
+        let state = &ctx.state;
+        let (frames, first_frame) =
+            match open_stream(state, &self.entry, self.held.usage(), self.raw).await {
+                Ok(opened) => opened,
+                Err(e) => {
+                    self.held.release(&format!("upstream failed: {e}"));
+                    return Err(relay::upstream_error(&e));
+                }
+            };
+        let (sender, body) = stream_body::channel(permit);
+        crate::spawn_for_request(native_relay::relay(
+            frames,
+            sender,
+            encoder,
+            self.held,
+            self.local_input,
+        ));
+        Ok(sse_response(body, first_frame))
+    }
+
+    /// Steps 6–8 whole: the native answer, settled, and how long the upstream took.
+    pub async fn whole(
+        self,
+        state: &Arc<State>,
+    ) -> Result<(GenerateContentResponse, Duration), ApiError> {
+        let (bytes, upstream_time) =
+            generate_whole(state, &self.entry, self.raw, self.held, self.local_input).await?;
+        let native = serde_json::from_slice(&bytes).map_err(|e| {
+            ApiError::new(
+                ErrorKind::UpstreamFailed,
+                format!("The upstream's answer could not be read: {e}"),
+            )
+        })?;
+        Ok((native, upstream_time))
+    }
+}
+
+/// Steps 4–5 of a bridged request (docs/api.md §4 rule 4): `model` must be a native model (others are
+/// `model_not_found`); `to_native` translates for its limits, the native rules check the
+/// result, and the hold covers the prompt estimate and the output cap.
+pub async fn bridge_to_native(
+    ctx: &RequestCtx,
+    principal: &Principal,
+    model: &str,
+    to_native: impl FnOnce(&ModelLimits) -> Result<GenerateContentRequest, FieldError>,
+) -> Result<Bridged, ApiError> {
+    let state = &ctx.state;
+    if state
+        .catalog
+        .resolve(model, ModelKind::NativeText)
+        .is_none()
+    {
+        return Err(ApiError::unknown_model(model));
+    }
+    let (entry, model_limits) = native_model(state, model)?;
+    let native = to_native(&model_limits)?;
+    let max_output = validate(&native, &model_limits)?.max_total_output_tokens();
+    let (native, held, local_input) =
+        hold_prompt(ctx, principal, &entry, &model_limits, native, max_output).await?;
+    let raw = Bytes::from(
+        serde_json::to_vec(&native)
+            .map_err(|e| ApiError::internal("translating the request", e))?,
+    );
+    Ok(Bridged {
+        entry,
+        raw,
+        local_input,
+        held,
+    })
+}
