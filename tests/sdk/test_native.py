@@ -355,6 +355,41 @@ def test_count_tokens_is_free(base_url, api_version):
 
 
 @pytest.mark.parametrize("api_version", API_VERSIONS)
+def test_embed_content_is_served_by_embeddings_channels_and_billed_like_v1_embeddings(base_url, api_version):
+    """`models.embed_content` → `…/models/{model}:batchEmbedContents` (the SDK sends every call
+    there, without a `model` in its requests): one vector per content, in order, at the asked
+    dimensionality — the same vectors `/v1/embeddings` gives for the same texts — charged the
+    upstream's tokens × the model's price, exactly what the OpenAI endpoint charges."""
+    texts = ["What is your name?", "What is your favorite color?", "Tell me about the sky."]
+    name, key = fresh_account("native-embed")
+    c = gclient(base_url, key, api_version)
+    embedded = c.models.embed_content(
+        model="text-embedding-3-small", contents=texts,
+        config=types.EmbedContentConfig(output_dimensionality=64, task_type="RETRIEVAL_QUERY"),
+    )
+    assert [len(e.values) for e in embedded.embeddings] == [64, 64, 64]
+
+    # The OpenAI endpoint on another account: the same vectors, the same charge.
+    other, other_key = fresh_account("native-embed-ref")
+    reference = oclient(base_url, other_key).embeddings.create(
+        model="text-embedding-3-small", input=texts, dimensions=64, encoding_format="float")
+    for mine, theirs in zip(embedded.embeddings, reference.data):
+        assert mine.values == pytest.approx(theirs.embedding, abs=1e-6)
+    price = Decimal(str(default_config()["models"]["text-embedding-3-small"]["price"]["per_million_tokens"]))
+    charge = (price * reference.usage.prompt_tokens / Decimal(1_000_000)).quantize(NANO, rounding=ROUND_CEILING)
+    assert charge > 0
+    assert_paid(name, Decimal(10), charge)
+    assert_paid(other, Decimal(10), charge)
+
+    # One string: one vector; a text-generation model is not an embeddings model (404).
+    one = c.models.embed_content(model="text-embedding-3-small", contents="hello")
+    assert len(one.embeddings) == 1 and len(one.embeddings[0].values) == 1536
+    with pytest.raises(genai_errors.ClientError) as caught:
+        c.models.embed_content(model=MODEL, contents="hello")
+    assert caught.value.code == 404 and caught.value.status == "NOT_FOUND", caught.value.details
+
+
+@pytest.mark.parametrize("api_version", API_VERSIONS)
 def test_list_and_get_models(base_url, key, api_version):
     c = gclient(base_url, key, api_version)
     listed = {m.name: m for m in c.models.list()}

@@ -38,6 +38,12 @@ impl RequestCtx {
         crate::media::Origin::of(headers, self.from_trusted_proxy)
     }
 
+    /// What the request's body must keep to: its route's limit (the row's `body` in
+    /// `crate::routes::ROUTES`, `[limits]`) and the pace of `[server]`.
+    pub fn body_bounds(&self) -> crate::body::Bounds {
+        self.state.body_bounds(self.route.body_limit())
+    }
+
     /// Notes `f`'s part on the request's usage record, if it is logged.
     pub fn note(&self, f: impl FnOnce(&mut UsageRecord)) {
         if let Some(usage) = &self.usage {

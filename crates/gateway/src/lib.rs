@@ -35,6 +35,7 @@ pub mod clock;
 pub mod config;
 pub mod connections;
 pub mod context;
+pub mod embedding;
 pub mod errors;
 pub mod generation;
 pub mod handlers;

@@ -5,7 +5,6 @@
 
 use crate::charge::{Basis, HeldCharge};
 use crate::errors::ApiError;
-use crate::limits;
 use crate::pump::{Closing, End, Meter, Settlement};
 use crate::state::State;
 use crate::stream_body::BodySender;
@@ -28,16 +27,16 @@ pub const MAX_SECONDS: u64 = 500;
 /// Reads the form: the file under the endpoint's limit, at most 32 other fields of 64 KiB,
 /// while the caller's key holds one of its upload slots (`[server] max_uploads_per_key`).
 pub async fn read_form(
-    state: &State,
+    ctx: &crate::context::RequestCtx,
     principal: &tollgate_store::Principal,
-    endpoint: limits::Endpoint,
     headers: &HeaderMap,
     body: Incoming,
 ) -> Result<Upload, ApiError> {
+    let state = &ctx.state;
     let _slot = state
         .uploads
         .admit(&principal.key_id, state.server.max_uploads_per_key)?;
-    let bounds = state.body_bounds(endpoint);
+    let bounds = ctx.body_bounds();
     let limits = UploadLimits {
         file_bytes: bounds.limit as u64,
         field_bytes: 64 << 10,

@@ -11,7 +11,7 @@ use crate::errors::{ApiError, ErrorKind, Family};
 use crate::handlers;
 use crate::policy;
 use crate::response::UpstreamTime;
-use crate::routes::{self, Route};
+use crate::routes::{self, Credentials, Route};
 use crate::state::State;
 use crate::usage::Recorder;
 use futures_util::FutureExt;
@@ -102,7 +102,7 @@ impl Gateway {
         let mut routed = routes::route(request.method(), request.uri().path());
         // `GET /v1/models[/{id}]` is the native list for a native client (its SDK calls there):
         // its errors then take the native shape too.
-        if matches!(routed.route, Route::ListModels | Route::ModelGet)
+        if routed.route.spec().map(|s| s.credentials) == Some(Credentials::KeyByClient)
             && handlers::native::is_native_client(&request)
         {
             routed.family = crate::errors::Family::Google;
@@ -236,45 +236,23 @@ async fn dispatch(
     client(ctx, principal, family, route, request).await
 }
 
-/// How a route's clients present their key (docs/api.md §5), or `None` for a route that takes
-/// no client key (operations, signed media links, the operator's side with its own tokens).
+/// How a route's clients present their key — its row's `credentials` (docs/api.md §5) — or
+/// `None` for a route that takes no client key (operations, signed media links, the operator's
+/// side with its own tokens).
 fn credentials(route: Route, request: &Request<Incoming>) -> Option<Family> {
-    let native_client = || handlers::native::is_native_client(request);
-    Some(match route {
-        Route::Embeddings
-        | Route::Speech
-        | Route::Transcriptions
-        | Route::SpeechToText
-        | Route::VideoCreate
-        | Route::VideoGet
-        | Route::ChatCompletions
-        | Route::Responses => Family::OpenAi,
-        Route::T2a => Family::T2a,
-        Route::ClipTaskCreate
-        | Route::ClipTaskList
-        | Route::ClipTaskGet
-        | Route::ClipTaskDelete => Family::Ark,
-        Route::NativeGenerate
-        | Route::NativeStream
-        | Route::NativeCountTokens
-        | Route::NativeListModels => Family::Google,
-        Route::ListModels if native_client() => Family::Google,
-        Route::ListModels => Family::OpenAi,
-        Route::ModelGet if native_client() || request.uri().path().starts_with("/v1beta/") => {
-            Family::Google
-        }
-        Route::ModelGet => Family::OpenAi,
-        Route::Healthz
-        | Route::Readyz
-        | Route::Metrics
-        | Route::Media
-        | Route::Translations
-        | Route::Admin
-        | Route::OpenApi
-        | Route::Console
-        | Route::MethodNotAllowed(_)
-        | Route::NotFound => return None,
-    })
+    match route.spec()?.credentials {
+        Credentials::Key(family) => Some(family),
+        Credentials::KeyByClient => Some(
+            if handlers::native::is_native_client(request)
+                || request.uri().path().starts_with("/v1beta/")
+            {
+                Family::Google
+            } else {
+                Family::OpenAi
+            },
+        ),
+        Credentials::Open | Credentials::Operator => None,
+    }
 }
 
 /// The client routes, with their caller and how it presented its key (which also says whether
@@ -316,6 +294,9 @@ async fn client(
         Route::NativeStream => handlers::native::generate(ctx, principal, request, true).await,
         Route::NativeCountTokens => handlers::native::count_tokens(ctx, principal, request).await,
         Route::NativeListModels => handlers::native::list_models(ctx, principal, request).await,
+        Route::NativeEmbed | Route::NativeBatchEmbed => {
+            handlers::native_embeddings::create(ctx, principal, request).await
+        }
         Route::ModelGet if family == Family::Google => {
             handlers::native::get_model(ctx, principal, request).await
         }
@@ -354,7 +335,7 @@ async fn open(
                 format!("{} is not allowed here; use {allow}", request.method()),
             );
             let mut response = e.into_response(routes::family_of(request.uri().path()));
-            if let Ok(v) = HeaderValue::from_str(allow) {
+            if let Ok(v) = HeaderValue::from_str(&allow.to_string()) {
                 response.headers_mut().insert(header::ALLOW, v);
             }
             Ok(response)

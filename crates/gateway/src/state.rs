@@ -54,11 +54,11 @@ impl AsRef<Metrics> for State {
 }
 
 impl State {
-    /// What a request body of `endpoint` must keep to: its limit (`[limits]`) and its pace
-    /// (`[server]`).
-    pub fn body_bounds(&self, endpoint: crate::limits::Endpoint) -> crate::body::Bounds {
+    /// What a request body under `endpoint`'s limit must keep to: that limit (`[limits]`; 1 MiB
+    /// for none) and its pace (`[server]`).
+    pub fn body_bounds(&self, endpoint: Option<crate::limits::Endpoint>) -> crate::body::Bounds {
         crate::body::Bounds {
-            limit: self.limits.of(endpoint),
+            limit: endpoint.map_or(1 << 20, |e| self.limits.of(e)),
             pace: crate::body::Pace::of(&self.server),
         }
     }

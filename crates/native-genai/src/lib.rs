@@ -24,6 +24,8 @@
 //!   [`FieldError`] naming the JSON path (`generationConfig.thinkingConfig.thinkingBudget`).
 //! - [`stream`]: the non-SSE `streamGenerateContent` body, one streamed JSON array:
 //!   [`ArrayDecoder`] reads it incrementally, [`ArrayEncoder`] writes it.
+//! - [`embed`]: `embedContent` and `batchEmbedContents` — their requests and answers, and
+//!   [`embed::texts`], the rules a request keeps to before it is embedded.
 //! - [`error`]: [`FieldError`] and [`Rule`], and the vendor's error body [`GoogleError`].
 //! - [`chat`]: the OpenAI chat-completions types the bridge needs ([`ChatCompletionRequest`],
 //!   [`ChatCompletion`], [`ChatCompletionChunk`], [`ChatUsage`], ...).
@@ -94,6 +96,7 @@
 
 pub mod bridge;
 pub mod chat;
+pub mod embed;
 pub mod error;
 pub mod media;
 pub mod models;

@@ -12,7 +12,7 @@ use tollgate_store::{
 
 use super::views;
 use crate::clock::parse_rfc3339;
-use crate::routes::POLICY_ENDPOINTS;
+use crate::routes::policy_endpoints;
 
 /// Who made a change: `token:NAME` through the API, `cli:USER` on the command line.
 #[derive(Debug, Clone)]
@@ -448,13 +448,13 @@ impl PolicyEdit {
         if let Some(unknown) = endpoints
             .iter()
             .flatten()
-            .find(|e| !POLICY_ENDPOINTS.contains(&e.as_str()))
+            .find(|e| !policy_endpoints().contains(&e.as_str()))
         {
             return Err(OpError::invalid(
                 "endpoints",
                 format!(
                     "{unknown:?} is not an endpoint; use {}",
-                    POLICY_ENDPOINTS.join(", ")
+                    policy_endpoints().join(", ")
                 ),
             ));
         }
@@ -777,11 +777,14 @@ impl UsageQuery {
             })
             .transpose()?;
         if let Some(endpoint) = &self.endpoint
-            && !POLICY_ENDPOINTS.contains(&endpoint.as_str())
+            && !policy_endpoints().contains(&endpoint.as_str())
         {
             return Err(OpError::invalid(
                 "endpoint",
-                format!("{endpoint:?} is not one of {}", POLICY_ENDPOINTS.join(", ")),
+                format!(
+                    "{endpoint:?} is not one of {}",
+                    policy_endpoints().join(", ")
+                ),
             ));
         }
         let account_id = match &self.account {

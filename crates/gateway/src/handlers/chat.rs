@@ -8,7 +8,6 @@ use crate::body::{self, ResponseBody};
 use crate::context::RequestCtx;
 use crate::errors::{ApiError, Family};
 use crate::generation::bridge_to_native;
-use crate::limits;
 use crate::native_relay::Encoder;
 use crate::response::UpstreamTime;
 use bytes::Bytes;
@@ -29,12 +28,8 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 3. The body.
-    let (chat, _): (ChatCompletionRequest, _) = body::read_json(
-        state.body_bounds(limits::Endpoint::Chat),
-        &parts.headers,
-        body,
-    )
-    .await?;
+    let (chat, _): (ChatCompletionRequest, _) =
+        body::read_json(ctx.body_bounds(), &parts.headers, body).await?;
 
     // 4–5. The model (native models only), the translation, the native rules, the hold.
     let bridged = bridge_to_native(&ctx, &principal, &chat.model, |limits| {

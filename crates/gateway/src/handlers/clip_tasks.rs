@@ -5,7 +5,6 @@ use crate::body::{self, ResponseBody};
 use crate::config::ModelKind;
 use crate::context::RequestCtx;
 use crate::errors::{ApiError, ErrorKind};
-use crate::limits;
 use crate::tasks::{self, Submission, inputs, unix_seconds};
 use crate::translate::clip as translate;
 use http::{Request, Response, StatusCode};
@@ -29,12 +28,8 @@ pub async fn create(
 
     // 3. The body, under the endpoint's limit, decoded; what the SDK sends (explicit nulls,
     // fields we do not model) is accepted.
-    let (mut request, _): (CreateTaskRequest, _) = body::read_json(
-        state.body_bounds(limits::Endpoint::ClipTasks),
-        &parts.headers,
-        body,
-    )
-    .await?;
+    let (mut request, _): (CreateTaskRequest, _) =
+        body::read_json(ctx.body_bounds(), &parts.headers, body).await?;
 
     // 4. The model, then every content rule and limit, before any money or upstream call.
     let entry = state

@@ -7,6 +7,7 @@ pub mod clip_tasks;
 pub mod embeddings;
 pub mod media;
 pub mod native;
+pub mod native_embeddings;
 pub mod ops;
 pub mod responses;
 pub mod speech;

@@ -14,7 +14,6 @@ use crate::config::ModelKind;
 use crate::context::RequestCtx;
 use crate::errors::{ApiError, Family};
 use crate::generation::{generate_whole, hold_prompt, limits_of, native_model, open_stream};
-use crate::limits;
 use crate::native_relay::{self, NativeSse};
 use crate::policy;
 use crate::relay;
@@ -101,12 +100,7 @@ async fn generate_as(
 
     // 3. The body, kept as sent, and decoded to be checked.
     body::require_json(&parts.headers)?;
-    let raw = body::read_limited(
-        &parts.headers,
-        body,
-        state.body_bounds(limits::Endpoint::Native),
-    )
-    .await?;
+    let raw = body::read_limited(&parts.headers, body, ctx.body_bounds()).await?;
     let request: GenerateContentRequest = body::decode_json(&raw)?;
 
     // 4. The model from the path, and the request against its limits.
@@ -176,12 +170,7 @@ pub async fn count_tokens(
     let state = ctx.state.clone();
     let _query = parts.uri.query().unwrap_or_default();
     body::require_json(&parts.headers)?;
-    let raw = body::read_limited(
-        &parts.headers,
-        body,
-        state.body_bounds(limits::Endpoint::Native),
-    )
-    .await?;
+    let raw = body::read_limited(&parts.headers, body, ctx.body_bounds()).await?;
     let request: CountTokensRequest = body::decode_json(&raw)?;
     if request.contents.as_ref().is_none_or(Vec::is_empty)
         && request.generate_content_request.is_none()

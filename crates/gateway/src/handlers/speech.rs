@@ -6,7 +6,6 @@ use crate::charge::HeldCharge;
 use crate::config::ModelKind;
 use crate::context::RequestCtx;
 use crate::errors::ApiError;
-use crate::limits;
 use crate::relay;
 use crate::response::UpstreamTime;
 use crate::speech_relay::{self, AudioShape};
@@ -36,12 +35,8 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 3. The body, under the endpoint's limit, decoded and checked.
-    let (request, _): (SpeechRequest, _) = body::read_json(
-        state.body_bounds(limits::Endpoint::Speech),
-        &parts.headers,
-        body,
-    )
-    .await?;
+    let (request, _): (SpeechRequest, _) =
+        body::read_json(ctx.body_bounds(), &parts.headers, body).await?;
     validate(&request).map_err(ApiError::from)?;
 
     // 4. The model (aliases such as tts-1 resolve here).

@@ -7,7 +7,6 @@ use crate::charge::{Basis, HeldCharge};
 use crate::config::ModelKind;
 use crate::context::RequestCtx;
 use crate::errors::ApiError;
-use crate::limits;
 use crate::recognition::{self, billed_seconds};
 use crate::relay;
 use crate::response::UpstreamTime;
@@ -30,14 +29,7 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 3. The form, streamed; the language hint is a header (wire-formats §4).
-    let mut form = recognition::read_form(
-        &state,
-        &principal,
-        limits::Endpoint::SpeechToText,
-        &parts.headers,
-        body,
-    )
-    .await?;
+    let mut form = recognition::read_form(&ctx, &principal, &parts.headers, body).await?;
     let language = parts
         .headers
         .get(LANGUAGE_HEADER)

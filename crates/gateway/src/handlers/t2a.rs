@@ -8,7 +8,6 @@ use crate::charge::HeldCharge;
 use crate::config::ModelKind;
 use crate::context::RequestCtx;
 use crate::errors::ApiError;
-use crate::limits;
 use crate::relay;
 use crate::response::UpstreamTime;
 use crate::speech_relay::{self, AudioShape};
@@ -32,12 +31,8 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 3. The body, under the endpoint's limit, decoded and checked.
-    let (request, _): (T2aRequest, _) = body::read_json(
-        state.body_bounds(limits::Endpoint::T2a),
-        &parts.headers,
-        body,
-    )
-    .await?;
+    let (request, _): (T2aRequest, _) =
+        body::read_json(ctx.body_bounds(), &parts.headers, body).await?;
     validate(&request).map_err(ApiError::from)?;
 
     // 4. The model.

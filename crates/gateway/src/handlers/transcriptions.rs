@@ -7,7 +7,6 @@ use crate::charge::{Basis, HeldCharge};
 use crate::config::ModelKind;
 use crate::context::RequestCtx;
 use crate::errors::ApiError;
-use crate::limits;
 use crate::recognition::{self, billed_seconds};
 use crate::relay;
 use crate::response::UpstreamTime;
@@ -29,14 +28,7 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 3. The form, streamed: the file spooled under its limit, the fields checked.
-    let mut form = recognition::read_form(
-        &state,
-        &principal,
-        limits::Endpoint::Transcriptions,
-        &parts.headers,
-        body,
-    )
-    .await?;
+    let mut form = recognition::read_form(&ctx, &principal, &parts.headers, body).await?;
     let params = TranscriptionParams::from_fields(form.field_pairs()).map_err(ApiError::from)?;
     validate(&params).map_err(ApiError::from)?;
     let file = recognition::require_file(&mut form)?;

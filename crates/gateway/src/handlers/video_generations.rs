@@ -5,7 +5,6 @@ use crate::body::{self, ResponseBody};
 use crate::config::ModelKind;
 use crate::context::RequestCtx;
 use crate::errors::ApiError;
-use crate::limits;
 use crate::tasks::{self, Submission, unix_seconds};
 use crate::translate::video as translate;
 use http::{Request, Response, StatusCode};
@@ -25,12 +24,8 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 3. The body, under the endpoint's limit, decoded (`seconds` is `duration`'s alias).
-    let (request, _): (CreateVideoRequest, _) = body::read_json(
-        state.body_bounds(limits::Endpoint::VideoGenerations),
-        &parts.headers,
-        body,
-    )
-    .await?;
+    let (request, _): (CreateVideoRequest, _) =
+        body::read_json(ctx.body_bounds(), &parts.headers, body).await?;
 
     // 4. The model and its row of the parameter table: a parameter it does not take is refused.
     let entry = state

@@ -314,6 +314,26 @@ schemas = {
                                          "one_charge_per_hold, charge_has_usage_record, usage_record_has_charge, "
                                          "balance_after_chain, negative_balance_explained, …"},
                                 "subject": {"type": "string"}, "detail": {"type": "string"}}}}}},
+    "EmbedContentRequest": {"type": "object", "required": ["content"], "description": "docs/api.md §4.13: only text parts are embedded; `taskType` and `title` are checked, not forwarded.",
+        "properties": {
+            "model": {"type": "string", "description": "models/{model}: the path's model"},
+            "content": {"type": "object", "required": ["parts"], "properties": {
+                "role": {"type": "string"},
+                "parts": {"type": "array", "minItems": 1, "items": {"type": "object", "required": ["text"],
+                                                                    "properties": {"text": {"type": "string"}}}}}},
+            "taskType": {"type": "string", "enum": ["TASK_TYPE_UNSPECIFIED", "RETRIEVAL_QUERY", "RETRIEVAL_DOCUMENT",
+                                                    "SEMANTIC_SIMILARITY", "CLASSIFICATION", "CLUSTERING",
+                                                    "QUESTION_ANSWERING", "FACT_VERIFICATION", "CODE_RETRIEVAL_QUERY"]},
+            "title": {"type": "string", "description": "With taskType RETRIEVAL_DOCUMENT only"},
+            "outputDimensionality": {"type": "integer", "minimum": 1}}},
+    "BatchEmbedContentsRequest": {"type": "object", "required": ["requests"], "properties": {
+        "requests": {"type": "array", "minItems": 1, "maxItems": 100, "items": ref("EmbedContentRequest"),
+                     "description": "Each names the path's model; all share one outputDimensionality"}}},
+    "ContentEmbedding": {"type": "object", "required": ["values"], "properties": {
+        "values": {"type": "array", "items": {"type": "number"}}}},
+    "EmbedContentResponse": {"type": "object", "required": ["embedding"], "properties": {"embedding": ref("ContentEmbedding")}},
+    "BatchEmbedContentsResponse": {"type": "object", "required": ["embeddings"], "properties": {
+        "embeddings": {"type": "array", "items": ref("ContentEmbedding")}}},
     "AdminTask": {"type": "object", "required": ["id", "format", "account_id", "model", "state", "created_at"], "properties": {
         "id": {"type": "string"}, "format": {"type": "string"}, "account_id": {"type": "string"},
         "key_id": {"type": "string"}, "model": {"type": "string"}, "channel": {"type": "string"},
@@ -480,6 +500,12 @@ paths = {
     "/v1beta/models/{model}:countTokens": {"post": op("Count tokens (not billed)", "native", NATIVE, {
         "200": ok_json(ref("CountTokensResponse")), **errors("GoogleError", CLIENT_ERR)},
         parameters=[path_param("model", "A native model")], requestBody=json_body({"type": "object"}))},
+    "/v1beta/models/{model}:embedContent": {"post": op("Native embeddings: one vector (served by embeddings channels, billed by tokens)", "embeddings", NATIVE, {
+        "200": ok_json(ref("EmbedContentResponse")), **errors("GoogleError", CLIENT_ERR)},
+        parameters=[path_param("model", "An embeddings model")], requestBody=json_body(ref("EmbedContentRequest")))},
+    "/v1beta/models/{model}:batchEmbedContents": {"post": op("Native embeddings: one vector per request, up to 100", "embeddings", NATIVE, {
+        "200": ok_json(ref("BatchEmbedContentsResponse")), **errors("GoogleError", CLIENT_ERR)},
+        parameters=[path_param("model", "An embeddings model")], requestBody=json_body(ref("BatchEmbedContentsRequest")))},
     "/v1/chat/completions": {"post": op("Chat completions with a native model (docs/api.md §4 rule 4)", "native", BEARER, {
         "200": {"description": "A completion, or SSE chunks with stream", "content": {
             "application/json": {"schema": ref("ChatResponse")}, **sse}}, **errors("OpenAiError", CLIENT_ERR)},

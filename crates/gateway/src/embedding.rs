@@ -1,0 +1,94 @@
+//! Embeddings, steps 4–8 of DESIGN §2 as `/v1/embeddings` and the native `:embedContent` /
+//! `:batchEmbedContents` share them: the request (OpenAI's shape, which every embeddings
+//! channel speaks) checked against the model, its tokens counted, held, sent through the
+//! model's channels — run to completion even if the client goes away — and settled at the
+//! upstream's count, the local one the fallback (DESIGN §4). The handlers read and answer their
+//! own formats.
+
+use crate::catalog::ModelEntry;
+use crate::charge::{Basis, HeldCharge};
+use crate::context::RequestCtx;
+use crate::errors::ApiError;
+use crate::relay;
+use crate::tokens;
+use crate::translate::embeddings as translate;
+use std::sync::Arc;
+use std::time::Duration;
+use tollgate_billing::Usage;
+use tollgate_embeddings::{
+    EmbeddingRequest, EmbeddingResponse, model_family, validate, validate_input_token_counts,
+};
+use tollgate_store::Principal;
+
+/// Inputs larger than this are tokenized on the blocking pool, not on a runtime thread.
+const INLINE_TOKENIZE_BYTES: usize = 64 << 10;
+
+/// Embeds `request` (`size`: its body's bytes) with `entry`'s channels for `principal`: the
+/// client's answer and the upstream's time, after settling.
+pub async fn embed(
+    ctx: &RequestCtx,
+    principal: &Principal,
+    entry: Arc<ModelEntry>,
+    request: EmbeddingRequest,
+    size: usize,
+) -> Result<(EmbeddingResponse, Duration), ApiError> {
+    // 4. The request against the model, and its tokens under the model's limits.
+    validate(&request, model_family(&entry.upstream_model)).map_err(ApiError::from)?;
+    let counts = if size > INLINE_TOKENIZE_BYTES {
+        let input = request.input.clone();
+        tokio::task::spawn_blocking(move || tokens::count_embedding_inputs(&input))
+            .await
+            .map_err(|e| ApiError::internal("counting tokens", e))?
+    } else {
+        tokens::count_embedding_inputs(&request.input)
+    };
+    validate_input_token_counts(&request.input, &counts).map_err(ApiError::from)?;
+    let local_tokens: u64 = counts.iter().map(|c| *c as u64).sum();
+
+    // 5. The hold: no hold, no upstream call. At least one token's worth, so that a lone empty
+    // input (0 tokens here; an upstream may count one) settles within its bound.
+    let held =
+        HeldCharge::place(ctx, principal, &entry, &Usage::Tokens(local_tokens.max(1))).await?;
+
+    // 6–8 run to completion even if the client goes away.
+    let state = ctx.state.clone();
+    relay::to_completion(async move {
+        let upstream_request = translate::to_upstream(&request, &entry);
+        let called = relay::with_failover(&entry, held.usage(), |channel, endpoint| {
+            let (state, upstream_request) = (state.clone(), &upstream_request);
+            async move {
+                channel
+                    .embedder()?
+                    .embed(&state.http, &endpoint, upstream_request)
+                    .await
+            }
+        })
+        .await;
+        let (answer, channel) = match called {
+            Ok(ok) => ok,
+            Err(e) => {
+                tracing::warn!(error = %e, "embeddings upstream failed");
+                held.release(&format!("upstream failed: {e}"));
+                return Err(relay::upstream_error(&e));
+            }
+        };
+        let usage = answer.body.usage;
+        let response = match translate::to_client(answer.body, &request, &entry) {
+            Ok(r) => r,
+            Err(reason) => {
+                held.release("upstream answer inconsistent");
+                return Err(translate::broken_answer(reason));
+            }
+        };
+        // The upstream's usage settles; the local count is the fallback (DESIGN §4). An
+        // upstream that reports 0 tokens reported nothing.
+        let reported = (usage.prompt_tokens > 0).then_some(usage.prompt_tokens);
+        if reported.is_some_and(|tokens| tokens != local_tokens) {
+            tracing::info!(local = local_tokens, upstream = usage.prompt_tokens, channel = %channel.name, "token counts differ");
+        }
+        let (tokens, basis) = Basis::reported_or_local(reported, local_tokens);
+        held.settle(&Usage::Tokens(tokens), basis).await?;
+        Ok((response, answer.upstream_time))
+    })
+    .await
+}

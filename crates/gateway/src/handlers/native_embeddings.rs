@@ -1,0 +1,156 @@
+//! `POST /v1beta/models/{model}:embedContent` and `:batchEmbedContents` (also under
+//! `/v1/models/`; docs/api.md §4.13): the native embeddings methods, served by the model's
+//! embeddings channels and billed by tokens exactly as `/v1/embeddings` is (`crate::embedding`).
+//! Each request's text parts become one input of an OpenAI-shaped call; one vector comes back
+//! per request. `taskType` and `title` are checked and not forwarded: an embeddings channel has
+//! no such fields (`docs/decisions.md`, "Native embeddings").
+
+use crate::body::{self, ResponseBody};
+use crate::config::ModelKind;
+use crate::context::RequestCtx;
+use crate::embedding;
+use crate::errors::{ApiError, ErrorKind};
+use crate::response::UpstreamTime;
+use crate::routes::{self, Route};
+use http::{Request, Response, StatusCode};
+use hyper::body::Incoming;
+use tollgate_embeddings::{EmbeddingInput, EmbeddingRequest, EmbeddingResponse};
+use tollgate_native_genai::embed::{
+    self, BatchEmbedContentsRequest, BatchEmbedContentsResponse, ContentEmbedding,
+    EmbedContentRequest, EmbedContentResponse,
+};
+use tollgate_store::Principal;
+
+/// The request flow of DESIGN §2, top to bottom, for both methods.
+pub async fn create(
+    ctx: RequestCtx,
+    principal: Principal,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let (parts, body) = request.into_parts();
+    let batch = ctx.route == Route::NativeBatchEmbed;
+
+    // 3. The body, under the embeddings limit, decoded.
+    let raw = body::read_limited(&parts.headers, body, ctx.body_bounds()).await?;
+    let requests = if batch {
+        body::decode_json::<BatchEmbedContentsRequest>(&raw)?.requests
+    } else {
+        vec![body::decode_json::<EmbedContentRequest>(&raw)?]
+    };
+
+    // 4. The model from the path (an embeddings model), and the requests against the rules.
+    let (model, _) = routes::native_model(parts.uri.path());
+    let model = model.strip_prefix("models/").unwrap_or(model);
+    let entry = ctx
+        .state
+        .catalog
+        .resolve(model, ModelKind::Embeddings)
+        .cloned()
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorKind::NotFound,
+                format!("models/{model} is not found, or is not an embedding model served here"),
+            )
+        })?;
+    let asked = embed::texts(&requests, model, batch)?;
+    let count = asked.texts.len();
+    let mut openai = EmbeddingRequest::new(model, EmbeddingInput::Texts(asked.texts));
+    openai.dimensions = asked.output_dimensionality;
+
+    // 5–8. The checks against the model, the hold, the upstream, the settlement.
+    let (answer, upstream_time) = embedding::embed(&ctx, &principal, entry, openai, raw.len())
+        .await
+        .map_err(|e| in_native_terms(e, batch))?;
+
+    let embeddings = vectors(answer, count)?;
+    let mut response = if batch {
+        body::json_response(StatusCode::OK, &BatchEmbedContentsResponse { embeddings })
+    } else {
+        let embedding = embeddings.into_iter().next().unwrap_or_default();
+        body::json_response(StatusCode::OK, &EmbedContentResponse { embedding })
+    };
+    response
+        .extensions_mut()
+        .insert(UpstreamTime(upstream_time));
+    Ok(response)
+}
+
+/// The answer's vectors as floats, one per request in order.
+fn vectors(answer: EmbeddingResponse, count: usize) -> Result<Vec<ContentEmbedding>, ApiError> {
+    let broken = |why: String| {
+        ApiError::new(
+            ErrorKind::UpstreamFailed,
+            format!("The upstream's answer could not be read: {why}"),
+        )
+    };
+    if answer.data.len() != count {
+        return Err(broken(format!(
+            "{} vectors for {count} requests",
+            answer.data.len()
+        )));
+    }
+    answer
+        .data
+        .into_iter()
+        .map(|item| {
+            item.embedding
+                .into_floats()
+                .map(|values| ContentEmbedding { values })
+                .map_err(|e| broken(e.to_string()))
+        })
+        .collect()
+}
+
+/// An error of the shared embeddings checks, naming the native request's fields: `dimensions`
+/// is `outputDimensionality`, `input[i]` the `i`th request's `content`.
+fn in_native_terms(mut e: ApiError, batch: bool) -> ApiError {
+    let Some(param) = e.param.clone() else {
+        return e;
+    };
+    let native = if param == "dimensions" {
+        if batch {
+            "requests[0].outputDimensionality".to_owned()
+        } else {
+            "outputDimensionality".to_owned()
+        }
+    } else if let Some(index) = param
+        .strip_prefix("input[")
+        .and_then(|rest| rest.strip_suffix(']'))
+    {
+        if batch {
+            format!("requests[{index}].content")
+        } else {
+            "content".to_owned()
+        }
+    } else if param == "input" {
+        if batch { "requests" } else { "content" }.to_owned()
+    } else {
+        return e;
+    };
+    e.message = e
+        .message
+        .replace(&format!("'{param}'"), &format!("'{native}'"));
+    e.param = Some(native);
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_the_native_fields() {
+        let e = ApiError::invalid(
+            "dimensions",
+            "out_of_range",
+            "'dimensions' must be at most 8",
+        );
+        let native = in_native_terms(e, false);
+        assert_eq!(native.param.as_deref(), Some("outputDimensionality"));
+        assert_eq!(native.message, "'outputDimensionality' must be at most 8");
+        let e = ApiError::invalid("input[2]", "too_many_tokens", "'input[2]' has 9000 tokens");
+        let native = in_native_terms(e, true);
+        assert_eq!(native.param.as_deref(), Some("requests[2].content"));
+        assert_eq!(native.message, "'requests[2].content' has 9000 tokens");
+    }
+}
