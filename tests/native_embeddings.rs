@@ -56,7 +56,7 @@ async fn openai_reference(
         .iter()
         .map(|d| d["embedding"].clone())
         .collect();
-    (vectors, spent(&gw, &account).await)
+    (vectors, spent(gw, &account).await)
 }
 
 #[tokio::test]
