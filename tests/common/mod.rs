@@ -13,7 +13,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tollgate_billing::Amount;
-use tollgate_gateway::config::ChannelFormat;
 use tollgate_gateway::media::MediaLinks;
 use tollgate_gateway::{Config, Gateway, Parts, State, server};
 use tollgate_sim::{KnobSettings, SimHandle};
@@ -174,7 +173,7 @@ impl TestGateway {
             .catalog
             .channels()
             .iter()
-            .any(|c| matches!(c.format, ChannelFormat::Ark | ChannelFormat::GenericVideo));
+            .any(|c| c.format.is_video_tasks());
         let workers = if has_task_channels && config.tasks.workers {
             tollgate_gateway::tasks::worker::spawn(&state)
         } else {

@@ -7,15 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tollgate_billing::Tariff;
-use tollgate_upstream::embeddings::{Embedder, OpenAiEmbeddings};
-use tollgate_upstream::genai::{Genai, TextGenerator};
-use tollgate_upstream::openai_speech::OpenAiSpeech;
-use tollgate_upstream::openai_transcription::OpenAiTranscription;
+use tollgate_upstream::embeddings::Embedder;
+use tollgate_upstream::genai::TextGenerator;
 use tollgate_upstream::recognition::Recognizer;
 use tollgate_upstream::speech::Synthesizer;
-use tollgate_upstream::stt::Stt;
-use tollgate_upstream::t2a::T2a;
-use tollgate_upstream::tasks::{Ark, GenericVideo, VideoTasks};
+use tollgate_upstream::tasks::VideoTasks;
 use tollgate_upstream::{Endpoint, Timeouts, UpstreamError};
 
 /// A configured upstream, ready to call.
@@ -42,52 +38,50 @@ pub struct Channel {
 impl Channel {
     /// The channel's adapter behind the speech seam, when it speaks a speech format.
     pub fn synthesizer(&self) -> Result<&'static dyn Synthesizer, UpstreamError> {
-        match self.format {
-            ChannelFormat::T2a => Ok(&T2a),
-            ChannelFormat::OpenAiSpeech => Ok(&OpenAiSpeech),
-            _ => Err(self.not_a("speech")),
-        }
+        self.format
+            .0
+            .synthesizer()
+            .ok_or_else(|| self.not_a("speech"))
     }
 
     /// The channel's adapter behind the recognition seam, when it speaks a recognition format.
     pub fn recognizer(&self) -> Result<&'static dyn Recognizer, UpstreamError> {
-        match self.format {
-            ChannelFormat::Stt => Ok(&Stt),
-            ChannelFormat::OpenAiTranscription => Ok(&OpenAiTranscription),
-            _ => Err(self.not_a("recognition")),
-        }
+        self.format
+            .0
+            .recognizer()
+            .ok_or_else(|| self.not_a("recognition"))
     }
 
     /// The channel's adapter behind the embeddings seam.
     pub fn embedder(&self) -> Result<&'static dyn Embedder, UpstreamError> {
-        match self.format {
-            ChannelFormat::OpenAiEmbeddings => Ok(&OpenAiEmbeddings),
-            _ => Err(self.not_a("embeddings")),
-        }
+        self.format
+            .0
+            .embedder()
+            .ok_or_else(|| self.not_a("embeddings"))
     }
 
     /// The channel's adapter behind the text-generation seam.
     pub fn text_generator(&self) -> Result<&'static dyn TextGenerator, UpstreamError> {
-        match self.format {
-            ChannelFormat::Genai => Ok(&Genai),
-            _ => Err(self.not_a("text generation")),
-        }
+        self.format
+            .0
+            .text_generator()
+            .ok_or_else(|| self.not_a("text generation"))
     }
 
     /// The channel's adapter behind the video-task seam.
     pub fn video_tasks(&self) -> Result<&'static dyn VideoTasks, UpstreamError> {
-        match self.format {
-            ChannelFormat::Ark => Ok(&Ark),
-            ChannelFormat::GenericVideo => Ok(&GenericVideo),
-            _ => Err(self.not_a("video task")),
-        }
+        self.format
+            .0
+            .video_tasks()
+            .ok_or_else(|| self.not_a("video task"))
     }
 
     /// A call of another modality than the channel's: the catalog never makes one.
     fn not_a(&self, modality: &str) -> UpstreamError {
         UpstreamError::Config(format!(
-            "channel {} speaks {:?}, not a {modality} format",
-            self.name, self.format
+            "channel {} speaks {}, not a {modality} format",
+            self.name,
+            self.format.name()
         ))
     }
 }

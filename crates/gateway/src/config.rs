@@ -7,6 +7,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use tollgate_billing::Tariff;
+use tollgate_upstream::registry::{self, Format, Modality};
 
 /// The embedded default configuration, with comments.
 pub const DEFAULT_CONFIG: &str = include_str!("default.toml");
@@ -370,34 +371,38 @@ impl Default for SimulatorConfig {
     }
 }
 
-/// The wire format a channel speaks (DESIGN §6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub enum ChannelFormat {
-    /// MiniMax-style speech synthesis.
-    #[serde(rename = "t2a")]
-    T2a,
-    /// MiniMax-style speech recognition.
-    #[serde(rename = "stt")]
-    Stt,
-    /// OpenAI's speech synthesis (`/v1/audio/speech`) and servers that copy it.
-    #[serde(rename = "openai-speech")]
-    OpenAiSpeech,
-    /// OpenAI's speech recognition (`/v1/audio/transcriptions`) and servers that copy it
-    /// (faster-whisper servers, whisper.cpp's server).
-    #[serde(rename = "openai-transcription")]
-    OpenAiTranscription,
-    /// OpenAI embeddings.
-    #[serde(rename = "openai-embeddings")]
-    OpenAiEmbeddings,
-    /// Ark content-generation tasks.
-    #[serde(rename = "ark")]
-    Ark,
-    /// The generic video-task format.
-    #[serde(rename = "generic-video")]
-    GenericVideo,
-    /// Gemini-native generateContent.
-    #[serde(rename = "genai")]
-    Genai,
+/// The wire format a channel speaks (DESIGN §6): a row of the upstream registry
+/// (`tollgate_upstream::registry`), read from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChannelFormat(pub &'static Format);
+
+impl ChannelFormat {
+    /// The format named `name`.
+    pub fn named(name: &str) -> Option<ChannelFormat> {
+        registry::format(name).map(ChannelFormat)
+    }
+
+    /// Its name in the configuration.
+    pub fn name(self) -> &'static str {
+        self.0.name
+    }
+
+    /// Whether it is a video-task format (its channels are polled by the task workers).
+    pub fn is_video_tasks(self) -> bool {
+        self.0.video_tasks().is_some()
+    }
+}
+
+impl<'de> Deserialize<'de> for ChannelFormat {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ChannelFormat, D::Error> {
+        let name = String::deserialize(d)?;
+        ChannelFormat::named(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown channel format {name:?}; one of {}",
+                registry::names().join(", ")
+            ))
+        })
+    }
 }
 
 /// One configured upstream.
@@ -496,19 +501,19 @@ pub enum ModelKind {
 }
 
 impl ModelKind {
-    /// Whether a channel of `format` can serve models of this kind: a speech model may mix
-    /// `t2a` and `openai-speech` channels, a recognition model `stt` and
-    /// `openai-transcription` ones; the other kinds have one format each.
+    /// Whether a channel of `format` can serve models of this kind: the format's modality (the
+    /// registry's) is the kind's — so a speech model may mix `t2a` and `openai-speech`
+    /// channels, a recognition model `stt` and `openai-transcription` ones.
     pub fn served_by(self, format: ChannelFormat) -> bool {
-        use ChannelFormat as F;
-        match self {
-            ModelKind::Embeddings => format == F::OpenAiEmbeddings,
-            ModelKind::Speech => matches!(format, F::T2a | F::OpenAiSpeech),
-            ModelKind::Transcription => matches!(format, F::Stt | F::OpenAiTranscription),
-            ModelKind::ClipVideo => format == F::Ark,
-            ModelKind::GenericVideo => format == F::GenericVideo,
-            ModelKind::NativeText => format == F::Genai,
-        }
+        format.0.modality
+            == match self {
+                ModelKind::Embeddings => Modality::Embeddings,
+                ModelKind::Speech => Modality::Speech,
+                ModelKind::Transcription => Modality::Recognition,
+                ModelKind::ClipVideo => Modality::ClipTasks,
+                ModelKind::GenericVideo => Modality::GenericVideoTasks,
+                ModelKind::NativeText => Modality::TextGeneration,
+            }
     }
 }
 
@@ -651,6 +656,31 @@ mod tests {
         assert_eq!(config.server.trusted_proxies.len(), 2);
         let bad = Config::parse("[server]\ntrusted_proxies = [\"10.0.0.0/40\"]");
         assert!(bad.is_err_and(|e| e.to_string().contains("prefix length")));
+    }
+
+    #[test]
+    fn a_channel_format_is_a_registry_name() {
+        let channel = |format: &str| {
+            Config::parse(&format!(
+                "[[channels]]\nname = \"c\"\nformat = \"{format}\"\nbase_url = \"sim\"\n"
+            ))
+        };
+        let err = channel("smoke-signals").unwrap_err().to_string();
+        assert!(
+            err.contains("unknown channel format \"smoke-signals\""),
+            "{err}"
+        );
+        assert!(
+            err.contains("t2a") && err.contains("generic-video"),
+            "{err}"
+        );
+        let config = channel("openai-transcription").unwrap();
+        let format = config.channels[0].format;
+        assert_eq!(format.name(), "openai-transcription");
+        assert!(ModelKind::Transcription.served_by(format));
+        assert!(!ModelKind::Speech.served_by(format));
+        assert!(!format.is_video_tasks());
+        assert!(ChannelFormat::named("ark").is_some_and(ChannelFormat::is_video_tasks));
     }
 
     #[test]

@@ -17,7 +17,8 @@
 //! Formats: `openai-embeddings` ([`embeddings`]); speech `t2a` ([`t2a`]) and `openai-speech`
 //! ([`openai_speech`]); recognition `stt` ([`stt`]) and `openai-transcription`
 //! ([`openai_transcription`]); the video task formats `ark` and `generic-video` ([`tasks`]);
-//! native text generation `genai` ([`genai`]).
+//! native text generation `genai` ([`genai`]). [`registry`] is the one table of them: a format's
+//! name, modality and adapter.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
@@ -29,6 +30,7 @@ pub mod multipart;
 pub mod openai_speech;
 pub mod openai_transcription;
 pub mod recognition;
+pub mod registry;
 pub mod resolve;
 pub mod speech;
 pub mod stt;

@@ -530,7 +530,7 @@ fn channels(ctx: &RequestCtx) -> Value {
                 .saturating_sub(c.permits.available_permits());
             let mut v = serde_json::to_value(c.health.report()).unwrap_or(Value::Null);
             v["name"] = json!(c.name);
-            v["format"] = json!(format!("{:?}", c.format));
+            v["format"] = json!(c.format.name());
             v["base_url"] = json!(c.endpoint.base_url);
             v["in_flight"] = json!(in_flight);
             v["max_concurrency"] = json!(c.max_concurrency);

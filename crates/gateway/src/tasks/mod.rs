@@ -220,12 +220,8 @@ pub fn check_submission_timeout(
     catalog: &crate::catalog::Catalog,
     settings: &TaskSettings,
 ) -> Result<(), String> {
-    use crate::config::ChannelFormat;
     for channel in catalog.channels() {
-        if !matches!(
-            channel.format,
-            ChannelFormat::Ark | ChannelFormat::GenericVideo
-        ) {
+        if !channel.format.is_video_tasks() {
             continue;
         }
         let t = &channel.endpoint.timeouts;

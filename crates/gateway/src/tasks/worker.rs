@@ -13,7 +13,6 @@
 //!   were leased by a dead process become due again when their lease runs out.
 
 use crate::catalog::Channel;
-use crate::config::ChannelFormat;
 use crate::state::State;
 use crate::tasks::{Observation, Pricing};
 use crate::translate::{clip, video};
@@ -40,7 +39,7 @@ pub fn spawn(state: &Arc<State>) -> Vec<JoinHandle<()>> {
         .catalog
         .channels()
         .into_iter()
-        .filter(|c| matches!(c.format, ChannelFormat::Ark | ChannelFormat::GenericVideo))
+        .filter(|c| c.format.is_video_tasks())
         .map(|channel| tokio::spawn(poll_channel(state.clone(), channel, owner.clone())))
         .collect();
     handles.push(tokio::spawn(sweep(state.clone())));
