@@ -1,5 +1,5 @@
 //! The native embeddings methods end to end (`:embedContent`, `:batchEmbedContents`; docs/api.md
-//! §4.13): a real HTTP client with the native key header → the gateway → an OpenAI-format
+//! §2.10): a real HTTP client with the native key header → the gateway → an OpenAI-format
 //! embeddings channel (the simulator over HTTP). Each answer is checked against
 //! `/v1/embeddings`' for the same texts, and each charge against the tokens the upstream counted.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

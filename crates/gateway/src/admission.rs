@@ -1,9 +1,10 @@
 //! Admission: whether a request may go ahead, decided in one place (DESIGN §2 step 2 and the
-//! model rule of step 4; `docs/architecture.md`, "The request path"). The service calls
+//! model rule of step 4; `docs/architecture.md`, "A request's way through"). The service calls
 //! [`authenticate`] once for every client route — the key, its access policies' expiry,
 //! endpoint and network rules, and the key's rate and concurrency limits on a metered route; the
-//! model rule is [`admit_model`], asked where the model is known; and a client stream is opened
-//! only under the [`StreamPermit`] that [`open_stream`] hands out.
+//! model rule is [`policy::admit_model`], asked where the model is known (for a hold, by
+//! `charge::Priced::admit`); and a client stream is opened only under the [`StreamPermit`] that
+//! [`open_stream`] hands out.
 
 use crate::auth::{self, Lookup};
 use crate::clock::now_millis;

@@ -7,9 +7,10 @@
 //!
 //! A request's way through (DESIGN §2), and where each step lives:
 //!
-//! 1. route — [`routes`], [`service`]
-//! 2. credentials and admission — [`admission`] (with [`auth`]), called once by the
-//!    [`service`] for every client route; the request's state travels in a [`context::RequestCtx`]
+//! 1. route — the route table ([`routes::ROUTES`]), [`service`]
+//! 2. credentials and admission — [`admission`] (with [`auth`] and [`policy`]), called once by
+//!    the [`service`] for every client route; the request's state travels in a
+//!    [`context::RequestCtx`] handed to every step
 //! 3. body under its limit, decoded and validated — [`body`], [`limits`], the protocol crates
 //! 4. model — [`catalog`]
 //! 5. hold — [`charge`] (the tariff, the bound) on the [`ledger`] engine (memory, leases)
@@ -18,7 +19,9 @@
 //! 8. settle or release, exactly once — [`charge`]; the request's usage record with it —
 //!    [`usage`]
 //!
-//! Handlers live in [`handlers`], one module per endpoint family. [`build()`] assembles a gateway
+//! Handlers live in [`handlers`], one module per endpoint family; steps two of them share live in a
+//! module of their own ([`generation`], [`embedding`]). `docs/architecture.md`, "Layers", says
+//! who may import whom (checked by `.ci/check-layers`). [`build()`] assembles a gateway
 //! from its configuration (the binary, the tests and the examples all use it).
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]

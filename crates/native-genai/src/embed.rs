@@ -1,6 +1,6 @@
 //! The native embeddings methods (`models.embedContent`, `models.batchEmbedContents`): their
 //! requests and answers, and the rules a request must keep to before it is embedded
-//! (`docs/api.md` §4.13). Only text is embedded: each request's `content` becomes one text, its
+//! (`docs/api.md` §2.10). Only text is embedded: each request's `content` becomes one text, its
 //! parts' texts joined by a newline, and one vector comes back per request.
 //!
 //! camelCase on the wire, snake_case accepted (as the vendor's own parser does); unknown fields

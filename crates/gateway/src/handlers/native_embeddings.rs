@@ -1,5 +1,5 @@
 //! `POST /v1beta/models/{model}:embedContent` and `:batchEmbedContents` (also under
-//! `/v1/models/`; docs/api.md §4.13): the native embeddings methods, served by the model's
+//! `/v1/models/`; docs/api.md §2.10, §4.12–4.13): the native embeddings methods, served by the model's
 //! embeddings channels and billed by tokens exactly as `/v1/embeddings` is (`crate::embedding`).
 //! Each request's text parts become one input of an OpenAI-shaped call; one vector comes back
 //! per request. `taskType` and `title` are checked and not forwarded: an embeddings channel has

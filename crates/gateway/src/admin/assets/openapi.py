@@ -314,7 +314,7 @@ schemas = {
                                          "one_charge_per_hold, charge_has_usage_record, usage_record_has_charge, "
                                          "balance_after_chain, negative_balance_explained, …"},
                                 "subject": {"type": "string"}, "detail": {"type": "string"}}}}}},
-    "EmbedContentRequest": {"type": "object", "required": ["content"], "description": "docs/api.md §4.13: only text parts are embedded; `taskType` and `title` are checked, not forwarded.",
+    "EmbedContentRequest": {"type": "object", "required": ["content"], "description": "docs/api.md §2.10: only text parts are embedded; `taskType` and `title` are checked, not forwarded.",
         "properties": {
             "model": {"type": "string", "description": "models/{model}: the path's model"},
             "content": {"type": "object", "required": ["parts"], "properties": {
