@@ -7,6 +7,7 @@ use crate::catalog::ModelEntry;
 use crate::context::RequestCtx;
 use crate::errors::{ApiError, ErrorKind};
 use crate::ledger::{ChargeMemo, Hold};
+use crate::metering::Basis;
 use crate::quotas::{Admitted, RateHeaders};
 use crate::state::State;
 use crate::usage::Recorder;
@@ -41,32 +42,6 @@ pub struct HeldCharge {
     /// What the hold took of the caller's per-minute units and budgets: trued up by the
     /// settlement, given back if there is none.
     spend: Option<Admitted>,
-}
-
-/// How a settlement came about, for the ledger row.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Basis {
-    /// The usage came from the local count, not from the upstream.
-    pub estimated: bool,
-    /// Why, when it is not the ordinary case.
-    pub note: Option<String>,
-}
-
-impl Basis {
-    /// DESIGN §4: the upstream's own usage figure settles the charge; the local count is the
-    /// fallback, marked estimated, when the upstream reported none.
-    pub fn reported_or_local(reported: Option<u64>, local: u64) -> (u64, Basis) {
-        match reported {
-            Some(quantity) => (quantity, Basis::default()),
-            None => (
-                local,
-                Basis {
-                    estimated: true,
-                    note: Some("upstream reported no usage".into()),
-                },
-            ),
-        }
-    }
 }
 
 /// `model`'s tariff as `principal` pays it — the list tariff scaled by its price group's

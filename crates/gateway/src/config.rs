@@ -145,15 +145,6 @@ impl Default for ServerConfig {
 }
 
 impl ServerConfig {
-    /// The caps connections are admitted under.
-    pub fn connection_caps(&self) -> crate::connections::Caps {
-        crate::connections::Caps {
-            full: self.max_connections,
-            reserve: self.reserved_connections,
-            per_source: self.max_connections_per_source,
-        }
-    }
-
     /// The checks `Config::parse` runs.
     fn check(&self) -> Result<(), String> {
         for (name, value) in [

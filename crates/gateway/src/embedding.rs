@@ -6,9 +6,10 @@
 //! own formats.
 
 use crate::catalog::ModelEntry;
-use crate::charge::{Basis, HeldCharge};
+use crate::charge::HeldCharge;
 use crate::context::RequestCtx;
 use crate::errors::ApiError;
+use crate::metering::Basis;
 use crate::relay;
 use crate::tokens;
 use crate::translate::embeddings as translate;

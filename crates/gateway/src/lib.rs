@@ -45,6 +45,7 @@ pub mod handlers;
 pub mod ledger;
 pub mod limits;
 pub mod media;
+pub mod metering;
 pub mod metrics;
 pub mod native_relay;
 pub mod policy;

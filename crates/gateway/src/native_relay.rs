@@ -11,8 +11,9 @@
 //! * the upstream fails mid-stream — the client gets an error event, and what was delivered is
 //!   settled as above; nothing delivered releases the hold in full.
 
-use crate::charge::{Basis, HeldCharge};
+use crate::charge::HeldCharge;
 use crate::errors::ApiError;
+use crate::metering::Basis;
 use crate::pump::{Closing, End, Meter, Settlement};
 use crate::stream_body::BodySender;
 use crate::translate::native as translate;

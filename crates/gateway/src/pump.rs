@@ -7,7 +7,8 @@
 //! — what the client's last bytes are. Meters never touch the network, the ledger or a clock, so
 //! each is tested on its own (`speech_relay`, `recognition`, `native_relay`).
 
-use crate::charge::{Basis, HeldCharge};
+use crate::charge::HeldCharge;
+use crate::metering::Basis;
 use crate::stream_body::BodySender;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};

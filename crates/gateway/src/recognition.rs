@@ -3,8 +3,9 @@
 //! through the recognition seam (whatever format each speaks), and relaying a streamed result
 //! while metering it.
 
-use crate::charge::{Basis, HeldCharge};
+use crate::charge::HeldCharge;
 use crate::errors::ApiError;
+use crate::metering::Basis;
 use crate::pump::{Closing, End, Meter, Settlement};
 use crate::state::State;
 use crate::stream_body::BodySender;

@@ -93,7 +93,11 @@ pub async fn serve(
     let builder = builder(&server);
     let graceful = GracefulShutdown::new();
     // Who is connected, and who gives way when full (`crate::connections`).
-    let connections = Connections::new(server.connection_caps());
+    let connections = Connections::new(crate::connections::Caps {
+        full: server.max_connections,
+        reserve: server.reserved_connections,
+        per_source: server.max_connections_per_source,
+    });
     let drain = Duration::from_secs(server.drain_seconds);
     let mut drain_ends: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     tokio::pin!(shutdown);

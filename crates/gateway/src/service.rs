@@ -129,7 +129,12 @@ impl Gateway {
                 );
             });
         }
-        let recorder = Recorder::start(&self.state.ledger, routed.route, &request_id);
+        // Metered requests are logged, under their policy endpoint's name.
+        let recorder = routed
+            .route
+            .policy_endpoint()
+            .filter(|_| routed.route.is_metered())
+            .map(|endpoint| Recorder::start(&self.state.ledger, endpoint, &request_id));
         let ctx = RequestCtx {
             state: self.state.clone(),
             request_id: request_id.clone(),

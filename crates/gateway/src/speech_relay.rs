@@ -20,8 +20,9 @@
 //! stream was charged durably.
 //! * it fails before the first byte — the handler releases the hold in full.
 
-use crate::charge::{Basis, HeldCharge};
+use crate::charge::HeldCharge;
 use crate::errors::ApiError;
+use crate::metering::Basis;
 use crate::pump::{Closing, End, Meter, Settlement};
 use crate::stream_body::BodySender;
 use bytes::Bytes;

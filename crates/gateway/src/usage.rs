@@ -15,7 +15,6 @@
 
 use crate::ledger::Ledger;
 use crate::quotas::{Admitted, RateHeaders};
-use crate::routes::Route;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tollgate_billing::{Amount, Usage};
@@ -52,12 +51,12 @@ struct Fields {
 }
 
 impl Recorder {
-    /// A draft for a request on `route`, or `None` when such requests are not logged.
-    pub fn start(ledger: &Ledger, route: Route, request_id: &str) -> Option<Recorder> {
-        let endpoint = route.policy_endpoint().filter(|_| route.is_metered())?;
+    /// A draft for a request `request_id` on `endpoint` (its route's policy endpoint name;
+    /// the service starts one for each metered route, `crate::routes::Route::is_metered`).
+    pub fn start(ledger: &Ledger, endpoint: &str, request_id: &str) -> Recorder {
         let mut record = UsageRecord::new("request", String::new(), endpoint);
         record.request_id = Some(request_id.to_owned());
-        Some(Recorder(Arc::new(Draft {
+        Recorder(Arc::new(Draft {
             started: Instant::now(),
             ledger: ledger.clone(),
             fields: Mutex::new(Fields {
@@ -69,7 +68,7 @@ impl Recorder {
                 limited_by: None,
                 admissions: Vec::new(),
             }),
-        })))
+        }))
     }
 
     fn with(&self, f: impl FnOnce(&mut Fields)) {

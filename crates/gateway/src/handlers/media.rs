@@ -8,7 +8,7 @@ use crate::context::RequestCtx;
 use crate::errors::{ApiError, ErrorKind};
 use crate::media::LinkError;
 use crate::stream_body;
-use crate::tasks::TaskResult;
+use crate::tasks::record::TaskResult;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http::{Request, Response, header};

@@ -3,10 +3,11 @@
 //! recognition seam.
 
 use crate::body::{self, ResponseBody};
-use crate::charge::{Basis, HeldCharge};
+use crate::charge::HeldCharge;
 use crate::config::ModelKind;
 use crate::context::RequestCtx;
 use crate::errors::ApiError;
+use crate::metering::Basis;
 use crate::recognition::{self, billed_seconds};
 use crate::relay;
 use crate::response::UpstreamTime;

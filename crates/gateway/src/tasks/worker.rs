@@ -14,7 +14,7 @@
 
 use crate::catalog::Channel;
 use crate::state::State;
-use crate::tasks::{Observation, Pricing};
+use crate::tasks::record::{Observation, Pricing};
 use crate::translate::{clip, video};
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,10 +2,10 @@
 //! request, the record a client reads, the list filter, and what an Ark upstream's record means
 //! for the task.
 
-use crate::charge::Basis;
 use crate::errors::ApiError;
 use crate::media::{MediaLinks, Origin};
-use crate::tasks::{Observation, Pricing, TaskResult, error_parts, unix_seconds};
+use crate::metering::Basis;
+use crate::tasks::record::{Observation, Pricing, TaskResult, error_parts, unix_seconds};
 use tollgate_billing::{
     ClipTier, Tariff, Usage, clip_frame_size, clip_token_estimate_with_reference,
 };

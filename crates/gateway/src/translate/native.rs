@@ -2,7 +2,7 @@
 //! settles, and the model objects of `GET /v1beta/models`.
 
 use crate::catalog::ModelEntry;
-use crate::charge::Basis;
+use crate::metering::Basis;
 use serde_json::{Value, json};
 use tollgate_billing::Usage;
 use tollgate_native_genai::media::Media;

@@ -1,9 +1,9 @@
 //! The generic video format (docs/api.md §2.8) and the store's task rows: the pricing of a valid
 //! request, the record a client reads, and what a generic upstream's record means for the task.
 
-use crate::charge::Basis;
 use crate::media::{MediaLinks, Origin};
-use crate::tasks::{Observation, Pricing, TaskResult, error_parts, unix_seconds};
+use crate::metering::Basis;
+use crate::tasks::record::{Observation, Pricing, TaskResult, error_parts, unix_seconds};
 use std::time::Duration;
 use tollgate_billing::{Tariff, Usage, video_seconds};
 use tollgate_generic_tasks::{Validated, VideoError, VideoStatus, VideoTask, spec};

@@ -1,0 +1,30 @@
+//! How a charge's quantity came about (DESIGN §4): the upstream's own figure, or the local
+//! count when it reported none. Pure, below everything that settles a charge — the hold
+//! (`charge`), the stream meters, the task records — so that each names it without importing
+//! the others.
+
+/// How a settlement came about, for the ledger row.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Basis {
+    /// The usage came from the local count, not from the upstream.
+    pub estimated: bool,
+    /// Why, when it is not the ordinary case.
+    pub note: Option<String>,
+}
+
+impl Basis {
+    /// DESIGN §4: the upstream's own usage figure settles the charge; the local count is the
+    /// fallback, marked estimated, when the upstream reported none.
+    pub fn reported_or_local(reported: Option<u64>, local: u64) -> (u64, Basis) {
+        match reported {
+            Some(quantity) => (quantity, Basis::default()),
+            None => (
+                local,
+                Basis {
+                    estimated: true,
+                    note: Some("upstream reported no usage".into()),
+                },
+            ),
+        }
+    }
+}
