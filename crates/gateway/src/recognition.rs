@@ -17,8 +17,8 @@ use hyper::body::Incoming;
 use std::time::Duration;
 use tollgate_billing::{Amount, Usage, audio_seconds};
 use tollgate_probe::{Container, ProbeError};
+use tollgate_upstream::Answer;
 use tollgate_upstream::UpstreamError;
-use tollgate_upstream::embeddings::Answer;
 use tollgate_upstream::multipart::FilePart;
 use tollgate_upstream::recognition::{DeltaStream, Recognition, TextDelta, Transcription};
 

@@ -3,25 +3,17 @@
 //! `{error:{message,type,param,code}}` shape (§1.3).
 
 use crate::client::{HttpClient, json_post};
+use crate::common::{Answer, openai_error_message, retry_after};
 use crate::{Endpoint, UpstreamError};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use http::header;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tollgate_embeddings::{EmbeddingRequest, EmbeddingResponse};
 
 /// The largest embeddings response read: 2048 inputs × 3072 floats as JSON is about 130 MB; the
 /// gateway asks for base64 (4 bytes a float, ×4/3), so 64 MiB is ample.
 const MAX_RESPONSE: usize = 64 << 20;
-
-/// A finished call: the response and how long the upstream took.
-#[derive(Debug)]
-pub struct Answer<T> {
-    /// The decoded response.
-    pub body: T,
-    /// From sending the request to the end of the response body.
-    pub upstream_time: Duration,
-}
 
 /// The embeddings seam: what the gateway asks of an embeddings channel. Its request and answer
 /// are OpenAI's embeddings types — the format every embeddings vendor copies — so the one
@@ -87,54 +79,9 @@ pub async fn create(
     })
 }
 
-/// `Retry-After` as whole seconds, when it is given that way.
-pub(crate) fn retry_after(headers: &http::HeaderMap) -> Option<u64> {
-    headers
-        .get(header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse().ok())
-}
-
-/// An OpenAI-style refusal: the status, the `error.message` of the body, and `Retry-After`.
-pub(crate) async fn openai_refusal(
-    response: http::Response<hyper::body::Incoming>,
-    endpoint: &Endpoint,
-) -> UpstreamError {
-    let status = response.status().as_u16();
-    let retry_after = retry_after(response.headers());
-    let bytes = HttpClient::read_body(response.into_body(), 1 << 20, &endpoint.timeouts)
-        .await
-        .unwrap_or_default();
-    UpstreamError::refused(status, &bytes, openai_error_message, retry_after)
-}
-
-/// The message of an OpenAI-shaped error body (`{"error": {"message": …}}`); `None` when the
-/// body is not one.
-pub(crate) fn openai_error_message(body: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Envelope {
-        error: Inner,
-    }
-    #[derive(serde::Deserialize)]
-    struct Inner {
-        message: String,
-    }
-    serde_json::from_slice::<Envelope>(body)
-        .ok()
-        .map(|e| e.error.message)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn error_messages_come_from_the_openai_envelope() {
-        let body =
-            br#"{"error":{"message":"bad things","type":"server_error","param":null,"code":null}}"#;
-        assert_eq!(openai_error_message(body).as_deref(), Some("bad things"));
-        assert_eq!(openai_error_message(b"<html>oops"), None);
-    }
 
     #[test]
     fn only_work_free_failures_fail_over() {
@@ -147,7 +94,7 @@ mod tests {
         assert!(
             !UpstreamError::Timeout {
                 phase: crate::Phase::FirstByte,
-                after: Duration::from_secs(1)
+                after: std::time::Duration::from_secs(1)
             }
             .may_fail_over()
         );

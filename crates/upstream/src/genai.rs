@@ -14,7 +14,7 @@
 //! * an invalid key is HTTP 400 `INVALID_ARGUMENT`, not 401.
 
 use crate::client::{HttpClient, full_body, is_event_stream, sse_events};
-use crate::embeddings::{Answer, retry_after};
+use crate::common::{Answer, retry_after};
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
 use futures_util::future::BoxFuture;

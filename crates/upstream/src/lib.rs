@@ -23,6 +23,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod client;
+pub mod common;
 pub mod embeddings;
 pub mod error;
 pub mod genai;
@@ -38,5 +39,6 @@ pub mod t2a;
 pub mod tasks;
 
 pub use client::{Body, ClientConfig, Endpoint, HttpClient, Timeouts, body_stream, full_body};
+pub use common::Answer;
 pub use error::{Phase, UpstreamError};
 pub use resolve::{AddressGuard, Resolver};

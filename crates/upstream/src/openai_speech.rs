@@ -6,7 +6,7 @@
 //! with a real HTTP status. The vendor reports no characters: the gateway bills its own count.
 
 use crate::client::{HttpClient, body_stream, is_event_stream, json_post, sse_events};
-use crate::embeddings::{Answer, openai_refusal};
+use crate::common::{Answer, openai_refusal};
 use crate::speech::{AudioChunk, ChunkStream, Synthesis, Synthesized, Synthesizer};
 use crate::{Endpoint, UpstreamError};
 use base64::Engine;
@@ -108,7 +108,7 @@ fn event_chunk(data: &str) -> Option<Result<AudioChunk, UpstreamError>> {
         Err(_) => Err(UpstreamError::refused(
             502,
             data.as_bytes(),
-            crate::embeddings::openai_error_message,
+            crate::common::openai_error_message,
             None,
         )),
     };

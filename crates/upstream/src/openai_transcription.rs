@@ -12,7 +12,7 @@
 //! bills the duration it probed from the file.
 
 use crate::client::{HttpClient, bearer_request, is_event_stream, sse_events};
-use crate::embeddings::{Answer, openai_refusal};
+use crate::common::{Answer, openai_refusal};
 use crate::multipart::{FilePart, form};
 use crate::recognition::{
     DeltaStream, Recognition, Recognizer, Segment, TextDelta, Transcription, Word,
@@ -197,7 +197,7 @@ fn event_delta(data: &str) -> Option<Result<TextDelta, UpstreamError>> {
             return Some(Err(UpstreamError::refused(
                 502,
                 data.as_bytes(),
-                crate::embeddings::openai_error_message,
+                crate::common::openai_error_message,
                 None,
             )));
         }

@@ -6,7 +6,7 @@
 //! translates each inbound form to a [`Recognition`] and the [`Transcription`] or the
 //! [`TextDelta`]s back to the client's format.
 
-use crate::embeddings::Answer;
+use crate::common::Answer;
 use crate::multipart::FilePart;
 use crate::{Endpoint, HttpClient, UpstreamError};
 use futures_util::Stream;

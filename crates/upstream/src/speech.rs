@@ -7,7 +7,7 @@
 //! client's format; an adapter translates a [`Synthesis`] to its vendor's request and its vendor's
 //! answer to these types, and nothing else.
 
-use crate::embeddings::Answer;
+use crate::common::Answer;
 use crate::{Endpoint, HttpClient, UpstreamError};
 use bytes::Bytes;
 use futures_util::Stream;

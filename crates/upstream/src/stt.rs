@@ -4,7 +4,7 @@
 //! bodies with a real HTTP status.
 
 use crate::client::{HttpClient, bearer_request, sse_events};
-use crate::embeddings::{Answer, openai_error_message, openai_refusal};
+use crate::common::{Answer, openai_error_message, openai_refusal};
 use crate::multipart::{FilePart, form};
 use crate::recognition::{
     DeltaStream, Recognition, Recognizer, Segment, SttBody, TextDelta, Transcription, Word,

@@ -8,7 +8,7 @@
 //!   error can arrive as a frame mid-stream — it ends the stream with that error.
 
 use crate::client::{HttpClient, is_event_stream, json_post, sse_events};
-use crate::embeddings::{Answer, retry_after};
+use crate::common::{Answer, retry_after};
 use crate::speech::{AudioChunk, AudioFormat, ChunkStream, Synthesis, Synthesized, Synthesizer};
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
@@ -271,7 +271,7 @@ async fn send(
                 "code {}: {}",
                 body.base_resp.status_code, body.base_resp.status_msg
             )),
-            _ => crate::embeddings::openai_error_message(bytes),
+            _ => crate::common::openai_error_message(bytes),
         },
         retry_after,
     ))

@@ -10,7 +10,7 @@
 //! (DESIGN §6). The caller decides what a failure means.
 
 use crate::client::{HttpClient, bearer_request, full_body};
-use crate::embeddings::{Answer, openai_error_message, retry_after};
+use crate::common::{Answer, openai_error_message, retry_after};
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
 use futures_util::FutureExt;
