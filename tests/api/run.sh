@@ -15,7 +15,7 @@ log_filter='status=5|WARN|ERROR'
 source tests/gateway.sh
 venv_for "$here" "${TOLLGATE_API_VENV:-$target/api-venv}"
 
-python3 crates/gateway/src/admin/assets/openapi.py | cmp - crates/gateway/src/admin/assets/openapi.json \
+python3 crates/admin/src/assets/openapi.py | cmp - crates/admin/src/assets/openapi.json \
   || { echo "openapi.json is stale: regenerate it from openapi.py" >&2; exit 1; }
 
 key=$("$bin" keys create --name schemathesis --balance 1000000 --database-url "$db" 2>/dev/null)

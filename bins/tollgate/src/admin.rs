@@ -3,8 +3,8 @@
 use crate::cli::{AdminCommand, ChannelsCommand, Common, TasksCommand, TokenCommand};
 use crate::common::{load_config, open_store};
 use serde_json::json;
-use tollgate_gateway::admin::ops::{self, Actor};
-use tollgate_gateway::admin::views;
+use tollgate_admin::ops::{self, Actor};
+use tollgate_admin::views;
 use tollgate_gateway::catalog::Catalog;
 use tollgate_gateway::clock::format_rfc3339;
 use tollgate_store::{Store, TaskState};

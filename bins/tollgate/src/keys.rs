@@ -2,8 +2,8 @@
 
 use crate::cli::{Common, KeysCommand};
 use crate::common::{load_config, open_store};
-use tollgate_gateway::admin::ops::{self, Actor, OpError};
-use tollgate_gateway::admin::views;
+use tollgate_admin::ops::{self, Actor, OpError};
+use tollgate_admin::views;
 use tollgate_store::{AccountReport, PolicyHolder, Store};
 
 pub async fn run(common: &Common, command: KeysCommand) -> Result<(), String> {

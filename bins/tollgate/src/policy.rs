@@ -5,8 +5,8 @@ use crate::cli::{Common, GroupsCommand, PolicyCommand};
 use crate::common::{load_config, open_store};
 use serde_json::json;
 use std::collections::BTreeMap;
-use tollgate_gateway::admin::ops::{self, Actor, PolicyEdit};
-use tollgate_gateway::admin::views;
+use tollgate_admin::ops::{self, Actor, PolicyEdit};
+use tollgate_admin::views;
 use tollgate_gateway::clock::format_rfc3339;
 use tollgate_store::{AccessPolicy, Cidr, PolicyHolder, Store};
 

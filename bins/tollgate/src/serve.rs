@@ -60,7 +60,8 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
 
     server::serve(
         listener,
-        Gateway::new(state.clone()),
+        // The request path and, beside it, the operator's side (docs/architecture.md).
+        Gateway::new(state.clone()).with_operator_side(std::sync::Arc::new(tollgate_admin::Admin)),
         server::shutdown_signal(),
         Duration::from_secs(config.shutdown_grace_seconds),
     )

@@ -4,8 +4,8 @@
 use crate::cli::{Common, UsageArgs};
 use crate::common::{load_config, open_store};
 use serde_json::{Value, json};
-use tollgate_gateway::admin::ops::UsageQuery;
-use tollgate_gateway::admin::views::{
+use tollgate_admin::ops::UsageQuery;
+use tollgate_admin::views::{
     self, RECORD_COLUMNS, SUMMARY_COLUMNS, csv_line, record_cells, summary_cells,
 };
 use tollgate_store::{Store, UsageGroup, UsageRecord, UsageSummary};

@@ -84,3 +84,22 @@ pub fn open_stream(ctx: &RequestCtx) -> Result<StreamPermit, ApiError> {
         .and_then(crate::usage::Recorder::limited_by);
     ctx.state.quotas.admit_stream(limited_by.as_deref())
 }
+
+/// Whether the request's client may reach the operator's side at all (`[server]
+/// admin_networks`): the admin API, the console, `/metrics` and `/openapi.json`. Checked before
+/// any token, so that a network that may not administer learns nothing about tokens.
+pub fn operator_reachable(ctx: &RequestCtx) -> Result<(), ApiError> {
+    let allowed = &ctx.state.server.admin_networks;
+    if allowed.is_empty()
+        || ctx
+            .client
+            .is_some_and(|ip| allowed.iter().any(|n| n.contains(ip)))
+    {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        ErrorKind::Forbidden,
+        "The operator's side (the admin API, the console, /metrics and /openapi.json) is not reachable from this network",
+    )
+    .code("network_not_allowed"))
+}

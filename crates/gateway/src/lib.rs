@@ -26,7 +26,6 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod admin;
 pub mod admission;
 pub mod auth;
 pub mod body;
@@ -48,6 +47,7 @@ pub mod media;
 pub mod metering;
 pub mod metrics;
 pub mod native_relay;
+pub mod operator;
 pub mod policy;
 pub mod pump;
 pub mod quotas;

@@ -317,7 +317,7 @@ impl Route {
         ROUTES.iter().find(|spec| spec.route == self)
     }
 
-    /// The operator's side: reachable only from `[server] admin_networks` (`admin::reachable`,
+    /// The operator's side: reachable only from `[server] admin_networks` (`admission::operator_reachable`,
     /// `docs/operations.md`), whatever else it asks for.
     pub fn operators_side(self) -> bool {
         self.spec()

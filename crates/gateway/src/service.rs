@@ -9,6 +9,7 @@ use crate::connections::{self, Ticket};
 use crate::context::RequestCtx;
 use crate::errors::{ApiError, ErrorKind, Family};
 use crate::handlers;
+use crate::operator::OperatorSide;
 use crate::policy;
 use crate::response::UpstreamTime;
 use crate::routes::{self, Credentials, Route};
@@ -43,6 +44,9 @@ pub struct Gateway {
     connection: Option<Arc<Ticket>>,
     /// `[server] trusted_proxies`, parsed.
     trusted_proxies: Arc<[Cidr]>,
+    /// What serves the operator's routes, when mounted (`tollgate-admin`); without one they
+    /// are 404.
+    operator: Option<Arc<dyn OperatorSide>>,
 }
 
 impl Gateway {
@@ -56,6 +60,16 @@ impl Gateway {
             from_trusted_proxy: false,
             connection: None,
             trusted_proxies,
+            operator: None,
+        }
+    }
+
+    /// The same gateway with `side` serving the operator's routes (the admin API, the console,
+    /// the OpenAPI document).
+    pub fn with_operator_side(self, side: Arc<dyn OperatorSide>) -> Gateway {
+        Gateway {
+            operator: Some(side),
+            ..self
         }
     }
 
@@ -155,7 +169,7 @@ impl Gateway {
             ))
         } else {
             // A panic in a handler becomes a 500; its hold is released by the hold's drop guard.
-            let work = dispatch(ctx, routed.route, request);
+            let work = dispatch(ctx, routed.route, request, self.operator.clone());
             AssertUnwindSafe(work.instrument(span.clone()))
                 .catch_unwind()
                 .await
@@ -226,9 +240,10 @@ async fn dispatch(
     ctx: RequestCtx,
     route: Route,
     request: Request<Incoming>,
+    operator: Option<Arc<dyn OperatorSide>>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let Some(family) = credentials(route, &request) else {
-        return open(ctx, route, request).await;
+        return open(ctx, route, request, operator).await;
     };
     let query = request.uri().query();
     let principal = match admission::authenticate(&ctx, family, request.headers(), query).await {
@@ -309,18 +324,26 @@ async fn client(
         Route::ChatCompletions => handlers::chat::create(ctx, principal, request).await,
         Route::Responses => handlers::responses::create(ctx, principal, request).await,
         // `credentials` sends no other route here.
-        _ => open(ctx, route, request).await,
+        _ => open(ctx, route, request, None).await,
     }
 }
 
-/// The routes that take no client key.
+/// The routes that take no client key; the operator's, through `operator` when one is mounted.
 async fn open(
     ctx: RequestCtx,
     route: Route,
     request: Request<Incoming>,
+    operator: Option<Arc<dyn OperatorSide>>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     if route.operators_side() {
-        crate::admin::reachable(&ctx)?;
+        crate::admission::operator_reachable(&ctx)?;
+    }
+    if matches!(route, Route::Admin | Route::OpenApi | Route::Console) {
+        // Without an operator's side mounted, these paths are as unknown as any other.
+        return match operator {
+            Some(side) => side.serve(ctx, request).await,
+            None => Err(unknown_url(&request)),
+        };
     }
     match route {
         Route::Healthz => Ok(handlers::ops::healthz()),
@@ -331,9 +354,6 @@ async fn open(
             handlers::media::get(ctx, request, &file).await
         }
         Route::Translations => Err(handlers::ops::translations_unsupported()),
-        Route::Admin => crate::admin::handle(ctx, request).await,
-        Route::OpenApi => Ok(crate::admin::openapi::response()),
-        Route::Console => Ok(crate::admin::console::asset(request.uri().path())),
         Route::MethodNotAllowed(allow) => {
             let e = ApiError::new(
                 ErrorKind::MethodNotAllowed,
@@ -346,16 +366,21 @@ async fn open(
             Ok(response)
         }
         // NotFound, and (never) a client route without its caller.
-        _ => Err(ApiError::new(
-            ErrorKind::NotFound,
-            format!(
-                "Unknown request URL: {} {}",
-                request.method(),
-                request.uri().path()
-            ),
-        )
-        .code("unknown_url")),
+        _ => Err(unknown_url(&request)),
     }
+}
+
+/// 404 for a path nothing here serves.
+fn unknown_url(request: &Request<Incoming>) -> ApiError {
+    ApiError::new(
+        ErrorKind::NotFound,
+        format!(
+            "Unknown request URL: {} {}",
+            request.method(),
+            request.uri().path()
+        ),
+    )
+    .code("unknown_url")
 }
 
 /// The request's id: the client's `x-request-id` when it is 1 to 128 characters of

@@ -7,8 +7,8 @@
 //! `<script>` or `onclick` attribute would not run even if some text slipped past the
 //! script's DOM discipline (it builds nodes with `textContent`, never `innerHTML`).
 
-use crate::body::{self, ResponseBody};
 use http::{HeaderValue, Response, StatusCode, header};
+use tollgate_gateway::body::{self, ResponseBody};
 
 const PAGE: &str = include_str!("assets/console.html");
 const SCRIPT: &str = include_str!("assets/console.js");

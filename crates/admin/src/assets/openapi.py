@@ -2,7 +2,7 @@
 
 Edit this file, then regenerate the document:
 
-    python3 crates/gateway/src/admin/assets/openapi.py > crates/gateway/src/admin/assets/openapi.json
+    python3 crates/admin/src/assets/openapi.py > crates/admin/src/assets/openapi.json
 
 CI regenerates it and fails if the committed document differs. The schemas follow docs/api.md
 (client endpoints) and docs/operations.md (admin API); docs/decisions.md, "The OpenAPI

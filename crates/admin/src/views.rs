@@ -1,8 +1,8 @@
 //! How the operator's side shows things, in JSON (the admin API and the CLI's `--json`) and CSV:
 //! every amount a decimal string, every time both Unix milliseconds and RFC 3339.
 
-use crate::clock::format_rfc3339;
 use serde_json::{Value, json};
+use tollgate_gateway::clock::format_rfc3339;
 use tollgate_store::{
     AccessPolicy, Account, AccountReport, LedgerEntry, PolicyHolder, PriceGroup, Task, UsageGroup,
     UsageRecord, UsageSummary,

@@ -4,8 +4,8 @@
 //! see `docs/decisions.md`, "The OpenAPI document"). Tests check it names every route the gateway
 //! serves and that the gateway's answers agree with it (schemathesis in CI).
 
-use crate::body::{self, ResponseBody};
 use http::{Response, StatusCode};
+use tollgate_gateway::body::{self, ResponseBody};
 
 /// The document.
 pub const DOCUMENT: &str = include_str!("assets/openapi.json");
@@ -19,8 +19,8 @@ pub fn response() -> Response<ResponseBody> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::DOCUMENT;
-    use crate::routes::{PathPattern, ROUTES, Route, Verb, route};
     use http::Method;
+    use tollgate_gateway::routes::{PathPattern, ROUTES, Route, Verb, route};
 
     fn paths() -> Vec<(Method, String)> {
         let doc: serde_json::Value = serde_json::from_str(DOCUMENT).unwrap();

@@ -1,5 +1,9 @@
+//! # tollgate-admin
+//!
 //! The operator's side: the admin API under `/admin/v1/` (`docs/decisions.md`, "The admin
-//! API"; `docs/operations.md`), the OpenAPI document and the console.
+//! API"; `docs/operations.md`), the OpenAPI document and the console — a crate of its own that
+//! the request path (`tollgate-gateway`) does not depend on. The binary mounts [`Admin`] on the
+//! gateway (`Gateway::with_operator_side`); the CLI runs [`ops`] directly.
 //!
 //! Every request is authenticated by an admin token (`tga-…`, made with `tollgate admin token
 //! create`): a read-only token may only read. Client API keys are refused here, as admin tokens
@@ -7,20 +11,46 @@
 //! recorded in the admin audit log. Errors take the OpenAI shape
 //! (`{"error":{"message","type","param","code"}}`), with `param` naming the field.
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod console;
 pub mod openapi;
 pub mod ops;
 pub mod views;
 
-use crate::auth::query_param;
-use crate::body::{self, ResponseBody};
-use crate::context::RequestCtx;
-use crate::errors::{ApiError, ErrorKind};
+use futures_util::future::BoxFuture;
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use ops::{Actor, OpError, OpErrorKind, PolicyEdit, UsageQuery};
 use serde_json::{Value, json};
+use tollgate_gateway::auth::query_param;
+use tollgate_gateway::body::{self, ResponseBody};
+use tollgate_gateway::context::RequestCtx;
+use tollgate_gateway::errors::{ApiError, ErrorKind};
+use tollgate_gateway::operator::OperatorSide;
+use tollgate_gateway::routes::Route;
 use tollgate_store::{AdminToken, TaskState, UsageGroup};
+
+/// The operator's side, as mounted on a gateway: the admin API, the console and the OpenAPI
+/// document, each on its route.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Admin;
+
+impl OperatorSide for Admin {
+    fn serve(
+        &self,
+        ctx: RequestCtx,
+        request: Request<Incoming>,
+    ) -> BoxFuture<'static, Result<Response<ResponseBody>, ApiError>> {
+        Box::pin(async move {
+            match ctx.route {
+                Route::OpenApi => Ok(openapi::response()),
+                Route::Console => Ok(console::asset(request.uri().path())),
+                _ => handle(ctx, request).await,
+            }
+        })
+    }
+}
 
 /// The largest admin request body: a few fields, never a file.
 const MAX_BODY: usize = 64 * 1024;
@@ -374,29 +404,13 @@ async fn holder_is(store: &tollgate_store::Store, kind: &str, id: &str) -> Resul
     }
 }
 
-/// Whether the request's client may reach the operator's side at all (`[server]
-/// admin_networks`): checked before the token, so that a network that may not administer learns
-/// nothing about tokens.
-pub fn reachable(ctx: &RequestCtx) -> Result<(), ApiError> {
-    let allowed = &ctx.state.server.admin_networks;
-    if allowed.is_empty()
-        || ctx
-            .client
-            .is_some_and(|ip| allowed.iter().any(|n| n.contains(ip)))
-    {
-        return Ok(());
-    }
-    Err(ApiError::new(
-        ErrorKind::Forbidden,
-        "The operator's side (the admin API, the console, /metrics and /openapi.json) is not reachable from this network",
-    )
-    .code("network_not_allowed"))
-}
-
 /// The admin token of a request: `Authorization: Bearer tga-…`.
 async fn authenticate(ctx: &RequestCtx, headers: &HeaderMap) -> Result<AdminToken, ApiError> {
-    let Some(secret) = crate::auth::presented_secret(crate::errors::Family::OpenAi, headers, None)
-    else {
+    let Some(secret) = tollgate_gateway::auth::presented_secret(
+        tollgate_gateway::errors::Family::OpenAi,
+        headers,
+        None,
+    ) else {
         return Err(ApiError::new(
             ErrorKind::MissingCredential,
             "The admin API needs an admin token: 'Authorization: Bearer tga-…' \
@@ -573,7 +587,7 @@ async fn overview(ctx: &RequestCtx, query: &str) -> Result<Value, ApiError> {
                 ApiError::invalid("hours", "invalid_value", "hours must be from 1 to 2160")
             })?,
     };
-    let now = crate::clock::now_millis();
+    let now = tollgate_gateway::clock::now_millis();
     let filter = tollgate_store::UsageFilter {
         since: Some(now - hours * 3_600_000),
         ..Default::default()
