@@ -108,9 +108,7 @@ impl Priced {
             .quotas
             .admit_spend(principal, estimate, amount, &mut headers)
             .await;
-        if let Some(usage) = &ctx.usage {
-            usage.note_rate_headers(&headers);
-        }
+        ctx.note_rate_headers(&headers);
         Ok(Priced {
             tariff,
             price_group,

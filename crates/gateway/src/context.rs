@@ -4,6 +4,7 @@
 //! relay, a task's submission) takes what it needs of it by value: a clone of the usage draft,
 //! the state.
 
+use crate::quotas::RateHeaders;
 use crate::routes::Route;
 use crate::state::State;
 use crate::usage::Recorder;
@@ -48,6 +49,14 @@ impl RequestCtx {
     pub fn note(&self, f: impl FnOnce(&mut UsageRecord)) {
         if let Some(usage) = &self.usage {
             usage.note(f);
+        }
+    }
+
+    /// Notes rate-limit figures for the answer's headers, if the request is logged (only
+    /// logged requests are admitted against limits).
+    pub fn note_rate_headers(&self, headers: &RateHeaders) {
+        if let Some(usage) = &self.usage {
+            usage.note_rate_headers(headers);
         }
     }
 }

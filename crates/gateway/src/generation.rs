@@ -81,7 +81,7 @@ pub async fn hold_prompt(
 
 /// Opens the upstream's event stream through the model's channels: the events, and the time the
 /// response head took.
-pub async fn open_stream(
+async fn open_stream(
     state: &Arc<State>,
     entry: &Arc<crate::catalog::ModelEntry>,
     usage: Option<&crate::usage::Recorder>,
@@ -186,6 +186,36 @@ pub fn limits_of(entry: &crate::catalog::ModelEntry) -> Option<ModelLimits> {
         .or_else(|| tollgate_native_genai::models::limits(&entry.public))
 }
 
+/// Steps 6–8 streamed, for the native endpoint and both bridges: the client stream admitted,
+/// the upstream's event stream opened (the hold released in full if it cannot be), then relayed
+/// through `encoder` and settled in the background by the pump (`native_relay`).
+pub async fn stream_events<E: Encoder>(
+    ctx: &RequestCtx,
+    entry: &Arc<ModelEntry>,
+    raw: Bytes,
+    held: HeldCharge,
+    local_input: u64,
+    encoder: E,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let permit = crate::admission::open_stream(ctx)?;
+    let (frames, first_frame) = match open_stream(&ctx.state, entry, held.usage(), raw).await {
+        Ok(opened) => opened,
+        Err(e) => {
+            held.release(&format!("upstream failed: {e}"));
+            return Err(relay::upstream_error(&e));
+        }
+    };
+    let (sender, body) = stream_body::channel(permit);
+    crate::spawn_for_request(native_relay::relay(
+        frames,
+        sender,
+        encoder,
+        held,
+        local_input,
+    ));
+    Ok(sse_response(body, first_frame))
+}
+
 /// A request of an OpenAI-shaped endpoint bridged to a native model, held and ready to send.
 #[derive(Debug)]
 pub struct Bridged {
@@ -198,32 +228,21 @@ pub struct Bridged {
 }
 
 impl Bridged {
-    /// Steps 6–8 streamed: the native stream opened (the hold released if it cannot be), then
-    /// relayed through `encoder` and settled in the background.
+    /// Steps 6–8 streamed ([`stream_events`]).
     pub async fn stream<E: Encoder>(
         self,
         ctx: &RequestCtx,
         encoder: E,
     ) -> Result<Response<ResponseBody>, ApiError> {
-        let permit = crate::admission::open_stream(ctx)?;
-        let state = &ctx.state;
-        let (frames, first_frame) =
-            match open_stream(state, &self.entry, self.held.usage(), self.raw).await {
-                Ok(opened) => opened,
-                Err(e) => {
-                    self.held.release(&format!("upstream failed: {e}"));
-                    return Err(relay::upstream_error(&e));
-                }
-            };
-        let (sender, body) = stream_body::channel(permit);
-        crate::spawn_for_request(native_relay::relay(
-            frames,
-            sender,
-            encoder,
+        stream_events(
+            ctx,
+            &self.entry,
+            self.raw,
             self.held,
             self.local_input,
-        ));
-        Ok(sse_response(body, first_frame))
+            encoder,
+        )
+        .await
     }
 
     /// Steps 6–8 whole: the native answer, settled, and how long the upstream took.

@@ -337,8 +337,8 @@ impl Route {
         self.spec().and_then(|s| s.policy)
     }
 
-    /// The body limit the route reads its body under; the smallest (1 MiB) for a route that
-    /// takes none.
+    /// The body limit the route reads its body under (its row's `body`), if it takes a body
+    /// (`State::body_bounds` applies 1 MiB to one that does not).
     pub fn body_limit(self) -> Option<limits::Endpoint> {
         self.spec().and_then(|s| s.body)
     }

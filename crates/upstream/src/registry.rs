@@ -76,8 +76,6 @@ pub struct Format {
     pub modality: Modality,
     /// Its adapter.
     pub adapter: Adapter,
-    /// What it is, for the configuration's errors and the docs.
-    pub summary: &'static str,
 }
 
 impl std::fmt::Debug for Format {
@@ -100,49 +98,41 @@ pub static FORMATS: &[Format] = &[
         name: "openai-embeddings",
         modality: Modality::Embeddings,
         adapter: Adapter::Embeddings(&OpenAiEmbeddings),
-        summary: "OpenAI embeddings and the servers that copy them",
     },
     Format {
         name: "t2a",
         modality: Modality::Speech,
         adapter: Adapter::Speech(&T2a),
-        summary: "MiniMax-style speech synthesis (t2a_v2)",
     },
     Format {
         name: "openai-speech",
         modality: Modality::Speech,
         adapter: Adapter::Speech(&OpenAiSpeech),
-        summary: "OpenAI speech synthesis (/v1/audio/speech) and the servers that copy it",
     },
     Format {
         name: "stt",
         modality: Modality::Recognition,
         adapter: Adapter::Recognition(&Stt),
-        summary: "MiniMax-style speech recognition (speech_to_text)",
     },
     Format {
         name: "openai-transcription",
         modality: Modality::Recognition,
         adapter: Adapter::Recognition(&OpenAiTranscription),
-        summary: "OpenAI speech recognition (/v1/audio/transcriptions), faster-whisper and whisper.cpp servers",
     },
     Format {
         name: "ark",
         modality: Modality::ClipTasks,
         adapter: Adapter::VideoTasks(&Ark),
-        summary: "Ark content-generation tasks",
     },
     Format {
         name: "generic-video",
         modality: Modality::GenericVideoTasks,
         adapter: Adapter::VideoTasks(&GenericVideo),
-        summary: "the generic video-task format",
     },
     Format {
         name: "genai",
         modality: Modality::TextGeneration,
         adapter: Adapter::TextGeneration(&Genai),
-        summary: "native generateContent",
     },
 ];
 

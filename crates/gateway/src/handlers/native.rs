@@ -7,19 +7,17 @@
 //! gateway does not model — tools and their schemas, safety settings, thought signatures — reach
 //! the upstream intact.
 
-use crate::admission;
 use crate::auth;
 use crate::body::{self, ResponseBody};
 use crate::config::ModelKind;
 use crate::context::RequestCtx;
 use crate::errors::{ApiError, Family};
-use crate::generation::{generate_whole, hold_prompt, limits_of, native_model, open_stream};
-use crate::native_relay::{self, NativeSse};
+use crate::generation::{self, generate_whole, hold_prompt, limits_of, native_model};
+use crate::native_relay::NativeSse;
 use crate::policy;
 use crate::relay;
-use crate::response::{UpstreamTime, sse_response};
+use crate::response::UpstreamTime;
 use crate::routes;
-use crate::stream_body;
 use crate::translate::native as translate;
 use bytes::Bytes;
 use http::{HeaderValue, Request, Response, StatusCode, header};
@@ -116,23 +114,7 @@ async fn generate_as(
     // 6–8.
     match delivery {
         Delivery::Events => {
-            let permit = admission::open_stream(&ctx)?;
-            let (frames, first_frame) = match open_stream(&state, &entry, held.usage(), raw).await {
-                Ok(opened) => opened,
-                Err(e) => {
-                    held.release(&format!("upstream failed: {e}"));
-                    return Err(relay::upstream_error(&e));
-                }
-            };
-            let (sender, body) = stream_body::channel(permit);
-            crate::spawn_for_request(native_relay::relay(
-                frames,
-                sender,
-                NativeSse,
-                held,
-                local_input,
-            ));
-            Ok(sse_response(body, first_frame))
+            generation::stream_events(&ctx, &entry, raw, held, local_input, NativeSse).await
         }
         Delivery::Whole | Delivery::Array => {
             let (bytes, upstream_time) =
