@@ -10,7 +10,10 @@
 //! Twice: with the default cap per source (the flood displaces only its own sockets), and with
 //! no cap per source and a small `max_connections` (the flood fills the gateway, and its
 //! longest-idle sockets give way to each newcomer). The sockets are held by two Python
-//! processes, 12,500 each: one process may not have 25,000 descriptors here.
+//! processes, 12,500 each: one process may not have 25,000 descriptors here; at `nice 10`, because
+//! a real flood spends its own machine's CPU, while here it shares the gateway's two cores and,
+//! at equal priority, starved the accept loop until the listen queue dropped the probe's SYN
+//! (a one-second retransmit: a failure of the test machine, not of the gateway).
 //!
 //! And what `tollgate serve` says at start when it listens beyond loopback with the settings
 //! that protect an exposed gateway left out (`docs/operations.md`, "Running").
@@ -47,8 +50,11 @@ struct Holder(Child);
 impl Holder {
     fn start(port: u16, n: usize) -> Holder {
         Holder(
-            Command::new("python3")
-                .args(["-c", HOLDER, &port.to_string(), &n.to_string()])
+            // At a low priority (see the top of the file): a real flood spends its own CPU, not the
+            // gateway's, and here both share two cores.
+            Command::new("nice")
+                .args(["-n", "10", "python3", "-c", HOLDER])
+                .args([port.to_string(), n.to_string()])
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .spawn()
@@ -127,7 +133,7 @@ async fn flood(server: &str, name: &str) {
     let mut opened = 0;
     while opened < 2 {
         assert!(
-            started.elapsed() < Duration::from_secs(120),
+            started.elapsed() < Duration::from_secs(300),
             "the flood never finished"
         );
         slowest = slowest.max(probe(&gateway.addr).await);
