@@ -6,13 +6,13 @@
 //! `charge::Priced::admit`); and a client stream is opened only under the [`StreamPermit`] that
 //! [`open_stream`] hands out.
 
-use crate::auth::{self, Lookup};
-use crate::clock::now_millis;
 use crate::context::RequestCtx;
-use crate::errors::{ApiError, ErrorKind, Family};
-use crate::policy;
-pub use crate::quotas::StreamPermit;
 use http::HeaderMap;
+use tollgate_gateway_core::auth::{self, Lookup};
+use tollgate_gateway_core::clock::now_millis;
+use tollgate_gateway_core::errors::{ApiError, ErrorKind, Family};
+use tollgate_gateway_core::policy;
+pub use tollgate_gateway_core::quotas::StreamPermit;
 use tollgate_store::Principal;
 
 /// Authenticates a request: the key must exist and be enabled, with its account, and the
@@ -50,7 +50,7 @@ pub async fn authenticate(
             // Rate limits and concurrency count metered requests (the ones logged); what the
             // admission holds lives as long as the request, in its usage draft.
             if let Some(usage) = &ctx.usage {
-                let mut headers = crate::quotas::RateHeaders::default();
+                let mut headers = tollgate_gateway_core::quotas::RateHeaders::default();
                 let admitted = state.quotas.admit_request(&principal, &mut headers).await;
                 usage.note_rate_headers(&headers);
                 if let Some(admitted) = admitted? {
@@ -81,7 +81,7 @@ pub fn open_stream(ctx: &RequestCtx) -> Result<StreamPermit, ApiError> {
     let limited_by = ctx
         .usage
         .as_ref()
-        .and_then(crate::usage::Recorder::limited_by);
+        .and_then(tollgate_gateway_core::usage::Recorder::limited_by);
     ctx.state.quotas.admit_stream(limited_by.as_deref())
 }
 

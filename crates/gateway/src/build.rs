@@ -1,14 +1,14 @@
 //! Assembling a gateway from its configuration — the one way the binary, the tests and the
 //! examples build one, so that what the tests run is what `tollgate serve` runs.
 
-use crate::catalog::Catalog;
-use crate::config::{Config, ConfigError, TaskSettings};
-use crate::limits::Limits;
-use crate::media::MediaLinks;
-use crate::state::State;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinHandle;
+use tollgate_gateway_core::catalog::Catalog;
+use tollgate_gateway_core::config::{Config, ConfigError, TaskSettings};
+use tollgate_gateway_core::limits::Limits;
+use tollgate_gateway_core::media::MediaLinks;
+use tollgate_gateway_core::state::State;
 use tollgate_store::Store;
 use tollgate_upstream::{ClientConfig, HttpClient, UpstreamError};
 
@@ -80,11 +80,11 @@ impl Background {
         let store = state.store.clone();
         let mut handles = vec![
             tokio::spawn(follow_switches(state.clone())),
-            tokio::spawn(crate::usage::prune(
+            tokio::spawn(tollgate_gateway_core::usage::prune(
                 store.clone(),
                 config.usage.retention_days,
             )),
-            tokio::spawn(crate::usage::roll_up(store)),
+            tokio::spawn(tollgate_gateway_core::usage::roll_up(store)),
         ];
         // Without task channels too: the sweeper still settles the tasks of a channel since
         // removed from the configuration.
@@ -107,7 +107,7 @@ pub const SWITCHES_EVERY: Duration = Duration::from_secs(5);
 
 /// Keeps this replica's channel switches in step with the database's, for as long as it runs
 /// (the first read at once, so a replica starts with the channels switched off already off).
-async fn follow_switches(state: std::sync::Arc<crate::state::State>) {
+async fn follow_switches(state: std::sync::Arc<tollgate_gateway_core::state::State>) {
     let mut tick = tokio::time::interval(SWITCHES_EVERY);
     loop {
         tick.tick().await;

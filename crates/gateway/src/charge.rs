@@ -1,18 +1,18 @@
 //! A hold as the request flow uses it (DESIGN §2 steps 5 and 8): priced by the model's tariff,
 //! placed on the ledger engine before the upstream call, then settled to the actual cost —
 //! bounded by what the gateway can justify — or released. Exactly once, by construction: the
-//! engine closes the hold synchronously on settle, release or drop (`crate::ledger`).
+//! engine closes the hold synchronously on settle, release or drop (`tollgate_gateway_core::ledger`).
 
-use crate::catalog::ModelEntry;
 use crate::context::RequestCtx;
-use crate::errors::{ApiError, ErrorKind};
-use crate::ledger::{ChargeMemo, Hold};
-use crate::metering::Basis;
-use crate::quotas::{Admitted, RateHeaders};
-use crate::state::State;
-use crate::usage::Recorder;
 use std::sync::Arc;
 use tollgate_billing::{Amount, Tariff, Usage};
+use tollgate_gateway_core::catalog::ModelEntry;
+use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+use tollgate_gateway_core::ledger::{ChargeMemo, Hold};
+use tollgate_gateway_core::metering::Basis;
+use tollgate_gateway_core::quotas::{Admitted, RateHeaders};
+use tollgate_gateway_core::state::State;
+use tollgate_gateway_core::usage::Recorder;
 use tollgate_ledger::Refusal;
 use tollgate_store::{PriceGroup, Principal};
 
@@ -96,7 +96,7 @@ impl Priced {
     ) -> Result<Priced, ApiError> {
         tracing::Span::current().record("model", model);
         ctx.note(|record| record.model = Some(model.to_owned()));
-        crate::policy::admit_model(principal, model)?;
+        tollgate_gateway_core::policy::admit_model(principal, model)?;
         let (tariff, price_group) = priced(principal, model, list)?;
         let amount = tariff
             .charge(estimate)

@@ -5,13 +5,9 @@
 //! upstream's count, the local one the fallback (DESIGN §4). The handlers read and answer their
 //! own formats.
 
-use crate::catalog::ModelEntry;
 use crate::charge::HeldCharge;
 use crate::context::RequestCtx;
-use crate::errors::ApiError;
-use crate::metering::Basis;
 use crate::relay;
-use crate::tokens;
 use crate::translate::embeddings as translate;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +15,10 @@ use tollgate_billing::Usage;
 use tollgate_embeddings::{
     EmbeddingRequest, EmbeddingResponse, model_family, validate, validate_input_token_counts,
 };
+use tollgate_gateway_core::catalog::ModelEntry;
+use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::metering::Basis;
+use tollgate_gateway_core::tokens;
 use tollgate_store::Principal;
 
 /// Inputs larger than this are tokenized on the blocking pool, not on a runtime thread.

@@ -4,22 +4,22 @@
 //! settled. The handlers (`handlers::{native, chat, responses}`) read their own formats and call
 //! these; none of them calls another handler.
 
-use crate::catalog::ModelEntry;
 use crate::charge::HeldCharge;
-use crate::config::ModelKind;
 use crate::context::RequestCtx;
-use crate::errors::{ApiError, ErrorKind};
 use crate::native_relay::{self, Encoder};
 use crate::relay;
-use crate::response::{ResponseBody, sse_response};
-use crate::state::State;
-use crate::stream_body;
 use crate::translate::native as translate;
 use bytes::Bytes;
 use http::Response;
 use std::sync::Arc;
 use std::time::Duration;
 use tollgate_billing::Usage;
+use tollgate_gateway_core::catalog::ModelEntry;
+use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+use tollgate_gateway_core::response::{ResponseBody, sse_response};
+use tollgate_gateway_core::state::State;
+use tollgate_gateway_core::stream_body;
 use tollgate_native_genai::models::ModelLimits;
 use tollgate_native_genai::{
     FieldError, GenerateContentRequest, GenerateContentResponse, validate,
@@ -36,7 +36,7 @@ use tollgate_upstream::genai::FrameStream;
 pub async fn hold_prompt(
     ctx: &RequestCtx,
     principal: &Principal,
-    entry: &Arc<crate::catalog::ModelEntry>,
+    entry: &Arc<tollgate_gateway_core::catalog::ModelEntry>,
     limits: &ModelLimits,
     request: GenerateContentRequest,
     max_output: u64,
@@ -83,8 +83,8 @@ pub async fn hold_prompt(
 /// response head took.
 async fn open_stream(
     state: &Arc<State>,
-    entry: &Arc<crate::catalog::ModelEntry>,
-    usage: Option<&crate::usage::Recorder>,
+    entry: &Arc<tollgate_gateway_core::catalog::ModelEntry>,
+    usage: Option<&tollgate_gateway_core::usage::Recorder>,
     raw: Bytes,
 ) -> Result<(FrameStream, std::time::Duration), tollgate_upstream::UpstreamError> {
     let opened = relay::with_failover(entry, usage, |channel, endpoint| {
@@ -106,7 +106,7 @@ async fn open_stream(
 /// bills the work once it has the request): the upstream's bytes and time, after settling.
 pub async fn generate_whole(
     state: &Arc<State>,
-    entry: &Arc<crate::catalog::ModelEntry>,
+    entry: &Arc<tollgate_gateway_core::catalog::ModelEntry>,
     raw: Bytes,
     held: HeldCharge,
     local_input: u64,
@@ -159,7 +159,7 @@ pub async fn generate_whole(
 pub fn native_model(
     state: &State,
     model: &str,
-) -> Result<(Arc<crate::catalog::ModelEntry>, ModelLimits), ApiError> {
+) -> Result<(Arc<tollgate_gateway_core::catalog::ModelEntry>, ModelLimits), ApiError> {
     let model = model.strip_prefix("models/").unwrap_or(model);
     let entry = state
         .catalog
@@ -181,7 +181,7 @@ pub fn native_model(
 }
 
 /// The limits of a model's row in the table (by its upstream id, then its public one).
-pub fn limits_of(entry: &crate::catalog::ModelEntry) -> Option<ModelLimits> {
+pub fn limits_of(entry: &tollgate_gateway_core::catalog::ModelEntry) -> Option<ModelLimits> {
     tollgate_native_genai::models::limits(&entry.upstream_model)
         .or_else(|| tollgate_native_genai::models::limits(&entry.public))
 }

@@ -12,13 +12,13 @@
 //!   settled as above; nothing delivered releases the hold in full.
 
 use crate::charge::HeldCharge;
-use crate::errors::ApiError;
-use crate::metering::Basis;
 use crate::pump::{Closing, End, Meter, Settlement};
-use crate::stream_body::BodySender;
 use crate::translate::native as translate;
 use bytes::Bytes;
 use tollgate_billing::Amount;
+use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::metering::Basis;
+use tollgate_gateway_core::stream_body::BodySender;
 use tollgate_native_genai::{GenerateContentResponse, UsageMetadata};
 use tollgate_upstream::UpstreamError;
 use tollgate_upstream::genai::{Frame, FrameStream};
@@ -179,7 +179,9 @@ impl Encoder for NativeSse {
 
 /// An error in the vendor's shape, as JSON text.
 pub fn google_error_json(error: &ApiError) -> String {
-    error.body(crate::errors::Family::Google).to_string()
+    error
+        .body(tollgate_gateway_core::errors::Family::Google)
+        .to_string()
 }
 
 #[cfg(test)]

@@ -8,12 +8,12 @@
 //! each is tested on its own (`speech_relay`, `recognition`, `native_relay`).
 
 use crate::charge::HeldCharge;
-use crate::metering::Basis;
-use crate::stream_body::BodySender;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use std::pin::Pin;
 use tollgate_billing::{Amount, Usage};
+use tollgate_gateway_core::metering::Basis;
+use tollgate_gateway_core::stream_body::BodySender;
 use tollgate_upstream::UpstreamError;
 
 /// How a stream ended.
@@ -54,7 +54,7 @@ impl Closing {
     pub fn cut(
         e: &UpstreamError,
         charged: Option<Amount>,
-        failed: impl FnOnce(&crate::errors::ApiError) -> Option<Bytes>,
+        failed: impl FnOnce(&tollgate_gateway_core::errors::ApiError) -> Option<Bytes>,
     ) -> Closing {
         let error = crate::relay::stream_cut_error(e, charged);
         match failed(&error) {

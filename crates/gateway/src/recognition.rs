@@ -4,18 +4,18 @@
 //! while metering it.
 
 use crate::charge::HeldCharge;
-use crate::errors::ApiError;
-use crate::metering::Basis;
 use crate::pump::{Closing, End, Meter, Settlement};
-use crate::state::State;
-use crate::stream_body::BodySender;
-use crate::upload::{self, Upload, UploadLimits, UploadedFile};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http::HeaderMap;
 use hyper::body::Incoming;
 use std::time::Duration;
 use tollgate_billing::{Amount, Usage, audio_seconds};
+use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::metering::Basis;
+use tollgate_gateway_core::state::State;
+use tollgate_gateway_core::stream_body::BodySender;
+use tollgate_gateway_core::upload::{self, Upload, UploadLimits, UploadedFile};
 use tollgate_probe::{Container, ProbeError};
 use tollgate_upstream::Answer;
 use tollgate_upstream::UpstreamError;
@@ -141,8 +141,8 @@ pub fn billed_seconds(seconds: f64) -> Option<u64> {
 /// adapter — and waits for its first piece.
 pub async fn open_stream(
     state: &State,
-    entry: &crate::catalog::ModelEntry,
-    usage: Option<&crate::usage::Recorder>,
+    entry: &tollgate_gateway_core::catalog::ModelEntry,
+    usage: Option<&tollgate_gateway_core::usage::Recorder>,
     recognition: &Recognition,
     file: FilePart<'_>,
 ) -> Result<(TextDelta, DeltaStream), UpstreamError> {
@@ -272,7 +272,7 @@ impl<E: Encoder> Meter for RecognitionMeter<E> {
 #[allow(clippy::too_many_arguments)]
 pub async fn stream_response<E: Encoder>(
     ctx: &crate::context::RequestCtx,
-    entry: &crate::catalog::ModelEntry,
+    entry: &tollgate_gateway_core::catalog::ModelEntry,
     upstream: &Recognition,
     file: UploadedFile,
     part_name: &str,
@@ -280,7 +280,7 @@ pub async fn stream_response<E: Encoder>(
     held: HeldCharge,
     encoder: E,
     probed_seconds: u64,
-) -> Result<http::Response<crate::body::ResponseBody>, ApiError> {
+) -> Result<http::Response<tollgate_gateway_core::body::ResponseBody>, ApiError> {
     let permit = crate::admission::open_stream(ctx)?;
     let started = std::time::Instant::now();
     let opened = open_stream(
@@ -299,19 +299,22 @@ pub async fn stream_response<E: Encoder>(
         }
     };
     let first_frame_time = started.elapsed();
-    let (sender, body) = crate::stream_body::channel(permit);
+    let (sender, body) = tollgate_gateway_core::stream_body::channel(permit);
     crate::spawn_for_request(async move {
         let _upload = file;
         relay(held, first, frames, sender, encoder, probed_seconds).await;
     });
-    Ok(crate::response::sse_response(body, first_frame_time))
+    Ok(tollgate_gateway_core::response::sse_response(
+        body,
+        first_frame_time,
+    ))
 }
 
 /// The whole-result branch of both endpoints: calls the channels with failover and, on
 /// failure, releases the hold. On success the hold comes back with the answer, to be settled.
 pub async fn transcribe_whole(
     state: &State,
-    entry: &crate::catalog::ModelEntry,
+    entry: &tollgate_gateway_core::catalog::ModelEntry,
     recognition: &Recognition,
     part: FilePart<'_>,
     held: HeldCharge,

@@ -3,15 +3,15 @@
 //! channels split the calls by weight, and a channel's keys take turns (`docs/decisions.md`,
 //! "Channel pools").
 
-use crate::catalog::{Channel, ModelEntry};
-use crate::channels::{Admit, rest_for};
-use crate::errors::{ApiError, ErrorKind};
-use crate::usage::Recorder;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
+use tollgate_gateway_core::catalog::{Channel, ModelEntry};
+use tollgate_gateway_core::channels::{Admit, rest_for};
+use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+use tollgate_gateway_core::usage::Recorder;
 use tollgate_upstream::error::redacted;
 use tollgate_upstream::{Endpoint, UpstreamError};
 

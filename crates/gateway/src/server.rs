@@ -3,8 +3,6 @@
 //! signal, `/readyz` fails while requests are still served for `drain_seconds`, then the
 //! listener closes and in-flight requests get up to a deadline to finish.
 
-use crate::config::ServerConfig;
-use crate::connections::{Admitted, Class, Connections};
 use crate::service::Gateway;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -12,6 +10,8 @@ use hyper_util::server::graceful::GracefulShutdown;
 use std::future::Future;
 use std::time::Duration;
 use tokio::net::TcpListener;
+use tollgate_gateway_core::config::ServerConfig;
+use tollgate_gateway_core::connections::{Admitted, Class, Connections};
 
 /// The protocol settings of `[server]`.
 fn builder(server: &ServerConfig) -> auto::Builder<TokioExecutor> {
@@ -92,8 +92,8 @@ pub async fn serve(
     let server = gateway.state().server.clone();
     let builder = builder(&server);
     let graceful = GracefulShutdown::new();
-    // Who is connected, and who gives way when full (`crate::connections`).
-    let connections = Connections::new(crate::connections::Caps {
+    // Who is connected, and who gives way when full (`tollgate_gateway_core::connections`).
+    let connections = Connections::new(tollgate_gateway_core::connections::Caps {
         full: server.max_connections,
         reserve: server.reserved_connections,
         per_source: server.max_connections_per_source,
@@ -133,7 +133,7 @@ pub async fn serve(
                     Class::Full => served,
                     Class::Reserve => served.ops_only(),
                 };
-                let open = crate::metrics::OpenConnection::new(gateway.state().clone());
+                let open = tollgate_gateway_core::metrics::OpenConnection::new(gateway.state().clone());
                 let _ = stream.set_nodelay(true);
                 let header_timeout = Duration::from_secs(server.header_read_timeout_seconds);
                 let builder = builder.clone();

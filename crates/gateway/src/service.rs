@@ -3,18 +3,9 @@
 //! a log line and metrics.
 
 use crate::admission;
-use crate::auth;
-use crate::body::ResponseBody;
-use crate::connections::{self, Ticket};
 use crate::context::RequestCtx;
-use crate::errors::{ApiError, ErrorKind, Family};
 use crate::handlers;
 use crate::operator::OperatorSide;
-use crate::policy;
-use crate::response::UpstreamTime;
-use crate::routes::{self, Credentials, Route};
-use crate::state::State;
-use crate::usage::Recorder;
 use futures_util::FutureExt;
 use http::{HeaderValue, Request, Response, header};
 use hyper::body::Incoming;
@@ -25,6 +16,15 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
+use tollgate_gateway_core::auth;
+use tollgate_gateway_core::body::ResponseBody;
+use tollgate_gateway_core::connections::{self, Ticket};
+use tollgate_gateway_core::errors::{ApiError, ErrorKind, Family};
+use tollgate_gateway_core::policy;
+use tollgate_gateway_core::response::UpstreamTime;
+use tollgate_gateway_core::routes::{self, Credentials, Route};
+use tollgate_gateway_core::state::State;
+use tollgate_gateway_core::usage::Recorder;
 use tollgate_store::{Cidr, Principal};
 use tracing::Instrument;
 
@@ -40,7 +40,7 @@ pub struct Gateway {
     /// The peer is one of `[server] trusted_proxies`.
     from_trusted_proxy: bool,
     /// The connection's place in the registry, when served on a socket: requests mark it busy
-    /// so that it is not chosen to give way (`crate::connections`).
+    /// so that it is not chosen to give way (`tollgate_gateway_core::connections`).
     connection: Option<Arc<Ticket>>,
     /// `[server] trusted_proxies`, parsed.
     trusted_proxies: Arc<[Cidr]>,
@@ -119,7 +119,7 @@ impl Gateway {
         if routed.route.spec().map(|s| s.credentials) == Some(Credentials::KeyByClient)
             && handlers::native::is_native_client(&request)
         {
-            routed.family = crate::errors::Family::Google;
+            routed.family = tollgate_gateway_core::errors::Family::Google;
         }
         let _in_flight = self.state.metrics.enter();
         // The path only: the query may carry a key (`?key=`).
@@ -206,7 +206,7 @@ impl Gateway {
         let elapsed = started.elapsed();
         let status = response
             .extensions()
-            .get::<crate::errors::ErrorStatus>()
+            .get::<tollgate_gateway_core::errors::ErrorStatus>()
             .map_or(response.status(), |honest| honest.0)
             .as_u16();
         self.state

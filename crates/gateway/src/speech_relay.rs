@@ -21,14 +21,14 @@
 //! * it fails before the first byte — the handler releases the hold in full.
 
 use crate::charge::HeldCharge;
-use crate::errors::ApiError;
-use crate::metering::Basis;
 use crate::pump::{Closing, End, Meter, Settlement};
-use crate::stream_body::BodySender;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use tollgate_billing::{Amount, Usage};
 use tollgate_compat_audio::AudioFormat;
+use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::metering::Basis;
+use tollgate_gateway_core::stream_body::BodySender;
 use tollgate_upstream::UpstreamError;
 use tollgate_upstream::speech::{AudioChunk, ChunkStream, Synthesis, Synthesized};
 
@@ -205,9 +205,9 @@ impl<E: Encoder> Meter for SpeechMeter<E> {
 /// — and waits for its first piece, so that a failure before the first byte is an ordinary
 /// error (and a full release), not a cut stream.
 pub async fn open(
-    state: &std::sync::Arc<crate::state::State>,
-    entry: &crate::catalog::ModelEntry,
-    usage: Option<&crate::usage::Recorder>,
+    state: &std::sync::Arc<tollgate_gateway_core::state::State>,
+    entry: &tollgate_gateway_core::catalog::ModelEntry,
+    usage: Option<&tollgate_gateway_core::usage::Recorder>,
     synthesis: &Synthesis,
 ) -> Result<(AudioChunk, ChunkStream), UpstreamError> {
     let (opened, _channel) =
@@ -232,8 +232,8 @@ pub async fn open(
 /// cannot skip the charge for work the upstream did. Returns the audio (with the vendor's own
 /// answer when the channel speaks `t2a`), the characters charged and the upstream's time.
 pub async fn synthesize_whole(
-    state: std::sync::Arc<crate::state::State>,
-    entry: std::sync::Arc<crate::catalog::ModelEntry>,
+    state: std::sync::Arc<tollgate_gateway_core::state::State>,
+    entry: std::sync::Arc<tollgate_gateway_core::catalog::ModelEntry>,
     held: HeldCharge,
     synthesis: Synthesis,
     local_characters: u64,

@@ -4,15 +4,15 @@
 //! the native endpoint's: thinking tokens are output tokens, shown as
 //! `completion_tokens_details.reasoning_tokens`.
 
-use crate::body::{self, ResponseBody};
 use crate::context::RequestCtx;
-use crate::errors::{ApiError, Family};
 use crate::generation::bridge_to_native;
 use crate::native_relay::Encoder;
-use crate::response::UpstreamTime;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
+use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::errors::{ApiError, Family};
+use tollgate_gateway_core::response::UpstreamTime;
 use tollgate_native_genai::GenerateContentResponse;
 use tollgate_native_genai::bridge::{self, ChunkMapper};
 use tollgate_native_genai::chat::ChatCompletionRequest;
@@ -39,7 +39,7 @@ pub async fn create(
 
     // 6–8.
     let id = format!("chatcmpl-{}", ctx.request_id.trim_start_matches("req_"));
-    let created = crate::clock::unix_now();
+    let created = tollgate_gateway_core::clock::unix_now();
     if chat.stream == Some(true) {
         let include_usage = chat
             .stream_options

@@ -1,10 +1,7 @@
 //! `/api/v3/contents/generations/tasks` (docs/api.md §2.7, §3.1, §4.6–4.7; wire-formats §5): create,
 //! get, list and delete clip tasks, in the vendor's own format and error shape.
 
-use crate::body::{self, ResponseBody};
-use crate::config::ModelKind;
 use crate::context::RequestCtx;
-use crate::errors::{ApiError, ErrorKind};
 use crate::tasks::record::unix_seconds;
 use crate::tasks::{self, Submission, inputs};
 use crate::translate::clip as translate;
@@ -14,6 +11,9 @@ use tollgate_clip_tasks::{
     CreateTaskRequest, CreateTaskResponse, DeleteEffect, ListQuery, ListResponse, TaskStatus,
     delete_effect, lift_inline_flags, series, validate_reference_seconds, validate_trusting,
 };
+use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_store::Principal;
 use tollgate_store::Store;
 use tollgate_upstream::tasks::TaskRequest;
@@ -167,7 +167,7 @@ pub async fn delete(
 /// the winner refunds. What the client hears is what happened: cancelled and refunded, refused
 /// like any running task, or that it lost the race to completion.
 async fn cancel(
-    state: &crate::state::State,
+    state: &tollgate_gateway_core::state::State,
     task: &tollgate_store::Task,
     id: &str,
 ) -> Result<Response<ResponseBody>, ApiError> {

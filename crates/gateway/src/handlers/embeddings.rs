@@ -1,14 +1,14 @@
 //! `POST /v1/embeddings` (docs/api.md §2.6, §4.5; wire-formats §2).
 
-use crate::body::{self, ResponseBody};
-use crate::config::ModelKind;
 use crate::context::RequestCtx;
 use crate::embedding;
-use crate::errors::ApiError;
-use crate::response::UpstreamTime;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tollgate_embeddings::EmbeddingRequest;
+use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::response::UpstreamTime;
 use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.

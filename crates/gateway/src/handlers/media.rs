@@ -3,17 +3,17 @@
 //! can seek (DESIGN §5). The link is the credential: no key is asked for, as with any
 //! pre-signed download link.
 
-use crate::body::ResponseBody;
 use crate::context::RequestCtx;
-use crate::errors::{ApiError, ErrorKind};
-use crate::media::LinkError;
-use crate::stream_body;
 use crate::tasks::record::TaskResult;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http::{Request, Response, header};
 use hyper::body::Incoming;
 use std::time::Duration;
+use tollgate_gateway_core::body::ResponseBody;
+use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+use tollgate_gateway_core::media::LinkError;
+use tollgate_gateway_core::stream_body;
 use tollgate_store::TaskState;
 use tollgate_upstream::{Timeouts, body_stream, full_body};
 
@@ -36,14 +36,15 @@ pub async fn get(
     let state = &ctx.state;
     let id = file.strip_suffix(".mp4").unwrap_or(file);
     let query = request.uri().query().unwrap_or_default();
-    let expires = crate::auth::query_param(query, "expires").and_then(|v| v.parse::<i64>().ok());
-    let signature = crate::auth::query_param(query, "signature");
+    let expires = tollgate_gateway_core::auth::query_param(query, "expires")
+        .and_then(|v| v.parse::<i64>().ok());
+    let signature = tollgate_gateway_core::auth::query_param(query, "signature");
     let (Some(expires), Some(signature)) = (expires, signature) else {
         return Err(forbidden(
             "This media link is incomplete: it needs expires and signature",
         ));
     };
-    let now = crate::clock::unix_now();
+    let now = tollgate_gateway_core::clock::unix_now();
     match state.media.verify(id, expires, &signature, now) {
         Ok(()) => {}
         Err(LinkError::BadSignature) => {

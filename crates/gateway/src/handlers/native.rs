@@ -7,21 +7,21 @@
 //! gateway does not model — tools and their schemas, safety settings, thought signatures — reach
 //! the upstream intact.
 
-use crate::auth;
-use crate::body::{self, ResponseBody};
-use crate::config::ModelKind;
 use crate::context::RequestCtx;
-use crate::errors::{ApiError, Family};
 use crate::generation::{self, generate_whole, hold_prompt, limits_of, native_model};
 use crate::native_relay::NativeSse;
-use crate::policy;
 use crate::relay;
-use crate::response::UpstreamTime;
-use crate::routes;
 use crate::translate::native as translate;
 use bytes::Bytes;
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
+use tollgate_gateway_core::auth;
+use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::errors::{ApiError, Family};
+use tollgate_gateway_core::policy;
+use tollgate_gateway_core::response::UpstreamTime;
+use tollgate_gateway_core::routes;
 use tollgate_native_genai::{CountTokensRequest, GenerateContentRequest};
 use tollgate_store::Principal;
 

@@ -5,16 +5,16 @@
 //! per request. `taskType` and `title` are checked and not forwarded: an embeddings channel has
 //! no such fields (`docs/decisions.md`, "Native embeddings").
 
-use crate::body::{self, ResponseBody};
-use crate::config::ModelKind;
 use crate::context::RequestCtx;
 use crate::embedding;
-use crate::errors::{ApiError, ErrorKind};
-use crate::response::UpstreamTime;
-use crate::routes::{self, Route};
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tollgate_embeddings::{EmbeddingInput, EmbeddingRequest, EmbeddingResponse};
+use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+use tollgate_gateway_core::response::UpstreamTime;
+use tollgate_gateway_core::routes::{self, Route};
 use tollgate_native_genai::embed::{
     self, BatchEmbedContentsRequest, BatchEmbedContentsResponse, ContentEmbedding,
     EmbedContentRequest, EmbedContentResponse,

@@ -1,12 +1,12 @@
 //! Operational endpoints and the answers for routes that are not built yet.
 
-use crate::body::{self, ResponseBody};
 use crate::context::RequestCtx;
-use crate::errors::{ApiError, ErrorKind};
-use crate::policy;
 use http::{Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use serde_json::json;
+use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+use tollgate_gateway_core::policy;
 use tollgate_store::Principal;
 
 /// `GET /healthz`: the process is alive.
@@ -46,10 +46,15 @@ pub async fn readyz(ctx: &RequestCtx) -> Response<ResponseBody> {
 
 /// Per-channel health on `GET /metrics`: calls by outcome, the circuit (0 closed, 1 half-open,
 /// 2 open), calls in flight, latency percentiles, keys resting, the operator's switch.
-fn channel_metrics(channels: &[std::sync::Arc<crate::catalog::Channel>], out: &mut String) {
+fn channel_metrics(
+    channels: &[std::sync::Arc<tollgate_gateway_core::catalog::Channel>],
+    out: &mut String,
+) {
     use std::fmt::Write;
     let now = std::time::Instant::now();
-    let label = |c: &crate::catalog::Channel| crate::metrics::label(&c.name);
+    let label = |c: &tollgate_gateway_core::catalog::Channel| {
+        tollgate_gateway_core::metrics::label(&c.name)
+    };
     let series = [
         (
             "tollgate_channel_calls_total",
@@ -103,9 +108,9 @@ fn channel_metrics(channels: &[std::sync::Arc<crate::catalog::Channel>], out: &m
                 }
                 "tollgate_channel_circuit_state" => {
                     let state = match r.circuit {
-                        crate::channels::CircuitState::Closed => 0,
-                        crate::channels::CircuitState::HalfOpen => 1,
-                        crate::channels::CircuitState::Open => 2,
+                        tollgate_gateway_core::channels::CircuitState::Closed => 0,
+                        tollgate_gateway_core::channels::CircuitState::HalfOpen => 1,
+                        tollgate_gateway_core::channels::CircuitState::Open => 2,
                     };
                     let _ = writeln!(out, "{name}{{channel=\"{l}\"}} {state}");
                 }
@@ -204,7 +209,7 @@ pub async fn get_model(
     principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
-    let id = crate::routes::last_segment(request.uri().path());
+    let id = tollgate_gateway_core::routes::last_segment(request.uri().path());
     let entry = ctx.state.catalog.lookup(id).ok_or_else(|| {
         ApiError::new(
             ErrorKind::NotFound,

@@ -3,15 +3,15 @@
 //! channel, and the answer translated back — whole, or as the Responses stream's events. Billing
 //! is the native endpoint's, as for the chat bridge.
 
-use crate::body::{self, ResponseBody};
 use crate::context::RequestCtx;
-use crate::errors::ApiError;
 use crate::generation::bridge_to_native;
 use crate::native_relay::Encoder;
-use crate::response::UpstreamTime;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
+use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::response::UpstreamTime;
 use tollgate_native_genai::GenerateContentResponse;
 use tollgate_native_genai::responses::{
     self, ResponseEvents, ResponseTemplate, ResponsesRequest, StreamEvent,
@@ -39,7 +39,7 @@ pub async fn create(
 
     // 6–8.
     let id = format!("resp_{}", ctx.request_id.trim_start_matches("req_"));
-    let template = ResponseTemplate::new(&request, &id, crate::clock::unix_now());
+    let template = ResponseTemplate::new(&request, &id, tollgate_gateway_core::clock::unix_now());
     if request.stream == Some(true) {
         let encoder = ResponsesSse {
             events: ResponseEvents::new(template),

@@ -1,15 +1,10 @@
 //! `POST /v1/audio/speech` (docs/api.md §2.1, §4.1; wire-formats §1.1): OpenAI-compatible speech,
 //! synthesized by any speech channel (`t2a`, `openai-speech`) through the speech seam.
 
-use crate::body::{self, ResponseBody};
 use crate::charge::HeldCharge;
-use crate::config::ModelKind;
 use crate::context::RequestCtx;
-use crate::errors::ApiError;
 use crate::relay;
-use crate::response::UpstreamTime;
 use crate::speech_relay::{self, AudioShape};
-use crate::stream_body;
 use crate::translate::speech::{self as translate, encoders};
 use bytes::Bytes;
 use http::{HeaderValue, Request, Response, StatusCode, header};
@@ -20,6 +15,11 @@ use tollgate_compat_audio::speech::validate;
 use tollgate_compat_audio::{
     AudioFormat, SpeechRequest, SpeechStreamEvent, SpeechUsage, StreamFormat,
 };
+use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::response::UpstreamTime;
+use tollgate_gateway_core::stream_body;
 use tollgate_store::Principal;
 
 /// The bitrate of MP3 the channel produces when none is asked (the vendor's default).

@@ -2,19 +2,19 @@
 //! faithfully by an `stt` channel and translated for any other recognition channel — json,
 //! verbose_json, srt or vtt bodies, or its SSE frames.
 
-use crate::body::{self, ResponseBody};
 use crate::charge::HeldCharge;
-use crate::config::ModelKind;
 use crate::context::RequestCtx;
-use crate::errors::ApiError;
-use crate::metering::Basis;
 use crate::recognition::{self, billed_seconds};
 use crate::relay;
-use crate::response::UpstreamTime;
 use crate::translate::transcription::{self as translate, encoders};
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use tollgate_billing::{Usage, audio_seconds};
+use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::metering::Basis;
+use tollgate_gateway_core::response::UpstreamTime;
 use tollgate_store::Principal;
 use tollgate_upstream::recognition::SttBody;
 use tollgate_vendor_audio::stt::{LANGUAGE_HEADER, validate};

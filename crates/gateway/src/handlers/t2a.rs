@@ -3,20 +3,20 @@
 //! audio, or SSE frames whose last has `data.status = 2` and the usage. Errors are `base_resp`
 //! bodies with the vendor's codes and an honest status.
 
-use crate::body::{self, ResponseBody};
 use crate::charge::HeldCharge;
-use crate::config::ModelKind;
 use crate::context::RequestCtx;
-use crate::errors::ApiError;
 use crate::relay;
-use crate::response::UpstreamTime;
 use crate::speech_relay::{self, AudioShape};
-use crate::stream_body;
 use crate::translate::speech::{self as translate, encoders};
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use std::time::Instant;
 use tollgate_billing::{Usage, speech_characters};
+use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::response::UpstreamTime;
+use tollgate_gateway_core::stream_body;
 use tollgate_store::Principal;
 use tollgate_vendor_audio::T2aRequest;
 use tollgate_vendor_audio::t2a::validate;
@@ -98,5 +98,8 @@ pub async fn create(
         characters,
         shape,
     ));
-    Ok(crate::response::sse_response(body, first_frame_time))
+    Ok(tollgate_gateway_core::response::sse_response(
+        body,
+        first_frame_time,
+    ))
 }

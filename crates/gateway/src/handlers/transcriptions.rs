@@ -2,21 +2,21 @@
 //! recognition, performed by any recognition channel (`stt`, `openai-transcription`) through the
 //! recognition seam.
 
-use crate::body::{self, ResponseBody};
 use crate::charge::HeldCharge;
-use crate::config::ModelKind;
 use crate::context::RequestCtx;
-use crate::errors::ApiError;
-use crate::metering::Basis;
 use crate::recognition::{self, billed_seconds};
 use crate::relay;
-use crate::response::UpstreamTime;
 use crate::translate::transcription::{self as translate, encoders};
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use tollgate_billing::{Usage, audio_seconds};
 use tollgate_compat_audio::TranscriptionParams;
 use tollgate_compat_audio::transcription::validate;
+use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::metering::Basis;
+use tollgate_gateway_core::response::UpstreamTime;
 use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.

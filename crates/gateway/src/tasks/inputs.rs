@@ -10,8 +10,6 @@
 //!   either way: the header is the client's word, not a measurement (`docs/decisions.md`,
 //!   "Bounded settlement").
 
-use crate::errors::ApiError;
-use crate::state::State;
 use bytes::{Bytes, BytesMut};
 use futures_util::future::join_all;
 use http::{Request, header};
@@ -20,6 +18,8 @@ use std::net::IpAddr;
 use std::time::Duration;
 use tollgate_clip_tasks::media_url::{Host, parse_http_url, url_host};
 use tollgate_clip_tasks::{ContentItem, CreateTaskRequest, Rule, is_public_ip};
+use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::state::State;
 use tollgate_probe::mp4::{Mp4Scan, scan_mp4};
 use tollgate_upstream::{Timeouts, full_body};
 

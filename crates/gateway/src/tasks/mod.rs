@@ -10,19 +10,19 @@ pub mod inputs;
 pub mod record;
 pub mod worker;
 
-use crate::catalog::ModelEntry;
 use crate::charge::store_refused;
 use crate::context::RequestCtx;
-use crate::errors::{ApiError, ErrorKind};
 use crate::relay;
-use crate::state::State;
 use crate::tasks::record::Pricing;
 use std::sync::Arc;
 use std::time::Duration;
+use tollgate_gateway_core::catalog::ModelEntry;
+use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+use tollgate_gateway_core::state::State;
 use tollgate_store::{NewTask, Outcome, Poll, Principal, Task};
 use tollgate_upstream::tasks::TaskRequest;
 
-pub use crate::config::TaskSettings;
+pub use tollgate_gateway_core::config::TaskSettings;
 
 /// A task about to be submitted: the row's contents, priced.
 #[derive(Debug)]
@@ -182,7 +182,7 @@ pub async fn submit(
 /// the sweeper would refund a task the upstream is about to accept. A submit may wait a
 /// channel slot (up to its first-byte timeout) and then connect and wait the answer.
 pub fn check_submission_timeout(
-    catalog: &crate::catalog::Catalog,
+    catalog: &tollgate_gateway_core::catalog::Catalog,
     settings: &TaskSettings,
 ) -> Result<(), String> {
     for channel in catalog.channels() {

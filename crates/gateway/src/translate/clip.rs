@@ -2,14 +2,14 @@
 //! request, the record a client reads, the list filter, and what an Ark upstream's record means
 //! for the task.
 
-use crate::errors::ApiError;
-use crate::media::{MediaLinks, Origin};
-use crate::metering::Basis;
 use crate::tasks::record::{Observation, Pricing, TaskResult, error_parts, unix_seconds};
 use tollgate_billing::{
     ClipTier, Tariff, Usage, clip_frame_size, clip_token_estimate_with_reference,
 };
 use tollgate_clip_tasks::{ListQuery, Task as ClipTask, TaskError, TaskStatus, Tier, Validated};
+use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::media::{MediaLinks, Origin};
+use tollgate_gateway_core::metering::Basis;
 use tollgate_store::{Task, TaskFilter, TaskState};
 
 /// docs/api.md §8 rules 4–5: the hold of a clip task. The estimate is

@@ -7,12 +7,12 @@
 //! A base64 vector the client takes as it is (base64, no shortening) is checked and passed on
 //! without being decoded and encoded again.
 
-use crate::catalog::ModelEntry;
-use crate::errors::ApiError;
 use tollgate_embeddings::{
     Embedding, EmbeddingRequest, EmbeddingResponse, EmbeddingVector, EncodingFormat,
     base64_dimensions, shorten,
 };
+use tollgate_gateway_core::catalog::ModelEntry;
+use tollgate_gateway_core::errors::ApiError;
 
 /// The request sent upstream.
 pub fn to_upstream(request: &EmbeddingRequest, entry: &ModelEntry) -> EmbeddingRequest {
@@ -94,7 +94,7 @@ pub fn to_client(
 pub fn broken_answer(reason: String) -> ApiError {
     tracing::error!(%reason, "upstream embeddings answer is inconsistent");
     ApiError::new(
-        crate::errors::ErrorKind::UpstreamFailed,
+        tollgate_gateway_core::errors::ErrorKind::UpstreamFailed,
         format!("The upstream's answer was inconsistent ({reason}); the request was not charged"),
     )
 }

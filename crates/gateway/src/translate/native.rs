@@ -1,10 +1,10 @@
 //! Native text generation (docs/api.md §2.9, wire-formats §6): the hold's local estimate, the usage that
 //! settles, and the model objects of `GET /v1beta/models`.
 
-use crate::catalog::ModelEntry;
-use crate::metering::Basis;
 use serde_json::{Value, json};
 use tollgate_billing::Usage;
+use tollgate_gateway_core::catalog::ModelEntry;
+use tollgate_gateway_core::metering::Basis;
 use tollgate_native_genai::media::Media;
 use tollgate_native_genai::models::ModelLimits;
 use tollgate_native_genai::{Content, GenerateContentRequest, GenerateContentResponse, Part};
@@ -96,7 +96,7 @@ pub fn estimate_prompt(request: &GenerateContentRequest) -> PromptEstimate {
     text = text.saturating_add(TOKENS_PER_CONTENT.saturating_mul(contents.len() as u64));
     let tools = request.tools.iter().flatten();
     for value in tools.chain(request.tool_config.iter()) {
-        text = text.saturating_add(crate::tokens::count_text(
+        text = text.saturating_add(tollgate_gateway_core::tokens::count_text(
             &serde_json::to_string(value).unwrap_or_default(),
         ));
     }
@@ -121,12 +121,19 @@ pub fn inline_bytes(request: &GenerateContentRequest) -> usize {
 
 /// The text tokens of a part: its text, function call or function response.
 fn part_text_tokens(part: &Part) -> u64 {
-    let mut tokens = part.text.as_deref().map_or(0, crate::tokens::count_text);
+    let mut tokens = part
+        .text
+        .as_deref()
+        .map_or(0, tollgate_gateway_core::tokens::count_text);
     if let Some(call) = &part.function_call {
-        tokens += crate::tokens::count_text(&serde_json::to_string(call).unwrap_or_default());
+        tokens += tollgate_gateway_core::tokens::count_text(
+            &serde_json::to_string(call).unwrap_or_default(),
+        );
     }
     if let Some(response) = &part.function_response {
-        tokens += crate::tokens::count_text(&serde_json::to_string(response).unwrap_or_default());
+        tokens += tollgate_gateway_core::tokens::count_text(
+            &serde_json::to_string(response).unwrap_or_default(),
+        );
     }
     tokens
 }
@@ -157,7 +164,7 @@ fn part_media(part: &Part) -> PartMedia {
     let mime = blob.mime_type.trim().to_ascii_lowercase();
     if mime.starts_with("text/") || mime == "application/json" {
         return match std::str::from_utf8(&bytes) {
-            Ok(text) => PartMedia::Text(crate::tokens::count_text(text)),
+            Ok(text) => PartMedia::Text(tollgate_gateway_core::tokens::count_text(text)),
             Err(_) => PartMedia::Unmeasured("inlineData"),
         };
     }
@@ -206,7 +213,7 @@ pub fn settled_usage(
         None => (
             Usage::TextTokens {
                 input: local_input,
-                output: crate::tokens::count_text(delivered),
+                output: tollgate_gateway_core::tokens::count_text(delivered),
             },
             Basis {
                 estimated: true,

@@ -13,9 +13,9 @@
 //! its text, voice, speed, format and rate fill the seam's fields for any other channel, and the
 //! audio comes back as `t2a_v2` frames or one answer built here ([`t2a_answer`]).
 
-use crate::catalog::ModelEntry;
-use crate::config::SpeechConfig;
 use tollgate_compat_audio::{AudioFormat, SpeechRequest};
+use tollgate_gateway_core::catalog::ModelEntry;
+use tollgate_gateway_core::config::SpeechConfig;
 use tollgate_upstream::speech::{Synthesis, Synthesized};
 use tollgate_vendor_audio::t2a::{ExtraInfo, T2aData};
 use tollgate_vendor_audio::{T2aFormat, T2aRequest, T2aResponse};
@@ -112,10 +112,10 @@ fn extra_info(characters: u64, synthesis: &Synthesis, audio_size: usize) -> Extr
 
 /// The client's side of a relayed synthesis stream, per output format.
 pub mod encoders {
-    use crate::errors::{ApiError, ErrorKind};
     use crate::speech_relay::Encoder;
     use bytes::Bytes;
     use tollgate_compat_audio::{SpeechStreamEvent, SpeechUsage};
+    use tollgate_gateway_core::errors::{ApiError, ErrorKind};
     use tollgate_sse::Event;
     use tollgate_upstream::speech::{AudioChunk, Synthesis};
     use tollgate_vendor_audio::T2aResponse;
@@ -231,11 +231,11 @@ pub mod encoders {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ModelKind;
     use crate::speech_relay::Encoder;
     use bytes::Bytes;
     use tollgate_billing::{Decimal, Tariff};
     use tollgate_compat_audio::Voice;
+    use tollgate_gateway_core::config::ModelKind;
     use tollgate_upstream::speech::AudioChunk;
 
     fn entry() -> ModelEntry {

@@ -14,9 +14,9 @@
 //! it is (and its answer is relayed as it came); for any other channel its fields fill the seam's
 //! and the answer is built here in the format it asked ([`stt_body`], [`encoders::VendorFrames`]).
 
-use crate::catalog::ModelEntry;
 use tollgate_compat_audio::TranscriptionParams;
 use tollgate_compat_audio::transcription::{Segment, Transcript, Word, speaker_label, split_words};
+use tollgate_gateway_core::catalog::ModelEntry;
 use tollgate_upstream::recognition::SttBody;
 use tollgate_upstream::recognition::{Recognition, Transcription};
 use tollgate_vendor_audio::{
@@ -237,11 +237,11 @@ mod tests {
 
 /// The client's side of a relayed recognition stream.
 pub mod encoders {
-    use crate::errors::ApiError;
     use crate::recognition::Encoder;
     use bytes::Bytes;
     use tollgate_compat_audio::TranscriptionStreamEvent;
     use tollgate_compat_audio::transcription::StreamUsage;
+    use tollgate_gateway_core::errors::ApiError;
     use tollgate_sse::Event;
     use tollgate_upstream::recognition::TextDelta;
     use tollgate_vendor_audio::SttStreamFrame;

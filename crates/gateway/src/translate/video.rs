@@ -1,11 +1,11 @@
 //! The generic video format (docs/api.md §2.8) and the store's task rows: the pricing of a valid
 //! request, the record a client reads, and what a generic upstream's record means for the task.
 
-use crate::media::{MediaLinks, Origin};
-use crate::metering::Basis;
 use crate::tasks::record::{Observation, Pricing, TaskResult, error_parts, unix_seconds};
 use std::time::Duration;
 use tollgate_billing::{Tariff, Usage, video_seconds};
+use tollgate_gateway_core::media::{MediaLinks, Origin};
+use tollgate_gateway_core::metering::Basis;
 use tollgate_generic_tasks::{Validated, VideoError, VideoStatus, VideoTask, spec};
 use tollgate_store::{Task, TaskState};
 

@@ -1,5 +1,5 @@
 //! Credentials, read the way each family's own clients send them (DESIGN §2 step 2, docs/api.md §5),
-//! and looked up through a cache; what the caller may then do is `crate::admission`'s.
+//! and looked up through a cache; what the caller may then do is `tollgate_gateway::admission`'s.
 
 use crate::errors::{ApiError, Family};
 use http::HeaderMap;

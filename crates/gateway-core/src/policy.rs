@@ -1,6 +1,6 @@
 //! The access policies' rules (`docs/decisions.md`, "Access policies") as pure functions of the
 //! caller's principal and what the request asks: expiry, endpoint, network and model. Admission
-//! (`crate::admission`) and the hold (`crate::charge`) ask them; `/metrics` names their refusals.
+//! (`tollgate_gateway::admission`) and the hold (`tollgate_gateway::charge`) ask them; `/metrics` names their refusals.
 
 use crate::errors::{ApiError, ErrorKind, Family};
 use crate::routes::Route;

@@ -71,7 +71,7 @@ impl BodySender {
     }
 }
 
-/// A body and the sender that feeds it, opened under `permit` (`crate::admission::open_stream`):
+/// A body and the sender that feeds it, opened under `permit` (`tollgate_gateway::admission::open_stream`):
 /// no client stream without one.
 pub fn channel(permit: StreamPermit) -> (BodySender, ResponseBody) {
     let (tx, rx) = mpsc::channel::<Item>(BUFFERED_FRAMES);

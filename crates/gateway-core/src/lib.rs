@@ -1,0 +1,47 @@
+//! # tollgate-gateway-core
+//!
+//! The floor of the request path (`docs/architecture.md`, "Layers"): what every request of
+//! `tollgate-gateway` shares and what can be understood alone. It never imports the request
+//! path — Cargo, not a convention, keeps it that way.
+//!
+//! - the gateway's shared [`state`] and its parts: the [`config`], the [`catalog`] of models and
+//!   [`channels`], the [`ledger`]'s journal, [`quotas`] and [`limits`], [`metrics`] and the
+//!   [`connections`] registry, [`media`] links;
+//! - the rules a request is admitted by, as pure functions: the key cache of [`auth`], the
+//!   access [`policy`], the [`routes`] table with every endpoint's facts;
+//! - what a request reads and answers: [`body`] under its limit, [`upload`] spooled to disk
+//!   ([`spool`]), [`stream_body`] for a client stream, [`errors`] in each vendor's shape,
+//!   [`response`];
+//! - what a charge is made of: [`metering`] (how a quantity came about), [`tokens`] (the local
+//!   token count), [`usage`] (the request's usage record), the [`clock`].
+//!
+//! `tollgate-gateway` re-exports every module under the same name.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod auth;
+pub mod body;
+pub mod catalog;
+pub mod channels;
+pub mod clock;
+pub mod config;
+pub mod connections;
+pub mod errors;
+pub mod ledger;
+pub mod limits;
+pub mod media;
+pub mod metering;
+pub mod metrics;
+pub mod policy;
+pub mod quotas;
+pub mod response;
+pub mod routes;
+pub mod spool;
+pub mod state;
+pub mod stream_body;
+pub mod tokens;
+pub mod upload;
+pub mod usage;
+
+pub use config::Config;
+pub use state::State;
