@@ -5,8 +5,8 @@ use crate::common::{load_config, open_store};
 use serde_json::json;
 use tollgate_admin::ops::{self, Actor};
 use tollgate_admin::views;
-use tollgate_gateway::catalog::Catalog;
-use tollgate_gateway::clock::format_rfc3339;
+use tollgate_gateway_core::catalog::Catalog;
+use tollgate_gateway_core::clock::format_rfc3339;
 use tollgate_store::{Store, TaskState};
 
 pub async fn run(common: &Common, command: AdminCommand) -> Result<(), String> {
@@ -97,7 +97,7 @@ pub async fn tasks(common: &Common, command: TasksCommand) -> Result<(), String>
 }
 
 async fn execute_tasks(
-    config: &tollgate_gateway::Config,
+    config: &tollgate_gateway_core::Config,
     store: &Store,
     command: TasksCommand,
 ) -> Result<(), String> {
@@ -217,7 +217,7 @@ async fn switch(store: &Store, known: &[&str], name: &str, disabled: bool) -> Re
     println!(
         "{name}: {} (running gateways follow within {} s)",
         if disabled { "off" } else { "on" },
-        tollgate_gateway::build::SWITCHES_EVERY.as_secs()
+        tollgate_gateway_core::channels::SWITCHES_EVERY.as_secs()
     );
     Ok(())
 }

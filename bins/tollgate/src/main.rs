@@ -52,12 +52,12 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Policy(command) => crate::policy::run(&cli.common, command).await,
         Command::Groups(command) => crate::policy::groups(&cli.common, command).await,
         Command::Config(ConfigCommand::Default) => {
-            print!("{}", tollgate_gateway::config::DEFAULT_CONFIG);
+            print!("{}", tollgate_gateway_core::config::DEFAULT_CONFIG);
             Ok(())
         }
         Command::Sim(args) => {
             crate::serve::init_logging(
-                &tollgate_gateway::Config::embedded_default().map_err(|e| e.to_string())?,
+                &tollgate_gateway_core::Config::embedded_default().map_err(|e| e.to_string())?,
             );
             crate::simulator::run(args).await
         }

@@ -4,8 +4,8 @@ use crate::cli::{Common, ServeArgs};
 use crate::common::load_config;
 use std::net::SocketAddr;
 use std::time::Duration;
-use tollgate_gateway::media::MediaLinks;
 use tollgate_gateway::{Background, Config, Gateway, Parts, server};
+use tollgate_gateway_core::media::MediaLinks;
 use tollgate_store::Store;
 
 /// How often request holds left in the database by versions before the ledger engine are
@@ -43,7 +43,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
         },
     )
     .map_err(|e| e.to_string())?;
-    tokio::task::spawn_blocking(tollgate_gateway::tokens::warm_up);
+    tokio::task::spawn_blocking(tollgate_gateway_core::tokens::warm_up);
     let sweeper = tokio::spawn(sweep_stale_holds(store.clone()));
     let background = Background::start(&state, &config);
 
@@ -88,7 +88,7 @@ fn warn_when_exposed(config: &Config, bound: SocketAddr) {
     if bound.ip().is_loopback() {
         return;
     }
-    let follows_host = config.media.mode == tollgate_gateway::config::MediaMode::Signed
+    let follows_host = config.media.mode == tollgate_gateway_core::config::MediaMode::Signed
         && config.media.public_base_url.is_none();
     if follows_host {
         tracing::warn!(

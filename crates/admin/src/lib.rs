@@ -2,7 +2,8 @@
 //!
 //! The operator's side: the admin API under `/admin/v1/` (`docs/decisions.md`, "The admin
 //! API"; `docs/operations.md`), the OpenAPI document and the console — a crate of its own that
-//! the request path (`tollgate-gateway`) does not depend on. The binary mounts [`Admin`] on the
+//! the request path (`tollgate-gateway`) does not depend on, standing on the floor
+//! (`tollgate-gateway-core`) and the store alone. The binary mounts [`Admin`] on the
 //! gateway (`Gateway::with_operator_side`); the CLI runs [`ops`] directly.
 //!
 //! Every request is authenticated by an admin token (`tga-…`, made with `tollgate admin token
@@ -23,12 +24,12 @@ use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use ops::{Actor, OpError, OpErrorKind, PolicyEdit, UsageQuery};
 use serde_json::{Value, json};
-use tollgate_gateway::auth::query_param;
-use tollgate_gateway::body::{self, ResponseBody};
-use tollgate_gateway::context::RequestCtx;
-use tollgate_gateway::errors::{ApiError, ErrorKind};
-use tollgate_gateway::operator::OperatorSide;
-use tollgate_gateway::routes::Route;
+use tollgate_gateway_core::auth::query_param;
+use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::context::RequestCtx;
+use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+use tollgate_gateway_core::operator::OperatorSide;
+use tollgate_gateway_core::routes::Route;
 use tollgate_store::{AdminToken, TaskState, UsageGroup};
 
 /// The operator's side, as mounted on a gateway: the admin API, the console and the OpenAPI
@@ -406,8 +407,8 @@ async fn holder_is(store: &tollgate_store::Store, kind: &str, id: &str) -> Resul
 
 /// The admin token of a request: `Authorization: Bearer tga-…`.
 async fn authenticate(ctx: &RequestCtx, headers: &HeaderMap) -> Result<AdminToken, ApiError> {
-    let Some(secret) = tollgate_gateway::auth::presented_secret(
-        tollgate_gateway::errors::Family::OpenAi,
+    let Some(secret) = tollgate_gateway_core::auth::presented_secret(
+        tollgate_gateway_core::errors::Family::OpenAi,
         headers,
         None,
     ) else {
@@ -587,7 +588,7 @@ async fn overview(ctx: &RequestCtx, query: &str) -> Result<Value, ApiError> {
                 ApiError::invalid("hours", "invalid_value", "hours must be from 1 to 2160")
             })?,
     };
-    let now = tollgate_gateway::clock::now_millis();
+    let now = tollgate_gateway_core::clock::now_millis();
     let filter = tollgate_store::UsageFilter {
         since: Some(now - hours * 3_600_000),
         ..Default::default()

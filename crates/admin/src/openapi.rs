@@ -5,7 +5,7 @@
 //! serves and that the gateway's answers agree with it (schemathesis in CI).
 
 use http::{Response, StatusCode};
-use tollgate_gateway::body::{self, ResponseBody};
+use tollgate_gateway_core::body::{self, ResponseBody};
 
 /// The document.
 pub const DOCUMENT: &str = include_str!("assets/openapi.json");
@@ -20,7 +20,7 @@ pub fn response() -> Response<ResponseBody> {
 mod tests {
     use super::DOCUMENT;
     use http::Method;
-    use tollgate_gateway::routes::{PathPattern, ROUTES, Route, Verb, route};
+    use tollgate_gateway_core::routes::{PathPattern, ROUTES, Route, Verb, route};
 
     fn paths() -> Vec<(Method, String)> {
         let doc: serde_json::Value = serde_json::from_str(DOCUMENT).unwrap();

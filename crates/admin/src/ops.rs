@@ -11,8 +11,8 @@ use tollgate_store::{
 };
 
 use super::views;
-use tollgate_gateway::clock::parse_rfc3339;
-use tollgate_gateway::routes::policy_endpoints;
+use tollgate_gateway_core::clock::parse_rfc3339;
+use tollgate_gateway_core::routes::policy_endpoints;
 
 /// Who made a change: `token:NAME` through the API, `cli:USER` on the command line.
 #[derive(Debug, Clone)]
@@ -648,7 +648,7 @@ pub async fn set_group(
 }
 
 /// Switches a channel off or on for every replica (they read the switch within
-/// `tollgate_gateway::build::SWITCHES_EVERY`). `known` are the configured channels' names.
+/// `tollgate_gateway_core::channels::SWITCHES_EVERY`). `known` are the configured channels' names.
 pub async fn set_channel_disabled(
     store: &Store,
     actor: &Actor,

@@ -2,7 +2,7 @@
 //! every amount a decimal string, every time both Unix milliseconds and RFC 3339.
 
 use serde_json::{Value, json};
-use tollgate_gateway::clock::format_rfc3339;
+use tollgate_gateway_core::clock::format_rfc3339;
 use tollgate_store::{
     AccessPolicy, Account, AccountReport, LedgerEntry, PolicyHolder, PriceGroup, Task, UsageGroup,
     UsageRecord, UsageSummary,

@@ -389,6 +389,10 @@ impl Rotation {
     }
 }
 
+/// How often a replica reads the operators' channel switches (`tollgate_gateway::build`
+/// follows them; `tollgate admin channels` says how soon a change takes effect).
+pub const SWITCHES_EVERY: Duration = Duration::from_secs(5);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,6 +12,8 @@
 //! - what a request reads and answers: [`body`] under its limit, [`upload`] spooled to disk
 //!   ([`spool`]), [`stream_body`] for a client stream, [`errors`] in each vendor's shape,
 //!   [`response`];
+//! - the request's [`context`] every step is handed, and the seam to the [`operator`]'s side
+//!   (the admin API and console, `tollgate-admin`, which stands on this crate alone);
 //! - what a charge is made of: [`metering`] (how a quantity came about), [`tokens`] (the local
 //!   token count), [`usage`] (the request's usage record), the [`clock`].
 //!
@@ -26,12 +28,14 @@ pub mod channels;
 pub mod clock;
 pub mod config;
 pub mod connections;
+pub mod context;
 pub mod errors;
 pub mod ledger;
 pub mod limits;
 pub mod media;
 pub mod metering;
 pub mod metrics;
+pub mod operator;
 pub mod policy;
 pub mod quotas;
 pub mod response;

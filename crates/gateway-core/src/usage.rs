@@ -9,7 +9,7 @@
 //!   the answer, or a stream's hold at the stream's end), with the answer's status — 499 when
 //!   the client left before any answer.
 //!
-//! The draft travels in the request's context (`tollgate_gateway::context::RequestCtx::usage`); work
+//! The draft travels in the request's context (`crate::context::RequestCtx::usage`); work
 //! spawned for the request takes a clone by value. Authentication, the hold and the channel
 //! choice each note their part on it.
 

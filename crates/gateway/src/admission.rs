@@ -6,10 +6,10 @@
 //! `charge::Priced::admit`); and a client stream is opened only under the [`StreamPermit`] that
 //! [`open_stream`] hands out.
 
-use crate::context::RequestCtx;
 use http::HeaderMap;
 use tollgate_gateway_core::auth::{self, Lookup};
 use tollgate_gateway_core::clock::now_millis;
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind, Family};
 use tollgate_gateway_core::policy;
 pub use tollgate_gateway_core::quotas::StreamPermit;

@@ -2,7 +2,6 @@
 //! examples build one, so that what the tests run is what `tollgate serve` runs.
 
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::task::JoinHandle;
 use tollgate_gateway_core::catalog::Catalog;
 use tollgate_gateway_core::config::{Config, ConfigError, TaskSettings};
@@ -102,13 +101,10 @@ impl Background {
     }
 }
 
-/// How often a replica reads the operators' channel switches.
-pub const SWITCHES_EVERY: Duration = Duration::from_secs(5);
-
 /// Keeps this replica's channel switches in step with the database's, for as long as it runs
 /// (the first read at once, so a replica starts with the channels switched off already off).
 async fn follow_switches(state: std::sync::Arc<tollgate_gateway_core::state::State>) {
-    let mut tick = tokio::time::interval(SWITCHES_EVERY);
+    let mut tick = tokio::time::interval(tollgate_gateway_core::channels::SWITCHES_EVERY);
     loop {
         tick.tick().await;
         match state.store.disabled_channels().await {

@@ -3,10 +3,10 @@
 //! bounded by what the gateway can justify — or released. Exactly once, by construction: the
 //! engine closes the hold synchronously on settle, release or drop (`tollgate_gateway_core::ledger`).
 
-use crate::context::RequestCtx;
 use std::sync::Arc;
 use tollgate_billing::{Amount, Tariff, Usage};
 use tollgate_gateway_core::catalog::ModelEntry;
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::ledger::{ChargeMemo, Hold};
 use tollgate_gateway_core::metering::Basis;

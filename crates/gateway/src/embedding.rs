@@ -6,7 +6,6 @@
 //! own formats.
 
 use crate::charge::HeldCharge;
-use crate::context::RequestCtx;
 use crate::relay;
 use crate::translate::embeddings as translate;
 use std::sync::Arc;
@@ -16,6 +15,7 @@ use tollgate_embeddings::{
     EmbeddingRequest, EmbeddingResponse, model_family, validate, validate_input_token_counts,
 };
 use tollgate_gateway_core::catalog::ModelEntry;
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::metering::Basis;
 use tollgate_gateway_core::tokens;

@@ -5,7 +5,6 @@
 //! these; none of them calls another handler.
 
 use crate::charge::HeldCharge;
-use crate::context::RequestCtx;
 use crate::native_relay::{self, Encoder};
 use crate::relay;
 use crate::translate::native as translate;
@@ -16,6 +15,7 @@ use std::time::Duration;
 use tollgate_billing::Usage;
 use tollgate_gateway_core::catalog::ModelEntry;
 use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::response::{ResponseBody, sse_response};
 use tollgate_gateway_core::state::State;

@@ -29,20 +29,18 @@
 // The floor every request stands on, from `tollgate-gateway-core`, under the names it has
 // always had here (the binary, the operator's side, the fuzzers and the tests use them).
 pub use tollgate_gateway_core::{
-    Config, State, auth, body, catalog, channels, clock, config, connections, errors, ledger,
-    limits, media, metering, metrics, policy, quotas, response, routes, spool, state, stream_body,
-    tokens, upload, usage,
+    Config, State, auth, body, catalog, channels, clock, config, connections, context, errors,
+    ledger, limits, media, metering, metrics, operator, policy, quotas, response, routes, spool,
+    state, stream_body, tokens, upload, usage,
 };
 
 pub mod admission;
 pub mod build;
 pub mod charge;
-pub mod context;
 pub mod embedding;
 pub mod generation;
 pub mod handlers;
 pub mod native_relay;
-pub mod operator;
 pub mod pump;
 pub mod recognition;
 pub mod relay;

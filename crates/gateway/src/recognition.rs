@@ -28,7 +28,7 @@ pub const MAX_SECONDS: u64 = 500;
 /// Reads the form: the file under the endpoint's limit, at most 32 other fields of 64 KiB,
 /// while the caller's key holds one of its upload slots (`[server] max_uploads_per_key`).
 pub async fn read_form(
-    ctx: &crate::context::RequestCtx,
+    ctx: &tollgate_gateway_core::context::RequestCtx,
     principal: &tollgate_store::Principal,
     headers: &HeaderMap,
     body: Incoming,
@@ -271,7 +271,7 @@ impl<E: Encoder> Meter for RecognitionMeter<E> {
 /// keeps the spooled upload alive, and answers with the event stream at once.
 #[allow(clippy::too_many_arguments)]
 pub async fn stream_response<E: Encoder>(
-    ctx: &crate::context::RequestCtx,
+    ctx: &tollgate_gateway_core::context::RequestCtx,
     entry: &tollgate_gateway_core::catalog::ModelEntry,
     upstream: &Recognition,
     file: UploadedFile,

@@ -3,9 +3,7 @@
 //! a log line and metrics.
 
 use crate::admission;
-use crate::context::RequestCtx;
 use crate::handlers;
-use crate::operator::OperatorSide;
 use futures_util::FutureExt;
 use http::{HeaderValue, Request, Response, header};
 use hyper::body::Incoming;
@@ -19,7 +17,9 @@ use std::time::Instant;
 use tollgate_gateway_core::auth;
 use tollgate_gateway_core::body::ResponseBody;
 use tollgate_gateway_core::connections::{self, Ticket};
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind, Family};
+use tollgate_gateway_core::operator::OperatorSide;
 use tollgate_gateway_core::policy;
 use tollgate_gateway_core::response::UpstreamTime;
 use tollgate_gateway_core::routes::{self, Credentials, Route};

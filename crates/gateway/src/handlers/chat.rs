@@ -4,13 +4,13 @@
 //! the native endpoint's: thinking tokens are output tokens, shown as
 //! `completion_tokens_details.reasoning_tokens`.
 
-use crate::context::RequestCtx;
 use crate::generation::bridge_to_native;
 use crate::native_relay::Encoder;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, Family};
 use tollgate_gateway_core::response::UpstreamTime;
 use tollgate_native_genai::GenerateContentResponse;

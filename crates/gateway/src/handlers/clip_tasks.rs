@@ -1,7 +1,6 @@
 //! `/api/v3/contents/generations/tasks` (docs/api.md §2.7, §3.1, §4.6–4.7; wire-formats §5): create,
 //! get, list and delete clip tasks, in the vendor's own format and error shape.
 
-use crate::context::RequestCtx;
 use crate::tasks::record::unix_seconds;
 use crate::tasks::{self, Submission, inputs};
 use crate::translate::clip as translate;
@@ -13,6 +12,7 @@ use tollgate_clip_tasks::{
 };
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_store::Principal;
 use tollgate_store::Store;

@@ -1,12 +1,12 @@
 //! `POST /v1/embeddings` (docs/api.md §2.6, §4.5; wire-formats §2).
 
-use crate::context::RequestCtx;
 use crate::embedding;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tollgate_embeddings::EmbeddingRequest;
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::response::UpstreamTime;
 use tollgate_store::Principal;

@@ -3,7 +3,6 @@
 //! can seek (DESIGN §5). The link is the credential: no key is asked for, as with any
 //! pre-signed download link.
 
-use crate::context::RequestCtx;
 use crate::tasks::record::TaskResult;
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -11,6 +10,7 @@ use http::{Request, Response, header};
 use hyper::body::Incoming;
 use std::time::Duration;
 use tollgate_gateway_core::body::ResponseBody;
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::media::LinkError;
 use tollgate_gateway_core::stream_body;

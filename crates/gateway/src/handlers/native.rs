@@ -7,7 +7,6 @@
 //! gateway does not model — tools and their schemas, safety settings, thought signatures — reach
 //! the upstream intact.
 
-use crate::context::RequestCtx;
 use crate::generation::{self, generate_whole, hold_prompt, limits_of, native_model};
 use crate::native_relay::NativeSse;
 use crate::relay;
@@ -18,6 +17,7 @@ use hyper::body::Incoming;
 use tollgate_gateway_core::auth;
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, Family};
 use tollgate_gateway_core::policy;
 use tollgate_gateway_core::response::UpstreamTime;

@@ -5,13 +5,13 @@
 //! per request. `taskType` and `title` are checked and not forwarded: an embeddings channel has
 //! no such fields (`docs/decisions.md`, "Native embeddings").
 
-use crate::context::RequestCtx;
 use crate::embedding;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tollgate_embeddings::{EmbeddingInput, EmbeddingRequest, EmbeddingResponse};
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::response::UpstreamTime;
 use tollgate_gateway_core::routes::{self, Route};

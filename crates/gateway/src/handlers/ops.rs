@@ -1,10 +1,10 @@
 //! Operational endpoints and the answers for routes that are not built yet.
 
-use crate::context::RequestCtx;
 use http::{Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use serde_json::json;
 use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::policy;
 use tollgate_store::Principal;

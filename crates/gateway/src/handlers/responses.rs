@@ -3,13 +3,13 @@
 //! channel, and the answer translated back — whole, or as the Responses stream's events. Billing
 //! is the native endpoint's, as for the chat bridge.
 
-use crate::context::RequestCtx;
 use crate::generation::bridge_to_native;
 use crate::native_relay::Encoder;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::response::UpstreamTime;
 use tollgate_native_genai::GenerateContentResponse;

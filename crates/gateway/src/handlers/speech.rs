@@ -2,7 +2,6 @@
 //! synthesized by any speech channel (`t2a`, `openai-speech`) through the speech seam.
 
 use crate::charge::HeldCharge;
-use crate::context::RequestCtx;
 use crate::relay;
 use crate::speech_relay::{self, AudioShape};
 use crate::translate::speech::{self as translate, encoders};
@@ -17,6 +16,7 @@ use tollgate_compat_audio::{
 };
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::response::UpstreamTime;
 use tollgate_gateway_core::stream_body;

@@ -3,7 +3,6 @@
 //! verbose_json, srt or vtt bodies, or its SSE frames.
 
 use crate::charge::HeldCharge;
-use crate::context::RequestCtx;
 use crate::recognition::{self, billed_seconds};
 use crate::relay;
 use crate::translate::transcription::{self as translate, encoders};
@@ -12,6 +11,7 @@ use hyper::body::Incoming;
 use tollgate_billing::{Usage, audio_seconds};
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::metering::Basis;
 use tollgate_gateway_core::response::UpstreamTime;

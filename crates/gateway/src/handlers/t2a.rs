@@ -4,7 +4,6 @@
 //! bodies with the vendor's codes and an honest status.
 
 use crate::charge::HeldCharge;
-use crate::context::RequestCtx;
 use crate::relay;
 use crate::speech_relay::{self, AudioShape};
 use crate::translate::speech::{self as translate, encoders};
@@ -14,6 +13,7 @@ use std::time::Instant;
 use tollgate_billing::{Usage, speech_characters};
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::response::UpstreamTime;
 use tollgate_gateway_core::stream_body;

@@ -3,7 +3,6 @@
 //! recognition seam.
 
 use crate::charge::HeldCharge;
-use crate::context::RequestCtx;
 use crate::recognition::{self, billed_seconds};
 use crate::relay;
 use crate::translate::transcription::{self as translate, encoders};
@@ -14,6 +13,7 @@ use tollgate_compat_audio::TranscriptionParams;
 use tollgate_compat_audio::transcription::validate;
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::metering::Basis;
 use tollgate_gateway_core::response::UpstreamTime;

@@ -1,7 +1,6 @@
 //! `/v1/video/generations` (docs/api.md §2.8, §3.2, §4.8–4.9): create and get generic video tasks, in
 //! the OpenAI-style error shape.
 
-use crate::context::RequestCtx;
 use crate::tasks::record::unix_seconds;
 use crate::tasks::{self, Submission};
 use crate::translate::video as translate;
@@ -9,6 +8,7 @@ use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_generic_tasks::{CreateVideoRequest, CreateVideoResponse, spec, validate};
 use tollgate_store::Principal;

@@ -11,12 +11,12 @@ pub mod record;
 pub mod worker;
 
 use crate::charge::store_refused;
-use crate::context::RequestCtx;
 use crate::relay;
 use crate::tasks::record::Pricing;
 use std::sync::Arc;
 use std::time::Duration;
 use tollgate_gateway_core::catalog::ModelEntry;
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::state::State;
 use tollgate_store::{NewTask, Outcome, Poll, Principal, Task};

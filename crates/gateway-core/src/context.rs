@@ -4,12 +4,12 @@
 //! relay, a task's submission) takes what it needs of it by value: a clone of the usage draft,
 //! the state.
 
+use crate::quotas::RateHeaders;
+use crate::routes::Route;
+use crate::state::State;
+use crate::usage::Recorder;
 use std::net::IpAddr;
 use std::sync::Arc;
-use tollgate_gateway_core::quotas::RateHeaders;
-use tollgate_gateway_core::routes::Route;
-use tollgate_gateway_core::state::State;
-use tollgate_gateway_core::usage::Recorder;
 use tollgate_store::UsageRecord;
 
 /// One request's context.
@@ -29,19 +29,19 @@ pub struct RequestCtx {
     pub from_trusted_proxy: bool,
     /// The request's usage record in the making — with the rate headers and what admission
     /// holds of the key's limits — or `None` for a route that is not logged
-    /// ([`tollgate_gateway_core::routes::Route::is_metered`]).
+    /// ([`crate::routes::Route::is_metered`]).
     pub usage: Option<Recorder>,
 }
 
 impl RequestCtx {
     /// Where the request says it was addressed to, for links handed back to it.
-    pub fn origin(&self, headers: &http::HeaderMap) -> tollgate_gateway_core::media::Origin {
-        tollgate_gateway_core::media::Origin::of(headers, self.from_trusted_proxy)
+    pub fn origin(&self, headers: &http::HeaderMap) -> crate::media::Origin {
+        crate::media::Origin::of(headers, self.from_trusted_proxy)
     }
 
     /// What the request's body must keep to: its route's limit (the row's `body` in
-    /// `tollgate_gateway_core::routes::ROUTES`, `[limits]`) and the pace of `[server]`.
-    pub fn body_bounds(&self) -> tollgate_gateway_core::body::Bounds {
+    /// `crate::routes::ROUTES`, `[limits]`) and the pace of `[server]`.
+    pub fn body_bounds(&self) -> crate::body::Bounds {
         self.state.body_bounds(self.route.body_limit())
     }
 
