@@ -17,12 +17,14 @@
 pub mod console;
 pub mod openapi;
 pub mod ops;
+pub mod routes;
 pub mod views;
 
 use futures_util::future::BoxFuture;
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use ops::{Actor, OpError, OpErrorKind, PolicyEdit, UsageQuery};
+use routes::{AdminOp, Holder, Routed};
 use serde_json::{Value, json};
 use tollgate_gateway_core::auth::query_param;
 use tollgate_gateway_core::body::{self, ResponseBody};
@@ -102,12 +104,18 @@ pub async fn handle(
     let path = request.uri().path().to_owned();
     let query = request.uri().query().unwrap_or_default().to_owned();
     let rest = path.strip_prefix("/admin/v1").unwrap_or_default();
-    let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+    let Some(Routed { op, param: id }) = routes::route(&method, rest) else {
+        return Err(ApiError::new(
+            ErrorKind::NotFound,
+            format!("Unknown admin route: {method} {path}; see GET /openapi.json"),
+        )
+        .code("unknown_url"));
+    };
     let store = &ctx.state.store;
     let q = |name: &str| query_param(&query, name).filter(|v| !v.is_empty());
     let ok = |value: Value| Ok(body::json_response(StatusCode::OK, &value));
-    match (&method, segments.as_slice()) {
-        (&Method::GET, ["accounts"]) => {
+    match op {
+        AdminOp::ListAccounts => {
             let limit = limit(q("limit"))?;
             let before = q("before");
             let (total, accounts) = store
@@ -121,7 +129,7 @@ pub async fn handle(
                 "next_cursor": next,
             }))
         }
-        (&Method::POST, ["accounts"]) => {
+        AdminOp::CreateAccount => {
             let input: NewAccount = read_json(&ctx, request).await?;
             let (account, key) = ops::create_account(
                 store,
@@ -135,13 +143,14 @@ pub async fn handle(
                 &json!({"account": views::account(&account), "key": {"id": key.id, "secret": key.secret}}),
             ))
         }
-        (&Method::GET, ["accounts", id]) => ok(account_detail(store, id).await?),
-        (&Method::POST, ["accounts", id, verb @ ("disable" | "enable")]) => {
-            let account = ops::set_account_disabled(store, &actor, id, *verb == "disable").await?;
+        AdminOp::Account => ok(account_detail(store, id).await?),
+        AdminOp::DisableAccount | AdminOp::EnableAccount => {
+            let disable = op == AdminOp::DisableAccount;
+            let account = ops::set_account_disabled(store, &actor, id, disable).await?;
             ctx.state.keys.clear();
             ok(views::account(&account))
         }
-        (&Method::POST, ["accounts", id, "credits"]) => {
+        AdminOp::Credit => {
             let idempotency_key = header_text(request.headers(), "idempotency-key")?;
             let input: NewCredit = read_json(&ctx, request).await?;
             let credited = ops::credit(
@@ -175,7 +184,7 @@ pub async fn handle(
             }
             Ok(response)
         }
-        (&Method::GET, ["accounts", id, "keys"]) => {
+        AdminOp::AccountKeys => {
             let account = store.find_account(id).await.map_err(OpError::from)?;
             let keys = store
                 .account_keys(&account.id)
@@ -183,7 +192,7 @@ pub async fn handle(
                 .map_err(OpError::from)?;
             ok(json!({"data": keys}))
         }
-        (&Method::POST, ["accounts", id, "keys"]) => {
+        AdminOp::AddKey => {
             let input: NewKeyInput = read_json(&ctx, request).await?;
             let name = input.name.as_deref().unwrap_or("default");
             let (account, key) = ops::add_key(store, &actor, id, name).await?;
@@ -192,7 +201,7 @@ pub async fn handle(
                 &json!({"id": key.id, "secret": key.secret, "account_id": account.id, "name": name}),
             ))
         }
-        (&Method::GET, ["accounts", id, "ledger"]) => {
+        AdminOp::Ledger => {
             let account = store.find_account(id).await.map_err(OpError::from)?;
             let limit = limit(q("limit"))?;
             let rows = store
@@ -205,35 +214,35 @@ pub async fn handle(
                 "next_cursor": next,
             }))
         }
-        (&Method::GET, [kind @ ("accounts" | "keys"), id, "policy"]) => {
+        AdminOp::Policy(kind) => {
             holder_is(store, kind, id).await?;
             let (holder, policy) = ops::policy(store, id).await?;
             ok(views::policy(&holder, &policy))
         }
-        (&Method::PATCH, [kind @ ("accounts" | "keys"), id, "policy"]) => {
+        AdminOp::SetPolicy(kind) => {
             holder_is(store, kind, id).await?;
             let edit: PolicyEdit = read_json(&ctx, request).await?;
             let (holder, policy) = ops::set_policy(store, &actor, id, Some(&edit)).await?;
             ctx.state.keys.clear();
             ok(views::policy(&holder, &policy))
         }
-        (&Method::DELETE, [kind @ ("accounts" | "keys"), id, "policy"]) => {
+        AdminOp::ClearPolicy(kind) => {
             holder_is(store, kind, id).await?;
             let (holder, policy) = ops::set_policy(store, &actor, id, None).await?;
             ctx.state.keys.clear();
             ok(views::policy(&holder, &policy))
         }
-        (&Method::POST, ["keys", id, "revoke"]) => {
+        AdminOp::RevokeKey => {
             let account = ops::revoke_key(store, &actor, id).await?;
             ctx.state.keys.clear();
             ok(json!({"id": id, "account_id": account, "revoked": true}))
         }
-        (&Method::POST, ["keys", id, "enable"]) => {
+        AdminOp::EnableKey => {
             ops::enable_key(store, &actor, id).await?;
             ctx.state.keys.clear();
             ok(json!({"id": id, "disabled": false}))
         }
-        (&Method::POST, ["keys", id, "rotate"]) => {
+        AdminOp::RotateKey => {
             let (account, key) = ops::rotate_key(store, &actor, id).await?;
             ctx.state.keys.clear();
             Ok(body::json_response(
@@ -241,11 +250,12 @@ pub async fn handle(
                 &json!({"id": key.id, "secret": key.secret, "account_id": account, "replaces": id}),
             ))
         }
-        (&Method::GET, ["groups"]) => {
+        AdminOp::Groups => {
             let groups = store.price_groups().await.map_err(OpError::from)?;
             ok(json!({"data": groups.iter().map(views::group).collect::<Vec<_>>()}))
         }
-        (&Method::PUT, ["groups", name]) => {
+        AdminOp::SetGroup => {
+            let name = id;
             let input: GroupInput = read_json(&ctx, request).await?;
             let models: Vec<(String, String)> = input.models.into_iter().collect();
             let group = ops::set_group(
@@ -260,7 +270,7 @@ pub async fn handle(
             ctx.state.keys.clear();
             ok(views::group(&group))
         }
-        (&Method::GET, ["usage"]) => {
+        AdminOp::Usage => {
             let (filter, _) = usage_query(&query).filter(store).await?;
             let limit = limit(q("limit"))?;
             let records = store
@@ -273,7 +283,7 @@ pub async fn handle(
                 "next_cursor": next,
             }))
         }
-        (&Method::GET, ["usage", "summary"]) => {
+        AdminOp::UsageSummary => {
             let (filter, group) = usage_query(&query).filter(store).await?;
             let group = group.unwrap_or(UsageGroup::Day);
             let rows = store
@@ -285,11 +295,11 @@ pub async fn handle(
                 "data": rows.iter().map(|s| views::summary(group, s)).collect::<Vec<_>>(),
             }))
         }
-        (&Method::GET, ["usage.csv"]) => {
+        AdminOp::UsageCsv => {
             let (filter, _) = usage_query(&query).filter(store).await?;
             Ok(csv::usage_export(store.clone(), filter))
         }
-        (&Method::GET, ["holds"]) => {
+        AdminOp::Holds => {
             let account = match q("account") {
                 Some(a) => Some(store.find_account(&a).await.map_err(OpError::from)?.id),
                 None => None,
@@ -300,7 +310,7 @@ pub async fn handle(
                 .map_err(OpError::from)?;
             ok(json!({"data": holds}))
         }
-        (&Method::GET, ["leases"]) => {
+        AdminOp::Leases => {
             let leases = store.open_leases().await.map_err(OpError::from)?;
             let data: Vec<Value> = leases
                 .into_iter()
@@ -311,16 +321,17 @@ pub async fn handle(
                 .collect();
             ok(json!({"data": data}))
         }
-        (&Method::GET, ["audit"]) => {
+        AdminOp::Audit => {
             let report = store.audit().await.map_err(OpError::from)?;
             ok(serde_json::to_value(&report).unwrap_or(Value::Null))
         }
-        (&Method::GET, ["tasks"]) => tasks::list(&ctx, &query).await,
-        (&Method::GET, ["tasks", id]) => tasks::get(&ctx, id).await,
-        (&Method::POST, ["tasks", id, "cancel"]) => tasks::cancel(&ctx, &actor, id).await,
-        (&Method::GET, ["channels"]) => ok(channels(&ctx)),
-        (&Method::POST, ["channels", name, verb @ ("disable" | "enable")]) => {
-            let disabled = *verb == "disable";
+        AdminOp::Tasks => tasks::list(&ctx, &query).await,
+        AdminOp::Task => tasks::get(&ctx, id).await,
+        AdminOp::CancelTask => tasks::cancel(&ctx, &actor, id).await,
+        AdminOp::Channels => ok(channels(&ctx)),
+        AdminOp::DisableChannel | AdminOp::EnableChannel => {
+            let name = id;
+            let disabled = op == AdminOp::DisableChannel;
             let channels = ctx.state.catalog.channels();
             let known: Vec<&str> = channels.iter().map(|c| c.name.as_str()).collect();
             ops::set_channel_disabled(store, &actor, &known, name, disabled).await?;
@@ -330,8 +341,8 @@ pub async fn handle(
             }
             ok(json!({"name": name, "disabled": disabled}))
         }
-        (&Method::GET, ["models"]) => ok(models(&ctx)),
-        (&Method::GET, ["changes"]) => {
+        AdminOp::Models => ok(models(&ctx)),
+        AdminOp::Changes => {
             let limit = limit(q("limit"))?;
             let changes = store
                 .admin_changes(q("target").as_deref(), limit, q("before").as_deref())
@@ -340,14 +351,9 @@ pub async fn handle(
             let next = next_cursor(&changes, limit, |c| c.id.clone());
             ok(json!({"data": changes, "next_cursor": next}))
         }
-        (&Method::GET, ["overview"]) => overview(&ctx, &query)
+        AdminOp::Overview => overview(&ctx, &query)
             .await
             .map(|v| body::json_response(StatusCode::OK, &v)),
-        _ => Err(ApiError::new(
-            ErrorKind::NotFound,
-            format!("Unknown admin route: {method} {path}; see GET /openapi.json"),
-        )
-        .code("unknown_url")),
     }
 }
 
@@ -387,19 +393,25 @@ async fn account_detail(store: &tollgate_store::Store, id: &str) -> Result<Value
 }
 
 /// A policy route names an account (id or name) under `accounts/` and a key under `keys/`.
-async fn holder_is(store: &tollgate_store::Store, kind: &str, id: &str) -> Result<(), ApiError> {
+async fn holder_is(store: &tollgate_store::Store, kind: Holder, id: &str) -> Result<(), ApiError> {
     let holder = store.policy_holder(id).await.map_err(OpError::from)?;
     let fits = matches!(
         (kind, &holder),
-        ("accounts", tollgate_store::PolicyHolder::Account(_))
-            | ("keys", tollgate_store::PolicyHolder::Key(_))
+        (Holder::Account, tollgate_store::PolicyHolder::Account(_))
+            | (Holder::Key, tollgate_store::PolicyHolder::Key(_))
     );
     if fits {
         Ok(())
     } else {
         Err(ApiError::new(
             ErrorKind::NotFound,
-            format!("No {} {id:?}", kind.trim_end_matches('s')),
+            format!(
+                "No {} {id:?}",
+                match kind {
+                    Holder::Account => "account",
+                    Holder::Key => "key",
+                }
+            ),
         )
         .param("id"))
     }

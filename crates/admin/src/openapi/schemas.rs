@@ -1,0 +1,1143 @@
+//! The document's schemas (`components.schemas`): the shapes of docs/api.md (client endpoints)
+//! and docs/operations.md (the admin API), written against them. The wire types' rules are
+//! validation functions in the protocol crates, not types a derive could read (docs/decisions.md,
+//! "The OpenAPI document"), so the shapes are written here, once, beside the operations that
+//! name them.
+
+use serde_json::{Map, Value, json};
+
+/// A reference to the schema `name`.
+pub(super) fn r(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+/// An exact decimal amount of money: a string, never a float (docs/api.md §8).
+pub(super) fn amount() -> Value {
+    json!({
+        "type": "string",
+        "pattern": "^-?[0-9]+(\\.[0-9]+)?$",
+        "description": "An exact decimal amount of money (never a float).",
+    })
+}
+
+/// Every schema, by name.
+pub(super) fn schemas() -> Map<String, Value> {
+    let named = [
+        ("Amount", amount()),
+        (
+            "OpenAiError",
+            json!({
+                "type": "object",
+                "required": ["error"],
+                "description": "The OpenAI-family error shape (also the admin API's).",
+                "properties": {
+                    "error": {
+                        "type": "object",
+                        "required": ["message", "type"],
+                        "properties": {
+                            "message": {"type": "string"},
+                            "type": {"type": "string"},
+                            "param": {"type": ["string", "null"]},
+                            "code": {"type": ["string", "null"]},
+                        },
+                    },
+                },
+            }),
+        ),
+        (
+            "ArkError",
+            json!({
+                "type": "object",
+                "required": ["error"],
+                "description": "The clip-task family's error shape: string codes such as `InvalidParameter.duration`.",
+                "properties": {
+                    "error": {
+                        "type": "object",
+                        "required": ["code", "message"],
+                        "properties": {
+                            "code": {"type": "string"},
+                            "message": {"type": "string"},
+                            "param": {"type": ["string", "null"]},
+                            "type": {"type": ["string", "null"]},
+                        },
+                    },
+                },
+            }),
+        ),
+        (
+            "GoogleError",
+            json!({
+                "type": "object",
+                "required": ["error"],
+                "description": "The native family's error shape (an RPC status).",
+                "properties": {
+                    "error": {
+                        "type": "object",
+                        "required": ["code", "message", "status"],
+                        "properties": {
+                            "code": {"type": "integer"},
+                            "message": {"type": "string"},
+                            "status": {"type": "string"},
+                            "details": {"type": "array"},
+                        },
+                    },
+                },
+            }),
+        ),
+        (
+            "T2aError",
+            json!({
+                "type": "object",
+                "required": ["base_resp"],
+                "description": "The t2a family's error shape: `base_resp.status_code` is not 0.",
+                "properties": {"base_resp": r("BaseResp")},
+            }),
+        ),
+        (
+            "OpenAiOrGoogleError",
+            json!({
+                "description": "The OpenAI shape, or the native one when the key came in a native header (x-vendor-api-key, x-goog-api-key).",
+                "anyOf": [r("OpenAiError"), r("GoogleError")],
+            }),
+        ),
+        (
+            "GoogleStreamError",
+            json!({
+                "description": "Without alt=sse the native stream is a JSON array, and so is its error (wire-formats §6.3).",
+                "anyOf": [r("GoogleError"), {"type": "array", "items": r("GoogleError")}],
+            }),
+        ),
+        (
+            "BaseResp",
+            json!({
+                "type": "object",
+                "required": ["status_code", "status_msg"],
+                "properties": {"status_code": {"type": "integer"}, "status_msg": {"type": "string"}},
+            }),
+        ),
+        (
+            "SpeechRequest",
+            json!({
+                "type": "object",
+                "required": ["model", "input", "voice"],
+                "properties": {
+                    "model": {"type": "string", "examples": ["tts-1", "speech-2.8-hd"]},
+                    "input": {
+                        "type": "string",
+                        "maxLength": 10000,
+                        "description": "At most 10,000 characters (2,000 for wav, flac and pcm). Billed per character; CJK count 2.",
+                    },
+                    "voice": {"type": "string"},
+                    "response_format": {"type": "string", "examples": ["mp3", "wav", "flac", "pcm", "opus", "aac"]},
+                    "speed": {"type": "number", "minimum": 0.5, "maximum": 2.0},
+                    "instructions": {"type": "string"},
+                    "stream_format": {"type": "string", "enum": ["audio", "sse"]},
+                },
+            }),
+        ),
+        (
+            "T2aRequest",
+            json!({
+                "type": "object",
+                "required": ["model", "text"],
+                "properties": {
+                    "model": {"type": "string", "examples": ["speech-2.8-hd"]},
+                    "text": {"type": "string", "maxLength": 10000},
+                    "stream": {"type": "boolean"},
+                    "voice_setting": {
+                        "type": "object",
+                        "properties": {
+                            "voice_id": {"type": "string"},
+                            "speed": {"type": "number"},
+                            "vol": {"type": "number"},
+                            "pitch": {"type": "integer"},
+                            "emotion": {"type": "string"},
+                        },
+                    },
+                    "audio_setting": {
+                        "type": "object",
+                        "properties": {
+                            "format": {"type": "string"},
+                            "sample_rate": {"type": "integer"},
+                            "bitrate": {"type": "integer"},
+                            "channel": {"type": "integer"},
+                        },
+                    },
+                    "pronunciation_dict": {"type": "object"},
+                    "language_boost": {"type": ["string", "null"]},
+                    "voice_modify": {"type": "object"},
+                    "output_format": {"type": "string", "enum": ["hex"]},
+                },
+            }),
+        ),
+        (
+            "T2aResponse",
+            json!({
+                "type": "object",
+                "required": ["base_resp"],
+                "description": "HTTP 200 carries both outcomes: `base_resp.status_code` 0 with `data.audio` (hex) and `extra_info`, or an error code.",
+                "properties": {
+                    "data": {
+                        "type": ["object", "null"],
+                        "properties": {"audio": {"type": "string"}, "status": {"type": "integer"}},
+                    },
+                    "extra_info": {
+                        "type": ["object", "null"],
+                        "properties": {"usage_characters": {"type": "integer"}},
+                    },
+                    "trace_id": {"type": "string"},
+                    "base_resp": r("BaseResp"),
+                },
+            }),
+        ),
+        (
+            "EmbeddingsRequest",
+            json!({
+                "type": "object",
+                "required": ["model", "input"],
+                "properties": {
+                    "model": {"type": "string", "examples": ["text-embedding-3-small"]},
+                    "input": {
+                        "oneOf": [
+                            {"type": "string"},
+                            {"type": "array", "items": {"type": "string"}},
+                            {"type": "array", "items": {"type": "integer"}},
+                            {
+                                "type": "array",
+                                "items": {"type": "array", "items": {"type": "integer"}},
+                            },
+                        ],
+                    },
+                    "dimensions": {"type": "integer", "minimum": 1},
+                    "encoding_format": {"type": "string", "enum": ["float", "base64"]},
+                    "user": {"type": "string"},
+                },
+            }),
+        ),
+        (
+            "EmbeddingsResponse",
+            json!({
+                "type": "object",
+                "required": ["object", "data", "model", "usage"],
+                "properties": {
+                    "object": {"const": "list"},
+                    "data": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["embedding", "index"],
+                            "properties": {
+                                "object": {"const": "embedding"},
+                                "embedding": {"type": ["array", "string"]},
+                                "index": {"type": "integer"},
+                            },
+                        },
+                    },
+                    "model": {"type": "string"},
+                    "usage": {
+                        "type": "object",
+                        "properties": {"prompt_tokens": {"type": "integer"}, "total_tokens": {"type": "integer"}},
+                    },
+                },
+            }),
+        ),
+        (
+            "ClipTaskRequest",
+            json!({
+                "type": "object",
+                "required": ["model", "content"],
+                "properties": {
+                    "model": {"type": "string", "examples": ["clipgen-cn-2.0-260128"]},
+                    "content": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["type"],
+                            "properties": {
+                                "type": {
+                                    "type": "string",
+                                    "enum": ["text", "image_url", "video_url", "audio_url"],
+                                },
+                                "text": {"type": "string"},
+                                "role": {"type": "string"},
+                                "image_url": {"type": "object", "properties": {"url": {"type": "string"}}},
+                                "video_url": {"type": "object", "properties": {"url": {"type": "string"}}},
+                            },
+                        },
+                    },
+                    "duration": {"type": "number"},
+                    "resolution": {"type": "string", "enum": ["480p", "720p"]},
+                    "ratio": {
+                        "type": "string",
+                        "enum": ["16:9", "9:16", "1:1", "4:3", "3:4", "21:9", "adaptive"],
+                    },
+                    "generate_audio": {"type": "boolean"},
+                    "watermark": {"type": "boolean"},
+                    "seed": {"type": "integer"},
+                    "callback_url": {"type": "string"},
+                    "return_last_frame": {"type": "boolean"},
+                },
+            }),
+        ),
+        (
+            "ClipTaskCreated",
+            json!({
+                "type": "object",
+                "required": ["id"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "model": {"type": "string"},
+                    "status": {"type": "string"},
+                    "created_at": {"type": "integer"},
+                },
+            }),
+        ),
+        (
+            "ClipTask",
+            json!({
+                "type": "object",
+                "required": ["id", "status"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "model": {"type": "string"},
+                    "status": {
+                        "type": "string",
+                        "enum": ["queued", "running", "succeeded", "failed", "cancelled", "expired"],
+                    },
+                    "content": {"type": ["object", "null"]},
+                    "usage": {"type": ["object", "null"]},
+                    "error": {"type": ["object", "null"]},
+                    "created_at": {"type": "integer"},
+                    "updated_at": {"type": "integer"},
+                },
+            }),
+        ),
+        (
+            "ClipTaskList",
+            json!({
+                "type": "object",
+                "required": ["items", "total"],
+                "properties": {"items": {"type": "array", "items": r("ClipTask")}, "total": {"type": "integer"}},
+            }),
+        ),
+        (
+            "VideoRequest",
+            json!({
+                "type": "object",
+                "required": ["model", "prompt"],
+                "properties": {
+                    "model": {"type": "string", "examples": ["wave-2-7-video"]},
+                    "prompt": {"type": "string"},
+                    "duration": {"type": "number"},
+                    "seconds": {"type": ["number", "string"]},
+                    "resolution": {"type": "string"},
+                    "aspect_ratio": {"type": "string"},
+                    "seed": {"type": "integer"},
+                    "negative_prompt": {"type": "string"},
+                    "sound": {"type": "boolean"},
+                    "watermark": {"type": "boolean"},
+                },
+            }),
+        ),
+        (
+            "VideoTask",
+            json!({
+                "type": "object",
+                "required": ["id", "task_id", "object", "model", "status", "progress"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "task_id": {"type": "string"},
+                    "object": {"const": "video"},
+                    "model": {"type": "string"},
+                    "status": {"type": "string", "enum": ["queued", "in_progress", "completed", "failed"]},
+                    "progress": {"type": "integer", "minimum": 0, "maximum": 100},
+                    "created_at": {"type": "integer"},
+                    "url": {"type": ["string", "null"]},
+                    "video_url": {"type": ["string", "null"]},
+                    "error": {"type": ["object", "null"]},
+                },
+            }),
+        ),
+        (
+            "GenerateContentRequest",
+            json!({
+                "type": "object",
+                "required": ["contents"],
+                "properties": {
+                    "contents": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "role": {"type": "string"},
+                                "parts": {"type": "array", "items": {"type": "object"}},
+                            },
+                        },
+                    },
+                    "systemInstruction": {"type": "object"},
+                    "tools": {"type": "array"},
+                    "generationConfig": {
+                        "type": "object",
+                        "properties": {
+                            "maxOutputTokens": {"type": "integer"},
+                            "temperature": {"type": "number"},
+                            "thinkingConfig": {
+                                "type": "object",
+                                "properties": {
+                                    "thinkingBudget": {"type": "integer"},
+                                    "includeThoughts": {"type": "boolean"},
+                                },
+                            },
+                        },
+                    },
+                    "safetySettings": {"type": "array"},
+                },
+            }),
+        ),
+        (
+            "GenerateContentResponse",
+            json!({
+                "type": "object",
+                "properties": {
+                    "candidates": {"type": "array"},
+                    "usageMetadata": {
+                        "type": "object",
+                        "properties": {
+                            "promptTokenCount": {"type": "integer"},
+                            "candidatesTokenCount": {"type": "integer"},
+                            "thoughtsTokenCount": {"type": "integer"},
+                            "totalTokenCount": {"type": "integer"},
+                        },
+                    },
+                    "modelVersion": {"type": "string"},
+                },
+            }),
+        ),
+        (
+            "CountTokensResponse",
+            json!({
+                "type": "object",
+                "required": ["totalTokens"],
+                "properties": {"totalTokens": {"type": "integer"}},
+            }),
+        ),
+        (
+            "ChatRequest",
+            json!({
+                "type": "object",
+                "required": ["model", "messages"],
+                "properties": {
+                    "model": {"type": "string", "examples": ["gen-2.5-flash"]},
+                    "messages": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["role"],
+                            "properties": {"role": {"type": "string"}, "content": {}},
+                        },
+                    },
+                    "stream": {"type": "boolean"},
+                    "max_tokens": {"type": "integer"},
+                    "max_completion_tokens": {"type": "integer"},
+                    "temperature": {"type": "number"},
+                    "reasoning_effort": {"type": "string"},
+                },
+            }),
+        ),
+        (
+            "ChatResponse",
+            json!({
+                "type": "object",
+                "required": ["id", "object", "choices"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "object": {"const": "chat.completion"},
+                    "model": {"type": "string"},
+                    "choices": {"type": "array"},
+                    "usage": {"type": "object"},
+                },
+            }),
+        ),
+        (
+            "ResponsesRequest",
+            json!({
+                "type": "object",
+                "required": ["model", "input"],
+                "properties": {
+                    "model": {"type": "string"},
+                    "input": {"type": ["string", "array"]},
+                    "instructions": {"type": "string"},
+                    "stream": {"type": "boolean"},
+                    "max_output_tokens": {"type": "integer"},
+                },
+            }),
+        ),
+        (
+            "ResponsesResponse",
+            json!({
+                "type": "object",
+                "required": ["id", "object"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "object": {"const": "response"},
+                    "output": {"type": "array"},
+                    "usage": {"type": "object"},
+                },
+            }),
+        ),
+        (
+            "ModelList",
+            json!({
+                "type": "object",
+                "required": ["object", "data"],
+                "properties": {"object": {"const": "list"}, "data": {"type": "array", "items": r("Model")}},
+            }),
+        ),
+        (
+            "Model",
+            json!({
+                "type": "object",
+                "required": ["id", "object"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "object": {"const": "model"},
+                    "created": {"type": "integer"},
+                    "owned_by": {"type": "string"},
+                },
+            }),
+        ),
+        (
+            "NativeModelList",
+            json!({
+                "type": "object",
+                "properties": {
+                    "models": {"type": "array", "items": r("NativeModel")},
+                    "nextPageToken": {"type": "string"},
+                },
+            }),
+        ),
+        (
+            "NativeModel",
+            json!({"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}),
+        ),
+        (
+            "Transcription",
+            json!({
+                "type": "object",
+                "required": ["text"],
+                "properties": {
+                    "text": {"type": "string"},
+                    "duration": {"type": "number"},
+                    "segments": {"type": "array"},
+                    "n_speakers": {"type": "integer"},
+                },
+            }),
+        ),
+        (
+            "Account",
+            json!({
+                "type": "object",
+                "required": ["id", "name", "balance", "held", "leased", "available", "disabled", "created_at"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "name": {"type": "string"},
+                    "balance": amount(),
+                    "held": amount(),
+                    "leased": amount(),
+                    "available": amount(),
+                    "disabled": {"type": "boolean"},
+                    "created_at": {"type": "integer", "description": "Unix milliseconds"},
+                },
+            }),
+        ),
+        (
+            "AccountDetail",
+            json!({
+                "allOf": [
+                    r("Account"),
+                    {
+                        "type": "object",
+                        "required": ["keys", "usage", "policy", "open_holds"],
+                        "properties": {
+                            "open_holds": {"type": "integer"},
+                            "keys": {"type": "array", "items": r("Key")},
+                            "usage": {
+                                "type": "array",
+                                "description": "Totals per model and meter over the usage log's retention.",
+                                "items": r("UsageTotal"),
+                            },
+                            "policy": r("Policy"),
+                        },
+                    },
+                ],
+            }),
+        ),
+        (
+            "AccountPage",
+            json!({
+                "type": "object",
+                "required": ["data", "total", "next_cursor"],
+                "properties": {
+                    "data": {"type": "array", "items": r("Account")},
+                    "total": {"type": "integer"},
+                    "next_cursor": {"type": ["string", "null"]},
+                },
+            }),
+        ),
+        (
+            "NewAccount",
+            json!({
+                "type": "object",
+                "required": ["name"],
+                "additionalProperties": false,
+                "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 500}, "balance": amount()},
+            }),
+        ),
+        (
+            "CreatedAccount",
+            json!({
+                "type": "object",
+                "required": ["account", "key"],
+                "properties": {"account": r("Account"), "key": r("NewKey")},
+            }),
+        ),
+        (
+            "NewKey",
+            json!({
+                "type": "object",
+                "required": ["id", "secret"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "secret": {"type": "string", "description": "Shown once; only its hash is kept."},
+                    "account_id": {"type": "string"},
+                    "name": {"type": "string"},
+                    "replaces": {"type": "string"},
+                },
+            }),
+        ),
+        (
+            "Key",
+            json!({
+                "type": "object",
+                "required": ["id", "prefix", "disabled", "revoked", "name", "created_at"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "prefix": {"type": "string"},
+                    "disabled": {"type": "boolean"},
+                    "revoked": {"type": "boolean"},
+                    "name": {"type": "string"},
+                    "created_at": {"type": "integer"},
+                },
+            }),
+        ),
+        (
+            "NewCredit",
+            json!({
+                "type": "object",
+                "required": ["amount", "reason"],
+                "additionalProperties": false,
+                "properties": {
+                    "amount": amount(),
+                    "reason": {"type": "string", "minLength": 1, "maxLength": 500},
+                    "allow_negative": {"type": "boolean", "default": false},
+                },
+            }),
+        ),
+        (
+            "Credited",
+            json!({
+                "type": "object",
+                "required": ["ledger_id", "account", "replayed"],
+                "properties": {
+                    "ledger_id": {"type": "string"},
+                    "account": r("Account"),
+                    "replayed": {"type": "boolean"},
+                },
+            }),
+        ),
+        (
+            "Policy",
+            json!({
+                "type": "object",
+                "properties": {
+                    "account": {"type": "string"},
+                    "key": {"type": "string"},
+                    "models": {"type": ["array", "null"], "items": {"type": "string"}},
+                    "endpoints": {"type": ["array", "null"], "items": {"type": "string"}},
+                    "expires_at": {"type": ["string", "null"]},
+                    "ips": {"type": ["array", "null"], "items": {"type": "string"}},
+                    "group": {"type": ["string", "null"]},
+                    "rpm": {"type": ["integer", "null"]},
+                    "per_minute": {"type": ["object", "null"], "additionalProperties": {"type": "integer"}},
+                    "concurrency": {"type": ["integer", "null"]},
+                    "streams": {"type": ["integer", "null"]},
+                    "daily_budget": {"oneOf": [amount(), {"type": "null"}]},
+                    "monthly_budget": {"oneOf": [amount(), {"type": "null"}]},
+                    "tasks_in_flight": {"type": ["integer", "null"]},
+                },
+            }),
+        ),
+        (
+            "PolicyEdit",
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "minProperties": 1,
+                "properties": {
+                    "models": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                    "endpoints": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "string",
+                            // The route table's policy endpoints (`routes::policy_endpoints`).
+                            "enum": tollgate_gateway_core::routes::policy_endpoints(),
+                        },
+                    },
+                    "expires": {"type": "string", "description": "RFC 3339"},
+                    "ips": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                    "group": {"type": "string"},
+                    "rpm": {"type": "integer", "minimum": 1},
+                    "per_minute": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
+                    "concurrency": {"type": "integer", "minimum": 1},
+                    "streams": {"type": "integer", "minimum": 1},
+                    "daily_budget": amount(),
+                    "monthly_budget": amount(),
+                    "tasks_in_flight": {"type": "integer", "minimum": 1},
+                },
+            }),
+        ),
+        (
+            "Group",
+            json!({
+                "type": "object",
+                "required": ["name", "multiplier", "models"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "multiplier": {"type": "string"},
+                    "models": {"type": "object", "additionalProperties": {"type": "string"}},
+                },
+            }),
+        ),
+        (
+            "GroupEdit",
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "multiplier": {"type": "string"},
+                    "models": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "drop_models": {"type": "array", "items": {"type": "string"}},
+                },
+            }),
+        ),
+        (
+            "UsageRecord",
+            json!({
+                "type": "object",
+                "required": ["id", "created_at", "time", "kind", "account_id", "endpoint", "status", "charge"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "created_at": {"type": "integer"},
+                    "time": {"type": "string"},
+                    "kind": {"type": "string"},
+                    "account_id": {"type": "string"},
+                    "key_id": {"type": ["string", "null"]},
+                    "endpoint": {"type": "string"},
+                    "model": {"type": ["string", "null"]},
+                    "channel": {"type": ["string", "null"]},
+                    "status": {"type": "integer"},
+                    "meter": {"type": ["string", "null"]},
+                    "units": {"type": "integer"},
+                    "charge": amount(),
+                    "hold": amount(),
+                    "latency_ms": {"type": "integer"},
+                    "upstream_ms": {"type": ["integer", "null"]},
+                    "request_id": {"type": ["string", "null"]},
+                    "task_id": {"type": ["string", "null"]},
+                    "estimated": {"type": "boolean"},
+                    "note": {"type": ["string", "null"]},
+                },
+            }),
+        ),
+        (
+            "UsagePage",
+            json!({
+                "type": "object",
+                "required": ["data", "next_cursor"],
+                "properties": {
+                    "data": {"type": "array", "items": r("UsageRecord")},
+                    "next_cursor": {"type": ["string", "null"]},
+                },
+            }),
+        ),
+        (
+            "UsageTotal",
+            json!({
+                "type": "object",
+                "required": ["group", "requests", "errors", "units", "charge"],
+                "properties": {
+                    "group": {"type": "string"},
+                    "meter": {"type": ["string", "null"]},
+                    "requests": {"type": "integer"},
+                    "errors": {"type": "integer"},
+                    "units": {"type": "integer"},
+                    "charge": amount(),
+                },
+            }),
+        ),
+        (
+            "UsageSummary",
+            json!({
+                "type": "object",
+                "required": ["group_by", "data"],
+                "properties": {
+                    "group_by": {"type": "string"},
+                    "data": {"type": "array", "items": r("UsageTotal")},
+                },
+            }),
+        ),
+        (
+            "LedgerRow",
+            json!({
+                "type": "object",
+                "required": ["id", "kind", "amount", "balance_after", "created_at"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "kind": {"type": "string", "enum": ["credit", "adjustment", "charge"]},
+                    "amount": amount(),
+                    "balance_after": amount(),
+                    "model": {"type": ["string", "null"]},
+                    "quantity": {"type": ["string", "null"]},
+                    "request_id": {"type": ["string", "null"]},
+                    "task_id": {"type": ["string", "null"]},
+                    "note": {"type": ["string", "null"]},
+                    "created_at": {"type": "integer"},
+                    "time": {"type": "string"},
+                },
+            }),
+        ),
+        (
+            "LedgerPage",
+            json!({
+                "type": "object",
+                "required": ["data", "next_cursor"],
+                "properties": {
+                    "data": {"type": "array", "items": r("LedgerRow")},
+                    "next_cursor": {"type": ["string", "null"]},
+                },
+            }),
+        ),
+        (
+            "Hold",
+            json!({
+                "type": "object",
+                "required": ["id", "account_id", "model", "amount", "created_at"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "account_id": {"type": "string"},
+                    "key_id": {"type": ["string", "null"]},
+                    "model": {"type": "string"},
+                    "amount": amount(),
+                    "request_id": {"type": ["string", "null"]},
+                    "task_id": {"type": ["string", "null"]},
+                    "created_at": {"type": "integer"},
+                },
+            }),
+        ),
+        (
+            "Lease",
+            json!({
+                "type": "object",
+                "required": ["id", "account_id", "owner", "remaining", "expires_at"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "account_id": {"type": "string"},
+                    "owner": {"type": "string"},
+                    "remaining": amount(),
+                    "expires_at": {"type": "integer"},
+                },
+            }),
+        ),
+        (
+            "AuditReport",
+            json!({
+                "type": "object",
+                "description": "What `tollgate audit` checks: every money invariant, and each violation (docs/decisions.md, \"What the audit checks\"). `operator_losses` sums what charges could not take (late charges of a fenced replica, settlements above what was available); `negative_accounts` lists accounts below zero that recorded overdraws explain.",
+                "required": [
+                    "accounts",
+                    "ledger_rows",
+                    "holds",
+                    "leases",
+                    "tasks",
+                    "total_balance",
+                    "total_credited",
+                    "total_charged",
+                    "anomalies",
+                    "operator_losses",
+                    "negative_accounts",
+                    "violations",
+                ],
+                "properties": {
+                    "accounts": {"type": "integer"},
+                    "ledger_rows": {"type": "integer"},
+                    "holds": {"type": "integer"},
+                    "leases": {"type": "integer"},
+                    "tasks": {"type": "integer"},
+                    "total_balance": amount(),
+                    "total_credited": amount(),
+                    "total_charged": amount(),
+                    "anomalies": {"type": "integer"},
+                    "operator_losses": amount(),
+                    "negative_accounts": {"type": "array", "items": {"type": "string"}},
+                    "violations": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["rule", "subject", "detail"],
+                            "properties": {
+                                "rule": {
+                                    "type": "string",
+                                    "description": "balance_is_ledger_sum, held_is_open_holds, one_charge_per_hold, charge_has_usage_record, usage_record_has_charge, balance_after_chain, negative_balance_explained, …",
+                                },
+                                "subject": {"type": "string"},
+                                "detail": {"type": "string"},
+                            },
+                        },
+                    },
+                },
+            }),
+        ),
+        (
+            "EmbedContentRequest",
+            json!({
+                "type": "object",
+                "required": ["content"],
+                "description": "docs/api.md §2.10: only text parts are embedded; `taskType` and `title` are checked, not forwarded.",
+                "properties": {
+                    "model": {"type": "string", "description": "models/{model}: the path's model"},
+                    "content": {
+                        "type": "object",
+                        "required": ["parts"],
+                        "properties": {
+                            "role": {"type": "string"},
+                            "parts": {
+                                "type": "array",
+                                "minItems": 1,
+                                "items": {
+                                    "type": "object",
+                                    "required": ["text"],
+                                    "properties": {"text": {"type": "string"}},
+                                },
+                            },
+                        },
+                    },
+                    "taskType": {
+                        "type": "string",
+                        "enum": [
+                            "TASK_TYPE_UNSPECIFIED",
+                            "RETRIEVAL_QUERY",
+                            "RETRIEVAL_DOCUMENT",
+                            "SEMANTIC_SIMILARITY",
+                            "CLASSIFICATION",
+                            "CLUSTERING",
+                            "QUESTION_ANSWERING",
+                            "FACT_VERIFICATION",
+                            "CODE_RETRIEVAL_QUERY",
+                        ],
+                    },
+                    "title": {"type": "string", "description": "With taskType RETRIEVAL_DOCUMENT only"},
+                    "outputDimensionality": {"type": "integer", "minimum": 1},
+                },
+            }),
+        ),
+        (
+            "BatchEmbedContentsRequest",
+            json!({
+                "type": "object",
+                "required": ["requests"],
+                "properties": {
+                    "requests": {
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": 100,
+                        "items": r("EmbedContentRequest"),
+                        "description": "Each names the path's model; all share one outputDimensionality",
+                    },
+                },
+            }),
+        ),
+        (
+            "ContentEmbedding",
+            json!({
+                "type": "object",
+                "required": ["values"],
+                "properties": {"values": {"type": "array", "items": {"type": "number"}}},
+            }),
+        ),
+        (
+            "EmbedContentResponse",
+            json!({
+                "type": "object",
+                "required": ["embedding"],
+                "properties": {"embedding": r("ContentEmbedding")},
+            }),
+        ),
+        (
+            "BatchEmbedContentsResponse",
+            json!({
+                "type": "object",
+                "required": ["embeddings"],
+                "properties": {"embeddings": {"type": "array", "items": r("ContentEmbedding")}},
+            }),
+        ),
+        (
+            "AdminTask",
+            json!({
+                "type": "object",
+                "required": ["id", "format", "account_id", "model", "state", "created_at"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "format": {"type": "string"},
+                    "account_id": {"type": "string"},
+                    "key_id": {"type": "string"},
+                    "model": {"type": "string"},
+                    "channel": {"type": "string"},
+                    "state": {
+                        "type": "string",
+                        "enum": ["submitting", "queued", "running", "succeeded", "failed"],
+                    },
+                    "upstream_status": {"type": ["string", "null"]},
+                    "progress": {"type": "integer"},
+                    "hold_id": {"type": ["string", "null"]},
+                    "created_at": {"type": "integer"},
+                    "history": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["at", "state"],
+                            "properties": {
+                                "at": {"type": "integer"},
+                                "state": {"type": "string"},
+                                "upstream_status": {"type": ["string", "null"]},
+                                "progress": {"type": ["integer", "null"]},
+                                "detail": {"type": ["string", "null"]},
+                            },
+                        },
+                    },
+                },
+            }),
+        ),
+        (
+            "TaskPage",
+            json!({
+                "type": "object",
+                "required": ["data", "next_cursor"],
+                "properties": {
+                    "data": {"type": "array", "items": r("AdminTask")},
+                    "next_cursor": {"type": ["string", "null"]},
+                },
+            }),
+        ),
+        (
+            "Channel",
+            json!({
+                "type": "object",
+                "required": ["name", "successes", "failures", "circuit", "disabled", "in_flight"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "format": {"type": "string"},
+                    "base_url": {"type": "string"},
+                    "successes": {"type": "integer"},
+                    "failures": {"type": "integer"},
+                    "success_rate": {"type": ["number", "null"]},
+                    "latency_ms": {
+                        "type": "object",
+                        "properties": {
+                            "p50": {"type": ["integer", "null"]},
+                            "p95": {"type": ["integer", "null"]},
+                            "p99": {"type": ["integer", "null"]},
+                        },
+                    },
+                    "circuit": {"type": "string", "enum": ["closed", "open", "half_open"]},
+                    "failures_in_a_row": {"type": "integer"},
+                    "disabled": {"type": "boolean"},
+                    "in_flight": {"type": "integer"},
+                    "max_concurrency": {"type": "integer"},
+                },
+            }),
+        ),
+        (
+            "CatalogModel",
+            json!({
+                "type": "object",
+                "required": ["model", "kind", "channels", "price"],
+                "properties": {
+                    "model": {"type": "string"},
+                    "kind": {"type": "string"},
+                    "upstream_model": {"type": "string"},
+                    "channels": {"type": "array", "items": {"type": "string"}},
+                    "price": {"type": "object"},
+                    "aliases": {"type": "array", "items": {"type": "string"}},
+                },
+            }),
+        ),
+        (
+            "AdminChange",
+            json!({
+                "type": "object",
+                "required": ["id", "created_at", "actor", "action", "target"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "created_at": {"type": "integer"},
+                    "actor": {"type": "string"},
+                    "action": {"type": "string"},
+                    "target": {"type": "string"},
+                    "before": {},
+                    "after": {},
+                    "request_id": {"type": ["string", "null"]},
+                },
+            }),
+        ),
+        (
+            "Overview",
+            json!({
+                "type": "object",
+                "required": [
+                    "hours",
+                    "bucket",
+                    "over_time",
+                    "by_model",
+                    "by_status",
+                    "requests",
+                    "errors",
+                    "open_holds",
+                    "open_leases",
+                    "tasks_in_flight",
+                ],
+                "properties": {
+                    "hours": {"type": "integer"},
+                    "bucket": {"type": "string"},
+                    "over_time": {"type": "array", "items": r("UsageTotal")},
+                    "by_model": {"type": "array", "items": r("UsageTotal")},
+                    "by_status": {"type": "array", "items": r("UsageTotal")},
+                    "requests": {"type": "integer"},
+                    "errors": {"type": "integer"},
+                    "open_holds": {
+                        "type": "object",
+                        "properties": {"count": {"type": "integer"}, "amount": amount()},
+                    },
+                    "open_leases": {
+                        "type": "object",
+                        "properties": {"count": {"type": "integer"}, "amount": amount()},
+                    },
+                    "tasks_in_flight": {"type": "integer"},
+                },
+            }),
+        ),
+    ];
+    named
+        .into_iter()
+        .map(|(name, schema)| (name.to_owned(), schema))
+        .collect()
+}
