@@ -705,7 +705,7 @@ pub async fn cancel_task(
     }
     let upstream_note = match (task.upstream_id.as_deref(), upstream, task.format.as_str()) {
         (Some(upstream_id), Some((http, endpoint)), "clip") => {
-            match tollgate_upstream::tasks::ark_delete(http, endpoint, upstream_id).await {
+            match tollgate_upstream::adapters::ark::ark_delete(http, endpoint, upstream_id).await {
                 Ok(()) => "the upstream cancelled it".to_owned(),
                 Err(e) => format!("the upstream refused the cancel: {e}"),
             }

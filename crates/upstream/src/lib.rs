@@ -9,34 +9,31 @@
 //! and returns a typed response or an [`UpstreamError`] that says whether anything reached the
 //! upstream — which is what decides failover (DESIGN §6).
 //!
-//! Each modality has a seam — a trait every channel format of the modality implements
-//! ([`speech::Synthesizer`], [`recognition::Recognizer`], [`embeddings::Embedder`],
-//! [`genai::TextGenerator`], [`tasks::VideoTasks`]) — so that a model may list channels of
-//! different formats and the gateway calls them alike.
+//! Three parts:
 //!
-//! Formats: `openai-embeddings` ([`embeddings`]); speech `t2a` ([`t2a`]) and `openai-speech`
-//! ([`openai_speech`]); recognition `stt` ([`stt`]) and `openai-transcription`
-//! ([`openai_transcription`]); the video task formats `ark` and `generic-video` ([`tasks`]);
-//! native text generation `genai` ([`genai`]). [`registry`] is the one table of them: a format's
-//! name, modality and adapter.
+//! - [`seams`]: one trait per modality, with the neutral types it speaks, that every channel
+//!   format of the modality implements ([`speech::Synthesizer`], [`recognition::Recognizer`],
+//!   [`embeddings::Embedder`], [`genai::TextGenerator`], [`tasks::VideoTasks`]) — so that a model
+//!   may list channels of different formats and the gateway calls them alike;
+//! - [`adapters`]: one file per channel format — `openai-embeddings`, speech `t2a` and
+//!   `openai-speech`, recognition `stt` and `openai-transcription`, the video task formats `ark`
+//!   and `generic-video`, native text generation `genai`;
+//! - [`common`]: what every adapter shares — the client, the error, multipart uploads, the
+//!   resolver with its SSRF guard, refusals and `Retry-After`.
+//!
+//! [`registry`] is the one table of the formats: a format's name, modality and adapter.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
-mod client;
+pub mod adapters;
 pub mod common;
-pub mod embeddings;
-pub mod error;
-pub mod genai;
-pub mod multipart;
-pub mod openai_speech;
-pub mod openai_transcription;
-pub mod recognition;
 pub mod registry;
-pub mod resolve;
-pub mod speech;
-pub mod stt;
-pub mod t2a;
-pub mod tasks;
+pub mod seams;
+
+// The seams and the shared parts under the names they always had (`tollgate_upstream::speech`,
+// `::error`, …).
+pub use common::{client, error, multipart, resolve};
+pub use seams::{embeddings, genai, recognition, speech, tasks};
 
 pub use client::{Body, ClientConfig, Endpoint, HttpClient, Timeouts, body_stream, full_body};
 pub use common::Answer;

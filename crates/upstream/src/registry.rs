@@ -12,15 +12,19 @@
 //! assert!(registry::format("smoke-signals").is_none());
 //! ```
 
-use crate::embeddings::{Embedder, OpenAiEmbeddings};
-use crate::genai::{Genai, TextGenerator};
-use crate::openai_speech::OpenAiSpeech;
-use crate::openai_transcription::OpenAiTranscription;
-use crate::recognition::Recognizer;
-use crate::speech::Synthesizer;
-use crate::stt::Stt;
-use crate::t2a::T2a;
-use crate::tasks::{Ark, GenericVideo, VideoTasks};
+use crate::adapters::ark::Ark;
+use crate::adapters::genai::Genai;
+use crate::adapters::generic_video::GenericVideo;
+use crate::adapters::openai_embeddings::OpenAiEmbeddings;
+use crate::adapters::openai_speech::OpenAiSpeech;
+use crate::adapters::openai_transcription::OpenAiTranscription;
+use crate::adapters::stt::Stt;
+use crate::adapters::t2a::T2a;
+use crate::seams::embeddings::Embedder;
+use crate::seams::genai::TextGenerator;
+use crate::seams::recognition::Recognizer;
+use crate::seams::speech::Synthesizer;
+use crate::seams::tasks::VideoTasks;
 
 /// What a format serves. Speech, recognition, embeddings and text generation have neutral
 /// seams, so formats of one modality can serve one model; each video-task format carries its

@@ -6,7 +6,8 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tollgate_upstream::{ClientConfig, Endpoint, HttpClient, Timeouts, UpstreamError, genai};
+use tollgate_upstream::adapters::genai;
+use tollgate_upstream::{ClientConfig, Endpoint, HttpClient, Timeouts, UpstreamError};
 
 /// An HTTP server that answers every request with an SSE stream whose first event never ends.
 async fn endless_event_upstream() -> String {

@@ -1,8 +1,8 @@
 //! The speech-synthesis seam: what the gateway asks of a speech channel, whatever format the
 //! channel speaks (docs/architecture.md, "Upstream seams").
 //!
-//! One adapter per channel format implements [`Synthesizer`]: `t2a` ([`crate::t2a::T2a`]) and
-//! `openai-speech` ([`crate::openai_speech::OpenAiSpeech`]). The gateway translates each inbound
+//! One adapter per channel format implements [`Synthesizer`]: `t2a` ([`crate::adapters::t2a::T2a`]) and
+//! `openai-speech` ([`crate::adapters::openai_speech::OpenAiSpeech`]). The gateway translates each inbound
 //! format to a [`Synthesis`], and [`Synthesized`] audio or a stream of [`AudioChunk`]s back to the
 //! client's format; an adapter translates a [`Synthesis`] to its vendor's request and its vendor's
 //! answer to these types, and nothing else.

@@ -2,8 +2,9 @@
 //! `Authorization: Bearer`, JSON in and out (wire-formats §2), errors in OpenAI's
 //! `{error:{message,type,param,code}}` shape (§1.3).
 
-use crate::client::{HttpClient, json_post};
+use crate::common::client::{HttpClient, json_post};
 use crate::common::{Answer, openai_error_message, retry_after};
+use crate::seams::embeddings::Embedder;
 use crate::{Endpoint, UpstreamError};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
@@ -14,20 +15,6 @@ use tollgate_embeddings::{EmbeddingRequest, EmbeddingResponse};
 /// The largest embeddings response read: 2048 inputs × 3072 floats as JSON is about 130 MB; the
 /// gateway asks for base64 (4 bytes a float, ×4/3), so 64 MiB is ample.
 const MAX_RESPONSE: usize = 64 << 20;
-
-/// The embeddings seam: what the gateway asks of an embeddings channel. Its request and answer
-/// are OpenAI's embeddings types — the format every embeddings vendor copies — so the one
-/// format today, `openai-embeddings` ([`OpenAiEmbeddings`]), sends them as they are; a vendor
-/// with another shape translates to and from them in its adapter.
-pub trait Embedder: Send + Sync {
-    /// Embeds the request's inputs.
-    fn embed<'a>(
-        &'a self,
-        client: &'a HttpClient,
-        endpoint: &'a Endpoint,
-        request: &'a EmbeddingRequest,
-    ) -> BoxFuture<'a, Result<Answer<EmbeddingResponse>, UpstreamError>>;
-}
 
 /// The `openai-embeddings` format behind the embeddings seam.
 #[derive(Debug, Clone, Copy, Default)]
@@ -77,26 +64,4 @@ pub async fn create(
         body,
         upstream_time,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_work_free_failures_fail_over() {
-        assert!(UpstreamError::Connect("refused".into()).may_fail_over());
-        let status = |s| UpstreamError::refused(s, b"", |_| None, None);
-        assert!(status(503).may_fail_over());
-        assert!(status(429).may_fail_over());
-        assert!(!status(500).may_fail_over());
-        assert!(!status(400).may_fail_over());
-        assert!(
-            !UpstreamError::Timeout {
-                phase: crate::Phase::FirstByte,
-                after: std::time::Duration::from_secs(1)
-            }
-            .may_fail_over()
-        );
-    }
 }

@@ -1,13 +1,13 @@
 //! The speech-recognition seam: what the gateway asks of a recognition channel, whatever format
 //! the channel speaks (docs/architecture.md, "Upstream seams").
 //!
-//! One adapter per channel format implements [`Recognizer`]: `stt` ([`crate::stt::Stt`]) and
-//! `openai-transcription` ([`crate::openai_transcription::OpenAiTranscription`]). The gateway
+//! One adapter per channel format implements [`Recognizer`]: `stt` ([`crate::adapters::stt::Stt`]) and
+//! `openai-transcription` ([`crate::adapters::openai_transcription::OpenAiTranscription`]). The gateway
 //! translates each inbound form to a [`Recognition`] and the [`Transcription`] or the
 //! [`TextDelta`]s back to the client's format.
 
 use crate::common::Answer;
-use crate::multipart::FilePart;
+use crate::common::multipart::FilePart;
 use crate::{Endpoint, HttpClient, UpstreamError};
 use futures_util::Stream;
 use futures_util::future::BoxFuture;

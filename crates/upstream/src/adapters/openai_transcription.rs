@@ -11,10 +11,10 @@
 //! `usage {type: "duration", seconds}` when the server reports it; when it does not, the gateway
 //! bills the duration it probed from the file.
 
-use crate::client::{HttpClient, bearer_request, is_event_stream, sse_events};
+use crate::common::client::{HttpClient, bearer_request, is_event_stream, sse_events};
+use crate::common::multipart::{FilePart, form};
 use crate::common::{Answer, openai_refusal};
-use crate::multipart::{FilePart, form};
-use crate::recognition::{
+use crate::seams::recognition::{
     DeltaStream, Recognition, Recognizer, Segment, TextDelta, Transcription, Word,
 };
 use crate::{Endpoint, UpstreamError};
@@ -296,7 +296,7 @@ impl Recognizer for OpenAiTranscription {
                     Ok(event) => event_delta(&event.data),
                 }
             });
-            let deltas: DeltaStream = Box::pin(crate::client::until_first_error(deltas));
+            let deltas: DeltaStream = Box::pin(crate::common::client::until_first_error(deltas));
             Ok(deltas)
         }
         .boxed()

@@ -5,9 +5,9 @@
 //! OpenAI's `speech.audio.delta` / `speech.audio.done` events. Errors are OpenAI-style bodies
 //! with a real HTTP status. The vendor reports no characters: the gateway bills its own count.
 
-use crate::client::{HttpClient, body_stream, is_event_stream, json_post, sse_events};
+use crate::common::client::{HttpClient, body_stream, is_event_stream, json_post, sse_events};
 use crate::common::{Answer, openai_refusal};
-use crate::speech::{AudioChunk, ChunkStream, Synthesis, Synthesized, Synthesizer};
+use crate::seams::speech::{AudioChunk, ChunkStream, Synthesis, Synthesized, Synthesizer};
 use crate::{Endpoint, UpstreamError};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -178,7 +178,8 @@ impl Synthesizer for OpenAiSpeech {
                         }
                     },
                 );
-                let chunks: ChunkStream = Box::pin(crate::client::until_first_error(chunks));
+                let chunks: ChunkStream =
+                    Box::pin(crate::common::client::until_first_error(chunks));
                 return Ok(chunks);
             }
             // The body is the audio: each piece as it comes, and its clean end the last piece.
@@ -198,7 +199,8 @@ impl Synthesizer for OpenAiSpeech {
                     t2a: None,
                 })
             });
-            let chunks: ChunkStream = Box::pin(crate::client::until_first_error(pieces.chain(end)));
+            let chunks: ChunkStream =
+                Box::pin(crate::common::client::until_first_error(pieces.chain(end)));
             Ok(chunks)
         }
         .boxed()
@@ -208,7 +210,7 @@ impl Synthesizer for OpenAiSpeech {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::speech::AudioFormat;
+    use crate::seams::speech::AudioFormat;
 
     #[test]
     fn the_request_is_openais_field_for_field() {

@@ -1,6 +1,6 @@
 //! The shared HTTP client.
 
-use crate::error::{Phase, UpstreamError};
+use crate::common::error::{Phase, UpstreamError};
 use bytes::{Bytes, BytesMut};
 use http::{Request, Response};
 use http_body_util::BodyExt;
@@ -48,8 +48,8 @@ pub struct ClientConfig {
     /// How long an idle pooled connection is kept.
     pub pool_idle_timeout: Option<Duration>,
     /// For a client that fetches URLs clients gave: the addresses it may connect to, checked on
-    /// the resolved addresses it connects to (`crate::resolve`). `None` for channels.
-    pub address_guard: Option<crate::resolve::AddressGuard>,
+    /// the resolved addresses it connects to (`crate::common::resolve`). `None` for channels.
+    pub address_guard: Option<crate::common::resolve::AddressGuard>,
 }
 
 /// A configured upstream address and its credential.
@@ -73,7 +73,7 @@ impl Endpoint {
 /// One pooled HTTP/1.1 + HTTP/2 client with rustls, shared by every channel.
 #[derive(Clone, Debug)]
 pub struct HttpClient {
-    inner: Client<HttpsConnector<HttpConnector<crate::resolve::Resolver>>, Body>,
+    inner: Client<HttpsConnector<HttpConnector<crate::common::resolve::Resolver>>, Body>,
 }
 
 impl HttpClient {
@@ -103,7 +103,7 @@ impl HttpClient {
         .map_err(|e| UpstreamError::Config(e.to_string()))?
         .with_root_certificates(roots)
         .with_no_client_auth();
-        let mut http = HttpConnector::new_with_resolver(crate::resolve::Resolver::new(
+        let mut http = HttpConnector::new_with_resolver(crate::common::resolve::Resolver::new(
             config.address_guard.clone(),
         ));
         http.enforce_http(false);

@@ -13,14 +13,14 @@
 //!   error; error bodies may be wrapped in a JSON array;
 //! * an invalid key is HTTP 400 `INVALID_ARGUMENT`, not 401.
 
-use crate::client::{HttpClient, full_body, is_event_stream, sse_events};
+use crate::common::client::{HttpClient, full_body, is_event_stream, sse_events};
 use crate::common::{Answer, retry_after};
+use crate::seams::genai::{Frame, FrameStream, TextGenerator};
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use futures_util::{FutureExt, Stream, StreamExt};
+use futures_util::{FutureExt, StreamExt};
 use http::{Method, Request, header};
-use std::pin::Pin;
 use std::time::Instant;
 
 /// Bounds on a streamed answer (docs/decisions.md, "Upstream answers bounded"): a text-generation chunk is a few KB; inline images in an answer stay far below.
@@ -31,50 +31,6 @@ const STREAM_LIMITS: tollgate_sse::Limits = tollgate_sse::Limits {
 
 /// The largest non-streamed answer read.
 const MAX_RESPONSE: usize = 32 << 20;
-
-/// One streamed event: its JSON text, exactly as the vendor sent it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Frame {
-    /// The event's `data`.
-    pub data: String,
-}
-
-/// Events as they arrive; an `Err` is the last item.
-pub type FrameStream = Pin<Box<dyn Stream<Item = Result<Frame, UpstreamError>> + Send>>;
-
-/// The text-generation seam: what the gateway asks of a text channel. Its requests and answers
-/// are the native `generateContent` format, as bytes — the richest of the text formats (parts,
-/// thinking, tools, safety), which the gateway relays without re-encoding and into which its
-/// chat-completions and Responses bridges translate — so the one format today, `genai`
-/// ([`Genai`]), sends them as they are; a vendor of another format translates in its adapter.
-pub trait TextGenerator: Send + Sync {
-    /// A whole answer.
-    fn generate<'a>(
-        &'a self,
-        client: &'a HttpClient,
-        endpoint: &'a Endpoint,
-        model: &'a str,
-        body: Bytes,
-    ) -> BoxFuture<'a, Result<Answer<Bytes>, UpstreamError>>;
-
-    /// The answer as events; returns once the response head has arrived.
-    fn stream<'a>(
-        &'a self,
-        client: &'a HttpClient,
-        endpoint: &'a Endpoint,
-        model: &'a str,
-        body: Bytes,
-    ) -> BoxFuture<'a, Result<FrameStream, UpstreamError>>;
-
-    /// The upstream's count of the request's tokens.
-    fn count_tokens<'a>(
-        &'a self,
-        client: &'a HttpClient,
-        endpoint: &'a Endpoint,
-        model: &'a str,
-        body: Bytes,
-    ) -> BoxFuture<'a, Result<Answer<Bytes>, UpstreamError>>;
-}
 
 /// The `genai` format behind the text-generation seam.
 #[derive(Debug, Clone, Copy, Default)]
@@ -181,7 +137,7 @@ pub async fn stream(
             }),
         }
     });
-    Ok(Box::pin(crate::client::until_first_error(frames)))
+    Ok(Box::pin(crate::common::client::until_first_error(frames)))
 }
 
 async fn send(
@@ -241,7 +197,7 @@ fn vendor_error(bytes: &[u8]) -> Option<UpstreamError> {
     Some(UpstreamError::Status {
         status,
         message: Some(describe(error)),
-        detail: crate::error::excerpt(bytes),
+        detail: crate::common::error::excerpt(bytes),
         retry_after: None,
     })
 }

@@ -3,10 +3,10 @@
 //! source, and the language hint as an HTTP header (wire-formats §4). Errors are OpenAI-style
 //! bodies with a real HTTP status.
 
-use crate::client::{HttpClient, bearer_request, sse_events};
+use crate::common::client::{HttpClient, bearer_request, sse_events};
+use crate::common::multipart::{FilePart, form};
 use crate::common::{Answer, openai_error_message, openai_refusal};
-use crate::multipart::{FilePart, form};
-use crate::recognition::{
+use crate::seams::recognition::{
     DeltaStream, Recognition, Recognizer, Segment, SttBody, TextDelta, Transcription, Word,
 };
 use crate::{Endpoint, UpstreamError};
@@ -208,7 +208,7 @@ pub async fn stream(
             },
         }
     });
-    Ok(Box::pin(crate::client::until_first_error(frames)))
+    Ok(Box::pin(crate::common::client::until_first_error(frames)))
 }
 
 async fn send(

@@ -146,3 +146,25 @@ pub fn redacted(message: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_work_free_failures_fail_over() {
+        assert!(UpstreamError::Connect("refused".into()).may_fail_over());
+        let status = |s| UpstreamError::refused(s, b"", |_| None, None);
+        assert!(status(503).may_fail_over());
+        assert!(status(429).may_fail_over());
+        assert!(!status(500).may_fail_over());
+        assert!(!status(400).may_fail_over());
+        assert!(
+            !UpstreamError::Timeout {
+                phase: Phase::FirstByte,
+                after: std::time::Duration::from_secs(1)
+            }
+            .may_fail_over()
+        );
+    }
+}

@@ -7,9 +7,11 @@
 //! * streamed frames come separated by LF or CRLF blank lines, may end with `data: [DONE]`, and an
 //!   error can arrive as a frame mid-stream — it ends the stream with that error.
 
-use crate::client::{HttpClient, is_event_stream, json_post, sse_events};
+use crate::common::client::{HttpClient, is_event_stream, json_post, sse_events};
 use crate::common::{Answer, retry_after};
-use crate::speech::{AudioChunk, AudioFormat, ChunkStream, Synthesis, Synthesized, Synthesizer};
+use crate::seams::speech::{
+    AudioChunk, AudioFormat, ChunkStream, Synthesis, Synthesized, Synthesizer,
+};
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
@@ -228,7 +230,7 @@ pub async fn stream(
             Ok(event) => Some(parse_frame(&event.data)),
         }
     });
-    Ok(Box::pin(crate::client::until_first_error(frames)))
+    Ok(Box::pin(crate::common::client::until_first_error(frames)))
 }
 
 fn parse_frame(data: &str) -> Result<Frame, UpstreamError> {

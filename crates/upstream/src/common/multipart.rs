@@ -2,7 +2,7 @@
 //! whose bytes come from the caller's source piece by piece (a spooled upload is never loaded
 //! whole), with an exact `Content-Length`.
 
-use crate::client::Body;
+use crate::common::client::Body;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use http_body_util::{BodyExt, StreamBody};

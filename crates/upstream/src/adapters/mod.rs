@@ -1,0 +1,12 @@
+//! The adapters: one file per channel format, each speaking exactly what its vendor speaks
+//! (`reference/wire-formats.md`) behind its modality's seam. [`crate::registry::FORMATS`] names
+//! them.
+
+pub mod ark;
+pub mod genai;
+pub mod generic_video;
+pub mod openai_embeddings;
+pub mod openai_speech;
+pub mod openai_transcription;
+pub mod stt;
+pub mod t2a;
