@@ -58,7 +58,7 @@ pub async fn start(knobs: KnobSettings, database_url: Option<String>) -> Stack {
     .unwrap();
     // The video-task pollers and sweeper, as `tollgate serve` runs them.
     std::mem::forget(tollgate_gateway::tasks::worker::spawn(&state));
-    tollgate_gateway::tokens::warm_up();
+    tollgate_metering::tokens::warm_up();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let gateway = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(server::serve(

@@ -43,7 +43,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
         },
     )
     .map_err(|e| e.to_string())?;
-    tokio::task::spawn_blocking(tollgate_gateway_core::tokens::warm_up);
+    tokio::task::spawn_blocking(tollgate_metering::tokens::warm_up);
     let sweeper = tokio::spawn(sweep_stale_holds(store.clone()));
     let background = Background::start(&state, &config);
 

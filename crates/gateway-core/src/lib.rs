@@ -14,8 +14,8 @@
 //!   [`response`];
 //! - the request's [`context`] every step is handed, and the seam to the [`operator`]'s side
 //!   (the admin API and console, `tollgate-admin`, which stands on this crate alone);
-//! - what a charge is made of: [`metering`] (how a quantity came about), [`tokens`] (the local
-//!   token count), [`usage`] (the request's usage record), the [`clock`].
+//! - what a charge is recorded with: [`usage`] (the request's usage record), the [`clock`] (how a
+//!   quantity is measured is `tollgate-metering`'s).
 //!
 //! `tollgate-gateway` re-exports every module under the same name.
 
@@ -33,7 +33,6 @@ pub mod errors;
 pub mod ledger;
 pub mod limits;
 pub mod media;
-pub mod metering;
 pub mod metrics;
 pub mod operator;
 pub mod policy;
@@ -43,7 +42,6 @@ pub mod routes;
 pub mod spool;
 pub mod state;
 pub mod stream_body;
-pub mod tokens;
 pub mod upload;
 pub mod usage;
 

@@ -9,16 +9,12 @@ use tollgate_gateway_core::catalog::ModelEntry;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::ledger::{ChargeMemo, Hold};
-use tollgate_gateway_core::metering::Basis;
 use tollgate_gateway_core::quotas::{Admitted, RateHeaders};
 use tollgate_gateway_core::state::State;
 use tollgate_gateway_core::usage::Recorder;
 use tollgate_ledger::Refusal;
+use tollgate_metering::{Basis, Bound};
 use tollgate_store::{PriceGroup, Principal};
-
-/// With no locally known quantity, an upstream's figure is charged up to this many times the
-/// hold (`docs/decisions.md`, "Bounded settlement").
-pub const HOLD_MULTIPLE_BOUND: i64 = 2;
 
 /// An open hold that must be settled or released.
 #[derive(Debug)]
@@ -32,10 +28,8 @@ pub struct HeldCharge {
     price_group: Option<Arc<PriceGroup>>,
     key_id: String,
     request_id: String,
-    /// The most a settlement may charge.
-    bound: Amount,
-    /// How the bound came about, for the anomaly note.
-    bound_basis: &'static str,
+    /// The most a settlement may charge, and why (`tollgate_metering::bound`).
+    bound: Bound,
     /// The request's usage record, written with the charge (or, released, when the last of
     /// the request lets go of it).
     usage: Option<Recorder>,
@@ -122,7 +116,7 @@ impl HeldCharge {
     /// Prices `estimate` with the model's tariff and holds that much of the caller's balance
     /// ([`Priced::admit`] first). A balance that does not cover it is a 429
     /// `insufficient_quota`, before any upstream call. A settlement may charge up to
-    /// [`HOLD_MULTIPLE_BOUND`] × the hold unless [`HeldCharge::bounded_by_estimate`] says the
+    /// `tollgate_metering::bound::HOLD_MULTIPLE` × the hold unless [`HeldCharge::bounded_by_estimate`] says the
     /// estimate is exact.
     pub async fn place(
         ctx: &RequestCtx,
@@ -146,8 +140,7 @@ impl HeldCharge {
             price_group: priced.price_group,
             key_id: principal.key_id.clone(),
             request_id: ctx.request_id.clone(),
-            bound: Amount::from_nanos(amount.nanos().saturating_mul(HOLD_MULTIPLE_BOUND)),
-            bound_basis: "twice the hold",
+            bound: Bound::of_hold(amount),
             usage: ctx.usage.clone(),
             spend: priced.spend,
         })
@@ -156,17 +149,15 @@ impl HeldCharge {
     /// Declares the estimate the locally known quantity (text length, probed duration, requested
     /// duration): the upstream's figure is charged up to it and no further.
     pub fn bounded_by_estimate(mut self) -> HeldCharge {
-        self.bound = self.amount();
-        self.bound_basis = "the locally measured quantity";
+        self.bound = Bound::measured(self.amount());
         self
     }
 
     /// Declares `usage` the most the request can justify (a locally known quantity with a
     /// tolerance): the upstream's figure is charged up to its price and no further.
     pub fn bounded_by(mut self, usage: &Usage) -> HeldCharge {
-        if let Ok(bound) = self.tariff.charge(usage) {
-            self.bound = bound.max(self.amount());
-            self.bound_basis = "the locally measured quantity";
+        if let Some(bound) = Bound::measured_usage(&self.tariff, usage, self.amount()) {
+            self.bound = bound;
         }
         self
     }
@@ -189,23 +180,7 @@ impl HeldCharge {
             return Ok(Amount::ZERO);
         };
         let quantity = serde_json::to_string(usage).unwrap_or_default();
-        let (actual, anomaly) = match self.tariff.charge(usage) {
-            Ok(priced) if priced <= self.bound => (priced, None),
-            Ok(priced) => (
-                self.bound,
-                Some(format!(
-                    "upstream usage {quantity} prices at {priced}, above {} ({}); charged {}",
-                    self.bound, self.bound_basis, self.bound
-                )),
-            ),
-            Err(e) => (
-                self.bound,
-                Some(format!(
-                    "upstream usage {quantity} cannot be priced ({e}); charged {} ({})",
-                    self.bound, self.bound_basis
-                )),
-            ),
-        };
+        let (actual, anomaly) = self.bound.charge(&self.tariff, usage, &quantity);
         if let Some(anomaly) = &anomaly {
             tracing::warn!(model = %self.entry.public, hold = %hold.id(), anomaly, "settlement capped");
             self.state.metrics.settlement_anomaly(&self.entry.public);

@@ -17,8 +17,8 @@ use tollgate_embeddings::{
 use tollgate_gateway_core::catalog::ModelEntry;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::metering::Basis;
-use tollgate_gateway_core::tokens;
+use tollgate_metering::Basis;
+use tollgate_metering::tokens;
 use tollgate_store::Principal;
 
 /// Inputs larger than this are tokenized on the blocking pool, not on a runtime thread.

@@ -7,7 +7,6 @@
 use crate::charge::HeldCharge;
 use crate::native_relay::{self, Encoder};
 use crate::relay;
-use crate::translate::native as translate;
 use bytes::Bytes;
 use http::Response;
 use std::sync::Arc;
@@ -20,6 +19,7 @@ use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::response::{ResponseBody, sse_response};
 use tollgate_gateway_core::state::State;
 use tollgate_gateway_core::stream_body;
+use tollgate_metering::prompt;
 use tollgate_native_genai::models::ModelLimits;
 use tollgate_native_genai::{
     FieldError, GenerateContentRequest, GenerateContentResponse, validate,
@@ -28,10 +28,10 @@ use tollgate_store::Principal;
 use tollgate_upstream::genai::FrameStream;
 
 /// Step 5 of a native request (and of the chat and Responses bridges): the prompt measured
-/// (`translate::estimate_prompt`, on the blocking pool when it carries much inline media),
-/// refused when its media alone pass the model's input limit, and held with the most the
-/// request can produce (`max_output`, thinking included) — the model's whole input limit
-/// when a part cannot be measured (`docs/decisions.md`, "Bounded settlement"). Hands the
+/// (`tollgate_metering::prompt::estimate_prompt`, on the blocking pool when it carries much
+/// inline media), refused when its media alone pass the model's input limit, and held with the
+/// most the request can produce (`max_output`, thinking included) — the model's whole input
+/// limit when a part cannot be measured (`docs/decisions.md`, "Bounded settlement"). Hands the
 /// request back, with the hold and the prompt's local count.
 pub async fn hold_prompt(
     ctx: &RequestCtx,
@@ -41,18 +41,17 @@ pub async fn hold_prompt(
     request: GenerateContentRequest,
     max_output: u64,
 ) -> Result<(GenerateContentRequest, HeldCharge, u64), ApiError> {
-    let (request, prompt) =
-        if translate::inline_bytes(&request) > translate::MEASURE_ON_BLOCKING_POOL {
-            tokio::task::spawn_blocking(move || {
-                let prompt = translate::estimate_prompt(&request);
-                (request, prompt)
-            })
-            .await
-            .map_err(|e| ApiError::internal("measuring the request's media", e))?
-        } else {
-            let prompt = translate::estimate_prompt(&request);
+    let (request, prompt) = if prompt::inline_bytes(&request) > prompt::MEASURE_ON_BLOCKING_POOL {
+        tokio::task::spawn_blocking(move || {
+            let prompt = prompt::estimate_prompt(&request);
             (request, prompt)
-        };
+        })
+        .await
+        .map_err(|e| ApiError::internal("measuring the request's media", e))?
+    } else {
+        let prompt = prompt::estimate_prompt(&request);
+        (request, prompt)
+    };
     let input_limit = u64::from(limits.input_token_limit);
     if prompt.media > input_limit {
         return Err(ApiError::invalid(
@@ -143,10 +142,10 @@ pub async fn generate_whole(
                 ));
             }
         };
-        let (usage, basis) = translate::settled_usage(
+        let (usage, basis) = tollgate_metering::text::settled_usage(
             response.usage_metadata.as_ref(),
             local_input,
-            &translate::delivered_text(&response),
+            &tollgate_metering::text::delivered_text(&response),
         );
         held.settle(&usage, basis).await?;
         Ok((answer.body, answer.upstream_time))

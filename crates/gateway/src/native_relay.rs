@@ -13,12 +13,11 @@
 
 use crate::charge::HeldCharge;
 use crate::pump::{Closing, End, Meter, Settlement};
-use crate::translate::native as translate;
 use bytes::Bytes;
 use tollgate_billing::Amount;
 use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::metering::Basis;
 use tollgate_gateway_core::stream_body::BodySender;
+use tollgate_metering::Basis;
 use tollgate_native_genai::{GenerateContentResponse, UsageMetadata};
 use tollgate_upstream::UpstreamError;
 use tollgate_upstream::genai::{Frame, FrameStream};
@@ -70,8 +69,11 @@ impl<E: Encoder> NativeMeter<E> {
     }
 
     fn partial(&self, why: &str) -> Settlement {
-        let (usage, basis) =
-            translate::settled_usage(self.last_usage.as_ref(), self.local_input, &self.delivered);
+        let (usage, basis) = tollgate_metering::text::settled_usage(
+            self.last_usage.as_ref(),
+            self.local_input,
+            &self.delivered,
+        );
         let note = match self.last_usage {
             Some(_) => format!("partial: {why}; settled on the last usage reported"),
             None => format!("partial: {why}; no usage reported, counted what was delivered"),
@@ -103,7 +105,7 @@ impl<E: Encoder> Meter for NativeMeter<E> {
             self.last_usage = Some(usage.clone());
         }
         self.delivered
-            .push_str(&translate::delivered_text(&response));
+            .push_str(&tollgate_metering::text::delivered_text(&response));
         self.relayed += 1;
         Ok(self
             .encoder
@@ -120,7 +122,7 @@ impl<E: Encoder> Meter for NativeMeter<E> {
     fn finish(&mut self, end: &End, _delivered: u64, _offered: u64) -> Settlement {
         match end {
             End::Complete => {
-                let (usage, basis) = translate::settled_usage(
+                let (usage, basis) = tollgate_metering::text::settled_usage(
                     self.last_usage.as_ref(),
                     self.local_input,
                     &self.delivered,

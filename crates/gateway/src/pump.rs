@@ -12,8 +12,8 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use std::pin::Pin;
 use tollgate_billing::{Amount, Usage};
-use tollgate_gateway_core::metering::Basis;
 use tollgate_gateway_core::stream_body::BodySender;
+use tollgate_metering::Basis;
 use tollgate_upstream::UpstreamError;
 
 /// How a stream ended.
@@ -25,6 +25,17 @@ pub enum End {
     ClientGone,
     /// The upstream failed or cut the stream (a client still there is told).
     Cut(UpstreamError),
+}
+
+impl End {
+    /// How the stream ended, as the metering rules take it (`tollgate_metering`).
+    pub fn metered(&self) -> tollgate_metering::StreamEnd {
+        match self {
+            End::Complete => tollgate_metering::StreamEnd::Complete,
+            End::ClientGone => tollgate_metering::StreamEnd::ClientGone,
+            End::Cut(e) => tollgate_metering::StreamEnd::Cut(e.to_string()),
+        }
+    }
 }
 
 /// What a stream is charged.

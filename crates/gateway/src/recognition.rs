@@ -10,9 +10,8 @@ use futures_util::StreamExt;
 use http::HeaderMap;
 use hyper::body::Incoming;
 use std::time::Duration;
-use tollgate_billing::{Amount, Usage, audio_seconds};
+use tollgate_billing::{Amount, Usage};
 use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::metering::Basis;
 use tollgate_gateway_core::state::State;
 use tollgate_gateway_core::stream_body::BodySender;
 use tollgate_gateway_core::upload::{self, Upload, UploadLimits, UploadedFile};
@@ -131,12 +130,6 @@ fn content_type(container: Container) -> &'static str {
     }
 }
 
-/// Seconds billed for a duration (docs/api.md §8 rule 2: rounded up).
-pub fn billed_seconds(seconds: f64) -> Option<u64> {
-    (seconds.is_finite() && seconds >= 0.0)
-        .then(|| audio_seconds(Duration::from_secs_f64(seconds.min(1e9))))
-}
-
 /// Opens a streamed recognition on the model's channels — each through its own format's
 /// adapter — and waits for its first piece.
 pub async fn open_stream(
@@ -237,17 +230,11 @@ impl<E: Encoder> Meter for RecognitionMeter<E> {
     }
 
     fn finish(&mut self, end: &End, _delivered: u64, _offered: u64) -> Settlement {
-        let reported = self.final_duration.and_then(billed_seconds);
-        let (seconds, mut basis) = Basis::reported_or_local(reported, self.probed_seconds);
-        if reported.is_none() {
-            basis.note = Some(match end {
-                End::Cut(e) => format!("partial: upstream cut ({e}); charged the probed duration"),
-                _ => "partial: the stream ended without its duration; charged the probed duration"
-                    .into(),
-            });
-        } else if matches!(end, End::ClientGone) {
-            basis.note = Some("client disconnected before the end of the stream".into());
-        }
+        let (seconds, basis) = tollgate_metering::recognition::seconds(
+            &end.metered(),
+            self.final_duration,
+            self.probed_seconds,
+        );
         self.charged_seconds = seconds;
         Settlement::Charge(Usage::AudioSeconds(seconds), basis)
     }

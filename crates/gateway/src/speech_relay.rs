@@ -2,19 +2,9 @@
 //! whatever format the channel speaks) → the client's format, piece by piece (DESIGN §8), and
 //! the settlement that follows.
 //!
-//! Billing of a stream:
-//! * it ends normally — the upstream's `usage_characters` settles it (the local count when the
-//!   upstream reported none, marked estimated);
-//! * the client goes away — the relay stops writing but keeps reading the upstream to its end (it
-//!   synthesizes and bills the whole text anyway), then charges the share of the upstream's
-//!   characters that was delivered, `ceil(usage × delivered bytes / total bytes)`, marked partial.
-//!   "Delivered" is the audio the client's connection took (not what was queued for it), and a
-//!   `t2a` final frame's repeat of the whole audio (`exclude_aggregated_audio: false`) counts in
-//!   neither figure (the adapter leaves it out of the piece's new audio);
-//! * the upstream cuts the stream — what was delivered is charged at a nominal speech rate
-//!   ([`NOMINAL_CHARACTERS_PER_SECOND`] × speed × seconds of audio delivered, capped at the local
-//!   count), marked partial and estimated, and the client sees the cut (an aborted body, or an
-//!   error event that says what was charged);
+//! Billing of a stream is `tollgate_metering::speech`'s rule (whole: the upstream's characters;
+//! a departed client: its share of them; a cut stream: a nominal rate, at most the local count),
+//! fed what this relay measured: the bytes the client's connection took and the audio there was.
 //!
 //! The settlement is written before the stream's last piece, so a client that read the whole
 //! stream was charged durably.
@@ -25,16 +15,12 @@ use crate::pump::{Closing, End, Meter, Settlement};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use tollgate_billing::{Amount, Usage};
-use tollgate_compat_audio::AudioFormat;
 use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::metering::Basis;
 use tollgate_gateway_core::stream_body::BodySender;
+use tollgate_metering::Basis;
+pub use tollgate_metering::speech::AudioShape;
 use tollgate_upstream::UpstreamError;
 use tollgate_upstream::speech::{AudioChunk, ChunkStream, Synthesis, Synthesized};
-
-/// Characters of text a second of synthesized speech holds at speed 1.0, used only to price the
-/// audio delivered by a stream the upstream cut before reporting its usage.
-pub const NOMINAL_CHARACTERS_PER_SECOND: f64 = 15.0;
 
 /// How the client's stream is written.
 pub trait Encoder: Send + 'static {
@@ -44,36 +30,6 @@ pub trait Encoder: Send + 'static {
     fn done(&mut self, characters: u64) -> Option<Bytes>;
     /// What to send when the upstream cut the stream; `None` aborts the body instead.
     fn failed(&mut self, error: &ApiError) -> Option<Bytes>;
-}
-
-/// What the partial-stream rule needs to know about the audio.
-#[derive(Debug, Clone, Copy)]
-pub struct AudioShape {
-    /// The format the upstream produces.
-    pub format: AudioFormat,
-    /// Samples a second.
-    pub sample_rate: u32,
-    /// MP3 bits a second.
-    pub bitrate: u32,
-    /// The speed asked.
-    pub speed: f64,
-}
-
-impl AudioShape {
-    /// Seconds of audio in `bytes` of this format (FLAC assumed to compress to 60 %).
-    fn seconds(&self, bytes: usize) -> f64 {
-        let pcm_bytes_per_second = f64::from(self.sample_rate) * 2.0;
-        let per_second = match self.format {
-            AudioFormat::Mp3 => f64::from(self.bitrate) / 8.0,
-            AudioFormat::Pcm | AudioFormat::Wav => pcm_bytes_per_second,
-            AudioFormat::Flac => pcm_bytes_per_second * 0.6,
-        };
-        if per_second > 0.0 {
-            bytes as f64 / per_second
-        } else {
-            0.0
-        }
-    }
 }
 
 /// Relays `first` and the rest of `frames` to `sender`, then settles `held`: the
@@ -140,49 +96,14 @@ impl<E: Encoder> Meter for SpeechMeter<E> {
     }
 
     fn finish(&mut self, end: &End, delivered: u64, total: u64) -> Settlement {
-        let (characters, basis) = match end {
-            End::Complete => Basis::reported_or_local(self.usage, self.local_characters),
-            End::ClientGone => {
-                let billed = self.usage.unwrap_or(self.local_characters);
-                let share = if total == 0 {
-                    0
-                } else {
-                    u64::try_from(
-                        (u128::from(billed) * u128::from(delivered)).div_ceil(u128::from(total)),
-                    )
-                    .unwrap_or(u64::MAX)
-                };
-                (
-                    share,
-                    Basis {
-                        estimated: self.usage.is_none(),
-                        note: Some(format!(
-                            "partial: client disconnected after {delivered} of {total} audio bytes"
-                        )),
-                    },
-                )
-            }
-            End::Cut(e) => {
-                let seconds = self
-                    .shape
-                    .seconds(usize::try_from(delivered).unwrap_or(usize::MAX));
-                let nominal = (seconds * NOMINAL_CHARACTERS_PER_SECOND * self.shape.speed).ceil();
-                let characters = if nominal.is_finite() && nominal > 0.0 {
-                    (nominal as u64).min(self.local_characters)
-                } else {
-                    0
-                };
-                (
-                    characters,
-                    Basis {
-                        estimated: true,
-                        note: Some(format!(
-                            "partial: upstream cut after {delivered} audio bytes ({e})"
-                        )),
-                    },
-                )
-            }
-        };
+        let (characters, basis) = tollgate_metering::speech::characters(
+            &end.metered(),
+            self.usage,
+            self.local_characters,
+            delivered,
+            total,
+            self.shape,
+        );
         self.charged_characters = characters;
         Settlement::Charge(Usage::Characters(characters), basis)
     }

@@ -3,7 +3,7 @@
 //! verbose_json, srt or vtt bodies, or its SSE frames.
 
 use crate::charge::HeldCharge;
-use crate::recognition::{self, billed_seconds};
+use crate::recognition;
 use crate::relay;
 use crate::translate::transcription::{self as translate, encoders};
 use http::{HeaderValue, Request, Response, StatusCode, header};
@@ -13,8 +13,9 @@ use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::config::ModelKind;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::metering::Basis;
 use tollgate_gateway_core::response::UpstreamTime;
+use tollgate_metering::Basis;
+use tollgate_metering::recognition::billed_seconds;
 use tollgate_store::Principal;
 use tollgate_upstream::recognition::SttBody;
 use tollgate_vendor_audio::stt::{LANGUAGE_HEADER, validate};

@@ -3,7 +3,7 @@
 //! recognition seam.
 
 use crate::charge::HeldCharge;
-use crate::recognition::{self, billed_seconds};
+use crate::recognition;
 use crate::relay;
 use crate::translate::transcription::{self as translate, encoders};
 use http::{HeaderValue, Request, Response, StatusCode, header};
@@ -15,8 +15,9 @@ use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::config::ModelKind;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::metering::Basis;
 use tollgate_gateway_core::response::UpstreamTime;
+use tollgate_metering::Basis;
+use tollgate_metering::recognition::billed_seconds;
 use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.

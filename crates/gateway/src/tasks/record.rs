@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use tollgate_billing::{Amount, Tariff, Usage};
-use tollgate_gateway_core::metering::Basis;
+use tollgate_metering::Basis;
 use tollgate_store::{Outcome, PriceGroup, Settlement, Task, TaskState};
 
 /// What is priced at submit and kept on the task row, so that a price change later never

@@ -9,7 +9,7 @@ use tollgate_billing::{
 use tollgate_clip_tasks::{ListQuery, Task as ClipTask, TaskError, TaskStatus, Tier, Validated};
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::media::{MediaLinks, Origin};
-use tollgate_gateway_core::metering::Basis;
+use tollgate_metering::Basis;
 use tollgate_store::{Task, TaskFilter, TaskState};
 
 /// docs/api.md §8 rules 4–5: the hold of a clip task. The estimate is

@@ -5,8 +5,8 @@ use crate::tasks::record::{Observation, Pricing, TaskResult, error_parts, unix_s
 use std::time::Duration;
 use tollgate_billing::{Tariff, Usage, video_seconds};
 use tollgate_gateway_core::media::{MediaLinks, Origin};
-use tollgate_gateway_core::metering::Basis;
 use tollgate_generic_tasks::{Validated, VideoError, VideoStatus, VideoTask, spec};
+use tollgate_metering::Basis;
 use tollgate_store::{Task, TaskState};
 
 /// The store's `format` of generic tasks.

@@ -1,6 +1,6 @@
 //! How a charge's quantity came about (DESIGN §4): the upstream's own figure, or the local
-//! count when it reported none. Pure, below everything that settles a charge — the hold
-//! (`charge`), the stream meters, the task records — so that each names it without importing
+//! count when it reported none. Pure, below everything that settles a charge — the gateway's hold
+//! (`charge`), its stream meters, its task records — so that each names it without importing
 //! the others.
 
 /// How a settlement came about, for the ledger row.

@@ -1,0 +1,220 @@
+//! A prompt's local estimate (docs/decisions.md, "Native holds" and "Bounded settlement"): what
+//! a native generation request holds for its input. Text and structure are counted with
+//! `cl100k_base` and a margin; inline images, audio and video are measured from their bytes
+//! (`tollgate_probe::media`) at the vendor's rates (`tollgate_native_genai::media`); a part the
+//! gateway cannot measure — a `fileData` URI, bytes it cannot read — is the client's word only,
+//! so the hold then covers the model's whole input limit.
+
+use crate::tokens::count_text;
+use tollgate_native_genai::media::Media;
+use tollgate_native_genai::{Content, GenerateContentRequest, Part};
+use tollgate_probe::media::Measured;
+
+/// Tokens the vendor adds around each content (role and turn markers), and once per request.
+pub const TOKENS_PER_CONTENT: u64 = 4;
+/// See [`TOKENS_PER_CONTENT`].
+pub const TOKENS_PER_REQUEST: u64 = 8;
+/// The local count of text is scaled by this (per cent) before it is held: `cl100k_base` counts
+/// fewer tokens than the vendor's tokenizer for many scripts, and a hold below the settlement
+/// lets concurrent requests overdraw (`docs/decisions.md`, "Native holds"). Measured media is
+/// held at the vendor's own rates, without it.
+pub const PROMPT_MARGIN_PERCENT: u64 = 125;
+
+/// Inline media larger than this in all (base64 bytes) is measured on the blocking pool.
+pub const MEASURE_ON_BLOCKING_POOL: usize = 64 * 1024;
+
+/// What a prompt holds (`docs/decisions.md`, "Bounded settlement"): a bound on what the vendor
+/// may charge for it never comes from a quantity the client controls unless the gateway
+/// measured it itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PromptEstimate {
+    /// Text and structure — every text, function call and response, tool declarations and
+    /// configuration as JSON, text documents inline, the vendor's turn markers — counted with
+    /// `cl100k_base` and the margin of [`PROMPT_MARGIN_PERCENT`].
+    pub text: u64,
+    /// Inline images, audio and video, measured from their bytes (`tollgate_probe::media`) at
+    /// the vendor's rates (`tollgate_native_genai::media`).
+    pub media: u64,
+    /// The first part the gateway cannot measure, by its field: a `fileData` URI (the vendor
+    /// fetches what the gateway never sees), or inline bytes it cannot read. Its size is the
+    /// client's word only, so the hold covers the model's whole input limit.
+    pub unmeasured: Option<String>,
+}
+
+impl PromptEstimate {
+    /// The input tokens to hold: what was measured, or `input_limit` — the most the model takes,
+    /// so the most the vendor can count — when a part could not be measured.
+    pub fn hold_tokens(&self, input_limit: u64) -> u64 {
+        let measured = self.local();
+        match self.unmeasured {
+            Some(_) => measured.max(input_limit),
+            None => measured,
+        }
+    }
+
+    /// The local count of the prompt (what settles when the upstream reports no usage).
+    pub fn local(&self) -> u64 {
+        self.text.saturating_add(self.media)
+    }
+}
+
+/// The prompt of `request`, counted and measured. Decodes and reads every inline media part:
+/// for a large request, call it on the blocking pool ([`MEASURE_ON_BLOCKING_POOL`]).
+pub fn estimate_prompt(request: &GenerateContentRequest) -> PromptEstimate {
+    let contents: Vec<(String, &Content)> = request
+        .system_instruction
+        .iter()
+        .map(|c| ("systemInstruction".to_owned(), c))
+        .chain(
+            request
+                .contents
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (format!("contents[{i}]"), c)),
+        )
+        .collect();
+    let mut estimate = PromptEstimate::default();
+    let mut text: u64 = 0;
+    for (path, content) in &contents {
+        for (j, part) in content.parts.iter().enumerate() {
+            let field = format!("{path}.parts[{j}]");
+            text = text.saturating_add(part_text_tokens(part));
+            match part_media(part) {
+                PartMedia::None => {}
+                PartMedia::Text(tokens) => text = text.saturating_add(tokens),
+                PartMedia::Measured(tokens) => {
+                    estimate.media = estimate.media.saturating_add(tokens);
+                }
+                PartMedia::Unmeasured(what) => {
+                    estimate
+                        .unmeasured
+                        .get_or_insert_with(|| format!("{field}.{what}"));
+                }
+            }
+        }
+    }
+    text = text.saturating_add(TOKENS_PER_CONTENT.saturating_mul(contents.len() as u64));
+    let tools = request.tools.iter().flatten();
+    for value in tools.chain(request.tool_config.iter()) {
+        text = text.saturating_add(count_text(
+            &serde_json::to_string(value).unwrap_or_default(),
+        ));
+    }
+    estimate.text = text
+        .saturating_add(TOKENS_PER_REQUEST)
+        .saturating_mul(PROMPT_MARGIN_PERCENT)
+        .div_ceil(100);
+    estimate
+}
+
+/// The base64 bytes of a request's inline media, to decide where to measure it.
+pub fn inline_bytes(request: &GenerateContentRequest) -> usize {
+    request
+        .system_instruction
+        .iter()
+        .chain(request.contents.iter())
+        .flat_map(|c| c.parts.iter())
+        .filter_map(|p| p.inline_data.as_ref())
+        .map(|blob| blob.data.len())
+        .sum()
+}
+
+/// The text tokens of a part: its text, function call or function response.
+fn part_text_tokens(part: &Part) -> u64 {
+    let mut tokens = part.text.as_deref().map_or(0, count_text);
+    if let Some(call) = &part.function_call {
+        tokens += count_text(&serde_json::to_string(call).unwrap_or_default());
+    }
+    if let Some(response) = &part.function_response {
+        tokens += count_text(&serde_json::to_string(response).unwrap_or_default());
+    }
+    tokens
+}
+
+/// What a part's media comes to.
+enum PartMedia {
+    /// No media.
+    None,
+    /// Inline text (a `text/*` or JSON document): tokens to count as text.
+    Text(u64),
+    /// Measured media: its tokens at the vendor's rates.
+    Measured(u64),
+    /// Media the gateway cannot measure; the name of the part's field that holds it.
+    Unmeasured(&'static str),
+}
+
+fn part_media(part: &Part) -> PartMedia {
+    if part.file_data.is_some() {
+        return PartMedia::Unmeasured("fileData");
+    }
+    let Some(blob) = &part.inline_data else {
+        return PartMedia::None;
+    };
+    use base64::Engine as _;
+    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(blob.data.trim()) else {
+        return PartMedia::Unmeasured("inlineData");
+    };
+    let mime = blob.mime_type.trim().to_ascii_lowercase();
+    if mime.starts_with("text/") || mime == "application/json" {
+        return match std::str::from_utf8(&bytes) {
+            Ok(text) => PartMedia::Text(count_text(text)),
+            Err(_) => PartMedia::Unmeasured("inlineData"),
+        };
+    }
+    match tollgate_probe::media::measure(&mime, &bytes) {
+        Some(measured) => {
+            PartMedia::Measured(tollgate_native_genai::media::tokens(match measured {
+                Measured::Image { width, height } => Media::Image { width, height },
+                Measured::Audio { seconds } => Media::AudioSeconds(seconds),
+                Measured::Video { seconds } => Media::VideoSeconds(seconds),
+            }))
+        }
+        None => PartMedia::Unmeasured("inlineData"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(json: &str) -> GenerateContentRequest {
+        serde_json::from_str(json).unwrap()
+    }
+
+    /// The adversary: a client whose media the gateway cannot see or read. What it sends is
+    /// its word only, so the hold covers the model's whole input.
+    #[test]
+    fn what_the_gateway_cannot_measure_holds_the_whole_input_limit() {
+        let by_uri = request(
+            r#"{"contents":[{"role":"user","parts":[{"text":"describe"},
+                {"fileData":{"mimeType":"video/mp4","fileUri":"https://example.com/v.mp4"}}]}]}"#,
+        );
+        let estimate = estimate_prompt(&by_uri);
+        assert_eq!(
+            estimate.unmeasured.as_deref(),
+            Some("contents[0].parts[1].fileData")
+        );
+        assert_eq!(estimate.hold_tokens(1_000_000), 1_000_000);
+        let unreadable = request(
+            r#"{"contents":[{"parts":[{"inlineData":{"mimeType":"image/png","data":"bm90IGFuIGltYWdl"}}]}]}"#,
+        );
+        let estimate = estimate_prompt(&unreadable);
+        assert_eq!(
+            estimate.unmeasured.as_deref(),
+            Some("contents[0].parts[0].inlineData")
+        );
+        assert_eq!(estimate.hold_tokens(32_768), 32_768);
+    }
+
+    #[test]
+    fn text_is_counted_with_the_margin() {
+        let estimate = estimate_prompt(&request(
+            r#"{"contents":[{"parts":[{"text":"hello world"}]}]}"#,
+        ));
+        // (2 tokens + 4 for the content + 8 for the request) × 125 %, rounded up.
+        assert_eq!(estimate.text, 18);
+        assert_eq!(estimate.media, 0);
+        assert_eq!(estimate.unmeasured, None);
+        assert_eq!(estimate.hold_tokens(1_000_000), 18);
+    }
+}
