@@ -14,8 +14,8 @@
 //! - [`series`](mod@series): the model family (`clipgen-cn-*`, `clipgen-intl-*`, `-fast`, `-mini`), the
 //!   [`ClipSeries`] read from a model id ([`series::series`]), and the limits per series.
 //! - [`media_url`]: the public-URL checks of docs/api.md §2.7 content rule 4 (no loopback, private,
-//!   link-local or encoded-IP hosts), inline `data:` images, and [`media_url::is_public_ip`] for
-//!   the gateway's own resolution.
+//!   link-local or encoded-IP hosts) and inline `data:` images — the crate `tollgate-media-url`,
+//!   which also holds the address rule of the gateway's SSRF guard.
 //! - [`validate`](mod@validate): [`validate()`], the content rules and limits with a
 //!   [`FieldError`] naming the field path (`content[2].image_url.url`), and [`Validated`], what
 //!   the gateway needs to hold and bill (series, duration, resolution, ratio, [`Tier`]); and
@@ -74,7 +74,6 @@ pub mod delete;
 pub mod error;
 pub mod inline;
 pub mod list;
-pub mod media_url;
 pub mod request;
 pub mod series;
 pub mod task;
@@ -84,8 +83,10 @@ pub use delete::{DeleteEffect, delete_effect};
 pub use error::{ArkError, ArkErrorDetail, FieldError, Rule};
 pub use inline::lift_inline_flags;
 pub use list::{ListQuery, ListResponse};
-pub use media_url::{UrlProblem, check_image_url, check_video_url, is_public_ip};
 pub use request::{ContentItem, CreateTaskRequest, DraftTaskRef, ImageRole, MediaUrl};
 pub use series::{ClipSeries, series};
 pub use task::{CreateTaskResponse, Task, TaskContent, TaskError, TaskStatus, Usage};
+/// The media URL rules, from `tollgate-media-url` (the guard's address rule among them).
+pub use tollgate_media_url as media_url;
+pub use tollgate_media_url::{UrlProblem, check_image_url, check_video_url, is_public_ip};
 pub use validate::{Tier, Validated, validate, validate_reference_seconds, validate_trusting};

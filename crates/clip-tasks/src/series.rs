@@ -47,13 +47,8 @@ pub const DEFAULT_DURATION: u32 = 5;
 /// wire-formats §5.1: `duration: -1` lets the model choose the length (1.5-pro and 2.x).
 pub const DURATION_MODEL_CHOOSES: i64 = -1;
 
-/// The largest inline image accepted, counted in characters of the base64 payload of a
-/// `data:image/...;base64,` URL: 10 MiB, about 7.5 MiB of image.
-///
-/// docs/api.md §2.7 allows inline images without a size; this bound keeps one image well inside the
-/// 16 MiB body limit of the clip-task endpoint (docs/decisions.md), which bounds all of them
-/// together.
-pub const MAX_INLINE_IMAGE_BYTES: usize = 10 * 1024 * 1024;
+/// The largest inline image accepted (`tollgate_media_url`, which checks it).
+pub use tollgate_media_url::MAX_INLINE_IMAGE_BYTES;
 
 /// A series of the clip model family (docs/api.md §9 rule 2: "series 2.0 and 2.5 of the clip family").
 ///

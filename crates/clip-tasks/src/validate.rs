@@ -5,7 +5,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{FieldError, Rule};
-use crate::media_url::{UrlProblem, check_audio_url, check_image_url, check_video_url, url_host};
 use crate::request::{
     CONTENT_TYPES, ContentItem, CreateTaskRequest, ImageRole, ROLE_REFERENCE_AUDIO,
     ROLE_REFERENCE_VIDEO,
@@ -14,6 +13,7 @@ use crate::series::{
     ClipSeries, DEFAULT_DURATION, DURATION_MODEL_CHOOSES, MAX_REFERENCE_IMAGES, RATIOS,
     RESOLUTIONS, series,
 };
+use tollgate_media_url::{UrlProblem, check_audio_url, check_image_url, check_video_url, url_host};
 
 /// The price tier of a clip task (docs/api.md §8 rule 5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

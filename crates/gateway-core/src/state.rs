@@ -120,7 +120,7 @@ impl State {
 fn media_client(trusted_hosts: &[String]) -> Option<HttpClient> {
     let config = tollgate_upstream::ClientConfig {
         address_guard: Some(tollgate_upstream::AddressGuard {
-            allows: tollgate_clip_tasks::is_public_ip,
+            allows: tollgate_media_url::is_public_ip,
             trusted_hosts: trusted_hosts.to_vec(),
         }),
         ..tollgate_upstream::ClientConfig::default()

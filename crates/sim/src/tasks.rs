@@ -263,7 +263,7 @@ impl Tasks {
             }
         };
         // Its own videos are fine as references, though they live on loopback.
-        let own_host: Vec<String> = tollgate_clip_tasks::media_url::url_host(&self.base_url)
+        let own_host: Vec<String> = tollgate_media_url::url_host(&self.base_url)
             .into_iter()
             .collect();
         let ok = match tollgate_clip_tasks::validate_trusting(&request, &own_host) {

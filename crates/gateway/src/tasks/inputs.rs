@@ -16,10 +16,10 @@ use http::{Request, header};
 use http_body_util::BodyExt;
 use std::net::IpAddr;
 use std::time::Duration;
-use tollgate_clip_tasks::media_url::{Host, parse_http_url, url_host};
-use tollgate_clip_tasks::{ContentItem, CreateTaskRequest, Rule, is_public_ip};
+use tollgate_clip_tasks::{ContentItem, CreateTaskRequest, Rule};
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::state::State;
+use tollgate_media_url::{Host, is_public_ip, parse_http_url, url_host};
 use tollgate_probe::mp4::{Mp4Scan, scan_mp4};
 use tollgate_upstream::{Timeouts, full_body};
 

@@ -7,11 +7,10 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use proptest::prelude::*;
-use tollgate_clip_tasks::media_url::{
-    Host, UrlProblem, check_audio_url, check_image_url, check_video_url, is_public_ip,
-    parse_http_url,
+use tollgate_media_url::{
+    Host, MAX_INLINE_IMAGE_BYTES, UrlProblem, check_audio_url, check_image_url, check_video_url,
+    is_public_ip, parse_http_url,
 };
-use tollgate_clip_tasks::series::MAX_INLINE_IMAGE_BYTES;
 
 /// How a URL is judged, for the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,10 @@
+//! # tollgate-media-url
+//!
 //! Media URL checks (docs/api.md §2.7 content rule 4: image and video URLs must be publicly
-//! accessible).
+//! accessible), and the address rule of tollgate's guard against server-side request forgery
+//! ([`is_public_ip`]; the guard itself — checking the addresses a connection is about to use —
+//! is `tollgate_upstream::resolve`). Sans-IO: the format crates check a request's URLs with it,
+//! the gateway and the simulator read hosts with it, the guard asks it about each address.
 //!
 //! The gateway may itself fetch a reference video (a bounded range read of its length), and the
 //! upstream fetches every URL, so a URL must name a public host unambiguously. The URL is parsed
@@ -29,9 +34,17 @@
 //! [`MAX_INLINE_IMAGE_BYTES`] characters of payload. Videos are URLs only (wire-formats §5.1).
 //! Audio (wire-formats §5.1, not in docs/api.md §2.7) is treated like images, with `data:audio/...`.
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::series::MAX_INLINE_IMAGE_BYTES;
+/// The largest inline image accepted, counted in characters of the base64 payload of a
+/// `data:image/...;base64,` URL: 10 MiB, about 7.5 MiB of image.
+///
+/// docs/api.md §2.7 allows inline images without a size; this bound keeps one image well inside the
+/// 16 MiB body limit of the clip-task endpoint (docs/decisions.md), which bounds all of them
+/// together.
+pub const MAX_INLINE_IMAGE_BYTES: usize = 10 * 1024 * 1024;
 
 /// The image types accepted inline (`data:image/<type>;base64,`), lower case.
 pub const INLINE_IMAGE_TYPES: [&str; 10] = [
@@ -118,7 +131,7 @@ pub struct HttpUrl {
 /// of at most [`MAX_INLINE_IMAGE_BYTES`] payload characters.
 ///
 /// ```
-/// use tollgate_clip_tasks::media_url::{check_image_url, UrlProblem};
+/// use tollgate_media_url::{check_image_url, UrlProblem};
 ///
 /// assert_eq!(check_image_url("https://cdn.example.com/cat.png"), Ok(()));
 /// assert_eq!(check_image_url("data:image/png;base64,iVBORw0KGgo="), Ok(()));
@@ -138,7 +151,7 @@ pub fn check_image_url(url: &str) -> Result<(), UrlProblem> {
 /// Checks a video URL: a public `http(s)` URL, not empty; no inline data (wire-formats §5.1).
 ///
 /// ```
-/// use tollgate_clip_tasks::media_url::{check_video_url, UrlProblem};
+/// use tollgate_media_url::{check_video_url, UrlProblem};
 ///
 /// assert_eq!(check_video_url("https://cdn.example.com/ref.mp4"), Ok(()));
 /// assert_eq!(check_video_url(""), Err(UrlProblem::Empty));
@@ -246,7 +259,7 @@ fn is_base64(payload: &str) -> bool {
 /// [`parse_http_url`]).
 ///
 /// ```
-/// use tollgate_clip_tasks::media_url::url_host;
+/// use tollgate_media_url::url_host;
 ///
 /// assert_eq!(url_host("http://CDN.internal:9000/a.mp4").as_deref(), Some("cdn.internal"));
 /// assert_eq!(url_host("https://[::1]:8443/x").as_deref(), Some("::1"));
@@ -272,7 +285,7 @@ pub fn url_host(url: &str) -> Option<String> {
 ///
 /// ```
 /// use std::net::{IpAddr, Ipv4Addr};
-/// use tollgate_clip_tasks::media_url::{parse_http_url, Host, UrlProblem};
+/// use tollgate_media_url::{parse_http_url, Host, UrlProblem};
 ///
 /// let url = parse_http_url("HTTPS://Media.Example.com:8443/a.mp4?sig=1")?;
 /// assert_eq!((url.https, url.port), (true, 8443));
@@ -479,7 +492,7 @@ fn public_ip(ip: IpAddr) -> Result<Host, UrlProblem> {
 /// The gateway calls this on every address a name resolves to before connecting.
 ///
 /// ```
-/// use tollgate_clip_tasks::media_url::is_public_ip;
+/// use tollgate_media_url::is_public_ip;
 ///
 /// assert!(is_public_ip("93.184.216.34".parse().unwrap()));
 /// assert!(is_public_ip("2606:2800:220:1:248:1893:25c8:1946".parse().unwrap()));
