@@ -934,17 +934,8 @@ pub(super) fn schemas() -> Map<String, Value> {
                     },
                     "taskType": {
                         "type": "string",
-                        "enum": [
-                            "TASK_TYPE_UNSPECIFIED",
-                            "RETRIEVAL_QUERY",
-                            "RETRIEVAL_DOCUMENT",
-                            "SEMANTIC_SIMILARITY",
-                            "CLASSIFICATION",
-                            "CLUSTERING",
-                            "QUESTION_ANSWERING",
-                            "FACT_VERIFICATION",
-                            "CODE_RETRIEVAL_QUERY",
-                        ],
+                        // The rule's own list (`tollgate_native_genai::embed`).
+                        "enum": tollgate_native_genai::embed::TASK_TYPES,
                     },
                     "title": {"type": "string", "description": "With taskType RETRIEVAL_DOCUMENT only"},
                     "outputDimensionality": {"type": "integer", "minimum": 1},
@@ -960,7 +951,7 @@ pub(super) fn schemas() -> Map<String, Value> {
                     "requests": {
                         "type": "array",
                         "minItems": 1,
-                        "maxItems": 100,
+                        "maxItems": tollgate_native_genai::embed::MAX_BATCH,
                         "items": r("EmbedContentRequest"),
                         "description": "Each names the path's model; all share one outputDimensionality",
                     },
