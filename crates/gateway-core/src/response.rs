@@ -27,7 +27,7 @@ pub fn json_response<T: serde::Serialize + ?Sized>(
 
 /// A response with a body that is JSON already (a type that writes itself, like
 /// `EmbeddingResponse::to_json`).
-pub fn json_bytes_response(status: StatusCode, json: Vec<u8>) -> Response<ResponseBody> {
+pub fn json_bytes_response(status: StatusCode, json: impl Into<Bytes>) -> Response<ResponseBody> {
     let mut response = Response::new(full(json));
     *response.status_mut() = status;
     response.headers_mut().insert(

@@ -9,6 +9,7 @@
 mod operations;
 mod schemas;
 
+use bytes::Bytes;
 use http::{Response, StatusCode};
 use operations::Operation;
 use serde_json::{Map, Value, json};
@@ -17,9 +18,9 @@ use std::sync::LazyLock;
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::routes::ROUTES;
 
-/// The document, built once.
-static DOCUMENT: LazyLock<Vec<u8>> =
-    LazyLock::new(|| serde_json::to_vec_pretty(&document()).unwrap_or_default());
+/// The document, built once; every answer shares its bytes.
+static DOCUMENT: LazyLock<Bytes> =
+    LazyLock::new(|| Bytes::from(serde_json::to_vec_pretty(&document()).unwrap_or_default()));
 
 /// The document as a response.
 pub fn response() -> Response<ResponseBody> {

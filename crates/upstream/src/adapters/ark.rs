@@ -40,10 +40,7 @@ impl VideoTasks for Ark {
     ) -> BoxFuture<'a, Result<Answer<TaskRecord>, UpstreamError>> {
         async move {
             let answer = ark_get(client, endpoint, id).await?;
-            Ok(Answer {
-                body: TaskRecord::Ark(Box::new(answer.body)),
-                upstream_time: answer.upstream_time,
-            })
+            Ok(answer.map(|task| TaskRecord::Ark(Box::new(task))))
         }
         .boxed()
     }
@@ -78,10 +75,7 @@ pub async fn ark_create(
         ark_message,
     )
     .await?;
-    Ok(Answer {
-        body: answer.body.id,
-        upstream_time: answer.upstream_time,
-    })
+    Ok(answer.map(|created| created.id))
 }
 
 /// Ark: `GET /api/v3/contents/generations/tasks/{id}`.

@@ -39,10 +39,7 @@ impl VideoTasks for GenericVideo {
     ) -> BoxFuture<'a, Result<Answer<TaskRecord>, UpstreamError>> {
         async move {
             let answer = generic_get(client, endpoint, id).await?;
-            Ok(Answer {
-                body: TaskRecord::Generic(Box::new(answer.body)),
-                upstream_time: answer.upstream_time,
-            })
+            Ok(answer.map(|task| TaskRecord::Generic(Box::new(task))))
         }
         .boxed()
     }

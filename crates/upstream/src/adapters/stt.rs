@@ -105,14 +105,13 @@ impl Recognizer for Stt {
         async move {
             let params = Self::params(request);
             let answer = transcribe(client, endpoint, &params, file).await?;
-            let mut result = transcription(&answer.body);
-            if request.stt.is_some() {
-                result.stt = Some(answer.body);
-            }
-            Ok(Answer {
-                body: result,
-                upstream_time: answer.upstream_time,
-            })
+            Ok(answer.map(|body| {
+                let mut result = transcription(&body);
+                if request.stt.is_some() {
+                    result.stt = Some(body);
+                }
+                result
+            }))
         }
         .boxed()
     }

@@ -92,15 +92,11 @@ impl Synthesizer for T2a {
             t2a.stream = Some(false);
             t2a.stream_options = None;
             let answer = synthesize(client, endpoint, &t2a).await?;
-            let (audio, body) = answer.body;
-            Ok(Answer {
-                body: Synthesized {
-                    audio,
-                    characters: body.usage_characters(),
-                    t2a: Some(body),
-                },
-                upstream_time: answer.upstream_time,
-            })
+            Ok(answer.map(|(audio, body)| Synthesized {
+                audio,
+                characters: body.usage_characters(),
+                t2a: Some(body),
+            }))
         }
         .boxed()
     }

@@ -9,7 +9,7 @@ pub mod error;
 pub mod multipart;
 pub mod resolve;
 
-use crate::common::client::{HttpClient, bearer_request, full_body};
+use self::client::{HttpClient, bearer_request, full_body};
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
 use http::{Method, header};
@@ -24,6 +24,16 @@ pub struct Answer<T> {
     pub body: T,
     /// From sending the request to the end of the response body.
     pub upstream_time: Duration,
+}
+
+impl<T> Answer<T> {
+    /// The same call with its response turned into another type.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Answer<U> {
+        Answer {
+            body: f(self.body),
+            upstream_time: self.upstream_time,
+        }
+    }
 }
 
 /// `Retry-After` as whole seconds, when it is given that way.
