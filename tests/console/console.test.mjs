@@ -141,6 +141,19 @@ await step("the charge on the charts", async () => {
   await shot("07-account-after-charge");
 });
 
+await step("why this charge, from the account's ledger", async () => {
+  await page.getByRole("link", { name: "Why this charge" }).first().click();
+  await page.getByRole("heading", { name: /Why this charge/ }).waitFor();
+  const charge = page.locator("[data-charge]").first();
+  await charge.getByText("text-embedding-3-small@1").waitFor();
+  await charge.getByText("up to the nano-unit, once", { exact: false }).waitFor();
+  await charge.getByText("twice the hold", { exact: false }).waitFor();
+  assert.match((await charge.locator("dd strong").textContent()).trim(), /^0\.0000000\d+$/);
+  await shot("07b-why-this-charge");
+  await page.goBack();
+  await page.getByRole("heading", { name: new RegExp(name) }).waitFor();
+});
+
 await step("revoke the key; the next request is refused", async () => {
   page.once("dialog", d => d.accept());
   const row = page.locator("tr", { hasText: "browser" });

@@ -6,14 +6,30 @@ use crate::common::{load_config, open_store};
 pub async fn run(common: &Common, args: AuditArgs) -> Result<(), String> {
     let config = load_config(common)?;
     let store = open_store(&config, false).await?;
-    let report = store.audit().await;
+    // Checkpoints are believed only when signed by the operator's keys, if it has any.
+    let trusted = config.ledger.trusted_keys()?;
+    let report = store
+        .audit_trusting((!trusted.is_empty()).then_some(trusted.as_slice()))
+        .await;
+    let recompute = match (&report, args.recompute) {
+        (Ok(_), true) => Some(store.recompute().await),
+        _ => None,
+    };
     store.close().await;
-    let report = report.map_err(|e| format!("audit: {e}"))?;
+    let mut report = report.map_err(|e| format!("audit: {e}"))?;
+    let recompute = recompute
+        .transpose()
+        .map_err(|e| format!("audit --recompute: {e}"))?;
+    // The charges that do not re-derive are violations like any other.
+    if let Some(r) = &recompute {
+        report.violations.extend(r.violations.iter().cloned());
+    }
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&report).map_err(|e| e.to_string())?
-        );
+        let mut value = serde_json::to_value(&report).map_err(|e| e.to_string())?;
+        if let Some(recompute) = &recompute {
+            value["recompute"] = serde_json::to_value(recompute).map_err(|e| e.to_string())?;
+        }
+        println!("{value}");
     } else {
         println!(
             "checked {} account(s), {} ledger row(s), {} hold(s), {} lease(s), {} task(s)",
@@ -34,8 +50,25 @@ pub async fn run(common: &Common, args: AuditArgs) -> Result<(), String> {
         for account in &report.negative_accounts {
             println!("below zero (covered by recorded overdraws): {account}");
         }
+        println!(
+            "chained ledger rows: {}; checked against checkpoint: {}",
+            report.chained_rows,
+            report.checkpoint.as_deref().unwrap_or("none yet")
+        );
+        if let Some(r) = &recompute {
+            println!(
+                "recomputed {} of {} charge(s) to the nano-unit; {} written before price versions, {} at a reconstructed version that differs (not verifiable)",
+                r.recomputed, r.charges, r.unversioned, r.unverifiable
+            );
+        }
         for v in &report.violations {
             println!("VIOLATION {}: {}: {}", v.rule, v.subject, v.detail);
+        }
+        if recompute
+            .as_ref()
+            .is_some_and(|r| r.violation_count > r.violations.len() as u64)
+        {
+            println!("(only the first charges that do not re-derive are listed)");
         }
         if report.violations.is_empty() {
             println!("ok: every invariant holds");

@@ -46,6 +46,15 @@ pub enum Command {
     Audit(AuditArgs),
     /// The usage log: requests and tasks, listed or totalled.
     Usage(UsageArgs),
+    /// Why a request was charged what it was: the quantity and how it was measured, the price
+    /// version, the multiplier, the rounding, the hold and the bound.
+    Explain {
+        /// The request's id (its `x-request-id`).
+        request_id: String,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
     /// The admin API's tokens and the admin audit log.
     #[command(subcommand)]
     Admin(AdminCommand),
@@ -55,6 +64,38 @@ pub enum Command {
     /// Upstream channels: switch one off or on for every replica.
     #[command(subcommand)]
     Channels(ChannelsCommand),
+    /// The price book: every model's price versions (docs/architecture.md, "Prices").
+    #[command(subcommand)]
+    Prices(PricesCommand),
+    /// The chained ledger's signing key and checkpoints (docs/architecture.md, "The chained
+    /// ledger").
+    #[command(subcommand)]
+    Ledger(LedgerCommand),
+    /// An account's statement: its ledger rows over a period, chained to a signed checkpoint,
+    /// as one JSON document anyone can check with `tollgate verify`.
+    Statement {
+        /// The account (id or name).
+        account: String,
+        /// The period's start (RFC 3339); the account's first row when left out.
+        #[arg(long)]
+        from: Option<String>,
+        /// The period's end, exclusive (RFC 3339); now when left out.
+        #[arg(long)]
+        until: Option<String>,
+        /// Write it here instead of to stdout.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
+    /// Check a statement offline: its chain, its balances, its checkpoint's signature.
+    Verify {
+        /// The statement (JSON).
+        file: std::path::PathBuf,
+        /// A public key (hex) the checkpoint must be signed by, e.g. from the gateway's
+        /// `/.well-known/tollgate-ledger-keys`; repeat for several. Without one, any valid
+        /// signature is reported with its key id.
+        #[arg(long = "key")]
+        keys: Vec<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -99,6 +140,56 @@ pub enum ChannelsCommand {
     Enable {
         /// The channel's configured name.
         name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LedgerCommand {
+    /// Make an Ed25519 signing key for checkpoints; prints its public key.
+    Keygen {
+        /// Where to write the key (created with mode 0600; never overwritten).
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
+    /// Sign every chain head now with the configured key (`[ledger] signing_key_file`).
+    Checkpoint,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PricesCommand {
+    /// Every model's price in effect now, with its version.
+    List {
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A model's price in effect now.
+    Show {
+        /// The public model.
+        model: String,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a version of a model's price: `tollgate prices set tts-1 per_million_characters=16`.
+    /// The meter stays the model's; versions are never edited.
+    Set {
+        /// The public model.
+        model: String,
+        /// The prices, NAME=DECIMAL each (the tariff's fields, docs/configuration.md).
+        #[arg(required = true)]
+        prices: Vec<String>,
+        /// When it takes effect (RFC 3339, not in the past); now when left out.
+        #[arg(long)]
+        from: Option<String>,
+    },
+    /// Every version of a model's price, oldest first.
+    History {
+        /// The public model.
+        model: String,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -186,6 +277,10 @@ pub struct AuditArgs {
     /// Print one JSON document (amounts as decimal strings).
     #[arg(long)]
     pub json: bool,
+    /// Also re-derive every charge from its recorded quantity, price version, multiplier and
+    /// bound, and name each that differs.
+    #[arg(long)]
+    pub recompute: bool,
 }
 
 #[derive(Debug, Args, Default)]

@@ -8,7 +8,9 @@ mod audit;
 mod cli;
 mod common;
 mod keys;
+mod ledger;
 mod policy;
+mod prices;
 mod serve;
 mod simulator;
 mod usage;
@@ -66,5 +68,26 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Admin(command) => crate::admin::run(&cli.common, command).await,
         Command::Tasks(command) => crate::admin::tasks(&cli.common, command).await,
         Command::Channels(command) => crate::admin::channels(&cli.common, command).await,
+        Command::Prices(command) => crate::prices::run(&cli.common, command).await,
+        Command::Ledger(command) => crate::ledger::run(&cli.common, command).await,
+        Command::Statement {
+            account,
+            from,
+            until,
+            out,
+        } => {
+            crate::ledger::statement(
+                &cli.common,
+                &account,
+                from.as_deref(),
+                until.as_deref(),
+                out,
+            )
+            .await
+        }
+        Command::Verify { file, keys } => crate::ledger::verify(&file, &keys),
+        Command::Explain { request_id, json } => {
+            crate::prices::explain(&cli.common, &request_id, json).await
+        }
     }
 }

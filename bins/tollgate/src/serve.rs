@@ -43,6 +43,9 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
         },
     )
     .map_err(|e| e.to_string())?;
+    tollgate_gateway::build::load_prices(&state)
+        .await
+        .map_err(|e| format!("price versions: {e}"))?;
     tokio::task::spawn_blocking(tollgate_metering::tokens::warm_up);
     let sweeper = tokio::spawn(sweep_stale_holds(store.clone()));
     let background = Background::start(&state, &config);

@@ -161,7 +161,7 @@ async fn audit_names_every_kind_of_tampering() {
                  INSERT INTO ledger SELECT 'led_duplicate', account_id, kind, amount_nanos,
                      balance_after_nanos, model, quantity, hold_id, task_id, key_id, request_id,
                      estimated, note, created_at, anomaly, lease_id, price_group, price_multiplier,
-                     seq, loss_nanos, overdraw_nanos
+                     seq, loss_nanos, overdraw_nanos, price_version, bound_nanos, hash
                  FROM ledger WHERE id = {second};"
             ),
             "one_charge_per_hold",
@@ -237,4 +237,312 @@ async fn audit_names_every_kind_of_tampering() {
             "{name}: expected {rule}, found {found:?}: {report:#}"
         );
     }
+}
+
+// ---- the chained ledger ----
+
+/// `tollgate ARGS…` on the SQLite file `db` with the configuration `config`: whether it passed,
+/// and what it printed.
+fn tollgate(config: &Path, db: &Path, args: &[&str]) -> (bool, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .args(["--database-url", &format!("sqlite://{}", db.display())])
+        .env_remove("TOLLGATE_CONFIG")
+        .env_remove("TOLLGATE_DATABASE_URL")
+        .env_remove("TOLLGATE_LEDGER_KEY_FILE")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+/// An intruder who edits a row and then recomputes every hash after it, and the head, so
+/// that the chain links again: only a signed checkpoint can tell.
+fn rewrite_chain(db: &Path, account: &str, sql: &str) {
+    use tollgate_store::chain::{GENESIS, LINE_COLUMNS, LedgerLine};
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.execute_batch(sql).unwrap();
+    let mut select = conn
+        .prepare(&format!(
+            "SELECT {LINE_COLUMNS} FROM ledger WHERE account_id = ?1 AND hash IS NOT NULL ORDER BY seq"
+        ))
+        .unwrap();
+    let lines: Vec<LedgerLine> = select
+        .query_map([account], |r| {
+            Ok(LedgerLine {
+                id: r.get(0)?,
+                account_id: r.get(1)?,
+                seq: r.get(2)?,
+                kind: r.get(3)?,
+                amount_nanos: r.get(4)?,
+                balance_after_nanos: r.get(5)?,
+                model: r.get(6)?,
+                quantity: r.get(7)?,
+                hold_id: r.get(8)?,
+                task_id: r.get(9)?,
+                key_id: r.get(10)?,
+                request_id: r.get(11)?,
+                lease_id: r.get(12)?,
+                estimated: r.get(13)?,
+                note: r.get(14)?,
+                anomaly: r.get(15)?,
+                price_group: r.get(16)?,
+                price_multiplier: r.get(17)?,
+                price_version: r.get(18)?,
+                bound_nanos: r.get(19)?,
+                loss_nanos: r.get(20)?,
+                overdraw_nanos: r.get(21)?,
+                created_at: r.get(22)?,
+            })
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    drop(select);
+    let mut prev = GENESIS.to_owned();
+    for line in &lines {
+        prev = line.hash(&prev);
+        conn.execute(
+            "UPDATE ledger SET hash = ?1 WHERE id = ?2",
+            [&prev, &line.id],
+        )
+        .unwrap();
+    }
+    conn.execute(
+        "UPDATE accounts SET ledger_head = ?1 WHERE id = ?2",
+        [&prev, account],
+    )
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chain_and_its_signed_checkpoint_name_every_edit_and_statements_verify_offline() {
+    let scratch = Scratch::new("audit-chain");
+    let db = scratch.dir.join("t.db");
+    let account = history(&db).await;
+    let key_file = scratch.dir.join("ledger.key");
+    let config = scratch.dir.join("tollgate.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[simulator]\nenabled = false\n\n[ledger]\nsigning_key_file = \"{}\"\n",
+            key_file.display()
+        ),
+    )
+    .unwrap();
+    let (made, said) = tollgate(
+        &config,
+        &db,
+        &["ledger", "keygen", "--out", key_file.to_str().unwrap()],
+    );
+    assert!(made, "{said}");
+    let public = said
+        .lines()
+        .find_map(|l| l.strip_prefix("public key  "))
+        .unwrap()
+        .trim()
+        .to_owned();
+    // A second keygen never overwrites the key.
+    assert!(
+        !tollgate(
+            &config,
+            &db,
+            &["ledger", "keygen", "--out", key_file.to_str().unwrap()]
+        )
+        .0
+    );
+    let (signed, said) = tollgate(&config, &db, &["ledger", "checkpoint"]);
+    assert!(signed, "{said}");
+
+    let (report, ok) = support::audit(&format!("sqlite://{}", db.display()), Some(&config));
+    assert!(ok, "{report:#}");
+    assert_eq!(report["chained_rows"], 9, "{report:#}");
+    assert!(report["checkpoint"].is_string(), "{report:#}");
+
+    // The statement, exported before anything is touched, verifies offline against the key.
+    let before = scratch.dir.join("before.json");
+    let (exported, said) = tollgate(
+        &config,
+        &db,
+        &["statement", "audited", "--out", before.to_str().unwrap()],
+    );
+    assert!(exported, "{said}");
+    let (verified, said) = tollgate(
+        &config,
+        &db,
+        &["verify", before.to_str().unwrap(), "--key", &public],
+    );
+    assert!(verified, "{said}");
+    assert!(said.contains("verified: 9 row(s)"), "{said}");
+    // Not the operator's key: refused.
+    let other = "11".repeat(32);
+    let wrong_key = tollgate(
+        &config,
+        &db,
+        &["verify", before.to_str().unwrap(), "--key", &other],
+    );
+    assert!(!wrong_key.0, "{}", wrong_key.1);
+
+    // A customer (or anyone) editing the document: an amount, a dropped row, two rows swapped.
+    let document: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&before).unwrap()).unwrap();
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let edits: [(&str, Edit); 3] = [
+        (
+            "edited",
+            Box::new(|d| {
+                let row = &mut d["rows"][3];
+                let nanos = row["amount_nanos"].as_i64().unwrap() + 1;
+                row["amount_nanos"] = nanos.into();
+                row["amount"] = Amount::from_nanos(nanos).to_string().into();
+            }),
+        ),
+        (
+            "dropped",
+            Box::new(|d| {
+                d["rows"].as_array_mut().unwrap().remove(4);
+            }),
+        ),
+        (
+            "reordered",
+            Box::new(|d| {
+                d["rows"].as_array_mut().unwrap().swap(3, 4);
+            }),
+        ),
+    ];
+    for (name, edit) in edits {
+        let mut copy = document.clone();
+        edit(&mut copy);
+        let path = scratch.dir.join(format!("{name}.json"));
+        std::fs::write(&path, copy.to_string()).unwrap();
+        let (ok, said) = tollgate(
+            &config,
+            &db,
+            &["verify", path.to_str().unwrap(), "--key", &public],
+        );
+        assert!(!ok, "{name}: verified an edited statement: {said}");
+        assert!(said.contains("NOT VERIFIED"), "{name}: {said}");
+    }
+
+    // The database edited behind the gateway's back: the audit names each, a statement
+    // exported after the edit no longer verifies, and the one exported before still does.
+    let third = format!(
+        "(SELECT id FROM ledger WHERE account_id = '{account}' AND kind = 'charge' AND seq = 3)"
+    );
+    let fourth = format!(
+        "(SELECT id FROM ledger WHERE account_id = '{account}' AND kind = 'charge' AND seq = 4)"
+    );
+    let cases: [(&str, String, &str); 3] = [
+        (
+            "chain-update",
+            format!("UPDATE ledger SET amount_nanos = amount_nanos - 1 WHERE id = {third};"),
+            "ledger_chain",
+        ),
+        (
+            "chain-delete",
+            format!(
+                "UPDATE accounts SET balance_nanos = balance_nanos
+                     - (SELECT amount_nanos FROM ledger WHERE id = {third})
+                 WHERE id = '{account}';
+                 DELETE FROM ledger WHERE id = {third};"
+            ),
+            "ledger_chain",
+        ),
+        (
+            "chain-swap",
+            format!(
+                "UPDATE ledger SET amount_nanos = CASE id
+                     WHEN {third} THEN (SELECT amount_nanos FROM ledger WHERE id = {fourth})
+                     ELSE (SELECT amount_nanos FROM ledger WHERE id = {third}) END
+                 WHERE id IN ({third}, {fourth});"
+            ),
+            "ledger_chain",
+        ),
+    ];
+    for (name, sql, rule) in cases {
+        let copy = corrupted(&scratch, &db, name, &sql);
+        let (report, ok) = support::audit(&format!("sqlite://{}", copy.display()), Some(&config));
+        let found = rules(&report);
+        assert!(!ok, "{name}: the audit passed: {report:#}");
+        assert!(
+            found.iter().any(|r| r == rule),
+            "{name}: expected {rule}, found {found:?}"
+        );
+        let detail = report["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["rule"] == rule)
+            .unwrap()["detail"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            detail.contains("seq 3") || detail.contains("seq 4"),
+            "{name}: {detail}"
+        );
+        let after = scratch.dir.join(format!("{name}.json"));
+        let (exported, said) = tollgate(
+            &config,
+            &copy,
+            &["statement", "audited", "--out", after.to_str().unwrap()],
+        );
+        assert!(exported, "{name}: {said}");
+        let (ok, said) = tollgate(
+            &config,
+            &copy,
+            &["verify", after.to_str().unwrap(), "--key", &public],
+        );
+        assert!(
+            !ok,
+            "{name}: a statement of the edited ledger verified: {said}"
+        );
+    }
+    let (still, said) = tollgate(
+        &config,
+        &db,
+        &["verify", before.to_str().unwrap(), "--key", &public],
+    );
+    assert!(still, "{said}");
+
+    // The careful intruder: the edit made consistent — amount, every balance after it, the
+    // account — and the chain recomputed after it. The links hold; the signed head does not.
+    let copy = corrupted(&scratch, &db, "chain-rewritten", "");
+    rewrite_chain(
+        &copy,
+        &account,
+        &format!(
+            "UPDATE ledger SET amount_nanos = amount_nanos - 1 WHERE id = {third};
+             UPDATE ledger SET balance_after_nanos = balance_after_nanos - 1
+                 WHERE account_id = '{account}' AND seq >= 3;
+             UPDATE accounts SET balance_nanos = balance_nanos - 1 WHERE id = '{account}';"
+        ),
+    );
+    let (report, ok) = support::audit(&format!("sqlite://{}", copy.display()), Some(&config));
+    let found = rules(&report);
+    assert!(!ok, "{report:#}");
+    assert!(found.iter().any(|r| r == "checkpoint_heads"), "{found:?}");
+    assert!(!found.iter().any(|r| r == "ledger_chain"), "{found:?}");
+    let after = scratch.dir.join("rewritten.json");
+    assert!(
+        tollgate(
+            &config,
+            &copy,
+            &["statement", "audited", "--out", after.to_str().unwrap()]
+        )
+        .0
+    );
+    let (ok, said) = tollgate(
+        &config,
+        &copy,
+        &["verify", after.to_str().unwrap(), "--key", &public],
+    );
+    assert!(!ok, "{said}");
+    assert!(said.contains("rewritten"), "{said}");
 }

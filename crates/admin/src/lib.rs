@@ -270,6 +270,97 @@ pub async fn handle(
             ctx.state.keys.clear();
             ok(views::group(&group))
         }
+        AdminOp::Prices => {
+            let schedule = store.price_versions(None).await.map_err(OpError::from)?;
+            let models: Vec<&str> = ctx
+                .state
+                .catalog
+                .models()
+                .iter()
+                .map(|m| m.public.as_str())
+                .collect();
+            let data: Vec<Value> = models
+                .iter()
+                .map(|model| model_prices(model, &schedule))
+                .collect();
+            ok(json!({"data": data}))
+        }
+        AdminOp::PriceHistory => {
+            let versions = store
+                .price_versions(Some(id))
+                .await
+                .map_err(OpError::from)?;
+            if versions.is_empty() {
+                return Err(OpError {
+                    kind: ops::OpErrorKind::NotFound,
+                    field: Some("name"),
+                    message: format!("no price versions of {id:?}"),
+                }
+                .into());
+            }
+            ok(model_prices(id, &versions))
+        }
+        AdminOp::SetPrice => {
+            let input: PriceInput = read_json(&ctx, request).await?;
+            let effective_from = input
+                .effective_from
+                .as_deref()
+                .map(|t| {
+                    tollgate_gateway_core::clock::parse_rfc3339(t).map_err(|_| {
+                        OpError::invalid(
+                            "effective_from",
+                            format!("{t:?} is not an RFC 3339 time such as 2027-01-31T00:00:00Z"),
+                        )
+                    })
+                })
+                .transpose()?;
+            let models = ctx.state.catalog.models();
+            let known: Vec<&str> = models.iter().map(|m| m.public.as_str()).collect();
+            let stored =
+                ops::set_price(store, &actor, &known, id, &input.price, effective_from).await?;
+            // This replica at once; the others when they next read the versions.
+            if let Ok(schedule) = store.price_schedule().await {
+                ctx.state.prices.replace(schedule);
+            }
+            Ok(body::json_response(
+                StatusCode::CREATED,
+                &views::price(&stored),
+            ))
+        }
+        AdminOp::Statement => {
+            let millis = |name: &'static str| -> Result<Option<i64>, OpError> {
+                q(name)
+                    .map(|v| {
+                        v.parse::<i64>().map_err(|_| {
+                            OpError::invalid(
+                                name,
+                                format!("{name} is Unix milliseconds, not {v:?}"),
+                            )
+                        })
+                    })
+                    .transpose()
+            };
+            let from = millis("from")?.unwrap_or(0);
+            let until =
+                millis("until")?.unwrap_or_else(|| tollgate_gateway_core::clock::now_millis() + 1);
+            let made = store
+                .statement(id, from, until, None)
+                .await
+                .map_err(OpError::from)?;
+            ok(serde_json::to_value(&made).unwrap_or(Value::Null))
+        }
+        AdminOp::Request => {
+            let found = store
+                .explain(id, tollgate_store::Viewer::default())
+                .await
+                .map_err(OpError::from)?
+                .ok_or_else(|| OpError {
+                    kind: ops::OpErrorKind::NotFound,
+                    field: Some("id"),
+                    message: format!("no usage record or charge of a request {id:?}"),
+                })?;
+            ok(views::request_charges(id, &found))
+        }
         AdminOp::Usage => {
             let (filter, _) = usage_query(&query).filter(store).await?;
             let limit = limit(q("limit"))?;
@@ -323,7 +414,22 @@ pub async fn handle(
         }
         AdminOp::Audit => {
             let report = store.audit().await.map_err(OpError::from)?;
-            ok(serde_json::to_value(&report).unwrap_or(Value::Null))
+            let mut value = serde_json::to_value(&report).unwrap_or(Value::Null);
+            match q("recompute").as_deref() {
+                None | Some("false") => {}
+                Some("true") => {
+                    let recompute = store.recompute().await.map_err(OpError::from)?;
+                    value["recompute"] = serde_json::to_value(&recompute).unwrap_or(Value::Null);
+                }
+                Some(other) => {
+                    return Err(OpError::invalid(
+                        "recompute",
+                        format!("recompute must be true or false, not {other:?}"),
+                    )
+                    .into());
+                }
+            }
+            ok(value)
         }
         AdminOp::Tasks => tasks::list(&ctx, &query).await,
         AdminOp::Task => tasks::get(&ctx, id).await,
@@ -545,6 +651,29 @@ struct GroupInput {
     drop_models: Vec<String>,
 }
 
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PriceInput {
+    price: tollgate_billing::Tariff,
+    effective_from: Option<String>,
+}
+
+/// A model's versions (of `versions`, every model's) and the one in effect now.
+fn model_prices(model: &str, versions: &[tollgate_store::StoredPrice]) -> Value {
+    let mine: Vec<&tollgate_store::StoredPrice> =
+        versions.iter().filter(|p| p.model == model).collect();
+    let schedule =
+        tollgate_billing::PriceSchedule::from_versions(mine.iter().map(|p| p.as_version()));
+    let current = schedule
+        .at(model, tollgate_gateway_core::clock::now_millis())
+        .map(|v| v.version);
+    json!({
+        "model": model,
+        "current": current,
+        "versions": mine.iter().map(|p| views::price(p)).collect::<Vec<_>>(),
+    })
+}
+
 fn channels(ctx: &RequestCtx) -> Value {
     let data: Vec<Value> = ctx
         .state
@@ -569,6 +698,7 @@ fn channels(ctx: &RequestCtx) -> Value {
 
 fn models(ctx: &RequestCtx) -> Value {
     let catalog = &ctx.state.catalog;
+    let now = tollgate_gateway_core::clock::now_millis();
     let data: Vec<Value> = catalog
         .models()
         .iter()
@@ -578,7 +708,8 @@ fn models(ctx: &RequestCtx) -> Value {
                 "kind": m.kind,
                 "upstream_model": m.upstream_model,
                 "channels": m.channels.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
-                "price": m.tariff,
+                "price": ctx.state.prices.at(&m.public, &m.tariff, now).tariff,
+                "price_version": ctx.state.prices.at(&m.public, &m.tariff, now).version,
                 "aliases": catalog.aliases_of(&m.public),
             })
         })

@@ -104,7 +104,9 @@ impl From<StoreError> for OpError {
         let kind = match &e {
             StoreError::NotFound(_) => OpErrorKind::NotFound,
             StoreError::AlreadyExists(_) | StoreError::Disabled(_) => OpErrorKind::Conflict,
-            StoreError::InvalidName(_) | StoreError::InvalidAmount(_) => OpErrorKind::Invalid,
+            StoreError::InvalidName(_)
+            | StoreError::InvalidAmount(_)
+            | StoreError::InvalidPrice(_) => OpErrorKind::Invalid,
             _ => OpErrorKind::Internal,
         };
         OpError {
@@ -645,6 +647,59 @@ pub async fn set_group(
     change.after = Some(views::group(&after));
     store.record_admin_change(&change).await?;
     Ok(after)
+}
+
+/// Adds a version of `model`'s price (docs/architecture.md, "Prices"), effective from
+/// `effective_from` (Unix milliseconds; now when `None`). Versions are never edited: this is
+/// the only way a price changes besides the configuration. `known` are the configured models.
+pub async fn set_price(
+    store: &Store,
+    actor: &Actor,
+    known: &[&str],
+    model: &str,
+    tariff: &tollgate_billing::Tariff,
+    effective_from: Option<i64>,
+) -> Result<tollgate_store::StoredPrice, OpError> {
+    if !known.contains(&model) {
+        return Err(OpError {
+            kind: OpErrorKind::NotFound,
+            field: Some("model"),
+            message: format!(
+                "no model named {model:?} (prices are set for configured public models, not aliases)"
+            ),
+        });
+    }
+    let source = if actor.request_id.is_some() {
+        "admin"
+    } else {
+        "cli"
+    };
+    let effective_from = effective_from.unwrap_or_else(tollgate_gateway_core::clock::now_millis);
+    let Some(before) = store.price_versions(Some(model)).await?.pop() else {
+        // The first version is the configuration's, made when a gateway first starts with it.
+        return Err(OpError {
+            kind: OpErrorKind::Conflict,
+            field: Some("model"),
+            message: format!(
+                "{model} has no price versions yet: start the gateway once, and its configuration's price becomes version 1"
+            ),
+        });
+    };
+    let stored = store
+        .add_price_version(model, tariff, effective_from, source, Some(&actor.name))
+        .await
+        .map_err(|e| match e {
+            StoreError::InvalidPrice(_) => OpError {
+                field: Some("price"),
+                ..OpError::from(e)
+            },
+            e => OpError::from(e),
+        })?;
+    let mut change = actor.change("price.set", model);
+    change.before = Some(views::price(&before));
+    change.after = Some(views::price(&stored));
+    store.record_admin_change(&change).await?;
+    Ok(stored)
 }
 
 /// Switches a channel off or on for every replica (they read the switch within

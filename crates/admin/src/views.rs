@@ -73,6 +73,27 @@ pub fn group(g: &PriceGroup) -> Value {
     json!({"name": g.name, "multiplier": g.multiplier.to_string(), "models": models})
 }
 
+/// A price version (`tollgate_store::StoredPrice`), its times also in RFC 3339.
+pub fn price(p: &tollgate_store::StoredPrice) -> Value {
+    let mut v = serde_json::to_value(p).unwrap_or(Value::Null);
+    v["effective_from_time"] = json!(format_rfc3339(p.effective_from));
+    v["created_time"] = json!(format_rfc3339(p.created_at));
+    v
+}
+
+/// What a request was charged, explained (`GET /admin/v1/requests/{id}`, `tollgate explain
+/// --json`): the client's `GET /v1/charges/{id}` answer, with what only the operator sees.
+pub fn request_charges(request_id: &str, found: &tollgate_store::RequestCharges) -> Value {
+    json!({
+        "object": "tollgate.charges",
+        "request_id": request_id,
+        "charged": found.charged(),
+        "data": found.charges,
+        "records": found.records,
+        "disagree": found.disagree,
+    })
+}
+
 /// A ledger row.
 pub fn ledger_entry(e: &LedgerEntry) -> Value {
     let mut v = serde_json::to_value(e).unwrap_or(Value::Null);

@@ -69,6 +69,24 @@ impl Cost {
             .ok_or(BillingError::Overflow)
     }
 
+    /// The cost exactly, as a decimal string without trailing zeros (`0.0000000015`).
+    pub(crate) fn exact_string(self) -> String {
+        let digits = self.numerator.to_string();
+        let scale = self.scale as usize;
+        let (whole, fraction) = if digits.len() > scale {
+            let (w, f) = digits.split_at(digits.len() - scale);
+            (w.to_owned(), f.to_owned())
+        } else {
+            ("0".to_owned(), format!("{digits:0>scale$}"))
+        };
+        let fraction = fraction.trim_end_matches('0');
+        if fraction.is_empty() {
+            whole
+        } else {
+            format!("{whole}.{fraction}")
+        }
+    }
+
     /// The cost as a charge: rounded **up** to the next nano-unit (DESIGN §4).
     pub(crate) fn round_up(self) -> Result<Amount, BillingError> {
         let nanos = if self.scale <= DECIMAL_PLACES {

@@ -11,9 +11,12 @@
 //! - [`video`]: the clip-format token estimate held at submission (rules 4–5):
 //!   [`clip_frame_size`], [`clip_token_estimate`], [`clip_token_estimate_with_reference`],
 //!   [`clip_submission_usage`].
+//! - [`explain`]: an [`Explanation`] of one charge, and how its quantity was [`Measure`]d.
 //! - [`tariff`]: a [`Tariff`] prices one meter; [`Tariff::charge`] computes a charge exactly and
 //!   rounds it **up** to the nano-unit once.
 //! - [`price_book`]: the [`PriceBook`] maps each public model to its tariff.
+//! - [`versions`]: a [`PriceSchedule`] holds each model's [`PriceVersion`]s over time; a charge
+//!   names the version it was priced at.
 //!
 //! ## The rules (docs/api.md §8)
 //!
@@ -45,13 +48,16 @@
 
 mod error;
 mod exact;
+pub mod explain;
 pub mod meter;
 pub mod money;
 pub mod price_book;
 pub mod tariff;
+pub mod versions;
 pub mod video;
 
 pub use error::BillingError;
+pub use explain::{Explanation, Measure};
 pub use meter::{
     ClipTier, Meter, Usage, audio_seconds, is_cjk, speech_characters, video_seconds,
     whole_seconds_rounded_up,
@@ -60,6 +66,7 @@ pub use money::{Amount, MoneyError};
 pub use price_book::PriceBook;
 pub use rust_decimal::Decimal;
 pub use tariff::{DEFAULT_REFERENCE_VIDEO_RATIO, Tariff};
+pub use versions::{PriceSchedule, PriceVersion};
 pub use video::{
     ClipSeries, FrameSize, clip_frame_size, clip_max_reference_seconds, clip_submission_usage,
     clip_token_estimate, clip_token_estimate_with_reference,

@@ -223,7 +223,54 @@ impl Tariff {
     /// assert!(embeddings.charge(&Usage::Characters(1)).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    /// What `usage` is charged under `bound`, the most the charge may be (docs/decisions.md,
+    /// "Bounded settlement"): its price when that is within the bound, else the bound — also
+    /// when the usage cannot be priced. With the price, or why there is none, for the record.
+    /// The one rule a settlement charges by and `tollgate audit --recompute` re-derives by.
+    ///
+    /// ```
+    /// use tollgate_billing::{Amount, Tariff, Usage};
+    ///
+    /// let tariff = Tariff::Tokens { per_million_tokens: "1".parse()? };
+    /// let bound = Amount::from_nanos(5_000);
+    /// assert_eq!(tariff.charge_within(&Usage::Tokens(3), bound).0, Amount::from_nanos(3_000));
+    /// assert_eq!(tariff.charge_within(&Usage::Tokens(9), bound).0, bound);
+    /// assert_eq!(tariff.charge_within(&Usage::Characters(1), bound).0, bound);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn charge_within(
+        &self,
+        usage: &Usage,
+        bound: Amount,
+    ) -> (Amount, Result<Amount, BillingError>) {
+        let priced = self.charge(usage);
+        let charged = match &priced {
+            Ok(price) if *price <= bound => *price,
+            _ => bound,
+        };
+        (charged, priced)
+    }
+
     pub fn charge(&self, usage: &Usage) -> Result<Amount, BillingError> {
+        self.cost(usage)?.round_up()
+    }
+
+    /// The charge for `usage` exactly, before its rounding: a decimal string such as
+    /// `"0.0000000015"` (docs/architecture.md, "Explanations").
+    ///
+    /// ```
+    /// use tollgate_billing::{Tariff, Usage};
+    ///
+    /// let tariff = Tariff::Tokens { per_million_tokens: "0.003".parse()? };
+    /// assert_eq!(tariff.exact_cost(&Usage::Tokens(1))?, "0.000000003");
+    /// assert_eq!(tariff.charge(&Usage::Tokens(1))?.nanos(), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn exact_cost(&self, usage: &Usage) -> Result<String, BillingError> {
+        Ok(self.cost(usage)?.exact_string())
+    }
+
+    fn cost(&self, usage: &Usage) -> Result<Cost, BillingError> {
         self.validate()?;
         let cost = match (self, *usage) {
             (
@@ -275,7 +322,7 @@ impl Tariff {
                 });
             }
         };
-        cost.round_up()
+        Ok(cost)
     }
 }
 

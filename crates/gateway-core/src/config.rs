@@ -55,6 +55,9 @@ pub struct Config {
     /// The usage log.
     #[serde(default)]
     pub usage: UsageConfig,
+    /// The chained ledger's signed checkpoints (`[ledger]`).
+    #[serde(default)]
+    pub ledger: LedgerConfig,
     /// Configured upstreams.
     #[serde(default)]
     pub channels: Vec<ChannelConfig>,
@@ -177,6 +180,68 @@ impl ServerConfig {
             return Err("server.http2_max_concurrent_streams must be at least 1".into());
         }
         Ok(())
+    }
+}
+
+/// The ledger's signed checkpoints (docs/architecture.md, "The chained ledger").
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LedgerConfig {
+    /// The operator's Ed25519 key (`tollgate ledger keygen`); without it no checkpoint is
+    /// signed. `TOLLGATE_LEDGER_KEY_FILE` overrides it.
+    pub signing_key_file: Option<String>,
+    /// How often a gateway with the key signs every chain head.
+    pub checkpoint_every_seconds: u64,
+    /// Public keys (hex) of earlier signing keys whose checkpoints are still believed, after a
+    /// rotation; served at `/.well-known/tollgate-ledger-keys` with the current one.
+    pub verify_keys: Vec<String>,
+}
+
+impl Default for LedgerConfig {
+    fn default() -> Self {
+        LedgerConfig {
+            signing_key_file: None,
+            checkpoint_every_seconds: 300,
+            verify_keys: Vec::new(),
+        }
+    }
+}
+
+impl LedgerConfig {
+    /// The key file in force: `TOLLGATE_LEDGER_KEY_FILE`, else the configuration's.
+    pub fn key_file(&self) -> Option<String> {
+        std::env::var("TOLLGATE_LEDGER_KEY_FILE")
+            .ok()
+            .filter(|v| !v.is_empty())
+            .or_else(|| self.signing_key_file.clone())
+    }
+
+    /// The signing key, read from its file; `Ok(None)` without one.
+    pub fn signing_key(&self) -> Result<Option<ed25519_dalek::SigningKey>, String> {
+        let Some(path) = self.key_file() else {
+            return Ok(None);
+        };
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("[ledger] signing_key_file {path}: {e}"))?;
+        tollgate_store::checkpoint::parse_key_file(&text)
+            .map(Some)
+            .map_err(|e| format!("[ledger] signing_key_file {path}: {e}"))
+    }
+
+    /// Every public key (hex) whose checkpoints are believed: the signing key's and
+    /// `verify_keys`.
+    pub fn trusted_keys(&self) -> Result<Vec<String>, String> {
+        let mut keys: Vec<String> = self
+            .signing_key()?
+            .iter()
+            .map(|k| hex::encode(k.verifying_key().as_bytes()))
+            .collect();
+        for key in &self.verify_keys {
+            tollgate_store::checkpoint::parse_public_key(key)
+                .map_err(|e| format!("[ledger] verify_keys {key:?}: {e}"))?;
+            keys.push(key.trim().to_lowercase());
+        }
+        Ok(keys)
     }
 }
 

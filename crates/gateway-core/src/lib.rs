@@ -5,7 +5,7 @@
 //! path — Cargo, not a convention, keeps it that way.
 //!
 //! - the gateway's shared [`state`] and its parts: the [`config`], the [`catalog`] of models and
-//!   [`channels`], the [`ledger`]'s journal, [`quotas`] and [`limits`], [`metrics`] and the
+//!   [`channels`], the [`prices`] in effect, the [`ledger`]'s journal, [`quotas`] and [`limits`], [`metrics`] and the
 //!   [`connections`] registry, [`media`] links;
 //! - the rules a request is admitted by, as pure functions: the key cache of [`auth`], the
 //!   access [`policy`], the [`routes`] table with every endpoint's facts;
@@ -36,6 +36,7 @@ pub mod media;
 pub mod metrics;
 pub mod operator;
 pub mod policy;
+pub mod prices;
 pub mod quotas;
 pub mod response;
 pub mod routes;

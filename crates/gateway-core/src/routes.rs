@@ -42,6 +42,10 @@ pub enum Route {
     VideoGet,
     /// `GET /v1/media/{task_id}.mp4` — a signed link to a finished video.
     Media,
+    /// `GET /v1/charges/{request_id}` — what one of the caller's requests was charged, and why.
+    Charges,
+    /// `GET /.well-known/tollgate-ledger-keys` — the public keys that sign ledger checkpoints.
+    LedgerKeys,
     /// `POST /v1beta/models/{model}:generateContent` (also under `/v1/models/`)
     NativeGenerate,
     /// `POST /v1beta/models/{model}:streamGenerateContent` (also under `/v1/models/`)
@@ -251,6 +255,7 @@ const TASK: &str = "/api/v3/contents/generations/tasks/";
 pub static ROUTES: &[RouteSpec] = &[
     row(Route::Healthz, GET, Exact("/healthz"), "healthz"),
     row(Route::Readyz, GET, Exact("/readyz"), "readyz"),
+    row(Route::LedgerKeys, GET, Exact("/.well-known/tollgate-ledger-keys"), "ledger_keys"),
     row(Route::Metrics, GET, Exact("/metrics"), "metrics").operator(),
     row(Route::OpenApi, GET, Exact("/openapi.json"), "openapi").operator(),
     row(Route::Console, GET, Exact("/console"), "console").operator(),
@@ -287,6 +292,7 @@ pub static ROUTES: &[RouteSpec] = &[
     row(Route::VideoGet, GET, Item("/v1/video/generations/"), "video_generation")
         .key(Key(OpenAi), Some("video_generations")),
     row(Route::Media, GET, Item("/v1/media/"), "media"),
+    row(Route::Charges, GET, Item("/v1/charges/"), "charges").key(KeyByClient, None),
     row(Route::NativeGenerate, POST, Model(Some("generateContent")), "native")
         .key(Key(Google), Some("native"))
         .metered(Body::Native, Streams::No),

@@ -24,6 +24,11 @@ pub struct State {
     pub keys: KeyCache,
     /// Models and channels.
     pub catalog: Catalog,
+    /// The price versions requests are priced at.
+    pub prices: crate::prices::Prices,
+    /// The public keys (hex) whose ledger checkpoints are believed, served at
+    /// `/.well-known/tollgate-ledger-keys`: the signing key's first.
+    pub ledger_keys: Vec<String>,
     /// The shared upstream client.
     pub http: HttpClient,
     /// The client for URLs clients gave (reference videos): it connects only to public
@@ -71,6 +76,8 @@ impl State {
             keys: KeyCache::default(),
             store,
             catalog,
+            prices: crate::prices::Prices::default(),
+            ledger_keys: Vec::new(),
             http,
             media_http: media_client(&[]),
             metrics: Metrics::default(),
@@ -96,6 +103,12 @@ impl State {
         self.media_http = media_client(&tasks.trusted_media_hosts);
         self.tasks = tasks;
         self.media = media;
+        self
+    }
+
+    /// Sets the public keys whose ledger checkpoints are believed.
+    pub fn with_ledger_keys(mut self, keys: Vec<String>) -> State {
+        self.ledger_keys = keys;
         self
     }
 

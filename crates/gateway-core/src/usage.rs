@@ -20,6 +20,30 @@ use std::time::{Duration, Instant};
 use tollgate_billing::{Amount, Usage};
 use tollgate_store::{LimitedBy, Principal, UsageRecord};
 
+/// How a settlement came about, for its usage record (docs/architecture.md, "Explanations").
+#[derive(Debug, Clone, Copy)]
+pub struct Explained<'a> {
+    /// The charge rests on the gateway's own figure.
+    pub estimated: bool,
+    /// Why, when it is not the ordinary case.
+    pub note: Option<&'a str>,
+    /// How the quantity was measured.
+    pub measured: tollgate_billing::Measure,
+    /// Why the bound is what it is.
+    pub bound_basis: &'a str,
+}
+
+/// What a request was charged, for its answer's `x-tollgate-*` headers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Charged {
+    /// The charge.
+    pub amount: Amount,
+    /// The quantity in words (`tokens=12`).
+    pub units: String,
+    /// `model@version`, when the price has a version.
+    pub price: Option<String>,
+}
+
 /// A request's usage record in the making; cheap to clone. Every clone shares one draft, which
 /// is written when the last clone is dropped unless a settlement wrote it first.
 #[derive(Debug, Clone)]
@@ -48,6 +72,8 @@ struct Fields {
     /// What the request holds of its key's limits (concurrency slots, quota units): released
     /// when the request ends, which is when this draft is dropped.
     admissions: Vec<Admitted>,
+    /// What the settlement charged, once it has.
+    charged: Option<Charged>,
 }
 
 impl Recorder {
@@ -67,6 +93,7 @@ impl Recorder {
                 rate_headers: RateHeaders::default(),
                 limited_by: None,
                 admissions: Vec::new(),
+                charged: None,
             }),
         }))
     }
@@ -79,6 +106,13 @@ impl Recorder {
     /// The answer's status, from the service.
     pub fn answered(&self, status: u16) {
         self.with(|f| f.status = Some(status));
+    }
+
+    /// What the request was charged, once its settlement has been made.
+    pub fn charged(&self) -> Option<Charged> {
+        let mut charged = None;
+        self.with(|f| charged.clone_from(&f.charged));
+        charged
     }
 
     /// The `x-ratelimit-*` headers for the answer (none for a key without limits).
@@ -97,8 +131,7 @@ impl Recorder {
         usage: &Usage,
         quantity: &str,
         charge: Amount,
-        estimated: bool,
-        note: Option<&str>,
+        how: &Explained<'_>,
     ) -> Option<UsageRecord> {
         let elapsed = self.0.started.elapsed();
         let mut fields = self.0.fields.lock().unwrap_or_else(PoisonError::into_inner);
@@ -111,8 +144,18 @@ impl Recorder {
         record.set_usage(usage, Some(quantity.to_owned()));
         record.charge = charge;
         record.hold_id = Some(hold_id.to_owned());
-        record.estimated = estimated;
-        record.note = note.map(str::to_owned);
+        record.estimated = how.estimated;
+        record.note = how.note.map(str::to_owned);
+        record.measured = Some(how.measured);
+        record.bound_basis = Some(how.bound_basis.to_owned());
+        fields.charged = Some(Charged {
+            amount: charge,
+            units: tollgate_billing::explain::units(usage),
+            price: record
+                .price_version
+                .zip(record.model.as_deref())
+                .map(|(version, model)| format!("{model}@{version}")),
+        });
         finish(&mut record, elapsed);
         Some(record)
     }

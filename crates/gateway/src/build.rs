@@ -61,8 +61,40 @@ pub fn build(config: &Config, parts: Parts<'_>) -> Result<Arc<State>, BuildError
         State::new(parts.store, catalog, http, limits)
             .with_speech(config.speech.clone())
             .with_server(config.server.clone())
-            .with_tasks(tasks, parts.media),
+            .with_tasks(tasks, parts.media)
+            .with_ledger_keys(config.ledger.trusted_keys().map_err(ConfigError::Invalid)?),
     ))
+}
+
+/// Reads the configuration's prices into the database's versions (`Store::sync_config_prices`:
+/// a changed price is a new version, said in the log) and loads every version into `state`, so
+/// that the first request is priced at a version. Before the gateway serves.
+pub async fn load_prices(state: &State) -> Result<(), tollgate_store::StoreError> {
+    let book: tollgate_billing::PriceBook = state
+        .catalog
+        .models()
+        .into_iter()
+        .map(|entry| (entry.public.clone(), entry.tariff.clone()))
+        .collect();
+    let now = tollgate_gateway_core::clock::now_millis();
+    for event in state.store.sync_config_prices(&book, now).await? {
+        match event {
+            tollgate_store::PriceSync::First { model, attributed } if attributed > 0 => {
+                tracing::info!(%model, attributed, "price version 1 reconstructed from the configuration for the ledger rows written before price versions");
+            }
+            tollgate_store::PriceSync::First { model, .. } => {
+                tracing::info!(%model, "price version 1 from the configuration");
+            }
+            tollgate_store::PriceSync::Changed { model, version } => {
+                tracing::info!(%model, version, "the configuration's price changed: a new price version, in effect now");
+            }
+            tollgate_store::PriceSync::OperatorKept { model, current } => {
+                tracing::warn!(%model, version = current, "an operator's price version is in effect; the configuration's price (unchanged since it was last read) is not");
+            }
+        }
+    }
+    state.prices.replace(state.store.price_schedule().await?);
+    Ok(())
 }
 
 /// The work a running gateway does beside requests; aborted together by [`Background::stop`].
@@ -72,19 +104,29 @@ pub struct Background {
 }
 
 impl Background {
-    /// Starts it for `state`: the operators' channel switches followed, the usage log pruned
+    /// Starts it for `state`: the operators' channel switches and price versions followed, the usage log pruned
     /// (after `[usage] retention_days`) and rolled up, and — with `[tasks] workers` — the
     /// video-task pollers and sweeper (a restarted replica picks up every task in flight).
     pub fn start(state: &Arc<State>, config: &Config) -> Background {
         let store = state.store.clone();
         let mut handles = vec![
             tokio::spawn(follow_switches(state.clone())),
+            tokio::spawn(follow_prices(state.clone())),
             tokio::spawn(tollgate_gateway_core::usage::prune(
                 store.clone(),
                 config.usage.retention_days,
             )),
             tokio::spawn(tollgate_gateway_core::usage::roll_up(store)),
         ];
+        match config.ledger.signing_key() {
+            Ok(Some(key)) => handles.push(tokio::spawn(sign_checkpoints(
+                state.store.clone(),
+                key,
+                std::time::Duration::from_secs(config.ledger.checkpoint_every_seconds.max(1)),
+            ))),
+            Ok(None) => {}
+            Err(e) => tracing::error!(error = %e, "no ledger checkpoints will be signed"),
+        }
         // Without task channels too: the sweeper still settles the tasks of a channel since
         // removed from the configuration.
         if config.tasks.workers {
@@ -116,6 +158,49 @@ async fn follow_switches(state: std::sync::Arc<tollgate_gateway_core::state::Sta
                 }
             }
             Err(e) => tracing::warn!(error = %e, "could not read the channel switches"),
+        }
+    }
+}
+
+/// Keeps this replica's price versions in step with the database's, so that a version an
+/// operator adds anywhere prices requests here within
+/// `tollgate_gateway_core::prices::PRICES_EVERY` of taking effect.
+async fn follow_prices(state: std::sync::Arc<tollgate_gateway_core::state::State>) {
+    let mut tick = tokio::time::interval(tollgate_gateway_core::prices::PRICES_EVERY);
+    loop {
+        tick.tick().await;
+        match state.store.price_schedule().await {
+            Ok(schedule) => state.prices.replace(schedule),
+            Err(e) => tracing::warn!(error = %e, "could not read the price versions"),
+        }
+    }
+}
+
+/// Signs every chain head every `every` (docs/architecture.md, "The chained ledger"), unless
+/// another replica signed within it.
+async fn sign_checkpoints(
+    store: tollgate_store::Store,
+    key: ed25519_dalek::SigningKey,
+    every: std::time::Duration,
+) {
+    let mut tick = tokio::time::interval(every);
+    let every_ms = i64::try_from(every.as_millis()).unwrap_or(i64::MAX);
+    loop {
+        tick.tick().await;
+        let now = tollgate_gateway_core::clock::now_millis();
+        match store.last_checkpoint().await {
+            Ok(Some(last)) if now - last.created_at < every_ms * 9 / 10 => continue,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the last ledger checkpoint");
+                continue;
+            }
+        }
+        match store.make_checkpoint(&key).await {
+            Ok(c) => {
+                tracing::info!(checkpoint = %c.id, accounts = c.heads.len(), "ledger checkpoint signed")
+            }
+            Err(e) => tracing::warn!(error = %e, "could not sign a ledger checkpoint"),
         }
     }
 }

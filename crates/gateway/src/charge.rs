@@ -9,9 +9,10 @@ use tollgate_gateway_core::catalog::ModelEntry;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::ledger::{ChargeMemo, Hold};
+use tollgate_gateway_core::prices::Price;
 use tollgate_gateway_core::quotas::{Admitted, RateHeaders};
 use tollgate_gateway_core::state::State;
-use tollgate_gateway_core::usage::Recorder;
+use tollgate_gateway_core::usage::{Explained, Recorder};
 use tollgate_ledger::Refusal;
 use tollgate_metering::{Basis, Bound};
 use tollgate_store::{PriceGroup, Principal};
@@ -26,6 +27,8 @@ pub struct HeldCharge {
     tariff: Tariff,
     /// The caller's price group, for the ledger row.
     price_group: Option<Arc<PriceGroup>>,
+    /// The version of the model's price `tariff` is, for the ledger row.
+    price_version: Option<i64>,
     key_id: String,
     request_id: String,
     /// The most a settlement may charge, and why (`tollgate_metering::bound`).
@@ -70,6 +73,8 @@ pub struct Priced {
     pub tariff: Tariff,
     /// The caller's price group as priced, for the ledger row.
     pub price_group: Option<Arc<PriceGroup>>,
+    /// The version of the model's price it is (docs/architecture.md, "Prices").
+    pub price_version: Option<i64>,
     /// The estimate's price: what is to be held.
     pub amount: Amount,
     /// What the estimate took of the caller's per-minute units and budgets.
@@ -77,21 +82,24 @@ pub struct Priced {
 }
 
 impl Priced {
-    /// Prices `estimate` of `model` (a public name) for the caller at its `list` tariff and
-    /// admits it against the caller's units and budgets, noting the model, the hold and the
+    /// Prices `estimate` of `model` (a public name) for the caller at `price` (the version in
+    /// effect, `Prices::at`) and admits it against the caller's units and budgets, noting the model, the hold and the
     /// rate headers on the request's record. The model rule of the access policies comes first:
     /// no hold, so no upstream call, for a model the key may not use.
     pub async fn admit(
         ctx: &RequestCtx,
         principal: &Principal,
         model: &str,
-        list: &Tariff,
+        price: &Price,
         estimate: &Usage,
     ) -> Result<Priced, ApiError> {
         tracing::Span::current().record("model", model);
-        ctx.note(|record| record.model = Some(model.to_owned()));
+        ctx.note(|record| {
+            record.model = Some(model.to_owned());
+            record.price_version = price.version;
+        });
         tollgate_gateway_core::policy::admit_model(principal, model)?;
-        let (tariff, price_group) = priced(principal, model, list)?;
+        let (tariff, price_group) = priced(principal, model, &price.tariff)?;
         let amount = tariff
             .charge(estimate)
             .map_err(|e| ApiError::internal("pricing the request", e))?;
@@ -106,6 +114,7 @@ impl Priced {
         Ok(Priced {
             tariff,
             price_group,
+            price_version: price.version,
             amount,
             spend: spend?,
         })
@@ -124,7 +133,12 @@ impl HeldCharge {
         entry: &Arc<ModelEntry>,
         estimate: &Usage,
     ) -> Result<HeldCharge, ApiError> {
-        let priced = Priced::admit(ctx, principal, &entry.public, &entry.tariff, estimate).await?;
+        let price = ctx.state.prices.at(
+            &entry.public,
+            &entry.tariff,
+            tollgate_gateway_core::clock::now_millis(),
+        );
+        let priced = Priced::admit(ctx, principal, &entry.public, &price, estimate).await?;
         let amount = priced.amount;
         let hold = ctx
             .state
@@ -138,6 +152,7 @@ impl HeldCharge {
             entry: entry.clone(),
             tariff: priced.tariff,
             price_group: priced.price_group,
+            price_version: priced.price_version,
             key_id: principal.key_id.clone(),
             request_id: ctx.request_id.clone(),
             bound: Bound::of_hold(amount),
@@ -186,8 +201,13 @@ impl HeldCharge {
             self.state.metrics.settlement_anomaly(&self.entry.public);
         }
         let record = self.usage.as_ref().and_then(|recorder| {
-            let note = basis.note.as_deref().or(anomaly.as_deref());
-            recorder.settled(hold.id(), usage, &quantity, actual, basis.estimated, note)
+            let how = Explained {
+                estimated: basis.estimated,
+                note: basis.note.as_deref().or(anomaly.as_deref()),
+                measured: basis.measured,
+                bound_basis: self.bound.basis,
+            };
+            recorder.settled(hold.id(), usage, &quantity, actual, &how)
         });
         let memo = ChargeMemo {
             model: self.entry.public.clone(),
@@ -198,6 +218,8 @@ impl HeldCharge {
             note: basis.note,
             anomaly,
             price_group: self.price_group.clone(),
+            price_version: self.price_version,
+            bound: Some(self.bound.amount),
         };
         if let Some(spend) = self.spend.take() {
             spend.settle(usage, actual);

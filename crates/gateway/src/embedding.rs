@@ -17,8 +17,8 @@ use tollgate_embeddings::{
 use tollgate_gateway_core::catalog::ModelEntry;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
-use tollgate_metering::Basis;
 use tollgate_metering::tokens;
+use tollgate_metering::{Basis, Measure};
 use tollgate_store::Principal;
 
 /// Inputs larger than this are tokenized on the blocking pool, not on a runtime thread.
@@ -87,7 +87,7 @@ pub async fn embed(
         if reported.is_some_and(|tokens| tokens != local_tokens) {
             tracing::info!(local = local_tokens, upstream = usage.prompt_tokens, channel = %channel.name, "token counts differ");
         }
-        let (tokens, basis) = Basis::reported_or_local(reported, local_tokens);
+        let (tokens, basis) = Basis::reported_or_local(reported, local_tokens, Measure::LocalCount);
         held.settle(&Usage::Tokens(tokens), basis).await?;
         Ok((response, answer.upstream_time))
     })

@@ -17,7 +17,7 @@ use bytes::Bytes;
 use tollgate_billing::Amount;
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::stream_body::BodySender;
-use tollgate_metering::Basis;
+use tollgate_metering::{Basis, Measure};
 use tollgate_native_genai::{GenerateContentResponse, UsageMetadata};
 use tollgate_upstream::UpstreamError;
 use tollgate_upstream::genai::{Frame, FrameStream};
@@ -74,15 +74,22 @@ impl<E: Encoder> NativeMeter<E> {
             self.local_input,
             &self.delivered,
         );
-        let note = match self.last_usage {
-            Some(_) => format!("partial: {why}; settled on the last usage reported"),
-            None => format!("partial: {why}; no usage reported, counted what was delivered"),
+        let (note, measured) = match self.last_usage {
+            Some(_) => (
+                format!("partial: {why}; settled on the last usage reported"),
+                basis.measured,
+            ),
+            None => (
+                format!("partial: {why}; no usage reported, counted what was delivered"),
+                Measure::DeliveredPart,
+            ),
         };
         Settlement::Charge(
             usage,
             Basis {
                 estimated: basis.estimated,
                 note: Some(note),
+                measured,
             },
         )
     }

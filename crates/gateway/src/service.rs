@@ -219,6 +219,15 @@ impl Gateway {
                     response.headers_mut().insert(name, v);
                 }
             }
+            // A whole answer was charged before it is sent: it says what it cost (docs/api.md,
+            // "What a request cost"). A stream says it in its last event.
+            if let Some(charged) = recorder.charged() {
+                for (name, value) in charge_headers(&charged) {
+                    if let Ok(v) = HeaderValue::from_str(&value) {
+                        response.headers_mut().insert(name, v);
+                    }
+                }
+            }
         }
         span.in_scope(|| {
             tracing::info!(
@@ -310,6 +319,10 @@ async fn client(
             let id = id();
             handlers::video_generations::get(ctx, principal, request, &id).await
         }
+        Route::Charges => {
+            let id = id();
+            handlers::charges::get(ctx, principal, &id).await
+        }
         Route::NativeGenerate => handlers::native::generate(ctx, principal, request, false).await,
         Route::NativeStream => handlers::native::generate(ctx, principal, request, true).await,
         Route::NativeCountTokens => handlers::native::count_tokens(ctx, principal, request).await,
@@ -349,6 +362,7 @@ async fn open(
         Route::Healthz => Ok(handlers::ops::healthz()),
         Route::Readyz => Ok(handlers::ops::readyz(&ctx).await),
         Route::Metrics => Ok(handlers::ops::metrics(&ctx)),
+        Route::LedgerKeys => Ok(handlers::ops::ledger_keys(&ctx)),
         Route::Media => {
             let file = routes::last_segment(request.uri().path()).to_owned();
             handlers::media::get(ctx, request, &file).await
@@ -383,6 +397,20 @@ fn unknown_url(request: &Request<Incoming>) -> ApiError {
     .code("unknown_url")
 }
 
+/// The `x-tollgate-charge`, `x-tollgate-units` and `x-tollgate-price` headers of a charged
+/// answer.
+fn charge_headers(
+    charged: &tollgate_gateway_core::usage::Charged,
+) -> impl Iterator<Item = (&'static str, String)> + '_ {
+    [
+        Some(("x-tollgate-charge", charged.amount.to_string())),
+        Some(("x-tollgate-units", charged.units.clone())),
+        charged.price.clone().map(|p| ("x-tollgate-price", p)),
+    ]
+    .into_iter()
+    .flatten()
+}
+
 /// The request's id: the client's `x-request-id` when it is 1 to 128 characters of
 /// `[A-Za-z0-9._:-]`, otherwise one of the gateway's own (`docs/api.md` §1). An id that travels
 /// into logs, the usage log, its CSV export and the console can carry no formula, markup or
@@ -395,10 +423,10 @@ fn request_id<B>(request: &Request<B>) -> (String, Option<String>) {
     match acceptable {
         Some(id) => (id.to_owned(), None),
         None => {
-            let mut bytes = [0u8; 12];
-            rand::RngCore::fill_bytes(&mut rand::rng(), &mut bytes);
             let replaced = sent.map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-            (format!("req_{}", hex::encode(bytes)), replaced)
+            // Time first, like every id of the store: the usage log's index by request id
+            // then grows at its right edge.
+            (tollgate_store::new_id("req"), replaced)
         }
     }
 }

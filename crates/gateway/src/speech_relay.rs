@@ -17,8 +17,8 @@ use futures_util::StreamExt;
 use tollgate_billing::{Amount, Usage};
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::stream_body::BodySender;
-use tollgate_metering::Basis;
 pub use tollgate_metering::speech::AudioShape;
+use tollgate_metering::{Basis, Measure};
 use tollgate_upstream::UpstreamError;
 use tollgate_upstream::speech::{AudioChunk, ChunkStream, Synthesis, Synthesized};
 
@@ -177,8 +177,11 @@ pub async fn synthesize_whole(
                 return Err(crate::relay::upstream_error(&e));
             }
         };
-        let (characters, basis) =
-            Basis::reported_or_local(answer.body.characters, local_characters);
+        let (characters, basis) = Basis::reported_or_local(
+            answer.body.characters,
+            local_characters,
+            Measure::LocalCount,
+        );
         held.settle(&Usage::Characters(characters), basis).await?;
         Ok((answer.body, characters, answer.upstream_time))
     })

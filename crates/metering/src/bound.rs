@@ -55,23 +55,19 @@ impl Bound {
         usage: &Usage,
         quantity: &str,
     ) -> (Amount, Option<String>) {
-        match tariff.charge(usage) {
-            Ok(priced) if priced <= self.amount => (priced, None),
-            Ok(priced) => (
-                self.amount,
-                Some(format!(
-                    "upstream usage {quantity} prices at {priced}, above {} ({}); charged {}",
-                    self.amount, self.basis, self.amount
-                )),
-            ),
-            Err(e) => (
-                self.amount,
-                Some(format!(
-                    "upstream usage {quantity} cannot be priced ({e}); charged {} ({})",
-                    self.amount, self.basis
-                )),
-            ),
-        }
+        let (charged, priced) = tariff.charge_within(usage, self.amount);
+        let anomaly = match priced {
+            Ok(priced) if priced <= self.amount => None,
+            Ok(priced) => Some(format!(
+                "upstream usage {quantity} prices at {priced}, above {} ({}); charged {charged}",
+                self.amount, self.basis
+            )),
+            Err(e) => Some(format!(
+                "upstream usage {quantity} cannot be priced ({e}); charged {charged} ({})",
+                self.basis
+            )),
+        };
+        (charged, anomaly)
     }
 }
 

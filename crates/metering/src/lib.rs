@@ -28,7 +28,7 @@ pub mod speech;
 pub mod text;
 pub mod tokens;
 
-pub use basis::Basis;
+pub use basis::{Basis, Measure};
 pub use bound::Bound;
 
 /// How a metered stream ended, as the rules need to know it.

@@ -3,7 +3,7 @@
 //! marked estimated. A client that leaves early still pays for the whole file: the upstream
 //! transcribes (and bills) all of it.
 
-use crate::{Basis, StreamEnd};
+use crate::{Basis, Measure, StreamEnd};
 use std::time::Duration;
 use tollgate_billing::audio_seconds;
 
@@ -18,7 +18,7 @@ pub fn billed_seconds(seconds: f64) -> Option<u64> {
 /// last piece gave, `probed` the gateway's reading of the file.
 pub fn seconds(end: &StreamEnd, reported: Option<f64>, probed: u64) -> (u64, Basis) {
     let reported = reported.and_then(billed_seconds);
-    let (seconds, mut basis) = Basis::reported_or_local(reported, probed);
+    let (seconds, mut basis) = Basis::reported_or_local(reported, probed, Measure::Probe);
     if reported.is_none() {
         basis.note = Some(match end {
             StreamEnd::Cut(why) => {

@@ -10,7 +10,7 @@
 //!   ([`NOMINAL_CHARACTERS_PER_SECOND`] × speed × seconds of audio delivered), never more than
 //!   the local count, marked partial and estimated.
 
-use crate::{Basis, StreamEnd};
+use crate::{Basis, Measure, StreamEnd};
 use tollgate_compat_audio::AudioFormat;
 
 /// Characters of text a second of synthesized speech holds at speed 1.0, used only to price the
@@ -61,7 +61,7 @@ pub fn characters(
     shape: AudioShape,
 ) -> (u64, Basis) {
     match end {
-        StreamEnd::Complete => Basis::reported_or_local(reported, local),
+        StreamEnd::Complete => Basis::reported_or_local(reported, local, Measure::LocalCount),
         StreamEnd::ClientGone => {
             let billed = reported.unwrap_or(local);
             let share = if total == 0 {
@@ -79,6 +79,7 @@ pub fn characters(
                     note: Some(format!(
                         "partial: client disconnected after {delivered} of {total} audio bytes"
                     )),
+                    measured: Measure::DeliveredPart,
                 },
             )
         }
@@ -92,12 +93,10 @@ pub fn characters(
             };
             (
                 characters,
-                Basis {
-                    estimated: true,
-                    note: Some(format!(
-                        "partial: upstream cut after {delivered} audio bytes ({why})"
-                    )),
-                },
+                Basis::local(
+                    format!("partial: upstream cut after {delivered} audio bytes ({why})"),
+                    Measure::DeliveredPart,
+                ),
             )
         }
     }

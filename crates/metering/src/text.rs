@@ -2,8 +2,8 @@
 //! candidates plus thoughts at the output price — from the upstream's `usageMetadata` when it
 //! sent one, else the local count of the prompt and of what was delivered, marked estimated.
 
-use crate::Basis;
 use crate::tokens::count_text;
+use crate::{Basis, Measure};
 use tollgate_billing::Usage;
 use tollgate_native_genai::{GenerateContentResponse, UsageMetadata};
 
@@ -41,10 +41,10 @@ pub fn settled_usage(
                 input: local_input,
                 output: count_text(delivered),
             },
-            Basis {
-                estimated: true,
-                note: Some("upstream reported no usage; counted locally".into()),
-            },
+            Basis::local(
+                "upstream reported no usage; counted locally",
+                Measure::LocalCount,
+            ),
         ),
     }
 }

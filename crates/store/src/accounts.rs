@@ -185,16 +185,18 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         if opening {
-            sqlx::query(
-                "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, note, created_at, seq)
-                 VALUES ($1, $2, 'credit', $3, $3, 'opening balance', $4, 1)",
-            )
-            .bind(new_id("led"))
-            .bind(&id)
-            .bind(opening_balance.nanos())
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
+            let line = crate::chain::LedgerLine {
+                id: new_id("led"),
+                account_id: id.clone(),
+                seq: 1,
+                kind: "credit".into(),
+                amount_nanos: opening_balance.nanos(),
+                balance_after_nanos: opening_balance.nanos(),
+                note: Some("opening balance".into()),
+                created_at: now,
+                ..crate::chain::LedgerLine::default()
+            };
+            crate::chain::append(&mut tx, &line, None).await?;
         }
         let key = insert_key(&mut tx, &id, name, now).await?;
         tx.commit().await?;
@@ -624,39 +626,36 @@ pub(crate) async fn credit_in(
     } else {
         ("balance_nanos <= $3", i64::MAX - amount.nanos())
     };
-    let row: Option<(i64, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+    let row: Option<(i64, i64, Option<String>)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "UPDATE accounts SET balance_nanos = balance_nanos + $1, ledger_seq = ledger_seq + 1
          WHERE id = $2 AND {bound_sql}
-         RETURNING balance_nanos, ledger_seq"
+         RETURNING balance_nanos, ledger_seq, ledger_head"
     )))
     .bind(amount.nanos())
     .bind(account_id)
     .bind(bound)
     .fetch_optional(&mut **tx)
     .await?;
-    let Some((balance, seq)) = row else {
+    let Some((balance, seq, head)) = row else {
         return Err(StoreError::InvalidAmount(format!(
             "crediting {amount} would take the balance beyond what can be stored"
         )));
     };
     let ledger_id = new_id("led");
-    sqlx::query(
-            "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, note, created_at,
-                                 seq, overdraw_nanos, anomaly)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-        )
-        .bind(&ledger_id)
-        .bind(account_id)
-        .bind(kind)
-        .bind(amount.nanos())
-        .bind(balance)
-        .bind(note.map(str::to_owned))
-        .bind(now_millis())
-        .bind(seq)
-        .bind(overdraw)
-        .bind(anomaly)
-        .execute(&mut **tx)
-        .await?;
+    let line = crate::chain::LedgerLine {
+        id: ledger_id.clone(),
+        account_id: account_id.to_owned(),
+        seq,
+        kind: kind.to_owned(),
+        amount_nanos: amount.nanos(),
+        balance_after_nanos: balance,
+        note: note.map(str::to_owned),
+        anomaly,
+        overdraw_nanos: overdraw,
+        created_at: now_millis(),
+        ..crate::chain::LedgerLine::default()
+    };
+    crate::chain::append(&mut *tx, &line, head.as_deref()).await?;
     let account = Account {
         balance: Amount::from_nanos(balance),
         ..before

@@ -55,6 +55,10 @@ pub struct AuditReport {
     /// Accounts below zero, each covered by recorded overdraws (an operator's correction with
     /// `allow_negative`; rows of earlier versions); listed.
     pub negative_accounts: Vec<String>,
+    /// Ledger rows in a chain (`crate::chain`; rows of releases before it are not).
+    pub chained_rows: u64,
+    /// The checkpoint the chains were checked against, if any.
+    pub checkpoint: Option<String>,
     /// The broken invariants; empty when the books are sound.
     pub violations: Vec<Violation>,
 }
@@ -73,6 +77,16 @@ impl Store {
     /// for every charge with its amount and none without one, each account's `balance_after`
     /// chain, and every negative balance covered by recorded overdraws.
     pub async fn audit(&self) -> Result<AuditReport, StoreError> {
+        self.audit_trusting(None).await
+    }
+
+    /// [`Store::audit`], checking the chains against the newest checkpoint signed by one of
+    /// `trusted` (public keys in hex, or key ids): a checkpoint of another key — an intruder's
+    /// — is not believed.
+    pub async fn audit_trusting(
+        &self,
+        trusted: Option<&[String]>,
+    ) -> Result<AuditReport, StoreError> {
         let mut violations = Vec::new();
         let mut flag = |rule: &'static str, subject: &str, detail: String| {
             violations.push(Violation {
@@ -253,6 +267,8 @@ impl Store {
         }
 
         ledger_checks(&mut tx, &mut flag).await?;
+        let (chained_rows, checkpoint) =
+            crate::chain::audit_chains(&mut tx, trusted, &mut flag).await?;
         let (losses,): (i64,) =
             sqlx::query_as("SELECT CAST(COALESCE(SUM(loss_nanos), 0) AS BIGINT) FROM ledger")
                 .fetch_one(&mut *tx)
@@ -273,6 +289,8 @@ impl Store {
             anomalies: u64::try_from(anomalies).unwrap_or(0),
             operator_losses: Amount::from_nanos(losses),
             negative_accounts,
+            chained_rows,
+            checkpoint,
             violations,
         })
     }

@@ -52,6 +52,9 @@ pub enum StoreError {
     /// An amount that must be positive was not, or arithmetic overflowed.
     #[error("invalid amount: {0}")]
     InvalidAmount(String),
+    /// A price version that cannot be made: a negative price, a changed meter, a time past.
+    #[error("invalid price: {0}")]
+    InvalidPrice(String),
     /// The database URL is neither `sqlite://…` nor `postgres://…`.
     #[error("unsupported database URL {0:?}: use sqlite://PATH or postgres://…")]
     UnsupportedUrl(String),

@@ -80,6 +80,14 @@ pub struct Settlement {
     pub anomaly: Option<String>,
     /// The price group the charge was priced in; `None`: list prices.
     pub price_group: Option<crate::policy::PriceGroup>,
+    /// The version of the model's price it was priced at (`crate::prices`).
+    pub price_version: Option<i64>,
+    /// The most it could be (a task's: its hold), for `tollgate audit --recompute`.
+    pub bound: Option<Amount>,
+    /// How the quantity was measured, and why the bound is what it is (the usage record's).
+    pub measured: tollgate_billing::Measure,
+    /// Why the bound is what it is.
+    pub bound_basis: Option<String>,
 }
 
 impl Settlement {
@@ -118,6 +126,25 @@ impl Settlement {
     /// Records the price group the charge was priced in.
     pub fn price_group(mut self, group: Option<crate::policy::PriceGroup>) -> Settlement {
         self.price_group = group;
+        self
+    }
+
+    /// Records the price version the charge was priced at, the most it could be and why.
+    pub fn priced_at(
+        mut self,
+        version: Option<i64>,
+        bound: Amount,
+        bound_basis: impl Into<String>,
+    ) -> Settlement {
+        self.price_version = version;
+        self.bound = Some(bound);
+        self.bound_basis = Some(bound_basis.into());
+        self
+    }
+
+    /// Records how the quantity was measured.
+    pub fn measured(mut self, measured: tollgate_billing::Measure) -> Settlement {
+        self.measured = measured;
         self
     }
 }
@@ -197,10 +224,12 @@ pub struct LedgerEntry {
     pub price_group: Option<String>,
     /// That group's multiplier, a decimal string.
     pub price_multiplier: Option<String>,
+    /// The version of the model's price it was priced at (`crate::prices`).
+    pub price_version: Option<i64>,
 }
 
 /// The columns a [`LedgerRow`] reads, in order.
-pub(crate) const LEDGER_COLUMNS: &str = "id, kind, amount_nanos, balance_after_nanos, model, quantity, hold_id, task_id, request_id, estimated, note, created_at, anomaly, price_group, price_multiplier";
+pub(crate) const LEDGER_COLUMNS: &str = "id, kind, amount_nanos, balance_after_nanos, model, quantity, hold_id, task_id, request_id, estimated, note, created_at, anomaly, price_group, price_multiplier, price_version";
 
 pub(crate) type LedgerRow = (
     String,
@@ -218,6 +247,7 @@ pub(crate) type LedgerRow = (
     Option<String>,
     Option<String>,
     Option<String>,
+    Option<i64>,
 );
 
 pub(crate) fn ledger_from_row(r: LedgerRow) -> Result<LedgerEntry, StoreError> {
@@ -237,6 +267,7 @@ pub(crate) fn ledger_from_row(r: LedgerRow) -> Result<LedgerEntry, StoreError> {
         anomaly: r.12,
         price_group: r.13,
         price_multiplier: r.14,
+        price_version: r.15,
     })
 }
 
@@ -439,46 +470,43 @@ pub(crate) async fn settle_hold(
     };
     // The charge comes out of what the hold reserved (a task's settlement is bounded by its
     // hold), so it never takes money another request holds or leases.
-    let (balance_after, seq): (i64, i64) = sqlx::query_as(
+    let (balance_after, seq, head): (i64, i64, Option<String>) = sqlx::query_as(
         "UPDATE accounts SET held_nanos = held_nanos - $1, balance_nanos = balance_nanos - $2,
              ledger_seq = ledger_seq + 1
-         WHERE id = $3 RETURNING balance_nanos, ledger_seq",
+         WHERE id = $3 RETURNING balance_nanos, ledger_seq, ledger_head",
     )
     .bind(held)
     .bind(settlement.actual.nanos())
     .bind(&account_id)
     .fetch_one(&mut *tx)
     .await?;
-    sqlx::query(
-        "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model, quantity,
-                             hold_id, task_id, key_id, request_id, estimated, note, created_at, anomaly,
-                             price_group, price_multiplier, seq)
-         VALUES ($1, $2, 'charge', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
-    )
-    .bind(new_id("led"))
-    .bind(&account_id)
-    .bind(-settlement.actual.nanos())
-    .bind(balance_after)
-    .bind(model)
-    .bind(settlement.quantity)
-    .bind(hold_id)
-    .bind(task_id)
-    .bind(key_id)
-    .bind(request_id)
-    .bind(i64::from(settlement.estimated))
-    .bind(settlement.note)
-    .bind(now)
-    .bind(settlement.anomaly)
-    .bind(settlement.price_group.as_ref().map(|g| g.name.clone()))
-    .bind(
-        settlement
+    let line = crate::chain::LedgerLine {
+        id: new_id("led"),
+        account_id: account_id.clone(),
+        seq,
+        kind: "charge".into(),
+        amount_nanos: -settlement.actual.nanos(),
+        balance_after_nanos: balance_after,
+        model: Some(model),
+        quantity: settlement.quantity,
+        hold_id: Some(hold_id.to_owned()),
+        task_id,
+        key_id,
+        request_id,
+        estimated: i64::from(settlement.estimated),
+        note: settlement.note,
+        anomaly: settlement.anomaly,
+        price_group: settlement.price_group.as_ref().map(|g| g.name.clone()),
+        price_multiplier: settlement
             .price_group
             .as_ref()
             .map(|g| g.multiplier.to_string()),
-    )
-    .bind(seq)
-    .execute(&mut *tx)
-    .await?;
+        price_version: settlement.price_version,
+        bound_nanos: settlement.bound.map(Amount::nanos),
+        created_at: now,
+        ..crate::chain::LedgerLine::default()
+    };
+    crate::chain::append(&mut *tx, &line, head.as_deref()).await?;
     Ok(Closed::Now)
 }
 

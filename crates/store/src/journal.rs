@@ -53,6 +53,12 @@ pub struct ChargeMemo {
     /// The price group it was priced in, and its multiplier; `None`: list prices. Shared, to
     /// keep a queued charge small.
     pub price_group: Option<Arc<PriceGroup>>,
+    /// The version of the model's price it was priced at (`crate::prices`); `None` for a
+    /// price that has none (a gateway built without the price book, tests).
+    pub price_version: Option<i64>,
+    /// The most it could be (`tollgate_metering::Bound`): `tollgate audit --recompute` charges
+    /// the recorded quantity at its price up to this.
+    pub bound: Option<Amount>,
 }
 
 /// A lease operation.
@@ -411,7 +417,7 @@ impl Paid {
 ///
 /// `leases` is what each named lease can give (zero when fenced), `free` each account's
 /// available money; both are used up as the charges are paid. PostgreSQL does the same in SQL
-/// (`tollgate_charge_batch_v3`, `crate::schema`).
+/// (`tollgate_charge_batch_v4`, `crate::schema`).
 pub(crate) fn pay(
     charges: &[&ChargeRow],
     leases: &mut BTreeMap<String, i64>,
@@ -489,16 +495,17 @@ async fn write_charges<S: Statements>(
     }
     let mut free: BTreeMap<String, i64> = BTreeMap::new();
     let mut seqs: BTreeMap<String, i64> = BTreeMap::new();
+    let mut heads: BTreeMap<String, String> = BTreeMap::new();
     for c in charges {
         if free.contains_key(&c.account_id) {
             continue;
         }
-        let row = db
+        let mut row = db
             .fetch_optional(
-                "SELECT balance_nanos, held_nanos, leased_nanos, ledger_seq FROM accounts
-                 WHERE id = $1",
+                "SELECT balance_nanos, held_nanos, leased_nanos, ledger_seq, ledger_head
+                 FROM accounts WHERE id = $1",
                 &[Param::Text(&c.account_id)],
-                &[Col::Int, Col::Int, Col::Int, Col::Int],
+                &[Col::Int, Col::Int, Col::Int, Col::Int, Col::OptText],
             )
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("account {}", c.account_id)))?;
@@ -508,6 +515,11 @@ async fn write_charges<S: Statements>(
             .saturating_sub(row.int(2)?);
         free.insert(c.account_id.clone(), available.max(0));
         seqs.insert(c.account_id.clone(), row.int(3)?);
+        heads.insert(
+            c.account_id.clone(),
+            row.opt_text(4)?
+                .unwrap_or_else(|| crate::chain::GENESIS.to_owned()),
+        );
     }
     let leases_before = pools.clone();
     let paid = pay(charges, &mut pools, &mut free);
@@ -600,6 +612,46 @@ async fn write_charges<S: Statements>(
                 .map(|g| g.multiplier.to_string())
         })
         .collect();
+    // Each row's link in its account's chain (`crate::chain`), in batch order.
+    let mut hashes: Vec<String> = Vec::with_capacity(charges.len());
+    for (i, c) in charges.iter().enumerate() {
+        let charged = paid[i].charged();
+        let line = crate::chain::LedgerLine {
+            id: ids[i].clone(),
+            account_id: c.account_id.clone(),
+            seq: rows[i].1,
+            kind: "charge".into(),
+            amount_nanos: -charged,
+            balance_after_nanos: rows[i].0,
+            model: Some(c.memo.model.clone()),
+            quantity: c.memo.quantity.clone(),
+            hold_id: Some(c.hold_id.clone()),
+            task_id: None,
+            key_id: c.memo.key_id.clone(),
+            request_id: c.memo.request_id.clone(),
+            lease_id: c.lease_id.clone(),
+            estimated: i64::from(c.memo.estimated),
+            note: c.memo.note.clone(),
+            anomaly: anomalies[i].clone(),
+            price_group: c.memo.price_group.as_ref().map(|g| g.name.clone()),
+            price_multiplier: multipliers[i].clone(),
+            price_version: c.memo.price_version,
+            bound_nanos: c.memo.bound.map(Amount::nanos),
+            loss_nanos: c.amount.nanos().max(0) - charged,
+            overdraw_nanos: 0,
+            created_at: now,
+        };
+        let head = heads.entry(c.account_id.clone()).or_default();
+        *head = line.hash(head);
+        hashes.push(head.clone());
+    }
+    for (account, head) in &heads {
+        db.execute(
+            "UPDATE accounts SET ledger_head = $1 WHERE id = $2",
+            &[Param::Text(head), Param::Text(account)],
+        )
+        .await?;
+    }
     // Rows go in chunks of a power of two (256, 128, …, 1) so that only nine distinct INSERT
     // statements exist: each is prepared once per connection and then reused from the
     // statement cache, where a statement of every batch size would be parsed anew each time.
@@ -635,6 +687,9 @@ async fn write_charges<S: Statements>(
                 Param::Int(now),
                 Param::Int(rows[i].1),
                 Param::Int(c.amount.nanos().max(0) - charged),
+                Param::OptInt(c.memo.price_version),
+                Param::OptInt(c.memo.bound.map(Amount::nanos)),
+                Param::Text(&hashes[i]),
             ]);
         }
         db.execute(&insert_charges_sql(size), &params).await?;
@@ -643,7 +698,7 @@ async fn write_charges<S: Statements>(
     Ok(losses)
 }
 
-/// A run of charges on PostgreSQL: one call of `tollgate_charge_batch_v3` (`crate::schema`
+/// A run of charges on PostgreSQL: one call of `tollgate_charge_batch_v4` (`crate::schema`
 /// says what it does — [`pay`] and the rest of [`write_charges`] in SQL), with the batch's
 /// usage records, so that a batch is one round trip. It answers the short charges.
 async fn charge_batch_call<S: Statements>(
@@ -672,13 +727,15 @@ async fn charge_batch_call<S: Statements>(
             "anomaly": c.memo.anomaly,
             "price_group": c.memo.price_group.as_ref().map(|g| &g.name),
             "price_multiplier": c.memo.price_group.as_ref().map(|g| g.multiplier.to_string()),
+            "price_version": c.memo.price_version,
+            "bound_nanos": c.memo.bound.map(Amount::nanos),
         }));
     }
     let rows = serde_json::Value::from(rows).to_string();
     let usage = usage_json(usage);
     let answer = db
         .fetch_optional(
-            "SELECT tollgate_charge_batch_v3($1, $2::jsonb, $3::jsonb, $4)::text",
+            "SELECT tollgate_charge_batch_v4($1, $2::jsonb, $3::jsonb, $4)::text",
             &[
                 Param::Text(&writer.owner),
                 Param::Text(&rows),
@@ -749,14 +806,15 @@ async fn open_lease<S: Statements>(
 }
 
 /// Parameters per ledger row of [`insert_charges_sql`].
-const INSERT_COLUMNS: usize = 18;
+const INSERT_COLUMNS: usize = 21;
 
 /// The INSERT of `rows` charge rows.
 fn insert_charges_sql(rows: usize) -> String {
     let mut sql = String::from(
         "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model,
              quantity, hold_id, lease_id, key_id, request_id, estimated, note, anomaly,
-             price_group, price_multiplier, created_at, seq, loss_nanos)
+             price_group, price_multiplier, created_at, seq, loss_nanos, price_version,
+             bound_nanos, hash)
          VALUES ",
     );
     for i in 0..rows {

@@ -39,17 +39,23 @@
 mod accounts;
 mod admin;
 mod audit;
+pub mod chain;
+pub mod checkpoint;
 mod error;
+mod explain;
 mod holds;
 mod ids;
 mod journal;
 mod policy;
+mod prices;
 mod quota;
+mod recompute;
 mod rollup;
 mod schema;
 mod settings;
 mod sql;
 mod sqlite_journal;
+pub mod statement;
 mod tasks;
 mod usage;
 
@@ -57,6 +63,7 @@ pub use accounts::{Account, AccountReport, KeySummary, LimitedBy, ModelUsage, Ne
 pub use admin::{AdminChange, AdminChangeRecord, AdminToken, Credited, MAX_ADMIN_TEXT, OpenHold};
 pub use audit::{AuditReport, LEASE_EXPIRY_GRACE_MS, Violation};
 pub use error::StoreError;
+pub use explain::{RequestCharges, Viewer};
 pub use holds::{Closed, Hold, HoldRequest, LedgerEntry, LedgerKind, Settlement};
 pub use ids::{hash_secret, new_id};
 pub use journal::{
@@ -64,6 +71,8 @@ pub use journal::{
     LeaseOutcome, Written,
 };
 pub use policy::{AccessPolicy, Cidr, PolicyChange, PolicyHolder, PriceGroup, glob_matches};
+pub use prices::{PriceSync, SOURCES as PRICE_SOURCES, StoredPrice};
+pub use recompute::{RecomputeReport, RecordedCharge, rederive};
 pub use tasks::{NewTask, Outcome, Poll, Task, TaskEvent, TaskFilter, TaskState};
 pub use usage::{UsageFilter, UsageGroup, UsageRecord, UsageSummary};
 

@@ -368,6 +368,57 @@ const MIGRATIONS: &[Migration] = &[
             "ALTER TABLE leases ADD COLUMN recall BIGINT NOT NULL DEFAULT 0",
         ],
     },
+    Migration {
+        version: 12,
+        name: "price versions, charges' explanations, the chained ledger, signed checkpoints",
+        statements: &[
+            // The price book (`crate::prices`, docs/architecture.md "Prices"): each model's list
+            // tariffs over time (JSON, `tollgate_billing::Tariff`). A row is never updated: a
+            // price change is a new version. `source` says who made it (`config`, `cli`,
+            // `admin`); `reconstructed` marks the version an upgrade rebuilt from the
+            // configuration for the rows written before versions existed.
+            "CREATE TABLE IF NOT EXISTS price_versions (
+                model TEXT NOT NULL,
+                version BIGINT NOT NULL,
+                tariff TEXT NOT NULL,
+                effective_from BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                source TEXT NOT NULL,
+                actor TEXT,
+                reconstructed BIGINT NOT NULL DEFAULT 0,
+                PRIMARY KEY (model, version)
+            )",
+            // The version a charge was priced at (with `model`, it names the tariff), and the
+            // most the charge could be (`tollgate_metering::Bound`): what `tollgate audit
+            // --recompute` needs to re-derive it.
+            "ALTER TABLE ledger ADD COLUMN price_version BIGINT",
+            "ALTER TABLE ledger ADD COLUMN bound_nanos BIGINT",
+            "ALTER TABLE usage_log ADD COLUMN price_version BIGINT",
+            // What explains a charge beside the record's other columns (docs/architecture.md,
+            // "Explanations"): how its quantity was measured (`tollgate_billing::Measure`) and
+            // why its bound is what it is.
+            "ALTER TABLE usage_log ADD COLUMN measured TEXT",
+            "ALTER TABLE usage_log ADD COLUMN bound_basis TEXT",
+            // `tollgate explain REQUEST_ID`, `GET /admin/v1/requests/{id}` and
+            // `GET /v1/charges/{request_id}` look a request's records up by its id.
+            "CREATE INDEX IF NOT EXISTS usage_log_request ON usage_log (request_id)",
+            // The chained ledger (`crate::chain`): each row's hash over its columns and the
+            // previous row's hash in its account's chain; `accounts.ledger_head` is the last.
+            // Rows written before this migration stay unhashed; each chain starts after them.
+            "ALTER TABLE ledger ADD COLUMN hash TEXT",
+            "ALTER TABLE accounts ADD COLUMN ledger_head TEXT",
+            // Signed checkpoints of every chain head (`crate::checkpoint`): `heads` is the
+            // signed text, `key_id` names the operator key that signed it.
+            "CREATE TABLE IF NOT EXISTS ledger_checkpoints (
+                id TEXT PRIMARY KEY,
+                created_at BIGINT NOT NULL,
+                heads TEXT NOT NULL,
+                key_id TEXT NOT NULL,
+                public_key TEXT NOT NULL,
+                signature TEXT NOT NULL
+            )",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.
@@ -433,7 +484,13 @@ async fn apply(conn: &mut sqlx::AnyConnection) -> Result<(), StoreError> {
 }
 
 /// Stored routines on PostgreSQL, created or replaced at every start.
-const ROUTINES: &[&str] = &[CHARGE_BATCH, CHARGE_BATCH_WITH_USAGE, CHARGE_BATCH_FENCED];
+const ROUTINES: &[&str] = &[
+    LEDGER_HASH,
+    CHARGE_BATCH,
+    CHARGE_BATCH_WITH_USAGE,
+    CHARGE_BATCH_PRICED,
+    CHARGE_BATCH_FENCED,
+];
 
 async fn create_routines(conn: &mut sqlx::AnyConnection) -> Result<(), StoreError> {
     for routine in ROUTINES {
@@ -441,6 +498,20 @@ async fn create_routines(conn: &mut sqlx::AnyConnection) -> Result<(), StoreErro
     }
     Ok(())
 }
+
+/// `tollgate_ledger_hash_v1(prev, fields)`: a ledger row's link in its account's chain, the
+/// canonical encoding of `crate::chain` (`LedgerLine::hash`) in SQL: `fields` are the row's
+/// columns as text in `chain::LINE_COLUMNS` order, NULL for NULL.
+const LEDGER_HASH: &str = r#"
+CREATE OR REPLACE FUNCTION tollgate_ledger_hash_v1(prev text, fields text[])
+RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
+SELECT encode(sha256(convert_to(
+    'tollgate-ledger-v1' || chr(10) || prev || chr(10) || COALESCE((
+        SELECT string_agg(CASE WHEN f IS NULL THEN '~,'
+                               ELSE octet_length(f)::text || ':' || f || ',' END, '' ORDER BY n)
+        FROM unnest(fields) WITH ORDINALITY AS u(f, n)), ''),
+    'UTF8')), 'hex')
+$fn$"#;
 
 /// `tollgate_charge_batch_v1(shares, totals, charges, now_ms)`: a run of charges in one call
 /// (`crate::journal`), so that a batch costs PostgreSQL one round trip instead of one per
@@ -532,7 +603,18 @@ BEGIN
 END
 $fn$"#;
 
-/// `tollgate_charge_batch_v3(writer, charges, usage, now_ms)`: a run of charges and the batch's
+/// `tollgate_charge_batch_v3(writer, charges, usage, now_ms)`: what replicas of the release
+/// before price versions call; now [`CHARGE_BATCH_PRICED`] (their rows carry no version).
+const CHARGE_BATCH_FENCED: &str = r#"
+CREATE OR REPLACE FUNCTION tollgate_charge_batch_v3(
+    writer text, charges jsonb, usage jsonb, now_ms bigint)
+RETURNS jsonb LANGUAGE plpgsql AS $fn$
+BEGIN
+    RETURN tollgate_charge_batch_v4(writer, charges, usage, now_ms);
+END
+$fn$"#;
+
+/// `tollgate_charge_batch_v4(writer, charges, usage, now_ms)`: a run of charges and the batch's
 /// usage records in one call, fenced (`docs/decisions.md`, "Fenced leases"). What
 /// `crate::journal::write_charges` does on SQLite, in SQL and in the same lock order (leases,
 /// then accounts, each in id order):
@@ -550,16 +632,20 @@ $fn$"#;
 ///    said in `anomaly`.
 /// 4. The usage records, a short charge's record carrying what its charge came to.
 ///
-/// `charges` is `[{ord, id, account_id, charge, share, lease_id, …the row's memo}]`. Returns
+/// `charges` is `[{ord, id, account_id, charge, share, lease_id, …the row's memo}]`, the memo
+/// with its price version and bound. Returns
 /// `{"written": rows, "losses": [{hold_id, account_id, charged, loss, fenced}]}`.
-const CHARGE_BATCH_FENCED: &str = r#"
-CREATE OR REPLACE FUNCTION tollgate_charge_batch_v3(
+const CHARGE_BATCH_PRICED: &str = r#"
+CREATE OR REPLACE FUNCTION tollgate_charge_batch_v4(
     writer text, charges jsonb, usage jsonb, now_ms bigint)
 RETURNS jsonb LANGUAGE plpgsql AS $fn$
 DECLARE
     paid jsonb;
     charged_accounts bigint;
     written bigint;
+    r record;
+    account text;
+    link text;
 BEGIN
     PERFORM 1 FROM leases
     WHERE id IN (SELECT c.lease_id FROM jsonb_to_recordset(charges) AS c(lease_id text))
@@ -622,12 +708,12 @@ BEGIN
         RAISE EXCEPTION 'a charged account does not exist' USING ERRCODE = 'foreign_key_violation';
     END IF;
 
-    INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model, quantity,
-        hold_id, lease_id, key_id, request_id, estimated, note, anomaly, price_group,
-        price_multiplier, created_at, seq, loss_nanos)
-    SELECT c.id, c.account_id, 'charge', -p.charged,
+    -- The rows, each linked into its account's chain (`crate::chain`) in seq order.
+    written := 0;
+    FOR r IN
+    SELECT c.id, c.account_id, -p.charged AS amount,
         a.balance_nanos + COALESCE(SUM(p.charged) OVER (PARTITION BY p.account_id ORDER BY p.ord
-            ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING), 0),
+            ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING), 0) AS balance_after,
         c.model, c.quantity, c.hold_id, c.lease_id, c.key_id, c.request_id, c.estimated, c.note,
         CASE WHEN p.loss > 0 THEN concat_ws('; ', c.anomaly, format(
             '%s; charged %s, the operator''s loss %s',
@@ -635,31 +721,58 @@ BEGIN
                  ELSE 'the account had too little available' END,
             trim_scale(p.charged::numeric / 1000000000)::text,
             trim_scale(p.loss::numeric / 1000000000)::text))
-        ELSE c.anomaly END,
-        c.price_group, c.price_multiplier, now_ms,
+        ELSE c.anomaly END AS anomaly,
+        c.price_group, c.price_multiplier,
         a.ledger_seq - COUNT(*) OVER (PARTITION BY p.account_id)
-            + ROW_NUMBER() OVER (PARTITION BY p.account_id ORDER BY p.ord),
-        p.loss
+            + ROW_NUMBER() OVER (PARTITION BY p.account_id ORDER BY p.ord) AS seq,
+        p.loss, c.price_version, c.bound_nanos, a.ledger_head AS head
     FROM jsonb_to_recordset(charges) AS c(ord bigint, id text, account_id text, model text,
         quantity text, hold_id text, lease_id text, key_id text, request_id text,
-        estimated bigint, note text, anomaly text, price_group text, price_multiplier text)
+        estimated bigint, note text, anomaly text, price_group text, price_multiplier text,
+        price_version bigint, bound_nanos bigint)
     JOIN jsonb_to_recordset(paid) AS p(ord bigint, account_id text, lease_id text,
         charged bigint, loss bigint, fenced boolean) ON p.ord = c.ord
-    JOIN accounts a ON a.id = c.account_id;
-    GET DIAGNOSTICS written = ROW_COUNT;
+    JOIN accounts a ON a.id = c.account_id
+    ORDER BY c.account_id, seq
+    LOOP
+        IF r.account_id IS DISTINCT FROM account THEN
+            IF account IS NOT NULL THEN
+                UPDATE accounts SET ledger_head = link WHERE id = account;
+            END IF;
+            account := r.account_id;
+            link := COALESCE(r.head, '');
+        END IF;
+        link := tollgate_ledger_hash_v1(link, ARRAY[r.id, r.account_id, r.seq::text, 'charge',
+            r.amount::text, r.balance_after::text, r.model, r.quantity, r.hold_id, NULL,
+            r.key_id, r.request_id, r.lease_id, r.estimated::text, r.note, r.anomaly,
+            r.price_group, r.price_multiplier, r.price_version::text, r.bound_nanos::text,
+            r.loss::text, '0', now_ms::text]);
+        INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model,
+            quantity, hold_id, lease_id, key_id, request_id, estimated, note, anomaly,
+            price_group, price_multiplier, created_at, seq, loss_nanos, price_version,
+            bound_nanos, hash)
+        VALUES (r.id, r.account_id, 'charge', r.amount, r.balance_after, r.model, r.quantity,
+            r.hold_id, r.lease_id, r.key_id, r.request_id, r.estimated, r.note, r.anomaly,
+            r.price_group, r.price_multiplier, now_ms, r.seq, r.loss, r.price_version,
+            r.bound_nanos, link);
+        written := written + 1;
+    END LOOP;
+    IF account IS NOT NULL THEN
+        UPDATE accounts SET ledger_head = link WHERE id = account;
+    END IF;
 
     INSERT INTO usage_log (id, created_at, kind, account_id, key_id, price_group, endpoint, model,
         channel, status, meter, quantity, units, charge_nanos, hold_nanos, latency_ms, upstream_ms,
-        request_id, task_id, estimated, note, hold_id)
+        request_id, task_id, estimated, note, hold_id, price_version, measured, bound_basis)
     SELECT u.id, u.created_at, u.kind, u.account_id, u.key_id, u.price_group, u.endpoint, u.model,
         u.channel, u.status, u.meter, u.quantity, u.units, COALESCE(p.charged, u.charge_nanos),
         u.hold_nanos, u.latency_ms, u.upstream_ms, u.request_id, u.task_id, u.estimated, u.note,
-        u.hold_id
+        u.hold_id, u.price_version, u.measured, u.bound_basis
     FROM jsonb_to_recordset(usage) AS u(id text, created_at bigint, kind text, account_id text,
         key_id text, price_group text, endpoint text, model text, channel text, status bigint,
         meter text, quantity text, units bigint, charge_nanos bigint, hold_nanos bigint,
         latency_ms bigint, upstream_ms bigint, request_id text, task_id text, estimated bigint,
-        note text, hold_id text)
+        note text, hold_id text, price_version bigint, measured text, bound_basis text)
     LEFT JOIN jsonb_to_recordset(paid) AS p(hold_id text, charged bigint, loss bigint)
         ON p.hold_id = u.hold_id AND p.loss > 0;
 

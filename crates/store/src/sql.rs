@@ -19,6 +19,7 @@ pub(crate) enum Param<'a> {
 pub(crate) enum Col {
     Int,
     Text,
+    OptText,
 }
 
 /// A selected value.
@@ -26,6 +27,7 @@ pub(crate) enum Col {
 pub(crate) enum Cell {
     Int(i64),
     Text(String),
+    OptText(Option<String>),
 }
 
 /// A selected row, its columns typed as asked.
@@ -56,6 +58,15 @@ impl Row {
         match self.0.get_mut(i) {
             Some(Cell::Text(v)) => Ok(std::mem::take(v)),
             _ => Err(StoreError::Corrupt(format!("column {i} is not text"))),
+        }
+    }
+
+    pub(crate) fn opt_text(&mut self, i: usize) -> Result<Option<String>, StoreError> {
+        match self.0.get_mut(i) {
+            Some(Cell::OptText(v)) => Ok(v.take()),
+            _ => Err(StoreError::Corrupt(format!(
+                "column {i} is not nullable text"
+            ))),
         }
     }
 }
@@ -110,6 +121,7 @@ impl Statements for sqlx::AnyConnection {
             Ok(match col {
                 Col::Int => Cell::Int(row.try_get::<i64, _>(i)?),
                 Col::Text => Cell::Text(row.try_get::<String, _>(i)?),
+                Col::OptText => Cell::OptText(row.try_get::<Option<String>, _>(i)?),
             })
         })?;
         Ok(Some(row))

@@ -360,6 +360,7 @@ impl Statements for Thread<'_> {
             Ok(match col {
                 Col::Int => Cell::Int(row.get::<_, i64>(i)?),
                 Col::Text => Cell::Text(row.get::<_, String>(i)?),
+                Col::OptText => Cell::OptText(row.get::<_, Option<String>>(i)?),
             })
         })?;
         // A `RETURNING` statement has done its work on the first step; the rest is dropped.

@@ -199,7 +199,7 @@ pub enum Outcome {
         /// The result (video URL, usage, …).
         result: serde_json::Value,
         /// The actual charge.
-        settlement: Settlement,
+        settlement: Box<Settlement>,
     },
     /// Failed, cancelled or expired: the error; the hold is released in full.
     Failed {
@@ -594,6 +594,9 @@ impl Store {
                 record.estimated = settlement.estimated;
                 record.note.clone_from(&settlement.note);
                 record.price_group = settlement.price_group.as_ref().map(|g| g.name.clone());
+                record.price_version = settlement.price_version;
+                record.measured = Some(settlement.measured);
+                record.bound_basis.clone_from(&settlement.bound_basis);
                 if let Some(usage) = settlement
                     .quantity
                     .as_deref()
@@ -602,7 +605,7 @@ impl Store {
                     record.set_usage(&usage, settlement.quantity.clone());
                 }
                 if let Some(hold_id) = &hold_id {
-                    if settle_hold(&mut tx, hold_id, settlement).await? == Closed::Already {
+                    if settle_hold(&mut tx, hold_id, *settlement).await? == Closed::Already {
                         record.charge = Amount::ZERO;
                     } else {
                         record.hold_id = Some(hold_id.clone());

@@ -62,6 +62,12 @@ pub struct UsageRecord {
     /// The hold its charge settled: the ledger row this record belongs to (none when nothing
     /// was charged). `tollgate audit` pairs them one to one.
     pub hold_id: Option<String>,
+    /// The version of the model's price its charge was priced at (`crate::prices`).
+    pub price_version: Option<i64>,
+    /// How the charged quantity was measured.
+    pub measured: Option<tollgate_billing::Measure>,
+    /// Why the charge's bound is what it is.
+    pub bound_basis: Option<String>,
 }
 
 impl UsageRecord {
@@ -222,9 +228,9 @@ pub struct UsageSummary {
 /// Columns of a usage record, in insert order.
 const COLUMNS: &str = "id, created_at, kind, account_id, key_id, price_group, endpoint, model, \
     channel, status, meter, quantity, units, charge_nanos, hold_nanos, latency_ms, upstream_ms, \
-    request_id, task_id, estimated, note, hold_id";
+    request_id, task_id, estimated, note, hold_id, price_version, measured, bound_basis";
 /// How many.
-const COLUMN_COUNT: usize = 22;
+const COLUMN_COUNT: usize = 25;
 /// Rows per multi-row INSERT (as for the ledger's: a power-of-two chunk keeps the number of
 /// distinct statements, and so of prepared statements, small).
 const CHUNK: usize = 128;
@@ -268,6 +274,9 @@ pub(crate) async fn write_usage<S: Statements>(
                 Param::Int(i64::from(r.estimated)),
                 Param::OptText(r.note.as_deref()),
                 Param::OptText(r.hold_id.as_deref()),
+                Param::OptInt(r.price_version),
+                Param::OptText(r.measured.map(tollgate_billing::Measure::as_str)),
+                Param::OptText(r.bound_basis.as_deref()),
             ]);
         }
         db.execute(&insert_sql(chunk.len()), &params).await?;
@@ -308,7 +317,9 @@ pub(crate) fn usage_json(records: &[&UsageRecord]) -> String {
                 "hold_nanos": r.hold.nanos(), "latency_ms": as_bigint(r.latency_ms),
                 "upstream_ms": r.upstream_ms.map(as_bigint), "request_id": r.request_id,
                 "task_id": r.task_id, "estimated": i64::from(r.estimated), "note": r.note,
-                "hold_id": r.hold_id,
+                "hold_id": r.hold_id, "price_version": r.price_version,
+                "measured": r.measured.map(tollgate_billing::Measure::as_str),
+                "bound_basis": r.bound_basis,
             })
         })
         .collect();
@@ -589,5 +600,11 @@ fn record_from_row(row: &sqlx::any::AnyRow) -> Result<UsageRecord, StoreError> {
         estimated: estimated != 0,
         note: row.try_get("note")?,
         hold_id: row.try_get("hold_id")?,
+        price_version: row.try_get("price_version")?,
+        measured: row
+            .try_get::<Option<String>, _>("measured")?
+            .as_deref()
+            .and_then(tollgate_billing::Measure::parse),
+        bound_basis: row.try_get("bound_basis")?,
     })
 }

@@ -101,7 +101,7 @@ async fn terminal_transitions_happen_once_and_settle_or_refund_with_them() {
         );
         let success = || Outcome::Succeeded {
             result: serde_json::json!({"video_url": "https://x/v.mp4"}),
-            settlement: Settlement::new(Amount::from_nanos(800)).quantity("tokens=40000"),
+            settlement: Box::new(Settlement::new(Amount::from_nanos(800)).quantity("tokens=40000")),
         };
         let (a, b) = tokio::join!(
             store.finish_task(&ok.id, success(), Some("succeeded")),

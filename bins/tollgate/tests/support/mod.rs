@@ -252,12 +252,12 @@ pub fn dechunk(mut rest: &str) -> String {
 
 // ---- the audit ----
 
-/// `tollgate audit --json` on `db` (with `config`, when given): the report, and whether it
-/// exited 0.
+/// `tollgate audit --json --recompute` on `db` (with `config`, when given): the report (every
+/// charge re-derived from its price version, too), and whether it exited 0.
 pub fn audit(db: &str, config: Option<&Path>) -> (serde_json::Value, bool) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_tollgate"));
     command
-        .args(["audit", "--json", "--database-url", db])
+        .args(["audit", "--json", "--recompute", "--database-url", db])
         .env_remove("TOLLGATE_DATABASE_URL")
         .env_remove("TOLLGATE_CONFIG");
     if let Some(config) = config {

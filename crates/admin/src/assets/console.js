@@ -235,7 +235,8 @@ async function accountPage(id, params) {
     h("div", { class: "panel" }, barChart("Spend per day", days.map(d => ({ label: bucketLabel(Number(d.group), "day"), value: d.charge })), money)),
     h("h2", {}, "Ledger"),
     table([{ label: "Time", get: r => when(r.created_at) }, { label: "Kind", get: r => r.kind }, { label: "Amount", num: 1, get: r => r.amount },
-           { label: "Balance after", num: 1, get: r => r.balance_after }, { label: "Model", get: r => r.model || "" }, { label: "Note", get: r => r.note || r.quantity || "" }], ledger.data),
+           { label: "Balance after", num: 1, get: r => r.balance_after }, { label: "Model", get: r => r.model || "" }, { label: "Note", get: r => r.note || r.quantity || "" },
+           { label: "", get: r => r.kind === "charge" && r.request_id ? h("a", { href: "#/requests/" + encodeURIComponent(r.request_id), "data-why": r.id }, "Why this charge") : "" }], ledger.data),
     ledger.next_cursor ? h("p", {}, h("a", { href: `#/accounts/${encodeURIComponent(a.id)}` + qs({ before: ledger.next_cursor }) }, "Older rows →")) : null);
 }
 
@@ -287,7 +288,7 @@ async function usagePage(params) {
     result = [table([{ label: "Time", get: r => when(r.created_at) }, { label: "Account", get: r => h("a", { href: "#/accounts/" + r.account_id, class: "mono" }, r.account_id) },
       { label: "Endpoint", get: r => r.endpoint }, { label: "Model", get: r => r.model || "" }, { label: "Status", get: r => h("span", { class: "pill" + (r.status >= 400 ? " bad" : "") }, r.status) },
       { label: "Units", num: 1, get: r => r.units ? `${r.units} ${r.meter || ""}` : "" }, { label: "Charge", num: 1, get: r => r.charge }, { label: "ms", num: 1, get: r => r.latency_ms },
-      { label: "Request", get: r => h("span", { class: "mono" }, r.request_id || r.task_id || "") }], page.data),
+      { label: "Request", get: r => r.request_id && r.hold_id ? h("a", { href: "#/requests/" + encodeURIComponent(r.request_id), class: "mono", title: "Why this charge" }, r.request_id) : h("span", { class: "mono" }, r.request_id || r.task_id || "") }], page.data),
       page.next_cursor ? h("p", {}, h("a", { href: "#/usage" + qs(Object.assign({}, f, { before: page.next_cursor })) }, "Older records →")) : null];
   }
   show(h("h1", {}, "Usage"), form, h("div", { id: "usage-result" }, result));
@@ -299,6 +300,34 @@ async function downloadCsv(f) {
   const a = h("a", { href: url, download: "usage.csv" }); document.body.append(a); a.click(); a.remove(); URL.revokeObjectURL(url);
 }
 
+// Why a request was charged what it was (GET /admin/v1/requests/{id}; docs/architecture.md,
+// "Explanations"): each charge's quantity and how it was measured, price version and tariff,
+// multiplier, the exact product and its rounding, hold and bound.
+async function requestPage(id) {
+  const r = await api("/requests/" + encodeURIComponent(id));
+  const row = (label, value) => [h("dt", {}, label), h("dd", {}, value === null || value === undefined || value === "" ? "—" : value)];
+  const charges = r.data.map(c => h("section", { class: "panel", "data-charge": c.ledger_id },
+    h("h2", {}, c.model, " ", h("span", { class: "mono muted" }, c.ledger_id)),
+    h("dl", { class: "why" },
+      row("Quantity", `${c.units} (${c.meter})`),
+      row("Measured by", c.measured ? c.measured.replace("_", " ") : "unknown (record pruned)"),
+      c.note ? row("Note", c.note) : null,
+      row("Price", `${c.model}@${c.price_version ?? "—"}` + (c.price_reconstructed ? " (reconstructed at the upgrade)" : "")),
+      row("Tariff", c.tariff ? JSON.stringify(c.tariff) : null),
+      row("Price group", `${c.price_group || "list prices"} × ${c.multiplier}`),
+      row("Exact", c.exact),
+      row("Rounding", `${c.rounding} → ${c.priced ?? "—"}`),
+      row("Hold", c.hold),
+      row("Bound", c.bound ? `${c.bound} (${c.bound_basis || "—"})` + (c.cut_by_bound ? " — the bound cut the price" : "") : null),
+      c.anomaly ? row("Anomaly", c.anomaly) : null,
+      nanos(c.loss) > 0n ? row("Operator's loss", c.loss) : null,
+      row("Charged", h("strong", {}, c.charged)))));
+  show(h("p", {}, h("a", { href: "#/usage" }, "← Usage")),
+    h("h1", {}, "Why this charge: ", h("span", { class: "mono" }, id)),
+    h("p", {}, `Charged ${r.charged} in ${r.data.length} charge(s), from ${r.records} usage record(s).`),
+    r.disagree.length ? message("These charges do not re-derive from their price version: " + r.disagree.join(", ")) : null,
+    charges.length ? charges : h("p", { class: "muted" }, "Nothing was charged (refused, released, or a task still running)."));
+}
 async function tasksPage(params) {
   const state = params.get("state") || "", account = params.get("account") || "";
   const page = await api("/tasks" + qs({ state, account, limit: 50, before: params.get("before") || "" }));
@@ -364,6 +393,7 @@ async function route() {
     if (parts[0] === "accounts" && parts[1]) await accountPage(parts[1], params);
     else if (parts[0] === "accounts") await accountsPage(params);
     else if (parts[0] === "usage") await usagePage(params);
+    else if (parts[0] === "requests" && parts[1]) await requestPage(parts[1]);
     else if (parts[0] === "tasks" && parts[1]) await taskPage(parts[1]);
     else if (parts[0] === "tasks") await tasksPage(params);
     else if (parts[0] === "channels") await channelsPage();

@@ -85,6 +85,7 @@ pub fn document() -> Value {
         "video",
         "native",
         "models",
+        "billing",
         "admin",
         "operations",
     ]

@@ -294,6 +294,23 @@ fn about(route: Route) -> Option<About> {
             json!({"200": {"description": "Prometheus text format", "content": {"text/plain": text()}}}),
         ),
         Route::OpenApi => plain("This document", "operations", ok(json!({"type": "object"}))),
+        Route::LedgerKeys => plain(
+            "The Ed25519 public keys that sign ledger checkpoints",
+            "billing",
+            ok(json!({
+                "type": "object",
+                "required": ["keys"],
+                "properties": {"keys": {"type": "array", "items": {
+                    "type": "object",
+                    "required": ["key_id", "algorithm", "public_key"],
+                    "properties": {
+                        "key_id": {"type": "string"},
+                        "algorithm": {"const": "Ed25519"},
+                        "public_key": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                    },
+                }}},
+            })),
+        ),
         Route::Console => plain(
             "The web console (HTML, signs in with an admin token)",
             "operations",
@@ -424,6 +441,18 @@ fn about(route: Route) -> Option<About> {
             "VideoRequest",
         ),
         Route::VideoGet => task(plain("A generic video task", "video", ok(r("VideoTask")))),
+        Route::Charges => About {
+            param: "request_id",
+            parameters: vec![path_param(
+                "request_id",
+                "The request's id (its x-request-id answer header)",
+            )],
+            ..plain(
+                "What one of this key's requests was charged, and why",
+                "billing",
+                ok(r("RequestCharges")),
+            )
+        },
         Route::Media => About {
             param: "file",
             parameters: vec![
@@ -757,6 +786,48 @@ fn admin_about(op: AdminOp) -> AdminAbout {
                 plain("Create or change a price group", ok(r("Group"))),
             ),
         ),
+        AdminOp::Prices => plain(
+            "Every model's price versions and the one in effect",
+            data("ModelPrices"),
+        ),
+        AdminOp::PriceHistory => with(
+            vec![path_param("name", "The public model")],
+            plain(
+                "A model's price versions and the one in effect",
+                ok(r("ModelPrices")),
+            ),
+        ),
+        AdminOp::SetPrice => taking(
+            r("PriceEdit"),
+            with(
+                vec![path_param("name", "The public model")],
+                plain(
+                    "Add a price version (versions are never edited)",
+                    created(r("PriceVersion"), "Created"),
+                ),
+            ),
+        ),
+        AdminOp::Statement => with(
+            vec![
+                account(),
+                query("from", "The period's start, Unix milliseconds"),
+                query(
+                    "until",
+                    "The period's end (exclusive), Unix milliseconds; now when left out",
+                ),
+            ],
+            plain(
+                "The account's statement: its ledger rows over the period, chained to the last signed checkpoint (`tollgate verify` checks it offline)",
+                ok(json!({"type": "object", "required": ["format", "account_id", "rows"]})),
+            ),
+        ),
+        AdminOp::Request => with(
+            vec![path_param("id", "The request's id (x-request-id)")],
+            plain(
+                "What a request was charged, explained; `disagree` lists charges whose arithmetic does not re-derive",
+                ok(r("RequestCharges")),
+            ),
+        ),
         AdminOp::Usage => {
             let mut parameters = usage_filters();
             parameters.extend([limit(), before()]);
@@ -792,7 +863,14 @@ fn admin_about(op: AdminOp) -> AdminAbout {
             plain("Open holds (video tasks)", data("Hold")),
         ),
         AdminOp::Leases => plain("Open credit leases of the running replicas", data("Lease")),
-        AdminOp::Audit => plain("Check every money invariant", ok(r("AuditReport"))),
+        AdminOp::Audit => with(
+            vec![query_as(
+                "recompute",
+                "Also re-derive every charge from its quantity and price version",
+                json!({"type": "string", "enum": ["true", "false"]}),
+            )],
+            plain("Check every money invariant", ok(r("AuditReport"))),
+        ),
         AdminOp::Tasks => with(
             vec![
                 query("account", "An account's id or name"),

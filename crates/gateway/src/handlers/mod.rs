@@ -2,6 +2,7 @@
 //! (who is calling) is done once, in the service (`service::dispatch`): a handler of a client
 //! route is handed the caller's `Principal`.
 
+pub mod charges;
 pub mod chat;
 pub mod clip_tasks;
 pub mod embeddings;

@@ -14,6 +14,26 @@ pub fn healthz() -> Response<ResponseBody> {
     body::json_response(StatusCode::OK, &json!({"status": "ok"}))
 }
 
+/// `GET /.well-known/tollgate-ledger-keys`: the Ed25519 public keys whose signatures on ledger
+/// checkpoints the operator stands behind (docs/architecture.md, "The chained ledger"), so that a
+/// customer can check a statement (`tollgate verify`) against a key they fetched themselves.
+pub fn ledger_keys(ctx: &RequestCtx) -> Response<ResponseBody> {
+    let keys: Vec<_> = ctx
+        .state
+        .ledger_keys
+        .iter()
+        .filter_map(|hex| tollgate_store::checkpoint::parse_public_key(hex).ok())
+        .map(|key| {
+            json!({
+                "key_id": tollgate_store::checkpoint::key_id(&key),
+                "algorithm": "Ed25519",
+                "public_key": hex::encode(key.as_bytes()),
+            })
+        })
+        .collect();
+    body::json_response(StatusCode::OK, &json!({"keys": keys}))
+}
+
 /// How long `/readyz` waits for the database.
 const STORE_ANSWERS_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
 

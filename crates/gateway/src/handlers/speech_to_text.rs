@@ -14,8 +14,8 @@ use tollgate_gateway_core::config::ModelKind;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::response::UpstreamTime;
-use tollgate_metering::Basis;
 use tollgate_metering::recognition::billed_seconds;
+use tollgate_metering::{Basis, Measure};
 use tollgate_store::Principal;
 use tollgate_upstream::recognition::SttBody;
 use tollgate_vendor_audio::stt::{LANGUAGE_HEADER, validate};
@@ -89,11 +89,13 @@ pub async fn create(
         let result = answer.body;
         let subtitles = matches!(result.stt, Some(SttBody::Subtitles(_)));
         let reported = result.duration.and_then(billed_seconds);
-        let (seconds, mut basis) = Basis::reported_or_local(reported, probed_seconds);
+        let (seconds, mut basis) =
+            Basis::reported_or_local(reported, probed_seconds, Measure::Probe);
         if subtitles {
             basis = Basis {
                 estimated: false,
                 note: Some("subtitles carry no duration; charged the probed duration".into()),
+                measured: Measure::Probe,
             };
         }
         held.settle(&Usage::AudioSeconds(seconds), basis).await?;

@@ -16,8 +16,8 @@ use tollgate_gateway_core::config::ModelKind;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::response::UpstreamTime;
-use tollgate_metering::Basis;
 use tollgate_metering::recognition::billed_seconds;
+use tollgate_metering::{Basis, Measure};
 use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.
@@ -83,7 +83,7 @@ pub async fn create(
         // docs/api.md §8 rule 2: seconds from the duration in the result, rounded up; the
         // probe is the fallback (and the duration shown) when the upstream reports none.
         let reported = result.duration.and_then(billed_seconds);
-        let (seconds, basis) = Basis::reported_or_local(reported, probed_seconds);
+        let (seconds, basis) = Basis::reported_or_local(reported, probed_seconds, Measure::Probe);
         let covered = result.duration.unwrap_or(duration.as_secs_f64());
         let transcript = translate::transcript(
             result,

@@ -52,17 +52,25 @@ pub async fn submit(
 ) -> Result<Task, ApiError> {
     let state = &ctx.state;
     let mut submission = submission;
+    // The price version in effect now prices the task to its end, whenever that is.
+    let price = state.prices.at(
+        &entry.public,
+        &entry.tariff,
+        tollgate_gateway_core::clock::now_millis(),
+    );
     let priced = crate::charge::Priced::admit(
         ctx,
         principal,
         &entry.public,
-        &submission.pricing.tariff,
+        &price,
         &submission.pricing.estimate,
     )
     .await?;
-    // The caller's price group, snapshot with the rest of the pricing.
+    // The caller's tariff, price group and price version, snapshot with the rest of the
+    // pricing.
     submission.pricing.tariff = priced.tariff;
     submission.pricing.price_group = priced.price_group.as_deref().cloned();
+    submission.pricing.price_version = priced.price_version;
     let amount = priced.amount;
     let first_channel = entry
         .channels

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use tollgate_billing::{Amount, Tariff, Usage};
-use tollgate_metering::Basis;
+use tollgate_metering::{Basis, Bound};
 use tollgate_store::{Outcome, PriceGroup, Settlement, Task, TaskState};
 
 /// What is priced at submit and kept on the task row, so that a price change later never
@@ -29,6 +29,9 @@ pub struct Pricing {
     /// The price group `tariff` is scaled for (`None`: list prices), for the ledger row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price_group: Option<PriceGroup>,
+    /// The version of the model's price `tariff` is (`None` on rows of earlier releases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_version: Option<i64>,
 }
 
 impl Pricing {
@@ -94,24 +97,13 @@ impl Observation {
                 // honest upstream figure exceeds it; more is charged at the hold, as an anomaly.
                 let held = pricing.charge(&pricing.estimate).unwrap_or(Amount::ZERO);
                 let quantity = serde_json::to_string(usage).unwrap_or_default();
-                let (actual, anomaly) = match pricing.charge(usage) {
-                    Ok(priced) if priced <= held => (priced, None),
-                    Ok(priced) => (
-                        held,
-                        Some(format!(
-                            "upstream usage {quantity} prices at {priced}, above the {held} held for what was asked; charged {held}"
-                        )),
-                    ),
-                    Err(e) => (
-                        held,
-                        Some(format!(
-                            "upstream usage {quantity} cannot be priced ({e}); charged the {held} held"
-                        )),
-                    ),
-                };
+                let bound = Bound::measured(held);
+                let (actual, anomaly) = bound.charge(&pricing.tariff, usage, &quantity);
                 let mut settlement = Settlement::new(actual)
                     .quantity(quantity)
-                    .price_group(pricing.price_group.clone());
+                    .price_group(pricing.price_group.clone())
+                    .priced_at(pricing.price_version, bound.amount, "what was asked")
+                    .measured(basis.measured);
                 if let Some(anomaly) = anomaly {
                     tracing::warn!(anomaly, "task settlement capped");
                     settlement = settlement.anomaly(anomaly);
@@ -124,7 +116,7 @@ impl Observation {
                 }
                 Some(Outcome::Succeeded {
                     result: result.clone(),
-                    settlement,
+                    settlement: Box::new(settlement),
                 })
             }
         }

@@ -9,7 +9,7 @@ use tollgate_billing::{
 use tollgate_clip_tasks::{ListQuery, Task as ClipTask, TaskError, TaskStatus, Tier, Validated};
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::media::{MediaLinks, Origin};
-use tollgate_metering::Basis;
+use tollgate_metering::{Basis, Measure};
 use tollgate_store::{Task, TaskFilter, TaskState};
 
 /// docs/api.md §8 rules 4–5: the hold of a clip task. The estimate is
@@ -46,6 +46,7 @@ pub fn pricing(valid: &Validated, tariff: &Tariff) -> Result<Pricing, ApiError> 
         ratio: Some(valid.ratio.to_owned()),
         reference_seconds,
         price_group: None,
+        price_version: None,
     })
 }
 
@@ -186,10 +187,10 @@ pub fn observe(upstream: ClipTask, pricing: &Pricing, now: i64) -> Observation {
                 Some(tokens) => (Usage::VideoTokens { tokens, tier }, Basis::default()),
                 None => (
                     pricing.estimate,
-                    Basis {
-                        estimated: true,
-                        note: Some("upstream reported no usage; charged the estimate".into()),
-                    },
+                    Basis::local(
+                        "upstream reported no usage; charged the estimate",
+                        Measure::Requested,
+                    ),
                 ),
             };
             let result = TaskResult {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use tollgate_billing::{Tariff, Usage, video_seconds};
 use tollgate_gateway_core::media::{MediaLinks, Origin};
 use tollgate_generic_tasks::{Validated, VideoError, VideoStatus, VideoTask, spec};
-use tollgate_metering::Basis;
+use tollgate_metering::{Basis, Measure};
 use tollgate_store::{Task, TaskState};
 
 /// The store's `format` of generic tasks.
@@ -23,6 +23,7 @@ pub fn pricing(valid: &Validated, tariff: &Tariff) -> Pricing {
         ratio: valid.aspect_ratio.clone(),
         reference_seconds: None,
         price_group: None,
+        price_version: None,
     }
 }
 
@@ -96,12 +97,10 @@ pub fn observe(upstream: VideoTask, pricing: &Pricing, now: i64) -> Observation 
                 ),
                 None => (
                     u64::from(pricing.duration_seconds.max(1)),
-                    Basis {
-                        estimated: true,
-                        note: Some(
-                            "upstream reported no length; charged the requested seconds".into(),
-                        ),
-                    },
+                    Basis::local(
+                        "upstream reported no length; charged the requested seconds",
+                        Measure::Requested,
+                    ),
                 ),
             };
             let result = TaskResult {

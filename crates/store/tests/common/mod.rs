@@ -31,3 +31,29 @@ pub fn unique() -> String {
         .as_nanos();
     format!("{nanos}-{}", N.fetch_add(1, Ordering::Relaxed))
 }
+
+/// [`stores`] with their URLs, for a test that edits rows behind the store's back.
+pub async fn stores_with_urls() -> Vec<(Store, String)> {
+    let dir = std::env::temp_dir().join(format!(
+        "tollgate-store-test-{}-{}",
+        std::process::id(),
+        unique()
+    ));
+    let sqlite = format!("sqlite://{}/t.db", dir.display());
+    let mut stores = vec![(Store::connect(&sqlite).await.unwrap(), sqlite)];
+    if let Ok(url) = std::env::var("TOLLGATE_TEST_POSTGRES_URL") {
+        stores.push((Store::connect(&url).await.unwrap(), url));
+    }
+    stores
+}
+
+/// Runs `sql` on the database at `url` as an intruder would: not through the store.
+pub async fn tamper(url: &str, sql: &str) {
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(url).await.unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+}

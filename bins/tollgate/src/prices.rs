@@ -1,0 +1,257 @@
+//! `tollgate prices`: the price book's versions (docs/architecture.md, "Prices"); `tollgate
+//! explain`: what a request was charged at them, and why ("Explanations").
+
+use crate::cli::{Common, PricesCommand};
+use crate::common::{load_config, open_store};
+use tollgate_admin::ops::{self, Actor};
+use tollgate_billing::{PriceSchedule, Tariff};
+use tollgate_gateway_core::clock::{format_rfc3339, now_millis, parse_rfc3339};
+use tollgate_store::StoredPrice;
+
+pub async fn run(common: &Common, command: PricesCommand) -> Result<(), String> {
+    let config = load_config(common)?;
+    let store = open_store(&config, false).await?;
+    let result = match command {
+        PricesCommand::List { json } => match store.price_versions(None).await {
+            Ok(all) => {
+                let schedule =
+                    PriceSchedule::from_versions(all.iter().map(StoredPrice::as_version));
+                let now = now_millis();
+                let current: Vec<&StoredPrice> = schedule
+                    .models()
+                    .filter_map(|m| schedule.at(m, now))
+                    .filter_map(|v| {
+                        all.iter()
+                            .find(|p| p.model == v.model && p.version == v.version)
+                    })
+                    .collect();
+                print_versions(
+                    &current,
+                    json,
+                    "no price versions yet: they are made when the gateway first starts",
+                )
+            }
+            Err(e) => Err(e.to_string()),
+        },
+        PricesCommand::Show { model, json } => match store.price_versions(Some(&model)).await {
+            Ok(all) => {
+                let schedule =
+                    PriceSchedule::from_versions(all.iter().map(StoredPrice::as_version));
+                match schedule.at(&model, now_millis()) {
+                    Some(v) => {
+                        let current: Vec<&StoredPrice> =
+                            all.iter().filter(|p| p.version == v.version).collect();
+                        print_versions(&current, json, "")
+                    }
+                    None => Err(format!("{model}: no price version in effect")),
+                }
+            }
+            Err(e) => Err(e.to_string()),
+        },
+        PricesCommand::History { model, json } => match store.price_versions(Some(&model)).await {
+            Ok(all) if all.is_empty() => Err(format!("{model}: no price versions")),
+            Ok(all) => print_versions(&all.iter().collect::<Vec<_>>(), json, ""),
+            Err(e) => Err(e.to_string()),
+        },
+        PricesCommand::Set {
+            model,
+            prices,
+            from,
+        } => set(&store, &config, &model, &prices, from.as_deref()).await,
+    };
+    store.close().await;
+    result
+}
+
+async fn set(
+    store: &tollgate_store::Store,
+    config: &tollgate_gateway_core::Config,
+    model: &str,
+    prices: &[String],
+    from: Option<&str>,
+) -> Result<(), String> {
+    let effective_from = from
+        .map(|t| {
+            parse_rfc3339(t).map_err(|_| {
+                format!("--from: {t:?} is not an RFC 3339 time such as 2027-01-31T00:00:00Z")
+            })
+        })
+        .transpose()?;
+    let current = store
+        .price_versions(Some(model))
+        .await
+        .map_err(|e| e.to_string())?
+        .pop();
+    let tariff = tariff_of(prices, current.as_ref().map(|c| &c.tariff))?;
+    let known: Vec<&str> = config.models.keys().map(String::as_str).collect();
+    let stored = ops::set_price(store, &Actor::cli(), &known, model, &tariff, effective_from)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!(
+        "{model}: version {} from {} (running gateways follow within {} s)",
+        stored.version,
+        format_rfc3339(stored.effective_from),
+        tollgate_gateway_core::prices::PRICES_EVERY.as_secs()
+    );
+    Ok(())
+}
+
+/// A tariff from `NAME=DECIMAL` pairs, on `current`'s meter unless one says `meter=…`.
+fn tariff_of(pairs: &[String], current: Option<&Tariff>) -> Result<Tariff, String> {
+    let mut fields = serde_json::Map::new();
+    if let Some(current) = current {
+        fields.insert("meter".into(), current.meter().to_string().into());
+    }
+    for pair in pairs {
+        let (name, value) = pair.split_once('=').ok_or_else(|| {
+            format!("{pair:?}: write NAME=DECIMAL, such as per_million_tokens=0.02")
+        })?;
+        fields.insert(name.trim().to_owned(), value.trim().into());
+    }
+    serde_json::from_value(serde_json::Value::Object(fields))
+        .map_err(|e| format!("the prices: {e}"))
+}
+
+fn print_versions(versions: &[&StoredPrice], json: bool, empty: &str) -> Result<(), String> {
+    if json {
+        let data: Vec<serde_json::Value> = versions
+            .iter()
+            .map(|p| tollgate_admin::views::price(p))
+            .collect();
+        println!("{}", serde_json::json!({ "data": data }));
+        return Ok(());
+    }
+    if versions.is_empty() && !empty.is_empty() {
+        println!("{empty}");
+    }
+    for p in versions {
+        let tariff = serde_json::to_string(&p.tariff).map_err(|e| e.to_string())?;
+        println!(
+            "{:<28} v{:<3} from {}  {}  ({}{}{})",
+            p.model,
+            p.version,
+            format_rfc3339(p.effective_from),
+            tariff,
+            p.source,
+            p.actor
+                .as_deref()
+                .map(|a| format!(" {a}"))
+                .unwrap_or_default(),
+            if p.reconstructed {
+                ", reconstructed at the upgrade"
+            } else {
+                ""
+            },
+        );
+    }
+    Ok(())
+}
+
+/// `tollgate explain REQUEST_ID`.
+pub async fn explain(common: &Common, request_id: &str, json: bool) -> Result<(), String> {
+    let config = load_config(common)?;
+    let store = open_store(&config, false).await?;
+    let found = store
+        .explain(request_id, tollgate_store::Viewer::default())
+        .await;
+    store.close().await;
+    let found = found
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no usage record or charge of a request {request_id:?}"))?;
+    if json {
+        println!(
+            "{}",
+            tollgate_admin::views::request_charges(request_id, &found)
+        );
+    } else {
+        println!(
+            "request {request_id}: charged {} in {} charge(s)",
+            found.charged(),
+            found.charges.len()
+        );
+        for c in &found.charges {
+            print!("{}", explanation_text(c));
+        }
+        if found.charges.is_empty() {
+            println!("  nothing charged (refused, released, or a task still running)");
+        }
+    }
+    if found.disagree.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} charge(s) do not re-derive from their price version: {}",
+            found.disagree.len(),
+            found.disagree.join(", ")
+        ))
+    }
+}
+
+/// One charge, in words, a line per step.
+fn explanation_text(c: &tollgate_billing::Explanation) -> String {
+    let or = |v: Option<String>| v.unwrap_or_else(|| "—".into());
+    let mut out = format!(
+        "\n{} at {} ({})\n",
+        c.ledger_id,
+        format_rfc3339(c.charged_at),
+        c.task_id
+            .as_deref()
+            .map_or("request".to_owned(), |t| format!("task {t}"))
+    );
+    out.push_str(&format!(
+        "  quantity    {} on {} — measured: {}{}\n",
+        c.units,
+        c.meter,
+        c.measured.map_or("unknown (record pruned)", |m| m.as_str()),
+        c.note
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default()
+    ));
+    out.push_str(&format!(
+        "  price       {}@{} {}{}\n",
+        c.model,
+        or(c.price_version.map(|v| v.to_string())),
+        or(c.tariff
+            .as_ref()
+            .and_then(|t| serde_json::to_string(t).ok())),
+        if c.price_reconstructed {
+            " (reconstructed at the upgrade)"
+        } else {
+            ""
+        }
+    ));
+    out.push_str(&format!(
+        "  group       {} × {}\n",
+        c.price_group.as_deref().unwrap_or("list prices"),
+        c.multiplier
+    ));
+    out.push_str(&format!(
+        "  exact       {} → rounded {}: {}\n",
+        or(c.exact.clone()),
+        c.rounding,
+        or(c.priced.map(|p| p.to_string()))
+    ));
+    out.push_str(&format!(
+        "  hold        {}; bound {} ({}){}\n",
+        or(c.hold.map(|h| h.to_string())),
+        or(c.bound.map(|b| b.to_string())),
+        c.bound_basis.as_deref().unwrap_or("—"),
+        if c.cut_by_bound {
+            " — the bound cut the price"
+        } else {
+            ""
+        }
+    ));
+    if let Some(anomaly) = &c.anomaly {
+        out.push_str(&format!("  anomaly     {anomaly}\n"));
+    }
+    if c.loss.is_positive() {
+        out.push_str(&format!(
+            "  loss        {} (the account could not pay it)\n",
+            c.loss
+        ));
+    }
+    out.push_str(&format!("  charged     {}\n", c.charged));
+    out
+}

@@ -1,0 +1,277 @@
+//! The price book's versions as an operator uses them (docs/architecture.md, "Prices"): the
+//! built binary serving, `tollgate prices set` changing a price mid-run, requests after the change
+//! charged at the new version, a task submitted before it settled at the old one, every charge
+//! re-derived by `tollgate audit --recompute`, and restarts that keep the operator's version or
+//! take the configuration's new one, saying so in the log.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+use support::{Gateway, Scratch, audit, http};
+use tollgate_billing::Amount;
+use tollgate_sim::KnobSettings;
+use tollgate_store::{LedgerKind, Store};
+
+const EMBEDDING_MODEL: &str = "text-embedding-3-small";
+const VIDEO_MODEL: &str = "wave-3-0-video";
+
+fn write_config(scratch: &Scratch, sim: &str, video_per_second: &str) -> PathBuf {
+    let text = format!(
+        r#"
+[simulator]
+enabled = false
+
+[tasks]
+first_poll_ms = 200
+poll_interval_ms = 300
+sweep_interval_seconds = 1
+
+[[channels]]
+name = "emb"
+format = "openai-embeddings"
+base_url = "{sim}"
+
+[[channels]]
+name = "video"
+format = "generic-video"
+base_url = "{sim}"
+
+[models."{EMBEDDING_MODEL}"]
+kind = "embeddings"
+channels = ["emb"]
+price = {{ meter = "tokens", per_million_tokens = "0.02" }}
+
+[models."{VIDEO_MODEL}"]
+kind = "generic-video"
+channels = ["video"]
+price = {{ meter = "video_seconds", per_second = "{video_per_second}" }}
+"#
+    );
+    let path = scratch.dir.join("tollgate.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `tollgate ARGS… --config CONFIG --database-url DB`: stdout, or a panic with stderr.
+fn tollgate(config: &Path, db: &str, args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .args(["--database-url", db])
+        .env_remove("TOLLGATE_CONFIG")
+        .env_remove("TOLLGATE_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "tollgate {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+async fn submit_video(addr: &str, key: &str, seconds: u32) -> String {
+    let body = serde_json::json!({"model": VIDEO_MODEL, "prompt": "prices", "seconds": seconds.to_string()});
+    let (status, answer) = http(
+        addr,
+        "POST",
+        "/v1/video/generations",
+        Some(key),
+        Some(&body.to_string()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 200, "{answer}");
+    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    answer["id"].as_str().unwrap().to_owned()
+}
+
+/// The task's charge row, once it has one.
+async fn task_charge(store: &Store, account: &str, task: &str) -> tollgate_store::LedgerEntry {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let rows = store.ledger(account).await.unwrap();
+        if let Some(row) = rows
+            .into_iter()
+            .find(|r| r.kind == LedgerKind::Charge && r.task_id.as_deref() == Some(task))
+        {
+            return row;
+        }
+        assert!(Instant::now() < deadline, "task {task} was never charged");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Embedding requests until one is charged at `version`: its charge row.
+async fn embed_until_version(
+    addr: &str,
+    key: &str,
+    store: &Store,
+    account: &str,
+    version: i64,
+) -> tollgate_store::LedgerEntry {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let body = serde_json::json!({"model": EMBEDDING_MODEL, "input": "price versions"});
+        let (status, answer) = http(
+            addr,
+            "POST",
+            "/v1/embeddings",
+            Some(key),
+            Some(&body.to_string()),
+        )
+        .await
+        .unwrap();
+        assert_eq!(status, 200, "{answer}");
+        let newest = store
+            .ledger(account)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.kind == LedgerKind::Charge && r.task_id.is_none())
+            .max_by_key(|r| r.created_at)
+            .unwrap();
+        if newest.price_version == Some(version) {
+            return newest;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no embedding charged at version {version}: {newest:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_price_change_mid_run_prices_each_charge_at_its_own_version() {
+    let scratch = Scratch::new("prices");
+    let sim = tollgate_sim::start(
+        "127.0.0.1:0".parse().unwrap(),
+        KnobSettings {
+            task_queued_ms: Some(1_500),
+            task_running_ms: Some(4_000),
+            ..KnobSettings::default()
+        },
+    )
+    .await
+    .unwrap();
+    let db = scratch.sqlite_url();
+    let config = write_config(&scratch, &sim.base_url(), "0.1");
+    let gateway = Gateway::start(&scratch, "a", &config, &db).await;
+    let store = Store::connect(&db).await.unwrap();
+    let (account, key) = store
+        .create_account(&format!("prices-{}", scratch.tag), "100".parse().unwrap())
+        .await
+        .unwrap();
+
+    // Version 1 of each, from the configuration, in effect from the start.
+    let history = tollgate(&config, &db, &["prices", "history", VIDEO_MODEL, "--json"]);
+    let history: serde_json::Value = serde_json::from_str(&history).unwrap();
+    assert_eq!(history["data"][0]["version"], 1, "{history:#}");
+    assert_eq!(history["data"][0]["source"], "config", "{history:#}");
+
+    let first = embed_until_version(&gateway.addr, &key.secret, &store, &account.id, 1).await;
+    // A task submitted at version 1, still running when the price changes.
+    let before = submit_video(&gateway.addr, &key.secret, 3).await;
+
+    let said = tollgate(
+        &config,
+        &db,
+        &["prices", "set", VIDEO_MODEL, "per_second=0.2"],
+    );
+    assert!(said.contains("version 2"), "{said}");
+    tollgate(
+        &config,
+        &db,
+        &["prices", "set", EMBEDDING_MODEL, "per_million_tokens=0.04"],
+    );
+
+    // The running gateway follows; the same request now costs twice as much.
+    let second = embed_until_version(&gateway.addr, &key.secret, &store, &account.id, 2).await;
+    assert_eq!(first.quantity, second.quantity);
+    assert_eq!(
+        second.amount.nanos(),
+        2 * first.amount.nanos(),
+        "{first:?} {second:?}"
+    );
+    let after = submit_video(&gateway.addr, &key.secret, 3).await;
+
+    // The task submitted before the change settles at the old price, the one after at the new.
+    let old = task_charge(&store, &account.id, &before).await;
+    assert_eq!(old.price_version, Some(1), "{old:?}");
+    assert_eq!(old.amount, "-0.3".parse::<Amount>().unwrap(), "{old:?}");
+    let new = task_charge(&store, &account.id, &after).await;
+    assert_eq!(new.price_version, Some(2), "{new:?}");
+    assert_eq!(new.amount, "-0.6".parse::<Amount>().unwrap(), "{new:?}");
+
+    // Every charge re-derives from its own version.
+    let (report, ok) = audit(&db, Some(&config));
+    assert!(ok, "audit: {report:#}");
+    assert!(
+        report["recompute"]["recomputed"].as_u64().unwrap() >= 4,
+        "{report:#}"
+    );
+    assert_eq!(report["recompute"]["violation_count"], 0, "{report:#}");
+
+    // A restart with the configuration as it was keeps the operator's version, and says so.
+    drop(gateway);
+    let gateway = Gateway::start(&scratch, "b", &config, &db).await;
+    let log = std::fs::read_to_string(&gateway.log).unwrap();
+    assert!(
+        log.contains("an operator's price version is in effect"),
+        "{log}"
+    );
+    let shown = tollgate(&config, &db, &["prices", "show", VIDEO_MODEL, "--json"]);
+    assert!(shown.contains("\"version\":2"), "{shown}");
+
+    // A restart with a new price in the configuration makes a version of it, and says so.
+    drop(gateway);
+    let config = write_config(&scratch, &sim.base_url(), "0.15");
+    let gateway = Gateway::start(&scratch, "c", &config, &db).await;
+    let log = std::fs::read_to_string(&gateway.log).unwrap();
+    assert!(log.contains("the configuration's price changed"), "{log}");
+    let history = tollgate(&config, &db, &["prices", "history", VIDEO_MODEL]);
+    assert_eq!(history.lines().count(), 3, "{history}");
+    assert!(history.lines().nth(1).unwrap().contains("cli"), "{history}");
+    let third = submit_video(&gateway.addr, &key.secret, 2).await;
+    let charged = task_charge(&store, &account.id, &third).await;
+    assert_eq!(charged.price_version, Some(3), "{charged:?}");
+    assert_eq!(
+        charged.amount,
+        "-0.3".parse::<Amount>().unwrap(),
+        "{charged:?}"
+    );
+
+    // An operator's mistakes, refused: another meter, a negative price, an unknown model.
+    for args in [
+        &[
+            "prices",
+            "set",
+            VIDEO_MODEL,
+            "meter=tokens",
+            "per_million_tokens=1",
+        ][..],
+        &["prices", "set", VIDEO_MODEL, "per_second=-1"][..],
+        &["prices", "set", "no-such-model", "per_second=1"][..],
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+            .args(args)
+            .arg("--config")
+            .arg(&config)
+            .args(["--database-url", &db])
+            .env_remove("TOLLGATE_CONFIG")
+            .env_remove("TOLLGATE_DATABASE_URL")
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{args:?} was taken");
+    }
+    let (report, ok) = audit(&db, Some(&config));
+    assert!(ok, "audit: {report:#}");
+    drop(gateway);
+    store.close().await;
+    sim.shutdown().await;
+}

@@ -1,0 +1,254 @@
+//! Why a charge is what it is (docs/architecture.md, "Explanations"): a machine-readable
+//! account of one charge — the meter, the quantity and how it was measured, the unit prices and
+//! their version, the price group's multiplier, the exact product and its one rounding, the hold
+//! and the bound, and what the bound or the account's balance cut.
+//!
+//! An [`Explanation`] is assembled from what the charge recorded (its ledger row, its usage
+//! record, its price version) and [`Explanation::derive`]s the arithmetic again, so that what it
+//! shows is what anyone can recompute.
+
+use serde::{Deserialize, Serialize};
+
+use crate::meter::{ClipTier, Meter, Usage};
+use crate::money::Amount;
+use crate::tariff::Tariff;
+
+/// How a charge's quantity was measured.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    /// The upstream's own usage figure (within the bound).
+    #[default]
+    Vendor,
+    /// The gateway's own count of what it sent or relayed (characters, tokens): the upstream
+    /// reported none.
+    LocalCount,
+    /// The gateway's probe of media it spooled (an audio file's duration).
+    Probe,
+    /// What the client asked for (a video's seconds and resolution): the upstream reported none.
+    Requested,
+    /// The part of a stream the client received before it went away.
+    DeliveredPart,
+}
+
+impl Measure {
+    /// The name stored and shown.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Measure::Vendor => "vendor",
+            Measure::LocalCount => "local_count",
+            Measure::Probe => "probe",
+            Measure::Requested => "requested",
+            Measure::DeliveredPart => "delivered_part",
+        }
+    }
+
+    /// The measure named `name` ([`Measure::as_str`]).
+    pub fn parse(name: &str) -> Option<Measure> {
+        [
+            Measure::Vendor,
+            Measure::LocalCount,
+            Measure::Probe,
+            Measure::Requested,
+            Measure::DeliveredPart,
+        ]
+        .into_iter()
+        .find(|m| m.as_str() == name)
+    }
+}
+
+/// The one rounding rule (DESIGN §4).
+pub const ROUNDING: &str = "up to the nano-unit, once";
+
+/// One charge, explained.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Explanation {
+    /// The ledger row (`led_…`).
+    pub ledger_id: String,
+    /// The request that was charged (a task's: the request that created it).
+    pub request_id: Option<String>,
+    /// The task, for a task's charge.
+    pub task_id: Option<String>,
+    /// When it was charged, Unix milliseconds.
+    pub charged_at: i64,
+    /// The public model.
+    pub model: String,
+    /// The meter.
+    pub meter: Meter,
+    /// The quantity charged for, as recorded.
+    pub quantity: Usage,
+    /// The quantity in words: `tokens=12`, `input_tokens=10;output_tokens=5`.
+    pub units: String,
+    /// How the quantity was measured (`None` when the usage record has been pruned).
+    pub measured: Option<Measure>,
+    /// Why the quantity is not the ordinary one, when it is not.
+    pub note: Option<String>,
+    /// The price version (`None`: a charge of a release before price versions).
+    pub price_version: Option<i64>,
+    /// The version was rebuilt from the configuration at the upgrade that introduced versions.
+    pub price_reconstructed: bool,
+    /// The list tariff of that version.
+    pub tariff: Option<Tariff>,
+    /// The caller's price group (`None`: list prices).
+    pub price_group: Option<String>,
+    /// The group's multiplier for this model, a decimal string (`"1"` without a group).
+    pub multiplier: String,
+    /// quantity × unit prices × multiplier, exactly, before rounding (a decimal string).
+    pub exact: Option<String>,
+    /// [`ROUNDING`].
+    pub rounding: String,
+    /// The exact amount rounded: the price of the quantity.
+    pub priced: Option<Amount>,
+    /// What was held for the request (`None` when the usage record has been pruned).
+    pub hold: Option<Amount>,
+    /// The most the charge could be.
+    pub bound: Option<Amount>,
+    /// Why the bound is what it is (`twice the hold`, `the locally measured quantity`).
+    pub bound_basis: Option<String>,
+    /// The price was above the bound (or could not be computed), and the bound was charged.
+    pub cut_by_bound: bool,
+    /// What the ledger row says was refused, when something was.
+    pub anomaly: Option<String>,
+    /// What the account could not pay (the operator's loss).
+    pub loss: Amount,
+    /// What was taken from the balance.
+    pub charged: Amount,
+}
+
+impl Explanation {
+    /// Fills in the arithmetic from the recorded quantity, the version's `tariff` and the
+    /// multiplier: the exact product, its rounding, and whether the bound cut it. Returns
+    /// whether the result agrees with what was charged (`priced` or the bound, less the loss).
+    pub fn derive(&mut self, tariff: &Tariff) -> bool {
+        self.tariff = Some(tariff.clone());
+        let Ok(multiplier) = self.multiplier.parse::<rust_decimal::Decimal>() else {
+            return false;
+        };
+        let Ok(scaled) = tariff.scaled(multiplier) else {
+            return false;
+        };
+        self.exact = scaled.exact_cost(&self.quantity).ok();
+        let priced = scaled.charge(&self.quantity);
+        self.priced = priced.as_ref().ok().copied();
+        let charge = match self.bound {
+            Some(bound) => {
+                let (charged, _) = scaled.charge_within(&self.quantity, bound);
+                self.cut_by_bound = priced.map_or(true, |p| p > bound);
+                charged
+            }
+            None => match priced {
+                Ok(p) => p,
+                Err(_) => return false,
+            },
+        };
+        charge.nanos().saturating_sub(self.loss.nanos()) == self.charged.nanos()
+    }
+}
+
+/// The quantity in words: `tokens=12`, `input_tokens=10;output_tokens=5`,
+/// `video_tokens=108900;tier=reference_video`.
+///
+/// ```
+/// use tollgate_billing::{Usage, explain::units};
+///
+/// assert_eq!(units(&Usage::Tokens(12)), "tokens=12");
+/// assert_eq!(units(&Usage::TextTokens { input: 10, output: 5 }), "input_tokens=10;output_tokens=5");
+/// ```
+pub fn units(usage: &Usage) -> String {
+    match *usage {
+        Usage::Characters(n) => format!("characters={n}"),
+        Usage::AudioSeconds(n) => format!("audio_seconds={n}"),
+        Usage::Tokens(n) => format!("tokens={n}"),
+        Usage::VideoTokens { tokens, tier } => {
+            let tier = match tier {
+                ClipTier::Standard => "standard",
+                ClipTier::ReferenceVideo => "reference_video",
+            };
+            format!("video_tokens={tokens};tier={tier}")
+        }
+        Usage::VideoSeconds(n) => format!("video_seconds={n}"),
+        Usage::TextTokens { input, output } => {
+            format!("input_tokens={input};output_tokens={output}")
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn explanation(quantity: Usage, charged: i64, bound: Option<i64>) -> Explanation {
+        Explanation {
+            ledger_id: "led_1".into(),
+            request_id: None,
+            task_id: None,
+            charged_at: 0,
+            model: "m".into(),
+            meter: quantity.meter(),
+            quantity,
+            units: units(&quantity),
+            measured: Some(Measure::Vendor),
+            note: None,
+            price_version: Some(1),
+            price_reconstructed: false,
+            tariff: None,
+            price_group: Some("gold".into()),
+            multiplier: "0.5".into(),
+            exact: None,
+            rounding: ROUNDING.into(),
+            priced: None,
+            hold: None,
+            bound: bound.map(Amount::from_nanos),
+            bound_basis: None,
+            cut_by_bound: false,
+            anomaly: None,
+            loss: Amount::ZERO,
+            charged: Amount::from_nanos(charged),
+        }
+    }
+
+    #[test]
+    fn the_arithmetic_is_shown_before_and_after_its_one_rounding() {
+        let tariff = Tariff::Tokens {
+            per_million_tokens: "0.03".parse().unwrap(),
+        };
+        // 7 tokens × 0.03 / 10⁶ × 0.5 = 0.000000105: 105 nano-units exactly.
+        let mut e = explanation(Usage::Tokens(7), 105, Some(1_000));
+        assert!(e.derive(&tariff));
+        assert_eq!(e.exact.as_deref(), Some("0.000000105"));
+        assert_eq!(e.priced, Some(Amount::from_nanos(105)));
+        assert!(!e.cut_by_bound);
+        // 1 token: 0.000000015 → rounds up to 15 nano-units; 0.0000000015 would round to 2.
+        let mut e = explanation(Usage::Tokens(1), 15, None);
+        assert!(e.derive(&Tariff::Tokens {
+            per_million_tokens: "0.03".parse().unwrap()
+        }));
+        let mut tiny = explanation(Usage::Tokens(1), 2, None);
+        assert!(tiny.derive(&Tariff::Tokens {
+            per_million_tokens: "0.003".parse().unwrap()
+        }));
+        assert_eq!(tiny.exact.as_deref(), Some("0.0000000015"));
+        // A lying upstream's figure, cut at the bound.
+        let mut cut = explanation(Usage::Tokens(1_000_000_000), 1_000, Some(1_000));
+        assert!(cut.derive(&tariff));
+        assert!(cut.cut_by_bound);
+        // An edited amount does not agree.
+        let mut edited = explanation(Usage::Tokens(7), 106, Some(1_000));
+        assert!(!edited.derive(&tariff));
+    }
+
+    #[test]
+    fn measures_round_trip_by_name() {
+        for m in [
+            Measure::Vendor,
+            Measure::LocalCount,
+            Measure::Probe,
+            Measure::Requested,
+            Measure::DeliveredPart,
+        ] {
+            assert_eq!(Measure::parse(m.as_str()), Some(m));
+        }
+        assert_eq!(Measure::parse("guess"), None);
+    }
+}
