@@ -789,6 +789,9 @@ def test_chat_completion_stream_with_usage(base_url):
     whole = c.chat.completions.create(model=MODEL, messages=MESSAGES)
     assert content == whole.choices[0].message.content
     assert last.usage.completion_tokens_details.reasoning_tokens > 0
+    # The usage chunk, the stream's last with a body, says what the stream was charged (docs/api.md
+    # §8.1) in a field the SDK keeps as an extra.
+    assert Decimal(last.model_extra["tollgate"]["charge"]) == chat_charge(MODEL, last.usage)
     assert (last.usage.prompt_tokens, last.usage.completion_tokens) == (whole.usage.prompt_tokens, whole.usage.completion_tokens)
     assert_paid(name, Decimal(10), chat_charge(MODEL, last.usage) + chat_charge(MODEL, whole.usage))
 
@@ -944,6 +947,9 @@ def test_responses_stream_events_and_the_stream_helper(base_url):
     assert_no_thought_text(text)
     final = events[-1].response
     assert final.output_text == text and final.usage.output_tokens_details.reasoning_tokens > 0
+    # `response.completed` says what the stream was charged (docs/api.md §8.1).
+    charge = Decimal(events[-1].model_extra["tollgate"]["charge"])
+    assert charge == text_charge(MODEL, final.usage.input_tokens, final.usage.output_tokens)
 
     # The SDK's accumulating helper checks indices and item kinds as it goes.
     with c.responses.stream(model=MODEL, input=PROMPT) as stream:

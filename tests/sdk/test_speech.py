@@ -102,6 +102,10 @@ def test_sse_stream_format(base_url, key):
     assert all(e["type"] == "speech.audio.delta" for e in deltas)
     assert done["type"] == "speech.audio.done"
     assert done["usage"]["input_tokens"] == 11
+    # The final event says what the stream was charged (docs/api.md §8.1), as its charge record does.
+    request_id = response.headers["x-request-id"]
+    record = httpx.get(f"{base_url}/v1/charges/{request_id}", headers={"Authorization": f"Bearer {key}"}).json()
+    assert Decimal(done["tollgate"]["charge"]) == Decimal(record["charged"]) > 0
     audio = b"".join(base64.b64decode(e["audio"]) for e in deltas)
     assert is_mp3(audio)
 

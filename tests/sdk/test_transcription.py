@@ -92,6 +92,8 @@ def test_stream_events_arrive_one_by_one(base_url, key):
     assert done.text == text
     usage = done.usage.model_dump() if hasattr(done.usage, "model_dump") else done.usage
     assert usage["type"] == "duration" and isinstance(usage["seconds"], int)
+    # The done event says what the stream was charged (docs/api.md §8.1).
+    assert Decimal(done.model_extra["tollgate"]["charge"]) > 0
     # Twelve deltas 20 ms apart: the first came well before the last.
     assert times[-1] - times[0] > 0.15, times
 

@@ -259,6 +259,25 @@ impl Drop for HeldCharge {
     }
 }
 
+/// A stream's final event with what the stream was charged (docs/api.md §8.1): `event` — a JSON
+/// object, or an SSE frame whose data is one — gains `"tollgate":{"charge":"…"}` as its last
+/// field, spliced in so the rest stays byte for byte as the encoder wrote it. Unchanged when
+/// nothing was charged (or the settlement failed).
+pub fn with_charge(event: &str, charged: Option<Amount>) -> String {
+    match (charged, event.rfind('}')) {
+        (Some(amount), Some(end)) => {
+            let empty = event[..end].trim_end().ends_with('{');
+            format!(
+                "{}{}\"tollgate\":{{\"charge\":\"{amount}\"}}{}",
+                &event[..end],
+                if empty { "" } else { "," },
+                &event[end..]
+            )
+        }
+        _ => event.to_owned(),
+    }
+}
+
 /// How a hold the ledger refused reaches the client: a balance that does not cover it is a 429
 /// `insufficient_quota` (before any upstream call), a disabled account 403, and a database that
 /// did not answer in time (a partition, an overloaded server) 503 with `Retry-After`: nothing
@@ -317,5 +336,32 @@ pub fn store_refused(e: tollgate_store::StoreError) -> ApiError {
             10,
         ),
         e => ApiError::internal("placing a hold on the balance", e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_charge;
+    use tollgate_billing::Amount;
+
+    #[test]
+    fn the_charge_is_the_final_events_last_field_and_nothing_else_moves() {
+        let charged = Some(Amount::from_nanos(660_000));
+        assert_eq!(
+            with_charge(
+                r#"{"type":"speech.audio.done","usage":{"input_tokens":11}}"#,
+                charged
+            ),
+            r#"{"type":"speech.audio.done","usage":{"input_tokens":11},"tollgate":{"charge":"0.00066"}}"#
+        );
+        assert_eq!(
+            with_charge("event: response.completed\ndata: {\"a\":1}\n\n", charged),
+            "event: response.completed\ndata: {\"a\":1,\"tollgate\":{\"charge\":\"0.00066\"}}\n\n"
+        );
+        assert_eq!(
+            with_charge("{}", charged),
+            r#"{"tollgate":{"charge":"0.00066"}}"#
+        );
+        assert_eq!(with_charge(r#"{"a":1}"#, None), r#"{"a":1}"#);
     }
 }

@@ -26,8 +26,9 @@ use tollgate_upstream::genai::{Frame, FrameStream};
 pub trait Encoder: Send + 'static {
     /// What to send for one upstream event (`raw` is its JSON as the vendor wrote it).
     fn frame(&mut self, response: &GenerateContentResponse, raw: &str) -> Vec<Bytes>;
-    /// What to send after the last event.
-    fn done(&mut self) -> Vec<Bytes>;
+    /// What to send after the last event, given what the stream was charged (for the final
+    /// event, `crate::charge::with_charge`).
+    fn done(&mut self, charged: Option<Amount>) -> Vec<Bytes>;
     /// What to send when the upstream failed mid-stream.
     fn failed(&mut self, error: &ApiError) -> Vec<Bytes>;
 }
@@ -152,7 +153,7 @@ impl<E: Encoder> Meter for NativeMeter<E> {
 
     fn closing(&mut self, end: &End, charged: Option<Amount>) -> Closing {
         match end {
-            End::Complete => Closing::Send(self.encoder.done()),
+            End::Complete => Closing::Send(self.encoder.done(charged)),
             End::Cut(e) => {
                 let error = if self.relayed == 0 {
                     crate::relay::upstream_error(e)
@@ -175,7 +176,9 @@ impl Encoder for NativeSse {
     fn frame(&mut self, _: &GenerateContentResponse, raw: &str) -> Vec<Bytes> {
         vec![Bytes::from(format!("data: {raw}\r\n\r\n"))]
     }
-    fn done(&mut self) -> Vec<Bytes> {
+    fn done(&mut self, _charged: Option<Amount>) -> Vec<Bytes> {
+        // The vendor's last event was relayed as it came, before the charge existed; a native
+        // stream's charge is at `GET /v1/charges/{request_id}`.
         Vec::new()
     }
     fn failed(&mut self, error: &ApiError) -> Vec<Bytes> {

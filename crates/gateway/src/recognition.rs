@@ -160,8 +160,9 @@ pub async fn open_stream(
 pub trait Encoder: Send + 'static {
     /// For one piece from the upstream (the last one included).
     fn frame(&mut self, frame: &TextDelta) -> Option<Bytes>;
-    /// After the last piece: the whole text and the seconds billed.
-    fn done(&mut self, text: &str, seconds: u64) -> Option<Bytes>;
+    /// After the last piece: the whole text, the seconds billed and what the stream was charged
+    /// (for the final event, `crate::charge::with_charge`).
+    fn done(&mut self, text: &str, seconds: u64, charged: Option<Amount>) -> Option<Bytes>;
     /// When the upstream cut the stream.
     fn failed(&mut self, error: &ApiError) -> Option<Bytes>;
 }
@@ -243,7 +244,7 @@ impl<E: Encoder> Meter for RecognitionMeter<E> {
         match end {
             End::Complete => Closing::Send(
                 self.encoder
-                    .done(&self.text, self.charged_seconds)
+                    .done(&self.text, self.charged_seconds, charged)
                     .into_iter()
                     .collect(),
             ),

@@ -26,8 +26,9 @@ use tollgate_upstream::speech::{AudioChunk, ChunkStream, Synthesis, Synthesized}
 pub trait Encoder: Send + 'static {
     /// What to send for one piece from the upstream (`None`: nothing).
     fn frame(&mut self, frame: &AudioChunk) -> Option<Bytes>;
-    /// What to send after the last frame, given the characters billed.
-    fn done(&mut self, characters: u64) -> Option<Bytes>;
+    /// What to send after the last frame, given the characters billed and what the stream was
+    /// charged (for the final event, `crate::charge::with_charge`).
+    fn done(&mut self, characters: u64, charged: Option<Amount>) -> Option<Bytes>;
     /// What to send when the upstream cut the stream; `None` aborts the body instead.
     fn failed(&mut self, error: &ApiError) -> Option<Bytes>;
 }
@@ -112,7 +113,7 @@ impl<E: Encoder> Meter for SpeechMeter<E> {
         match end {
             End::Complete => Closing::Send(
                 self.encoder
-                    .done(self.charged_characters)
+                    .done(self.charged_characters, charged)
                     .into_iter()
                     .collect(),
             ),

@@ -70,8 +70,23 @@ impl Encoder for ChatSse {
         self.mapper.map(response).iter().map(event).collect()
     }
 
-    fn done(&mut self) -> Vec<Bytes> {
-        let mut out: Vec<Bytes> = self.mapper.finish().iter().map(event).collect();
+    fn done(&mut self, charged: Option<tollgate_billing::Amount>) -> Vec<Bytes> {
+        // The usage chunk (`include_usage`) is the final event with a body: it says the charge.
+        let chunks = self.mapper.finish();
+        let last = chunks.len().saturating_sub(1);
+        let mut out: Vec<Bytes> = chunks
+            .iter()
+            .enumerate()
+            .map(|(i, chunk)| {
+                let json = serde_json::to_string(chunk).unwrap_or_default();
+                let json = if i == last {
+                    crate::charge::with_charge(&json, charged)
+                } else {
+                    json
+                };
+                Bytes::from(format!("data: {json}\n\n"))
+            })
+            .collect();
         out.push(Bytes::from_static(b"data: [DONE]\n\n"));
         out
     }

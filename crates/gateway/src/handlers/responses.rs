@@ -66,8 +66,14 @@ impl Encoder for ResponsesSse {
         sse(self.events.map(response))
     }
 
-    fn done(&mut self) -> Vec<Bytes> {
-        sse(self.events.finish())
+    fn done(&mut self, charged: Option<tollgate_billing::Amount>) -> Vec<Bytes> {
+        // The last event (`response.completed`) says the charge.
+        let mut out = sse(self.events.finish());
+        if let Some(last) = out.pop() {
+            let text = String::from_utf8_lossy(&last);
+            out.push(Bytes::from(crate::charge::with_charge(&text, charged)));
+        }
+        out
     }
 
     fn failed(&mut self, error: &ApiError) -> Vec<Bytes> {

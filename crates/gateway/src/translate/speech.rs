@@ -130,7 +130,11 @@ pub mod encoders {
         fn frame(&mut self, frame: &AudioChunk) -> Option<Bytes> {
             (!frame.audio.is_empty()).then(|| frame.audio.clone())
         }
-        fn done(&mut self, _characters: u64) -> Option<Bytes> {
+        fn done(
+            &mut self,
+            _characters: u64,
+            _charged: Option<tollgate_billing::Amount>,
+        ) -> Option<Bytes> {
             None
         }
         fn failed(&mut self, _error: &ApiError) -> Option<Bytes> {
@@ -147,10 +151,14 @@ pub mod encoders {
         fn frame(&mut self, frame: &AudioChunk) -> Option<Bytes> {
             (!frame.audio.is_empty()).then(|| sse(&SpeechStreamEvent::delta(&frame.audio)))
         }
-        fn done(&mut self, characters: u64) -> Option<Bytes> {
-            Some(sse(&SpeechStreamEvent::done(SpeechUsage::new(
-                characters, 0,
-            ))))
+        fn done(
+            &mut self,
+            characters: u64,
+            charged: Option<tollgate_billing::Amount>,
+        ) -> Option<Bytes> {
+            let event = SpeechStreamEvent::done(SpeechUsage::new(characters, 0));
+            let json = serde_json::to_string(&event).unwrap_or_default();
+            Some(Event::data(crate::charge::with_charge(&json, charged)).encode())
         }
         fn failed(&mut self, error: &ApiError) -> Option<Bytes> {
             let event = serde_json::json!({
@@ -201,7 +209,11 @@ pub mod encoders {
             };
             json.ok().map(|json| Event::data(json).encode())
         }
-        fn done(&mut self, characters: u64) -> Option<Bytes> {
+        fn done(
+            &mut self,
+            characters: u64,
+            charged: Option<tollgate_billing::Amount>,
+        ) -> Option<Bytes> {
             if !self.built {
                 return None;
             }
@@ -209,7 +221,7 @@ pub mod encoders {
             last.extra_info = Some(super::extra_info(characters, &self.synthesis, self.sent));
             serde_json::to_string(&last)
                 .ok()
-                .map(|json| Event::data(json).encode())
+                .map(|json| Event::data(crate::charge::with_charge(&json, charged)).encode())
         }
         fn failed(&mut self, error: &ApiError) -> Option<Bytes> {
             let code = match error.kind {
@@ -315,7 +327,7 @@ mod tests {
         let first = frames.frame(&chunk(&[0xff], false)).unwrap();
         assert!(String::from_utf8_lossy(&first).contains(r#""audio":"ff","status":1"#));
         assert!(frames.frame(&chunk(&[], true)).is_none());
-        let last = frames.done(8).unwrap();
+        let last = frames.done(8, None).unwrap();
         let last = String::from_utf8_lossy(&last);
         assert!(last.contains(r#""status":2"#), "{last}");
         assert!(last.contains(r#""usage_characters":8"#), "{last}");

@@ -261,12 +261,16 @@ pub mod encoders {
             (!frame.text.is_empty())
                 .then(|| event(&TranscriptionStreamEvent::delta(frame.text.clone())))
         }
-        fn done(&mut self, text: &str, seconds: u64) -> Option<Bytes> {
+        fn done(
+            &mut self,
+            text: &str,
+            seconds: u64,
+            charged: Option<tollgate_billing::Amount>,
+        ) -> Option<Bytes> {
             let usage = StreamUsage::new(seconds, seconds * AUDIO_TOKENS_PER_SECOND);
-            Some(event(&TranscriptionStreamEvent::done(
-                text.to_owned(),
-                usage,
-            )))
+            let done = TranscriptionStreamEvent::done(text.to_owned(), usage);
+            let json = serde_json::to_string(&done).unwrap_or_default();
+            Some(Event::data(crate::charge::with_charge(&json, charged)).encode())
         }
         fn failed(&mut self, error: &ApiError) -> Option<Bytes> {
             let body = serde_json::json!({
@@ -308,13 +312,18 @@ pub mod encoders {
                 .ok()
                 .map(|json| Event::data(json).encode())
         }
-        fn done(&mut self, _text: &str, seconds: u64) -> Option<Bytes> {
+        fn done(
+            &mut self,
+            _text: &str,
+            seconds: u64,
+            charged: Option<tollgate_billing::Amount>,
+        ) -> Option<Bytes> {
             if !self.built {
                 return None;
             }
             serde_json::to_string(&SttStreamFrame::finish(self.index, seconds as f64))
                 .ok()
-                .map(|json| Event::data(json).encode())
+                .map(|json| Event::data(crate::charge::with_charge(&json, charged)).encode())
         }
         fn failed(&mut self, error: &ApiError) -> Option<Bytes> {
             let body =
