@@ -405,6 +405,17 @@ pub fn norm(v: &[f32]) -> f64 {
 pub async fn file_server(
     answer: impl Fn(&http::request::Parts) -> (u16, Bytes) + Send + Sync + 'static,
 ) -> String {
+    typed_server(move |parts| {
+        let (status, body) = answer(parts);
+        (status, None, body)
+    })
+    .await
+}
+
+/// [`file_server`] whose answers may name their `Content-Type`.
+pub async fn typed_server(
+    answer: impl Fn(&http::request::Parts) -> (u16, Option<String>, Bytes) + Send + Sync + 'static,
+) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let answer = Arc::new(answer);
@@ -418,9 +429,15 @@ pub async fn file_server(
                 let service = hyper::service::service_fn(
                     move |request: http::Request<hyper::body::Incoming>| {
                         let (parts, _) = request.into_parts();
-                        let (status, body) = answer(&parts);
+                        let (status, content_type, body) = answer(&parts);
                         let mut response = http::Response::new(Full::new(body));
                         *response.status_mut() = http::StatusCode::from_u16(status).unwrap();
+                        if let Some(value) = content_type {
+                            response.headers_mut().insert(
+                                http::header::CONTENT_TYPE,
+                                http::HeaderValue::from_str(&value).unwrap(),
+                            );
+                        }
                         async move { Ok::<_, std::convert::Infallible>(response) }
                     },
                 );
