@@ -496,6 +496,7 @@ async fn write_charges<S: Statements>(
     let mut free: BTreeMap<String, i64> = BTreeMap::new();
     let mut seqs: BTreeMap<String, i64> = BTreeMap::new();
     let mut heads: BTreeMap<String, String> = BTreeMap::new();
+    let mut balances: BTreeMap<String, i64> = BTreeMap::new();
     for c in charges {
         if free.contains_key(&c.account_id) {
             continue;
@@ -515,6 +516,7 @@ async fn write_charges<S: Statements>(
             .saturating_sub(row.int(2)?);
         free.insert(c.account_id.clone(), available.max(0));
         seqs.insert(c.account_id.clone(), row.int(3)?);
+        balances.insert(c.account_id.clone(), row.int(0)?);
         heads.insert(
             c.account_id.clone(),
             row.opt_text(4)?
@@ -542,24 +544,16 @@ async fn write_charges<S: Statements>(
         t.1 = t.1.checked_add(p.from_lease).ok_or_else(overflow)?;
         t.2 += 1;
     }
+    // Each account's balance after the batch: the one read above (this transaction is the
+    // only writer) less what its charges took. The accounts are written once, below, with
+    // their chain heads.
     let mut after: BTreeMap<&str, i64> = BTreeMap::new();
-    for (account, (total, off, _)) in &totals {
-        let row = db
-            .fetch_optional(
-                "UPDATE accounts SET balance_nanos = balance_nanos - $1,
-                     leased_nanos = leased_nanos - $2, ledger_seq = ledger_seq + $3
-                 WHERE id = $4 RETURNING balance_nanos",
-                &[
-                    Param::Int(*total),
-                    Param::Int(*off),
-                    Param::Int(totals[account].2),
-                    Param::Text(account),
-                ],
-                &[Col::Int],
-            )
-            .await?
+    for (account, (total, _, _)) in &totals {
+        let before = balances
+            .get(*account)
+            .copied()
             .ok_or_else(|| StoreError::NotFound(format!("account {account}")))?;
-        after.insert(account, row.int(0)?);
+        after.insert(account, before.checked_sub(*total).ok_or_else(overflow)?);
     }
     // Each row's balance_after: its account's final balance plus what the rows after it in
     // the batch charge; its seq: the account's next numbers, in batch order.
@@ -645,12 +639,25 @@ async fn write_charges<S: Statements>(
         *head = line.hash(head);
         hashes.push(head.clone());
     }
-    for (account, head) in &heads {
-        db.execute(
-            "UPDATE accounts SET ledger_head = $1 WHERE id = $2",
-            &[Param::Text(head), Param::Text(account)],
-        )
-        .await?;
+    for (account, (total, off, n)) in &totals {
+        let written = db
+            .execute(
+                "UPDATE accounts SET balance_nanos = balance_nanos - $1,
+                     leased_nanos = leased_nanos - $2, ledger_seq = ledger_seq + $3,
+                     ledger_head = $4
+                 WHERE id = $5",
+                &[
+                    Param::Int(*total),
+                    Param::Int(*off),
+                    Param::Int(*n),
+                    Param::Text(&heads[*account]),
+                    Param::Text(account),
+                ],
+            )
+            .await?;
+        if written != 1 {
+            return Err(StoreError::NotFound(format!("account {account}")));
+        }
     }
     // Rows go in chunks of a power of two (256, 128, …, 1) so that only nine distinct INSERT
     // statements exist: each is prepared once per connection and then reused from the
