@@ -58,6 +58,15 @@ async fn upstream(entries: &Value) -> String {
     .await
 }
 
+/// Task vectors run the pollers, fast; the others none.
+fn tasks_table(vector: &Value) -> &'static str {
+    if vector["task"].as_bool() == Some(true) {
+        "[tasks]\nfirst_poll_ms = 100\npoll_interval_ms = 200\nsweep_interval_seconds = 1\ntrusted_media_hosts = [\"media.example\"]\n"
+    } else {
+        "[tasks]\nworkers = false\n"
+    }
+}
+
 fn config(vector: &Value, base_url: &str) -> String {
     let model = &vector["model"];
     let price: Vec<String> = model["price"]
@@ -71,9 +80,7 @@ fn config(vector: &Value, base_url: &str) -> String {
 [simulator]
 enabled = false
 
-[tasks]
-workers = false
-
+{tasks}
 [[channels]]
 name = "vector"
 format = "{format}"
@@ -84,6 +91,7 @@ kind = "{kind}"
 channels = ["vector"]
 price = {{ {price} }}
 "#,
+        tasks = tasks_table(vector),
         format = vector["channel"]["format"].as_str().unwrap(),
         name = model["name"].as_str().unwrap(),
         kind = model["kind"].as_str().unwrap(),
@@ -94,7 +102,7 @@ price = {{ {price} }}
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_golden_vector_is_charged_as_it_says() {
     let vectors = vectors();
-    assert!(vectors.len() >= 10, "{} vectors", vectors.len());
+    assert!(vectors.len() >= 20, "{} vectors", vectors.len());
     let mut failures = Vec::new();
     for (name, vector) in &vectors {
         let base_url = upstream(&vector["upstream"]).await;
@@ -106,18 +114,30 @@ async fn every_golden_vector_is_charged_as_it_says() {
         let request = &vector["request"];
         let path = request["path"].as_str().unwrap();
         let auth = format!("Bearer {key}");
+        // A multipart request: its text fields and a silent WAV of the seconds asked.
+        let (content_type, body) = match request.get("multipart") {
+            Some(form) => {
+                let fields: Vec<(&str, &str)> = form["fields"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str().unwrap()))
+                    .collect();
+                let seconds = form["silent_wav_seconds"].as_u64().unwrap() as u32;
+                common::multipart(&fields, "vector.wav", &common::silent_wav(seconds))
+            }
+            None => (
+                "application/json".to_owned(),
+                serde_json::to_vec(&request["body"]).unwrap(),
+            ),
+        };
         let headers = [
             ("authorization", auth.as_str()),
             ("x-goog-api-key", key.as_str()),
-            ("content-type", "application/json"),
+            ("content-type", content_type.as_str()),
         ];
         let reply = gateway
-            .request(
-                request["method"].as_str().unwrap(),
-                path,
-                &headers,
-                serde_json::to_vec(&request["body"]).unwrap(),
-            )
+            .request(request["method"].as_str().unwrap(), path, &headers, body)
             .await;
         let expect = &vector["expect"];
         let mut wrong = Vec::new();
@@ -129,6 +149,24 @@ async fn every_golden_vector_is_charged_as_it_says() {
             ));
         }
         let request_id = reply.headers["x-request-id"].to_str().unwrap().to_owned();
+        // A task is charged when a poller sees it end: wait for its row to.
+        if vector["task"].as_bool() == Some(true) && reply.status == 200 {
+            let id = reply.json()["id"].as_str().unwrap().to_owned();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while !gateway
+                .store
+                .task(&id)
+                .await
+                .unwrap()
+                .is_some_and(|t| t.state.is_terminal())
+            {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{name}: task {id} never ended"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        }
         let charges = gateway
             .get(&format!("/v1/charges/{request_id}"), &key)
             .await;

@@ -15,7 +15,7 @@ use tollgate_compat_audio::AudioFormat;
 
 /// Characters of text a second of synthesized speech holds at speed 1.0, used only to price the
 /// audio delivered by a stream the upstream cut before reporting its usage.
-pub const NOMINAL_CHARACTERS_PER_SECOND: f64 = 15.0;
+pub const NOMINAL_CHARACTERS_PER_SECOND: u64 = 15;
 
 /// What the partial-stream rule needs to know about the audio.
 #[derive(Debug, Clone, Copy)]
@@ -31,19 +31,33 @@ pub struct AudioShape {
 }
 
 impl AudioShape {
-    /// Seconds of audio in `bytes` of this format (FLAC assumed to compress to 60 %).
-    pub fn seconds(&self, bytes: usize) -> f64 {
-        let pcm_bytes_per_second = f64::from(self.sample_rate) * 2.0;
-        let per_second = match self.format {
-            AudioFormat::Mp3 => f64::from(self.bitrate) / 8.0,
-            AudioFormat::Pcm | AudioFormat::Wav => pcm_bytes_per_second,
-            AudioFormat::Flac => pcm_bytes_per_second * 0.6,
-        };
-        if per_second > 0.0 {
-            bytes as f64 / per_second
-        } else {
-            0.0
+    /// Bytes a second of this format, as a fraction `(numerator, denominator)`: MP3 bitrate / 8,
+    /// PCM and WAV 2 bytes a sample, FLAC assumed to compress that to 60 %.
+    fn bytes_per_second(&self) -> (u128, u128) {
+        let pcm = u128::from(self.sample_rate) * 2;
+        match self.format {
+            AudioFormat::Mp3 => (u128::from(self.bitrate), 8),
+            AudioFormat::Pcm | AudioFormat::Wav => (pcm, 1),
+            AudioFormat::Flac => (pcm * 3, 5),
         }
+    }
+
+    /// The characters `bytes` of this audio nominally hold: seconds × [`NOMINAL_CHARACTERS_PER_SECOND`]
+    /// × speed, rounded up — exactly, in integers (the speed as the decimal the client wrote, to
+    /// six places). Zero for a shape with no byte rate.
+    pub fn nominal_characters(&self, bytes: u64) -> u64 {
+        let (num, den) = self.bytes_per_second();
+        // The speed in millionths: 1.25 → 1,250,000. Speeds are 0.5–2 (validated), so this is
+        // exact for any speed a client can write with up to six decimals.
+        let speed = (self.speed * 1_000_000.0).round();
+        if num == 0 || !(speed.is_finite() && speed > 0.0) {
+            return 0;
+        }
+        let speed = speed as u128;
+        // bytes / (num / den) seconds × 15 × speed / 10⁶, rounded up.
+        let top = u128::from(bytes) * den * u128::from(NOMINAL_CHARACTERS_PER_SECOND) * speed;
+        let bottom = num * 1_000_000;
+        u64::try_from(top.div_ceil(bottom)).unwrap_or(u64::MAX)
     }
 }
 
@@ -84,13 +98,7 @@ pub fn characters(
             )
         }
         StreamEnd::Cut(why) => {
-            let seconds = shape.seconds(usize::try_from(delivered).unwrap_or(usize::MAX));
-            let nominal = (seconds * NOMINAL_CHARACTERS_PER_SECOND * shape.speed).ceil();
-            let characters = if nominal.is_finite() && nominal > 0.0 {
-                (nominal as u64).min(local)
-            } else {
-                0
-            };
+            let characters = shape.nominal_characters(delivered).min(local);
             (
                 characters,
                 Basis::local(
@@ -123,6 +131,37 @@ mod tests {
         let (n, basis) = characters(&StreamEnd::Complete, None, 100, 10, 10, MP3);
         assert_eq!(n, 100);
         assert!(basis.estimated);
+    }
+
+    #[test]
+    fn the_nominal_rate_is_exact_in_every_format() {
+        // 128 kbit/s MP3 is 16,000 bytes a second: 15 characters at speed 1, 16.5 → 17 at 1.1.
+        assert_eq!(MP3.nominal_characters(16_000), 15);
+        let faster = AudioShape { speed: 1.1, ..MP3 };
+        assert_eq!(faster.nominal_characters(16_000), 17);
+        // One byte more than a whole second rounds up to one character more.
+        assert_eq!(MP3.nominal_characters(16_001), 16);
+        let pcm = AudioShape {
+            format: AudioFormat::Pcm,
+            sample_rate: 24_000,
+            bitrate: 0,
+            speed: 1.0,
+        };
+        assert_eq!(pcm.nominal_characters(48_000), 15);
+        let flac = AudioShape {
+            format: AudioFormat::Flac,
+            ..pcm
+        };
+        // 60 % of 48,000 bytes is a second of FLAC.
+        assert_eq!(flac.nominal_characters(28_800), 15);
+        assert_eq!(
+            AudioShape { bitrate: 0, ..MP3 }.nominal_characters(16_000),
+            0
+        );
+        assert_eq!(
+            MP3.nominal_characters(u64::MAX),
+            u64::MAX / 16_000 * 15 + 15
+        );
     }
 
     #[test]

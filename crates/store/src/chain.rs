@@ -146,34 +146,37 @@ pub(crate) type LineRowTail = (
 );
 
 /// Reads the lines of `account_id` with `seq` in `from..=until` (chained rows only), in
-/// chain order, each with its stored hash. Two queries (a row of 24 columns is more than a
-/// tuple can take), joined by id.
+/// chain order, at most `limit` of them, each with its stored hash. Two queries (a row of 24
+/// columns is more than a tuple can take), joined by id.
 pub(crate) async fn read_lines(
     db: &mut sqlx::AnyConnection,
     account_id: &str,
     from: i64,
     until: i64,
+    limit: i64,
 ) -> Result<Vec<(LedgerLine, Option<String>)>, crate::StoreError> {
     let head: Vec<LineRow> = sqlx::query_as(
         "SELECT id, account_id, seq, kind, amount_nanos, balance_after_nanos, model, quantity,
              hold_id, task_id, key_id, request_id, lease_id, estimated, note, anomaly
          FROM ledger WHERE account_id = $1 AND seq >= $2 AND seq <= $3 AND hash IS NOT NULL
-         ORDER BY seq",
+         ORDER BY seq LIMIT $4",
     )
     .bind(account_id)
     .bind(from)
     .bind(until)
+    .bind(limit)
     .fetch_all(&mut *db)
     .await?;
     let tail: Vec<LineRowTail> = sqlx::query_as(
         "SELECT id, price_group, price_multiplier, price_version, bound_nanos, loss_nanos,
              overdraw_nanos, created_at, hash
          FROM ledger WHERE account_id = $1 AND seq >= $2 AND seq <= $3 AND hash IS NOT NULL
-         ORDER BY seq",
+         ORDER BY seq LIMIT $4",
     )
     .bind(account_id)
     .bind(from)
     .bind(until)
+    .bind(limit)
     .fetch_all(&mut *db)
     .await?;
     Ok(head
@@ -283,31 +286,46 @@ pub fn walk<'a>(
     let mut prev = prev.to_owned();
     let mut last_seq: Option<i64> = None;
     for (line, stored) in lines {
-        if let Some(last) = last_seq
-            && line.seq != last + 1
-        {
-            return Err(BrokenLink {
-                id: line.id.clone(),
-                seq: line.seq,
-                why: format!("seq {} follows {last}: a row is missing", line.seq),
-            });
-        }
-        let hash = line.hash(&prev);
-        if stored != Some(hash.as_str()) {
-            return Err(BrokenLink {
-                id: line.id.clone(),
-                seq: line.seq,
-                why: format!(
-                    "its hash is {} but its columns and the previous link hash to {hash}: the row was edited, or one before it dropped or moved",
-                    stored.unwrap_or("missing")
-                ),
-            });
-        }
-        prev = hash;
+        prev = step(&prev, last_seq, line, stored)?;
         last_seq = Some(line.seq);
     }
     Ok(prev)
 }
+
+/// One link: `line`, after the link `prev` at `last_seq`, must follow it in `seq` and store the
+/// hash its columns and `prev` make. The link it makes.
+pub fn step(
+    prev: &str,
+    last_seq: Option<i64>,
+    line: &LedgerLine,
+    stored: Option<&str>,
+) -> Result<String, BrokenLink> {
+    if let Some(last) = last_seq
+        && line.seq != last + 1
+    {
+        return Err(BrokenLink {
+            id: line.id.clone(),
+            seq: line.seq,
+            why: format!("seq {} follows {last}: a row is missing", line.seq),
+        });
+    }
+    let hash = line.hash(prev);
+    if stored != Some(hash.as_str()) {
+        return Err(BrokenLink {
+            id: line.id.clone(),
+            seq: line.seq,
+            why: format!(
+                "its hash is {} but its columns and the previous link hash to {hash}: the row was edited, or one before it dropped or moved",
+                stored.unwrap_or("missing")
+            ),
+        });
+    }
+    Ok(hash)
+}
+
+/// Rows read at a time when the audit walks a chain: an account of millions of rows is walked
+/// in bounded memory.
+const WALK_PAGE: i64 = 10_000;
 
 /// The chain checks of `tollgate audit` (docs/decisions.md, "What the audit checks"), inside
 /// its snapshot; returns the chained rows read and the checkpoint checked:
@@ -341,54 +359,65 @@ pub(crate) async fn audit_chains(
     let mut chained = 0u64;
     for (id, name, head) in &accounts {
         let subject = format!("{name} ({id})");
-        let lines = read_lines(db, id, i64::MIN, i64::MAX).await?;
-        chained += lines.len() as u64;
-        let walked = walk(
-            GENESIS,
-            lines.iter().map(|(line, hash)| (line, hash.as_deref())),
-        );
-        match walked {
-            Err(broken) => flag(
+        let signed = checkpoint.as_ref().and_then(|c| c.heads.get(id));
+        // The link at the checkpoint's seq: recomputed while the chain holds, stored after.
+        let mut at_signed: Option<String> = None;
+        let (mut prev, mut last_seq, mut broken) = (GENESIS.to_owned(), None, None);
+        let mut from = i64::MIN;
+        loop {
+            let lines = read_lines(db, id, from, i64::MAX, WALK_PAGE).await?;
+            chained += lines.len() as u64;
+            for (line, stored) in &lines {
+                if broken.is_none() {
+                    match step(&prev, last_seq, line, stored.as_deref()) {
+                        Ok(link) => {
+                            prev = link;
+                            last_seq = Some(line.seq);
+                        }
+                        Err(b) => broken = Some(b),
+                    }
+                }
+                if signed.is_some_and(|(seq, _)| *seq == line.seq) {
+                    at_signed = if broken.is_none() {
+                        Some(prev.clone())
+                    } else {
+                        stored.clone()
+                    };
+                }
+            }
+            match lines.last() {
+                Some((last, _)) if lines.len() as i64 == WALK_PAGE => from = last.seq + 1,
+                _ => break,
+            }
+        }
+        match broken {
+            Some(broken) => flag(
                 "ledger_chain",
                 &subject,
                 format!("row {} (seq {}): {}", broken.id, broken.seq, broken.why),
             ),
-            Ok(last) if lines.is_empty() && head.is_none() => {
-                let _ = last;
-            }
-            Ok(last) if head.as_deref() != Some(last.as_str()) => flag(
+            None if last_seq.is_none() && head.is_none() => {}
+            None if head.as_deref() != Some(prev.as_str()) => flag(
                 "ledger_head",
                 &subject,
                 format!(
-                    "the account's head is {} but its chain ends at {last}: its last row was dropped, or the head edited",
+                    "the account's head is {} but its chain ends at {prev}: its last row was dropped, or the head edited",
                     head.as_deref().unwrap_or("none")
                 ),
             ),
-            Ok(_) => {}
+            None => {}
         }
-        if let Some(c) = &checkpoint
-            && let Some((seq, signed)) = c.heads.get(id)
+        if let (Some(c), Some((seq, signed))) = (&checkpoint, signed)
+            && at_signed.as_deref() != Some(signed.as_str())
         {
-            let at = lines.iter().find(|(line, _)| line.seq == *seq);
-            let passes = at.is_some_and(|(line, stored)| {
-                stored.as_deref() == Some(signed.as_str())
-                    && lines
-                        .iter()
-                        .take_while(|(l, _)| l.seq <= line.seq)
-                        .try_fold(GENESIS.to_owned(), |prev, (l, _)| Some(l.hash(&prev)))
-                        .as_deref()
-                        == Some(signed.as_str())
-            });
-            if !passes {
-                flag(
-                    "checkpoint_heads",
-                    &subject,
-                    format!(
-                        "checkpoint {} signed seq {seq} with hash {signed}; the chain no longer passes through it (rewritten or cut)",
-                        c.id
-                    ),
-                );
-            }
+            flag(
+                "checkpoint_heads",
+                &subject,
+                format!(
+                    "checkpoint {} signed seq {seq} with hash {signed}; the chain no longer passes through it (rewritten or cut)",
+                    c.id
+                ),
+            );
         }
     }
     Ok((chained, checkpoint.map(|c| c.id)))

@@ -184,7 +184,7 @@ impl Store {
     ) -> Result<Statement, StoreError> {
         let found = self.find_account(account).await?;
         let mut conn = self.pool().acquire().await?;
-        let all = read_lines(&mut conn, &found.id, i64::MIN, i64::MAX).await?;
+        let all = read_lines(&mut conn, &found.id, i64::MIN, i64::MAX, i64::MAX).await?;
         drop(conn);
         let first = all
             .iter()
@@ -233,7 +233,7 @@ impl Store {
             checkpoint = Some(self.make_checkpoint(key).await?);
             // Rows written since the first read, up to the new head.
             let mut conn = self.pool().acquire().await?;
-            let more = read_lines(&mut conn, &found.id, i64::MIN, i64::MAX).await?;
+            let more = read_lines(&mut conn, &found.id, i64::MIN, i64::MAX, i64::MAX).await?;
             return Ok(assemble(
                 found, from, until, prev, opening, more, first, last, checkpoint,
             ));
