@@ -43,16 +43,19 @@ def rows():
         rid = os.urandom(6).hex()
         yield (f"use_{at:012x}{rid}", at, "request", account, f"key_{account[5:]}", None, endpoint, model,
                "sim-openai", status, meter, None, rng.randrange(1, 5000), charge, charge, rng.randrange(5, 900),
-               None, "req_" + rid, None, 0, None)
-cols = "(id, created_at, kind, account_id, key_id, price_group, endpoint, model, channel, status, meter, quantity, units, charge_nanos, hold_nanos, latency_ms, upstream_ms, request_id, task_id, estimated, note)"
-ledger_cols = "(id, account_id, kind, amount_nanos, balance_after_nanos, model, request_id, estimated, created_at)"
+               None, "req_" + rid, None, 0, None, 1, rng.choice(["vendor", "local_count"]), "twice the hold")
+cols = "(id, created_at, kind, account_id, key_id, price_group, endpoint, model, channel, status, meter, quantity, units, charge_nanos, hold_nanos, latency_ms, upstream_ms, request_id, task_id, estimated, note, price_version, measured, bound_basis)"
+ledger_cols = "(id, account_id, kind, amount_nanos, balance_after_nanos, model, request_id, estimated, created_at, price_version, bound_nanos, hash)"
 records = list(rows())
-charges = [("led" + r[0][3:], account, "charge", -r[13], 0, r[7], r[17], 0, r[1]) for r in records if r[9] == 200]
+# A charge row as the journal writes it: its price version, its bound and its link in the
+# account's chain (a random hash of the real length; this bench does not audit the chain).
+charges = [("led" + r[0][3:], account, "charge", -r[13], 0, r[7], r[17], 0, r[1], 1, 2 * r[13], os.urandom(32).hex())
+           for r in records if r[9] == 200]
 if db.startswith("sqlite://"):
     import sqlite3
     con = sqlite3.connect(db[len("sqlite://"):])
-    con.executemany(f"INSERT INTO usage_log {cols} VALUES ({','.join('?' * 21)})", records)
-    con.executemany(f"INSERT INTO ledger {ledger_cols} VALUES ({','.join('?' * 9)})", charges)
+    con.executemany(f"INSERT INTO usage_log {cols} VALUES ({','.join('?' * 24)})", records)
+    con.executemany(f"INSERT INTO ledger {ledger_cols} VALUES ({','.join('?' * 12)})", charges)
     con.commit()
     con.execute("ANALYZE")
 else:

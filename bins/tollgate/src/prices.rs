@@ -4,7 +4,7 @@
 use crate::cli::{Common, PricesCommand};
 use crate::common::{load_config, open_store};
 use tollgate_admin::ops::{self, Actor};
-use tollgate_billing::{PriceSchedule, Tariff};
+use tollgate_billing::Tariff;
 use tollgate_gateway_core::clock::{format_rfc3339, now_millis, parse_rfc3339};
 use tollgate_store::StoredPrice;
 
@@ -13,39 +13,18 @@ pub async fn run(common: &Common, command: PricesCommand) -> Result<(), String> 
     let store = open_store(&config, false).await?;
     let result = match command {
         PricesCommand::List { json } => match store.price_versions(None).await {
-            Ok(all) => {
-                let schedule =
-                    PriceSchedule::from_versions(all.iter().map(StoredPrice::as_version));
-                let now = now_millis();
-                let current: Vec<&StoredPrice> = schedule
-                    .models()
-                    .filter_map(|m| schedule.at(m, now))
-                    .filter_map(|v| {
-                        all.iter()
-                            .find(|p| p.model == v.model && p.version == v.version)
-                    })
-                    .collect();
-                print_versions(
-                    &current,
-                    json,
-                    "no price versions yet: they are made when the gateway first starts",
-                )
-            }
+            Ok(all) => print_versions(
+                &StoredPrice::in_effect(&all, now_millis()),
+                json,
+                "no price versions yet: they are made when the gateway first starts",
+            ),
             Err(e) => Err(e.to_string()),
         },
         PricesCommand::Show { model, json } => match store.price_versions(Some(&model)).await {
-            Ok(all) => {
-                let schedule =
-                    PriceSchedule::from_versions(all.iter().map(StoredPrice::as_version));
-                match schedule.at(&model, now_millis()) {
-                    Some(v) => {
-                        let current: Vec<&StoredPrice> =
-                            all.iter().filter(|p| p.version == v.version).collect();
-                        print_versions(&current, json, "")
-                    }
-                    None => Err(format!("{model}: no price version in effect")),
-                }
-            }
+            Ok(all) => match StoredPrice::in_effect(&all, now_millis()).as_slice() {
+                [] => Err(format!("{model}: no price version in effect")),
+                current => print_versions(current, json, ""),
+            },
             Err(e) => Err(e.to_string()),
         },
         PricesCommand::History { model, json } => match store.price_versions(Some(&model)).await {

@@ -659,18 +659,21 @@ struct PriceInput {
 }
 
 /// A model's versions (of `versions`, every model's) and the one in effect now.
+/// `model`'s versions among `versions`, and the one in effect now.
 fn model_prices(model: &str, versions: &[tollgate_store::StoredPrice]) -> Value {
-    let mine: Vec<&tollgate_store::StoredPrice> =
-        versions.iter().filter(|p| p.model == model).collect();
-    let schedule =
-        tollgate_billing::PriceSchedule::from_versions(mine.iter().map(|p| p.as_version()));
-    let current = schedule
-        .at(model, tollgate_gateway_core::clock::now_millis())
-        .map(|v| v.version);
+    let mine: Vec<tollgate_store::StoredPrice> = versions
+        .iter()
+        .filter(|p| p.model == model)
+        .cloned()
+        .collect();
+    let now = tollgate_gateway_core::clock::now_millis();
+    let current = tollgate_store::StoredPrice::in_effect(&mine, now)
+        .first()
+        .map(|p| p.version);
     json!({
         "model": model,
         "current": current,
-        "versions": mine.iter().map(|p| views::price(p)).collect::<Vec<_>>(),
+        "versions": mine.iter().map(views::price).collect::<Vec<_>>(),
     })
 }
 

@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::BillingError;
 use crate::meter::{ClipTier, Meter, Usage};
 use crate::money::Amount;
 use crate::tariff::Tariff;
@@ -115,33 +116,76 @@ pub struct Explanation {
     pub charged: Amount,
 }
 
+/// One charge's arithmetic, derived from its quantity, its version's tariff, the price group's
+/// multiplier and its bound by the rule a settlement charges by ([`Tariff::charge_within`]):
+/// what [`Explanation::derive`] shows and `tollgate audit --recompute` compares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Derivation {
+    /// quantity × unit prices × multiplier, exactly, before rounding (`None`: out of range).
+    pub exact: Option<String>,
+    /// The exact amount rounded ([`ROUNDING`]); `None` when it cannot be computed.
+    pub priced: Option<Amount>,
+    /// What the settlement charges: the price, or the bound when the price is above it (or
+    /// cannot be computed).
+    pub charge: Amount,
+    /// The bound was charged instead of the price.
+    pub cut_by_bound: bool,
+}
+
+impl Derivation {
+    /// Derives the charge for `quantity` at `tariff` × `multiplier` within `bound` (none: a
+    /// charge without one, which must then price).
+    ///
+    /// ```
+    /// use tollgate_billing::{Amount, Tariff, Usage, explain::Derivation};
+    ///
+    /// let tariff = Tariff::Tokens { per_million_tokens: "0.03".parse()? };
+    /// let bound = Some(Amount::from_nanos(1_000));
+    /// let cut = Derivation::of(&tariff, "0.5".parse()?, &Usage::Tokens(1_000_000_000), bound)?;
+    /// assert_eq!((cut.charge.nanos(), cut.cut_by_bound), (1_000, true));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn of(
+        tariff: &Tariff,
+        multiplier: rust_decimal::Decimal,
+        quantity: &Usage,
+        bound: Option<Amount>,
+    ) -> Result<Derivation, BillingError> {
+        let scaled = tariff.scaled(multiplier)?;
+        let exact = scaled.exact_cost(quantity).ok();
+        let (charge, priced) = match bound {
+            Some(bound) => scaled.charge_within(quantity, bound),
+            None => {
+                let price = scaled.charge(quantity)?;
+                (price, Ok(price))
+            }
+        };
+        let priced = priced.ok();
+        Ok(Derivation {
+            exact,
+            cut_by_bound: priced.is_none_or(|p| p != charge),
+            priced,
+            charge,
+        })
+    }
+}
+
 impl Explanation {
-    /// Fills in the arithmetic from the recorded quantity, the version's `tariff` and the
-    /// multiplier: the exact product, its rounding, and whether the bound cut it. Returns
-    /// whether the result agrees with what was charged (`priced` or the bound, less the loss).
+    /// Fills in the arithmetic ([`Derivation::of`]) from the recorded quantity, the version's
+    /// `tariff` and the multiplier: the exact product, its rounding, and whether the bound cut
+    /// it. Returns whether the result agrees with what was charged (less the loss).
     pub fn derive(&mut self, tariff: &Tariff) -> bool {
         self.tariff = Some(tariff.clone());
         let Ok(multiplier) = self.multiplier.parse::<rust_decimal::Decimal>() else {
             return false;
         };
-        let Ok(scaled) = tariff.scaled(multiplier) else {
+        let Ok(derived) = Derivation::of(tariff, multiplier, &self.quantity, self.bound) else {
             return false;
         };
-        self.exact = scaled.exact_cost(&self.quantity).ok();
-        let priced = scaled.charge(&self.quantity);
-        self.priced = priced.as_ref().ok().copied();
-        let charge = match self.bound {
-            Some(bound) => {
-                let (charged, _) = scaled.charge_within(&self.quantity, bound);
-                self.cut_by_bound = priced.map_or(true, |p| p > bound);
-                charged
-            }
-            None => match priced {
-                Ok(p) => p,
-                Err(_) => return false,
-            },
-        };
-        charge.nanos().saturating_sub(self.loss.nanos()) == self.charged.nanos()
+        self.exact = derived.exact;
+        self.priced = derived.priced;
+        self.cut_by_bound = derived.cut_by_bound;
+        derived.charge.nanos().saturating_sub(self.loss.nanos()) == self.charged.nanos()
     }
 }
 

@@ -16,6 +16,7 @@
 //! The same encoding is computed by PostgreSQL's `tollgate_ledger_hash_v1` (`crate::schema`),
 //! by `tollgate verify`, and by `docs/verify_statement.py`.
 
+use crate::sql::{Param, Statements as _};
 use sha2::{Digest, Sha256};
 
 /// What an account's first chained row links to.
@@ -55,99 +56,177 @@ pub struct LedgerLine {
     pub created_at: i64,
 }
 
-impl LedgerLine {
-    /// The row's fields as text, in [`LINE_COLUMNS`] order.
-    fn fields(&self) -> [Option<String>; 23] {
-        let int = |v: i64| Some(v.to_string());
+/// A ledger row's hashed columns, borrowed: what the journal hashes and inserts without
+/// copying a row ([`LedgerLine::view`] is the same of an owned row).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct LineRef<'a> {
+    pub id: &'a str,
+    pub account_id: &'a str,
+    pub seq: i64,
+    pub kind: &'a str,
+    pub amount_nanos: i64,
+    pub balance_after_nanos: i64,
+    pub model: Option<&'a str>,
+    pub quantity: Option<&'a str>,
+    pub hold_id: Option<&'a str>,
+    pub task_id: Option<&'a str>,
+    pub key_id: Option<&'a str>,
+    pub request_id: Option<&'a str>,
+    pub lease_id: Option<&'a str>,
+    pub estimated: i64,
+    pub note: Option<&'a str>,
+    pub anomaly: Option<&'a str>,
+    pub price_group: Option<&'a str>,
+    pub price_multiplier: Option<&'a str>,
+    pub price_version: Option<i64>,
+    pub bound_nanos: Option<i64>,
+    pub loss_nanos: i64,
+    pub overdraw_nanos: i64,
+    pub created_at: i64,
+}
+
+/// How many columns [`LINE_COLUMNS`] names.
+pub(crate) const LINE_WIDTH: usize = 23;
+
+impl<'a> LineRef<'a> {
+    /// The row's columns in [`LINE_COLUMNS`] order: the one list both the encoding and the
+    /// INSERTs ([`append`], the journal's) follow.
+    pub(crate) fn fields(&self) -> [Param<'a>; LINE_WIDTH] {
         [
-            Some(self.id.clone()),
-            Some(self.account_id.clone()),
-            int(self.seq),
-            Some(self.kind.clone()),
-            int(self.amount_nanos),
-            int(self.balance_after_nanos),
-            self.model.clone(),
-            self.quantity.clone(),
-            self.hold_id.clone(),
-            self.task_id.clone(),
-            self.key_id.clone(),
-            self.request_id.clone(),
-            self.lease_id.clone(),
-            int(self.estimated),
-            self.note.clone(),
-            self.anomaly.clone(),
-            self.price_group.clone(),
-            self.price_multiplier.clone(),
-            self.price_version.map(|v| v.to_string()),
-            self.bound_nanos.map(|v| v.to_string()),
-            int(self.loss_nanos),
-            int(self.overdraw_nanos),
-            int(self.created_at),
+            Param::Text(self.id),
+            Param::Text(self.account_id),
+            Param::Int(self.seq),
+            Param::Text(self.kind),
+            Param::Int(self.amount_nanos),
+            Param::Int(self.balance_after_nanos),
+            Param::OptText(self.model),
+            Param::OptText(self.quantity),
+            Param::OptText(self.hold_id),
+            Param::OptText(self.task_id),
+            Param::OptText(self.key_id),
+            Param::OptText(self.request_id),
+            Param::OptText(self.lease_id),
+            Param::Int(self.estimated),
+            Param::OptText(self.note),
+            Param::OptText(self.anomaly),
+            Param::OptText(self.price_group),
+            Param::OptText(self.price_multiplier),
+            Param::OptInt(self.price_version),
+            Param::OptInt(self.bound_nanos),
+            Param::Int(self.loss_nanos),
+            Param::Int(self.overdraw_nanos),
+            Param::Int(self.created_at),
         ]
     }
 
     /// The canonical encoding of the row after `prev`.
-    pub fn encode(&self, prev: &str) -> Vec<u8> {
+    pub(crate) fn encode(&self, prev: &str) -> Vec<u8> {
+        use std::io::Write as _;
         let mut out = Vec::with_capacity(512);
         out.extend_from_slice(b"tollgate-ledger-v1\n");
         out.extend_from_slice(prev.as_bytes());
         out.push(b'\n');
+        let mut digits = Vec::with_capacity(20);
         for field in self.fields() {
-            match field {
-                Some(value) => {
-                    out.extend_from_slice(value.len().to_string().as_bytes());
-                    out.push(b':');
-                    out.extend_from_slice(value.as_bytes());
-                    out.push(b',');
+            let value = match field {
+                Param::Text(v) | Param::OptText(Some(v)) => v.as_bytes(),
+                Param::Int(v) | Param::OptInt(Some(v)) => {
+                    digits.clear();
+                    // Writing into a Vec cannot fail.
+                    let _ = write!(digits, "{v}");
+                    &digits[..]
                 }
-                None => out.extend_from_slice(b"~,"),
-            }
+                Param::OptText(None) | Param::OptInt(None) => {
+                    out.extend_from_slice(b"~,");
+                    continue;
+                }
+            };
+            let _ = write!(out, "{}:", value.len());
+            out.extend_from_slice(value);
+            out.push(b',');
         }
         out
     }
 
-    /// The row's hash after `prev`: lowercase hex SHA-256 of [`LedgerLine::encode`].
-    pub fn hash(&self, prev: &str) -> String {
+    /// The row's hash after `prev`: lowercase hex SHA-256 of [`LineRef::encode`].
+    pub(crate) fn hash(&self, prev: &str) -> String {
         hex::encode(Sha256::digest(self.encode(prev)))
     }
 }
 
-/// A [`LedgerLine`] read from the row of [`LINE_COLUMNS`] (then `hash`).
-pub(crate) type LineRow = (
-    String,
-    String,
-    i64,
-    String,
-    i64,
-    i64,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    i64,
-    Option<String>,
-    Option<String>,
-);
+impl LedgerLine {
+    /// The row, borrowed.
+    pub(crate) fn view(&self) -> LineRef<'_> {
+        LineRef {
+            id: &self.id,
+            account_id: &self.account_id,
+            seq: self.seq,
+            kind: &self.kind,
+            amount_nanos: self.amount_nanos,
+            balance_after_nanos: self.balance_after_nanos,
+            model: self.model.as_deref(),
+            quantity: self.quantity.as_deref(),
+            hold_id: self.hold_id.as_deref(),
+            task_id: self.task_id.as_deref(),
+            key_id: self.key_id.as_deref(),
+            request_id: self.request_id.as_deref(),
+            lease_id: self.lease_id.as_deref(),
+            estimated: self.estimated,
+            note: self.note.as_deref(),
+            anomaly: self.anomaly.as_deref(),
+            price_group: self.price_group.as_deref(),
+            price_multiplier: self.price_multiplier.as_deref(),
+            price_version: self.price_version,
+            bound_nanos: self.bound_nanos,
+            loss_nanos: self.loss_nanos,
+            overdraw_nanos: self.overdraw_nanos,
+            created_at: self.created_at,
+        }
+    }
 
-/// The rest of a row of [`LINE_COLUMNS`] after [`LineRow`], and its hash.
-pub(crate) type LineRowTail = (
-    String,
-    Option<String>,
-    Option<String>,
-    Option<i64>,
-    Option<i64>,
-    i64,
-    i64,
-    i64,
-    Option<String>,
-);
+    /// The canonical encoding of the row after `prev`.
+    pub fn encode(&self, prev: &str) -> Vec<u8> {
+        self.view().encode(prev)
+    }
+
+    /// The row's hash after `prev`: lowercase hex SHA-256 of [`LedgerLine::encode`].
+    pub fn hash(&self, prev: &str) -> String {
+        self.view().hash(prev)
+    }
+
+    /// The line of a row read as `SELECT {LINE_COLUMNS}, …`.
+    fn from_row(row: &sqlx::any::AnyRow) -> Result<LedgerLine, sqlx::Error> {
+        use sqlx::Row as _;
+        Ok(LedgerLine {
+            id: row.try_get(0)?,
+            account_id: row.try_get(1)?,
+            seq: row.try_get(2)?,
+            kind: row.try_get(3)?,
+            amount_nanos: row.try_get(4)?,
+            balance_after_nanos: row.try_get(5)?,
+            model: row.try_get(6)?,
+            quantity: row.try_get(7)?,
+            hold_id: row.try_get(8)?,
+            task_id: row.try_get(9)?,
+            key_id: row.try_get(10)?,
+            request_id: row.try_get(11)?,
+            lease_id: row.try_get(12)?,
+            estimated: row.try_get(13)?,
+            note: row.try_get(14)?,
+            anomaly: row.try_get(15)?,
+            price_group: row.try_get(16)?,
+            price_multiplier: row.try_get(17)?,
+            price_version: row.try_get(18)?,
+            bound_nanos: row.try_get(19)?,
+            loss_nanos: row.try_get(20)?,
+            overdraw_nanos: row.try_get(21)?,
+            created_at: row.try_get(22)?,
+        })
+    }
+}
 
 /// Reads the lines of `account_id` with `seq` in `from..=until` (chained rows only), in
-/// chain order, at most `limit` of them, each with its stored hash. Two queries (a row of 24
-/// columns is more than a tuple can take), joined by id.
+/// chain order, at most `limit` of them, each with its stored hash.
 pub(crate) async fn read_lines(
     db: &mut sqlx::AnyConnection,
     account_id: &str,
@@ -155,63 +234,23 @@ pub(crate) async fn read_lines(
     until: i64,
     limit: i64,
 ) -> Result<Vec<(LedgerLine, Option<String>)>, crate::StoreError> {
-    let head: Vec<LineRow> = sqlx::query_as(
-        "SELECT id, account_id, seq, kind, amount_nanos, balance_after_nanos, model, quantity,
-             hold_id, task_id, key_id, request_id, lease_id, estimated, note, anomaly
+    use sqlx::Row as _;
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {LINE_COLUMNS}, hash
          FROM ledger WHERE account_id = $1 AND seq >= $2 AND seq <= $3 AND hash IS NOT NULL
-         ORDER BY seq LIMIT $4",
-    )
+         ORDER BY seq LIMIT $4"
+    )))
     .bind(account_id)
     .bind(from)
     .bind(until)
     .bind(limit)
     .fetch_all(&mut *db)
     .await?;
-    let tail: Vec<LineRowTail> = sqlx::query_as(
-        "SELECT id, price_group, price_multiplier, price_version, bound_nanos, loss_nanos,
-             overdraw_nanos, created_at, hash
-         FROM ledger WHERE account_id = $1 AND seq >= $2 AND seq <= $3 AND hash IS NOT NULL
-         ORDER BY seq LIMIT $4",
-    )
-    .bind(account_id)
-    .bind(from)
-    .bind(until)
-    .bind(limit)
-    .fetch_all(&mut *db)
-    .await?;
-    Ok(head
-        .into_iter()
-        .zip(tail)
-        .filter(|(h, t)| h.0 == t.0)
-        .map(|(h, t)| {
-            let line = LedgerLine {
-                id: h.0,
-                account_id: h.1,
-                seq: h.2,
-                kind: h.3,
-                amount_nanos: h.4,
-                balance_after_nanos: h.5,
-                model: h.6,
-                quantity: h.7,
-                hold_id: h.8,
-                task_id: h.9,
-                key_id: h.10,
-                request_id: h.11,
-                lease_id: h.12,
-                estimated: h.13,
-                note: h.14,
-                anomaly: h.15,
-                price_group: t.1,
-                price_multiplier: t.2,
-                price_version: t.3,
-                bound_nanos: t.4,
-                loss_nanos: t.5,
-                overdraw_nanos: t.6,
-                created_at: t.7,
-            };
-            (line, t.8)
-        })
-        .collect())
+    let mut lines = Vec::with_capacity(rows.len());
+    for row in &rows {
+        lines.push((LedgerLine::from_row(row)?, row.try_get(LINE_WIDTH)?));
+    }
+    Ok(lines)
 }
 
 /// Appends `line` to its account's chain inside the caller's transaction, after `prev` (the
@@ -222,47 +261,27 @@ pub(crate) async fn append(
     line: &LedgerLine,
     prev: Option<&str>,
 ) -> Result<String, crate::StoreError> {
+    let line = line.view();
     let hash = line.hash(prev.unwrap_or(GENESIS));
-    sqlx::query(
-        "INSERT INTO ledger (id, account_id, seq, kind, amount_nanos, balance_after_nanos, model,
-             quantity, hold_id, task_id, key_id, request_id, lease_id, estimated, note, anomaly,
-             price_group, price_multiplier, price_version, bound_nanos, loss_nanos,
-             overdraw_nanos, created_at, hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-                 $19, $20, $21, $22, $23, $24)",
+    let mut params = line.fields().to_vec();
+    params.push(Param::Text(&hash));
+    tx.execute(&insert_lines_sql(1), &params).await?;
+    tx.execute(
+        "UPDATE accounts SET ledger_head = $1 WHERE id = $2",
+        &[Param::Text(&hash), Param::Text(line.account_id)],
     )
-    .bind(&line.id)
-    .bind(&line.account_id)
-    .bind(line.seq)
-    .bind(&line.kind)
-    .bind(line.amount_nanos)
-    .bind(line.balance_after_nanos)
-    .bind(line.model.clone())
-    .bind(line.quantity.clone())
-    .bind(line.hold_id.clone())
-    .bind(line.task_id.clone())
-    .bind(line.key_id.clone())
-    .bind(line.request_id.clone())
-    .bind(line.lease_id.clone())
-    .bind(line.estimated)
-    .bind(line.note.clone())
-    .bind(line.anomaly.clone())
-    .bind(line.price_group.clone())
-    .bind(line.price_multiplier.clone())
-    .bind(line.price_version)
-    .bind(line.bound_nanos)
-    .bind(line.loss_nanos)
-    .bind(line.overdraw_nanos)
-    .bind(line.created_at)
-    .bind(&hash)
-    .execute(&mut *tx)
     .await?;
-    sqlx::query("UPDATE accounts SET ledger_head = $1 WHERE id = $2")
-        .bind(&hash)
-        .bind(&line.account_id)
-        .execute(&mut *tx)
-        .await?;
     Ok(hash)
+}
+
+/// The INSERT of `rows` ledger rows, each [`LineRef::fields`] then its `hash`.
+pub(crate) fn insert_lines_sql(rows: usize) -> String {
+    crate::sql::insert_rows(
+        "ledger",
+        &format!("{LINE_COLUMNS}, hash"),
+        LINE_WIDTH + 1,
+        rows,
+    )
 }
 
 /// Where a chain breaks: the first row whose stored hash is not its recomputed one (an edited

@@ -86,23 +86,27 @@ impl Store {
             query = query.bind(arg.clone());
         }
         let records = query.fetch_all(self.pool()).await?;
-        // Each charge by its hold; the records of charges say how they were measured.
-        let mut rows: Vec<ChargeRow> = Vec::new();
-        let mut facts: BTreeMap<String, (i64, Option<String>, Option<String>)> = BTreeMap::new();
-        for (hold_id, hold, measured, bound_basis) in &records {
-            let Some(hold_id) = hold_id else { continue };
-            facts.insert(
-                hold_id.clone(),
-                (*hold, measured.clone(), bound_basis.clone()),
-            );
-            let row: Option<ChargeRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                "SELECT {CHARGE_COLUMNS} FROM ledger WHERE hold_id = $1 AND kind = 'charge'"
-            )))
-            .bind(hold_id)
-            .fetch_optional(self.pool())
-            .await?;
-            rows.extend(row);
+        // The records of charges say how they were measured; the charges are found by their
+        // holds, in one query.
+        let facts: BTreeMap<&str, (i64, Option<&str>, Option<&str>)> = records
+            .iter()
+            .filter_map(|(hold_id, hold, measured, bound_basis)| {
+                Some((
+                    hold_id.as_deref()?,
+                    (*hold, measured.as_deref(), bound_basis.as_deref()),
+                ))
+            })
+            .collect();
+        let mut query = sqlx::query_as::<_, ChargeRow>(sqlx::AssertSqlSafe(format!(
+            "SELECT {CHARGE_COLUMNS} FROM ledger
+             WHERE kind = 'charge' AND hold_id IN
+                 (SELECT hold_id FROM usage_log WHERE request_id = $1{filter})
+             ORDER BY created_at, id"
+        )));
+        for arg in &args {
+            query = query.bind(arg.clone());
         }
+        let mut rows = query.fetch_all(self.pool()).await?;
         if rows.is_empty() {
             // Records pruned after `[usage] retention_days`: the ledger keeps the charges.
             let mut query = sqlx::query_as::<_, ChargeRow>(sqlx::AssertSqlSafe(format!(
@@ -148,7 +152,7 @@ impl Store {
                 found.disagree.push(id);
                 continue;
             };
-            let fact = hold_id.as_ref().and_then(|h| facts.get(h));
+            let fact = hold_id.as_deref().and_then(|h| facts.get(h));
             let version = price_version
                 .and_then(|v| versions.iter().find(|p| p.model == model && p.version == v));
             let mut explanation = Explanation {
@@ -161,7 +165,7 @@ impl Store {
                 quantity,
                 units: explain::units(&quantity),
                 measured: fact
-                    .and_then(|f| f.1.as_deref())
+                    .and_then(|f| f.1)
                     .and_then(tollgate_billing::Measure::parse),
                 note,
                 price_version,
@@ -174,7 +178,7 @@ impl Store {
                 priced: None,
                 hold: fact.map(|f| Amount::from_nanos(f.0)),
                 bound: bound_nanos.map(Amount::from_nanos),
-                bound_basis: fact.and_then(|f| f.2.clone()),
+                bound_basis: fact.and_then(|f| f.2.map(str::to_owned)),
                 cut_by_bound: false,
                 anomaly,
                 loss: Amount::from_nanos(loss_nanos),

@@ -7,6 +7,7 @@
 //! returned what was left of it, and then the balance alone pays. Locks are taken lease first,
 //! then account, everywhere, so that two replicas' batches and the expiry sweep cannot deadlock.
 
+use crate::chain::{LINE_WIDTH, LineRef, insert_lines_sql};
 use crate::ids::new_id;
 use crate::policy::PriceGroup;
 use crate::sql::{Col, Param, Statements};
@@ -606,36 +607,43 @@ async fn write_charges<S: Statements>(
                 .map(|g| g.multiplier.to_string())
         })
         .collect();
-    // Each row's link in its account's chain (`crate::chain`), in batch order.
-    let mut hashes: Vec<String> = Vec::with_capacity(charges.len());
-    for (i, c) in charges.iter().enumerate() {
-        let charged = paid[i].charged();
-        let line = crate::chain::LedgerLine {
-            id: ids[i].clone(),
-            account_id: c.account_id.clone(),
-            seq: rows[i].1,
-            kind: "charge".into(),
-            amount_nanos: -charged,
-            balance_after_nanos: rows[i].0,
-            model: Some(c.memo.model.clone()),
-            quantity: c.memo.quantity.clone(),
-            hold_id: Some(c.hold_id.clone()),
-            task_id: None,
-            key_id: c.memo.key_id.clone(),
-            request_id: c.memo.request_id.clone(),
-            lease_id: c.lease_id.clone(),
-            estimated: i64::from(c.memo.estimated),
-            note: c.memo.note.clone(),
-            anomaly: anomalies[i].clone(),
-            price_group: c.memo.price_group.as_ref().map(|g| g.name.clone()),
-            price_multiplier: multipliers[i].clone(),
-            price_version: c.memo.price_version,
-            bound_nanos: c.memo.bound.map(Amount::nanos),
-            loss_nanos: c.amount.nanos().max(0) - charged,
-            overdraw_nanos: 0,
-            created_at: now,
-        };
-        let head = heads.entry(c.account_id.clone()).or_default();
+    // Each row as the chain hashes it and the INSERT writes it (`crate::chain`), borrowed.
+    let lines: Vec<LineRef<'_>> = charges
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let charged = paid[i].charged();
+            LineRef {
+                id: &ids[i],
+                account_id: &c.account_id,
+                seq: rows[i].1,
+                kind: "charge",
+                amount_nanos: -charged,
+                balance_after_nanos: rows[i].0,
+                model: Some(&c.memo.model),
+                quantity: c.memo.quantity.as_deref(),
+                hold_id: Some(&c.hold_id),
+                task_id: None,
+                key_id: c.memo.key_id.as_deref(),
+                request_id: c.memo.request_id.as_deref(),
+                lease_id: c.lease_id.as_deref(),
+                estimated: i64::from(c.memo.estimated),
+                note: c.memo.note.as_deref(),
+                anomaly: anomalies[i].as_deref(),
+                price_group: c.memo.price_group.as_ref().map(|g| g.name.as_str()),
+                price_multiplier: multipliers[i].as_deref(),
+                price_version: c.memo.price_version,
+                bound_nanos: c.memo.bound.map(Amount::nanos),
+                loss_nanos: c.amount.nanos().max(0) - charged,
+                overdraw_nanos: 0,
+                created_at: now,
+            }
+        })
+        .collect();
+    // Each row's link in its account's chain, in batch order.
+    let mut hashes: Vec<String> = Vec::with_capacity(lines.len());
+    for line in &lines {
+        let head = heads.entry(line.account_id.to_owned()).or_default();
         *head = line.hash(head);
         hashes.push(head.clone());
     }
@@ -670,36 +678,12 @@ async fn write_charges<S: Statements>(
         } else {
             1 << (usize::BITS - 1 - left.leading_zeros())
         };
-        let mut params = Vec::with_capacity(size * INSERT_COLUMNS);
-        for i in start..start + size {
-            let c = charges[i];
-            let group = c.memo.price_group.as_ref();
-            let charged = paid[i].charged();
-            params.extend([
-                Param::Text(&ids[i]),
-                Param::Text(&c.account_id),
-                Param::Int(-charged),
-                Param::Int(rows[i].0),
-                Param::Text(&c.memo.model),
-                Param::OptText(c.memo.quantity.as_deref()),
-                Param::Text(&c.hold_id),
-                Param::OptText(c.lease_id.as_deref()),
-                Param::OptText(c.memo.key_id.as_deref()),
-                Param::OptText(c.memo.request_id.as_deref()),
-                Param::Int(i64::from(c.memo.estimated)),
-                Param::OptText(c.memo.note.as_deref()),
-                Param::OptText(anomalies[i].as_deref()),
-                Param::OptText(group.map(|g| g.name.as_str())),
-                Param::OptText(multipliers[i].as_deref()),
-                Param::Int(now),
-                Param::Int(rows[i].1),
-                Param::Int(c.amount.nanos().max(0) - charged),
-                Param::OptInt(c.memo.price_version),
-                Param::OptInt(c.memo.bound.map(Amount::nanos)),
-                Param::Text(&hashes[i]),
-            ]);
+        let mut params = Vec::with_capacity(size * (LINE_WIDTH + 1));
+        for (line, hash) in lines[start..start + size].iter().zip(&hashes[start..]) {
+            params.extend(line.fields());
+            params.push(Param::Text(hash));
         }
-        db.execute(&insert_charges_sql(size), &params).await?;
+        db.execute(&insert_lines_sql(size), &params).await?;
         start += size;
     }
     Ok(losses)
@@ -810,32 +794,6 @@ async fn open_lease<S: Statements>(
         return Ok(None);
     }
     Ok(Some((row.text(0)?, row.int(1)?)))
-}
-
-/// Parameters per ledger row of [`insert_charges_sql`].
-const INSERT_COLUMNS: usize = 21;
-
-/// The INSERT of `rows` charge rows.
-fn insert_charges_sql(rows: usize) -> String {
-    let mut sql = String::from(
-        "INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model,
-             quantity, hold_id, lease_id, key_id, request_id, estimated, note, anomaly,
-             price_group, price_multiplier, created_at, seq, loss_nanos, price_version,
-             bound_nanos, hash)
-         VALUES ",
-    );
-    for i in 0..rows {
-        let p = i * INSERT_COLUMNS;
-        if i > 0 {
-            sql.push(',');
-        }
-        sql.push_str(&format!("(${}, ${}, 'charge'", p + 1, p + 2));
-        for k in 3..=INSERT_COLUMNS {
-            sql.push_str(&format!(", ${}", p + k));
-        }
-        sql.push(')');
-    }
-    sql
 }
 
 async fn lease_op<S: Statements>(

@@ -40,6 +40,21 @@ impl StoredPrice {
             tariff: self.tariff.clone(),
         }
     }
+
+    /// Of `versions` (one model's or many), each model's version in effect at `now` — by
+    /// `PriceSchedule::at`, the rule requests are priced by — in model order.
+    pub fn in_effect(versions: &[StoredPrice], now: i64) -> Vec<&StoredPrice> {
+        let schedule = PriceSchedule::from_versions(versions.iter().map(StoredPrice::as_version));
+        schedule
+            .models()
+            .filter_map(|m| schedule.at(m, now))
+            .filter_map(|v| {
+                versions
+                    .iter()
+                    .find(|p| p.model == v.model && p.version == v.version)
+            })
+            .collect()
+    }
 }
 
 /// What reading the configuration's prices did to one model's versions.

@@ -6,6 +6,8 @@
 use crate::audit::Violation;
 use crate::{Store, StoreError};
 use serde::Serialize;
+use std::collections::HashSet;
+use tollgate_billing::explain::Derivation;
 use tollgate_billing::{Amount, Decimal, PriceSchedule, Tariff, Usage};
 
 /// Ledger rows read per page.
@@ -57,7 +59,8 @@ pub struct RecordedCharge {
     pub amount_nanos: i64,
 }
 
-/// What one charge re-derives to, before what the account could not pay; or why it cannot be.
+/// What one charge re-derives to, before what the account could not pay; or why it cannot be
+/// (the arithmetic is [`Derivation::of`], the one an explanation shows).
 pub fn rederive(row: &RecordedCharge, tariff: &Tariff) -> Result<Amount, String> {
     let quantity = row.quantity.as_deref().ok_or("no quantity recorded")?;
     let usage: Usage = serde_json::from_str(quantity)
@@ -68,15 +71,14 @@ pub fn rederive(row: &RecordedCharge, tariff: &Tariff) -> Result<Amount, String>
             .parse::<Decimal>()
             .map_err(|e| format!("the multiplier {m:?} is not a decimal: {e}"))?,
     };
-    let tariff = tariff
-        .scaled(multiplier)
-        .map_err(|e| format!("the multiplier {multiplier}: {e}"))?;
-    match row.bound_nanos {
-        Some(bound) => Ok(tariff.charge_within(&usage, Amount::from_nanos(bound)).0),
-        None => tariff
-            .charge(&usage)
-            .map_err(|e| format!("{quantity} cannot be priced: {e}")),
-    }
+    Derivation::of(
+        tariff,
+        multiplier,
+        &usage,
+        row.bound_nanos.map(Amount::from_nanos),
+    )
+    .map(|derived| derived.charge)
+    .map_err(|e| format!("{quantity} × {multiplier} cannot be priced: {e}"))
 }
 
 impl Store {
@@ -84,11 +86,11 @@ impl Store {
     pub async fn recompute(&self) -> Result<RecomputeReport, StoreError> {
         let versions = self.price_versions(None).await?;
         let schedule = PriceSchedule::from_versions(versions.iter().map(|p| p.as_version()));
-        let reconstructed = |model: &str, version: i64| {
-            versions
-                .iter()
-                .any(|p| p.model == model && p.version == version && p.reconstructed)
-        };
+        let reconstructed: HashSet<(&str, i64)> = versions
+            .iter()
+            .filter(|p| p.reconstructed)
+            .map(|p| (p.model.as_str(), p.version))
+            .collect();
         let mut report = RecomputeReport::default();
         let mut after = String::new();
         loop {
@@ -177,7 +179,7 @@ impl Store {
                     ),
                     Err(why) => why,
                 };
-                if reconstructed(model, version) {
+                if reconstructed.contains(&(model, version)) {
                     report.unverifiable += 1;
                     continue;
                 }

@@ -71,6 +71,26 @@ impl Row {
     }
 }
 
+/// `INSERT INTO {table} ({columns}) VALUES ($1, …), …`: `rows` rows of `width` placeholders each,
+/// numbered in order (the journal's batched INSERTs).
+pub(crate) fn insert_rows(table: &str, columns: &str, width: usize, rows: usize) -> String {
+    let mut sql = format!("INSERT INTO {table} ({columns}) VALUES ");
+    for i in 0..rows {
+        if i > 0 {
+            sql.push(',');
+        }
+        sql.push('(');
+        for k in 1..=width {
+            if k > 1 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!("${}", i * width + k));
+        }
+        sql.push(')');
+    }
+    sql
+}
+
 /// A connection inside a transaction.
 pub(crate) trait Statements {
     /// Runs a statement; returns the rows it changed.

@@ -184,38 +184,46 @@ impl Store {
     ) -> Result<Statement, StoreError> {
         let found = self.find_account(account).await?;
         let mut conn = self.pool().acquire().await?;
-        let all = read_lines(&mut conn, &found.id, i64::MIN, i64::MAX, i64::MAX).await?;
+        // The period's places in the chain, found by time (the `ledger_account` index).
+        let (first, last, last_at): (Option<i64>, Option<i64>, Option<i64>) = sqlx::query_as(
+            "SELECT MIN(seq), MAX(seq), MAX(created_at) FROM ledger
+             WHERE account_id = $1 AND created_at >= $2 AND created_at < $3
+                 AND hash IS NOT NULL",
+        )
+        .bind(&found.id)
+        .bind(from)
+        .bind(until)
+        .fetch_one(&mut *conn)
+        .await?;
+        // The chained row before the period: its link and balance open the statement.
+        let before: (Option<i64>,) = match first {
+            Some(first) => sqlx::query_as(
+                "SELECT MAX(seq) FROM ledger
+                 WHERE account_id = $1 AND seq < $2 AND hash IS NOT NULL",
+            )
+            .bind(&found.id)
+            .bind(first),
+            None => sqlx::query_as(
+                "SELECT MAX(seq) FROM ledger
+                 WHERE account_id = $1 AND created_at < $2 AND hash IS NOT NULL",
+            )
+            .bind(&found.id)
+            .bind(from),
+        }
+        .fetch_one(&mut *conn)
+        .await?;
+        let previous = match before.0 {
+            Some(seq) => read_lines(&mut conn, &found.id, seq, seq, 1).await?.pop(),
+            None => None,
+        };
         drop(conn);
-        let first = all
-            .iter()
-            .position(|(l, _)| l.created_at >= from && l.created_at < until);
-        let last = all
-            .iter()
-            .rposition(|(l, _)| l.created_at >= from && l.created_at < until);
-        let (first, last) = match (first, last) {
-            (Some(f), Some(l)) => (f, l),
-            // No row in the period: the statement is the link at its start.
-            _ => {
-                let before = all.iter().rposition(|(l, _)| l.created_at < from);
-                let at = before.map_or(0, |b| b + 1);
-                (at, at.wrapping_sub(1))
-            }
-        };
-        let prev = first
-            .checked_sub(1)
-            .and_then(|i| all.get(i))
-            .and_then(|(_, h)| h.clone())
-            .unwrap_or_else(|| GENESIS.to_owned());
-        let opening = match first.checked_sub(1).and_then(|i| all.get(i)) {
-            Some((l, _)) => l.balance_after_nanos,
-            None => all.get(first).map_or(found.balance.nanos(), |(l, _)| {
-                l.balance_after_nanos - l.amount_nanos
-            }),
-        };
-        let last_seq = all.get(last).map(|(l, _)| l.seq);
-        // The first checkpoint that signed this account at or after the last row.
+        // The first checkpoint that signed this account at or after the period's last row (or
+        // the row before an empty period).
+        let last_seq = last.or(before.0);
         let mut checkpoint = None;
-        let mut since = all.get(last).map_or(from, |(l, _)| l.created_at);
+        let mut since = last_at
+            .or(previous.as_ref().map(|(l, _)| l.created_at))
+            .unwrap_or(from);
         while let Some(c) = self.checkpoint_after(since).await? {
             let covers = c
                 .heads
@@ -231,19 +239,36 @@ impl Store {
             && let Some(key) = sign
         {
             checkpoint = Some(self.make_checkpoint(key).await?);
-            // Rows written since the first read, up to the new head.
-            let mut conn = self.pool().acquire().await?;
-            let more = read_lines(&mut conn, &found.id, i64::MIN, i64::MAX, i64::MAX).await?;
-            return Ok(assemble(
-                found, from, until, prev, opening, more, first, last, checkpoint,
-            ));
         }
+        // The period's rows, then those after it up to the checkpoint's head.
+        let head_seq = checkpoint
+            .as_ref()
+            .and_then(|c| c.heads.get(&found.id))
+            .map(|(seq, _)| *seq);
+        let start = first.unwrap_or(before.0.map_or(i64::MIN, |b| b.saturating_add(1)));
+        let lines = match last.max(head_seq) {
+            Some(end) => {
+                let mut conn = self.pool().acquire().await?;
+                read_lines(&mut conn, &found.id, start, end, i64::MAX).await?
+            }
+            None => Vec::new(),
+        };
+        let opening = match (&previous, lines.first()) {
+            (Some((l, _)), _) => l.balance_after_nanos,
+            (None, Some((l, _))) => l.balance_after_nanos - l.amount_nanos,
+            (None, None) => found.balance.nanos(),
+        };
+        let prev = previous
+            .and_then(|(_, h)| h)
+            .unwrap_or_else(|| GENESIS.to_owned());
         Ok(assemble(
-            found, from, until, prev, opening, all, first, last, checkpoint,
+            found, from, until, prev, opening, lines, last, checkpoint,
         ))
     }
 }
 
+/// The statement of `lines` (the period's, up to `period_end`, then those up to the
+/// checkpoint's head).
 #[allow(clippy::too_many_arguments)]
 fn assemble(
     account: crate::Account,
@@ -251,23 +276,13 @@ fn assemble(
     until: i64,
     prev: String,
     opening: i64,
-    all: Vec<(LedgerLine, Option<String>)>,
-    first: usize,
-    last: usize,
+    lines: Vec<(LedgerLine, Option<String>)>,
+    period_end: Option<i64>,
     checkpoint: Option<Checkpoint>,
 ) -> Statement {
-    let head_seq = checkpoint
-        .as_ref()
-        .and_then(|c| c.heads.get(&account.id))
-        .map(|(seq, _)| *seq);
-    let period_end = all.get(last).map(|(l, _)| l.seq);
     let mut closing = opening;
-    let rows: Vec<StatementRow> = all
+    let rows: Vec<StatementRow> = lines
         .into_iter()
-        .skip(first)
-        .filter(|(l, _)| {
-            period_end.is_some_and(|end| l.seq <= end) || head_seq.is_some_and(|h| l.seq <= h)
-        })
         .map(|(line, hash)| {
             let in_period = period_end.is_some_and(|end| line.seq <= end)
                 && line.created_at >= from

@@ -286,21 +286,7 @@ pub(crate) async fn write_usage<S: Statements>(
 }
 
 fn insert_sql(rows: usize) -> String {
-    let mut sql = format!("INSERT INTO usage_log ({COLUMNS}) VALUES ");
-    for i in 0..rows {
-        if i > 0 {
-            sql.push(',');
-        }
-        sql.push('(');
-        for k in 1..=COLUMN_COUNT {
-            if k > 1 {
-                sql.push_str(", ");
-            }
-            sql.push_str(&format!("${}", i * COLUMN_COUNT + k));
-        }
-        sql.push(')');
-    }
-    sql
+    crate::sql::insert_rows("usage_log", COLUMNS, COLUMN_COUNT, rows)
 }
 
 /// The records as the PostgreSQL charge batch takes them (`crate::schema`, `usage` argument).

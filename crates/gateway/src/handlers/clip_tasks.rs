@@ -53,11 +53,10 @@ pub async fn create(
     }
 
     // 5–8. The row and its hold, then the upstream (translate: the body it understands).
-    let pricing = translate::pricing(&valid, &entry.tariff)?;
     let submission = Submission {
         format: translate::FORMAT,
         id: Store::new_task_id("cgt"),
-        pricing,
+        quote: translate::quote(&valid)?,
         request: serde_json::to_value(&request).unwrap_or_default(),
     };
     let upstream_request = request.for_upstream(&entry.upstream_model);

@@ -41,7 +41,7 @@ pub async fn create(
     let submission = Submission {
         format: translate::FORMAT,
         id: Store::new_task_id("video"),
-        pricing: translate::pricing(&valid, &entry.tariff),
+        quote: translate::quote(&valid),
         request: serde_json::to_value(&request).unwrap_or_default(),
     };
     let mut upstream_request = request.clone();

@@ -12,7 +12,7 @@ pub mod worker;
 
 use crate::charge::store_refused;
 use crate::relay;
-use crate::tasks::record::Pricing;
+use crate::tasks::record::{Pricing, Quote};
 use std::sync::Arc;
 use std::time::Duration;
 use tollgate_gateway_core::catalog::ModelEntry;
@@ -31,8 +31,8 @@ pub struct Submission {
     pub format: &'static str,
     /// Our public id.
     pub id: String,
-    /// The priced inputs.
-    pub pricing: Pricing,
+    /// What the request asks to be held for, priced at submit.
+    pub quote: Quote,
     /// The client's request, as JSON, for the row.
     pub request: serde_json::Value,
 }
@@ -51,7 +51,6 @@ pub async fn submit(
     request: TaskRequest,
 ) -> Result<Task, ApiError> {
     let state = &ctx.state;
-    let mut submission = submission;
     // The price version in effect now prices the task to its end, whenever that is.
     let price = state.prices.at(
         &entry.public,
@@ -63,23 +62,25 @@ pub async fn submit(
         principal,
         &entry.public,
         &price,
-        &submission.pricing.estimate,
+        &submission.quote.estimate,
     )
     .await?;
-    // The caller's tariff, price group and price version, snapshot with the rest of the
-    // pricing.
-    submission.pricing.tariff = priced.tariff;
-    submission.pricing.price_group = priced.price_group.as_deref().cloned();
-    submission.pricing.price_version = priced.price_version;
+    // The caller's tariff, price group and price version, snapshot with the quote.
+    let pricing = Pricing::snapshot(
+        submission.quote,
+        priced.tariff,
+        priced.price_group.as_deref().cloned(),
+        priced.price_version,
+    );
     let amount = priced.amount;
     let first_channel = entry
         .channels
         .first()
         .map(|c| c.name.clone())
         .ok_or_else(|| ApiError::internal("submitting the task", "the model has no channel"))?;
-    let submission_estimate = submission.pricing.estimate;
-    let pricing = serde_json::to_value(&submission.pricing)
-        .map_err(|e| ApiError::internal("recording the task", e))?;
+    let submission_estimate = pricing.estimate;
+    let pricing =
+        serde_json::to_value(&pricing).map_err(|e| ApiError::internal("recording the task", e))?;
     let new_task = NewTask {
         id: submission.id,
         format: submission.format.to_owned(),

@@ -8,6 +8,23 @@ use tollgate_billing::{Amount, Tariff, Usage};
 use tollgate_metering::{Basis, Bound};
 use tollgate_store::{Outcome, PriceGroup, Settlement, Task, TaskState};
 
+/// What a valid task request asks to be held for, before any price applies: the format
+/// translations (`translate::clip`, `translate::video`) work it out, and `tasks::submit` prices it
+/// at the caller's tariff and version into the task's [`Pricing`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Quote {
+    /// The usage held for.
+    pub estimate: Usage,
+    /// The seconds asked for (clip: the seconds held for).
+    pub duration_seconds: u32,
+    /// The resolution asked for, or the default.
+    pub resolution: String,
+    /// The aspect ratio asked for, or the default (`None`: the model's own choice).
+    pub ratio: Option<String>,
+    /// Clip, reference-video tier: the reference seconds held for (the series' maximum).
+    pub reference_seconds: Option<u32>,
+}
+
 /// What is priced at submit and kept on the task row, so that a price change later never
 /// reprices a task in flight (DESIGN §5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,6 +52,26 @@ pub struct Pricing {
 }
 
 impl Pricing {
+    /// The snapshot of `quote` at `tariff` (the caller's, scaled for `price_group`) of price
+    /// version `price_version`.
+    pub fn snapshot(
+        quote: Quote,
+        tariff: Tariff,
+        price_group: Option<PriceGroup>,
+        price_version: Option<i64>,
+    ) -> Pricing {
+        Pricing {
+            tariff,
+            estimate: quote.estimate,
+            duration_seconds: quote.duration_seconds,
+            resolution: quote.resolution,
+            ratio: quote.ratio,
+            reference_seconds: quote.reference_seconds,
+            price_group,
+            price_version,
+        }
+    }
+
     /// The price of `usage` at the submit-time tariff.
     pub fn charge(&self, usage: &Usage) -> Result<Amount, tollgate_billing::BillingError> {
         self.tariff.charge(usage)

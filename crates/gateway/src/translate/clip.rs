@@ -2,10 +2,8 @@
 //! request, the record a client reads, the list filter, and what an Ark upstream's record means
 //! for the task.
 
-use crate::tasks::record::{Observation, Pricing, TaskResult, error_parts, unix_seconds};
-use tollgate_billing::{
-    ClipTier, Tariff, Usage, clip_frame_size, clip_token_estimate_with_reference,
-};
+use crate::tasks::record::{Observation, Pricing, Quote, TaskResult, error_parts, unix_seconds};
+use tollgate_billing::{ClipTier, Usage, clip_frame_size, clip_token_estimate_with_reference};
 use tollgate_clip_tasks::{ListQuery, Task as ClipTask, TaskError, TaskStatus, Tier, Validated};
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::media::{MediaLinks, Origin};
@@ -19,7 +17,7 @@ use tollgate_store::{Task, TaskFilter, TaskState};
 /// video's header only refuses one that is too long: the file is the client's, and it can serve
 /// the gateway's probe one header and the vendor another, so a bound never comes from it
 /// (`docs/decisions.md`, "Bounded settlement").
-pub fn pricing(valid: &Validated, tariff: &Tariff) -> Result<Pricing, ApiError> {
+pub fn quote(valid: &Validated) -> Result<Quote, ApiError> {
     let size = clip_frame_size(valid.resolution, valid.ratio).ok_or_else(|| {
         ApiError::internal(
             "pricing the task",
@@ -38,15 +36,12 @@ pub fn pricing(valid: &Validated, tariff: &Tariff) -> Result<Pricing, ApiError> 
         valid.duration_seconds,
         reference_seconds.unwrap_or(0),
     );
-    Ok(Pricing {
-        tariff: tariff.clone(),
+    Ok(Quote {
         estimate: Usage::VideoTokens { tokens, tier },
         duration_seconds: valid.duration_seconds,
         resolution: valid.resolution.to_owned(),
         ratio: Some(valid.ratio.to_owned()),
         reference_seconds,
-        price_group: None,
-        price_version: None,
     })
 }
 

@@ -1,9 +1,9 @@
 //! The generic video format (docs/api.md §2.8) and the store's task rows: the pricing of a valid
 //! request, the record a client reads, and what a generic upstream's record means for the task.
 
-use crate::tasks::record::{Observation, Pricing, TaskResult, error_parts, unix_seconds};
+use crate::tasks::record::{Observation, Pricing, Quote, TaskResult, error_parts, unix_seconds};
 use std::time::Duration;
-use tollgate_billing::{Tariff, Usage, video_seconds};
+use tollgate_billing::{Usage, video_seconds};
 use tollgate_gateway_core::media::{MediaLinks, Origin};
 use tollgate_generic_tasks::{Validated, VideoError, VideoStatus, VideoTask, spec};
 use tollgate_metering::{Basis, Measure};
@@ -14,16 +14,13 @@ pub const FORMAT: &str = "generic";
 
 /// docs/api.md §8 rule 6: the hold is the requested seconds (already whole, within the model's range)
 /// times the unit price.
-pub fn pricing(valid: &Validated, tariff: &Tariff) -> Pricing {
-    Pricing {
-        tariff: tariff.clone(),
+pub fn quote(valid: &Validated) -> Quote {
+    Quote {
         estimate: Usage::VideoSeconds(u64::from(valid.duration_seconds.max(1))),
         duration_seconds: valid.duration_seconds,
         resolution: valid.resolution.clone(),
         ratio: valid.aspect_ratio.clone(),
         reference_seconds: None,
-        price_group: None,
-        price_version: None,
     }
 }
 
