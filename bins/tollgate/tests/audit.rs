@@ -546,3 +546,128 @@ async fn the_chain_and_its_signed_checkpoint_name_every_edit_and_statements_veri
     assert!(!ok, "{said}");
     assert!(said.contains("rewritten"), "{said}");
 }
+
+/// The configuration for the chain tests: `[ledger]` signing with `key_file`, trusting `verify`.
+fn ledger_config(
+    scratch: &Scratch,
+    name: &str,
+    key_file: &Path,
+    verify: &[&str],
+) -> std::path::PathBuf {
+    let config = scratch.dir.join(name);
+    let verify: Vec<String> = verify.iter().map(|k| format!("\"{k}\"")).collect();
+    std::fs::write(
+        &config,
+        format!(
+            "[simulator]\nenabled = false\n\n[ledger]\nsigning_key_file = \"{}\"\nverify_keys = [{}]\n",
+            key_file.display(),
+            verify.join(", ")
+        ),
+    )
+    .unwrap();
+    config
+}
+
+/// `tollgate ledger keygen` into `key_file` under `config`: the public key it printed.
+fn keygen(config: &Path, db: &Path, key_file: &Path) -> String {
+    let (made, said) = tollgate(
+        config,
+        db,
+        &["ledger", "keygen", "--out", key_file.to_str().unwrap()],
+    );
+    assert!(made, "{said}");
+    said.lines()
+        .find_map(|l| l.strip_prefix("public key  "))
+        .unwrap()
+        .trim()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotated_signing_key_keeps_old_statements_verifying_and_signs_the_new_ones() {
+    let scratch = Scratch::new("audit-rotation");
+    let db = scratch.dir.join("t.db");
+    let account = history(&db).await;
+    let (old_file, new_file, stranger_file) = (
+        scratch.dir.join("old.key"),
+        scratch.dir.join("new.key"),
+        scratch.dir.join("stranger.key"),
+    );
+    // Before: the old key signs, and a statement is exported under it.
+    let old_config = ledger_config(&scratch, "old.toml", &old_file, &[]);
+    let old_public = keygen(&old_config, &db, &old_file);
+    assert!(tollgate(&old_config, &db, &["ledger", "checkpoint"]).0);
+    let before = scratch.dir.join("before.json");
+    assert!(
+        tollgate(
+            &old_config,
+            &db,
+            &["statement", "audited", "--out", before.to_str().unwrap()]
+        )
+        .0
+    );
+
+    // The rotation as docs/decisions.md says: a new key signs, the old one is only trusted.
+    let new_config = ledger_config(&scratch, "new.toml", &new_file, &[&old_public]);
+    let new_public = keygen(&new_config, &db, &new_file);
+    let store = Store::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    store
+        .credit(&account, Amount::from_nanos(7), Some("after the rotation"))
+        .await
+        .unwrap();
+    store.close().await;
+    let (signed, said) = tollgate(&new_config, &db, &["ledger", "checkpoint"]);
+    assert!(signed, "{said}");
+    let (report, ok) = support::audit(&format!("sqlite://{}", db.display()), Some(&new_config));
+    assert!(ok, "{report:#}");
+    let trusted_checkpoint = report["checkpoint"].as_str().unwrap().to_owned();
+
+    // The statement exported before still verifies against the old key; one exported now is
+    // signed by the new key, and the old key no longer vouches for it.
+    let (still, said) = tollgate(
+        &new_config,
+        &db,
+        &["verify", before.to_str().unwrap(), "--key", &old_public],
+    );
+    assert!(still, "{said}");
+    let after = scratch.dir.join("after.json");
+    assert!(
+        tollgate(
+            &new_config,
+            &db,
+            &["statement", "audited", "--out", after.to_str().unwrap()]
+        )
+        .0
+    );
+    let (ok, said) = tollgate(
+        &new_config,
+        &db,
+        &["verify", after.to_str().unwrap(), "--key", &new_public],
+    );
+    assert!(ok, "{said}");
+    assert!(said.contains("verified: 10 row(s)"), "{said}");
+    let (ok, said) = tollgate(
+        &new_config,
+        &db,
+        &["verify", after.to_str().unwrap(), "--key", &old_public],
+    );
+    assert!(
+        !ok,
+        "the old key vouched for a checkpoint it did not sign: {said}"
+    );
+
+    // A stranger's key (an intruder with database access) signs a newer checkpoint: the audit
+    // keeps checking the newest one a trusted key signed.
+    let stranger_config = ledger_config(&scratch, "stranger.toml", &stranger_file, &[]);
+    keygen(&stranger_config, &db, &stranger_file);
+    assert!(tollgate(&stranger_config, &db, &["ledger", "checkpoint"]).0);
+    let (report, ok) = support::audit(&format!("sqlite://{}", db.display()), Some(&new_config));
+    assert!(ok, "{report:#}");
+    assert_eq!(
+        report["checkpoint"].as_str(),
+        Some(trusted_checkpoint.as_str()),
+        "{report:#}"
+    );
+}
