@@ -183,6 +183,9 @@ pub enum PricesCommand {
         #[arg(long)]
         from: Option<String>,
     },
+    /// Compare a public price list with the prices in effect and, with `--apply`, add a version
+    /// for each model whose listed price differs (docs/operations.md, "Importing a price list").
+    Import(ImportArgs),
     /// Every version of a model's price, oldest first.
     History {
         /// The public model.
@@ -479,4 +482,34 @@ pub struct SimArgs {
     /// Latency added to every answer, in milliseconds.
     #[arg(long, default_value_t = 0)]
     pub latency_ms: u64,
+}
+
+/// `tollgate prices import`'s arguments.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// LiteLLM's `model_prices_and_context_window.json` or models.dev's `api.json`.
+    pub file: std::path::PathBuf,
+    /// A public model and the list's id for it: `--map text-embedding-3-small=text-embedding-3-small`
+    /// (models.dev ids are `provider/model`). Repeat for each model.
+    #[arg(long = "map", value_name = "MODEL=ID", required = true)]
+    pub map: Vec<String>,
+    /// `litellm` or `models.dev`; told by the file's shape when left out.
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Add the versions (without it: only show the differences).
+    #[arg(long)]
+    pub apply: bool,
+    /// The largest rise, in percent, applied without `--force`; a price rising from zero
+    /// always needs it.
+    #[arg(long, default_value = "25")]
+    pub max_increase: rust_decimal::Decimal,
+    /// Apply rises above `--max-increase` too.
+    #[arg(long)]
+    pub force: bool,
+    /// When the versions take effect (RFC 3339, not in the past); now when left out.
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -1,7 +1,7 @@
 //! `tollgate prices`: the price book's versions (docs/architecture.md, "Prices"); `tollgate
 //! explain`: what a request was charged at them, and why ("Explanations").
 
-use crate::cli::{Common, PricesCommand};
+use crate::cli::{Common, ImportArgs, PricesCommand};
 use crate::common::{load_config, open_store};
 use tollgate_admin::ops::{self, Actor};
 use tollgate_billing::Tariff;
@@ -37,6 +37,7 @@ pub async fn run(common: &Common, command: PricesCommand) -> Result<(), String> 
             prices,
             from,
         } => set(&store, &config, &model, &prices, from.as_deref()).await,
+        PricesCommand::Import(import) => import_list(&store, &config, &import).await,
     };
     store.close().await;
     result
@@ -73,6 +74,153 @@ async fn set(
         tollgate_gateway_core::prices::PRICES_EVERY.as_secs()
     );
     Ok(())
+}
+
+/// `tollgate prices import`: each mapped model's price in effect against the list's, and, with
+/// `--apply`, a new version for each that differs and does not rise past `--max-increase`
+/// (unless `--force`). Fails when a mapping cannot be priced or, applying, one was held back.
+async fn import_list(
+    store: &tollgate_store::Store,
+    config: &tollgate_gateway_core::Config,
+    import: &ImportArgs,
+) -> Result<(), String> {
+    let file = &import.file;
+    use tollgate_billing::price_list::{Format, PriceList, largest_increase};
+    let format = import
+        .format
+        .as_deref()
+        .map(|f| Format::parse(f).ok_or_else(|| format!("--format {f:?}: litellm or models.dev")))
+        .transpose()?;
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let list = PriceList::parse(&text, format).map_err(|e| format!("{}: {e}", file.display()))?;
+    let effective_from = import
+        .from
+        .as_deref()
+        .map(|t| {
+            parse_rfc3339(t).map_err(|_| {
+                format!("--from: {t:?} is not an RFC 3339 time such as 2027-01-31T00:00:00Z")
+            })
+        })
+        .transpose()?;
+    let versions = store
+        .price_versions(None)
+        .await
+        .map_err(|e| e.to_string())?;
+    let in_effect = StoredPrice::in_effect(&versions, now_millis());
+    let known: Vec<&str> = config.models.keys().map(String::as_str).collect();
+    let limit = import.max_increase / rust_decimal::Decimal::from(100);
+    let (mut rows, mut failed, mut held) = (Vec::new(), 0, 0);
+    for pair in &import.map {
+        let Some((model, id)) = pair.split_once('=') else {
+            return Err(format!("--map {pair:?}: write MODEL=ID"));
+        };
+        let (model, id) = (model.trim(), id.trim());
+        let mut row = serde_json::json!({"model": model, "id": id});
+        let Some(current) = in_effect.iter().find(|p| p.model == model) else {
+            row["status"] = if known.contains(&model) {
+                "no price version yet: start the gateway once".into()
+            } else {
+                "not a configured model".into()
+            };
+            failed += 1;
+            rows.push(row);
+            continue;
+        };
+        row["current"] = serde_json::to_value(&current.tariff).unwrap_or_default();
+        row["current_version"] = current.version.into();
+        let proposed = match list.tariff(id, &current.tariff) {
+            Ok(proposed) => proposed,
+            Err(why) => {
+                row["status"] = why.to_string().into();
+                failed += 1;
+                rows.push(row);
+                continue;
+            }
+        };
+        row["listed"] = serde_json::to_value(&proposed).unwrap_or_default();
+        let rise = largest_increase(&current.tariff, &proposed);
+        // The largest change in percent, signed (`null`: a price rising from zero).
+        row["change_percent"] = rise
+            .map(|r| {
+                let percent = (r * rust_decimal::Decimal::from(100))
+                    .round_dp(2)
+                    .normalize();
+                if percent > rust_decimal::Decimal::ZERO {
+                    format!("+{percent}")
+                } else {
+                    percent.to_string()
+                }
+            })
+            .into();
+        row["status"] = if proposed == current.tariff {
+            "unchanged".into()
+        } else if !import.force && rise.is_none_or(|r| r > limit) {
+            held += 1;
+            format!(
+                "held back: rises more than {}% (--force applies it)",
+                import.max_increase
+            )
+            .into()
+        } else if import.apply {
+            let stored = ops::set_price(
+                store,
+                &Actor::cli(),
+                &known,
+                model,
+                &proposed,
+                effective_from,
+            )
+            .await
+            .map_err(|e| format!("{model}: {e}"))?;
+            row["version"] = stored.version.into();
+            format!(
+                "version {} from {}",
+                stored.version,
+                format_rfc3339(stored.effective_from)
+            )
+            .into()
+        } else {
+            "differs (--apply adds a version)".into()
+        };
+        rows.push(row);
+    }
+    if import.json {
+        println!(
+            "{}",
+            serde_json::json!({"format": list.format.as_str(), "models": rows})
+        );
+    } else {
+        println!("{} ({}):", file.display(), list.format.as_str());
+        for row in &rows {
+            let text = |v: &serde_json::Value| {
+                if v.is_null() {
+                    "—".to_owned()
+                } else {
+                    v.to_string()
+                }
+            };
+            println!(
+                "  {:<28} {:<32} {} → {}{}  {}",
+                row["model"].as_str().unwrap_or_default(),
+                row["id"].as_str().unwrap_or_default(),
+                text(&row["current"]),
+                text(&row["listed"]),
+                match row["change_percent"].as_str() {
+                    Some(p) if !row["listed"].is_null() => format!(" ({p}%)"),
+                    None if !row["listed"].is_null() => " (from zero)".to_owned(),
+                    _ => String::new(),
+                },
+                row["status"].as_str().unwrap_or_default(),
+            );
+        }
+    }
+    if failed > 0 || (import.apply && held > 0) {
+        Err(format!(
+            "{failed} mapping(s) could not be priced, {held} rise(s) held back"
+        ))
+    } else {
+        Ok(())
+    }
 }
 
 /// A tariff from `NAME=DECIMAL` pairs, on `current`'s meter unless one says `meter=…`.

@@ -244,22 +244,8 @@ async fn audit_names_every_kind_of_tampering() {
 /// `tollgate ARGS…` on the SQLite file `db` with the configuration `config`: whether it passed,
 /// and what it printed.
 fn tollgate(config: &Path, db: &Path, args: &[&str]) -> (bool, String) {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tollgate"))
-        .args(args)
-        .arg("--config")
-        .arg(config)
-        .args(["--database-url", &format!("sqlite://{}", db.display())])
-        .env_remove("TOLLGATE_CONFIG")
-        .env_remove("TOLLGATE_DATABASE_URL")
-        .env_remove("TOLLGATE_LEDGER_KEY_FILE")
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
+    let run = support::cli(config, &format!("sqlite://{}", db.display()), args);
+    (run.ok, run.said())
 }
 
 /// An intruder who edits a row and then recomputes every hash after it, and the head, so

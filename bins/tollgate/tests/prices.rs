@@ -8,7 +8,6 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 use support::{Gateway, Scratch, audit, http};
 use tollgate_billing::Amount;
@@ -55,23 +54,17 @@ price = {{ meter = "video_seconds", per_second = "{video_per_second}" }}
     path
 }
 
-/// `tollgate ARGS… --config CONFIG --database-url DB`: stdout, or a panic with stderr.
+/// `tollgate ARGS… --config CONFIG --database-url DB`: what it printed, or a panic.
 fn tollgate(config: &Path, db: &str, args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
-        .args(args)
-        .arg("--config")
-        .arg(config)
-        .args(["--database-url", db])
-        .env_remove("TOLLGATE_CONFIG")
-        .env_remove("TOLLGATE_DATABASE_URL")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "tollgate {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    let run = support::cli(config, db, args);
+    assert!(run.ok, "tollgate {args:?}: {}", run.said());
+    run.stdout
+}
+
+/// `tollgate ARGS…`, passing or not: whether it passed, and everything it printed.
+fn tollgate_status(config: &Path, db: &str, args: &[&str]) -> (bool, String) {
+    let run = support::cli(config, db, args);
+    (run.ok, run.said())
 }
 
 async fn submit_video(addr: &str, key: &str, seconds: u32) -> String {
@@ -258,20 +251,127 @@ async fn a_price_change_mid_run_prices_each_charge_at_its_own_version() {
         &["prices", "set", VIDEO_MODEL, "per_second=-1"][..],
         &["prices", "set", "no-such-model", "per_second=1"][..],
     ] {
-        let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
-            .args(args)
-            .arg("--config")
-            .arg(&config)
-            .args(["--database-url", &db])
-            .env_remove("TOLLGATE_CONFIG")
-            .env_remove("TOLLGATE_DATABASE_URL")
-            .output()
-            .unwrap();
-        assert!(!output.status.success(), "{args:?} was taken");
+        assert!(!tollgate_status(&config, &db, args).0, "{args:?} was taken");
     }
     let (report, ok) = audit(&db, Some(&config));
     assert!(ok, "audit: {report:#}");
     drop(gateway);
     store.close().await;
     sim.shutdown().await;
+}
+
+/// A real excerpt of a public price list (`tests/data/price-lists/README.md`).
+fn price_list(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/price-lists")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_public_price_list_is_compared_then_imported_as_versions() {
+    let scratch = Scratch::new("price-import");
+    let sim = tollgate_sim::start("127.0.0.1:0".parse().unwrap(), KnobSettings::default())
+        .await
+        .unwrap();
+    let db = scratch.sqlite_url();
+    // The embedding at 0.025 a million tokens (the list says 0.02), the video at 0.05 a second
+    // (the list's sora-2 says 0.1: twice as dear).
+    let config = write_config(&scratch, &sim.base_url(), "0.05");
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "per_million_tokens = \"0.02\"",
+        "per_million_tokens = \"0.025\"",
+    );
+    std::fs::write(&config, text).unwrap();
+    let gateway = Gateway::start(&scratch, "a", &config, &db).await;
+    let store = Store::connect(&db).await.unwrap();
+    let (account, key) = store
+        .create_account(&format!("import-{}", scratch.tag), "100".parse().unwrap())
+        .await
+        .unwrap();
+    let litellm = price_list("litellm-excerpt.json");
+    let maps = [
+        "--map",
+        "text-embedding-3-small=text-embedding-3-small",
+        "--map",
+        "wave-3-0-video=sora-2",
+    ];
+
+    // Without --apply: the differences, and nothing changes.
+    let mut args = vec!["prices", "import", litellm.as_str(), "--json"];
+    args.extend(maps);
+    let (ok, said) = tollgate_status(&config, &db, &args);
+    assert!(ok, "{said}");
+    let shown: serde_json::Value = serde_json::from_str(said.lines().next().unwrap()).unwrap();
+    assert_eq!(shown["format"], "litellm", "{shown:#}");
+    let rows = shown["models"].as_array().unwrap();
+    assert_eq!(rows[0]["listed"]["per_million_tokens"], "0.02", "{shown:#}");
+    assert_eq!(rows[0]["change_percent"], "-20", "{shown:#}");
+    assert_eq!(rows[1]["listed"]["per_second"], "0.1", "{shown:#}");
+    assert_eq!(rows[1]["change_percent"], "+100", "{shown:#}");
+    assert!(
+        rows[1]["status"].as_str().unwrap().starts_with("held back"),
+        "{shown:#}"
+    );
+    let history = tollgate(&config, &db, &["prices", "history", EMBEDDING_MODEL]);
+    assert_eq!(history.lines().count(), 1, "{history}");
+
+    // --apply: the fall becomes version 2; the doubling is held back, and the command says so.
+    args.push("--apply");
+    let (ok, said) = tollgate_status(&config, &db, &args);
+    assert!(!ok, "a held-back rise must fail the import: {said}");
+    assert!(said.contains("1 rise(s) held back"), "{said}");
+    let history = tollgate(&config, &db, &["prices", "history", VIDEO_MODEL]);
+    assert_eq!(history.lines().count(), 1, "{history}");
+    // The running gateway charges the next embedding at the imported price.
+    let charged = embed_until_version(&gateway.addr, &key.secret, &store, &account.id, 2).await;
+    let shown = tollgate(&config, &db, &["prices", "show", EMBEDDING_MODEL, "--json"]);
+    assert!(shown.contains("\"per_million_tokens\":\"0.02\""), "{shown}");
+    assert_eq!(charged.price_version, Some(2));
+
+    // --force applies the rise; a second import finds everything unchanged and adds nothing.
+    args.push("--force");
+    let (ok, said) = tollgate_status(&config, &db, &args);
+    assert!(ok, "{said}");
+    let (ok, said) = tollgate_status(&config, &db, &args);
+    assert!(ok, "{said}");
+    assert_eq!(said.matches("\"unchanged\"").count(), 2, "{said}");
+    let history = tollgate(&config, &db, &["prices", "history", VIDEO_MODEL]);
+    assert_eq!(history.lines().count(), 2, "{history}");
+
+    // models.dev's layout: per-million token prices and per-minute audio; ids are
+    // provider/model. ada-002's 0.10 is five times the embedding's 0.02: held back; an id the
+    // list lacks and a model the configuration lacks fail the import, naming each.
+    let models_dev = price_list("models-dev-excerpt.json");
+    let (ok, said) = tollgate_status(
+        &config,
+        &db,
+        &[
+            "prices",
+            "import",
+            &models_dev,
+            "--map",
+            "text-embedding-3-small=openai/text-embedding-ada-002",
+            "--map",
+            "text-embedding-3-small=openai/no-such-model",
+            "--map",
+            "no-such-model=google/gemini-2.5-flash",
+        ],
+    );
+    assert!(!ok, "{said}");
+    assert!(said.contains("(models.dev)"), "{said}");
+    assert!(said.contains("(+400%)"), "{said}");
+    assert!(
+        said.contains("\"openai/no-such-model\" is not in the list"),
+        "{said}"
+    );
+    assert!(said.contains("not a configured model"), "{said}");
+    assert!(said.contains("2 mapping(s) could not be priced"), "{said}");
+
+    // Every charge, before and after the import, re-derives from its own version.
+    let (report, ok) = audit(&db, Some(&config));
+    assert!(ok, "audit: {report:#}");
+    assert_eq!(report["recompute"]["violation_count"], 0, "{report:#}");
+    drop(gateway);
 }

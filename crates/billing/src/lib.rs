@@ -12,6 +12,8 @@
 //!   [`clip_frame_size`], [`clip_token_estimate`], [`clip_token_estimate_with_reference`],
 //!   [`clip_submission_usage`].
 //! - [`explain`]: an [`Explanation`] of one charge, and how its quantity was [`Measure`]d.
+//! - [`price_list`]: public price lists (LiteLLM's, models.dev's) read exactly, and the tariff
+//!   they give a model on its meter (`tollgate prices import`).
 //! - [`tariff`]: a [`Tariff`] prices one meter; [`Tariff::charge`] computes a charge exactly and
 //!   rounds it **up** to the nano-unit once.
 //! - [`price_book`]: the [`PriceBook`] maps each public model to its tariff.
@@ -52,6 +54,7 @@ pub mod explain;
 pub mod meter;
 pub mod money;
 pub mod price_book;
+pub mod price_list;
 pub mod tariff;
 pub mod versions;
 pub mod video;

@@ -114,7 +114,8 @@ impl Tariff {
     }
 
     /// Every price and ratio of the tariff.
-    fn prices(&self) -> Vec<Decimal> {
+    /// The tariff's prices (and ratios), in field order.
+    pub(crate) fn prices(&self) -> Vec<Decimal> {
         match *self {
             Tariff::Characters {
                 per_million_characters: price,

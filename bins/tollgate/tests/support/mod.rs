@@ -250,6 +250,43 @@ pub fn dechunk(mut rest: &str) -> String {
     out
 }
 
+// ---- the CLI ----
+
+/// What a run of the CLI did.
+pub struct CliRun {
+    /// It exited 0.
+    pub ok: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl CliRun {
+    /// Everything it printed, stdout then stderr.
+    pub fn said(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+}
+
+/// `tollgate ARGS… --config CONFIG --database-url DB`, with no configuration from the
+/// environment.
+pub fn cli(config: &Path, db: &str, args: &[&str]) -> CliRun {
+    let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .args(["--database-url", db])
+        .env_remove("TOLLGATE_CONFIG")
+        .env_remove("TOLLGATE_DATABASE_URL")
+        .env_remove("TOLLGATE_LEDGER_KEY_FILE")
+        .output()
+        .unwrap();
+    CliRun {
+        ok: output.status.success(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
 // ---- the audit ----
 
 /// `tollgate audit --json --recompute` on `db` (with `config`, when given): the report (every

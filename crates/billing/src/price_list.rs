@@ -1,0 +1,400 @@
+//! Public price lists (docs/operations.md, "Importing a price list"): LiteLLM's
+//! `model_prices_and_context_window.json` and models.dev's `api.json`, read into what each says a
+//! model costs, and the [`Tariff`] that makes on a model's meter.
+//!
+//! Every number is read from its text in the file — never through a float — so a listed
+//! `2e-08` USD a token is exactly 0.02 a million tokens.
+//!
+//! | meter | LiteLLM field (USD a unit) | models.dev field |
+//! |---|---|---|
+//! | `tokens` | `input_cost_per_token` × 10⁶ | `cost.input` (a million tokens) |
+//! | `text_tokens` | `input_cost_per_token`, `output_cost_per_token` × 10⁶ | `cost.input`, `cost.output` |
+//! | `characters` | `input_cost_per_character` × 10⁶ | — |
+//! | `audio_seconds` | `input_cost_per_second` | `cost.per_minute` ÷ 60 |
+//! | `video_seconds` | `output_cost_per_video_per_second` | — |
+//! | `video_tokens` | — | — |
+//!
+//! A field the list does not have for the model's meter is [`Unlisted`]: the model keeps its
+//! price. The clip tier's `reference_video_ratio` is not in either list and is kept.
+
+use std::collections::BTreeMap;
+
+use rust_decimal::{Decimal, RoundingStrategy};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::meter::Meter;
+use crate::tariff::Tariff;
+
+/// Which list a file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// LiteLLM's `model_prices_and_context_window.json`: `{id: {input_cost_per_token, …}}`.
+    LiteLlm,
+    /// models.dev's `api.json`: `{provider: {models: {model: {cost: {input, output, …}}}}}`;
+    /// a model's id is `provider/model`.
+    ModelsDev,
+}
+
+impl Format {
+    /// The name on the command line.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Format::LiteLlm => "litellm",
+            Format::ModelsDev => "models.dev",
+        }
+    }
+
+    /// The format named `name` ([`Format::as_str`]).
+    pub fn parse(name: &str) -> Option<Format> {
+        [Format::LiteLlm, Format::ModelsDev]
+            .into_iter()
+            .find(|f| f.as_str() == name)
+    }
+}
+
+/// What a list says one model costs, in USD a unit, as listed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listed {
+    /// An input (prompt) token.
+    pub input_token: Option<Decimal>,
+    /// An output token.
+    pub output_token: Option<Decimal>,
+    /// A character of text to speak.
+    pub character: Option<Decimal>,
+    /// A second of audio to recognise.
+    pub audio_second: Option<Decimal>,
+    /// A second of video generated.
+    pub video_second: Option<Decimal>,
+}
+
+/// A price list read from its file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PriceList {
+    /// Which list it is.
+    pub format: Format,
+    /// Each model's prices, by the list's id.
+    pub models: BTreeMap<String, Listed>,
+}
+
+/// Why a list gives no tariff for a model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unlisted {
+    /// The id is not in the list.
+    #[error("{0:?} is not in the list")]
+    Missing(String),
+    /// The list has the model but no price for the meter.
+    #[error("the list has no {meter} price for {id:?}")]
+    NoPrice {
+        /// The list's id.
+        id: String,
+        /// The public model's meter.
+        meter: Meter,
+    },
+}
+
+/// Decimal places a price derived by division (a per-minute price ÷ 60) keeps, rounded up: a
+/// nano-unit of a millionth of a unit.
+const DERIVED_PLACES: u32 = 15;
+
+impl PriceList {
+    /// Reads `text` as `format`, or as the format its shape shows when `None`.
+    pub fn parse(text: &str, format: Option<Format>) -> Result<PriceList, String> {
+        let top: BTreeMap<String, Box<RawValue>> =
+            serde_json::from_str(text).map_err(|e| format!("not a JSON object of models: {e}"))?;
+        let format = match format {
+            Some(format) => format,
+            None => detect(&top)?,
+        };
+        let mut models = BTreeMap::new();
+        match format {
+            Format::LiteLlm => {
+                for (id, entry) in &top {
+                    // `sample_spec` documents the fields; entries that are not objects are notes.
+                    let Ok(fields) =
+                        serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(entry.get())
+                    else {
+                        continue;
+                    };
+                    if id == "sample_spec" {
+                        continue;
+                    }
+                    let price = |name: &str| number(fields.get(name).map(|v| &**v));
+                    models.insert(
+                        id.clone(),
+                        Listed {
+                            input_token: price("input_cost_per_token")?,
+                            output_token: price("output_cost_per_token")?,
+                            character: price("input_cost_per_character")?,
+                            audio_second: price("input_cost_per_second")?,
+                            video_second: price("output_cost_per_video_per_second")?,
+                        },
+                    );
+                }
+            }
+            Format::ModelsDev => {
+                #[derive(Deserialize)]
+                struct Provider {
+                    id: Option<String>,
+                    #[serde(default)]
+                    models: BTreeMap<String, Model>,
+                }
+                #[derive(Deserialize)]
+                struct Model {
+                    #[serde(default)]
+                    cost: BTreeMap<String, Box<RawValue>>,
+                }
+                for (key, entry) in &top {
+                    let provider: Provider = serde_json::from_str(entry.get())
+                        .map_err(|e| format!("provider {key:?}: {e}"))?;
+                    let provider_id = provider.id.as_deref().unwrap_or(key);
+                    for (name, model) in provider.models {
+                        let per_million = |field: &str| {
+                            number(model.cost.get(field).map(|v| &**v))
+                                .map(|p| p.map(|p| (p / Decimal::from(1_000_000)).normalize()))
+                        };
+                        let per_minute = number(model.cost.get("per_minute").map(|v| &**v))?;
+                        models.insert(
+                            format!("{provider_id}/{name}"),
+                            Listed {
+                                input_token: per_million("input")?,
+                                output_token: per_million("output")?,
+                                character: None,
+                                audio_second: per_minute.map(|p| {
+                                    (p / Decimal::from(60))
+                                        .round_dp_with_strategy(
+                                            DERIVED_PLACES,
+                                            RoundingStrategy::AwayFromZero,
+                                        )
+                                        .normalize()
+                                }),
+                                video_second: None,
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        Ok(PriceList { format, models })
+    }
+
+    /// The tariff `id`'s listed prices make on `current`'s meter (the clip tier's reference
+    /// ratio, which no list has, is `current`'s).
+    pub fn tariff(&self, id: &str, current: &Tariff) -> Result<Tariff, Unlisted> {
+        let listed = self
+            .models
+            .get(id)
+            .ok_or_else(|| Unlisted::Missing(id.to_owned()))?;
+        let million = Decimal::from(1_000_000);
+        let per_million = |p: Option<Decimal>| p.map(|p| (p * million).normalize());
+        let tariff = match current {
+            Tariff::Tokens { .. } => per_million(listed.input_token).map(|p| Tariff::Tokens {
+                per_million_tokens: p,
+            }),
+            Tariff::TextTokens { .. } => per_million(listed.input_token)
+                .zip(per_million(listed.output_token))
+                .map(|(input, output)| Tariff::TextTokens {
+                    input_per_million_tokens: input,
+                    output_per_million_tokens: output,
+                }),
+            Tariff::Characters { .. } => {
+                per_million(listed.character).map(|p| Tariff::Characters {
+                    per_million_characters: p,
+                })
+            }
+            Tariff::AudioSeconds { .. } => listed
+                .audio_second
+                .map(|p| Tariff::AudioSeconds { per_second: p }),
+            Tariff::VideoSeconds { .. } => listed
+                .video_second
+                .map(|p| Tariff::VideoSeconds { per_second: p }),
+            Tariff::VideoTokens { .. } => None,
+        };
+        tariff.ok_or_else(|| Unlisted::NoPrice {
+            id: id.to_owned(),
+            meter: current.meter(),
+        })
+    }
+}
+
+/// The largest relative change from `current` to `proposed` over their prices: `Some(0.25)` for
+/// a rise of 25 %, negative when every price falls, `None` when a price rises from zero (a rise
+/// without bound).
+///
+/// ```
+/// use tollgate_billing::{Tariff, price_list::largest_increase};
+///
+/// let at = |p: &str| Tariff::Tokens { per_million_tokens: p.parse().unwrap() };
+/// assert_eq!(largest_increase(&at("0.02"), &at("0.025")), Some("0.25".parse().unwrap()));
+/// assert_eq!(largest_increase(&at("0"), &at("0.01")), None);
+/// ```
+pub fn largest_increase(current: &Tariff, proposed: &Tariff) -> Option<Decimal> {
+    let mut largest: Option<Decimal> = None;
+    for (old, new) in current.prices().into_iter().zip(proposed.prices()) {
+        if old.is_zero() {
+            if new > Decimal::ZERO {
+                return None;
+            }
+            continue;
+        }
+        let change = (new - old) / old;
+        largest = Some(largest.map_or(change, |l| l.max(change)));
+    }
+    Some(largest.unwrap_or(Decimal::ZERO).normalize())
+}
+
+/// A listed price from its text: `2e-08`, `0.02`, `0`; `None` when absent or null.
+fn number(raw: Option<&RawValue>) -> Result<Option<Decimal>, String> {
+    let Some(raw) = raw else { return Ok(None) };
+    let text = raw.get().trim();
+    if text == "null" {
+        return Ok(None);
+    }
+    let parsed = if text.contains(['e', 'E']) {
+        Decimal::from_scientific(text)
+    } else {
+        text.parse::<Decimal>()
+    };
+    let price = parsed.map_err(|e| format!("price {text}: {e}"))?;
+    if price < Decimal::ZERO {
+        return Err(format!("price {text} is negative"));
+    }
+    Ok(Some(price.normalize()))
+}
+
+/// The format a file's shape shows: LiteLLM's entries name `litellm_provider`, models.dev's
+/// providers hold `models`.
+fn detect(top: &BTreeMap<String, Box<RawValue>>) -> Result<Format, String> {
+    #[derive(Deserialize)]
+    struct Shape {
+        litellm_provider: Option<serde::de::IgnoredAny>,
+        models: Option<serde::de::IgnoredAny>,
+    }
+    for entry in top.values() {
+        let Ok(shape) = serde_json::from_str::<Shape>(entry.get()) else {
+            continue;
+        };
+        if shape.litellm_provider.is_some() {
+            return Ok(Format::LiteLlm);
+        }
+        if shape.models.is_some() {
+            return Ok(Format::ModelsDev);
+        }
+    }
+    Err("neither LiteLLM's model_prices_and_context_window.json nor models.dev's api.json (say which with --format)".into())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const LITELLM: &str = r#"{
+        "sample_spec": {"input_cost_per_token": 0.0, "litellm_provider": "one of …"},
+        "text-embedding-3-small": {"input_cost_per_token": 2e-08, "litellm_provider": "openai", "mode": "embedding", "output_cost_per_token": 0.0},
+        "whisper-1": {"input_cost_per_second": 0.0001, "litellm_provider": "openai", "mode": "audio_transcription", "output_cost_per_second": 0.0001},
+        "gemini/gemini-2.5-flash": {"input_cost_per_token": 3e-07, "litellm_provider": "gemini", "mode": "chat", "output_cost_per_token": 2.5e-06}
+    }"#;
+
+    fn tokens(p: &str) -> Tariff {
+        Tariff::Tokens {
+            per_million_tokens: p.parse().unwrap(),
+        }
+    }
+
+    #[test]
+    fn litellm_prices_are_read_exactly_from_their_text() {
+        let list = PriceList::parse(LITELLM, None).unwrap();
+        assert_eq!(list.format, Format::LiteLlm);
+        assert!(!list.models.contains_key("sample_spec"));
+        assert_eq!(
+            list.tariff("text-embedding-3-small", &tokens("1")),
+            Ok(tokens("0.02"))
+        );
+        let text = Tariff::TextTokens {
+            input_per_million_tokens: Decimal::ONE,
+            output_per_million_tokens: Decimal::ONE,
+        };
+        assert_eq!(
+            list.tariff("gemini/gemini-2.5-flash", &text),
+            Ok(Tariff::TextTokens {
+                input_per_million_tokens: "0.3".parse().unwrap(),
+                output_per_million_tokens: "2.5".parse().unwrap(),
+            })
+        );
+        let seconds = Tariff::AudioSeconds {
+            per_second: Decimal::ONE,
+        };
+        assert_eq!(
+            list.tariff("whisper-1", &seconds),
+            Ok(Tariff::AudioSeconds {
+                per_second: "0.0001".parse().unwrap()
+            })
+        );
+        assert_eq!(
+            list.tariff("whisper-1", &tokens("1")),
+            Err(Unlisted::NoPrice {
+                id: "whisper-1".into(),
+                meter: Meter::Tokens
+            })
+        );
+        assert_eq!(
+            list.tariff("nope", &tokens("1")),
+            Err(Unlisted::Missing("nope".into()))
+        );
+    }
+
+    #[test]
+    fn models_dev_prices_are_per_million_and_per_minute() {
+        let text = r#"{"openai": {"id": "openai", "name": "OpenAI", "models": {
+            "text-embedding-ada-002": {"id": "text-embedding-ada-002", "cost": {"input": 0.10, "output": 0.00}},
+            "whisper-1": {"id": "whisper-1", "cost": {"input": 0, "output": 0, "per_minute": 0.006}}}}}"#;
+        let list = PriceList::parse(text, None).unwrap();
+        assert_eq!(list.format, Format::ModelsDev);
+        assert_eq!(
+            list.tariff("openai/text-embedding-ada-002", &tokens("1")),
+            Ok(tokens("0.1"))
+        );
+        assert_eq!(
+            list.tariff(
+                "openai/whisper-1",
+                &Tariff::AudioSeconds {
+                    per_second: Decimal::ONE
+                }
+            ),
+            Ok(Tariff::AudioSeconds {
+                per_second: "0.0001".parse().unwrap()
+            })
+        );
+    }
+
+    #[test]
+    fn increases_are_relative_and_from_zero_unbounded() {
+        assert_eq!(
+            largest_increase(&tokens("0.02"), &tokens("0.01")),
+            Some("-0.5".parse().unwrap())
+        );
+        assert_eq!(
+            largest_increase(&tokens("0.02"), &tokens("0.03")),
+            Some("0.5".parse().unwrap())
+        );
+        assert_eq!(
+            largest_increase(&tokens("0"), &tokens("0")),
+            Some(Decimal::ZERO)
+        );
+        assert_eq!(largest_increase(&tokens("0"), &tokens("1")), None);
+    }
+
+    #[test]
+    fn a_file_of_neither_shape_or_a_negative_price_is_refused() {
+        assert!(PriceList::parse(r#"{"a": {"b": 1}}"#, None).is_err());
+        assert!(PriceList::parse("[]", None).is_err());
+        assert!(
+            PriceList::parse(
+                r#"{"m": {"litellm_provider": "x", "input_cost_per_token": -1e-06}}"#,
+                None
+            )
+            .is_err()
+        );
+    }
+}
