@@ -14,6 +14,8 @@ mod common;
 use common::TestGateway;
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
+use tollgate_sim::KnobSettings;
+use tollgate_store::AccessPolicy;
 
 /// A family of the exposition: its type and the label names its samples carry.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -75,40 +77,85 @@ fn catalogue() -> (std::path::PathBuf, BTreeMap<String, Family>) {
 }
 
 /// The exposition after traffic that gives every labelled family samples: answered, refused
-/// and failed requests of several endpoints, a charge, a speech stream.
-async fn exposition() -> String {
+/// and failed requests of several endpoints, a charge, a speech stream, an access policy's and
+/// a daily budget's refusals, a lying upstream's cut charge, an upstream refusing the gateway's
+/// key, and a video-task event.
+async fn exposition() -> (String, bool) {
     let gw = TestGateway::start().await;
-    let (_, key) = gw.account("5").await;
-    gw.post_json(
-        "/v1/embeddings",
-        &key,
-        &json!({"model": "text-embedding-3-small", "input": "metrics"}),
-    )
-    .await;
+    let (account, key) = gw.account("5").await;
+    let embed = |model: &str| json!({"model": model, "input": "metrics"});
+    gw.post_json("/v1/embeddings", &key, &embed("text-embedding-3-small"))
+        .await;
     gw.post_json(
         "/v1/embeddings",
         "sk-not-a-key",
-        &json!({"model": "text-embedding-3-small", "input": "metrics"}),
+        &embed("text-embedding-3-small"),
     )
     .await;
-    gw.post_json(
-        "/v1/embeddings",
-        &key,
-        &json!({"model": "no-such-model", "input": "metrics"}),
-    )
-    .await;
+    gw.post_json("/v1/embeddings", &key, &embed("no-such-model"))
+        .await;
     gw.post_json(
         "/v1/t2a_v2",
         &key,
-        &json!({"model": "speech-2.8-hd", "text": "metrics", "stream": true}),
+        &json!({"model": "speech-2.8-hd", "text": "metrics", "stream": true,
+                "voice_setting": {"voice_id": "English_Graceful_Lady"}}),
     )
     .await;
-    String::from_utf8(gw.request("GET", "/metrics", &[], "").await.body.to_vec()).unwrap()
+    // A key held to one model and a budget of two requests.
+    let limited = gw
+        .key_with(
+            &account,
+            AccessPolicy {
+                models: Some(vec!["text-embedding-3-small".into()]),
+                daily_budget: Some("0.00000001".parse().unwrap()),
+                ..AccessPolicy::default()
+            },
+        )
+        .await;
+    gw.post_json(
+        "/v1/embeddings",
+        &limited.secret,
+        &embed("text-embedding-3-large"),
+    )
+    .await;
+    for _ in 0..3 {
+        gw.post_json(
+            "/v1/embeddings",
+            &limited.secret,
+            &embed("text-embedding-3-small"),
+        )
+        .await;
+    }
+    // A lying upstream (its usage cut to the bound), then one that refuses the gateway's key.
+    gw.set_knobs(KnobSettings {
+        report_usage: Some(1_000_000_000),
+        ..KnobSettings::default()
+    });
+    gw.post_json("/v1/embeddings", &key, &embed("text-embedding-3-small"))
+        .await;
+    gw.set_knobs(KnobSettings {
+        fail_status: Some(401),
+        fail_times: Some(1),
+        ..KnobSettings::default()
+    });
+    gw.post_json("/v1/embeddings", &key, &embed("text-embedding-3-small"))
+        .await;
+    gw.set_knobs(KnobSettings::default());
+    // This gateway serves no video model (tests/video_tasks.rs checks the events of real
+    // tasks): the event is counted as the task machinery counts it.
+    gw.state.metrics.task_event("submitted");
+    gw.settled(&account).await;
+    let text =
+        String::from_utf8(gw.request("GET", "/metrics", &[], "").await.body.to_vec()).unwrap();
+    (text, gw.state.store.wal_bytes().is_some())
 }
+
+/// Series only a gateway on SQLite has.
+const SQLITE_ONLY: [&str; 1] = ["tollgate_sqlite_wal_bytes"];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_listed_series_is_exposed_as_listed_and_nothing_else() {
-    let text = exposition().await;
+    let (text, sqlite) = exposition().await;
     let exposed = families(&text);
     let (path, listed) = catalogue();
     if std::env::var_os("TOLLGATE_METRICS_WRITE").is_some() {
@@ -135,6 +182,7 @@ async fn every_listed_series_is_exposed_as_listed_and_nothing_else() {
     let mut wrong = Vec::new();
     for (name, want) in &listed {
         match exposed.get(name) {
+            None if !sqlite && SQLITE_ONLY.contains(&name.as_str()) => {}
             None => wrong.push(format!("{name}: listed, not exposed")),
             Some(got) if got.kind != want.kind => {
                 wrong.push(format!("{name}: a {}, listed as a {}", got.kind, want.kind))

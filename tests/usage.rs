@@ -248,17 +248,7 @@ async fn a_charged_requests_record_rides_in_its_charges_transaction() {
         .await;
     assert_eq!(reply.status, 200);
     gw.settled(&account).await;
-    let batches = || {
-        let mut out = String::new();
-        gw.state.ledger.render_metrics(&mut out);
-        let line = out
-            .lines()
-            .find(|l| l.starts_with("tollgate_ledger_batches_total "))
-            .unwrap()
-            .to_owned();
-        line.rsplit(' ').next().unwrap().parse::<u64>().unwrap()
-    };
-    let before = batches();
+    let before = ledger_batches(&gw).await;
     let n = 20;
     for _ in 0..n {
         let reply = gw
@@ -269,7 +259,7 @@ async fn a_charged_requests_record_rides_in_its_charges_transaction() {
     gw.settled(&account).await;
     // One at a time, each charge is a batch of its own; a record in a batch of its own would
     // double that. A lease renewal or two may add a batch.
-    let added = batches() - before;
+    let added = ledger_batches(&gw).await - before;
     assert!(
         added <= n + 2,
         "{added} journal transactions for {n} requests"
@@ -492,4 +482,16 @@ async fn the_rollup_sums_exactly_what_the_records_sum() {
         .unwrap();
     assert!(days.len() <= 26 * 2, "{}", days.len());
     store.close().await;
+}
+
+/// The journal transactions committed so far, as `/metrics` says.
+async fn ledger_batches(gw: &TestGateway) -> u64 {
+    let text =
+        String::from_utf8(gw.request("GET", "/metrics", &[], "").await.body.to_vec()).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("tollgate_ledger_batches_total "))
+        .unwrap()
+        .to_owned();
+    line.rsplit(' ').next().unwrap().parse::<u64>().unwrap()
 }

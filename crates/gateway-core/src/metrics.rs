@@ -1,4 +1,6 @@
-//! Counters and histograms, rendered as Prometheus text on `GET /metrics`.
+//! Counters and histograms of the request path, kept in a `prometheus_client` registry and
+//! written as Prometheus text (format 0.0.4) on `GET /metrics` (docs/architecture.md,
+//! "Metrics"; every series is listed in docs/metrics-series.txt).
 //!
 //! Kept per gateway instance rather than in a global recorder, so that several gateways in one
 //! process (the tests) keep separate books. Series:
@@ -18,15 +20,18 @@
 //! * `tollgate_policy_refusals_total{rule}` — requests an access policy refused
 //! * `tollgate_charged_nanos_total{group}`, `tollgate_charges_total{group}` — money charged and
 //!   charges, by price group (`none`: list prices)
-//! * `tollgate_ledger_*` — the ledger engine's journal and leases (`crate::ledger`)
+//! * `tollgate_ledger_*` — the ledger engine's journal and leases, and the histograms
+//!   `tollgate_ledger_commit_seconds` and `tollgate_ledger_batch_entries` (`crate::ledger`)
 //! * `tollgate_usage_records_total` — usage-log records journaled (`crate::ledger`)
 //! * `tollgate_limit_refusals_total{limit}`, `tollgate_budget_remaining_nanos{holder,period}` —
 //!   rate limits and spend caps (`crate::quotas`)
 
-use std::collections::BTreeMap;
-use std::fmt::Write;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
 use std::time::Duration;
 
 /// Bucket upper bounds in seconds: from 0.5 ms (gateway overhead) to 5 minutes (long uploads).
@@ -35,79 +40,97 @@ const BUCKETS: [f64; 16] = [
     300.0,
 ];
 
-#[derive(Debug, Default, Clone)]
-struct Histogram {
-    counts: [u64; BUCKETS.len()],
-    count: u64,
-    sum: f64,
+fn seconds_histogram() -> Histogram {
+    Histogram::new(BUCKETS)
 }
 
-impl Histogram {
-    fn observe(&mut self, d: Duration) {
-        let s = d.as_secs_f64();
-        for (i, bound) in BUCKETS.iter().enumerate() {
-            if s <= *bound {
-                self.counts[i] += 1;
-            }
-        }
-        self.count += 1;
-        self.sum += s;
-    }
-
-    fn render(&self, out: &mut String, name: &str, labels: &str) {
-        let sep = if labels.is_empty() { "" } else { "," };
-        for (i, bound) in BUCKETS.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "{name}_bucket{{{labels}{sep}le=\"{bound}\"}} {}",
-                self.counts[i]
-            );
-        }
-        let _ = writeln!(
-            out,
-            "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {}",
-            self.count
-        );
-        let _ = writeln!(out, "{name}_sum{{{labels}}} {}", self.sum);
-        let _ = writeln!(out, "{name}_count{{{labels}}} {}", self.count);
-    }
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct RequestLabels {
+    endpoint: &'static str,
+    status: u16,
 }
 
-#[derive(Debug, Default)]
-struct Books {
-    requests: BTreeMap<(&'static str, u16), u64>,
-    duration: BTreeMap<&'static str, Histogram>,
-    upstream: BTreeMap<&'static str, Histogram>,
-    overhead: BTreeMap<&'static str, Histogram>,
-    holds: BTreeMap<&'static str, u64>,
-    tasks: BTreeMap<&'static str, u64>,
-    anomalies: BTreeMap<String, u64>,
-    refusals: BTreeMap<&'static str, u64>,
-    /// By price group: nano-units charged, and how many charges.
-    charged: BTreeMap<String, (u64, u64)>,
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct EndpointLabels {
+    endpoint: &'static str,
 }
 
-/// The gateway's metrics.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct CapLabels {
+    cap: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ModelLabels {
+    model: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct RuleLabels {
+    rule: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct GroupLabels {
+    group: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct EventLabels {
+    event: &'static str,
+}
+
+type Seconds = Family<EndpointLabels, Histogram, fn() -> Histogram>;
+
+/// The gateway's metrics of the request path, and the registry that writes them.
+#[derive(Debug)]
 pub struct Metrics {
-    books: Mutex<Books>,
-    in_flight: AtomicI64,
-    connections: AtomicI64,
-    /// By cap: total, per source.
-    connections_refused: [AtomicU64; 2],
-    connections_evicted: [AtomicU64; 2],
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    duration: Seconds,
+    upstream: Seconds,
+    overhead: Seconds,
+    in_flight: Gauge,
+    connections: Gauge,
+    connections_refused: Family<CapLabels, Counter>,
+    connections_evicted: Family<CapLabels, Counter>,
+    holds: Family<OutcomeLabels, Counter>,
+    anomalies: Family<ModelLabels, Counter>,
+    /// Every model's anomalies together (not exposed: [`Metrics::anomalies`]).
+    anomalies_total: Counter,
+    refusals: Family<RuleLabels, Counter>,
+    charged_nanos: Family<GroupLabels, Counter>,
+    charges: Family<GroupLabels, Counter>,
+    tasks: Family<EventLabels, Counter>,
 }
 
-/// The caps of `crate::connections`, in the order of the counters above.
-const CAPS: [crate::connections::Cap; 2] = [
-    crate::connections::Cap::Total,
-    crate::connections::Cap::PerSource,
-];
-
-fn cap_index(cap: crate::connections::Cap) -> usize {
-    match cap {
-        crate::connections::Cap::Total => 0,
-        crate::connections::Cap::PerSource => 1,
+impl Default for Metrics {
+    fn default() -> Metrics {
+        let seconds = || Seconds::new_with_constructor(seconds_histogram as fn() -> Histogram);
+        let metrics = Metrics {
+            registry: Registry::default(),
+            requests: Family::default(),
+            duration: seconds(),
+            upstream: seconds(),
+            overhead: seconds(),
+            in_flight: Gauge::default(),
+            connections: Gauge::default(),
+            connections_refused: Family::default(),
+            connections_evicted: Family::default(),
+            holds: Family::default(),
+            anomalies: Family::default(),
+            anomalies_total: Counter::default(),
+            refusals: Family::default(),
+            charged_nanos: Family::default(),
+            charges: Family::default(),
+            tasks: Family::default(),
+        };
+        metrics.registered()
     }
 }
 
@@ -119,20 +142,14 @@ pub struct OpenConnection<O: AsRef<Metrics>>(std::sync::Arc<O>);
 impl<O: AsRef<Metrics>> OpenConnection<O> {
     /// Counts a connection of the gateway whose metrics `owner` has.
     pub fn new(owner: std::sync::Arc<O>) -> OpenConnection<O> {
-        (*owner)
-            .as_ref()
-            .connections
-            .fetch_add(1, Ordering::Relaxed);
+        (*owner).as_ref().connections.inc();
         OpenConnection(owner)
     }
 }
 
 impl<O: AsRef<Metrics>> Drop for OpenConnection<O> {
     fn drop(&mut self) {
-        (*self.0)
-            .as_ref()
-            .connections
-            .fetch_sub(1, Ordering::Relaxed);
+        (*self.0).as_ref().connections.dec();
     }
 }
 
@@ -142,30 +159,114 @@ pub struct InFlight<'a>(&'a Metrics);
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+        self.0.in_flight.dec();
     }
 }
 
 impl Metrics {
-    fn books(&self) -> std::sync::MutexGuard<'_, Books> {
-        self.books
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// Registers every family under its name of docs/metrics-series.txt (a counter's `_total`
+    /// is the encoder's, and so is the period that ends a help text).
+    fn registered(mut self) -> Metrics {
+        let r = &mut self.registry;
+        r.register(
+            "tollgate_requests",
+            "Requests by endpoint and HTTP status",
+            self.requests.clone(),
+        );
+        r.register(
+            "tollgate_request_duration_seconds",
+            "Time from request to response head",
+            self.duration.clone(),
+        );
+        r.register(
+            "tollgate_upstream_duration_seconds",
+            "Time spent waiting on the upstream",
+            self.upstream.clone(),
+        );
+        r.register(
+            "tollgate_gateway_overhead_seconds",
+            "Request time minus upstream time",
+            self.overhead.clone(),
+        );
+        r.register(
+            "tollgate_requests_in_flight",
+            "Requests being served now",
+            self.in_flight.clone(),
+        );
+        r.register(
+            "tollgate_connections_open",
+            "Client connections open now",
+            self.connections.clone(),
+        );
+        r.register(
+            "tollgate_connections_refused",
+            "Connections closed at once, every one that could have given way busy, by cap",
+            self.connections_refused.clone(),
+        );
+        r.register(
+            "tollgate_connections_evicted",
+            "Idle connections closed to admit a newer one, by cap",
+            self.connections_evicted.clone(),
+        );
+        r.register(
+            "tollgate_holds",
+            "Holds closed, by outcome",
+            self.holds.clone(),
+        );
+        r.register(
+            "tollgate_settlement_anomalies",
+            "Charges capped below the upstream's usage figure, by model",
+            self.anomalies.clone(),
+        );
+        r.register(
+            "tollgate_policy_refusals",
+            "Requests an access policy refused, by rule",
+            self.refusals.clone(),
+        );
+        r.register(
+            "tollgate_charged_nanos",
+            "Money charged, in nano-units, by price group",
+            self.charged_nanos.clone(),
+        );
+        r.register(
+            "tollgate_charges",
+            "Charges, by price group",
+            self.charges.clone(),
+        );
+        r.register(
+            "tollgate_task_events",
+            "Video-task events seen by this replica",
+            self.tasks.clone(),
+        );
+        // Both caps from the start, as the exposition always had them.
+        for cap in [
+            crate::connections::Cap::Total,
+            crate::connections::Cap::PerSource,
+        ] {
+            let labels = CapLabels { cap: cap.label() };
+            drop(self.connections_refused.get_or_create(&labels));
+            drop(self.connections_evicted.get_or_create(&labels));
+        }
+        self
     }
 
     /// Counts a connection closed as soon as it was accepted.
     pub fn connection_refused(&self, cap: crate::connections::Cap) {
-        self.connections_refused[cap_index(cap)].fetch_add(1, Ordering::Relaxed);
+        self.connections_refused
+            .get_or_create(&CapLabels { cap: cap.label() })
+            .inc();
     }
 
     /// Counts an idle connection closed to admit a newer one.
     pub fn connection_evicted(&self, cap: crate::connections::Cap) {
-        self.connections_evicted[cap_index(cap)].fetch_add(1, Ordering::Relaxed);
+        self.connections_evicted
+            .get_or_create(&CapLabels { cap: cap.label() })
+            .inc();
     }
 
     /// Marks a request in flight.
     pub fn enter(&self) -> InFlight<'_> {
-        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        self.in_flight.inc();
         InFlight(self)
     }
 
@@ -177,191 +278,90 @@ impl Metrics {
         total: Duration,
         upstream: Option<Duration>,
     ) {
-        let mut b = self.books();
-        *b.requests.entry((endpoint, status)).or_default() += 1;
-        b.duration.entry(endpoint).or_default().observe(total);
+        self.requests
+            .get_or_create(&RequestLabels { endpoint, status })
+            .inc();
+        let labels = EndpointLabels { endpoint };
+        self.duration
+            .get_or_create(&labels)
+            .observe(total.as_secs_f64());
         if let Some(up) = upstream {
-            b.upstream.entry(endpoint).or_default().observe(up);
-            b.overhead
-                .entry(endpoint)
-                .or_default()
-                .observe(total.saturating_sub(up));
+            self.upstream
+                .get_or_create(&labels)
+                .observe(up.as_secs_f64());
+            self.overhead
+                .get_or_create(&labels)
+                .observe(total.saturating_sub(up).as_secs_f64());
         }
     }
 
     /// Counts a closed hold.
     pub fn hold_closed(&self, outcome: &'static str) {
-        *self.books().holds.entry(outcome).or_default() += 1;
+        self.holds.get_or_create(&OutcomeLabels { outcome }).inc();
     }
 
     /// Counts a settlement capped below the upstream's figure (`docs/decisions.md`).
     pub fn settlement_anomaly(&self, model: &str) {
-        *self.books().anomalies.entry(model.to_owned()).or_default() += 1;
+        self.anomalies
+            .get_or_create(&ModelLabels {
+                model: model.to_owned(),
+            })
+            .inc();
+        self.anomalies_total.inc();
     }
 
     /// Capped settlements so far, over every model.
     pub fn anomalies(&self) -> u64 {
-        self.books().anomalies.values().sum()
+        self.anomalies_total.get()
     }
 
     /// Counts a request an access policy refused, by the rule (`model`, `endpoint`,
     /// `network`, `expired`).
     pub fn policy_refusal(&self, rule: &'static str) {
-        *self.books().refusals.entry(rule).or_default() += 1;
+        self.refusals.get_or_create(&RuleLabels { rule }).inc();
     }
 
     /// Counts a charge of `nanos` in the price group `group` (`None`: list prices).
     pub fn charged(&self, group: Option<&str>, nanos: i64) {
-        let mut books = self.books();
-        let entry = books
-            .charged
-            .entry(group.unwrap_or("none").to_owned())
-            .or_default();
-        entry.0 = entry.0.saturating_add(u64::try_from(nanos).unwrap_or(0));
-        entry.1 += 1;
+        let labels = GroupLabels {
+            group: group.unwrap_or("none").to_owned(),
+        };
+        self.charged_nanos
+            .get_or_create(&labels)
+            .inc_by(u64::try_from(nanos).unwrap_or(0));
+        self.charges.get_or_create(&labels).inc();
     }
 
     /// Counts a video-task event (`submitted`, `refused`, `succeeded`, `failed`, `poll_error`,
     /// `expired`, …).
     pub fn task_event(&self, event: &'static str) {
-        *self.books().tasks.entry(event).or_default() += 1;
+        self.tasks.get_or_create(&EventLabels { event }).inc();
     }
 
     /// Requests seen with this endpoint and status.
-    pub fn requests(&self, endpoint: &str, status: u16) -> u64 {
-        self.books()
-            .requests
-            .iter()
-            .filter(|((e, s), _)| *e == endpoint && *s == status)
-            .map(|(_, n)| *n)
-            .sum()
+    pub fn requests(&self, endpoint: &'static str, status: u16) -> u64 {
+        self.requests
+            .get_or_create(&RequestLabels { endpoint, status })
+            .get()
     }
 
-    /// Prometheus text exposition format.
+    /// The request path's series in the Prometheus text format.
     pub fn render(&self) -> String {
-        let b = self.books();
         let mut out = String::new();
-        out.push_str("# HELP tollgate_requests_total Requests by endpoint and HTTP status.\n");
-        out.push_str("# TYPE tollgate_requests_total counter\n");
-        for ((endpoint, status), n) in &b.requests {
-            let _ = writeln!(
-                out,
-                "tollgate_requests_total{{endpoint=\"{endpoint}\",status=\"{status}\"}} {n}"
-            );
-        }
-        for (name, help, series) in [
-            (
-                "tollgate_request_duration_seconds",
-                "Time from request to response head.",
-                &b.duration,
-            ),
-            (
-                "tollgate_upstream_duration_seconds",
-                "Time spent waiting on the upstream.",
-                &b.upstream,
-            ),
-            (
-                "tollgate_gateway_overhead_seconds",
-                "Request time minus upstream time.",
-                &b.overhead,
-            ),
-        ] {
-            let _ = writeln!(out, "# HELP {name} {help}");
-            let _ = writeln!(out, "# TYPE {name} histogram");
-            for (endpoint, h) in series {
-                h.render(&mut out, name, &format!("endpoint=\"{endpoint}\""));
-            }
-        }
-        out.push_str("# HELP tollgate_requests_in_flight Requests being served now.\n");
-        out.push_str("# TYPE tollgate_requests_in_flight gauge\n");
-        let _ = writeln!(
-            out,
-            "tollgate_requests_in_flight {}",
-            self.in_flight.load(Ordering::Relaxed)
-        );
-        let _ = writeln!(
-            out,
-            "# HELP tollgate_connections_open Client connections open now.\n\
-             # TYPE tollgate_connections_open gauge\n\
-             tollgate_connections_open {}",
-            self.connections.load(Ordering::Relaxed),
-        );
-        for (name, help, counters) in [
-            (
-                "tollgate_connections_refused_total",
-                "Connections closed at once, every one that could have given way busy, by cap.",
-                &self.connections_refused,
-            ),
-            (
-                "tollgate_connections_evicted_total",
-                "Idle connections closed to admit a newer one, by cap.",
-                &self.connections_evicted,
-            ),
-        ] {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
-            for (cap, n) in CAPS.iter().zip(counters) {
-                let _ = writeln!(
-                    out,
-                    "{name}{{cap=\"{}\"}} {}",
-                    cap.label(),
-                    n.load(Ordering::Relaxed)
-                );
-            }
-        }
-        out.push_str("# HELP tollgate_holds_total Holds closed, by outcome.\n");
-        out.push_str("# TYPE tollgate_holds_total counter\n");
-        for (outcome, n) in &b.holds {
-            let _ = writeln!(out, "tollgate_holds_total{{outcome=\"{outcome}\"}} {n}");
-        }
-        out.push_str("# HELP tollgate_settlement_anomalies_total Charges capped below the upstream's usage figure, by model.\n");
-        out.push_str("# TYPE tollgate_settlement_anomalies_total counter\n");
-        for (model, n) in &b.anomalies {
-            let _ = writeln!(
-                out,
-                "tollgate_settlement_anomalies_total{{model=\"{}\"}} {n}",
-                label(model)
-            );
-        }
-        out.push_str(
-            "# HELP tollgate_policy_refusals_total Requests an access policy refused, by rule.\n",
-        );
-        out.push_str("# TYPE tollgate_policy_refusals_total counter\n");
-        for (rule, n) in &b.refusals {
-            let _ = writeln!(out, "tollgate_policy_refusals_total{{rule=\"{rule}\"}} {n}");
-        }
-        out.push_str(
-            "# HELP tollgate_charged_nanos_total Money charged, in nano-units, by price group.\n",
-        );
-        out.push_str("# TYPE tollgate_charged_nanos_total counter\n");
-        for (group, (nanos, _)) in &b.charged {
-            let _ = writeln!(
-                out,
-                "tollgate_charged_nanos_total{{group=\"{}\"}} {nanos}",
-                label(group)
-            );
-        }
-        out.push_str("# HELP tollgate_charges_total Charges, by price group.\n");
-        out.push_str("# TYPE tollgate_charges_total counter\n");
-        for (group, (_, n)) in &b.charged {
-            let _ = writeln!(
-                out,
-                "tollgate_charges_total{{group=\"{}\"}} {n}",
-                label(group)
-            );
-        }
-        out.push_str("# HELP tollgate_task_events_total Video-task events seen by this replica.\n");
-        out.push_str("# TYPE tollgate_task_events_total counter\n");
-        for (event, n) in &b.tasks {
-            let _ = writeln!(out, "tollgate_task_events_total{{event=\"{event}\"}} {n}");
-        }
+        encode(&mut out, &self.registry);
         out
     }
 }
 
-/// A label value with its backslashes and quotes escaped (Prometheus text format).
-pub fn label(value: &str) -> String {
-    value.replace('\\', "\\\\").replace('"', "\\\"")
+/// Writes `registry` to `out` in the Prometheus text format (version 0.0.4): every part of
+/// `/metrics` goes through here.
+pub fn encode(out: &mut String, registry: &Registry) {
+    // Writing into a String cannot fail.
+    let _ = prometheus_client::encoding::prometheus_text::encode(out, registry);
 }
+
+/// The content type of [`encode`]'s text.
+pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
 #[cfg(test)]
 mod tests {
@@ -388,6 +388,27 @@ mod tests {
         assert!(
             text.contains("tollgate_gateway_overhead_seconds_count{endpoint=\"embeddings\"} 1")
         );
+        assert!(
+            text.contains("# TYPE tollgate_requests_total counter\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("# HELP tollgate_requests_total Requests by endpoint and HTTP status.\n"),
+            "{text}"
+        );
         assert_eq!(m.requests("embeddings", 401), 1);
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        let m = Metrics::default();
+        m.settlement_anomaly("a \"quoted\" \\ model");
+        let text = m.render();
+        assert!(
+            text.contains(
+                r#"tollgate_settlement_anomalies_total{model="a \"quoted\" \\ model"} 1"#
+            ),
+            "{text}"
+        );
     }
 }

@@ -488,17 +488,22 @@ impl Quotas {
     /// The series of `/metrics`: refusals by limit, and the daily and monthly budgets left to
     /// the ten holders that spent the most of theirs (as this replica knows them: within one
     /// slice per other replica).
-    pub fn render_metrics(&self, out: &mut String) {
-        use std::fmt::Write;
+    pub fn register_metrics(&self, registry: &mut prometheus_client::registry::Registry) {
+        use prometheus_client::metrics::counter::Counter;
+        use prometheus_client::metrics::family::Family;
+        use prometheus_client::metrics::gauge::Gauge;
         let counters = self.core.lock();
-        out.push_str("# HELP tollgate_limit_refusals_total Requests a rate limit, concurrency limit or spend cap refused, by limit.\n");
-        out.push_str("# TYPE tollgate_limit_refusals_total counter\n");
+        let refusals: Family<[(&'static str, String); 1], Counter> = Family::default();
         for (limit, n) in &counters.refusals {
-            let _ = writeln!(
-                out,
-                "tollgate_limit_refusals_total{{limit=\"{limit}\"}} {n}"
-            );
+            refusals
+                .get_or_create(&[("limit", limit.to_string())])
+                .inc_by(*n);
         }
+        registry.register(
+            "tollgate_limit_refusals",
+            "Requests a rate limit, concurrency limit or spend cap refused, by limit",
+            refusals,
+        );
         let now = now_millis_unsigned();
         let mut budgets: Vec<(u64, &str, &str, u64)> = counters
             .holders
@@ -519,14 +524,20 @@ impl Quotas {
             })
             .collect();
         budgets.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
-        out.push_str("# HELP tollgate_budget_remaining_nanos Daily and monthly budget left, for the ten holders that spent the most of theirs.\n");
-        out.push_str("# TYPE tollgate_budget_remaining_nanos gauge\n");
+        let remaining: Family<[(&'static str, String); 2], Gauge> = Family::default();
         for (_, holder, period, left) in budgets.iter().take(10) {
-            let _ = writeln!(
-                out,
-                "tollgate_budget_remaining_nanos{{holder=\"{holder}\",period=\"{period}\"}} {left}"
-            );
+            remaining
+                .get_or_create(&[
+                    ("holder", (*holder).to_owned()),
+                    ("period", (*period).to_owned()),
+                ])
+                .set(i64::try_from(*left).unwrap_or(i64::MAX));
         }
+        registry.register(
+            "tollgate_budget_remaining_nanos",
+            "Daily and monthly budget left, for the ten holders that spent the most of theirs",
+            remaining,
+        );
     }
 
     /// Asks the database for a slice, in a task of its own so that a request that goes away

@@ -2,6 +2,10 @@
 
 use http::{Request, Response, StatusCode, header};
 use hyper::body::Incoming;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
+use prometheus_client::registry::Registry;
 use serde_json::json;
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::context::RequestCtx;
@@ -65,136 +69,120 @@ pub async fn readyz(ctx: &RequestCtx) -> Response<ResponseBody> {
 }
 
 /// Per-channel health on `GET /metrics`: calls by outcome, the circuit (0 closed, 1 half-open,
-/// 2 open), calls in flight, latency percentiles, keys resting, the operator's switch.
-fn channel_metrics(
+/// 2 open), calls in flight, latency percentiles, keys resting, the operator's switch, and
+/// error answers of the upstream by status — read from each channel's health at the scrape.
+fn register_channel_metrics(
     channels: &[std::sync::Arc<tollgate_gateway_core::catalog::Channel>],
-    out: &mut String,
+    registry: &mut Registry,
 ) {
-    use std::fmt::Write;
+    use tollgate_gateway_core::channels::CircuitState;
+    type Labels = Vec<(&'static str, String)>;
     let now = std::time::Instant::now();
-    let label = |c: &tollgate_gateway_core::catalog::Channel| {
-        tollgate_gateway_core::metrics::label(&c.name)
-    };
-    let series = [
-        (
-            "tollgate_channel_calls_total",
-            "counter",
-            "Upstream calls by outcome.",
-        ),
-        (
-            "tollgate_channel_circuit_state",
-            "gauge",
-            "0 closed, 1 half-open, 2 open.",
-        ),
-        ("tollgate_channel_in_flight", "gauge", "Calls in flight."),
-        (
-            "tollgate_channel_latency_ms",
-            "gauge",
-            "Latency percentiles of recent calls.",
-        ),
-        (
-            "tollgate_channel_keys",
-            "gauge",
-            "Upstream keys, and those resting after a refusal.",
-        ),
-        (
-            "tollgate_channel_switched_off",
-            "gauge",
-            "1 when an operator switched it off.",
-        ),
-        (
-            "tollgate_channel_upstream_errors_total",
-            "counter",
-            "Error answers of the upstream, by HTTP status (401, 403: it refused the gateway's credentials).",
-        ),
-    ];
-    for (name, kind, help) in series {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-        for c in channels {
-            let r = c.health.report();
-            let l = label(c);
-            match name {
-                "tollgate_channel_calls_total" => {
-                    let _ = writeln!(
-                        out,
-                        "{name}{{channel=\"{l}\",outcome=\"success\"}} {}",
-                        r.successes
-                    );
-                    let _ = writeln!(
-                        out,
-                        "{name}{{channel=\"{l}\",outcome=\"failure\"}} {}",
-                        r.failures
-                    );
-                }
-                "tollgate_channel_circuit_state" => {
-                    let state = match r.circuit {
-                        tollgate_gateway_core::channels::CircuitState::Closed => 0,
-                        tollgate_gateway_core::channels::CircuitState::HalfOpen => 1,
-                        tollgate_gateway_core::channels::CircuitState::Open => 2,
-                    };
-                    let _ = writeln!(out, "{name}{{channel=\"{l}\"}} {state}");
-                }
-                "tollgate_channel_in_flight" => {
-                    let busy = c
-                        .max_concurrency
-                        .saturating_sub(c.permits.available_permits());
-                    let _ = writeln!(out, "{name}{{channel=\"{l}\"}} {busy}");
-                }
-                "tollgate_channel_latency_ms" => {
-                    for (q, v) in [
-                        ("0.5", r.latency_ms.p50),
-                        ("0.95", r.latency_ms.p95),
-                        ("0.99", r.latency_ms.p99),
-                    ] {
-                        if let Some(v) = v {
-                            let _ = writeln!(out, "{name}{{channel=\"{l}\",quantile=\"{q}\"}} {v}");
-                        }
-                    }
-                }
-                "tollgate_channel_keys" => {
-                    let _ = writeln!(
-                        out,
-                        "{name}{{channel=\"{l}\",state=\"all\"}} {}",
-                        c.keys.len()
-                    );
-                    let _ = writeln!(
-                        out,
-                        "{name}{{channel=\"{l}\",state=\"resting\"}} {}",
-                        c.keys.resting(now)
-                    );
-                }
-                "tollgate_channel_upstream_errors_total" => {
-                    for (status, n) in c.health.refusals() {
-                        let _ = writeln!(out, "{name}{{channel=\"{l}\",status=\"{status}\"}} {n}");
-                    }
-                }
-                _ => {
-                    let _ = writeln!(out, "{name}{{channel=\"{l}\"}} {}", u8::from(r.disabled));
-                }
+    let calls: Family<Labels, Counter> = Family::default();
+    let circuit: Family<Labels, Gauge> = Family::default();
+    let in_flight: Family<Labels, Gauge> = Family::default();
+    let latency: Family<Labels, Gauge> = Family::default();
+    let keys: Family<Labels, Gauge> = Family::default();
+    let switched_off: Family<Labels, Gauge> = Family::default();
+    let errors: Family<Labels, Counter> = Family::default();
+    let gauge = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
+    for c in channels {
+        let r = c.health.report();
+        let channel = || vec![("channel", c.name.clone())];
+        let with = |name: &'static str, value: &str| {
+            let mut labels = channel();
+            labels.push((name, value.to_owned()));
+            labels
+        };
+        calls
+            .get_or_create(&with("outcome", "success"))
+            .inc_by(r.successes);
+        calls
+            .get_or_create(&with("outcome", "failure"))
+            .inc_by(r.failures);
+        circuit.get_or_create(&channel()).set(match r.circuit {
+            CircuitState::Closed => 0,
+            CircuitState::HalfOpen => 1,
+            CircuitState::Open => 2,
+        });
+        in_flight.get_or_create(&channel()).set(gauge(
+            c.max_concurrency
+                .saturating_sub(c.permits.available_permits()),
+        ));
+        for (q, v) in [
+            ("0.5", r.latency_ms.p50),
+            ("0.95", r.latency_ms.p95),
+            ("0.99", r.latency_ms.p99),
+        ] {
+            if let Some(v) = v {
+                latency
+                    .get_or_create(&with("quantile", q))
+                    .set(i64::from(v));
             }
         }
+        keys.get_or_create(&with("state", "all"))
+            .set(gauge(c.keys.len()));
+        keys.get_or_create(&with("state", "resting"))
+            .set(gauge(c.keys.resting(now)));
+        switched_off
+            .get_or_create(&channel())
+            .set(i64::from(r.disabled));
+        for (status, n) in c.health.refusals() {
+            errors
+                .get_or_create(&with("status", &status.to_string()))
+                .inc_by(n);
+        }
     }
+    registry.register("tollgate_channel_calls", "Upstream calls by outcome", calls);
+    registry.register(
+        "tollgate_channel_circuit_state",
+        "0 closed, 1 half-open, 2 open",
+        circuit,
+    );
+    registry.register("tollgate_channel_in_flight", "Calls in flight", in_flight);
+    registry.register(
+        "tollgate_channel_latency_ms",
+        "Latency percentiles of recent calls",
+        latency,
+    );
+    registry.register(
+        "tollgate_channel_keys",
+        "Upstream keys, and those resting after a refusal",
+        keys,
+    );
+    registry.register(
+        "tollgate_channel_switched_off",
+        "1 when an operator switched it off",
+        switched_off,
+    );
+    registry.register(
+        "tollgate_channel_upstream_errors",
+        "Error answers of the upstream, by HTTP status (401, 403: it refused the gateway's credentials)",
+        errors,
+    );
 }
 
-/// `GET /metrics`: Prometheus text.
+/// `GET /metrics`: Prometheus text — the request path's registry, then what is read at the
+/// scrape (the ledger, limits and budgets, channels, SQLite's write-ahead log), both written by
+/// `prometheus_client` (docs/metrics-series.txt lists every series).
 pub fn metrics(ctx: &RequestCtx) -> Response<ResponseBody> {
     let mut text = ctx.state.metrics.render();
-    ctx.state.ledger.render_metrics(&mut text);
-    ctx.state.quotas.render_metrics(&mut text);
-    channel_metrics(&ctx.state.catalog.channels(), &mut text);
+    let mut scrape = Registry::default();
+    ctx.state.ledger.register_metrics(&mut scrape);
+    ctx.state.quotas.register_metrics(&mut scrape);
+    register_channel_metrics(&ctx.state.catalog.channels(), &mut scrape);
     if let Some(wal) = ctx.state.store.wal_bytes() {
-        use std::fmt::Write;
-        let _ = writeln!(
-            text,
-            "# HELP tollgate_sqlite_wal_bytes The size of SQLite's write-ahead log.\n\
-             # TYPE tollgate_sqlite_wal_bytes gauge\n\
-             tollgate_sqlite_wal_bytes {wal}"
+        scrape.register(
+            "tollgate_sqlite_wal_bytes",
+            "The size of SQLite's write-ahead log",
+            ConstGauge::new(i64::try_from(wal).unwrap_or(i64::MAX)),
         );
     }
+    tollgate_gateway_core::metrics::encode(&mut text, &scrape);
     let mut response = Response::new(body::full(text));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
-        header::HeaderValue::from_static("text/plain; version=0.0.4"),
+        header::HeaderValue::from_static(tollgate_gateway_core::metrics::CONTENT_TYPE),
     );
     response
 }
