@@ -1,6 +1,7 @@
-//! Counters and histograms of the request path, kept in a `prometheus_client` registry and
-//! written as Prometheus text (format 0.0.4) on `GET /metrics` (docs/architecture.md,
-//! "Metrics"; every series is listed in docs/metrics-series.txt).
+//! Counters and histograms of the request path, counted in one lock and plain atomics (they are
+//! on every request's path) and written by `prometheus_client`'s encoder at each scrape of
+//! `GET /metrics` (docs/architecture.md, "Metrics"; every series is listed in
+//! docs/metrics-series.txt).
 //!
 //! Kept per gateway instance rather than in a global recorder, so that several gateways in one
 //! process (the tests) keep separate books. Series:
@@ -26,12 +27,13 @@
 //! * `tollgate_limit_refusals_total{limit}`, `tollgate_budget_remaining_nanos{holder,period}` —
 //!   rate limits and spend caps (`crate::quotas`)
 
-use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, NoLabelSet};
+use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Bucket upper bounds in seconds: from 0.5 ms (gateway overhead) to 5 minutes (long uploads).
@@ -40,97 +42,61 @@ const BUCKETS: [f64; 16] = [
     300.0,
 ];
 
-fn seconds_histogram() -> Histogram {
-    Histogram::new(BUCKETS)
+#[derive(Debug, Default, Clone)]
+struct Histogram {
+    counts: [u64; BUCKETS.len()],
+    count: u64,
+    sum: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-struct RequestLabels {
-    endpoint: &'static str,
-    status: u16,
+impl Histogram {
+    fn observe(&mut self, d: Duration) {
+        let s = d.as_secs_f64();
+        for (i, bound) in BUCKETS.iter().enumerate() {
+            if s <= *bound {
+                self.counts[i] += 1;
+            }
+        }
+        self.count += 1;
+        self.sum += s;
+    }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-struct EndpointLabels {
-    endpoint: &'static str,
+#[derive(Debug, Default)]
+struct Books {
+    requests: BTreeMap<(&'static str, u16), u64>,
+    duration: BTreeMap<&'static str, Histogram>,
+    upstream: BTreeMap<&'static str, Histogram>,
+    overhead: BTreeMap<&'static str, Histogram>,
+    holds: BTreeMap<&'static str, u64>,
+    tasks: BTreeMap<&'static str, u64>,
+    anomalies: BTreeMap<String, u64>,
+    refusals: BTreeMap<&'static str, u64>,
+    /// By price group: nano-units charged, and how many charges.
+    charged: BTreeMap<String, (u64, u64)>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-struct CapLabels {
-    cap: &'static str,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-struct OutcomeLabels {
-    outcome: &'static str,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-struct ModelLabels {
-    model: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-struct RuleLabels {
-    rule: &'static str,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-struct GroupLabels {
-    group: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-struct EventLabels {
-    event: &'static str,
-}
-
-type Seconds = Family<EndpointLabels, Histogram, fn() -> Histogram>;
-
-/// The gateway's metrics of the request path, and the registry that writes them.
-#[derive(Debug)]
+/// The gateway's metrics.
+#[derive(Debug, Default)]
 pub struct Metrics {
-    registry: Registry,
-    requests: Family<RequestLabels, Counter>,
-    duration: Seconds,
-    upstream: Seconds,
-    overhead: Seconds,
-    in_flight: Gauge,
-    connections: Gauge,
-    connections_refused: Family<CapLabels, Counter>,
-    connections_evicted: Family<CapLabels, Counter>,
-    holds: Family<OutcomeLabels, Counter>,
-    anomalies: Family<ModelLabels, Counter>,
-    /// Every model's anomalies together (not exposed: [`Metrics::anomalies`]).
-    anomalies_total: Counter,
-    refusals: Family<RuleLabels, Counter>,
-    charged_nanos: Family<GroupLabels, Counter>,
-    charges: Family<GroupLabels, Counter>,
-    tasks: Family<EventLabels, Counter>,
+    books: Mutex<Books>,
+    in_flight: AtomicI64,
+    connections: AtomicI64,
+    /// By cap: total, per source.
+    connections_refused: [AtomicU64; 2],
+    connections_evicted: [AtomicU64; 2],
 }
 
-impl Default for Metrics {
-    fn default() -> Metrics {
-        let seconds = || Seconds::new_with_constructor(seconds_histogram as fn() -> Histogram);
-        let metrics = Metrics {
-            registry: Registry::default(),
-            requests: Family::default(),
-            duration: seconds(),
-            upstream: seconds(),
-            overhead: seconds(),
-            in_flight: Gauge::default(),
-            connections: Gauge::default(),
-            connections_refused: Family::default(),
-            connections_evicted: Family::default(),
-            holds: Family::default(),
-            anomalies: Family::default(),
-            anomalies_total: Counter::default(),
-            refusals: Family::default(),
-            charged_nanos: Family::default(),
-            charges: Family::default(),
-            tasks: Family::default(),
-        };
-        metrics.registered()
+/// The caps of `crate::connections`, in the order of the counters above.
+const CAPS: [crate::connections::Cap; 2] = [
+    crate::connections::Cap::Total,
+    crate::connections::Cap::PerSource,
+];
+
+fn cap_index(cap: crate::connections::Cap) -> usize {
+    match cap {
+        crate::connections::Cap::Total => 0,
+        crate::connections::Cap::PerSource => 1,
     }
 }
 
@@ -142,14 +108,20 @@ pub struct OpenConnection<O: AsRef<Metrics>>(std::sync::Arc<O>);
 impl<O: AsRef<Metrics>> OpenConnection<O> {
     /// Counts a connection of the gateway whose metrics `owner` has.
     pub fn new(owner: std::sync::Arc<O>) -> OpenConnection<O> {
-        (*owner).as_ref().connections.inc();
+        (*owner)
+            .as_ref()
+            .connections
+            .fetch_add(1, Ordering::Relaxed);
         OpenConnection(owner)
     }
 }
 
 impl<O: AsRef<Metrics>> Drop for OpenConnection<O> {
     fn drop(&mut self) {
-        (*self.0).as_ref().connections.dec();
+        (*self.0)
+            .as_ref()
+            .connections
+            .fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -159,114 +131,30 @@ pub struct InFlight<'a>(&'a Metrics);
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        self.0.in_flight.dec();
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
 impl Metrics {
-    /// Registers every family under its name of docs/metrics-series.txt (a counter's `_total`
-    /// is the encoder's, and so is the period that ends a help text).
-    fn registered(mut self) -> Metrics {
-        let r = &mut self.registry;
-        r.register(
-            "tollgate_requests",
-            "Requests by endpoint and HTTP status",
-            self.requests.clone(),
-        );
-        r.register(
-            "tollgate_request_duration_seconds",
-            "Time from request to response head",
-            self.duration.clone(),
-        );
-        r.register(
-            "tollgate_upstream_duration_seconds",
-            "Time spent waiting on the upstream",
-            self.upstream.clone(),
-        );
-        r.register(
-            "tollgate_gateway_overhead_seconds",
-            "Request time minus upstream time",
-            self.overhead.clone(),
-        );
-        r.register(
-            "tollgate_requests_in_flight",
-            "Requests being served now",
-            self.in_flight.clone(),
-        );
-        r.register(
-            "tollgate_connections_open",
-            "Client connections open now",
-            self.connections.clone(),
-        );
-        r.register(
-            "tollgate_connections_refused",
-            "Connections closed at once, every one that could have given way busy, by cap",
-            self.connections_refused.clone(),
-        );
-        r.register(
-            "tollgate_connections_evicted",
-            "Idle connections closed to admit a newer one, by cap",
-            self.connections_evicted.clone(),
-        );
-        r.register(
-            "tollgate_holds",
-            "Holds closed, by outcome",
-            self.holds.clone(),
-        );
-        r.register(
-            "tollgate_settlement_anomalies",
-            "Charges capped below the upstream's usage figure, by model",
-            self.anomalies.clone(),
-        );
-        r.register(
-            "tollgate_policy_refusals",
-            "Requests an access policy refused, by rule",
-            self.refusals.clone(),
-        );
-        r.register(
-            "tollgate_charged_nanos",
-            "Money charged, in nano-units, by price group",
-            self.charged_nanos.clone(),
-        );
-        r.register(
-            "tollgate_charges",
-            "Charges, by price group",
-            self.charges.clone(),
-        );
-        r.register(
-            "tollgate_task_events",
-            "Video-task events seen by this replica",
-            self.tasks.clone(),
-        );
-        // Both caps from the start, as the exposition always had them.
-        for cap in [
-            crate::connections::Cap::Total,
-            crate::connections::Cap::PerSource,
-        ] {
-            let labels = CapLabels { cap: cap.label() };
-            drop(self.connections_refused.get_or_create(&labels));
-            drop(self.connections_evicted.get_or_create(&labels));
-        }
-        self
+    fn books(&self) -> std::sync::MutexGuard<'_, Books> {
+        self.books
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Counts a connection closed as soon as it was accepted.
     pub fn connection_refused(&self, cap: crate::connections::Cap) {
-        self.connections_refused
-            .get_or_create(&CapLabels { cap: cap.label() })
-            .inc();
+        self.connections_refused[cap_index(cap)].fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts an idle connection closed to admit a newer one.
     pub fn connection_evicted(&self, cap: crate::connections::Cap) {
-        self.connections_evicted
-            .get_or_create(&CapLabels { cap: cap.label() })
-            .inc();
+        self.connections_evicted[cap_index(cap)].fetch_add(1, Ordering::Relaxed);
     }
 
     /// Marks a request in flight.
     pub fn enter(&self) -> InFlight<'_> {
-        self.in_flight.inc();
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
         InFlight(self)
     }
 
@@ -278,78 +166,250 @@ impl Metrics {
         total: Duration,
         upstream: Option<Duration>,
     ) {
-        self.requests
-            .get_or_create(&RequestLabels { endpoint, status })
-            .inc();
-        let labels = EndpointLabels { endpoint };
-        self.duration
-            .get_or_create(&labels)
-            .observe(total.as_secs_f64());
+        let mut b = self.books();
+        *b.requests.entry((endpoint, status)).or_default() += 1;
+        b.duration.entry(endpoint).or_default().observe(total);
         if let Some(up) = upstream {
-            self.upstream
-                .get_or_create(&labels)
-                .observe(up.as_secs_f64());
-            self.overhead
-                .get_or_create(&labels)
-                .observe(total.saturating_sub(up).as_secs_f64());
+            b.upstream.entry(endpoint).or_default().observe(up);
+            b.overhead
+                .entry(endpoint)
+                .or_default()
+                .observe(total.saturating_sub(up));
         }
     }
 
     /// Counts a closed hold.
     pub fn hold_closed(&self, outcome: &'static str) {
-        self.holds.get_or_create(&OutcomeLabels { outcome }).inc();
+        *self.books().holds.entry(outcome).or_default() += 1;
     }
 
     /// Counts a settlement capped below the upstream's figure (`docs/decisions.md`).
     pub fn settlement_anomaly(&self, model: &str) {
-        self.anomalies
-            .get_or_create(&ModelLabels {
-                model: model.to_owned(),
-            })
-            .inc();
-        self.anomalies_total.inc();
+        *self.books().anomalies.entry(model.to_owned()).or_default() += 1;
     }
 
     /// Capped settlements so far, over every model.
     pub fn anomalies(&self) -> u64 {
-        self.anomalies_total.get()
+        self.books().anomalies.values().sum()
     }
 
     /// Counts a request an access policy refused, by the rule (`model`, `endpoint`,
     /// `network`, `expired`).
     pub fn policy_refusal(&self, rule: &'static str) {
-        self.refusals.get_or_create(&RuleLabels { rule }).inc();
+        *self.books().refusals.entry(rule).or_default() += 1;
     }
 
     /// Counts a charge of `nanos` in the price group `group` (`None`: list prices).
     pub fn charged(&self, group: Option<&str>, nanos: i64) {
-        let labels = GroupLabels {
-            group: group.unwrap_or("none").to_owned(),
-        };
-        self.charged_nanos
-            .get_or_create(&labels)
-            .inc_by(u64::try_from(nanos).unwrap_or(0));
-        self.charges.get_or_create(&labels).inc();
+        let mut books = self.books();
+        let entry = books
+            .charged
+            .entry(group.unwrap_or("none").to_owned())
+            .or_default();
+        entry.0 = entry.0.saturating_add(u64::try_from(nanos).unwrap_or(0));
+        entry.1 += 1;
     }
 
     /// Counts a video-task event (`submitted`, `refused`, `succeeded`, `failed`, `poll_error`,
     /// `expired`, …).
     pub fn task_event(&self, event: &'static str) {
-        self.tasks.get_or_create(&EventLabels { event }).inc();
+        *self.books().tasks.entry(event).or_default() += 1;
     }
 
     /// Requests seen with this endpoint and status.
-    pub fn requests(&self, endpoint: &'static str, status: u16) -> u64 {
-        self.requests
-            .get_or_create(&RequestLabels { endpoint, status })
-            .get()
+    pub fn requests(&self, endpoint: &str, status: u16) -> u64 {
+        self.books()
+            .requests
+            .iter()
+            .filter(|((e, s), _)| *e == endpoint && *s == status)
+            .map(|(_, n)| *n)
+            .sum()
     }
 
-    /// The request path's series in the Prometheus text format.
-    pub fn render(&self) -> String {
-        let mut out = String::new();
-        encode(&mut out, &self.registry);
-        out
+    /// Registers the request path's series in `registry` (made for one scrape): a collector
+    /// that reads the books when the registry is encoded.
+    pub fn register_metrics(self: &std::sync::Arc<Self>, registry: &mut Registry) {
+        registry.register_collector(Box::new(Exposition(self.clone())));
+    }
+
+    /// The request path's series alone, as `/metrics` writes them.
+    pub fn render(self: &std::sync::Arc<Self>) -> String {
+        let mut registry = Registry::default();
+        self.register_metrics(&mut registry);
+        let mut text = String::new();
+        encode(&mut text, &registry);
+        text
+    }
+}
+
+/// The request path's series, read from [`Metrics`] when a scrape encodes them.
+#[derive(Debug)]
+struct Exposition(std::sync::Arc<Metrics>);
+
+/// Writes one counter family: `name` without `_total`, which the encoder adds.
+fn counters<'l, L: EncodeLabelSet + 'l>(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    series: impl IntoIterator<Item = (L, u64)>,
+) -> std::fmt::Result {
+    let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+    for (labels, value) in series {
+        family
+            .encode_family(&labels)?
+            .encode_counter::<NoLabelSet, _, u64>(&value, None)?;
+    }
+    Ok(())
+}
+
+/// Writes one gauge without labels.
+fn gauge(encoder: &mut DescriptorEncoder, name: &str, help: &str, value: i64) -> std::fmt::Result {
+    encoder
+        .encode_descriptor(name, help, None, MetricType::Gauge)?
+        .encode_gauge(&value)
+}
+
+/// Writes one histogram family of [`BUCKETS`].
+fn histograms(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    series: &BTreeMap<&'static str, Histogram>,
+) -> std::fmt::Result {
+    let mut family = encoder.encode_descriptor(name, help, None, MetricType::Histogram)?;
+    for (endpoint, h) in series {
+        // The encoder takes each bucket's own count and sums them itself.
+        let mut below = 0;
+        let buckets: Vec<(f64, u64)> = BUCKETS
+            .iter()
+            .zip(h.counts)
+            .map(|(bound, cumulative)| {
+                let own = cumulative - below;
+                below = cumulative;
+                (*bound, own)
+            })
+            .collect();
+        family
+            .encode_family(&[("endpoint", *endpoint)])?
+            .encode_histogram::<NoLabelSet>(h.sum, h.count, &buckets, None)?;
+    }
+    Ok(())
+}
+
+impl Collector for Exposition {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
+        let m = &*self.0;
+        let b = m.books();
+        counters(
+            &mut encoder,
+            "tollgate_requests",
+            "Requests by endpoint and HTTP status.",
+            b.requests.iter().map(|((endpoint, status), n)| {
+                (
+                    [
+                        ("endpoint", endpoint.to_string()),
+                        ("status", status.to_string()),
+                    ],
+                    *n,
+                )
+            }),
+        )?;
+        for (name, help, series) in [
+            (
+                "tollgate_request_duration_seconds",
+                "Time from request to response head.",
+                &b.duration,
+            ),
+            (
+                "tollgate_upstream_duration_seconds",
+                "Time spent waiting on the upstream.",
+                &b.upstream,
+            ),
+            (
+                "tollgate_gateway_overhead_seconds",
+                "Request time minus upstream time.",
+                &b.overhead,
+            ),
+        ] {
+            histograms(&mut encoder, name, help, series)?;
+        }
+        gauge(
+            &mut encoder,
+            "tollgate_requests_in_flight",
+            "Requests being served now.",
+            m.in_flight.load(Ordering::Relaxed),
+        )?;
+        gauge(
+            &mut encoder,
+            "tollgate_connections_open",
+            "Client connections open now.",
+            m.connections.load(Ordering::Relaxed),
+        )?;
+        for (name, help, by_cap) in [
+            (
+                "tollgate_connections_refused",
+                "Connections closed at once, every one that could have given way busy, by cap.",
+                &m.connections_refused,
+            ),
+            (
+                "tollgate_connections_evicted",
+                "Idle connections closed to admit a newer one, by cap.",
+                &m.connections_evicted,
+            ),
+        ] {
+            counters(
+                &mut encoder,
+                name,
+                help,
+                CAPS.iter()
+                    .zip(by_cap)
+                    .map(|(cap, n)| ([("cap", cap.label())], n.load(Ordering::Relaxed))),
+            )?;
+        }
+        counters(
+            &mut encoder,
+            "tollgate_holds",
+            "Holds closed, by outcome.",
+            b.holds
+                .iter()
+                .map(|(outcome, n)| ([("outcome", *outcome)], *n)),
+        )?;
+        counters(
+            &mut encoder,
+            "tollgate_settlement_anomalies",
+            "Charges capped below the upstream's usage figure, by model.",
+            b.anomalies
+                .iter()
+                .map(|(model, n)| ([("model", model.as_str())], *n)),
+        )?;
+        counters(
+            &mut encoder,
+            "tollgate_policy_refusals",
+            "Requests an access policy refused, by rule.",
+            b.refusals.iter().map(|(rule, n)| ([("rule", *rule)], *n)),
+        )?;
+        counters(
+            &mut encoder,
+            "tollgate_charged_nanos",
+            "Money charged, in nano-units, by price group.",
+            b.charged
+                .iter()
+                .map(|(group, (nanos, _))| ([("group", group.as_str())], *nanos)),
+        )?;
+        counters(
+            &mut encoder,
+            "tollgate_charges",
+            "Charges, by price group.",
+            b.charged
+                .iter()
+                .map(|(group, (_, n))| ([("group", group.as_str())], *n)),
+        )?;
+        counters(
+            &mut encoder,
+            "tollgate_task_events",
+            "Video-task events seen by this replica.",
+            b.tasks.iter().map(|(event, n)| ([("event", *event)], *n)),
+        )
     }
 }
 
@@ -369,7 +429,7 @@ mod tests {
 
     #[test]
     fn renders_counters_and_cumulative_buckets() {
-        let m = Metrics::default();
+        let m = std::sync::Arc::new(Metrics::default());
         m.record(
             "embeddings",
             200,
@@ -381,6 +441,9 @@ mod tests {
         assert!(text.contains("tollgate_requests_total{endpoint=\"embeddings\",status=\"200\"} 1"));
         assert!(text.contains(
             "tollgate_request_duration_seconds_bucket{endpoint=\"embeddings\",le=\"0.0005\"} 1"
+        ));
+        assert!(text.contains(
+            "tollgate_request_duration_seconds_bucket{endpoint=\"embeddings\",le=\"0.05\"} 2"
         ));
         assert!(text.contains(
             "tollgate_request_duration_seconds_bucket{endpoint=\"embeddings\",le=\"+Inf\"} 2"
@@ -396,12 +459,17 @@ mod tests {
             text.contains("# HELP tollgate_requests_total Requests by endpoint and HTTP status.\n"),
             "{text}"
         );
+        // A family without series still says what it is.
+        assert!(
+            text.contains("# TYPE tollgate_task_events_total counter\n"),
+            "{text}"
+        );
         assert_eq!(m.requests("embeddings", 401), 1);
     }
 
     #[test]
     fn label_values_are_escaped() {
-        let m = Metrics::default();
+        let m = std::sync::Arc::new(Metrics::default());
         m.settlement_anomaly("a \"quoted\" \\ model");
         let text = m.render();
         assert!(

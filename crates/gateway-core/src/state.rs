@@ -36,7 +36,7 @@ pub struct State {
     /// fetched (the hold covers the maximum).
     pub media_http: Option<HttpClient>,
     /// Counters and histograms for `/metrics`.
-    pub metrics: Metrics,
+    pub metrics: std::sync::Arc<Metrics>,
     /// Body limits by endpoint.
     pub limits: Limits,
     /// Speech synthesis settings.
@@ -80,7 +80,7 @@ impl State {
             ledger_keys: Vec::new(),
             http,
             media_http: media_client(&[]),
-            metrics: Metrics::default(),
+            metrics: std::sync::Arc::new(Metrics::default()),
             limits,
             speech: SpeechConfig::default(),
             tasks: TaskSettings::default(),

@@ -162,12 +162,12 @@ fn register_channel_metrics(
     );
 }
 
-/// `GET /metrics`: Prometheus text — the request path's registry, then what is read at the
-/// scrape (the ledger, limits and budgets, channels, SQLite's write-ahead log), both written by
-/// `prometheus_client` (docs/metrics-series.txt lists every series).
+/// `GET /metrics`: Prometheus text, written by `prometheus_client` from a registry made for the
+/// scrape — the request path's books, the ledger, limits and budgets, channels, SQLite's
+/// write-ahead log (docs/metrics-series.txt lists every series).
 pub fn metrics(ctx: &RequestCtx) -> Response<ResponseBody> {
-    let mut text = ctx.state.metrics.render();
     let mut scrape = Registry::default();
+    ctx.state.metrics.register_metrics(&mut scrape);
     ctx.state.ledger.register_metrics(&mut scrape);
     ctx.state.quotas.register_metrics(&mut scrape);
     register_channel_metrics(&ctx.state.catalog.channels(), &mut scrape);
@@ -178,6 +178,7 @@ pub fn metrics(ctx: &RequestCtx) -> Response<ResponseBody> {
             ConstGauge::new(i64::try_from(wal).unwrap_or(i64::MAX)),
         );
     }
+    let mut text = String::new();
     tollgate_gateway_core::metrics::encode(&mut text, &scrape);
     let mut response = Response::new(body::full(text));
     response.headers_mut().insert(
