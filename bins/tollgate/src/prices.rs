@@ -50,13 +50,7 @@ async fn set(
     prices: &[String],
     from: Option<&str>,
 ) -> Result<(), String> {
-    let effective_from = from
-        .map(|t| {
-            parse_rfc3339(t).map_err(|_| {
-                format!("--from: {t:?} is not an RFC 3339 time such as 2027-01-31T00:00:00Z")
-            })
-        })
-        .transpose()?;
+    let effective_from = effective_from(from)?;
     let current = store
         .price_versions(Some(model))
         .await
@@ -76,6 +70,16 @@ async fn set(
     Ok(())
 }
 
+/// `--from`: when a version takes effect (`None`: now).
+fn effective_from(from: Option<&str>) -> Result<Option<i64>, String> {
+    from.map(|t| {
+        parse_rfc3339(t).map_err(|_| {
+            format!("--from: {t:?} is not an RFC 3339 time such as 2027-01-31T00:00:00Z")
+        })
+    })
+    .transpose()
+}
+
 /// `tollgate prices import`: each mapped model's price in effect against the list's, and, with
 /// `--apply`, a new version for each that differs and does not rise past `--max-increase`
 /// (unless `--force`). Fails when a mapping cannot be priced or, applying, one was held back.
@@ -93,15 +97,7 @@ async fn import_list(
         .transpose()?;
     let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let list = PriceList::parse(&text, format).map_err(|e| format!("{}: {e}", file.display()))?;
-    let effective_from = import
-        .from
-        .as_deref()
-        .map(|t| {
-            parse_rfc3339(t).map_err(|_| {
-                format!("--from: {t:?} is not an RFC 3339 time such as 2027-01-31T00:00:00Z")
-            })
-        })
-        .transpose()?;
+    let effective_from = effective_from(import.from.as_deref())?;
     let versions = store
         .price_versions(None)
         .await

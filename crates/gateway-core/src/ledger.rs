@@ -504,6 +504,7 @@ async fn write_journal(
         let entries: Arc<[JournalEntry]> = entries.into();
         let mut written = Written::default();
         let mut clocks = Clocks::now();
+        let mut committed_in = None;
         if !entries.is_empty() {
             let mut backoff = Duration::from_millis(10);
             loop {
@@ -512,11 +513,7 @@ async fn write_journal(
                 match store.write_journal(&writer, entries.clone()).await {
                     Ok(done) => {
                         written = done;
-                        if let Some(core) = core.upgrade() {
-                            let commits = &core.stats.commits;
-                            commits.seconds.observe(started.elapsed().as_secs_f64());
-                            commits.entries.observe(entries.len() as f64);
-                        }
+                        committed_in = Some(started.elapsed());
                         break;
                     }
                     Err(e) => {
@@ -534,6 +531,11 @@ async fn write_journal(
             // The gateway is gone; what was written is written.
             continue;
         };
+        if let Some(took) = committed_in {
+            let commits = &core.stats.commits;
+            commits.seconds.observe(took.as_secs_f64());
+            commits.entries.observe(entries.len() as f64);
+        }
         core.stats
             .batches
             .fetch_add(u64::from(!entries.is_empty()), Ordering::Relaxed);
