@@ -170,6 +170,8 @@ impl TestGateway {
         .unwrap();
         // Pollers only when the configuration has task channels; the sweeper with them.
         let has_task_channels = state
+            .settings
+            .snapshot()
             .catalog
             .channels()
             .iter()
@@ -183,7 +185,7 @@ impl TestGateway {
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
         let gateway = Gateway::new(state.clone())
-            .with_operator_side(std::sync::Arc::new(tollgate_admin::Admin));
+            .with_operator_side(std::sync::Arc::new(tollgate_admin::Admin::default()));
         let served = tokio::spawn(server::serve(
             listener,
             gateway,

@@ -472,6 +472,10 @@ pub enum GroupsCommand {
 pub enum ConfigCommand {
     /// Print the embedded default configuration as a commented TOML file.
     Default,
+    /// Check the configuration (--config, or the embedded default) as `serve` and a reload
+    /// would, without serving: exits 1 naming what is wrong. Channel keys are looked up in this
+    /// command's environment.
+    Check,
 }
 
 #[derive(Debug, Args)]

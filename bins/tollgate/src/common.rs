@@ -20,6 +20,29 @@ pub fn load_config(common: &Common) -> Result<Config, String> {
     Ok(config)
 }
 
+/// `tollgate config check`: the configuration made into the settings a gateway serves on, the
+/// one way `serve` and a reload make them (`tollgate_gateway::build::settings`), without a
+/// database or a listener. Says what it would serve.
+pub fn check_config(common: &Common) -> Result<(), String> {
+    let config = load_config(common)?;
+    // The simulator's address is known only once it listens; any will do for the check.
+    let sim = config.simulator.enabled.then_some("http://127.0.0.1:1");
+    let env = |var: &str| std::env::var(var).ok();
+    let settings = tollgate_gateway::build::settings(&config, sim, &env, &|_| None)
+        .map_err(|e| e.to_string())?;
+    let source = common.config.as_ref().map_or_else(
+        || "the embedded default".to_owned(),
+        |p| p.display().to_string(),
+    );
+    println!(
+        "{source}: valid — {} channels, {} models, {} client names",
+        settings.catalog.channels().len(),
+        settings.catalog.models().len(),
+        settings.catalog.client_names().len()
+    );
+    Ok(())
+}
+
 /// A database URL as it may be printed: the password replaced by `***`.
 pub fn redact_url(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {

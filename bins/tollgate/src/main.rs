@@ -57,6 +57,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             print!("{}", tollgate_gateway_core::config::DEFAULT_CONFIG);
             Ok(())
         }
+        Command::Config(ConfigCommand::Check) => crate::common::check_config(&cli.common),
         Command::Sim(args) => {
             crate::serve::init_logging(
                 &tollgate_gateway_core::Config::embedded_default().map_err(|e| e.to_string())?,

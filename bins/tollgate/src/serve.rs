@@ -4,7 +4,7 @@ use crate::cli::{Common, ServeArgs};
 use crate::common::load_config;
 use std::net::SocketAddr;
 use std::time::Duration;
-use tollgate_gateway::{Background, Config, Gateway, Parts, server};
+use tollgate_gateway::{Background, Config, Gateway, Parts, Reloader, server};
 use tollgate_gateway_core::media::MediaLinks;
 use tollgate_store::Store;
 
@@ -16,8 +16,8 @@ const STALE_HOLD_AGE: Duration = Duration::from_secs(3600);
 
 pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     let mut config = load_config(common)?;
-    if let Some(listen) = args.listen {
-        config.listen = listen;
+    if let Some(listen) = &args.listen {
+        config.listen = listen.clone();
     }
     init_logging(&config);
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "tollgate starting");
@@ -33,11 +33,12 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
         .await
         .map_err(|e| format!("media link key: {e}"))?;
     let env = |var: &str| std::env::var(var).ok();
+    let sim_base_url = sim.as_ref().map(|s| s.base_url());
     let state = tollgate_gateway::build(
         &config,
         Parts {
             store: store.clone(),
-            sim_base_url: sim.as_ref().map(|s| s.base_url()).as_deref(),
+            sim_base_url: sim_base_url.as_deref(),
             env: &env,
             media,
         },
@@ -49,6 +50,30 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     tokio::task::spawn_blocking(tollgate_metering::tokens::warm_up);
     let sweeper = tokio::spawn(sweep_stale_holds(store.clone()));
     let background = Background::start(&state, &config);
+    // The same file read the same way, on SIGHUP and POST /admin/v1/config/reload.
+    let reloader = {
+        let source = common.config.as_ref().map_or_else(
+            || "the embedded default".to_owned(),
+            |p| p.display().to_string(),
+        );
+        let (common, listen) = (common.clone(), args.listen.clone());
+        let load = move || {
+            let mut config = load_config(&common)?;
+            if let Some(listen) = &listen {
+                config.listen = listen.clone();
+            }
+            Ok(config)
+        };
+        std::sync::Arc::new(Reloader::new(
+            state.clone(),
+            config.clone(),
+            source,
+            Box::new(load),
+            sim_base_url,
+            Box::new(env),
+        ))
+    };
+    let hangups = tokio::spawn(reloader.clone().on_sighup());
 
     let addr: SocketAddr = config
         .listen
@@ -64,13 +89,16 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     server::serve(
         listener,
         // The request path and, beside it, the operator's side (docs/architecture.md).
-        Gateway::new(state.clone()).with_operator_side(std::sync::Arc::new(tollgate_admin::Admin)),
+        Gateway::new(state.clone()).with_operator_side(std::sync::Arc::new(
+            tollgate_admin::Admin::new(Some(reloader)),
+        )),
         server::shutdown_signal(),
         Duration::from_secs(config.shutdown_grace_seconds),
     )
     .await;
 
     sweeper.abort();
+    hangups.abort();
     background.stop();
     // Give the leases back and write the last charges: a clean stop leaves nothing reserved.
     state.ledger.shutdown().await;

@@ -83,22 +83,6 @@ async fn submit_video(addr: &str, key: &str, seconds: u32) -> String {
     answer["id"].as_str().unwrap().to_owned()
 }
 
-/// The task's charge row, once it has one.
-async fn task_charge(store: &Store, account: &str, task: &str) -> tollgate_store::LedgerEntry {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let rows = store.ledger(account).await.unwrap();
-        if let Some(row) = rows
-            .into_iter()
-            .find(|r| r.kind == LedgerKind::Charge && r.task_id.as_deref() == Some(task))
-        {
-            return row;
-        }
-        assert!(Instant::now() < deadline, "task {task} was never charged");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
 /// Embedding requests until one is charged at `version`: its charge row.
 async fn embed_until_version(
     addr: &str,
@@ -194,10 +178,10 @@ async fn a_price_change_mid_run_prices_each_charge_at_its_own_version() {
     let after = submit_video(&gateway.addr, &key.secret, 3).await;
 
     // The task submitted before the change settles at the old price, the one after at the new.
-    let old = task_charge(&store, &account.id, &before).await;
+    let old = support::task_charge(&store, &account.id, &before).await;
     assert_eq!(old.price_version, Some(1), "{old:?}");
     assert_eq!(old.amount, "-0.3".parse::<Amount>().unwrap(), "{old:?}");
-    let new = task_charge(&store, &account.id, &after).await;
+    let new = support::task_charge(&store, &account.id, &after).await;
     assert_eq!(new.price_version, Some(2), "{new:?}");
     assert_eq!(new.amount, "-0.6".parse::<Amount>().unwrap(), "{new:?}");
 
@@ -231,7 +215,7 @@ async fn a_price_change_mid_run_prices_each_charge_at_its_own_version() {
     assert_eq!(history.lines().count(), 3, "{history}");
     assert!(history.lines().nth(1).unwrap().contains("cli"), "{history}");
     let third = submit_video(&gateway.addr, &key.secret, 2).await;
-    let charged = task_charge(&store, &account.id, &third).await;
+    let charged = support::task_charge(&store, &account.id, &third).await;
     assert_eq!(charged.price_version, Some(3), "{charged:?}");
     assert_eq!(
         charged.amount,

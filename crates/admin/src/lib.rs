@@ -26,18 +26,31 @@ use hyper::body::Incoming;
 use ops::{Actor, OpError, OpErrorKind, PolicyEdit, UsageQuery};
 use routes::{AdminOp, Holder, Routed};
 use serde_json::{Value, json};
+use std::sync::Arc;
 use tollgate_gateway_core::auth::query_param;
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::operator::OperatorSide;
+use tollgate_gateway_core::reload::Reload;
 use tollgate_gateway_core::routes::Route;
 use tollgate_store::{AdminToken, TaskState, UsageGroup};
 
 /// The operator's side, as mounted on a gateway: the admin API, the console and the OpenAPI
 /// document, each on its route.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Admin;
+#[derive(Debug, Clone, Default)]
+pub struct Admin {
+    /// What `POST /admin/v1/config/reload` calls; without one (a gateway assembled without a
+    /// configuration file to read again) the route says so.
+    reload: Option<Arc<dyn Reload>>,
+}
+
+impl Admin {
+    /// The operator's side, reloading the configuration with `reload`.
+    pub fn new(reload: Option<Arc<dyn Reload>>) -> Admin {
+        Admin { reload }
+    }
+}
 
 impl OperatorSide for Admin {
     fn serve(
@@ -45,11 +58,12 @@ impl OperatorSide for Admin {
         ctx: RequestCtx,
         request: Request<Incoming>,
     ) -> BoxFuture<'static, Result<Response<ResponseBody>, ApiError>> {
+        let reload = self.reload.clone();
         Box::pin(async move {
             match ctx.route {
                 Route::OpenApi => Ok(openapi::response()),
                 Route::Console => Ok(console::asset(request.uri().path())),
-                _ => handle(ctx, request).await,
+                _ => handle(ctx, request, reload.as_deref()).await,
             }
         })
     }
@@ -84,6 +98,7 @@ impl From<OpError> for ApiError {
 pub async fn handle(
     ctx: RequestCtx,
     request: Request<Incoming>,
+    reload: Option<&dyn Reload>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let token = authenticate(&ctx, request.headers()).await?;
     let method = request.method().clone();
@@ -273,7 +288,7 @@ pub async fn handle(
         AdminOp::Prices => {
             let schedule = store.price_versions(None).await.map_err(OpError::from)?;
             let models: Vec<&str> = ctx
-                .state
+                .settings
                 .catalog
                 .models()
                 .iter()
@@ -314,7 +329,7 @@ pub async fn handle(
                     })
                 })
                 .transpose()?;
-            let models = ctx.state.catalog.models();
+            let models = ctx.settings.catalog.models();
             let known: Vec<&str> = models.iter().map(|m| m.public.as_str()).collect();
             let stored =
                 ops::set_price(store, &actor, &known, id, &input.price, effective_from).await?;
@@ -438,16 +453,20 @@ pub async fn handle(
         AdminOp::DisableChannel | AdminOp::EnableChannel => {
             let name = id;
             let disabled = op == AdminOp::DisableChannel;
-            let channels = ctx.state.catalog.channels();
+            let channels = ctx.settings.catalog.channels();
             let known: Vec<&str> = channels.iter().map(|c| c.name.as_str()).collect();
             ops::set_channel_disabled(store, &actor, &known, name, disabled).await?;
             // This replica at once; the others when they next read the switches.
-            if let Some(channel) = ctx.state.catalog.channel(name) {
+            if let Some(channel) = ctx.settings.catalog.channel(name) {
                 channel.health.set_disabled(disabled);
             }
             ok(json!({"name": name, "disabled": disabled}))
         }
         AdminOp::Models => ok(models(&ctx)),
+        AdminOp::ReloadConfig => {
+            let reloaded = ops::reload_config(store, &actor, reload).await?;
+            ok(json!(reloaded))
+        }
         AdminOp::Changes => {
             let limit = limit(q("limit"))?;
             let changes = store
@@ -679,7 +698,7 @@ fn model_prices(model: &str, versions: &[tollgate_store::StoredPrice]) -> Value 
 
 fn channels(ctx: &RequestCtx) -> Value {
     let data: Vec<Value> = ctx
-        .state
+        .settings
         .catalog
         .channels()
         .iter()
@@ -700,7 +719,7 @@ fn channels(ctx: &RequestCtx) -> Value {
 }
 
 fn models(ctx: &RequestCtx) -> Value {
-    let catalog = &ctx.state.catalog;
+    let catalog = &ctx.settings.catalog;
     let now = tollgate_gateway_core::clock::now_millis();
     let data: Vec<Value> = catalog
         .models()
@@ -855,7 +874,7 @@ mod tasks {
     ) -> Result<Response<ResponseBody>, ApiError> {
         let state = &ctx.state;
         let channel = match state.store.task(id).await.map_err(OpError::from)? {
-            Some(task) => state.catalog.channel(&task.channel).cloned(),
+            Some(task) => ctx.settings.catalog.channel(&task.channel).cloned(),
             None => None,
         };
         let upstream = channel.as_ref().map(|c| (&state.http, &c.endpoint));

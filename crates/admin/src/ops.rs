@@ -12,6 +12,7 @@ use tollgate_store::{
 
 use super::views;
 use tollgate_gateway_core::clock::parse_rfc3339;
+use tollgate_gateway_core::reload::{Reload, ReloadError, Reloaded};
 use tollgate_gateway_core::routes::policy_endpoints;
 
 /// Who made a change: `token:NAME` through the API, `cli:USER` on the command line.
@@ -731,6 +732,45 @@ pub async fn set_channel_disabled(
     change.after = Some(json!({"disabled": disabled}));
     store.record_admin_change(&change).await?;
     Ok(())
+}
+
+/// Reloads the configuration with `reload` (`docs/operations.md`, "Reloading the
+/// configuration") and records a reload that changed something in the admin audit log, with
+/// what it changed. A refusal names its reason; the settings in force keep serving.
+pub async fn reload_config(
+    store: &Store,
+    actor: &Actor,
+    reload: Option<&dyn Reload>,
+) -> Result<Reloaded, OpError> {
+    let Some(reload) = reload else {
+        return Err(OpError {
+            kind: OpErrorKind::Conflict,
+            field: None,
+            message: "this gateway was not started by `tollgate serve`: it has no configuration to read again".into(),
+        });
+    };
+    let reloaded = reload.reload().await.map_err(|e| OpError {
+        kind: match e {
+            ReloadError::Prices(_) => OpErrorKind::Internal,
+            _ => OpErrorKind::Invalid,
+        },
+        field: Some("config"),
+        message: e.to_string(),
+    })?;
+    if !reloaded.changes.is_empty() {
+        let mut change = actor.change("config.reload", &reloaded.source);
+        change.after =
+            Some(json!({"generation": reloaded.generation, "changes": reloaded.changes}));
+        store.record_admin_change(&change).await.map_err(|e| OpError {
+            kind: OpErrorKind::Internal,
+            field: None,
+            message: format!(
+                "the configuration was reloaded (generation {}), but the admin audit log could not record it: {e}",
+                reloaded.generation
+            ),
+        })?;
+    }
+    Ok(reloaded)
 }
 
 /// Cancels a live task and refunds its hold. `upstream` is the task's channel, asked to cancel

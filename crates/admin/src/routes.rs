@@ -40,6 +40,7 @@ pub enum AdminOp {
     CancelTask,
     Channels,
     DisableChannel,
+    ReloadConfig,
     EnableChannel,
     Models,
     Changes,
@@ -116,6 +117,7 @@ pub static ADMIN_ROUTES: &[AdminRoute] = &[
     row(POST,   "/channels/{name}/disable", DisableChannel),
     row(POST,   "/channels/{name}/enable",  EnableChannel),
     row(GET,    "/models",                  Models),
+    row(POST,   "/config/reload",           ReloadConfig),
     row(GET,    "/changes",                 Changes),
     row(GET,    "/overview",                Overview),
 ];

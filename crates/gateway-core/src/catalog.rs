@@ -171,6 +171,19 @@ impl Catalog {
         sim_base_url: Option<&str>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Catalog, ConfigError> {
+        Catalog::from_config_keeping(config, sim_base_url, &env, &|_| None)
+    }
+
+    /// [`Catalog::from_config`], serving on the channel `keep` hands back for a name where it
+    /// hands one back (a reload keeps the channels it leaves unchanged, with their circuit,
+    /// key rotation, permits and counters: `docs/decisions.md`, "Reloading"). Each channel is
+    /// checked as written either way.
+    pub fn from_config_keeping(
+        config: &Config,
+        sim_base_url: Option<&str>,
+        env: &dyn Fn(&str) -> Option<String>,
+        keep: &dyn Fn(&str) -> Option<Arc<Channel>>,
+    ) -> Result<Catalog, ConfigError> {
         let mut channels = HashMap::new();
         for c in &config.channels {
             let base_url = if c.base_url == "sim" {
@@ -244,7 +257,8 @@ impl Catalog {
                 keys: crate::channels::KeyRing::new(keys),
                 weight: c.weight,
             };
-            if channels.insert(c.name.clone(), Arc::new(channel)).is_some() {
+            let channel = keep(&c.name).unwrap_or_else(|| Arc::new(channel));
+            if channels.insert(c.name.clone(), channel).is_some() {
                 return Err(ConfigError::Invalid(format!(
                     "two channels are named {:?}",
                     c.name

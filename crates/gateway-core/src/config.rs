@@ -13,7 +13,7 @@ use tollgate_upstream::registry::{self, Format, Modality};
 pub const DEFAULT_CONFIG: &str = include_str!("default.toml");
 
 /// The whole configuration.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Address to listen on.
@@ -68,7 +68,7 @@ pub struct Config {
 
 /// Client connections: timeouts and limits (`docs/decisions.md`, "Connection hygiene"). Every
 /// field has a default; a zero timeout is refused rather than read as "none".
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServerConfig {
     /// Seconds a client has to send a request's headers. On HTTP/1.1 the same clock runs while
@@ -184,7 +184,7 @@ impl ServerConfig {
 }
 
 /// The ledger's signed checkpoints (docs/architecture.md, "The chained ledger").
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LedgerConfig {
     /// The operator's Ed25519 key (`tollgate ledger keygen`); without it no checkpoint is
@@ -246,7 +246,7 @@ impl LedgerConfig {
 }
 
 /// The usage log (`docs/decisions.md`, "The usage log").
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct UsageConfig {
     /// Days a usage record is kept; 0 keeps them forever. Ledger rows are never pruned.
@@ -260,7 +260,7 @@ impl Default for UsageConfig {
 }
 
 /// Logging settings.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LogConfig {
     /// `text` or `json`.
@@ -281,7 +281,7 @@ impl Default for LogConfig {
 }
 
 /// Speech synthesis (`/v1/audio/speech`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SpeechConfig {
     /// The vendor voice used when a client names an OpenAI stock voice (alloy, echo, …).
@@ -306,7 +306,7 @@ impl Default for SpeechConfig {
 }
 
 /// Asynchronous video tasks (DESIGN §5).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TasksConfig {
     /// Run the pollers and the sweeper in this process. Every replica may; leases keep them
@@ -365,7 +365,7 @@ impl Default for TasksConfig {
 }
 
 /// How finished videos are handed out (DESIGN §5).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MediaConfig {
     /// `signed`: the gateway's own link that streams the upstream file; `direct`: the upstream's
@@ -403,7 +403,7 @@ pub enum MediaMode {
 }
 
 /// The in-process simulator.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimulatorConfig {
     /// Start it; channels whose `base_url` is `"sim"` point at it.
@@ -462,7 +462,7 @@ impl<'de> Deserialize<'de> for ChannelFormat {
 }
 
 /// One configured upstream.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChannelConfig {
     /// Unique name, referred to by models.
@@ -494,7 +494,7 @@ pub struct ChannelConfig {
 }
 
 /// `api_key_env`: one variable's name, or several.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
 pub enum KeyEnv {
     /// One key.
@@ -519,7 +519,7 @@ fn default_weight() -> u32 {
 
 /// One entry of a model's `channels`: a channel, or a list of channels that share a priority
 /// level and split its calls by their weights.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
 pub enum ChannelLevel {
     /// A level of one channel.
@@ -574,7 +574,7 @@ impl ModelKind {
 }
 
 /// One public model.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
     /// Which endpoints serve it.
@@ -616,6 +616,76 @@ impl Config {
     /// The embedded default.
     pub fn embedded_default() -> Result<Config, ConfigError> {
         Config::parse(DEFAULT_CONFIG)
+    }
+
+    /// The settings that `next` changes and only a restart can (`docs/operations.md`,
+    /// "Reloading the configuration"): what the process bound or opened at start — the listen
+    /// address, the database, the simulator, the upstream client's roots — and the sections
+    /// read once by the parts that run for the process's life.
+    pub fn restart_changes(&self, next: &Config) -> Vec<&'static str> {
+        [
+            ("listen", self.listen != next.listen),
+            ("database_url", self.database_url != next.database_url),
+            (
+                "shutdown_grace_seconds",
+                self.shutdown_grace_seconds != next.shutdown_grace_seconds,
+            ),
+            ("[server]", self.server != next.server),
+            ("[log]", self.log != next.log),
+            ("[simulator]", self.simulator != next.simulator),
+            (
+                "extra_root_certificates",
+                self.extra_root_certificates != next.extra_root_certificates,
+            ),
+            ("[tasks]", self.tasks != next.tasks),
+            ("[media]", self.media != next.media),
+            ("[usage]", self.usage != next.usage),
+            ("[ledger]", self.ledger != next.ledger),
+        ]
+        .into_iter()
+        .filter_map(|(name, changed)| changed.then_some(name))
+        .collect()
+    }
+
+    /// What `next` changes of the settings a reload applies — channels, models, aliases,
+    /// `[limits]`, `[speech]` — a line each, in the file's terms (`channel "a": changed`).
+    pub fn live_changes(&self, next: &Config) -> Vec<String> {
+        let mut lines = Vec::new();
+        let channels = |c: &Config| -> BTreeMap<String, ChannelConfig> {
+            c.channels
+                .iter()
+                .map(|c| (c.name.clone(), c.clone()))
+                .collect()
+        };
+        diff("channel", &channels(self), &channels(next), &mut lines);
+        diff("model", &self.models, &next.models, &mut lines);
+        diff("alias", &self.aliases, &next.aliases, &mut lines);
+        if self.limits != next.limits {
+            lines.push("[limits]: changed".into());
+        }
+        if self.speech != next.speech {
+            lines.push("[speech]: changed".into());
+        }
+        lines
+    }
+}
+
+/// Adds a line to `lines` for each name `old` and `new` disagree on.
+fn diff<T: PartialEq>(
+    what: &str,
+    old: &BTreeMap<String, T>,
+    new: &BTreeMap<String, T>,
+    lines: &mut Vec<String>,
+) {
+    for (name, value) in old {
+        match new.get(name) {
+            None => lines.push(format!("{what} {name:?}: removed")),
+            Some(v) if v != value => lines.push(format!("{what} {name:?}: changed")),
+            Some(_) => {}
+        }
+    }
+    for name in new.keys().filter(|n| !old.contains_key(*n)) {
+        lines.push(format!("{what} {name:?}: added"));
     }
 }
 
@@ -689,6 +759,47 @@ fn default_idle_ms() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reload_names_what_it_changes_and_what_needs_a_restart() {
+        let old = Config::embedded_default().unwrap();
+        assert!(old.restart_changes(&old).is_empty());
+        assert!(old.live_changes(&old).is_empty());
+
+        // A default written out explicitly is no change.
+        let implicit = Config::parse("").unwrap();
+        let explicit = Config::parse("shutdown_grace_seconds = 30\n[server]\n").unwrap();
+        assert!(implicit.restart_changes(&explicit).is_empty());
+
+        let mut next = old.clone();
+        next.listen = "0.0.0.0:9000".into();
+        next.server.max_connections += 1;
+        next.ledger.checkpoint_every_seconds += 1;
+        assert_eq!(
+            old.restart_changes(&next),
+            ["listen", "[server]", "[ledger]"]
+        );
+
+        let mut next = old.clone();
+        next.channels.retain(|c| c.name != "sim-stt");
+        next.channels[0].max_concurrency += 1;
+        let first = next.channels[0].name.clone();
+        next.models.remove("asr-1.0");
+        next.aliases
+            .insert("e".into(), "text-embedding-3-small".into());
+        next.limits.insert("embeddings".into(), 1 << 20);
+        assert!(old.restart_changes(&next).is_empty());
+        assert_eq!(
+            old.live_changes(&next),
+            [
+                format!("channel {first:?}: changed"),
+                r#"channel "sim-stt": removed"#.into(),
+                r#"model "asr-1.0": removed"#.into(),
+                r#"alias "e": added"#.into(),
+                "[limits]: changed".into(),
+            ]
+        );
+    }
 
     #[test]
     fn the_embedded_default_parses_and_prices_every_model() {

@@ -6,6 +6,7 @@
 
 use crate::quotas::RateHeaders;
 use crate::routes::Route;
+use crate::state::Settings;
 use crate::state::State;
 use crate::usage::Recorder;
 use std::net::IpAddr;
@@ -17,6 +18,10 @@ use tollgate_store::UsageRecord;
 pub struct RequestCtx {
     /// Shared state.
     pub state: Arc<State>,
+    /// The catalog, limits and speech settings in force when the request started, kept to its
+    /// end however long it streams: a reload changes what the next request gets
+    /// (`crate::state::LiveSettings`).
+    pub settings: Arc<Settings>,
     /// This request's id (also the `x-request-id` response header).
     pub request_id: String,
     /// What the request is for.
@@ -40,9 +45,15 @@ impl RequestCtx {
     }
 
     /// What the request's body must keep to: its route's limit (the row's `body` in
-    /// `crate::routes::ROUTES`, `[limits]`) and the pace of `[server]`.
+    /// `crate::routes::ROUTES`, `[limits]`; 1 MiB for none) and the pace of `[server]`.
     pub fn body_bounds(&self) -> crate::body::Bounds {
-        self.state.body_bounds(self.route.body_limit())
+        crate::body::Bounds {
+            limit: self
+                .route
+                .body_limit()
+                .map_or(1 << 20, |e| self.settings.limits.of(e)),
+            pace: crate::body::Pace::of(&self.state.server),
+        }
     }
 
     /// Notes `f`'s part on the request's usage record, if it is logged.

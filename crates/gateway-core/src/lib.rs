@@ -4,8 +4,8 @@
 //! `tollgate-gateway` shares and what can be understood alone. It never imports the request
 //! path — Cargo, not a convention, keeps it that way.
 //!
-//! - the gateway's shared [`state`] and its parts: the [`config`], the [`catalog`] of models and
-//!   [`channels`], the [`prices`] in effect, the [`ledger`]'s journal, [`quotas`] and [`limits`], [`metrics`] and the
+//! - the gateway's shared [`state`] and its parts: the [`config`], the live settings (the
+//!   [`catalog`] of models and [`channels`], what a [`reload`] changes), the [`prices`] in effect, the [`ledger`]'s journal, [`quotas`] and [`limits`], [`metrics`] and the
 //!   [`connections`] registry, [`media`] links;
 //! - the rules a request is admitted by, as pure functions: the key cache of [`auth`], the
 //!   access [`policy`], the [`routes`] table with every endpoint's facts;
@@ -38,6 +38,7 @@ pub mod operator;
 pub mod policy;
 pub mod prices;
 pub mod quotas;
+pub mod reload;
 pub mod response;
 pub mod routes;
 pub mod spool;

@@ -7,9 +7,90 @@ use crate::ledger::Ledger;
 use crate::limits::Limits;
 use crate::media::MediaLinks;
 use crate::metrics::Metrics;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use tokio::sync::watch;
 use tollgate_store::Store;
 use tollgate_upstream::HttpClient;
+
+// ---- the settings a reload changes ----
+//
+// The catalog of channels, models and aliases with their prices, the body limits and the speech
+// settings change without a restart (`docs/operations.md`, "Reloading the configuration";
+// `docs/decisions.md`, "Reloading"). A request takes one snapshot when it starts
+// (`crate::context::RequestCtx::settings`) and keeps it to its end — a stream relayed for
+// minutes, an upload spooled — so it finishes on the configuration it started with; a reload
+// installs the next snapshot for the requests that start after it. The snapshot is read
+// without a lock on the request path (`arc-swap`).
+
+/// One generation of the settings.
+#[derive(Debug)]
+pub struct Settings {
+    /// Models, aliases and channels.
+    pub catalog: Catalog,
+    /// Body limits by endpoint.
+    pub limits: Limits,
+    /// Speech synthesis settings.
+    pub speech: SpeechConfig,
+}
+
+/// The settings in force and their generation (1 at start, one more at each reload).
+#[derive(Debug)]
+pub struct LiveSettings {
+    current: arc_swap::ArcSwap<Settings>,
+    generation: watch::Sender<u64>,
+    /// Reloads refused since start (`tollgate_config_reloads_refused_total`).
+    refused: AtomicU64,
+}
+
+impl LiveSettings {
+    /// The first generation.
+    pub fn new(first: Settings) -> LiveSettings {
+        LiveSettings {
+            current: arc_swap::ArcSwap::from_pointee(first),
+            generation: watch::Sender::new(1),
+            refused: AtomicU64::new(0),
+        }
+    }
+
+    /// The settings in force now: a request's for its whole life.
+    pub fn snapshot(&self) -> Arc<Settings> {
+        self.current.load_full()
+    }
+
+    /// Puts `next` in force for whatever starts from now on, and says so to
+    /// [`LiveSettings::watch`]ers; returns its generation.
+    pub fn install(&self, next: Settings) -> u64 {
+        self.current.store(Arc::new(next));
+        let mut generation = 0;
+        self.generation.send_modify(|g| {
+            *g += 1;
+            generation = *g;
+        });
+        generation
+    }
+
+    /// The generation in force.
+    pub fn generation(&self) -> u64 {
+        *self.generation.borrow()
+    }
+
+    /// Counts a reload refused (the settings in force kept serving).
+    pub fn note_refused(&self) {
+        self.refused.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Reloads refused since start.
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
+    }
+
+    /// Wakes on each installed generation: what runs for the process's life beside requests
+    /// (the task pollers) follows the catalog with it.
+    pub fn watch(&self) -> watch::Receiver<u64> {
+        self.generation.subscribe()
+    }
+}
 
 /// The gateway's shared state.
 #[derive(Debug)]
@@ -22,8 +103,9 @@ pub struct State {
     pub quotas: crate::quotas::Quotas,
     /// Recent key lookups.
     pub keys: KeyCache,
-    /// Models and channels.
-    pub catalog: Catalog,
+    /// Models, channels, body limits and speech settings: what a reload changes
+    /// (`crate::settings`). A request reads them from its context's snapshot.
+    pub settings: LiveSettings,
     /// The price versions requests are priced at.
     pub prices: crate::prices::Prices,
     /// The public keys (hex) whose ledger checkpoints are believed, served at
@@ -37,10 +119,6 @@ pub struct State {
     pub media_http: Option<HttpClient>,
     /// Counters and histograms for `/metrics`.
     pub metrics: std::sync::Arc<Metrics>,
-    /// Body limits by endpoint.
-    pub limits: Limits,
-    /// Speech synthesis settings.
-    pub speech: SpeechConfig,
     /// Video-task settings.
     pub tasks: TaskSettings,
     /// Links to finished videos.
@@ -59,42 +137,26 @@ impl AsRef<Metrics> for State {
 }
 
 impl State {
-    /// What a request body under `endpoint`'s limit must keep to: that limit (`[limits]`; 1 MiB
-    /// for none) and its pace (`[server]`).
-    pub fn body_bounds(&self, endpoint: Option<crate::limits::Endpoint>) -> crate::body::Bounds {
-        crate::body::Bounds {
-            limit: endpoint.map_or(1 << 20, |e| self.limits.of(e)),
-            pace: crate::body::Pace::of(&self.server),
-        }
-    }
-
-    /// Assembles the state and starts the ledger engine on `store` (inside a Tokio runtime).
-    pub fn new(store: Store, catalog: Catalog, http: HttpClient, limits: Limits) -> State {
+    /// Assembles the state with its first `settings` and starts the ledger engine on `store`
+    /// (inside a Tokio runtime).
+    pub fn new(store: Store, settings: Settings, http: HttpClient) -> State {
         State {
             ledger: Ledger::start(store.clone(), tollgate_ledger::Policy::default()),
             quotas: crate::quotas::Quotas::new(store.clone()),
             keys: KeyCache::default(),
             store,
-            catalog,
+            settings: LiveSettings::new(settings),
             prices: crate::prices::Prices::default(),
             ledger_keys: Vec::new(),
             http,
             media_http: media_client(&[]),
             metrics: std::sync::Arc::new(Metrics::default()),
-            limits,
-            speech: SpeechConfig::default(),
             tasks: TaskSettings::default(),
             media: MediaLinks::new(&crate::config::MediaConfig::default(), &random_key()),
             server: ServerConfig::default(),
             uploads: crate::quotas::UploadSlots::default(),
             draining: AtomicBool::new(false),
         }
-    }
-
-    /// Replaces the speech settings.
-    pub fn with_speech(mut self, speech: SpeechConfig) -> State {
-        self.speech = speech;
-        self
     }
 
     /// Replaces the video-task settings and the media links (whose key every replica must

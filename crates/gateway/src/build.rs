@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 use tokio::task::JoinHandle;
-use tollgate_gateway_core::catalog::Catalog;
+use tollgate_gateway_core::catalog::{Catalog, Channel};
 use tollgate_gateway_core::config::{Config, ConfigError, TaskSettings};
 use tollgate_gateway_core::limits::Limits;
 use tollgate_gateway_core::media::MediaLinks;
+use tollgate_gateway_core::state::Settings;
 use tollgate_gateway_core::state::State;
 use tollgate_store::Store;
 use tollgate_upstream::{ClientConfig, HttpClient, UpstreamError};
@@ -45,7 +46,7 @@ impl std::fmt::Debug for Parts<'_> {
 /// The gateway's shared state for `config`: the catalog of channels and models, the upstream
 /// HTTP client, the body limits, the speech, server and task settings.
 pub fn build(config: &Config, parts: Parts<'_>) -> Result<Arc<State>, BuildError> {
-    let catalog = Catalog::from_config(config, parts.sim_base_url, parts.env)?;
+    let settings = settings(config, parts.sim_base_url, parts.env, &|_| None)?;
     let http = HttpClient::new(&ClientConfig {
         extra_roots: config
             .extra_root_certificates
@@ -54,24 +55,48 @@ pub fn build(config: &Config, parts: Parts<'_>) -> Result<Arc<State>, BuildError
             .collect(),
         ..ClientConfig::default()
     })?;
-    let limits = Limits::new(&config.limits)?;
-    let tasks = TaskSettings::from(&config.tasks);
-    crate::tasks::check_submission_timeout(&catalog, &tasks).map_err(ConfigError::Invalid)?;
     Ok(Arc::new(
-        State::new(parts.store, catalog, http, limits)
-            .with_speech(config.speech.clone())
+        State::new(parts.store, settings, http)
             .with_server(config.server.clone())
-            .with_tasks(tasks, parts.media)
+            .with_tasks(TaskSettings::from(&config.tasks), parts.media)
             .with_ledger_keys(config.ledger.trusted_keys().map_err(ConfigError::Invalid)?),
     ))
+}
+
+/// The settings a reload changes (`tollgate_gateway_core::state::Settings`) as `config` gives them —
+/// the one way they are made, at start and at each reload. `keep` hands back a channel of the
+/// settings in force to serve on, with its circuit, key rotation and counters, where the
+/// reload leaves it unchanged.
+pub fn settings(
+    config: &Config,
+    sim_base_url: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+    keep: &dyn Fn(&str) -> Option<Arc<Channel>>,
+) -> Result<Settings, ConfigError> {
+    let catalog = Catalog::from_config_keeping(config, sim_base_url, env, keep)?;
+    crate::tasks::check_submission_timeout(&catalog, &TaskSettings::from(&config.tasks))
+        .map_err(ConfigError::Invalid)?;
+    Ok(Settings {
+        catalog,
+        limits: Limits::new(&config.limits)?,
+        speech: config.speech.clone(),
+    })
 }
 
 /// Reads the configuration's prices into the database's versions (`Store::sync_config_prices`:
 /// a changed price is a new version, said in the log) and loads every version into `state`, so
 /// that the first request is priced at a version. Before the gateway serves.
 pub async fn load_prices(state: &State) -> Result<(), tollgate_store::StoreError> {
-    let book: tollgate_billing::PriceBook = state
-        .catalog
+    load_prices_of(state, &state.settings.snapshot().catalog).await
+}
+
+/// [`load_prices`] for `catalog`'s prices: at start, and at a reload before its catalog is
+/// installed (a changed price is in effect by the time a request is served on it).
+pub async fn load_prices_of(
+    state: &State,
+    catalog: &Catalog,
+) -> Result<(), tollgate_store::StoreError> {
+    let book: tollgate_billing::PriceBook = catalog
         .models()
         .into_iter()
         .map(|entry| (entry.public.clone(), entry.tariff.clone()))
@@ -151,7 +176,7 @@ async fn follow_switches(state: std::sync::Arc<tollgate_gateway_core::state::Sta
         tick.tick().await;
         match state.store.disabled_channels().await {
             Ok(off) => {
-                for channel in state.catalog.channels() {
+                for channel in state.settings.snapshot().catalog.channels() {
                     channel
                         .health
                         .set_disabled(off.iter().any(|name| *name == channel.name));

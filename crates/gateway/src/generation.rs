@@ -12,7 +12,7 @@ use http::Response;
 use std::sync::Arc;
 use std::time::Duration;
 use tollgate_billing::Usage;
-use tollgate_gateway_core::catalog::ModelEntry;
+use tollgate_gateway_core::catalog::{Catalog, ModelEntry};
 use tollgate_gateway_core::config::ModelKind;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
@@ -156,12 +156,11 @@ pub async fn generate_whole(
 
 /// A configured native model and its limits; an unknown one is the vendor's 404.
 pub fn native_model(
-    state: &State,
+    catalog: &Catalog,
     model: &str,
 ) -> Result<(Arc<tollgate_gateway_core::catalog::ModelEntry>, ModelLimits), ApiError> {
     let model = model.strip_prefix("models/").unwrap_or(model);
-    let entry = state
-        .catalog
+    let entry = catalog
         .resolve(model, ModelKind::NativeText)
         .cloned()
         .ok_or_else(|| {
@@ -270,15 +269,11 @@ pub async fn bridge_to_native(
     model: &str,
     to_native: impl FnOnce(&ModelLimits) -> Result<GenerateContentRequest, FieldError>,
 ) -> Result<Bridged, ApiError> {
-    let state = &ctx.state;
-    if state
-        .catalog
-        .resolve(model, ModelKind::NativeText)
-        .is_none()
-    {
+    let catalog = &ctx.settings.catalog;
+    if catalog.resolve(model, ModelKind::NativeText).is_none() {
         return Err(ApiError::unknown_model(model));
     }
-    let (entry, model_limits) = native_model(state, model)?;
+    let (entry, model_limits) = native_model(catalog, model)?;
     let native = to_native(&model_limits)?;
     let max_output = validate(&native, &model_limits)?.max_total_output_tokens();
     let (native, held, local_input) =

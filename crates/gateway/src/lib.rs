@@ -22,7 +22,8 @@
 //! Handlers live in [`handlers`], one module per endpoint family; steps two of them share live in a
 //! module of their own ([`generation`], [`embedding`]). `docs/architecture.md`, "Layers", says
 //! who may import whom (checked by `.ci/check-layers`). [`build()`] assembles a gateway
-//! from its configuration (the binary, the tests and the examples all use it).
+//! from its configuration (the binary, the tests and the examples all use it); a [`Reloader`]
+//! changes its settings ([`state::LiveSettings`]) while it serves.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
@@ -46,6 +47,7 @@ pub mod native_relay;
 pub mod pump;
 pub mod recognition;
 pub mod relay;
+pub mod reload;
 pub mod server;
 pub mod service;
 pub mod speech_relay;
@@ -53,6 +55,7 @@ pub mod tasks;
 pub mod translate;
 
 pub use build::{Background, BuildError, Parts, build};
+pub use reload::Reloader;
 pub use service::Gateway;
 
 /// Spawns work of a request that outlives its handler (a stream's relay, a task's submission)

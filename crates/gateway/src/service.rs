@@ -151,6 +151,7 @@ impl Gateway {
             .map(|endpoint| Recorder::start(&self.state.ledger, endpoint, &request_id));
         let ctx = RequestCtx {
             state: self.state.clone(),
+            settings: self.state.settings.snapshot(),
             request_id: request_id.clone(),
             route: routed.route,
             client: auth::client_address(self.peer, request.headers(), &self.trusted_proxies),

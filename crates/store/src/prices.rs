@@ -167,7 +167,7 @@ impl Store {
             .map_err(|e| StoreError::InvalidPrice(e.to_string()))?;
         // Two operators at once: the second insert meets the first's primary key; try again.
         for _ in 0..5 {
-            let mut tx = self.writer().begin().await?;
+            let mut tx = self.write_tx().await?;
             let last: Option<PriceRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
                 "SELECT {COLUMNS} FROM price_versions WHERE model = $1
                  ORDER BY version DESC LIMIT 1"
@@ -228,7 +228,7 @@ impl Store {
         book: &PriceBook,
         now: i64,
     ) -> Result<Vec<PriceSync>, StoreError> {
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.write_tx().await?;
         if self.backend() == Backend::Postgres {
             sqlx::query("SELECT pg_advisory_xact_lock(7373110002)")
                 .execute(&mut *tx)

@@ -325,3 +325,24 @@ pub fn violations_of(report: &serde_json::Value, names: &[&str]) -> Vec<serde_js
         .cloned()
         .collect()
 }
+
+// ---- the ledger ----
+
+/// The charge row of `task` in `account`'s ledger, once it has one (within a minute).
+pub async fn task_charge(
+    store: &tollgate_store::Store,
+    account: &str,
+    task: &str,
+) -> tollgate_store::LedgerEntry {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let rows = store.ledger(account).await.unwrap();
+        if let Some(row) = rows.into_iter().find(|r| {
+            r.kind == tollgate_store::LedgerKind::Charge && r.task_id.as_deref() == Some(task)
+        }) {
+            return row;
+        }
+        assert!(Instant::now() < deadline, "task {task} was never charged");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

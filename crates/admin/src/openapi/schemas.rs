@@ -1162,6 +1162,18 @@ pub(super) fn schemas() -> Map<String, Value> {
             }),
         ),
         (
+            "Reloaded",
+            json!({
+                "type": "object",
+                "required": ["generation", "source", "changes"],
+                "properties": {
+                    "generation": {"type": "integer", "description": "The settings' generation in force: 1 at start, one more at each reload that changed something"},
+                    "source": {"type": "string", "description": "Where the configuration was read from"},
+                    "changes": {"type": "array", "items": {"type": "string"}, "description": "What changed, a line each (`channel \"a\": added`); empty when nothing did"},
+                },
+            }),
+        ),
+        (
             "CatalogModel",
             json!({
                 "type": "object",

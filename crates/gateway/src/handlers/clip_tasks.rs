@@ -33,7 +33,8 @@ pub async fn create(
         body::read_json(ctx.body_bounds(), &parts.headers, body).await?;
 
     // 4. The model, then every content rule and limit, before any money or upstream call.
-    let entry = state
+    let entry = ctx
+        .settings
         .catalog
         .require(&request.model, ModelKind::ClipVideo)?;
     // The series is read from the model id: the public one, or the upstream's when an operator
@@ -95,7 +96,7 @@ pub async fn list(
     let state = &ctx.state;
     let query = ListQuery::parse(request.uri().query().unwrap_or_default())?;
     let model = query.model.as_ref().map(|m| {
-        state
+        ctx.settings
             .catalog
             .resolve(m, ModelKind::ClipVideo)
             .map_or_else(|| m.clone(), |e| e.public.clone())
@@ -152,7 +153,7 @@ pub async fn delete(
                 .await
                 .map_err(|e| ApiError::internal("removing the task", e))?;
         }
-        DeleteEffect::Cancel => return cancel(state, &task, id).await,
+        DeleteEffect::Cancel => return cancel(state, &ctx.settings.catalog, &task, id).await,
         DeleteEffect::Refuse => return Err(not_queued(id, &status)),
     }
     Ok(body::json_response(StatusCode::OK, &serde_json::json!({})))
@@ -167,13 +168,13 @@ pub async fn delete(
 /// like any running task, or that it lost the race to completion.
 async fn cancel(
     state: &tollgate_gateway_core::state::State,
+    catalog: &tollgate_gateway_core::catalog::Catalog,
     task: &tollgate_store::Task,
     id: &str,
 ) -> Result<Response<ResponseBody>, ApiError> {
-    let (Some(upstream_id), Some(channel)) = (
-        task.upstream_id.as_deref(),
-        state.catalog.channel(&task.channel),
-    ) else {
+    let (Some(upstream_id), Some(channel)) =
+        (task.upstream_id.as_deref(), catalog.channel(&task.channel))
+    else {
         // Still being submitted: its upstream id is not known yet.
         return Err(ApiError::new(
             ErrorKind::RateLimited,

@@ -25,7 +25,7 @@ pub async fn create(
 
     // 4. The model.
     let entry = ctx
-        .state
+        .settings
         .catalog
         .require(&request.model, ModelKind::Embeddings)?;
 

@@ -71,7 +71,8 @@ pub async fn get(
         .ok_or_else(|| ApiError::new(ErrorKind::NotFound, format!("No video for task {id}")))?;
 
     // The upstream file, asked for the same range.
-    let timeouts = state
+    let timeouts = ctx
+        .settings
         .catalog
         .channel(&task.channel)
         .map_or_else(default_timeouts, |c| c.endpoint.timeouts);

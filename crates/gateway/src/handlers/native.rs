@@ -103,7 +103,7 @@ async fn generate_as(
 
     // 4. The model from the path, and the request against its limits.
     let (model, _) = routes::native_model(parts.uri.path());
-    let (entry, model_limits) = native_model(&state, model)?;
+    let (entry, model_limits) = native_model(&ctx.settings.catalog, model)?;
     let valid = tollgate_native_genai::validate(&request, &model_limits)?;
     let max_output = valid.max_total_output_tokens();
 
@@ -164,7 +164,7 @@ pub async fn count_tokens(
         ));
     }
     let (model, _) = routes::native_model(parts.uri.path());
-    let (entry, _) = native_model(&state, model)?;
+    let (entry, _) = native_model(&ctx.settings.catalog, model)?;
     policy::admit_model(&principal, &entry.public)?;
     let (answer, _) = relay::with_failover(&entry, ctx.usage.as_ref(), |channel, endpoint| {
         let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
@@ -197,7 +197,7 @@ pub async fn list_models(
 ) -> Result<Response<ResponseBody>, ApiError> {
     let _query = request.uri().query().unwrap_or_default();
     let models: Vec<_> = ctx
-        .state
+        .settings
         .catalog
         .models()
         .into_iter()
@@ -218,7 +218,7 @@ pub async fn get_model(
 ) -> Result<Response<ResponseBody>, ApiError> {
     let _query = request.uri().query().unwrap_or_default();
     let (model, _) = routes::native_model(request.uri().path());
-    let (entry, model_limits) = native_model(&ctx.state, model)?;
+    let (entry, model_limits) = native_model(&ctx.settings.catalog, model)?;
     policy::admit_model(&principal, &entry.public)?;
     Ok(body::json_response(
         StatusCode::OK,

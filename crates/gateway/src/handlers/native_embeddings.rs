@@ -42,7 +42,7 @@ pub async fn create(
     let (model, _) = routes::native_model(parts.uri.path());
     let model = model.strip_prefix("models/").unwrap_or(model);
     let entry = ctx
-        .state
+        .settings
         .catalog
         .resolve(model, ModelKind::Embeddings)
         .cloned()

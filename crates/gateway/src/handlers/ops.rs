@@ -2,6 +2,7 @@
 
 use http::{Request, Response, StatusCode, header};
 use hyper::body::Incoming;
+use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
@@ -170,7 +171,18 @@ pub fn metrics(ctx: &RequestCtx) -> Response<ResponseBody> {
     ctx.state.metrics.register_metrics(&mut scrape);
     ctx.state.ledger.register_metrics(&mut scrape);
     ctx.state.quotas.register_metrics(&mut scrape);
-    register_channel_metrics(&ctx.state.catalog.channels(), &mut scrape);
+    register_channel_metrics(&ctx.settings.catalog.channels(), &mut scrape);
+    let settings = &ctx.state.settings;
+    scrape.register(
+        "tollgate_config_generation",
+        "The generation of the reloadable settings in force: 1 at start, one more for each reload that changed something",
+        ConstGauge::new(i64::try_from(settings.generation()).unwrap_or(i64::MAX)),
+    );
+    scrape.register(
+        "tollgate_config_reloads_refused",
+        "Reloads refused (the file did not read, did not fit together, or changed what needs a restart); the settings in force kept serving",
+        ConstCounter::new(settings.refused()),
+    );
     if let Some(wal) = ctx.state.store.wal_bytes() {
         scrape.register(
             "tollgate_sqlite_wal_bytes",
@@ -195,7 +207,7 @@ pub async fn list_models(
     principal: Principal,
     _request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
-    let catalog = &ctx.state.catalog;
+    let catalog = &ctx.settings.catalog;
     let data: Vec<_> = catalog
         .client_names()
         .into_iter()
@@ -219,7 +231,7 @@ pub async fn get_model(
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let id = tollgate_gateway_core::routes::last_segment(request.uri().path());
-    let entry = ctx.state.catalog.lookup(id).ok_or_else(|| {
+    let entry = ctx.settings.catalog.lookup(id).ok_or_else(|| {
         ApiError::new(
             ErrorKind::NotFound,
             format!("The model '{id}' does not exist"),

@@ -40,7 +40,10 @@ pub async fn create(
     validate(&request).map_err(ApiError::from)?;
 
     // 4. The model (aliases such as tts-1 resolve here).
-    let entry = state.catalog.require(&request.model, ModelKind::Speech)?;
+    let entry = ctx
+        .settings
+        .catalog
+        .require(&request.model, ModelKind::Speech)?;
 
     // 5. The hold: the local character count, CJK counting 2 (docs/api.md §8 rule 1).
     let characters = speech_characters(&request.input);
@@ -52,11 +55,11 @@ pub async fn create(
     // 6–8. Synthesize, relay, settle.
     let format = request.served_format();
     let sse = request.stream_format_or_default() == StreamFormat::Sse;
-    let sample_rate = translate::sample_rate(format, &state.speech);
+    let sample_rate = translate::sample_rate(format, &ctx.settings.speech);
 
     if !translate::upstream_streams(format) {
         // wav comes whole; it is at most 2,000 characters.
-        let synthesis = translate::synthesis(&request, &entry, &state.speech, false);
+        let synthesis = translate::synthesis(&request, &entry, &ctx.settings.speech, false);
         let (whole, _, upstream_time) =
             speech_relay::synthesize_whole(state.clone(), entry, held, synthesis, characters)
                 .await?;
@@ -79,7 +82,7 @@ pub async fn create(
         ));
     }
 
-    let synthesis = translate::synthesis(&request, &entry, &state.speech, true);
+    let synthesis = translate::synthesis(&request, &entry, &ctx.settings.speech, true);
     let permit = crate::admission::open_stream(&ctx)?;
     let started = Instant::now();
     let (first, frames) = match speech_relay::open(&state, &entry, held.usage(), &synthesis).await {

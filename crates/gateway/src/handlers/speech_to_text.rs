@@ -41,7 +41,8 @@ pub async fn create(
     let file = recognition::require_file(&mut form)?;
 
     // 4. The model.
-    let entry = state
+    let entry = ctx
+        .settings
         .catalog
         .require(&params.model, ModelKind::Transcription)?;
 

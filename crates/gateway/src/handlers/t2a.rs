@@ -36,7 +36,10 @@ pub async fn create(
     validate(&request).map_err(ApiError::from)?;
 
     // 4. The model.
-    let entry = state.catalog.require(&request.model, ModelKind::Speech)?;
+    let entry = ctx
+        .settings
+        .catalog
+        .require(&request.model, ModelKind::Speech)?;
 
     // 5. The hold.
     let characters = speech_characters(&request.text);
@@ -46,7 +49,7 @@ pub async fn create(
         .bounded_by_estimate();
 
     // 6–8.
-    let synthesis = translate::from_t2a(&request, &entry, &state.speech);
+    let synthesis = translate::from_t2a(&request, &entry, &ctx.settings.speech);
     if !request.is_stream() {
         let (whole, charged, upstream_time) = speech_relay::synthesize_whole(
             state.clone(),

@@ -36,7 +36,8 @@ pub async fn create(
     let file = recognition::require_file(&mut form)?;
 
     // 4. The model (whisper-1 and the other OpenAI names are aliases).
-    let entry = state
+    let entry = ctx
+        .settings
         .catalog
         .require(&params.model, ModelKind::Transcription)?;
 

@@ -22,14 +22,14 @@ pub async fn create(
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (parts, body) = request.into_parts();
-    let state = ctx.state.clone();
 
     // 3. The body, under the endpoint's limit, decoded (`seconds` is `duration`'s alias).
     let (request, _): (CreateVideoRequest, _) =
         body::read_json(ctx.body_bounds(), &parts.headers, body).await?;
 
     // 4. The model and its row of the parameter table: a parameter it does not take is refused.
-    let entry = state
+    let entry = ctx
+        .settings
         .catalog
         .require(&request.model, ModelKind::GenericVideo)?;
     let model = spec(&entry.public)

@@ -35,15 +35,50 @@ const LOST_AFTER: i64 = 3;
 pub fn spawn(state: &Arc<State>) -> Vec<JoinHandle<()>> {
     let owner = worker_id();
     tracing::info!(owner, "task workers starting");
-    let mut handles: Vec<JoinHandle<()>> = state
-        .catalog
-        .channels()
-        .into_iter()
-        .filter(|c| c.format.is_video_tasks())
-        .map(|channel| tokio::spawn(poll_channel(state.clone(), channel, owner.clone())))
-        .collect();
-    handles.push(tokio::spawn(sweep(state.clone())));
-    handles
+    vec![
+        tokio::spawn(follow_channels(state.clone(), owner)),
+        tokio::spawn(sweep(state.clone())),
+    ]
+}
+
+/// Keeps one poller per task channel of the settings in force: a reload that adds a channel
+/// starts its poller, one that removes or changes a channel stops the old one (and starts the
+/// new one). A removed channel's tasks are then left to the sweeper, as after a restart
+/// without it (`docs/decisions.md`, "Reloading"). Aborting this stops every poller it started.
+async fn follow_channels(state: Arc<State>, owner: String) {
+    let mut generations = state.settings.watch();
+    let mut pollers = tokio::task::JoinSet::new();
+    let mut running: Vec<(Arc<Channel>, tokio::task::AbortHandle)> = Vec::new();
+    loop {
+        let channels: Vec<Arc<Channel>> = state
+            .settings
+            .snapshot()
+            .catalog
+            .channels()
+            .into_iter()
+            .filter(|c| c.format.is_video_tasks())
+            .collect();
+        running.retain(|(channel, poller)| {
+            let serving = channels.iter().any(|c| Arc::ptr_eq(c, channel));
+            if !serving {
+                tracing::info!(channel = %channel.name, "the reload removed or changed the channel: its poller stops");
+                poller.abort();
+            }
+            serving
+        });
+        for channel in channels {
+            if !running.iter().any(|(c, _)| Arc::ptr_eq(c, &channel)) {
+                let poller =
+                    pollers.spawn(poll_channel(state.clone(), channel.clone(), owner.clone()));
+                running.push((channel, poller));
+            }
+        }
+        // Reap the stopped ones.
+        while pollers.try_join_next().is_some() {}
+        if generations.changed().await.is_err() {
+            return;
+        }
+    }
 }
 
 /// This process's name on the leases it takes.
