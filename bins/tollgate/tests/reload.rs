@@ -597,6 +597,21 @@ async fn a_reload_that_cannot_take_is_refused_whole_and_the_old_settings_keep_se
         6.0
     );
     assert_eq!(gateway.metric("tollgate_config_generation").await, 1.0);
+    // The admin API says what is in force and why the last reload was refused.
+    let (status, body) = http(&gateway.addr, "GET", "/admin/v1/config", Some(&token), None)
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{body}");
+    let in_force: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(in_force["generation"], 1, "{in_force}");
+    assert_eq!(in_force["reloads_refused"], 6, "{in_force}");
+    assert!(
+        in_force["last_refusal"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not = [toml"),
+        "{in_force}"
+    );
 
     // A read-only token may not reload; the file fixed, a full one does.
     write(&config, &good.replace("0.02", "0.03"));

@@ -463,6 +463,7 @@ pub async fn handle(
             ok(json!({"name": name, "disabled": disabled}))
         }
         AdminOp::Models => ok(models(&ctx)),
+        AdminOp::Config => ok(config_status(&ctx, reload)),
         AdminOp::ReloadConfig => {
             let reloaded = ops::reload_config(store, &actor, reload).await?;
             ok(json!(reloaded))
@@ -693,6 +694,22 @@ fn model_prices(model: &str, versions: &[tollgate_store::StoredPrice]) -> Value 
         "model": model,
         "current": current,
         "versions": mine.iter().map(views::price).collect::<Vec<_>>(),
+    })
+}
+
+/// `GET /config`: the settings' generation in force, since when, where they are read from, and
+/// the last reload refused (`docs/operations.md`, "Reloading the configuration").
+fn config_status(ctx: &RequestCtx, reload: Option<&dyn Reload>) -> Value {
+    let live = &ctx.state.settings;
+    let last_refusal = live.last_refusal().map(
+        |(at, error)| json!({"at": tollgate_gateway_core::clock::format_rfc3339(at), "error": error}),
+    );
+    json!({
+        "generation": live.generation(),
+        "installed_at": tollgate_gateway_core::clock::format_rfc3339(live.installed_at()),
+        "source": reload.map(Reload::source),
+        "reloads_refused": live.refused(),
+        "last_refusal": last_refusal,
     })
 }
 

@@ -12,6 +12,9 @@ pub trait Reload: Send + Sync + std::fmt::Debug {
     /// Reads the configuration again and installs what it says, or refuses it and keeps
     /// serving the settings in force.
     fn reload(&self) -> BoxFuture<'_, Result<Reloaded, ReloadError>>;
+
+    /// Where the configuration is read from (a path, or `the embedded default`).
+    fn source(&self) -> String;
 }
 
 /// A reload that took.

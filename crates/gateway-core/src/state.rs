@@ -8,7 +8,7 @@ use crate::limits::Limits;
 use crate::media::MediaLinks;
 use crate::metrics::Metrics;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use tokio::sync::watch;
 use tollgate_store::Store;
 use tollgate_upstream::HttpClient;
@@ -41,6 +41,10 @@ pub struct LiveSettings {
     generation: watch::Sender<u64>,
     /// Reloads refused since start (`tollgate_config_reloads_refused_total`).
     refused: AtomicU64,
+    /// When the generation in force was installed (Unix ms).
+    installed_at: AtomicI64,
+    /// The last refusal: when (Unix ms) and why.
+    last_refusal: std::sync::Mutex<Option<(i64, String)>>,
 }
 
 impl LiveSettings {
@@ -50,6 +54,8 @@ impl LiveSettings {
             current: arc_swap::ArcSwap::from_pointee(first),
             generation: watch::Sender::new(1),
             refused: AtomicU64::new(0),
+            installed_at: AtomicI64::new(crate::clock::now_millis()),
+            last_refusal: std::sync::Mutex::new(None),
         }
     }
 
@@ -62,6 +68,8 @@ impl LiveSettings {
     /// [`LiveSettings::watch`]ers; returns its generation.
     pub fn install(&self, next: Settings) -> u64 {
         self.current.store(Arc::new(next));
+        self.installed_at
+            .store(crate::clock::now_millis(), Ordering::Relaxed);
         let mut generation = 0;
         self.generation.send_modify(|g| {
             *g += 1;
@@ -75,9 +83,27 @@ impl LiveSettings {
         *self.generation.borrow()
     }
 
-    /// Counts a reload refused (the settings in force kept serving).
-    pub fn note_refused(&self) {
+    /// Counts a reload refused for `why` (the settings in force kept serving).
+    pub fn note_refused(&self, why: String) {
         self.refused.fetch_add(1, Ordering::Relaxed);
+        *self
+            .last_refusal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some((crate::clock::now_millis(), why));
+    }
+
+    /// When the generation in force was installed (Unix ms).
+    pub fn installed_at(&self) -> i64 {
+        self.installed_at.load(Ordering::Relaxed)
+    }
+
+    /// The last reload refused since start: when (Unix ms) and why.
+    pub fn last_refusal(&self) -> Option<(i64, String)> {
+        self.last_refusal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Reloads refused since start.

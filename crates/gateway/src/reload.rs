@@ -67,8 +67,8 @@ impl Reloader {
     /// force serving (counted: `tollgate_config_reloads_refused_total`).
     pub async fn reload_now(&self) -> Result<Reloaded, ReloadError> {
         let outcome = self.try_reload().await;
-        if outcome.is_err() {
-            self.state.settings.note_refused();
+        if let Err(e) = &outcome {
+            self.state.settings.note_refused(e.to_string());
         }
         outcome
     }
@@ -155,5 +155,9 @@ impl Reloader {
 impl Reload for Reloader {
     fn reload(&self) -> BoxFuture<'_, Result<Reloaded, ReloadError>> {
         Box::pin(self.reload_now())
+    }
+
+    fn source(&self) -> String {
+        self.source.clone()
     }
 }

@@ -910,6 +910,10 @@ fn admin_about(op: AdminOp) -> AdminAbout {
             "Models, aliases, channels and prices as configured",
             data("CatalogModel"),
         ),
+        AdminOp::Config => plain(
+            "The reloadable settings in force: their generation, since when, where they are read from, and the last reload refused",
+            ok(r("ConfigStatus")),
+        ),
         AdminOp::ReloadConfig => plain(
             "Read the configuration file again and apply its channels, models, aliases, prices, [limits] and [speech] without a restart (requests in flight finish on the settings they started with); refused whole, naming why, when the file does not read, does not fit together or changes a setting only a restart can change",
             ok(r("Reloaded")),

@@ -1162,6 +1162,27 @@ pub(super) fn schemas() -> Map<String, Value> {
             }),
         ),
         (
+            "ConfigStatus",
+            json!({
+                "type": "object",
+                "required": ["generation", "installed_at", "source", "reloads_refused", "last_refusal"],
+                "properties": {
+                    "generation": {"type": "integer"},
+                    "installed_at": {"type": "string", "format": "date-time"},
+                    "source": {"type": ["string", "null"], "description": "Where the configuration is read from; null for a gateway that cannot reload"},
+                    "reloads_refused": {"type": "integer"},
+                    "last_refusal": {
+                        "type": ["object", "null"],
+                        "required": ["at", "error"],
+                        "properties": {
+                            "at": {"type": "string", "format": "date-time"},
+                            "error": {"type": "string"},
+                        },
+                    },
+                },
+            }),
+        ),
+        (
             "Reloaded",
             json!({
                 "type": "object",
