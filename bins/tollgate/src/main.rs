@@ -13,6 +13,7 @@ mod policy;
 mod prices;
 mod serve;
 mod simulator;
+mod telemetry;
 mod usage;
 
 use clap::Parser;

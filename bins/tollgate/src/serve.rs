@@ -19,7 +19,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     if let Some(listen) = &args.listen {
         config.listen = listen.clone();
     }
-    init_logging(&config);
+    let traces = init_telemetry(&config)?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "tollgate starting");
 
     let store = Store::connect(&config.database_url).await.map_err(|e| {
@@ -106,6 +106,10 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
         sim.shutdown().await;
     }
     store.close().await;
+    if let Some(traces) = traces {
+        // The last batch, on a thread of its own: the SDK's shutdown blocks.
+        let _ = tokio::task::spawn_blocking(move || traces.shutdown()).await;
+    }
     tracing::info!("tollgate stopped");
     Ok(())
 }
@@ -180,17 +184,54 @@ async fn sweep_stale_holds(store: Store) {
     }
 }
 
+/// The log on stderr, as `[log]` says.
 pub fn init_logging(config: &Config) {
-    use tracing_subscriber::EnvFilter;
+    install_subscriber(config, None);
+}
+
+/// The log, and traces when `[tracing]` or the `OTEL_*` variables ask for them
+/// (`crate::telemetry`): the tracer provider to shut down at exit, so that the last batch is
+/// sent.
+fn init_telemetry(
+    config: &Config,
+) -> Result<Option<opentelemetry_sdk::trace::SdkTracerProvider>, String> {
+    let export = crate::telemetry::resolve(&config.tracing, &|var| std::env::var(var).ok())
+        .map_err(|e| format!("traces: {e}"))?;
+    let provider = export
+        .map(|export| crate::telemetry::provider(export, tokio::runtime::Handle::current()))
+        .transpose()?;
+    install_subscriber(config, provider.as_ref());
+    Ok(provider)
+}
+
+/// One subscriber: the log filtered by `[log] filter` (or `RUST_LOG`), and — with a tracer
+/// provider — the gateway's spans for OpenTelemetry, filtered apart so that a quiet log keeps
+/// its traces.
+fn install_subscriber(
+    config: &Config,
+    traces: Option<&opentelemetry_sdk::trace::SdkTracerProvider>,
+) {
+    use opentelemetry::trace::TracerProvider;
+    use tracing_subscriber::{EnvFilter, Layer, layer::SubscriberExt, util::SubscriberInitExt};
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&config.log.filter));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let log = tracing_subscriber::fmt::layer()
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
-    let _ = if config.log.format == "json" {
-        builder.json().try_init()
+    let log = if config.log.format == "json" {
+        log.json().boxed()
     } else {
-        builder.try_init()
+        log.boxed()
     };
+    let traces = traces.map(|provider| {
+        tracing_opentelemetry::layer()
+            .with_tracer(provider.tracer("tollgate"))
+            .with_filter(EnvFilter::new(
+                "tollgate_gateway=info,tollgate_gateway::relay=debug",
+            ))
+    });
+    let _ = tracing_subscriber::registry()
+        .with(log.with_filter(filter))
+        .with(traces)
+        .try_init();
 }

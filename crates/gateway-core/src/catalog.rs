@@ -250,6 +250,7 @@ impl Catalog {
                         first_byte: Duration::from_millis(c.first_byte_timeout_ms),
                         idle: Duration::from_millis(c.idle_timeout_ms),
                     },
+                    traceparent: None,
                 },
                 permits: Arc::new(Semaphore::new(c.max_concurrency)),
                 max_concurrency: c.max_concurrency,

@@ -58,6 +58,10 @@ pub struct Config {
     /// The chained ledger's signed checkpoints (`[ledger]`).
     #[serde(default)]
     pub ledger: LedgerConfig,
+    /// Traces exported over OTLP/HTTP (`[tracing]`); the standard `OTEL_*` environment
+    /// variables win over it.
+    #[serde(default)]
+    pub tracing: TracingConfig,
     /// Configured upstreams.
     #[serde(default)]
     pub channels: Vec<ChannelConfig>,
@@ -181,6 +185,28 @@ impl ServerConfig {
         }
         Ok(())
     }
+}
+
+/// Traces (`docs/operations.md`, "Traces"): off unless an endpoint is set here or in
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, which win, as
+/// `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_SERVICE_NAME` and `OTEL_TRACES_SAMPLER[_ARG]` win over the
+/// fields below.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TracingConfig {
+    /// The collector's OTLP/HTTP base URL (`http://collector:4318`); traces go to its
+    /// `/v1/traces`. Empty: no export.
+    pub otlp_endpoint: String,
+    /// Headers sent with each export (an API key of a hosted collector).
+    pub headers: BTreeMap<String, String>,
+    /// `service.name` of the traces (default `tollgate`).
+    pub service_name: Option<String>,
+    /// Which traces are kept: `always_on`, `always_off`, `traceidratio`,
+    /// `parentbased_always_on` (the default: a client's decision is followed),
+    /// `parentbased_always_off`, `parentbased_traceidratio`.
+    pub sampler: Option<String>,
+    /// The ratio of the `…traceidratio` samplers, 0 to 1.
+    pub sampler_ratio: Option<f64>,
 }
 
 /// The ledger's signed checkpoints (docs/architecture.md, "The chained ledger").
@@ -641,6 +667,7 @@ impl Config {
             ("[media]", self.media != next.media),
             ("[usage]", self.usage != next.usage),
             ("[ledger]", self.ledger != next.ledger),
+            ("[tracing]", self.tracing != next.tracing),
         ]
         .into_iter()
         .filter_map(|(name, changed)| changed.then_some(name))

@@ -41,8 +41,8 @@ pub async fn authenticate(
     match auth::look_up(&state.keys, &state.store, &secret).await? {
         Lookup::Found(principal) => {
             let span = tracing::Span::current();
-            span.record("account", principal.account_name.as_str());
-            span.record("key", principal.key_id.as_str());
+            span.record("tollgate.account", principal.account_name.as_str());
+            span.record("tollgate.key", principal.key_id.as_str());
             if let Some(usage) = &ctx.usage {
                 usage.note_principal(&principal);
             }

@@ -93,7 +93,7 @@ impl Priced {
         price: &Price,
         estimate: &Usage,
     ) -> Result<Priced, ApiError> {
-        tracing::Span::current().record("model", model);
+        tracing::Span::current().record("gen_ai.request.model", model);
         ctx.note(|record| {
             record.model = Some(model.to_owned());
             record.price_version = price.version;
@@ -230,7 +230,7 @@ impl HeldCharge {
         );
         let durable = hold.settle(actual, memo, record);
         self.state.metrics.hold_closed("settled");
-        tracing::Span::current().record("charge", tracing::field::display(actual));
+        crate::trace::record_charge(usage, actual);
         if !durable.wait().await {
             return Err(ApiError::internal(
                 "recording the charge",

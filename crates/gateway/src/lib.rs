@@ -52,6 +52,7 @@ pub mod server;
 pub mod service;
 pub mod speech_relay;
 pub mod tasks;
+pub mod trace;
 pub mod translate;
 
 pub use build::{Background, BuildError, Parts, build};

@@ -115,13 +115,39 @@ where
                 ))
             }));
         };
+        // The attempt's client span (docs/decisions.md, "Traces"): a debug span, so that with
+        // traces off it is never made.
+        let span = tracing::debug_span!(
+            "upstream",
+            otel.name = %format_args!("{} {}", channel.format.name(), channel.name),
+            otel.kind = "client",
+            tollgate.channel = %channel.name,
+            tollgate.key = index,
+            http.response.status_code = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        );
         let endpoint = Endpoint {
             api_key: key.map(str::to_owned),
+            traceparent: span.in_scope(crate::trace::traceparent),
             ..channel.endpoint.clone()
         };
         let called = Instant::now();
-        let result = call(channel.clone(), endpoint).await;
+        let result =
+            tracing::Instrument::instrument(call(channel.clone(), endpoint), span.clone()).await;
         let elapsed = called.elapsed();
+        match &result {
+            // The channel that served, on the request's span.
+            Ok(_) => {
+                tracing::Span::current().record("tollgate.channel", channel.name.as_str());
+            }
+            Err(UpstreamError::Status { status, .. }) => {
+                span.record("http.response.status_code", status);
+                span.record("error.type", status);
+            }
+            Err(e) => {
+                span.record("error.type", tracing::field::display(e));
+            }
+        }
         if let Some(usage) = usage {
             usage.note_channel(&channel.name, elapsed);
         }

@@ -125,16 +125,28 @@ impl Gateway {
         // The path only: the query may carry a key (`?key=`).
         // account, key and model are recorded by authentication and the hold, charge by the
         // settlement (`charge.rs`), so the access line says who spent what on which model.
+        // With traces on it is the trace's server span, under the client's `traceparent`
+        // (docs/decisions.md, "Traces"); the GenAI and tollgate attributes are recorded as the
+        // request learns them.
         let span = tracing::info_span!(
             "request",
+            otel.name = %format_args!("{} {}", request.method(), routed.endpoint),
+            otel.kind = "server",
             id = %request_id,
             method = %request.method(),
             path = %request.uri().path(),
-            account = tracing::field::Empty,
-            key = tracing::field::Empty,
-            model = tracing::field::Empty,
-            charge = tracing::field::Empty,
+            gen_ai.operation.name = crate::trace::operation_name(routed.endpoint),
+            tollgate.account = tracing::field::Empty,
+            tollgate.key = tracing::field::Empty,
+            gen_ai.request.model = tracing::field::Empty,
+            tollgate.channel = tracing::field::Empty,
+            tollgate.meter = tracing::field::Empty,
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+            tollgate.charge = tracing::field::Empty,
+            http.response.status_code = tracing::field::Empty,
         );
+        crate::trace::continue_trace(&span, request.headers());
         if let Some(sent) = &replaced_id {
             span.in_scope(|| {
                 tracing::info!(
@@ -230,6 +242,7 @@ impl Gateway {
                 }
             }
         }
+        span.record("http.response.status_code", status);
         span.in_scope(|| {
             tracing::info!(
                 status,

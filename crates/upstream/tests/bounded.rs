@@ -47,6 +47,7 @@ async fn an_event_that_never_ends_is_cut_at_its_bound() {
         base_url: endless_event_upstream().await,
         api_key: None,
         timeouts: Timeouts::default(),
+        traceparent: None,
     };
     let client = HttpClient::new(&ClientConfig::default()).unwrap();
     let body = Bytes::from_static(br#"{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}"#);

@@ -92,9 +92,22 @@ impl Gateway {
         db: &str,
         listen: &str,
     ) -> Gateway {
+        Gateway::start_with(scratch, name, config, db, listen, &[]).await
+    }
+
+    /// [`Gateway::start_on`] with `env` set for the process.
+    pub async fn start_with(
+        scratch: &Scratch,
+        name: &str,
+        config: &Path,
+        db: &str,
+        listen: &str,
+        env: &[(&str, &str)],
+    ) -> Gateway {
         let log = scratch.dir.join(format!("{name}.log"));
         let stderr = std::fs::File::create(&log).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+            .envs(env.iter().copied())
             .arg("serve")
             .arg("--config")
             .arg(config)

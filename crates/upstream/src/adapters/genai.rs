@@ -146,7 +146,7 @@ async fn send(
     path: &str,
     body: Bytes,
 ) -> Result<http::Response<hyper::body::Incoming>, UpstreamError> {
-    let mut builder = Request::builder()
+    let mut builder = crate::common::client::traced(Request::builder(), endpoint)
         .method(Method::POST)
         .uri(endpoint.url(path))
         .header(header::CONTENT_TYPE, "application/json");

@@ -61,6 +61,8 @@ pub struct Endpoint {
     pub api_key: Option<String>,
     /// Limits of each call to this endpoint.
     pub timeouts: Timeouts,
+    /// The W3C `traceparent` of the call's span, sent on when traces are exported.
+    pub traceparent: Option<String>,
 }
 
 impl Endpoint {
@@ -264,9 +266,23 @@ pub(crate) fn bearer_request(
     method: http::Method,
     path: &str,
 ) -> http::request::Builder {
-    let builder = Request::builder().method(method).uri(endpoint.url(path));
+    let builder = traced(
+        Request::builder().method(method).uri(endpoint.url(path)),
+        endpoint,
+    );
     match &endpoint.api_key {
         Some(key) => builder.header(http::header::AUTHORIZATION, format!("Bearer {key}")),
+        None => builder,
+    }
+}
+
+/// `builder` with the endpoint's `traceparent`, when the call has one.
+pub(crate) fn traced(
+    builder: http::request::Builder,
+    endpoint: &Endpoint,
+) -> http::request::Builder {
+    match &endpoint.traceparent {
+        Some(traceparent) => builder.header("traceparent", traceparent.as_str()),
         None => builder,
     }
 }

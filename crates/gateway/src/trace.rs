@@ -1,0 +1,77 @@
+//! W3C trace context in and out (`docs/decisions.md`, "Traces"): a request continues the trace
+//! its client's `traceparent` names, and each upstream attempt sends its own span's
+//! `traceparent` on. With traces off (no OpenTelemetry layer installed) both are no-ops.
+
+use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+/// A request's headers, as the propagator reads them.
+struct Headers<'a>(&'a http::HeaderMap);
+
+impl Extractor for Headers<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(|v| v.to_str().ok())
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(http::HeaderName::as_str).collect()
+    }
+}
+
+/// Makes `span` a child of the span the client's `traceparent` (and `tracestate`) name, when it
+/// sent a valid one.
+pub fn continue_trace(span: &tracing::Span, headers: &http::HeaderMap) {
+    if !headers.contains_key("traceparent") {
+        return;
+    }
+    let parent = TraceContextPropagator::new().extract(&Headers(headers));
+    // Without the OpenTelemetry layer there is nothing to attach it to.
+    let _ = span.set_parent(parent);
+}
+
+/// The `traceparent` naming the current span, for an upstream call; `None` when traces are off.
+pub fn traceparent() -> Option<String> {
+    struct Traceparent(Option<String>);
+    impl Injector for Traceparent {
+        fn set(&mut self, key: &str, value: String) {
+            if key == "traceparent" {
+                self.0 = Some(value);
+            }
+        }
+    }
+    let context = tracing::Span::current().context();
+    let mut out = Traceparent(None);
+    TraceContextPropagator::new().inject_context(&context, &mut out);
+    out.0
+}
+
+/// The OpenTelemetry GenAI `gen_ai.operation.name` of an endpoint (its metrics label), where
+/// the conventions name one.
+pub fn operation_name(endpoint: &str) -> Option<&'static str> {
+    match endpoint {
+        "embeddings" | "native_embeddings" => Some("embeddings"),
+        "chat" | "responses" => Some("chat"),
+        "native" => Some("generate_content"),
+        _ => None,
+    }
+}
+
+/// Notes a settled charge on the request's span: its meter, the tokens the GenAI conventions
+/// name, and the amount.
+pub fn record_charge(usage: &tollgate_billing::Usage, charge: tollgate_billing::Amount) {
+    use tollgate_billing::Usage;
+    let span = tracing::Span::current();
+    span.record("tollgate.meter", usage.meter().as_str());
+    span.record("tollgate.charge", tracing::field::display(charge));
+    match *usage {
+        Usage::Tokens(input) => {
+            span.record("gen_ai.usage.input_tokens", input);
+        }
+        Usage::TextTokens { input, output } => {
+            span.record("gen_ai.usage.input_tokens", input);
+            span.record("gen_ai.usage.output_tokens", output);
+        }
+        _ => {}
+    }
+}
