@@ -224,6 +224,7 @@ fn install_subscriber(
         log.boxed()
     };
     let traces = traces.map(|provider| {
+        tollgate_gateway::trace::set_exporting();
         tracing_opentelemetry::layer()
             .with_tracer(provider.tracer("tollgate"))
             .with_filter(EnvFilter::new(

@@ -137,9 +137,10 @@ where
         let elapsed = called.elapsed();
         match &result {
             // The channel that served, on the request's span.
-            Ok(_) => {
+            Ok(_) if crate::trace::exporting() => {
                 tracing::Span::current().record("tollgate.channel", channel.name.as_str());
             }
+            Ok(_) => {}
             Err(UpstreamError::Status { status, .. }) => {
                 span.record("http.response.status_code", status);
                 span.record("error.type", status);

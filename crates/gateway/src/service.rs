@@ -130,12 +130,12 @@ impl Gateway {
         // request learns them.
         let span = tracing::info_span!(
             "request",
-            otel.name = %format_args!("{} {}", request.method(), routed.endpoint),
-            otel.kind = "server",
             id = %request_id,
             method = %request.method(),
             path = %request.uri().path(),
-            gen_ai.operation.name = crate::trace::operation_name(routed.endpoint),
+            otel.name = tracing::field::Empty,
+            otel.kind = tracing::field::Empty,
+            gen_ai.operation.name = tracing::field::Empty,
             tollgate.account = tracing::field::Empty,
             tollgate.key = tracing::field::Empty,
             gen_ai.request.model = tracing::field::Empty,
@@ -146,7 +146,7 @@ impl Gateway {
             tollgate.charge = tracing::field::Empty,
             http.response.status_code = tracing::field::Empty,
         );
-        crate::trace::continue_trace(&span, request.headers());
+        crate::trace::server_span(&span, request.method(), routed.endpoint, request.headers());
         if let Some(sent) = &replaced_id {
             span.in_scope(|| {
                 tracing::info!(
@@ -242,7 +242,9 @@ impl Gateway {
                 }
             }
         }
-        span.record("http.response.status_code", status);
+        if crate::trace::exporting() {
+            span.record("http.response.status_code", status);
+        }
         span.in_scope(|| {
             tracing::info!(
                 status,

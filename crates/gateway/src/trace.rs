@@ -4,7 +4,45 @@
 
 use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+/// Whether spans are exported: set once by the binary when it installs the OpenTelemetry layer
+/// (the subscriber is process-wide too). Until then nothing here does any work, so a gateway
+/// that does not export pays for nothing but this load (docs/benchmarks.md).
+static EXPORTING: AtomicBool = AtomicBool::new(false);
+
+/// Says that spans are exported from now on.
+pub fn set_exporting() {
+    EXPORTING.store(true, Ordering::Relaxed);
+}
+
+/// Whether spans are exported.
+pub fn exporting() -> bool {
+    EXPORTING.load(Ordering::Relaxed)
+}
+
+/// Names the request's span for the trace (its name, its kind, the GenAI operation) and makes
+/// it a child of the client's span, when spans are exported.
+pub fn server_span(
+    span: &tracing::Span,
+    method: &http::Method,
+    endpoint: &str,
+    headers: &http::HeaderMap,
+) {
+    if !exporting() {
+        return;
+    }
+    span.record(
+        "otel.name",
+        tracing::field::display(format_args!("{method} {endpoint}")),
+    );
+    span.record("otel.kind", "server");
+    if let Some(operation) = operation_name(endpoint) {
+        span.record("gen_ai.operation.name", operation);
+    }
+    continue_trace(span, headers);
+}
 
 /// A request's headers, as the propagator reads them.
 struct Headers<'a>(&'a http::HeaderMap);
@@ -21,7 +59,7 @@ impl Extractor for Headers<'_> {
 
 /// Makes `span` a child of the span the client's `traceparent` (and `tracestate`) name, when it
 /// sent a valid one.
-pub fn continue_trace(span: &tracing::Span, headers: &http::HeaderMap) {
+fn continue_trace(span: &tracing::Span, headers: &http::HeaderMap) {
     if !headers.contains_key("traceparent") {
         return;
     }
@@ -32,6 +70,9 @@ pub fn continue_trace(span: &tracing::Span, headers: &http::HeaderMap) {
 
 /// The `traceparent` naming the current span, for an upstream call; `None` when traces are off.
 pub fn traceparent() -> Option<String> {
+    if !exporting() {
+        return None;
+    }
     struct Traceparent(Option<String>);
     impl Injector for Traceparent {
         fn set(&mut self, key: &str, value: String) {
@@ -57,13 +98,16 @@ pub fn operation_name(endpoint: &str) -> Option<&'static str> {
     }
 }
 
-/// Notes a settled charge on the request's span: its meter, the tokens the GenAI conventions
-/// name, and the amount.
+/// Notes a settled charge on the request's span: the amount (the log line shows it) and, when
+/// spans are exported, its meter and the tokens the GenAI conventions name.
 pub fn record_charge(usage: &tollgate_billing::Usage, charge: tollgate_billing::Amount) {
     use tollgate_billing::Usage;
     let span = tracing::Span::current();
-    span.record("tollgate.meter", usage.meter().as_str());
     span.record("tollgate.charge", tracing::field::display(charge));
+    if !exporting() {
+        return;
+    }
+    span.record("tollgate.meter", usage.meter().as_str());
     match *usage {
         Usage::Tokens(input) => {
             span.record("gen_ai.usage.input_tokens", input);
