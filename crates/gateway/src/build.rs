@@ -174,16 +174,23 @@ async fn follow_switches(state: std::sync::Arc<tollgate_gateway_core::state::Sta
     let mut tick = tokio::time::interval(tollgate_gateway_core::channels::SWITCHES_EVERY);
     loop {
         tick.tick().await;
-        match state.store.disabled_channels().await {
-            Ok(off) => {
-                for channel in state.settings.snapshot().catalog.channels() {
-                    channel
-                        .health
-                        .set_disabled(off.iter().any(|name| *name == channel.name));
-                }
+        apply_switches(&state.store, &state.settings.snapshot().catalog).await;
+    }
+}
+
+/// Switches `catalog`'s channels off and on as the operators' switches in the database say:
+/// every [`tollgate_gateway_core::channels::SWITCHES_EVERY`], and at once for a reload's
+/// catalog.
+pub async fn apply_switches(store: &Store, catalog: &Catalog) {
+    match store.disabled_channels().await {
+        Ok(off) => {
+            for channel in catalog.channels() {
+                channel
+                    .health
+                    .set_disabled(off.iter().any(|name| *name == channel.name));
             }
-            Err(e) => tracing::warn!(error = %e, "could not read the channel switches"),
         }
+        Err(e) => tracing::warn!(error = %e, "could not read the channel switches"),
     }
 }
 

@@ -101,16 +101,7 @@ impl Reloader {
             crate::build::settings(&next, self.sim_base_url.as_deref(), &*self.env, &keep)
                 .map_err(|e| ReloadError::Invalid(e.to_string()))?;
         // The operators' switches, at once for the new channels too.
-        match self.state.store.disabled_channels().await {
-            Ok(off) => {
-                for channel in next_settings.catalog.channels() {
-                    channel
-                        .health
-                        .set_disabled(off.iter().any(|name| *name == channel.name));
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "could not read the channel switches"),
-        }
+        crate::build::apply_switches(&self.state.store, &next_settings.catalog).await;
         // Prices first: a request served on the new catalog is priced at its version.
         crate::build::load_prices_of(&self.state, &next_settings.catalog)
             .await

@@ -89,7 +89,7 @@ pub fn traceparent() -> Option<String> {
 
 /// The OpenTelemetry GenAI `gen_ai.operation.name` of an endpoint (its metrics label), where
 /// the conventions name one.
-pub fn operation_name(endpoint: &str) -> Option<&'static str> {
+fn operation_name(endpoint: &str) -> Option<&'static str> {
     match endpoint {
         "embeddings" | "native_embeddings" => Some("embeddings"),
         "chat" | "responses" => Some("chat"),
