@@ -15,6 +15,11 @@ log_filter='WARN|ERROR'
 source tests/gateway.sh
 
 token=$("$bin" admin token create --name console-test --database-url "$db" 2>/dev/null)
+# The embedded default, with alert rules judged every second and a failed webhook retried after
+# one (the alerts step).
+"$bin" config default >"$work/console.toml"
+printf '\n[alerting]\nevaluate_seconds = 1\nretry_seconds = [1, 1]\n' >>"$work/console.toml"
+gateway_args=(--config "$work/console.toml")
 start_gateway
 export GATEWAY="http://127.0.0.1:$port" ADMIN_TOKEN="$token" CHROMIUM=$(command -v chromium)
 export SHOTS=${SHOTS:-$target/console-shots}

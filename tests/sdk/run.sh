@@ -13,6 +13,12 @@ source tests/gateway.sh
 venv_for "$here" "${TOLLGATE_SDK_VENV:-$target/sdk-venv}"
 
 key=$("$bin" keys create --name sdk --balance 10 --database-url "$db")
+# The embedded default, with alert rules judged every second (test_alerts.py) and the signing
+# secret they name.
+"$bin" config default >"$work/sdk.toml"
+printf '\n[alerting]\nevaluate_seconds = 1\nretry_seconds = [1, 1]\n' >>"$work/sdk.toml"
+gateway_args=(--config "$work/sdk.toml")
+export TOLLGATE_SDK_ALERT_SECRET="whsec_$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())')"
 start_gateway
 
 export TOLLGATE_BASE_URL="http://127.0.0.1:$port"

@@ -14,6 +14,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod alerts;
 pub mod console;
 pub mod openapi;
 pub mod ops;
@@ -464,6 +465,27 @@ pub async fn handle(
         }
         AdminOp::Models => ok(models(&ctx)),
         AdminOp::Config => ok(config_status(&ctx, reload)),
+        AdminOp::Alerts => ok(alerts::list(&ctx).await?),
+        AdminOp::PutAlert => {
+            let input: tollgate_alerts::RuleConfig = read_json(&ctx, request).await?;
+            Ok(body::json_response(
+                StatusCode::CREATED,
+                &alerts::put(&ctx, &actor, input).await?,
+            ))
+        }
+        AdminOp::DeleteAlert => ok(alerts::delete(&ctx, &actor, id).await?),
+        AdminOp::AlertEvents => {
+            ok(alerts::events(&ctx, q("rule").as_deref(), limit(q("limit"))?).await?)
+        }
+        AdminOp::AlertDeliveries => ok(alerts::deliveries(
+            &ctx,
+            q("rule").as_deref(),
+            q("state").as_deref(),
+            limit(q("limit"))?,
+        )
+        .await?),
+        AdminOp::AlertDelivery => ok(alerts::one(&ctx, id).await?),
+        AdminOp::Redeliver => ok(alerts::redeliver(&ctx, &actor, id).await?),
         AdminOp::ReloadConfig => {
             let reloaded = ops::reload_config(store, &actor, reload).await?;
             ok(json!(reloaded))

@@ -46,6 +46,13 @@ pub enum AdminOp {
     Models,
     Changes,
     Overview,
+    Alerts,
+    PutAlert,
+    DeleteAlert,
+    AlertEvents,
+    AlertDeliveries,
+    AlertDelivery,
+    Redeliver,
 }
 
 /// Whose access policy a policy route names.
@@ -122,6 +129,13 @@ pub static ADMIN_ROUTES: &[AdminRoute] = &[
     row(POST,   "/config/reload",           ReloadConfig),
     row(GET,    "/changes",                 Changes),
     row(GET,    "/overview",                Overview),
+    row(GET,    "/alerts",                  Alerts),
+    row(POST,   "/alerts",                  PutAlert),
+    row(DELETE, "/alerts/{name}",           DeleteAlert),
+    row(GET,    "/alerts/events",           AlertEvents),
+    row(GET,    "/alerts/deliveries",       AlertDeliveries),
+    row(GET,    "/alerts/deliveries/{id}",  AlertDelivery),
+    row(POST,   "/alerts/deliveries/{id}/redeliver", Redeliver),
 ];
 
 /// A request's operation, with the one segment its path names (`""` when it names none).

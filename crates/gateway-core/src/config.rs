@@ -62,6 +62,13 @@ pub struct Config {
     /// variables win over it.
     #[serde(default)]
     pub tracing: TracingConfig,
+    /// How alerts are evaluated and delivered (`[alerting]`).
+    #[serde(default)]
+    pub alerting: AlertingConfig,
+    /// Alert rules (`[[alerts]]`, `docs/operations.md`, "Alerts"); checked by
+    /// `tollgate_alerts::Rule::from_config`.
+    #[serde(default)]
+    pub alerts: Vec<tollgate_alerts::RuleConfig>,
     /// Configured upstreams.
     #[serde(default)]
     pub channels: Vec<ChannelConfig>,
@@ -207,6 +214,29 @@ pub struct TracingConfig {
     pub sampler: Option<String>,
     /// The ratio of the `…traceidratio` samplers, 0 to 1.
     pub sampler_ratio: Option<f64>,
+}
+
+/// How alerts are evaluated and delivered (`[alerting]`, `docs/decisions.md`, "Alerts").
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AlertingConfig {
+    /// How often each replica judges every rule, in seconds.
+    pub evaluate_seconds: u64,
+    /// The waits after each failed delivery attempt, in seconds (the Standard Webhooks
+    /// recommendation by default: eight attempts over about a day).
+    pub retry_seconds: Vec<u64>,
+    /// How long an attempt may take, in seconds.
+    pub timeout_seconds: u64,
+}
+
+impl Default for AlertingConfig {
+    fn default() -> Self {
+        AlertingConfig {
+            evaluate_seconds: 30,
+            retry_seconds: tollgate_alerts::schedule::DEFAULT_RETRY_SECONDS.to_vec(),
+            timeout_seconds: 15,
+        }
+    }
 }
 
 /// The ledger's signed checkpoints (docs/architecture.md, "The chained ledger").
@@ -636,6 +666,11 @@ impl Config {
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
         let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
         config.server.check().map_err(ConfigError::Parse)?;
+        if config.alerting.evaluate_seconds == 0 || config.alerting.timeout_seconds == 0 {
+            return Err(ConfigError::Parse(
+                "[alerting]: evaluate_seconds and timeout_seconds must be at least 1".into(),
+            ));
+        }
         Ok(config)
     }
 
@@ -668,6 +703,7 @@ impl Config {
             ("[usage]", self.usage != next.usage),
             ("[ledger]", self.ledger != next.ledger),
             ("[tracing]", self.tracing != next.tracing),
+            ("[alerting]", self.alerting != next.alerting),
         ]
         .into_iter()
         .filter_map(|(name, changed)| changed.then_some(name))
@@ -675,7 +711,7 @@ impl Config {
     }
 
     /// What `next` changes of the settings a reload applies — channels, models, aliases,
-    /// `[limits]`, `[speech]` — a line each, in the file's terms (`channel "a": changed`).
+    /// `[limits]`, `[speech]`, `[[alerts]]` — a line each, in the file's terms (`channel "a": changed`).
     pub fn live_changes(&self, next: &Config) -> Vec<String> {
         let mut lines = Vec::new();
         let channels = |c: &Config| -> BTreeMap<String, ChannelConfig> {
@@ -693,6 +729,13 @@ impl Config {
         if self.speech != next.speech {
             lines.push("[speech]: changed".into());
         }
+        let alerts = |c: &Config| -> BTreeMap<String, tollgate_alerts::RuleConfig> {
+            c.alerts
+                .iter()
+                .map(|a| (a.name.clone(), a.clone()))
+                .collect()
+        };
+        diff("alert", &alerts(self), &alerts(next), &mut lines);
         lines
     }
 }

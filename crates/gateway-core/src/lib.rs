@@ -21,6 +21,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod alerts;
 pub mod auth;
 pub mod body;
 pub mod catalog;

@@ -24,6 +24,9 @@
 //! * `tollgate_ledger_*` — the ledger engine's journal and leases, and the histograms
 //!   `tollgate_ledger_commit_seconds` and `tollgate_ledger_batch_entries` (`crate::ledger`)
 //! * `tollgate_usage_records_total` — usage-log records journaled (`crate::ledger`)
+//! * `tollgate_alert_events_total{rule,type}`, `tollgate_alert_attempts_total{outcome}` —
+//!   alert events this replica recorded, and webhook attempts it made (`delivered`, `retry`,
+//!   `given_up`)
 //! * `tollgate_limit_refusals_total{limit}`, `tollgate_budget_remaining_nanos{holder,period}` —
 //!   rate limits and spend caps (`crate::quotas`)
 
@@ -74,6 +77,10 @@ struct Books {
     refusals: BTreeMap<&'static str, u64>,
     /// By price group: nano-units charged, and how many charges.
     charged: BTreeMap<String, (u64, u64)>,
+    /// By rule and type (`alert.fired`, `alert.resolved`).
+    alert_events: BTreeMap<(String, &'static str), u64>,
+    /// By outcome.
+    alert_attempts: BTreeMap<&'static str, u64>,
 }
 
 /// The gateway's metrics.
@@ -214,6 +221,20 @@ impl Metrics {
     /// `expired`, …).
     pub fn task_event(&self, event: &'static str) {
         *self.books().tasks.entry(event).or_default() += 1;
+    }
+
+    /// Counts an alert event this replica recorded.
+    pub fn alert_event(&self, rule: &str, event_type: &'static str) {
+        *self
+            .books()
+            .alert_events
+            .entry((rule.to_owned(), event_type))
+            .or_default() += 1;
+    }
+
+    /// Counts a webhook attempt by its outcome (`delivered`, `retry`, `given_up`).
+    pub fn alert_attempt(&self, outcome: &'static str) {
+        *self.books().alert_attempts.entry(outcome).or_default() += 1;
     }
 
     /// Requests seen with this endpoint and status.
@@ -409,6 +430,22 @@ impl Collector for Exposition {
             "tollgate_task_events",
             "Video-task events seen by this replica.",
             b.tasks.iter().map(|(event, n)| ([("event", *event)], *n)),
+        )?;
+        counters(
+            &mut encoder,
+            "tollgate_alert_events",
+            "Alert events this replica recorded, by rule and type.",
+            b.alert_events
+                .iter()
+                .map(|((rule, kind), n)| ([("rule", rule.as_str()), ("type", *kind)], *n)),
+        )?;
+        counters(
+            &mut encoder,
+            "tollgate_alert_attempts",
+            "Alert webhook attempts this replica made, by outcome.",
+            b.alert_attempts
+                .iter()
+                .map(|(outcome, n)| ([("outcome", *outcome)], *n)),
         )
     }
 }

@@ -32,6 +32,8 @@ pub struct Settings {
     pub limits: Limits,
     /// Speech synthesis settings.
     pub speech: SpeechConfig,
+    /// The configuration's alert rules, checked (the admin API's are read from the database).
+    pub alerts: Vec<tollgate_alerts::Rule>,
 }
 
 /// The settings in force and their generation (1 at start, one more at each reload).

@@ -80,6 +80,7 @@ pub fn settings(
         catalog,
         limits: Limits::new(&config.limits)?,
         speech: config.speech.clone(),
+        alerts: tollgate_gateway_core::alerts::check_rules(&config.alerts, env)?,
     })
 }
 
@@ -157,6 +158,11 @@ impl Background {
         if config.tasks.workers {
             handles.extend(crate::tasks::worker::spawn(state));
         }
+        handles.extend(tollgate_gateway_core::alerts::spawn(
+            state,
+            &config.alerting,
+            crate::tasks::worker::worker_id(),
+        ));
         Background { handles }
     }
 

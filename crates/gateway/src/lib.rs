@@ -30,9 +30,9 @@
 // The floor every request stands on, from `tollgate-gateway-core`, under the names it has
 // always had here (the binary, the operator's side, the fuzzers and the tests use them).
 pub use tollgate_gateway_core::{
-    Config, State, auth, body, catalog, channels, clock, config, connections, context, errors,
-    ledger, limits, media, metrics, operator, policy, quotas, response, routes, spool, state,
-    stream_body, upload, usage,
+    Config, State, alerts, auth, body, catalog, channels, clock, config, connections, context,
+    errors, ledger, limits, media, metrics, operator, policy, quotas, response, routes, spool,
+    state, stream_body, upload, usage,
 };
 // How a charge's quantity is measured (sans-IO), under the names it had here.
 pub use tollgate_metering::{self as metering, tokens};

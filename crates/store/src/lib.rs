@@ -38,6 +38,7 @@
 
 mod accounts;
 mod admin;
+mod alerts;
 mod audit;
 pub mod chain;
 pub mod checkpoint;
@@ -61,6 +62,10 @@ mod usage;
 
 pub use accounts::{Account, AccountReport, KeySummary, LimitedBy, ModelUsage, NewKey, Principal};
 pub use admin::{AdminChange, AdminChangeRecord, AdminToken, Credited, MAX_ADMIN_TEXT, OpenHold};
+pub use alerts::{
+    AlertAction, AlertAttempt, AlertDelivery, AlertEvent, AlertLevel, AttemptOutcome, MAX_ANSWER,
+    NewAlertEvent,
+};
 pub use audit::{AuditReport, LEASE_EXPIRY_GRACE_MS, Violation};
 pub use error::StoreError;
 pub use explain::{RequestCharges, Viewer};

@@ -186,7 +186,7 @@ impl AccessPolicy {
         }
     }
 
-    fn to_column(&self) -> Result<Option<String>, StoreError> {
+    pub(crate) fn to_column(&self) -> Result<Option<String>, StoreError> {
         if self.is_empty() {
             return Ok(None);
         }

@@ -419,6 +419,91 @@ const MIGRATIONS: &[Migration] = &[
             )",
         ],
     },
+    Migration {
+        version: 13,
+        name: "alerts: levels, events, deliveries and their attempts, circuit reports, rules; tasks' traces",
+        statements: &[
+            // Each rule's level per subject (`crate::alerts`): changed by compare-and-swap, so
+            // that one replica reports a change. `episode` counts the subject's firings.
+            "CREATE TABLE IF NOT EXISTS alert_levels (
+                rule TEXT NOT NULL,
+                subject TEXT NOT NULL,
+                level BIGINT NOT NULL,
+                episode BIGINT NOT NULL,
+                changed_at BIGINT NOT NULL,
+                PRIMARY KEY (rule, subject)
+            )",
+            // The events, written by the change's winner; at most one per episode and type.
+            "CREATE TABLE IF NOT EXISTS alert_events (
+                id TEXT PRIMARY KEY,
+                created_at BIGINT NOT NULL,
+                rule TEXT NOT NULL,
+                subject TEXT NOT NULL,
+                event_type TEXT NOT NULL,
+                episode BIGINT NOT NULL,
+                level BIGINT NOT NULL,
+                summary TEXT NOT NULL,
+                facts TEXT NOT NULL,
+                action TEXT,
+                UNIQUE (rule, subject, episode, event_type, level)
+            )",
+            "CREATE INDEX IF NOT EXISTS alert_events_time ON alert_events (created_at)",
+            // One webhook delivery per event (`id` is the `webhook-id`), leased like tasks with
+            // a fencing token.
+            "CREATE TABLE IF NOT EXISTS alert_deliveries (
+                id TEXT PRIMARY KEY,
+                event_id TEXT NOT NULL,
+                rule TEXT NOT NULL,
+                url TEXT NOT NULL,
+                format TEXT NOT NULL,
+                secret_env TEXT,
+                body TEXT NOT NULL,
+                state TEXT NOT NULL,
+                attempts BIGINT NOT NULL,
+                next_attempt_at BIGINT,
+                lease_owner TEXT,
+                lease_until BIGINT,
+                lease_token BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                delivered_at BIGINT
+            )",
+            "CREATE INDEX IF NOT EXISTS alert_deliveries_due ON alert_deliveries (state, next_attempt_at)",
+            "CREATE INDEX IF NOT EXISTS alert_deliveries_time ON alert_deliveries (created_at)",
+            "CREATE TABLE IF NOT EXISTS alert_attempts (
+                delivery_id TEXT NOT NULL,
+                attempt BIGINT NOT NULL,
+                started_at BIGINT NOT NULL,
+                duration_ms BIGINT NOT NULL,
+                owner TEXT NOT NULL,
+                status BIGINT,
+                answer TEXT,
+                error TEXT,
+                PRIMARY KEY (delivery_id, attempt)
+            )",
+            // Each replica's circuits, so that an alert on a channel's circuit is about all of
+            // them.
+            "CREATE TABLE IF NOT EXISTS circuit_reports (
+                channel TEXT NOT NULL,
+                replica TEXT NOT NULL,
+                open BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                PRIMARY KEY (channel, replica)
+            )",
+            // The W3C `traceparent` of the request that submitted a task, when traces are
+            // exported: its polls and settlement are spans of the same trace
+            // (`docs/decisions.md`, "Traces").
+            "ALTER TABLE tasks ADD COLUMN traceparent TEXT",
+            // `task_failures` rules read the tasks finished in a recent window.
+            "CREATE INDEX IF NOT EXISTS tasks_updated ON tasks (updated_at)",
+            // Rules added through the admin API (definition: the `[[alerts]]` table as JSON).
+            "CREATE TABLE IF NOT EXISTS alert_rules (
+                name TEXT PRIMARY KEY,
+                definition TEXT NOT NULL,
+                created_at BIGINT NOT NULL
+            )",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.

@@ -381,6 +381,41 @@ async function changesPage(params) {
     page.next_cursor ? h("p", {}, h("a", { href: "#/changes" + qs({ before: page.next_cursor }) }, "Older →")) : null);
 }
 
+async function alertsPage(params) {
+  const state = params.get("state") || "";
+  const [rules, deliveries] = await Promise.all([api("/alerts"), api("/alerts/deliveries" + qs({ limit: 50, state }))]);
+  const stateSel = h("select", { id: "delivery-state", onchange: e => { location.hash = "#/alerts" + qs({ state: e.target.value }); } },
+    ...["", "pending", "delivered", "failed"].map(s => h("option", { value: s, selected: s === state ? "" : null }, s || "any")));
+  show(h("h1", {}, "Alerts"),
+    h("h2", {}, "Rules"),
+    table([{ label: "Rule", get: r => r.name }, { label: "When", get: r => r.rule.when }, { label: "From", get: r => r.source },
+           { label: "Firing on", wrap: 1, get: r => r.firing.length ? h("span", { class: "mono" }, r.firing.map(f => f.subject).join(", ")) : h("span", { class: "pill good" }, "quiet") },
+           { label: "Posts to", wrap: 1, get: r => h("span", { class: "mono" }, r.rule.webhook_url) }], rules.data),
+    h("h2", {}, "Deliveries"),
+    h("div", { class: "row" }, h("label", {}, "State", stateSel)),
+    table([{ label: "Created", get: d => when(Date.parse(d.created_at)) }, { label: "Rule", get: d => d.rule },
+           { label: "Event", get: d => d.payload && d.payload.type ? d.payload.type : (d.format === "slack" ? "slack" : "") },
+           { label: "State", get: d => h("span", { class: "pill" + (d.state === "failed" ? " bad" : d.state === "delivered" ? " good" : "") }, d.state) },
+           { label: "Attempts", num: 1, get: d => d.attempts }, { label: "Id", get: d => h("span", { class: "mono" }, d.id) }],
+          deliveries.data, d => { location.hash = "#/alerts/deliveries/" + encodeURIComponent(d.id); }));
+}
+async function deliveryPage(id) {
+  const d = await api("/alerts/deliveries/" + encodeURIComponent(id));
+  show(h("p", {}, h("a", { href: "#/alerts" }, "← Alerts")), h("h1", {}, "Delivery ", h("span", { class: "mono" }, d.id)),
+    h("div", { class: "cards" }, card("State", d.state), card("Attempts", String(d.attempts)), card("Rule", d.rule), card("Format", d.format)),
+    h("p", { class: "muted" }, "Posted to ", h("span", { class: "mono" }, d.url), " as webhook-id ", h("span", { class: "mono" }, d.id), ": a redelivery carries the same id, so a receiver that already has it drops it."),
+    h("div", { id: "out" }),
+    h("div", { class: "row" }, h("button", { class: "s", type: "button", onclick: async () => {
+      try { await api(`/alerts/deliveries/${encodeURIComponent(d.id)}/redeliver`, { method: "POST" }); await deliveryPage(id); main.querySelector("#out").replaceChildren(message("Redelivery queued: it is posted within a second", true)); }
+      catch (err) { main.querySelector("#out").replaceChildren(message(err.message)); } } }, "Redeliver")),
+    h("h2", {}, "Attempts"),
+    table([{ label: "#", num: 1, get: a => a.attempt }, { label: "Time", get: a => when(Date.parse(a.started_at)) }, { label: "Took", num: 1, get: a => a.duration_ms + " ms" },
+           { label: "Replica", get: a => h("span", { class: "mono" }, a.replica) },
+           { label: "Answer", get: a => a.status === null ? h("span", { class: "pill bad" }, "none") : h("span", { class: "pill" + (a.status < 300 ? " good" : " bad") }, String(a.status)) },
+           { label: "Body or error", wrap: 1, get: a => h("span", { class: "mono" }, a.error || a.answer || "") }], d.history || []),
+    h("h2", {}, "Payload"), h("pre", { class: "panel mono" }, JSON.stringify(d.payload, null, 2)));
+}
+
 async function route() {
   if (!token) return signInPage();
   document.getElementById("top").hidden = false;
@@ -398,6 +433,8 @@ async function route() {
     else if (parts[0] === "tasks") await tasksPage(params);
     else if (parts[0] === "channels") await channelsPage();
     else if (parts[0] === "changes") await changesPage(params);
+    else if (parts[0] === "alerts" && parts[1] === "deliveries" && parts[2]) await deliveryPage(parts[2]);
+    else if (parts[0] === "alerts") await alertsPage(params);
     else await overviewPage();
     document.title = "tollgate · " + (parts[0] || "overview");
   } catch (err) {

@@ -930,6 +930,54 @@ fn admin_about(op: AdminOp) -> AdminAbout {
                 ),
             ),
         ),
+        AdminOp::Alerts => plain(
+            "Alert rules in force (the configuration's and the admin API's) and the subjects each fires on",
+            data("AlertRuleInForce"),
+        ),
+        AdminOp::PutAlert => taking(
+            r("AlertRule"),
+            plain(
+                "Add an alert rule, or replace one added here; checked as the configuration's are (its secret_env must be set on this replica)",
+                created(r("AlertRuleInForce"), "Added"),
+            ),
+        ),
+        AdminOp::DeleteAlert => with(
+            vec![path_param("name", "The rule's name")],
+            plain("Remove an alert rule added through the admin API", object()),
+        ),
+        AdminOp::AlertEvents => with(
+            vec![query("rule", "A rule's name"), limit()],
+            plain("Alert events, newest first", data("AlertEvent")),
+        ),
+        AdminOp::AlertDeliveries => with(
+            vec![
+                query("rule", "A rule's name"),
+                query_as(
+                    "state",
+                    "pending, delivered or failed",
+                    json!({"type": "string", "enum": ["pending", "delivered", "failed"]}),
+                ),
+                limit(),
+            ],
+            plain(
+                "Webhook deliveries of alert events, newest first",
+                data("AlertDelivery"),
+            ),
+        ),
+        AdminOp::AlertDelivery => with(
+            vec![path_param("id", "The delivery's id (its webhook-id)")],
+            plain(
+                "A delivery with every attempt: when, by which replica, the answer's status and body",
+                ok(r("AlertDelivery")),
+            ),
+        ),
+        AdminOp::Redeliver => with(
+            vec![path_param("id", "The delivery's id (its webhook-id)")],
+            plain(
+                "Post a delivery again now, under the same webhook-id",
+                ok(r("AlertDelivery")),
+            ),
+        ),
         AdminOp::Overview => with(
             vec![query_as(
                 "hours",

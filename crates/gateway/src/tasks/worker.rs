@@ -82,7 +82,9 @@ async fn follow_channels(state: Arc<State>, owner: String) {
 }
 
 /// This process's name on the leases it takes.
-fn worker_id() -> String {
+/// This replica's name as the owner of leases (tasks, alert deliveries): its process id and
+/// random bits.
+pub(crate) fn worker_id() -> String {
     let mut bytes = [0u8; 4];
     rand::RngCore::fill_bytes(&mut rand::rng(), &mut bytes);
     format!("worker-{}-{}", std::process::id(), hex::encode(bytes))
