@@ -155,9 +155,16 @@ fn hex(bytes: &[u8]) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_collector_receives_each_request_as_a_tree_under_the_clients_trace() {
     let scratch = Scratch::new("traces");
-    let sim = tollgate_sim::start("127.0.0.1:0".parse().unwrap(), KnobSettings::default())
-        .await
-        .unwrap();
+    let sim = tollgate_sim::start(
+        "127.0.0.1:0".parse().unwrap(),
+        KnobSettings {
+            task_queued_ms: Some(300),
+            task_running_ms: Some(600),
+            ..KnobSettings::default()
+        },
+    )
+    .await
+    .unwrap();
     let (collector, spans) = receiver().await;
     let (upstream, traceparents) = embeddings_upstream().await;
     let text = format!(
@@ -166,7 +173,8 @@ async fn a_collector_receives_each_request_as_a_tree_under_the_clients_trace() {
 enabled = false
 
 [tasks]
-workers = false
+first_poll_ms = 200
+poll_interval_ms = 300
 
 # Nothing listens here: the call fails over to the next channel.
 [[channels]]
@@ -185,6 +193,16 @@ name = "gen"
 format = "genai"
 base_url = "{sim}"
 api_key_env = "HOME"
+
+[[channels]]
+name = "video"
+format = "generic-video"
+base_url = "{sim}"
+
+[models."wave-3-0-video"]
+kind = "generic-video"
+channels = ["video"]
+price = {{ meter = "video_seconds", per_second = "0.1" }}
 
 [models."text-embedding-3-small"]
 kind = "embeddings"
@@ -315,6 +333,63 @@ price = {{ meter = "text_tokens", input_per_million_tokens = "0.10", output_per_
     for key in ["gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"] {
         assert!(attribute(server, key).is_some(), "{key} of {server:#?}");
     }
+
+    // A video task: its submit, then each poll (on the task workers, after the request ended)
+    // in the same trace, children of the submit with a link to it; the last settles it.
+    let trace = "5b8aa5a2d2c872e8321cf37308d69df2";
+    let answer = send(
+        &gateway.addr,
+        "/v1/video/generations",
+        &bearer,
+        &format!("00-{trace}-051581bf3cb55c13-01"),
+        r#"{"model":"wave-3-0-video","prompt":"a traced cat","seconds":"3"}"#,
+    )
+    .await;
+    let task = answer.split("\"id\":\"").nth(1).unwrap();
+    let task = &task[..task.find('"').unwrap()];
+    let charge = support::task_charge(&store, &account.id, task).await;
+    let settled = |spans: &[Span]| {
+        spans
+            .iter()
+            .any(|s| attribute(s, "tollgate.task.state").as_deref() == Some("succeeded"))
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let tree = loop {
+        let tree = trace_of(&spans, &decode(trace), 2).await;
+        if settled(&tree) {
+            break tree;
+        }
+        assert!(Instant::now() < deadline, "no settling poll: {tree:#?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let submit = tree
+        .iter()
+        .find(|s| s.kind == SpanKind::Server as i32)
+        .expect("the submit's server span");
+    assert_eq!(submit.name, "POST video_generations");
+    let polls: Vec<&Span> = tree.iter().filter(|s| s.name == "task poll").collect();
+    assert!(!polls.is_empty(), "{tree:#?}");
+    for poll in &polls {
+        assert_eq!(poll.parent_span_id, submit.span_id, "{poll:#?}");
+        assert_eq!(poll.links.len(), 1, "{poll:#?}");
+        assert_eq!(poll.links[0].span_id, submit.span_id);
+        assert_eq!(poll.links[0].trace_id, submit.trace_id);
+        assert_eq!(attribute(poll, "tollgate.task").as_deref(), Some(task));
+        assert_eq!(
+            attribute(poll, "tollgate.channel").as_deref(),
+            Some("video")
+        );
+        assert!(poll.start_time_unix_nano >= submit.end_time_unix_nano);
+    }
+    let last = polls
+        .iter()
+        .find(|s| attribute(s, "tollgate.task.state").as_deref() == Some("succeeded"))
+        .unwrap();
+    assert_eq!(
+        attribute(last, "tollgate.charge"),
+        Some(tollgate_billing::Amount::from_nanos(-charge.amount.nanos()).to_string()),
+        "{last:#?}"
+    );
 }
 
 fn decode(hex: &str) -> Vec<u8> {

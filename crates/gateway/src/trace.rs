@@ -87,6 +87,50 @@ pub fn traceparent() -> Option<String> {
     out.0
 }
 
+/// The span of one poll of a video task (`docs/decisions.md`, "Traces"): when spans are
+/// exported and the submitting request's `traceparent` was kept on the task's row, a child of
+/// that request's span with a link to it, so that a task's life — its submit, each poll on
+/// whichever replica, the settlement — is one trace.
+pub fn task_span(task: &tollgate_store::Task) -> tracing::Span {
+    let span = tracing::info_span!(
+        "task_poll",
+        otel.name = "task poll",
+        tollgate.task = %task.id,
+        tollgate.channel = %task.channel,
+        gen_ai.request.model = %task.model,
+        tollgate.task.state = tracing::field::Empty,
+        tollgate.charge = tracing::field::Empty,
+    );
+    if !exporting() {
+        return span;
+    }
+    if let Some(traceparent) = &task.traceparent {
+        let mut carrier = http::HeaderMap::new();
+        if let Ok(value) = http::HeaderValue::from_str(traceparent) {
+            carrier.insert("traceparent", value);
+        }
+        let submit = TraceContextPropagator::new().extract(&Headers(&carrier));
+        let linked = opentelemetry::trace::TraceContextExt::span(&submit)
+            .span_context()
+            .clone();
+        let _ = span.set_parent(submit);
+        if linked.is_valid() {
+            span.add_link(linked);
+        }
+    }
+    span
+}
+
+/// Notes how a task's poll ended it on the poll's span: its state and, when it succeeded, the
+/// charge.
+pub fn record_task_end(state: &str, charge: Option<tollgate_billing::Amount>) {
+    let span = tracing::Span::current();
+    span.record("tollgate.task.state", state);
+    if let Some(charge) = charge {
+        span.record("tollgate.charge", tracing::field::display(charge));
+    }
+}
+
 /// The OpenTelemetry GenAI `gen_ai.operation.name` of an endpoint (its metrics label), where
 /// the conventions name one.
 fn operation_name(endpoint: &str) -> Option<&'static str> {

@@ -89,6 +89,8 @@ pub struct NewTask {
     pub in_flight_limits: (Option<u32>, Option<u32>),
     /// How long it may take before the sweeper fails it.
     pub deadline: std::time::Duration,
+    /// The submitting request's W3C `traceparent`, when traces are exported.
+    pub traceparent: Option<String>,
 }
 
 /// A task row.
@@ -136,6 +138,8 @@ pub struct Task {
     pub next_poll_at: Option<i64>,
     /// Consecutive failed polls (for backoff).
     pub poll_failures: i64,
+    /// The submitting request's W3C `traceparent`, when traces were exported.
+    pub traceparent: Option<String>,
 }
 
 /// One entry of a task's history.
@@ -239,7 +243,7 @@ pub struct TaskFilter {
 /// The states a task can still leave, as an SQL list.
 const LIVE_STATES: &str = "'submitting', 'queued', 'running'";
 
-pub(crate) const TASK_COLUMNS: &str = "id, format, account_id, key_id, model, channel, upstream_model, upstream_id, status, upstream_status, progress, hold_id, pricing, request, result, error, created_at, updated_at, deadline_at, next_poll_at, poll_failures";
+pub(crate) const TASK_COLUMNS: &str = "id, format, account_id, key_id, model, channel, upstream_model, upstream_id, status, upstream_status, progress, hold_id, pricing, request, result, error, created_at, updated_at, deadline_at, next_poll_at, poll_failures, traceparent";
 
 pub(crate) fn task_from_row(row: &sqlx::any::AnyRow) -> Result<Task, StoreError> {
     let json = |name: &str| -> Result<Option<serde_json::Value>, StoreError> {
@@ -271,6 +275,7 @@ pub(crate) fn task_from_row(row: &sqlx::any::AnyRow) -> Result<Task, StoreError>
         deadline_at: row.try_get("deadline_at")?,
         next_poll_at: row.try_get("next_poll_at")?,
         poll_failures: row.try_get("poll_failures")?,
+        traceparent: row.try_get("traceparent")?,
     })
 }
 
@@ -319,8 +324,9 @@ impl Store {
         }
         sqlx::query(
             "INSERT INTO tasks (id, format, account_id, key_id, model, channel, upstream_model, status,
-                                progress, hold_id, pricing, request, created_at, updated_at, deadline_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, 'submitting', 0, $8, $9, $10, $11, $11, $12)",
+                                progress, hold_id, pricing, request, created_at, updated_at, deadline_at,
+                                traceparent)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 'submitting', 0, $8, $9, $10, $11, $11, $12, $13)",
         )
         .bind(&task.id)
         .bind(&task.format)
@@ -334,6 +340,7 @@ impl Store {
         .bind(task.request.to_string())
         .bind(now)
         .bind(now.saturating_add(millis(task.deadline)))
+        .bind(task.traceparent.clone())
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;

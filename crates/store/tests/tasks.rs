@@ -28,6 +28,7 @@ fn new_task(account: &str, key: &str, channel: &str) -> NewTask {
         request_id: None,
         in_flight_limits: (None, None),
         deadline: Duration::from_secs(3600),
+        traceparent: None,
     }
 }
 

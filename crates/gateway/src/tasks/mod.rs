@@ -94,6 +94,8 @@ pub async fn submit(
         request_id: Some(ctx.request_id.clone()),
         in_flight_limits: in_flight_limits(principal),
         deadline: state.tasks.deadline,
+        // Its polls and settlement continue this request's trace (`crate::trace::task_span`).
+        traceparent: crate::trace::traceparent(),
     };
     // A task counts against the caller's per-minute units and budgets at its estimate and hold
     // when it is created (`Priced::admit`); it is charged later, on whichever replica polls it

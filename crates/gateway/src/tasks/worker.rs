@@ -23,6 +23,7 @@ use tollgate_gateway_core::state::State;
 use tollgate_store::{Outcome, Task};
 use tollgate_upstream::tasks::TaskRecord;
 use tollgate_upstream::{Endpoint, Timeouts, UpstreamError};
+use tracing::Instrument;
 
 /// The most tasks leased by one poller at a time.
 const BATCH: usize = 64;
@@ -128,9 +129,13 @@ async fn poll_channel(state: Arc<State>, channel: Arc<Channel>, owner: String) {
                 },
             };
             let (state, channel, owner) = (state.clone(), channel.clone(), owner.clone());
-            tokio::spawn(async move {
-                poll_one(&state, &channel, &timeouts, task, &owner, permit).await;
-            });
+            let span = crate::trace::task_span(&task);
+            tokio::spawn(
+                async move {
+                    poll_one(&state, &channel, &timeouts, task, &owner, permit).await;
+                }
+                .instrument(span),
+            );
         }
         drop(first);
         if !full_batch {
@@ -174,6 +179,7 @@ async fn poll_one(
     let now = tollgate_gateway_core::clock::unix_now();
     let endpoint = Endpoint {
         timeouts: *timeouts,
+        traceparent: crate::trace::traceparent(),
         ..channel.endpoint.clone()
     };
     let Ok(tasks) = channel.video_tasks() else {
@@ -267,6 +273,12 @@ async fn finish(state: &State, task: &Task, outcome: Outcome, word: &str) {
     };
     match state.store.finish_task(&task.id, outcome, Some(word)).await {
         Ok(true) => {
+            crate::trace::record_task_end(
+                if succeeded { "succeeded" } else { "failed" },
+                charged
+                    .as_ref()
+                    .map(|(_, nanos)| tollgate_billing::Amount::from_nanos(*nanos)),
+            );
             if let Some((group, nanos)) = charged {
                 state.metrics.charged(group.as_deref(), nanos);
             }
