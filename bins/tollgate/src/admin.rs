@@ -1,6 +1,8 @@
 //! `tollgate admin …`: admin API tokens and the admin audit log.
 
-use crate::cli::{AdminCommand, ChannelsCommand, Common, TasksCommand, TokenCommand};
+use crate::cli::{
+    AdminCommand, AlertsCommand, ChannelsCommand, Common, TasksCommand, TokenCommand,
+};
 use crate::common::{load_config, open_store};
 use serde_json::json;
 use tollgate_admin::ops::{self, Actor};
@@ -208,6 +210,84 @@ pub async fn channels(common: &Common, command: ChannelsCommand) -> Result<(), S
     };
     store.close().await;
     result
+}
+
+/// `tollgate alerts …`: the admin API's alert events and deliveries, on the database.
+pub async fn alerts(common: &Common, command: AlertsCommand) -> Result<(), String> {
+    let config = load_config(common)?;
+    let store = open_store(&config, false).await?;
+    let result = execute_alerts(&store, command).await;
+    store.close().await;
+    result
+}
+
+async fn execute_alerts(store: &Store, command: AlertsCommand) -> Result<(), String> {
+    use tollgate_admin::alerts;
+    let text = |v: &serde_json::Value, k: &str| v[k].as_str().unwrap_or_default().to_owned();
+    match command {
+        AlertsCommand::Events { rule, limit, json } => {
+            let page = alerts::events(store, rule.as_deref(), limit)
+                .await
+                .map_err(|e| e.to_string())?;
+            if json {
+                println!("{page}");
+                return Ok(());
+            }
+            println!(
+                "{:<26} {:<15} {:<20} {:<40} SUMMARY",
+                "CREATED", "TYPE", "RULE", "SUBJECT"
+            );
+            for e in page["data"].as_array().into_iter().flatten() {
+                println!(
+                    "{:<26} {:<15} {:<20} {:<40} {}",
+                    text(e, "created_at"),
+                    text(e, "type"),
+                    text(e, "rule"),
+                    text(e, "subject"),
+                    text(e, "summary")
+                );
+            }
+        }
+        AlertsCommand::Deliveries {
+            rule,
+            state,
+            limit,
+            json,
+        } => {
+            let page = alerts::deliveries(store, rule.as_deref(), state.as_deref(), limit)
+                .await
+                .map_err(|e| e.for_cli())?;
+            if json {
+                println!("{page}");
+                return Ok(());
+            }
+            println!(
+                "{:<26} {:<34} {:<20} {:<10} ATTEMPTS",
+                "CREATED", "ID", "RULE", "STATE"
+            );
+            for d in page["data"].as_array().into_iter().flatten() {
+                println!(
+                    "{:<26} {:<34} {:<20} {:<10} {}",
+                    text(d, "created_at"),
+                    text(d, "id"),
+                    text(d, "rule"),
+                    text(d, "state"),
+                    d["attempts"]
+                );
+            }
+        }
+        AlertsCommand::Show { id } => {
+            let one = alerts::one(store, &id).await.map_err(|e| e.to_string())?;
+            println!("{one}");
+        }
+        AlertsCommand::Redeliver { id } => {
+            alerts::redeliver(store, &Actor::cli(), &id)
+                .await
+                .map_err(|e| e.to_string())?;
+            println!("{id}: due now (a running gateway posts it within a second)");
+        }
+    }
+    Ok(())
 }
 
 async fn switch(store: &Store, known: &[&str], name: &str, disabled: bool) -> Result<(), String> {

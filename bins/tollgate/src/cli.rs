@@ -64,6 +64,9 @@ pub enum Command {
     /// Upstream channels: switch one off or on for every replica.
     #[command(subcommand)]
     Channels(ChannelsCommand),
+    /// Alert events and their webhook deliveries (docs/operations.md, "Alerts").
+    #[command(subcommand)]
+    Alerts(AlertsCommand),
     /// The price book: every model's price versions (docs/architecture.md, "Prices").
     #[command(subcommand)]
     Prices(PricesCommand),
@@ -140,6 +143,47 @@ pub enum ChannelsCommand {
     Enable {
         /// The channel's configured name.
         name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AlertsCommand {
+    /// Alert events, newest first.
+    Events {
+        /// Only this rule's.
+        #[arg(long)]
+        rule: Option<String>,
+        /// The most events listed.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Webhook deliveries, newest first.
+    Deliveries {
+        /// Only this rule's.
+        #[arg(long)]
+        rule: Option<String>,
+        /// Only in this state: pending, delivered, failed.
+        #[arg(long)]
+        state: Option<String>,
+        /// The most deliveries listed.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One delivery with its payload and every attempt (always JSON).
+    Show {
+        /// The delivery's id (its webhook-id, msg_…).
+        id: String,
+    },
+    /// Post a delivery again now, under the same webhook-id (a running gateway sends it).
+    Redeliver {
+        /// The delivery's id (msg_…).
+        id: String,
     },
 }
 

@@ -70,6 +70,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Admin(command) => crate::admin::run(&cli.common, command).await,
         Command::Tasks(command) => crate::admin::tasks(&cli.common, command).await,
         Command::Channels(command) => crate::admin::channels(&cli.common, command).await,
+        Command::Alerts(command) => crate::admin::alerts(&cli.common, command).await,
         Command::Prices(command) => crate::prices::run(&cli.common, command).await,
         Command::Ledger(command) => crate::ledger::run(&cli.common, command).await,
         Command::Statement {

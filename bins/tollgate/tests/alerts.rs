@@ -691,6 +691,25 @@ webhook_url = "{slack}"
         .collect();
     assert_eq!(levels, [90, 50], "newest first: {budget_events:#}");
     tokio::time::sleep(Duration::from_secs(2)).await;
+    // The CLI is the API's twin: the same deliveries, and a redelivery.
+    let listed = support::cli(
+        &config,
+        &db,
+        &["alerts", "deliveries", "--rule", "budget", "--json"],
+    );
+    assert!(listed.ok, "{}", listed.said());
+    let listed: Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(listed["data"].as_array().unwrap().len(), 2, "{listed:#}");
+    let id = listed["data"][0]["id"].as_str().unwrap();
+    let shown = support::cli(&config, &db, &["alerts", "show", id]);
+    let shown: Value = serde_json::from_str(&shown.stdout).unwrap();
+    assert_eq!(shown["history"][0]["status"], 200, "{shown:#}");
+    let before = standard.posted().len();
+    assert!(support::cli(&config, &db, &["alerts", "redeliver", id]).ok);
+    let posted = standard.until(before + 1, Duration::from_secs(10)).await;
+    assert_eq!(posted[before].id, id);
+    let table = support::cli(&config, &db, &["alerts", "events", "--rule", "budget"]);
+    assert!(table.stdout.contains("alert.fired"), "{}", table.said());
     let again = admin(
         addr,
         &token,

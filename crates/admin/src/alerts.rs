@@ -8,6 +8,7 @@ use tollgate_alerts::{Rule, RuleConfig};
 use tollgate_gateway_core::alerts::{rules_in_force, signing_secret};
 use tollgate_gateway_core::clock::format_rfc3339;
 use tollgate_gateway_core::context::RequestCtx;
+use tollgate_store::Store;
 
 /// `GET /alerts`: every rule in force, where it comes from, and the subjects it fires on.
 pub async fn list(ctx: &RequestCtx) -> Result<Value, OpError> {
@@ -86,9 +87,9 @@ pub async fn delete(ctx: &RequestCtx, actor: &Actor, name: &str) -> Result<Value
     Ok(json!({"name": name, "deleted": true}))
 }
 
-/// `GET /alerts/events`.
-pub async fn events(ctx: &RequestCtx, rule: Option<&str>, limit: u32) -> Result<Value, OpError> {
-    let events = ctx.state.store.alert_events(rule, i64::from(limit)).await?;
+/// `GET /alerts/events`, `tollgate alerts events --json`.
+pub async fn events(store: &Store, rule: Option<&str>, limit: u32) -> Result<Value, OpError> {
+    let events = store.alert_events(rule, i64::from(limit)).await?;
     let data: Vec<Value> = events
         .iter()
         .map(|e| {
@@ -100,9 +101,9 @@ pub async fn events(ctx: &RequestCtx, rule: Option<&str>, limit: u32) -> Result<
     Ok(json!({ "data": data }))
 }
 
-/// `GET /alerts/deliveries`.
+/// `GET /alerts/deliveries`, `tollgate alerts deliveries --json`.
 pub async fn deliveries(
-    ctx: &RequestCtx,
+    store: &Store,
     rule: Option<&str>,
     state: Option<&str>,
     limit: u32,
@@ -115,24 +116,23 @@ pub async fn deliveries(
             format!("state is pending, delivered or failed, not {s:?}"),
         ));
     }
-    let deliveries = ctx
-        .state
-        .store
+    let deliveries = store
         .alert_deliveries(rule, state, i64::from(limit))
         .await?;
     Ok(json!({ "data": deliveries.iter().map(|d| delivery(d, None)).collect::<Vec<_>>() }))
 }
 
-/// `GET /alerts/deliveries/{id}`: with its attempts.
-pub async fn one(ctx: &RequestCtx, id: &str) -> Result<Value, OpError> {
-    let (d, attempts) = ctx.state.store.alert_delivery(id).await?;
+/// `GET /alerts/deliveries/{id}`, `tollgate alerts show`: with its attempts.
+pub async fn one(store: &Store, id: &str) -> Result<Value, OpError> {
+    let (d, attempts) = store.alert_delivery(id).await?;
     Ok(delivery(&d, Some(&attempts)))
 }
 
-/// `POST /alerts/deliveries/{id}/redeliver`: due now again, the same `webhook-id`.
-pub async fn redeliver(ctx: &RequestCtx, actor: &Actor, id: &str) -> Result<Value, OpError> {
-    ctx.state.store.redeliver(id, &actor.name).await?;
-    one(ctx, id).await
+/// `POST /alerts/deliveries/{id}/redeliver`, `tollgate alerts redeliver`: due now again, the
+/// same `webhook-id`.
+pub async fn redeliver(store: &Store, actor: &Actor, id: &str) -> Result<Value, OpError> {
+    store.redeliver(id, &actor.name).await?;
+    one(store, id).await
 }
 
 fn delivery(

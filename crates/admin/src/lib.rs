@@ -475,17 +475,17 @@ pub async fn handle(
         }
         AdminOp::DeleteAlert => ok(alerts::delete(&ctx, &actor, id).await?),
         AdminOp::AlertEvents => {
-            ok(alerts::events(&ctx, q("rule").as_deref(), limit(q("limit"))?).await?)
+            ok(alerts::events(store, q("rule").as_deref(), limit(q("limit"))?).await?)
         }
         AdminOp::AlertDeliveries => ok(alerts::deliveries(
-            &ctx,
+            store,
             q("rule").as_deref(),
             q("state").as_deref(),
             limit(q("limit"))?,
         )
         .await?),
-        AdminOp::AlertDelivery => ok(alerts::one(&ctx, id).await?),
-        AdminOp::Redeliver => ok(alerts::redeliver(&ctx, &actor, id).await?),
+        AdminOp::AlertDelivery => ok(alerts::one(store, id).await?),
+        AdminOp::Redeliver => ok(alerts::redeliver(store, &actor, id).await?),
         AdminOp::ReloadConfig => {
             let reloaded = ops::reload_config(store, &actor, reload).await?;
             ok(json!(reloaded))
