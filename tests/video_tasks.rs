@@ -1348,3 +1348,186 @@ async fn wait_for_state(gw: &TestGateway, id: &str, state: TaskState) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// `/v1/videos` (docs/api.md §2.8.1): its own tasks on the generic models, `seconds` and `size`
+/// checked against the model's table before any hold, polled with a second's grace hair,
+/// charged exactly, streamed with `Range`, listed by cursor, deleted once finished.
+#[tokio::test]
+async fn openai_videos_are_their_own_tasks_checked_polled_charged_and_deleted() {
+    const VIDEOS: &str = "/v1/videos";
+    let gw = gateway().await;
+    let (account, owner) = gw.account("10").await;
+    let (_, stranger) = gw.account("10").await;
+    let auth = format!("Bearer {owner}");
+
+    // What the model cannot make is refused by the client's field, before any call or hold.
+    for (body, param) in [
+        (
+            json!({"model": "wave-3-0-video", "prompt": "x", "size": "1280x720"}),
+            "size",
+        ),
+        (
+            json!({"model": "wave-3-0-video", "prompt": "x", "seconds": "31"}),
+            "seconds",
+        ),
+        (
+            json!({"model": "omni", "prompt": "x", "duration": 4}),
+            "duration",
+        ),
+        (
+            json!({"model": "omni", "prompt": "x", "input_reference": {"image_url": "https://a.example/x.png"}}),
+            "input_reference",
+        ),
+        (
+            json!({"model": "clipgen-cn-2.0-260128", "prompt": "x"}),
+            "model",
+        ),
+    ] {
+        let reply = gw.post_json(VIDEOS, &owner, &body).await;
+        assert_eq!(reply.status, 400, "{body}: {}", reply.text());
+        assert_eq!(reply.json()["error"]["param"], param, "{}", reply.text());
+    }
+    assert_eq!(gw.calls(VIDEO_CREATES), 0);
+    assert_eq!(
+        gw.balance(&account).await,
+        Amount::from_nanos(10_000_000_000)
+    );
+
+    let created = gw
+        .post_json(
+            VIDEOS,
+            &owner,
+            &json!({"model": "horse-1.1-t2v", "prompt": "A horse.", "seconds": "3", "size": "720x1280"}),
+        )
+        .await;
+    assert_eq!(created.status, 200, "{}", created.text());
+    let video = created.json();
+    let id = video["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        (
+            video["object"].as_str(),
+            video["status"].as_str(),
+            video["seconds"].as_str(),
+            video["size"].as_str()
+        ),
+        (Some("video"), Some("queued"), Some("3"), Some("720x1280"))
+    );
+    // A generic task's id is not a video, nor the other way round; a stranger sees neither.
+    let generic = gw
+        .post_json(VIDEO, &owner, &json!({"model": "omni", "prompt": "x"}))
+        .await
+        .json();
+    let item = format!("{VIDEOS}/{id}");
+    assert_eq!(gw.get(&format!("{VIDEO}/{id}"), &owner).await.status, 404);
+    assert_eq!(
+        gw.get(
+            &format!("{VIDEOS}/{}", generic["id"].as_str().unwrap()),
+            &owner
+        )
+        .await
+        .status,
+        404
+    );
+    assert_eq!(gw.get(&item, &stranger).await.status, 404);
+
+    // Polled: told to wait a second; a poll a hair under it is served, a quicker one is not.
+    let first = gw.get(&item, &owner).await;
+    assert_eq!(first.status, 200);
+    assert_eq!(first.headers["openai-poll-after-ms"], "1000");
+    assert_eq!(gw.get(&item, &owner).await.status, 429);
+    tokio::time::sleep(Duration::from_millis(950)).await;
+    assert_eq!(
+        gw.get(&item, &owner).await.status,
+        200,
+        "950 ms: within the grace"
+    );
+
+    // Finished: charged exactly 3 s at 0.08, once; streamed, a range of it too.
+    let task = wait_terminal(&gw, &id).await;
+    assert_eq!(task.state, TaskState::Succeeded);
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    let charged: Vec<Amount> = ledger
+        .iter()
+        .filter(|r| r.kind == LedgerKind::Charge && r.task_id.as_deref() == Some(id.as_str()))
+        .map(|r| r.amount)
+        .collect();
+    assert_eq!(charged, [Amount::from_nanos(-240_000_000)]);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let done = gw.get(&item, &owner).await.json();
+    assert_eq!(
+        (done["status"].as_str(), done["progress"].as_u64()),
+        (Some("completed"), Some(100))
+    );
+    assert!(done["expires_at"].as_i64() > done["completed_at"].as_i64());
+    let file = gw.get(&format!("{item}/content"), &owner).await;
+    assert_eq!(file.status, 200);
+    assert!((mp4_seconds(&file.body) - 3.0).abs() < 0.1);
+    let part = gw
+        .request(
+            "GET",
+            &format!("{item}/content"),
+            &[("authorization", &auth), ("range", "bytes=0-99")],
+            Bytes::new(),
+        )
+        .await;
+    assert_eq!((part.status, part.body.len()), (206, 100));
+    assert_eq!(part.body[..], file.body[..100]);
+    assert_eq!(
+        gw.get(&format!("{item}/content"), &stranger).await.status,
+        404
+    );
+    let thumb = gw
+        .get(&format!("{item}/content?variant=thumbnail"), &owner)
+        .await;
+    assert_eq!(thumb.json()["error"]["param"], "variant");
+
+    // Listed newest first, by cursor; deleted once, then gone.
+    let second = gw
+        .post_json(
+            VIDEOS,
+            &owner,
+            &json!({"model": "omni", "prompt": "Another."}),
+        )
+        .await
+        .json();
+    let second = second["id"].as_str().unwrap().to_owned();
+    let page = gw.get(&format!("{VIDEOS}?limit=1"), &owner).await.json();
+    assert_eq!(
+        (page["data"][0]["id"].as_str(), page["has_more"].as_bool()),
+        (Some(second.as_str()), Some(true))
+    );
+    let next = gw
+        .get(&format!("{VIDEOS}?limit=1&after={second}"), &owner)
+        .await
+        .json();
+    assert_eq!(
+        (next["data"][0]["id"].as_str(), next["has_more"].as_bool()),
+        (Some(id.as_str()), Some(false))
+    );
+    assert_eq!(gw.get(VIDEOS, &stranger).await.json()["data"], json!([]));
+    let refused = gw
+        .request(
+            "DELETE",
+            &format!("{VIDEOS}/{second}"),
+            &[("authorization", &auth)],
+            Bytes::new(),
+        )
+        .await;
+    assert_eq!(refused.status, 409, "still generating: {}", refused.text());
+    let deleted = gw
+        .request("DELETE", &item, &[("authorization", &auth)], Bytes::new())
+        .await;
+    assert_eq!(
+        deleted.json(),
+        json!({"id": id, "object": "video.deleted", "deleted": true})
+    );
+    assert_eq!(
+        gw.request("DELETE", &item, &[("authorization", &auth)], Bytes::new())
+            .await
+            .status,
+        404
+    );
+    assert_eq!(gw.get(&format!("{item}/content"), &owner).await.status, 404);
+    wait_terminal(&gw, &second).await;
+    wait_terminal(&gw, generic["id"].as_str().unwrap()).await;
+}

@@ -30,7 +30,7 @@ run() {
 }
 status=0
 # The JSON client endpoints, with a client key (multipart uploads are tested by tests/sdk).
-run --include-path-regex '^/(v1/(embeddings|audio/speech|t2a_v2|video/|models|chat/|responses)|v1beta/|api/v3/)' \
+run --include-path-regex '^/(v1/(embeddings|audio/speech|t2a_v2|video/|videos|models|chat/|responses)|v1beta/|api/v3/)' \
   -H "Authorization: Bearer $key" -H "x-vendor-api-key: $key" "$@" || status=1
 # The admin API, with an admin token — after the client endpoints: it learns names from its own
 # answers and switches channels off, disables accounts and revokes keys with them.

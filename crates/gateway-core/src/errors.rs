@@ -288,6 +288,12 @@ from_field_error!(
     tollgate_native_genai::FieldError,
 );
 
+impl From<tollgate_openai_videos::FieldProblem> for ApiError {
+    fn from(e: tollgate_openai_videos::FieldProblem) -> ApiError {
+        ApiError::invalid(e.param, e.code, e.message)
+    }
+}
+
 fn openai_type(kind: ErrorKind) -> &'static str {
     match kind {
         ErrorKind::InsufficientBalance => "insufficient_quota",

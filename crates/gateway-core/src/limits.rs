@@ -22,6 +22,8 @@ pub enum Endpoint {
     ClipTasks,
     /// `/v1/video/generations`.
     VideoGenerations,
+    /// `/v1/videos`: a prompt and a few fields.
+    Videos,
     /// `/v1beta/models/…`: inline media parts.
     Native,
     /// `/v1/chat/completions`.
@@ -31,7 +33,7 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    const ALL: [(Endpoint, &'static str, usize); 10] = [
+    const ALL: [(Endpoint, &'static str, usize); 11] = [
         (Endpoint::Embeddings, "embeddings", 8 << 20),
         (Endpoint::Speech, "speech", 256 << 10),
         (Endpoint::T2a, "t2a", 256 << 10),
@@ -39,6 +41,7 @@ impl Endpoint {
         (Endpoint::SpeechToText, "speech_to_text", 50_000_000),
         (Endpoint::ClipTasks, "clip_tasks", 16 << 20),
         (Endpoint::VideoGenerations, "video_generations", 1 << 20),
+        (Endpoint::Videos, "videos", 1 << 20),
         (Endpoint::Native, "native", 20 << 20),
         (Endpoint::Chat, "chat", 20 << 20),
         (Endpoint::Responses, "responses", 20 << 20),

@@ -40,6 +40,16 @@ pub enum Route {
     VideoCreate,
     /// `GET /v1/video/generations/{task_id}`
     VideoGet,
+    /// `POST /v1/videos` — the OpenAI Videos API.
+    VideosCreate,
+    /// `GET /v1/videos`
+    VideosList,
+    /// `GET /v1/videos/{video_id}`
+    VideosGet,
+    /// `DELETE /v1/videos/{video_id}`
+    VideosDelete,
+    /// `GET /v1/videos/{video_id}/content`
+    VideosContent,
     /// `GET /v1/media/{task_id}.mp4` — a signed link to a finished video.
     Media,
     /// `GET /v1/charges/{request_id}` — what one of the caller's requests was charged, and why.
@@ -140,6 +150,8 @@ pub enum PathPattern {
     Exact(&'static str),
     /// One non-empty segment (a task id, a media file) after this prefix.
     Item(&'static str),
+    /// One non-empty segment after the prefix, then this suffix (`/v1/videos/{id}/content`).
+    ItemThen(&'static str, &'static str),
     /// Anything under this prefix (a router of its own).
     Under(&'static str),
     /// A model under `/v1beta/models/` or `/v1/models/`: `{model}` alone (`None`) or
@@ -240,7 +252,7 @@ impl RouteSpec {
 
 use Credentials::{Key, KeyByClient};
 use Family::{Ark, Google, OpenAi, T2a};
-use PathPattern::{Exact, Item, Model, Under};
+use PathPattern::{Exact, Item, ItemThen, Model, Under};
 use limits::Endpoint as Body;
 
 const GET: Verb = Verb::Get;
@@ -291,6 +303,14 @@ pub static ROUTES: &[RouteSpec] = &[
         .metered(Body::VideoGenerations, Streams::No),
     row(Route::VideoGet, GET, Item("/v1/video/generations/"), "video_generation")
         .key(Key(OpenAi), Some("video_generations")),
+    row(Route::VideosCreate, POST, Exact("/v1/videos"), "videos")
+        .key(Key(OpenAi), Some("videos"))
+        .metered(Body::Videos, Streams::No),
+    row(Route::VideosList, GET, Exact("/v1/videos"), "videos").key(Key(OpenAi), Some("videos")),
+    row(Route::VideosGet, GET, Item("/v1/videos/"), "video").key(Key(OpenAi), Some("videos")),
+    row(Route::VideosDelete, DELETE, Item("/v1/videos/"), "video").key(Key(OpenAi), Some("videos")),
+    row(Route::VideosContent, GET, ItemThen("/v1/videos/", "/content"), "video_content")
+        .key(Key(OpenAi), Some("videos")),
     row(Route::Media, GET, Item("/v1/media/"), "media"),
     row(Route::Charges, GET, Item("/v1/charges/"), "charges").key(KeyByClient, None),
     row(Route::NativeGenerate, POST, Model(Some("generateContent")), "native")
@@ -370,6 +390,10 @@ impl PathPattern {
         match self {
             PathPattern::Exact(p) => path == p,
             PathPattern::Item(prefix) => path.strip_prefix(prefix).is_some_and(one_segment),
+            PathPattern::ItemThen(prefix, suffix) => path
+                .strip_prefix(prefix)
+                .and_then(|rest| rest.strip_suffix(suffix))
+                .is_some_and(one_segment),
             PathPattern::Under(prefix) => path.starts_with(prefix),
             PathPattern::Model(action) => {
                 let Some(rest) = path
@@ -394,6 +418,17 @@ impl PathPattern {
 pub fn native_model(path: &str) -> (&str, &str) {
     let last = last_segment(path);
     last.split_once(':').unwrap_or((last, ""))
+}
+
+/// The item of a routed path: its last segment, or for `…/{id}/content` the segment before.
+pub fn item(path: &str) -> &str {
+    let mut segments = path.rsplit('/');
+    let last = segments.next().unwrap_or_default();
+    if path.starts_with("/v1/videos/") && last == "content" {
+        segments.next().unwrap_or_default()
+    } else {
+        last
+    }
 }
 
 /// The last path segment: the task id (or media file) of a routed task path.
@@ -510,6 +545,37 @@ mod tests {
     }
 
     #[test]
+    fn the_videos_api_routes_each_path_and_names_its_item() {
+        for (method, path, want) in [
+            (Method::POST, "/v1/videos", Route::VideosCreate),
+            (Method::GET, "/v1/videos", Route::VideosList),
+            (Method::GET, "/v1/videos/video-1", Route::VideosGet),
+            (Method::DELETE, "/v1/videos/video-1", Route::VideosDelete),
+            (
+                Method::GET,
+                "/v1/videos/video-1/content",
+                Route::VideosContent,
+            ),
+        ] {
+            let r = route(&method, path);
+            assert_eq!(
+                (r.route, r.family),
+                (want, Family::OpenAi),
+                "{method} {path}"
+            );
+            if path != "/v1/videos" {
+                assert_eq!(item(path), "video-1", "{path}");
+            }
+        }
+        assert_eq!(route(&Method::GET, "/v1/videos/a/b").route, Route::NotFound);
+        assert_eq!(
+            route(&Method::GET, "/v1/videos//content").route,
+            Route::NotFound
+        );
+        assert_eq!(item("/v1/video/generations/content"), "content");
+    }
+
+    #[test]
     fn wrong_methods_and_unknown_paths() {
         assert_eq!(
             route(&Method::GET, "/v1/embeddings").route,
@@ -577,6 +643,7 @@ mod tests {
                 "speech_to_text",
                 "clip_tasks",
                 "video_generations",
+                "videos",
                 "native",
                 "chat",
                 "responses"

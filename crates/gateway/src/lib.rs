@@ -54,6 +54,7 @@ pub mod speech_relay;
 pub mod tasks;
 pub mod trace;
 pub mod translate;
+pub mod video_file;
 
 pub use build::{Background, BuildError, Parts, build};
 pub use reload::Reloader;

@@ -309,7 +309,7 @@ async fn client(
     route: Route,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
-    let id = || routes::last_segment(request.uri().path()).to_owned();
+    let id = || routes::item(request.uri().path()).to_owned();
     match route {
         Route::ListModels if family == Family::Google => {
             handlers::native::list_models(ctx, principal, request).await
@@ -334,6 +334,20 @@ async fn client(
         Route::VideoGet => {
             let id = id();
             handlers::video_generations::get(ctx, principal, request, &id).await
+        }
+        Route::VideosCreate => handlers::videos::create(ctx, principal, request).await,
+        Route::VideosList => handlers::videos::list(ctx, principal, request).await,
+        Route::VideosGet => {
+            let id = id();
+            handlers::videos::get(ctx, principal, request, &id).await
+        }
+        Route::VideosDelete => {
+            let id = id();
+            handlers::videos::delete(ctx, principal, request, &id).await
+        }
+        Route::VideosContent => {
+            let id = id();
+            handlers::videos::content(ctx, principal, request, &id).await
         }
         Route::Charges => {
             let id = id();

@@ -238,6 +238,11 @@ pub struct TaskFilter {
     pub upstream_statuses: Vec<String>,
     /// No task whose last upstream status word is one of these (a task without one passes).
     pub not_upstream_statuses: Vec<String>,
+    /// Only the tasks after this one in the listing's order: a cursor (the id of the previous
+    /// page's last task).
+    pub after: Option<String>,
+    /// Oldest first; newest first by default.
+    pub oldest_first: bool,
 }
 
 /// The states a task can still leave, as an SQL list.
@@ -393,33 +398,36 @@ impl Store {
         row.as_ref().map(task_from_row).transpose()
     }
 
-    /// A client's poll: only the owner sees the task (others get `NotFound`), hidden tasks are
-    /// gone, and a second poll within `min_interval` is `TooSoon` (docs/api.md §4 rule 6).
+    /// A client's poll through the API of `format`: only the owner sees the task, and only
+    /// through the API that made it (others get `NotFound`, and their reads count as no poll);
+    /// hidden tasks are gone, and a second poll within `min_interval` is `TooSoon` (docs/api.md
+    /// §4 rule 6).
     pub async fn poll_task(
         &self,
         id: &str,
         account_id: &str,
+        format: &str,
         min_interval: std::time::Duration,
     ) -> Result<Poll, StoreError> {
         let now = now_millis();
         let admitted = sqlx::query(
             "UPDATE tasks SET last_client_poll_at = $1
-             WHERE id = $2 AND account_id = $3 AND hidden = 0
+             WHERE id = $2 AND account_id = $3 AND format = $5 AND hidden = 0
                AND (last_client_poll_at IS NULL OR last_client_poll_at <= $4)",
         )
         .bind(now)
         .bind(id)
         .bind(account_id)
         .bind(now.saturating_sub(millis(min_interval)))
+        .bind(format)
         .execute(self.writer())
         .await?;
+        let mine = |task: &Task| task.account_id == account_id && task.format == format;
         match self.task(id).await? {
-            Some(task) if task.account_id == account_id && admitted.rows_affected() == 1 => {
+            Some(task) if mine(&task) && admitted.rows_affected() == 1 => {
                 Ok(Poll::Task(Box::new(task)))
             }
-            Some(task) if task.account_id == account_id && !self.is_hidden(id).await? => {
-                Ok(Poll::TooSoon)
-            }
+            Some(task) if mine(&task) && !self.is_hidden(id).await? => Ok(Poll::TooSoon),
             _ => Ok(Poll::NotFound),
         }
     }
@@ -772,6 +780,18 @@ impl Store {
                 list.join(", ")
             ));
         }
+        let (direction, beyond) = if filter.oldest_first {
+            ("ASC", ">")
+        } else {
+            ("DESC", "<")
+        };
+        if let Some(after) = &filter.after {
+            // A cursor the account cannot see gives no rows (the sub-select is NULL).
+            let p = placeholder(after.clone(), &mut binds);
+            conditions.push(format!(
+                "(created_at, id) {beyond} (SELECT created_at, id FROM tasks WHERE id = {p} AND account_id = $1)"
+            ));
+        }
         let condition = conditions.join(" AND ");
         let count_sql = format!("SELECT COUNT(*) AS n FROM tasks WHERE {condition}");
         let mut count = sqlx::query(sqlx::AssertSqlSafe(count_sql));
@@ -780,7 +800,7 @@ impl Store {
         }
         let total: i64 = count.fetch_one(self.pool()).await?.try_get("n")?;
         let page_sql = format!(
-            "SELECT {TASK_COLUMNS} FROM tasks WHERE {condition} ORDER BY created_at DESC, id DESC LIMIT {} OFFSET {}",
+            "SELECT {TASK_COLUMNS} FROM tasks WHERE {condition} ORDER BY created_at {direction}, id {direction} LIMIT {} OFFSET {}",
             limit.clamp(0, 1000),
             offset.max(0)
         );
@@ -832,6 +852,7 @@ fn task_endpoint(format: &str) -> &str {
     match format {
         "clip" => "clip_tasks",
         "generic" => "video_generations",
+        "openai" => "videos",
         other => other,
     }
 }

@@ -245,25 +245,28 @@ async fn polls_are_owner_only_and_at_most_once_a_second() {
         let second = Duration::from_secs(1);
         assert!(matches!(
             store
-                .poll_task(&task.id, &account.id, second)
+                .poll_task(&task.id, &account.id, "clip", second)
                 .await
                 .unwrap(),
             Poll::Task(_)
         ));
         assert_eq!(
             store
-                .poll_task(&task.id, &account.id, second)
+                .poll_task(&task.id, &account.id, "clip", second)
                 .await
                 .unwrap(),
             Poll::TooSoon
         );
         assert_eq!(
-            store.poll_task(&task.id, &other.id, second).await.unwrap(),
+            store
+                .poll_task(&task.id, &other.id, "clip", second)
+                .await
+                .unwrap(),
             Poll::NotFound
         );
         assert_eq!(
             store
-                .poll_task("cgt-nope", &account.id, second)
+                .poll_task("cgt-nope", &account.id, "clip", second)
                 .await
                 .unwrap(),
             Poll::NotFound
@@ -283,7 +286,7 @@ async fn polls_are_owner_only_and_at_most_once_a_second() {
         assert!(store.hide_task(&task.id, &account.id).await.unwrap());
         assert_eq!(
             store
-                .poll_task(&task.id, &account.id, Duration::ZERO)
+                .poll_task(&task.id, &account.id, "clip", Duration::ZERO)
                 .await
                 .unwrap(),
             Poll::NotFound

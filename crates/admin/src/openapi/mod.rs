@@ -165,6 +165,7 @@ mod tests {
         Some(match pattern {
             PathPattern::Exact(p) => p.to_owned(),
             PathPattern::Item(prefix) => format!("{prefix}x"),
+            PathPattern::ItemThen(prefix, suffix) => format!("{prefix}x{suffix}"),
             PathPattern::Model(None) => "/v1beta/models/x".to_owned(),
             PathPattern::Model(Some(action)) => format!("/v1beta/models/x:{action}"),
             PathPattern::Under(_) => return None,

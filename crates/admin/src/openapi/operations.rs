@@ -108,6 +108,7 @@ fn template(pattern: PathPattern, param: &str) -> String {
     match pattern {
         PathPattern::Exact(path) => path.to_owned(),
         PathPattern::Item(prefix) => format!("{prefix}{{{param}}}"),
+        PathPattern::ItemThen(prefix, suffix) => format!("{prefix}{{{param}}}{suffix}"),
         PathPattern::Under(prefix) => format!("{prefix}{{{param}}}"),
         PathPattern::Model(None) => "/v1beta/models/{model}".to_owned(),
         PathPattern::Model(Some(action)) => format!("/v1beta/models/{{model}}:{action}"),
@@ -441,6 +442,57 @@ fn about(route: Route) -> Option<About> {
             "VideoRequest",
         ),
         Route::VideoGet => task(plain("A generic video task", "video", ok(r("VideoTask")))),
+        Route::VideosCreate => posting(
+            "Create a video (OpenAI Videos API)",
+            "video",
+            ok(r("Video")),
+            "CreateVideoBody",
+        ),
+        Route::VideosList => About {
+            parameters: vec![
+                query("after", "The id of the previous page's last video"),
+                query_as(
+                    "limit",
+                    "1 to 100 (default 20)",
+                    json!({"type": "integer", "minimum": 1, "maximum": 100}),
+                ),
+                query_as(
+                    "order",
+                    "asc or desc (default)",
+                    json!({"type": "string", "enum": ["asc", "desc"]}),
+                ),
+            ],
+            ..plain("The key's account's videos", "video", ok(r("VideoList")))
+        },
+        Route::VideosGet => video(plain(
+            "A video (OpenAI Videos API)",
+            "video",
+            ok(r("Video")),
+        )),
+        Route::VideosDelete => video(plain(
+            "Delete a finished video",
+            "video",
+            json!({
+                "200": ok_json(r("VideoDeleted")),
+                "409": described(r("OpenAiError"), "The video is still generating"),
+            }),
+        )),
+        Route::VideosContent => About {
+            parameters: vec![
+                path_param("video_id", "The video's id"),
+                query_as(
+                    "variant",
+                    "video (default); thumbnail and spritesheet where the model makes them",
+                    json!({"type": "string", "enum": ["video", "thumbnail", "spritesheet"]}),
+                ),
+            ],
+            ..video(plain(
+                "A finished video's content, streamed (Range supported)",
+                "video",
+                json!({"200": {"description": "The MP4", "content": {"video/mp4": {"schema": {"type": "string", "format": "binary"}}}},
+                       "206": {"description": "The range asked", "content": {"video/mp4": {"schema": {"type": "string", "format": "binary"}}}}}),
+            ))
+        },
         Route::Charges => About {
             param: "request_id",
             parameters: vec![path_param(
@@ -538,6 +590,14 @@ fn about(route: Route) -> Option<About> {
 }
 
 /// A task's route: the path names the task.
+fn video(about: About) -> About {
+    About {
+        param: "video_id",
+        parameters: vec![path_param("video_id", "The id the create answer gave")],
+        ..about
+    }
+}
+
 fn task(about: About) -> About {
     About {
         param: "task_id",

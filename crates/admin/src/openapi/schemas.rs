@@ -340,6 +340,67 @@ pub(super) fn schemas() -> Map<String, Value> {
             }),
         ),
         (
+            "CreateVideoBody",
+            json!({
+                "type": "object",
+                "required": ["prompt"],
+                "properties": {
+                    "model": {"type": "string", "description": "A video model; sora-2 (an alias an operator may define) when absent"},
+                    "prompt": {"type": "string", "minLength": 1, "maxLength": 4000},
+                    "seconds": {"type": "string", "examples": ["4", "8"]},
+                    "size": {"type": "string", "pattern": "^[0-9]+[xX][0-9]+$", "examples": ["1280x720", "854x480"]},
+                },
+            }),
+        ),
+        (
+            "Video",
+            json!({
+                "type": "object",
+                "required": ["id", "object", "model", "status", "progress", "created_at", "seconds", "size"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "object": {"const": "video"},
+                    "model": {"type": "string"},
+                    "status": {"type": "string", "enum": ["queued", "in_progress", "completed", "failed"]},
+                    "progress": {"type": "integer", "minimum": 0, "maximum": 100},
+                    "created_at": {"type": "integer"},
+                    "completed_at": {"type": ["integer", "null"]},
+                    "expires_at": {"type": ["integer", "null"]},
+                    "seconds": {"type": "string"},
+                    "size": {"type": "string"},
+                    "remixed_from_video_id": {"type": ["string", "null"]},
+                    "prompt": {"type": ["string", "null"]},
+                    "error": {"type": ["object", "null"], "properties": {"code": {"type": "string"}, "message": {"type": "string"}}},
+                },
+            }),
+        ),
+        (
+            "VideoList",
+            json!({
+                "type": "object",
+                "required": ["object", "data", "first_id", "last_id", "has_more"],
+                "properties": {
+                    "object": {"const": "list"},
+                    "data": {"type": "array", "items": r("Video")},
+                    "first_id": {"type": ["string", "null"]},
+                    "last_id": {"type": ["string", "null"]},
+                    "has_more": {"type": "boolean"},
+                },
+            }),
+        ),
+        (
+            "VideoDeleted",
+            json!({
+                "type": "object",
+                "required": ["id", "object", "deleted"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "object": {"const": "video.deleted"},
+                    "deleted": {"type": "boolean"},
+                },
+            }),
+        ),
+        (
             "VideoTask",
             json!({
                 "type": "object",

@@ -4,28 +4,13 @@
 //! pre-signed download link.
 
 use crate::tasks::record::TaskResult;
-use bytes::Bytes;
-use futures_util::StreamExt;
-use http::{Request, Response, header};
+use http::{Request, Response};
 use hyper::body::Incoming;
-use std::time::Duration;
 use tollgate_gateway_core::body::ResponseBody;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::media::LinkError;
-use tollgate_gateway_core::stream_body;
 use tollgate_store::TaskState;
-use tollgate_upstream::{Timeouts, body_stream, full_body};
-
-/// Headers of the upstream's answer that the client gets too.
-const PASSED_HEADERS: [header::HeaderName; 6] = [
-    header::CONTENT_TYPE,
-    header::CONTENT_LENGTH,
-    header::CONTENT_RANGE,
-    header::ACCEPT_RANGES,
-    header::ETAG,
-    header::LAST_MODIFIED,
-];
 
 /// Streams the video behind a signed link.
 pub async fn get(
@@ -70,72 +55,9 @@ pub async fn get(
         .and_then(|r| serde_json::from_value(r).ok())
         .ok_or_else(|| ApiError::new(ErrorKind::NotFound, format!("No video for task {id}")))?;
 
-    // The upstream file, asked for the same range.
-    let timeouts = ctx
-        .settings
-        .catalog
-        .channel(&task.channel)
-        .map_or_else(default_timeouts, |c| c.endpoint.timeouts);
-    let mut upstream = Request::get(&result.video_url);
-    if let Some(range) = request.headers().get(header::RANGE) {
-        upstream = upstream.header(header::RANGE, range.clone());
-    }
-    let upstream = upstream
-        .body(full_body(Bytes::new()))
-        .map_err(|e| ApiError::internal("fetching the video", e))?;
-    let answer = state
-        .http
-        .send(upstream, &timeouts)
-        .await
-        .map_err(|e| crate::relay::upstream_error(&e))?;
-    let status = answer.status();
-    if !(status.is_success() || status == http::StatusCode::RANGE_NOT_SATISFIABLE) {
-        return Err(ApiError::new(
-            ErrorKind::UpstreamFailed,
-            format!("The video's upstream answered {status}"),
-        ));
-    }
-    let mut response = Response::builder().status(status);
-    for name in PASSED_HEADERS {
-        if let Some(value) = answer.headers().get(&name) {
-            response = response.header(name, value.clone());
-        }
-    }
-    // A media link is not metered: its permit holds no slot, but it comes from admission like
-    // every client stream's.
-    let permit = crate::admission::open_stream(&ctx)?;
-    let (sender, body) = stream_body::channel(permit);
-    let mut frames = Box::pin(body_stream(answer.into_body(), timeouts.idle));
-    crate::spawn_for_request(async move {
-        while let Some(frame) = frames.next().await {
-            match frame {
-                Ok(bytes) => {
-                    if sender.send(bytes).await.is_err() {
-                        return; // The client left; dropping the upstream body closes it.
-                    }
-                }
-                Err(e) => {
-                    sender
-                        .abort(format!("the upstream video stream failed: {e}"))
-                        .await;
-                    return;
-                }
-            }
-        }
-    });
-    response
-        .body(body)
-        .map_err(|e| ApiError::internal("answering with the video", e))
+    crate::video_file::stream(&ctx, request.headers(), &task.channel, &result.video_url).await
 }
 
 fn forbidden(message: &str) -> ApiError {
     ApiError::new(ErrorKind::Forbidden, message).code("invalid_media_link")
-}
-
-fn default_timeouts() -> Timeouts {
-    Timeouts {
-        connect: Duration::from_secs(10),
-        first_byte: Duration::from_secs(60),
-        idle: Duration::from_secs(60),
-    }
 }

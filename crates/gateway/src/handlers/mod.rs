@@ -16,3 +16,4 @@ pub mod speech_to_text;
 pub mod t2a;
 pub mod transcriptions;
 pub mod video_generations;
+pub mod videos;

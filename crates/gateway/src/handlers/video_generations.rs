@@ -44,13 +44,7 @@ pub async fn create(
         quote: translate::quote(&valid),
         request: serde_json::to_value(&request).unwrap_or_default(),
     };
-    let mut upstream_request = request.clone();
-    upstream_request.model = entry.upstream_model.clone();
-    upstream_request.duration = Some(f64::from(valid.duration_seconds));
-    // The table's spelling; a model's own default is left for it to choose.
-    upstream_request.resolution = (valid.resolution != tollgate_generic_tasks::MODEL_DEFAULT)
-        .then(|| valid.resolution.clone());
-    upstream_request.aspect_ratio = valid.aspect_ratio.clone();
+    let upstream_request = translate::upstream(request, &entry.upstream_model, &valid);
     let task = tasks::submit(
         &ctx,
         &principal,

@@ -4,6 +4,7 @@
 pub mod clip;
 pub mod embeddings;
 pub mod native;
+pub mod openai_video;
 pub mod speech;
 pub mod transcription;
 pub mod video;

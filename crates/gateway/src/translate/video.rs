@@ -5,7 +5,9 @@ use crate::tasks::record::{Observation, Pricing, Quote, TaskResult, error_parts,
 use std::time::Duration;
 use tollgate_billing::{Usage, video_seconds};
 use tollgate_gateway_core::media::{MediaLinks, Origin};
-use tollgate_generic_tasks::{Validated, VideoError, VideoStatus, VideoTask, spec};
+use tollgate_generic_tasks::{
+    CreateVideoRequest, Validated, VideoError, VideoStatus, VideoTask, spec,
+};
 use tollgate_metering::{Basis, Measure};
 use tollgate_store::{Task, TaskState};
 
@@ -22,6 +24,21 @@ pub fn quote(valid: &Validated) -> Quote {
         ratio: valid.aspect_ratio.clone(),
         reference_seconds: None,
     }
+}
+
+/// What is sent upstream for `request` once valid: the upstream model, the duration to make, the
+/// resolution in the table's spelling (none where the model chooses its own) and the ratio.
+pub fn upstream(
+    mut request: CreateVideoRequest,
+    upstream_model: &str,
+    valid: &Validated,
+) -> CreateVideoRequest {
+    request.model = upstream_model.to_owned();
+    request.duration = Some(f64::from(valid.duration_seconds));
+    request.resolution = (valid.resolution != tollgate_generic_tasks::MODEL_DEFAULT)
+        .then(|| valid.resolution.clone());
+    request.aspect_ratio = valid.aspect_ratio.clone();
+    request
 }
 
 /// The task record of docs/api.md §2.8 for a row.

@@ -1,0 +1,305 @@
+//! `/v1/videos`: the OpenAI Videos API (docs/api.md, "OpenAI Videos") on the generic video
+//! models, in OpenAI's shapes. A task made here is readable only here (its store `format` is
+//! `openai`); it is priced, held, polled and settled as the generic family's tasks are.
+
+use crate::tasks::{self, Submission};
+use crate::translate::openai_video as translate;
+use crate::translate::video;
+use http::{HeaderValue, Request, Response, StatusCode};
+use hyper::body::Incoming;
+use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::context::RequestCtx;
+use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+use tollgate_generic_tasks::spec;
+use tollgate_openai_videos::{CreateVideoBody, VideoDeleted, VideoList};
+use tollgate_store::{Principal, Store, TaskFilter, TaskState};
+use tollgate_upstream::tasks::TaskRequest;
+
+/// How long the OpenAI SDKs are told to wait between polls (`openai-poll-after-ms`): the
+/// gateway's own limit (`tasks::MIN_CLIENT_POLL_INTERVAL`).
+const POLL_AFTER_MS: &str = "1000";
+
+/// `POST /v1/videos`: the request flow of DESIGN §2, top to bottom.
+pub async fn create(
+    ctx: RequestCtx,
+    principal: Principal,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let (parts, body) = request.into_parts();
+
+    // 3. The body — JSON, or the form the OpenAI SDKs send — under the endpoint's limit, its
+    //    fields' form checked.
+    let body = read_body(&ctx, &parts.headers, body).await?;
+    let checked = body.check()?;
+    if body.input_reference.is_some() {
+        return Err(ApiError::invalid(
+            "input_reference",
+            "unsupported_parameter",
+            "'input_reference' is not supported by the video models this gateway serves on /v1/videos",
+        ));
+    }
+
+    // 4. The model and its row of the table; seconds and size on it.
+    let entry = ctx
+        .settings
+        .catalog
+        .require(&checked.model, ModelKind::GenericVideo)?;
+    let model = spec(&entry.public)
+        .or_else(|| spec(&entry.upstream_model))
+        .ok_or_else(|| ApiError::unknown_model(&checked.model))?;
+    let valid = translate::validate(&checked, model)?;
+
+    // 5–8. The row and its hold (seconds × unit price), then the upstream.
+    let submission = Submission {
+        format: translate::FORMAT,
+        id: Store::new_task_id("video"),
+        quote: video::quote(&valid),
+        request: serde_json::to_value(&body).unwrap_or_default(),
+    };
+    let upstream = video::upstream(
+        tollgate_generic_tasks::CreateVideoRequest::new("", &checked.prompt),
+        &entry.upstream_model,
+        &valid,
+    );
+    let task = tasks::submit(
+        &ctx,
+        &principal,
+        &entry,
+        submission,
+        TaskRequest::Generic(upstream),
+    )
+    .await?;
+    let answer = translate::created(&task, &valid, &checked.prompt);
+    Ok(body::json_response(StatusCode::OK, &answer))
+}
+
+/// A create's body: JSON, or `multipart/form-data` with text fields (a file part is refused,
+/// naming it: no model takes a reference yet).
+async fn read_body(
+    ctx: &RequestCtx,
+    headers: &http::HeaderMap,
+    body: Incoming,
+) -> Result<CreateVideoBody, ApiError> {
+    let multipart = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().starts_with("multipart/form-data"));
+    if !multipart {
+        let (body, _) = body::read_json(ctx.body_bounds(), headers, body).await?;
+        return Ok(body);
+    }
+    let bounds = ctx.body_bounds();
+    let limits = tollgate_gateway_core::upload::UploadLimits {
+        file_bytes: 0,
+        field_bytes: 64 << 10,
+        max_fields: 16,
+        pace: bounds.pace,
+    };
+    let form = tollgate_gateway_core::upload::read(headers, body, limits).await?;
+    Ok(CreateVideoBody::from_fields(form.field_pairs()))
+}
+
+/// `GET /v1/videos/{id}`: the owner's video from the store, at most once a second; the SDKs are
+/// told to wait that long.
+pub async fn get(
+    ctx: RequestCtx,
+    principal: Principal,
+    request: Request<Incoming>,
+    id: &str,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let state = &ctx.state;
+    let task = tasks::client_poll(state, &principal, id, translate::FORMAT).await?;
+    let video = translate::record(&task, &state.media, &ctx.origin(request.headers()));
+    let mut response = body::json_response(StatusCode::OK, &video);
+    response.headers_mut().insert(
+        "openai-poll-after-ms",
+        HeaderValue::from_static(POLL_AFTER_MS),
+    );
+    Ok(response)
+}
+
+/// `GET /v1/videos?after=&limit=&order=`: the account's videos made here, newest first unless
+/// `order=asc`, by cursor.
+pub async fn list(
+    ctx: RequestCtx,
+    principal: Principal,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let query = request.uri().query().unwrap_or_default();
+    let q = |name: &str| tollgate_gateway_core::auth::query_param(query, name);
+    let limit = match q("limit") {
+        None => 20,
+        Some(text) => text
+            .parse::<i64>()
+            .ok()
+            .filter(|n| (1..=100).contains(n))
+            .ok_or_else(|| {
+                ApiError::invalid(
+                    "limit",
+                    "invalid_value",
+                    format!("Invalid 'limit': {text:?}. Expected a whole number from 1 to 100."),
+                )
+            })?,
+    };
+    let oldest_first = match q("order").as_deref() {
+        None | Some("desc") => false,
+        Some("asc") => true,
+        Some(other) => {
+            return Err(ApiError::invalid(
+                "order",
+                "invalid_value",
+                format!("Invalid 'order': {other:?}. Expected 'asc' or 'desc'."),
+            ));
+        }
+    };
+    let filter = TaskFilter {
+        format: Some(translate::FORMAT.to_owned()),
+        after: q("after"),
+        oldest_first,
+        ..TaskFilter::default()
+    };
+    let (_, mut tasks) = ctx
+        .state
+        .store
+        .list_tasks(&principal.account_id, &filter, 0, limit + 1)
+        .await
+        .map_err(|e| ApiError::internal("listing the videos", e))?;
+    let has_more = tasks.len() > usize::try_from(limit).unwrap_or(usize::MAX);
+    tasks.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    let origin = ctx.origin(request.headers());
+    let data = tasks
+        .iter()
+        .map(|t| translate::record(t, &ctx.state.media, &origin))
+        .collect();
+    Ok(body::json_response(
+        StatusCode::OK,
+        &VideoList::new(data, has_more),
+    ))
+}
+
+/// `DELETE /v1/videos/{id}`: a finished video removed from its owner's list and content; one
+/// still generating is refused (it is charged or refunded when it ends).
+pub async fn delete(
+    ctx: RequestCtx,
+    principal: Principal,
+    _request: Request<Incoming>,
+    id: &str,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let task = owned(&ctx, &principal, id).await?;
+    if !task.state.is_terminal() {
+        return Err(ApiError::new(
+            ErrorKind::Conflict,
+            format!(
+                "Video {id} is still {}; delete it once it has finished",
+                video_status(task.state)
+            ),
+        )
+        .param("video_id")
+        .code("video_not_finished"));
+    }
+    ctx.state
+        .store
+        .hide_task(&task.id, &principal.account_id)
+        .await
+        .map_err(|e| ApiError::internal("deleting the video", e))?;
+    Ok(body::json_response(StatusCode::OK, &VideoDeleted::new(id)))
+}
+
+/// `GET /v1/videos/{id}/content?variant=video`: a completed video, streamed from the upstream
+/// with `Range` passed on, never buffered; until its links expire.
+pub async fn content(
+    ctx: RequestCtx,
+    principal: Principal,
+    request: Request<Incoming>,
+    id: &str,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let query = request.uri().query().unwrap_or_default();
+    match tollgate_gateway_core::auth::query_param(query, "variant").as_deref() {
+        None | Some("video") => {}
+        Some(variant @ ("thumbnail" | "spritesheet")) => {
+            return Err(ApiError::invalid(
+                "variant",
+                "unsupported_value",
+                format!(
+                    "The {variant} of a video is not available from this video's model; ask for variant=video"
+                ),
+            ));
+        }
+        Some(other) => {
+            return Err(ApiError::invalid(
+                "variant",
+                "invalid_value",
+                format!(
+                    "Invalid 'variant': {other:?}. Expected 'video', 'thumbnail' or 'spritesheet'."
+                ),
+            ));
+        }
+    }
+    let task = owned(&ctx, &principal, id).await?;
+    let result = match (task.state, translate::result(&task)) {
+        (TaskState::Succeeded, Some(result)) => result,
+        _ => {
+            return Err(ApiError::new(
+                ErrorKind::NotFound,
+                format!(
+                    "Video {id} has no content: it is {}",
+                    video_status(task.state)
+                ),
+            )
+            .param("video_id")
+            .code("video_not_ready"));
+        }
+    };
+    let origin = ctx.origin(request.headers());
+    let (_, expires) =
+        ctx.state
+            .media
+            .link(&origin, &task.id, result.finished_at, &result.video_url);
+    if expires.is_some_and(|at| at < tollgate_gateway_core::clock::unix_now()) {
+        return Err(ApiError::new(
+            ErrorKind::NotFound,
+            format!("Video {id}'s content has expired"),
+        )
+        .param("video_id")
+        .code("video_expired"));
+    }
+    crate::video_file::stream(&ctx, request.headers(), &task.channel, &result.video_url).await
+}
+
+/// The caller's video `id` made here, or 404 (another account's, another API's, deleted).
+async fn owned(
+    ctx: &RequestCtx,
+    principal: &Principal,
+    id: &str,
+) -> Result<tollgate_store::Task, ApiError> {
+    let filter = TaskFilter {
+        ids: vec![id.to_owned()],
+        format: Some(translate::FORMAT.to_owned()),
+        ..TaskFilter::default()
+    };
+    let (_, mut found) = ctx
+        .state
+        .store
+        .list_tasks(&principal.account_id, &filter, 0, 1)
+        .await
+        .map_err(|e| ApiError::internal("reading the video", e))?;
+    found.pop().ok_or_else(|| {
+        ApiError::new(
+            ErrorKind::NotFound,
+            format!("No video found with id '{id}'."),
+        )
+        .param("video_id")
+        .code("video_not_found")
+    })
+}
+
+/// A state as the `Video` object says it.
+fn video_status(state: TaskState) -> &'static str {
+    match state {
+        TaskState::Submitting | TaskState::Queued => "queued",
+        TaskState::Running => "in_progress",
+        TaskState::Succeeded => "completed",
+        TaskState::Failed => "failed",
+    }
+}

@@ -1,0 +1,218 @@
+//! The OpenAI Videos API (docs/api.md, "OpenAI Videos") on the generic video family: a create
+//! body made into the generic request its model's row of the table validates, and a task row
+//! read back as a `Video`. The money is the generic family's (`super::video`): the same quote,
+//! the same settlement by the seconds generated.
+
+use crate::tasks::record::{Pricing, TaskResult, error_parts, unix_seconds};
+use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::media::{MediaLinks, Origin};
+use tollgate_generic_tasks::{CreateVideoRequest, FieldError, MODEL_DEFAULT, ModelSpec, Validated};
+use tollgate_openai_videos::{Checked, Size, Video, VideoError};
+use tollgate_store::{Task, TaskState};
+
+/// The store's `format` of the tasks made through `/v1/videos`: readable only there.
+pub const FORMAT: &str = "openai";
+
+/// The generic request `checked` stands for on `spec`'s model: `seconds` is the duration,
+/// `size` the resolution (its shorter side) and the aspect ratio; and the values to send and
+/// bill, or the field the model cannot do, named as the client wrote it.
+pub fn validate(checked: &Checked, spec: &ModelSpec) -> Result<Validated, ApiError> {
+    let mut request = CreateVideoRequest::new(&checked.model, &checked.prompt);
+    request.duration = checked.seconds.map(f64::from);
+    if let Some(size) = checked.size {
+        request.resolution = Some(size.resolution());
+        request.aspect_ratio = Some(size.aspect_ratio());
+    }
+    tollgate_generic_tasks::validate(&request, spec).map_err(|e| openai_field(e, checked, spec))
+}
+
+/// A generic field error in the client's terms: `duration` is `seconds`; `resolution` and
+/// `aspect_ratio` are `size`, with the sizes the model makes.
+fn openai_field(e: FieldError, checked: &Checked, spec: &ModelSpec) -> ApiError {
+    match e.field.as_str() {
+        "duration" => ApiError::invalid(
+            "seconds",
+            "invalid_value",
+            format!(
+                "Invalid 'seconds': {} cannot make {} seconds; it makes {} to {}.",
+                spec.id,
+                checked.seconds.unwrap_or_default(),
+                spec.duration.start(),
+                spec.duration.end()
+            ),
+        ),
+        "resolution" | "aspect_ratio" => {
+            let asked = checked.size.map(|s| s.to_string()).unwrap_or_default();
+            let offered = sizes(spec);
+            let message = if offered.is_empty() {
+                format!(
+                    "Invalid 'size': {} chooses its own size; leave 'size' out.",
+                    spec.id
+                )
+            } else {
+                format!(
+                    "Invalid 'size': {} cannot make {asked}; it makes {}.",
+                    spec.id,
+                    offered.join(", ")
+                )
+            };
+            ApiError::invalid("size", "invalid_value", message)
+        }
+        _ => ApiError::from(e),
+    }
+}
+
+/// Every size `spec`'s model makes: each resolution at each aspect ratio that names one.
+pub fn sizes(spec: &ModelSpec) -> Vec<String> {
+    let mut sizes = Vec::new();
+    for resolution in spec.resolutions {
+        for ratio in spec.aspect_ratios {
+            if let Some(size) = Size::from_resolution(resolution, ratio) {
+                sizes.push(size.to_string());
+            }
+        }
+    }
+    sizes
+}
+
+/// The size a task makes, `""` where its model chooses.
+fn size_of(resolution: &str, ratio: Option<&str>) -> String {
+    if resolution == MODEL_DEFAULT {
+        return String::new();
+    }
+    Size::from_resolution(resolution, ratio.unwrap_or("16:9"))
+        .map(|s| s.to_string())
+        .unwrap_or_default()
+}
+
+/// The `Video` a just-created task is.
+pub fn created(task: &Task, valid: &Validated, prompt: &str) -> Video {
+    let mut video = Video::queued(
+        &task.id,
+        &task.model,
+        unix_seconds(task.created_at),
+        valid.duration_seconds.to_string(),
+        size_of(&valid.resolution, valid.aspect_ratio.as_deref()),
+    );
+    video.prompt = Some(prompt.to_owned());
+    video
+}
+
+/// The `Video` a row is; `expires_at` as its signed links say (`None` in `direct` mode).
+pub fn record(task: &Task, links: &MediaLinks, origin: &Origin) -> Video {
+    let pricing = Pricing::of(task).ok();
+    let seconds = pricing
+        .as_ref()
+        .map(|p| p.duration_seconds.to_string())
+        .unwrap_or_default();
+    let size = pricing
+        .as_ref()
+        .map(|p| size_of(&p.resolution, p.ratio.as_deref()))
+        .unwrap_or_default();
+    let mut video = Video::queued(
+        &task.id,
+        &task.model,
+        unix_seconds(task.created_at),
+        seconds,
+        size,
+    );
+    video.prompt = task.request["prompt"].as_str().map(str::to_owned);
+    match task.state {
+        TaskState::Submitting | TaskState::Queued => video,
+        TaskState::Running => video.in_progress(u8::try_from(task.progress).unwrap_or(0)),
+        TaskState::Succeeded => {
+            let (finished_at, expires) = match result(task) {
+                Some(result) => (
+                    result.finished_at,
+                    links
+                        .link(origin, &task.id, result.finished_at, &result.video_url)
+                        .1,
+                ),
+                None => (unix_seconds(task.updated_at), None),
+            };
+            video.completed(finished_at, expires)
+        }
+        TaskState::Failed => {
+            let (code, message) = error_parts(task);
+            video.failed(unix_seconds(task.updated_at), VideoError { code, message })
+        }
+    }
+}
+
+/// A finished task's result (its video's upstream URL and when it finished).
+pub fn result(task: &Task) -> Option<TaskResult> {
+    task.result
+        .as_ref()
+        .and_then(|r| serde_json::from_value(r.clone()).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tollgate_generic_tasks::spec;
+    use tollgate_openai_videos::CreateVideoBody;
+
+    fn checked(json: &str) -> Checked {
+        serde_json::from_str::<CreateVideoBody>(json)
+            .unwrap()
+            .check()
+            .unwrap()
+    }
+
+    #[test]
+    fn seconds_and_size_on_the_generic_table() {
+        let wave = spec("wave-3-0-video").unwrap();
+        let valid = validate(
+            &checked(r#"{"model":"wave-3-0-video","prompt":"x","seconds":"8","size":"854x480"}"#),
+            wave,
+        )
+        .unwrap();
+        assert_eq!(
+            (valid.duration_seconds, valid.resolution.as_str()),
+            (8, "480p")
+        );
+        assert_eq!(valid.aspect_ratio.as_deref(), Some("16:9"));
+        // The model's defaults where the body gives none.
+        let valid = validate(&checked(r#"{"model":"wave-3-0-video","prompt":"x"}"#), wave).unwrap();
+        assert_eq!(
+            size_of(&valid.resolution, valid.aspect_ratio.as_deref()),
+            "854x480"
+        );
+        assert_eq!(sizes(wave), ["854x480"]);
+        let horse = spec("horse-1.1-t2v").unwrap();
+        assert_eq!(
+            sizes(horse),
+            [
+                "1920x1080",
+                "1080x1920",
+                "1080x1080",
+                "1280x720",
+                "720x1280",
+                "720x720"
+            ]
+        );
+    }
+
+    #[test]
+    fn what_a_model_cannot_do_names_the_clients_field() {
+        let wave = spec("wave-3-0-video").unwrap();
+        let refused = |json: &str| {
+            let e = validate(&checked(json), wave).unwrap_err();
+            (e.param.clone().unwrap_or_default(), e.message.clone())
+        };
+        let (param, message) =
+            refused(r#"{"model":"wave-3-0-video","prompt":"x","size":"1280x720"}"#);
+        assert_eq!(param, "size");
+        assert!(message.contains("it makes 854x480"), "{message}");
+        let (param, message) = refused(r#"{"model":"wave-3-0-video","prompt":"x","seconds":"60"}"#);
+        assert_eq!(param, "seconds");
+        assert!(message.contains("2 to 30"), "{message}");
+        let imagine = spec("imagine-video").unwrap();
+        let e = validate(
+            &checked(r#"{"model":"imagine-video","prompt":"x","size":"1280x720"}"#),
+            imagine,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("chooses its own size"), "{}", e.message);
+    }
+}

@@ -1,0 +1,277 @@
+//! The bodies clients send: `POST /v1/videos` and `POST /v1/videos/{id}/remix`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The model of a create body that names none, as OpenAI's API defaults it.
+pub const DEFAULT_MODEL: &str = "sora-2";
+
+/// The most characters of a prompt (OpenAI documents none; the generic family's 4,000 is kept:
+/// docs/api.md §2.8).
+pub const MAX_PROMPT_CHARS: usize = 4_000;
+
+/// `POST /v1/videos` as JSON, or the text fields of its multipart form.
+///
+/// ```
+/// use tollgate_openai_videos::CreateVideoBody;
+/// let body: CreateVideoBody =
+///     serde_json::from_str(r#"{"model":"sora-2","prompt":"A cat","seconds":"8","size":"1280x720"}"#)?;
+/// assert_eq!(body.check().unwrap().seconds, Some(8));
+/// let bad: CreateVideoBody = serde_json::from_str(r#"{"prompt":"A cat","duration":8}"#)?;
+/// assert_eq!(bad.check().unwrap_err().param, "duration");
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CreateVideoBody {
+    /// The model; [`DEFAULT_MODEL`] when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// What to generate.
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// The length in whole seconds, as a string (`"4"`, `"8"`, `"12"`); a number is taken too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<Value>,
+    /// `WIDTHxHEIGHT`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<String>,
+    /// An image to start from: in JSON `{"image_url": …}` or `{"file_id": …}`; in a multipart
+    /// form, a file (read by the gateway, not here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_reference: Option<Value>,
+    /// Anything else: refused by [`CreateVideoBody::check`], naming it.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The body of `POST /v1/videos/{id}/remix`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RemixBody {
+    #[serde(default)]
+    pub prompt: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A field refused: the parameter, OpenAI's code for the rule, and a sentence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct FieldProblem {
+    pub param: String,
+    /// `unknown_parameter`, `missing_required_parameter`, `invalid_value`, `string_above_max_length`.
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl FieldProblem {
+    pub fn new(param: impl Into<String>, code: &'static str, message: impl Into<String>) -> Self {
+        FieldProblem {
+            param: param.into(),
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// A create body's values once its fields are well-formed (what each model can do is the
+/// gateway's to check).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    pub model: String,
+    pub prompt: String,
+    /// `None`: the model's default.
+    pub seconds: Option<u32>,
+    /// `None`: the model's default.
+    pub size: Option<crate::Size>,
+}
+
+impl CreateVideoBody {
+    /// Checks the fields' form: no unknown field, a prompt of 1 to [`MAX_PROMPT_CHARS`]
+    /// characters, `seconds` a whole number from 1 to 60, `size` `WIDTHxHEIGHT`.
+    pub fn check(&self) -> Result<Checked, FieldProblem> {
+        if let Some(name) = self.extra.keys().next() {
+            return Err(FieldProblem::new(
+                name.clone(),
+                "unknown_parameter",
+                format!("Unknown parameter: '{name}'."),
+            ));
+        }
+        let prompt = check_prompt(self.prompt.as_deref())?;
+        let model = match self.model.as_deref() {
+            None => DEFAULT_MODEL.to_owned(),
+            Some("") => {
+                return Err(FieldProblem::new(
+                    "model",
+                    "invalid_value",
+                    "'model' must not be empty.",
+                ));
+            }
+            Some(m) => m.to_owned(),
+        };
+        let seconds = match &self.seconds {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(seconds(value)?),
+        };
+        let size = match self.size.as_deref() {
+            None => None,
+            Some(text) => Some(crate::Size::parse(text).ok_or_else(|| {
+                FieldProblem::new(
+                    "size",
+                    "invalid_value",
+                    format!("Invalid 'size': {text:?}. Expected WIDTHxHEIGHT, such as '1280x720'."),
+                )
+            })?),
+        };
+        Ok(Checked {
+            model,
+            prompt,
+            seconds,
+            size,
+        })
+    }
+}
+
+impl CreateVideoBody {
+    /// The body a `multipart/form-data` create stands for, from its text fields (the OpenAI
+    /// SDKs send the create as a form): `seconds` and `size` as written, any other field kept
+    /// for [`CreateVideoBody::check`] to refuse.
+    ///
+    /// ```
+    /// use tollgate_openai_videos::CreateVideoBody;
+    /// let body = CreateVideoBody::from_fields([("prompt", "A cat"), ("seconds", "8")]);
+    /// assert_eq!(body.check().unwrap().seconds, Some(8));
+    /// ```
+    pub fn from_fields<'a>(
+        fields: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> CreateVideoBody {
+        let mut body = CreateVideoBody::default();
+        for (name, value) in fields {
+            let text = || Some(value.to_owned());
+            match name {
+                "model" => body.model = text(),
+                "prompt" => body.prompt = text(),
+                "seconds" => body.seconds = Some(Value::String(value.to_owned())),
+                "size" => body.size = text(),
+                "input_reference" => body.input_reference = Some(Value::String(value.to_owned())),
+                other => {
+                    body.extra
+                        .insert(other.to_owned(), Value::String(value.to_owned()));
+                }
+            }
+        }
+        body
+    }
+}
+
+impl RemixBody {
+    /// The remix's prompt, checked as a create's.
+    pub fn check(&self) -> Result<String, FieldProblem> {
+        if let Some(name) = self.extra.keys().next() {
+            return Err(FieldProblem::new(
+                name.clone(),
+                "unknown_parameter",
+                format!("Unknown parameter: '{name}'."),
+            ));
+        }
+        check_prompt(self.prompt.as_deref())
+    }
+}
+
+fn check_prompt(prompt: Option<&str>) -> Result<String, FieldProblem> {
+    match prompt {
+        None => Err(FieldProblem::new(
+            "prompt",
+            "missing_required_parameter",
+            "Missing required parameter: 'prompt'.",
+        )),
+        Some(p) if p.trim().is_empty() => Err(FieldProblem::new(
+            "prompt",
+            "invalid_value",
+            "'prompt' must not be empty.",
+        )),
+        Some(p) if p.chars().count() > MAX_PROMPT_CHARS => Err(FieldProblem::new(
+            "prompt",
+            "string_above_max_length",
+            format!("'prompt' is longer than {MAX_PROMPT_CHARS} characters."),
+        )),
+        Some(p) => Ok(p.to_owned()),
+    }
+}
+
+fn seconds(value: &Value) -> Result<u32, FieldProblem> {
+    let parsed = match value {
+        Value::String(s) => s.trim().parse::<u32>().ok(),
+        Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+        _ => None,
+    };
+    parsed.filter(|s| (1..=60).contains(s)).ok_or_else(|| {
+        FieldProblem::new(
+            "seconds",
+            "invalid_value",
+            format!("Invalid 'seconds': {value}. Expected a whole number of seconds, such as '8'."),
+        )
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn check(json: &str) -> Result<Checked, FieldProblem> {
+        serde_json::from_str::<CreateVideoBody>(json)
+            .unwrap()
+            .check()
+    }
+
+    #[test]
+    fn the_fields_of_a_create() {
+        let ok = check(r#"{"prompt":"A cat","seconds":"4","size":"720x1280"}"#).unwrap();
+        assert_eq!(ok.model, DEFAULT_MODEL);
+        assert_eq!(ok.seconds, Some(4));
+        assert_eq!(ok.size.map(|s| s.to_string()).as_deref(), Some("720x1280"));
+        assert_eq!(
+            check(r#"{"prompt":"A cat","seconds":12}"#).unwrap().seconds,
+            Some(12)
+        );
+        for (json, param, code) in [
+            (r#"{"seconds":"4"}"#, "prompt", "missing_required_parameter"),
+            (r#"{"prompt":"  "}"#, "prompt", "invalid_value"),
+            (
+                r#"{"prompt":"x","seconds":"four"}"#,
+                "seconds",
+                "invalid_value",
+            ),
+            (
+                r#"{"prompt":"x","seconds":"0"}"#,
+                "seconds",
+                "invalid_value",
+            ),
+            (
+                r#"{"prompt":"x","seconds":4.5}"#,
+                "seconds",
+                "invalid_value",
+            ),
+            (r#"{"prompt":"x","size":"hd"}"#, "size", "invalid_value"),
+            (r#"{"prompt":"x","model":""}"#, "model", "invalid_value"),
+            (
+                r#"{"prompt":"x","quality":"high"}"#,
+                "quality",
+                "unknown_parameter",
+            ),
+        ] {
+            let e = check(json).unwrap_err();
+            assert_eq!((e.param.as_str(), e.code), (param, code), "{json}");
+        }
+        let long = format!(r#"{{"prompt":"{}"}}"#, "x".repeat(MAX_PROMPT_CHARS + 1));
+        assert_eq!(check(&long).unwrap_err().code, "string_above_max_length");
+    }
+
+    #[test]
+    fn a_remix_takes_a_prompt_only() {
+        let remix: RemixBody = serde_json::from_str(r#"{"prompt":"now at night"}"#).unwrap();
+        assert_eq!(remix.check().unwrap(), "now at night");
+        let remix: RemixBody = serde_json::from_str(r#"{"prompt":"x","seconds":"4"}"#).unwrap();
+        assert_eq!(remix.check().unwrap_err().param, "seconds");
+    }
+}

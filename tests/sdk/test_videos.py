@@ -1,0 +1,94 @@
+"""The OpenAI Videos API (docs/api.md §2.8.1) driven by the OpenAI Python SDK, unmodified:
+`videos.create_and_poll` (it waits as `openai-poll-after-ms` says), `download_content`, `list`,
+`delete`, on the generic models of §2.8; the money exact; what a model cannot make refused in
+OpenAI's shape naming `seconds` or `size`; another account's video 404."""
+
+import openai
+import pytest
+from openai import OpenAI
+
+from conftest import balance
+from test_video import assert_settled, assert_video, fresh_account, generic_charge
+
+# The SDK warns that OpenAI's own Sora service closes (September 2026); the API it speaks is what
+# gateways serve (docs/decisions.md, "OpenAI Videos").
+pytestmark = pytest.mark.filterwarnings("ignore:The Sora API is scheduled:DeprecationWarning")
+
+
+def client(base_url: str, key: str) -> OpenAI:
+    return OpenAI(base_url=f"{base_url}/v1", api_key=key, max_retries=0)
+
+
+def test_create_and_poll_download_list_delete_and_the_charge(base_url):
+    name, key = fresh_account("videos")
+    start = balance(name)
+    videos = client(base_url, key).videos
+    video = videos.create_and_poll(
+        model="wave-3-0-video", prompt="A lighthouse at dusk.", seconds="4", size="854x480"
+    )
+    assert video.status == "completed", video
+    assert (video.object, video.model, video.progress) == ("video", "wave-3-0-video", 100)
+    assert (video.seconds, video.size) == ("4", "854x480")
+    assert video.completed_at and video.expires_at and video.expires_at > video.completed_at
+    data = videos.download_content(video.id).read()
+    assert_video(data, 4, "16:9")
+    assert_settled(name, start, generic_charge("wave-3-0-video", 4))
+
+    # A second one, the model's defaults, then the list: newest first, by cursor.
+    second = videos.create_and_poll(model="omni", prompt="A kite.")
+    assert (second.status, second.seconds, second.size) == ("completed", "4", "1280x720")
+    page = videos.list(limit=1)
+    assert [v.id for v in page.data] == [second.id] and page.has_more
+    assert [v.id for v in videos.list(limit=1, after=second.id).data] == [video.id]
+    assert [v.id for v in videos.list(order="asc").data] == [video.id, second.id]
+
+    deleted = videos.delete(video.id)
+    assert (deleted.id, deleted.deleted) == (video.id, True)
+    with pytest.raises(openai.NotFoundError):
+        videos.retrieve(video.id)
+    assert [v.id for v in videos.list().data] == [second.id]
+    assert_settled(name, start, generic_charge("wave-3-0-video", 4) + generic_charge("omni", 4))
+
+
+def test_a_failed_video_is_refunded(base_url):
+    name, key = fresh_account("videos-fail")
+    start = balance(name)
+    video = client(base_url, key).videos.create_and_poll(
+        model="wave-2-7-video", prompt="This one breaks [fail] on purpose.", seconds="3"
+    )
+    assert video.status == "failed" and video.error and video.error.message, video
+    assert_settled(name, start, 0)
+
+
+@pytest.mark.parametrize(
+    "body, param",
+    [
+        (dict(model="wave-3-0-video", size="1280x720"), "size"),
+        (dict(model="wave-3-0-video", seconds="60"), "seconds"),
+        (dict(model="imagine-video", size="720x1280"), "size"),
+        (dict(model="omni", seconds="four"), "seconds"),
+        (dict(model="no-such-video-model"), "model"),
+    ],
+)
+def test_what_a_model_cannot_make_is_refused_by_name_and_costs_nothing(base_url, body, param):
+    name, key = fresh_account("videos-bad")
+    start = balance(name)
+    with pytest.raises(openai.BadRequestError) as refused:
+        client(base_url, key).videos.create(prompt="x", **body)
+    assert refused.value.status_code == 400
+    assert refused.value.body["param"] == param, refused.value.body
+    assert_settled(name, start, 0)
+
+
+def test_another_accounts_video_is_not_found(base_url):
+    _, owner = fresh_account("videos-owner")
+    _, other = fresh_account("videos-other")
+    video = client(base_url, owner).videos.create(model="omni", prompt="Mine.")
+    for call in (
+        lambda v: v.retrieve(video.id),
+        lambda v: v.delete(video.id),
+        lambda v: v.download_content(video.id),
+    ):
+        with pytest.raises(openai.NotFoundError):
+            call(client(base_url, other).videos)
+    assert client(base_url, other).videos.list().data == []
