@@ -1481,6 +1481,70 @@ async fn openai_videos_are_their_own_tasks_checked_polled_charged_and_deleted() 
         .await;
     assert_eq!(thumb.json()["error"]["param"], "variant");
 
+    // A remix: the original's model, seconds and size with a new prompt, billed as a new video.
+    let remix = gw
+        .post_json(
+            &format!("{item}/remix"),
+            &owner,
+            &json!({"prompt": "The same horse, at night."}),
+        )
+        .await;
+    assert_eq!(remix.status, 200, "{}", remix.text());
+    let remix = remix.json();
+    assert_eq!(
+        (
+            remix["remixed_from_video_id"].as_str(),
+            remix["seconds"].as_str(),
+            remix["size"].as_str()
+        ),
+        (Some(id.as_str()), Some("3"), Some("720x1280"))
+    );
+    let remix_id = remix["id"].as_str().unwrap().to_owned();
+    let bad = gw
+        .post_json(
+            &format!("{item}/remix"),
+            &owner,
+            &json!({"prompt": "x", "seconds": "8"}),
+        )
+        .await;
+    assert_eq!(bad.json()["error"]["param"], "seconds");
+    let early = gw
+        .post_json(
+            &format!("{VIDEOS}/{remix_id}/remix"),
+            &owner,
+            &json!({"prompt": "x"}),
+        )
+        .await;
+    assert_eq!(
+        early.status,
+        409,
+        "a remix of a video still generating: {}",
+        early.text()
+    );
+    assert_eq!(
+        gw.post_json(&format!("{item}/remix"), &stranger, &json!({"prompt": "x"}))
+            .await
+            .status,
+        404
+    );
+    assert_eq!(
+        wait_terminal(&gw, &remix_id).await.state,
+        TaskState::Succeeded
+    );
+    let charges: Vec<Amount> = gw
+        .store
+        .ledger(&account)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.kind == LedgerKind::Charge && r.task_id.as_deref() == Some(remix_id.as_str()))
+        .map(|r| r.amount)
+        .collect();
+    assert_eq!(charges, [Amount::from_nanos(-240_000_000)]);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let read = gw.get(&format!("{VIDEOS}/{remix_id}"), &owner).await.json();
+    assert_eq!(read["remixed_from_video_id"], id.as_str());
+
     // Listed newest first, by cursor; deleted once, then gone.
     let second = gw
         .post_json(
@@ -1502,6 +1566,14 @@ async fn openai_videos_are_their_own_tasks_checked_polled_charged_and_deleted() 
         .json();
     assert_eq!(
         (next["data"][0]["id"].as_str(), next["has_more"].as_bool()),
+        (Some(remix_id.as_str()), Some(true))
+    );
+    let last = gw
+        .get(&format!("{VIDEOS}?after={remix_id}"), &owner)
+        .await
+        .json();
+    assert_eq!(
+        (last["data"][0]["id"].as_str(), last["has_more"].as_bool()),
         (Some(id.as_str()), Some(false))
     );
     assert_eq!(gw.get(VIDEOS, &stranger).await.json()["data"], json!([]));

@@ -42,12 +42,18 @@ def test_create_and_poll_download_list_delete_and_the_charge(base_url):
     assert [v.id for v in videos.list(limit=1, after=second.id).data] == [video.id]
     assert [v.id for v in videos.list(order="asc").data] == [video.id, second.id]
 
+    # A remix: the same model, seconds and size, a new prompt, billed as a new video.
+    remix = videos.remix(video.id, prompt="The lighthouse at dawn.")
+    assert (remix.remixed_from_video_id, remix.seconds, remix.size) == (video.id, "4", "854x480")
+    remix = videos.poll(remix.id)
+    assert remix.status == "completed", remix
+
     deleted = videos.delete(video.id)
     assert (deleted.id, deleted.deleted) == (video.id, True)
     with pytest.raises(openai.NotFoundError):
         videos.retrieve(video.id)
-    assert [v.id for v in videos.list().data] == [second.id]
-    assert_settled(name, start, generic_charge("wave-3-0-video", 4) + generic_charge("omni", 4))
+    assert [v.id for v in videos.list().data] == [remix.id, second.id]
+    assert_settled(name, start, 2 * generic_charge("wave-3-0-video", 4) + generic_charge("omni", 4))
 
 
 def test_a_failed_video_is_refunded(base_url):

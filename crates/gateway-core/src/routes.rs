@@ -50,6 +50,8 @@ pub enum Route {
     VideosDelete,
     /// `GET /v1/videos/{video_id}/content`
     VideosContent,
+    /// `POST /v1/videos/{video_id}/remix`
+    VideosRemix,
     /// `GET /v1/media/{task_id}.mp4` — a signed link to a finished video.
     Media,
     /// `GET /v1/charges/{request_id}` — what one of the caller's requests was charged, and why.
@@ -311,6 +313,9 @@ pub static ROUTES: &[RouteSpec] = &[
     row(Route::VideosDelete, DELETE, Item("/v1/videos/"), "video").key(Key(OpenAi), Some("videos")),
     row(Route::VideosContent, GET, ItemThen("/v1/videos/", "/content"), "video_content")
         .key(Key(OpenAi), Some("videos")),
+    row(Route::VideosRemix, POST, ItemThen("/v1/videos/", "/remix"), "video_remix")
+        .key(Key(OpenAi), Some("videos"))
+        .metered(Body::Videos, Streams::No),
     row(Route::Media, GET, Item("/v1/media/"), "media"),
     row(Route::Charges, GET, Item("/v1/charges/"), "charges").key(KeyByClient, None),
     row(Route::NativeGenerate, POST, Model(Some("generateContent")), "native")
@@ -420,11 +425,12 @@ pub fn native_model(path: &str) -> (&str, &str) {
     last.split_once(':').unwrap_or((last, ""))
 }
 
-/// The item of a routed path: its last segment, or for `…/{id}/content` the segment before.
+/// The item of a routed path: its last segment, or for `/v1/videos/{id}/content` and `…/remix`
+/// the segment before.
 pub fn item(path: &str) -> &str {
     let mut segments = path.rsplit('/');
     let last = segments.next().unwrap_or_default();
-    if path.starts_with("/v1/videos/") && last == "content" {
+    if path.starts_with("/v1/videos/") && matches!(last, "content" | "remix") {
         segments.next().unwrap_or_default()
     } else {
         last

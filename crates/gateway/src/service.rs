@@ -349,6 +349,10 @@ async fn client(
             let id = id();
             handlers::videos::content(ctx, principal, request, &id).await
         }
+        Route::VideosRemix => {
+            let id = id();
+            handlers::videos::remix(ctx, principal, request, &id).await
+        }
         Route::Charges => {
             let id = id();
             handlers::charges::get(ctx, principal, &id).await

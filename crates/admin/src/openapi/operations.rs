@@ -477,6 +477,21 @@ fn about(route: Route) -> Option<About> {
                 "409": described(r("OpenAiError"), "The video is still generating"),
             }),
         )),
+        Route::VideosRemix => About {
+            body: Some(json_body(json!({
+                "type": "object",
+                "required": ["prompt"],
+                "properties": {"prompt": {"type": "string", "minLength": 1, "maxLength": 4000}},
+            }))),
+            ..video(plain(
+                "A new video from a completed one's model, seconds and size, with a new prompt (billed as a new generation)",
+                "video",
+                json!({
+                    "200": ok_json(r("Video")),
+                    "409": described(r("OpenAiError"), "The video is not completed"),
+                }),
+            ))
+        },
         Route::VideosContent => About {
             parameters: vec![
                 path_param("video_id", "The video's id"),

@@ -12,7 +12,7 @@ use tollgate_gateway_core::config::ModelKind;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_generic_tasks::spec;
-use tollgate_openai_videos::{CreateVideoBody, VideoDeleted, VideoList};
+use tollgate_openai_videos::{Checked, CreateVideoBody, RemixBody, VideoDeleted, VideoList};
 use tollgate_store::{Principal, Store, TaskFilter, TaskState};
 use tollgate_upstream::tasks::TaskRequest;
 
@@ -40,7 +40,63 @@ pub async fn create(
         ));
     }
 
-    // 4. The model and its row of the table; seconds and size on it.
+    let record = serde_json::to_value(&body).unwrap_or_default();
+    generate(&ctx, &principal, &checked, record, None).await
+}
+
+/// `POST /v1/videos/{id}/remix`: a new video from a completed one's model, seconds and size with
+/// a new prompt. The generic models cannot start from an earlier video, so a remix is a new
+/// generation, made and billed as one (docs/decisions.md, "OpenAI Videos").
+pub async fn remix(
+    ctx: RequestCtx,
+    principal: Principal,
+    request: Request<Incoming>,
+    id: &str,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let (parts, body) = request.into_parts();
+    let (body, _): (RemixBody, _) =
+        body::read_json(ctx.body_bounds(), &parts.headers, body).await?;
+    let prompt = body.check()?;
+    let original = owned(&ctx, &principal, id).await?;
+    if original.state != TaskState::Succeeded {
+        return Err(ApiError::new(
+            ErrorKind::Conflict,
+            format!(
+                "Video {id} is {}; only a completed video can be remixed",
+                video_status(original.state)
+            ),
+        )
+        .param("video_id")
+        .code("video_not_completed"));
+    }
+    let pricing = crate::tasks::record::Pricing::of(&original)
+        .map_err(|e| ApiError::internal("reading the video's settings", e))?;
+    let checked = Checked {
+        model: original.model.clone(),
+        prompt,
+        seconds: Some(pricing.duration_seconds),
+        size: tollgate_openai_videos::Size::from_resolution(
+            &pricing.resolution,
+            pricing.ratio.as_deref().unwrap_or("16:9"),
+        ),
+    };
+    let record = serde_json::json!({
+        "model": checked.model,
+        "prompt": checked.prompt,
+        "remix_of": id,
+    });
+    generate(&ctx, &principal, &checked, record, Some(id)).await
+}
+
+/// Steps 4 to 8 of a create or a remix: the model and its row of the table, seconds and size
+/// on it; the row and its hold (seconds × unit price); the upstream.
+async fn generate(
+    ctx: &RequestCtx,
+    principal: &Principal,
+    checked: &Checked,
+    record: serde_json::Value,
+    remix_of: Option<&str>,
+) -> Result<Response<ResponseBody>, ApiError> {
     let entry = ctx
         .settings
         .catalog
@@ -48,14 +104,12 @@ pub async fn create(
     let model = spec(&entry.public)
         .or_else(|| spec(&entry.upstream_model))
         .ok_or_else(|| ApiError::unknown_model(&checked.model))?;
-    let valid = translate::validate(&checked, model)?;
-
-    // 5–8. The row and its hold (seconds × unit price), then the upstream.
+    let valid = translate::validate(checked, model)?;
     let submission = Submission {
         format: translate::FORMAT,
         id: Store::new_task_id("video"),
         quote: video::quote(&valid),
-        request: serde_json::to_value(&body).unwrap_or_default(),
+        request: record,
     };
     let upstream = video::upstream(
         tollgate_generic_tasks::CreateVideoRequest::new("", &checked.prompt),
@@ -63,14 +117,15 @@ pub async fn create(
         &valid,
     );
     let task = tasks::submit(
-        &ctx,
-        &principal,
+        ctx,
+        principal,
         &entry,
         submission,
         TaskRequest::Generic(upstream),
     )
     .await?;
-    let answer = translate::created(&task, &valid, &checked.prompt);
+    let mut answer = translate::created(&task, &valid, &checked.prompt);
+    answer.remixed_from_video_id = remix_of.map(str::to_owned);
     Ok(body::json_response(StatusCode::OK, &answer))
 }
 

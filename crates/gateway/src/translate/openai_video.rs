@@ -117,6 +117,7 @@ pub fn record(task: &Task, links: &MediaLinks, origin: &Origin) -> Video {
         size,
     );
     video.prompt = task.request["prompt"].as_str().map(str::to_owned);
+    video.remixed_from_video_id = task.request["remix_of"].as_str().map(str::to_owned);
     match task.state {
         TaskState::Submitting | TaskState::Queued => video,
         TaskState::Running => video.in_progress(u8::try_from(task.progress).unwrap_or(0)),
