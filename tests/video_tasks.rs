@@ -1378,16 +1378,28 @@ async fn openai_videos_are_their_own_tasks_checked_polled_charged_and_deleted() 
             json!({"model": "omni", "prompt": "x", "input_reference": {"image_url": "https://a.example/x.png"}}),
             "input_reference",
         ),
+        (json!({"model": "no-such-video", "prompt": "x"}), "model"),
+    ] {
+        let reply = gw.post_json(VIDEOS, &owner, &body).await;
+        assert_eq!(reply.status, 400, "{body}: {}", reply.text());
+        assert_eq!(reply.json()["error"]["param"], param, "{}", reply.text());
+    }
+    // The clip family's models too: their sizes and seconds, refused the same way.
+    for (body, param) in [
         (
-            json!({"model": "clipgen-cn-2.0-260128", "prompt": "x"}),
-            "model",
+            json!({"model": "clipgen-cn-2.0-260128", "prompt": "x", "size": "1792x1024"}),
+            "size",
+        ),
+        (
+            json!({"model": "clipgen-cn-2.0-260128", "prompt": "x", "seconds": "20"}),
+            "seconds",
         ),
     ] {
         let reply = gw.post_json(VIDEOS, &owner, &body).await;
         assert_eq!(reply.status, 400, "{body}: {}", reply.text());
         assert_eq!(reply.json()["error"]["param"], param, "{}", reply.text());
     }
-    assert_eq!(gw.calls(VIDEO_CREATES), 0);
+    assert_eq!(gw.calls(VIDEO_CREATES) + gw.calls(CLIP_CREATES), 0);
     assert_eq!(
         gw.balance(&account).await,
         Amount::from_nanos(10_000_000_000)
@@ -1602,4 +1614,43 @@ async fn openai_videos_are_their_own_tasks_checked_polled_charged_and_deleted() 
     assert_eq!(gw.get(&format!("{item}/content"), &owner).await.status, 404);
     wait_terminal(&gw, &second).await;
     wait_terminal(&gw, generic["id"].as_str().unwrap()).await;
+
+    // A clip model: held at its token estimate, charged the tokens it made, once.
+    let clip = gw
+        .post_json(
+            VIDEOS,
+            &owner,
+            &json!({"model": "clipgen-cn-2.0-260128", "prompt": "A clip.", "seconds": "5", "size": "1280x720"}),
+        )
+        .await;
+    assert_eq!(clip.status, 200, "{}", clip.text());
+    let clip = clip.json();
+    assert_eq!(
+        (clip["seconds"].as_str(), clip["size"].as_str()),
+        (Some("5"), Some("1280x720"))
+    );
+    let clip_id = clip["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        gw.get(&format!("{CLIP}/{clip_id}"), &owner).await.status,
+        404
+    );
+    assert_eq!(
+        wait_terminal(&gw, &clip_id).await.state,
+        TaskState::Succeeded
+    );
+    let charged: Vec<i64> = gw
+        .store
+        .ledger(&account)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.kind == LedgerKind::Charge && r.task_id.as_deref() == Some(clip_id.as_str()))
+        .map(|r| r.amount.nanos())
+        .collect();
+    assert!(charged.len() == 1 && charged[0] < 0, "{charged:?}");
+    assert_eq!(gw.open_holds(&account).await, 0);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let file = gw.get(&format!("{VIDEOS}/{clip_id}/content"), &owner).await;
+    assert_eq!(file.status, 200);
+    assert!((mp4_seconds(&file.body) - 5.0).abs() < 0.1);
 }

@@ -7,7 +7,9 @@ import openai
 import pytest
 from openai import OpenAI
 
-from conftest import balance
+from decimal import Decimal
+
+from conftest import account, balance
 from test_video import assert_settled, assert_video, fresh_account, generic_charge
 
 # The SDK warns that OpenAI's own Sora service closes (September 2026); the API it speaks is what
@@ -54,6 +56,19 @@ def test_create_and_poll_download_list_delete_and_the_charge(base_url):
         videos.retrieve(video.id)
     assert [v.id for v in videos.list().data] == [remix.id, second.id]
     assert_settled(name, start, 2 * generic_charge("wave-3-0-video", 4) + generic_charge("omni", 4))
+
+
+def test_a_clip_model_through_the_videos_api_bills_its_tokens(base_url):
+    name, key = fresh_account("videos-clip")
+    start = balance(name)
+    videos = client(base_url, key).videos
+    video = videos.create_and_poll(
+        model="clipgen-cn-2.0-260128", prompt="A paper boat.", seconds="5", size="1280x720"
+    )
+    assert (video.status, video.seconds, video.size) == ("completed", "5", "1280x720"), video
+    assert_video(videos.download_content(video.id).read(), 5, "16:9")
+    state = account(name)
+    assert Decimal(state["balance"]) < start and Decimal(state["held"]) == 0, state
 
 
 def test_a_failed_video_is_refunded(base_url):

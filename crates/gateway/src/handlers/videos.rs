@@ -1,6 +1,6 @@
-//! `/v1/videos`: the OpenAI Videos API (docs/api.md, "OpenAI Videos") on the generic video
-//! models, in OpenAI's shapes. A task made here is readable only here (its store `format` is
-//! `openai`); it is priced, held, polled and settled as the generic family's tasks are.
+//! `/v1/videos`: the OpenAI Videos API (docs/api.md §2.8.1) on every video model, in OpenAI's
+//! shapes. A task made here is readable only here (its store `format` is `openai`); it is
+//! priced, held, polled and settled as its model's family's tasks are.
 
 use crate::tasks::{self, Submission};
 use crate::translate::openai_video as translate;
@@ -100,31 +100,65 @@ async fn generate(
     let entry = ctx
         .settings
         .catalog
-        .require(&checked.model, ModelKind::GenericVideo)?;
-    let model = spec(&entry.public)
-        .or_else(|| spec(&entry.upstream_model))
+        .lookup(&checked.model)
+        .filter(|m| matches!(m.kind, ModelKind::GenericVideo | ModelKind::ClipVideo))
+        .cloned()
         .ok_or_else(|| ApiError::unknown_model(&checked.model))?;
-    let valid = translate::validate(checked, model)?;
-    let submission = Submission {
-        format: translate::FORMAT,
-        id: Store::new_task_id("video"),
-        quote: video::quote(&valid),
-        request: record,
+    let (submission, upstream, seconds, resolution, ratio) = if entry.kind == ModelKind::ClipVideo {
+        // The series is read from the model id, as on the clip API (`handlers::clip_tasks`).
+        let model = if tollgate_clip_tasks::series(&entry.public).is_some() {
+            &entry.public
+        } else {
+            &entry.upstream_model
+        };
+        let request = translate::clip_request(checked, model);
+        let valid =
+            translate::validate_clip(checked, &request, &ctx.state.tasks.trusted_media_hosts)?;
+        let submission = Submission {
+            format: translate::FORMAT,
+            id: Store::new_task_id("video"),
+            quote: crate::translate::clip::quote(&valid)?,
+            request: record,
+        };
+        (
+            submission,
+            TaskRequest::Ark(request.for_upstream(&entry.upstream_model)),
+            valid.duration_seconds,
+            valid.resolution.to_owned(),
+            Some(valid.ratio.to_owned()),
+        )
+    } else {
+        let model = spec(&entry.public)
+            .or_else(|| spec(&entry.upstream_model))
+            .ok_or_else(|| ApiError::unknown_model(&checked.model))?;
+        let valid = translate::validate(checked, model)?;
+        let submission = Submission {
+            format: translate::FORMAT,
+            id: Store::new_task_id("video"),
+            quote: video::quote(&valid),
+            request: record,
+        };
+        let upstream = video::upstream(
+            tollgate_generic_tasks::CreateVideoRequest::new("", &checked.prompt),
+            &entry.upstream_model,
+            &valid,
+        );
+        (
+            submission,
+            TaskRequest::Generic(upstream),
+            valid.duration_seconds,
+            valid.resolution.clone(),
+            valid.aspect_ratio.clone(),
+        )
     };
-    let upstream = video::upstream(
-        tollgate_generic_tasks::CreateVideoRequest::new("", &checked.prompt),
-        &entry.upstream_model,
-        &valid,
+    let task = tasks::submit(ctx, principal, &entry, submission, upstream).await?;
+    let mut answer = translate::created(
+        &task,
+        seconds,
+        &resolution,
+        ratio.as_deref(),
+        &checked.prompt,
     );
-    let task = tasks::submit(
-        ctx,
-        principal,
-        &entry,
-        submission,
-        TaskRequest::Generic(upstream),
-    )
-    .await?;
-    let mut answer = translate::created(&task, &valid, &checked.prompt);
     answer.remixed_from_video_id = remix_of.map(str::to_owned);
     Ok(body::json_response(StatusCode::OK, &answer))
 }

@@ -1,7 +1,7 @@
-//! The OpenAI Videos API (docs/api.md, "OpenAI Videos") on the generic video family: a create
-//! body made into the generic request its model's row of the table validates, and a task row
-//! read back as a `Video`. The money is the generic family's (`super::video`): the same quote,
-//! the same settlement by the seconds generated.
+//! The OpenAI Videos API (docs/api.md §2.8.1) on both video families: a create body made into
+//! the generic request its model's row of the table validates, or into the clip request of its
+//! series (the prompt its text content); and a task row read back as a `Video`. The money is
+//! each family's own (`super::video`: seconds generated; `super::clip`: tokens).
 
 use crate::tasks::record::{Pricing, TaskResult, error_parts, unix_seconds};
 use tollgate_gateway_core::errors::ApiError;
@@ -75,6 +75,74 @@ pub fn sizes(spec: &ModelSpec) -> Vec<String> {
     sizes
 }
 
+/// The clip request `checked` stands for on the clip model `model` (its series' id): the prompt
+/// as its one text item, `seconds` its duration, `size` its resolution and ratio.
+pub fn clip_request(checked: &Checked, model: &str) -> tollgate_clip_tasks::CreateTaskRequest {
+    let mut request = tollgate_clip_tasks::CreateTaskRequest::new(
+        model,
+        vec![tollgate_clip_tasks::ContentItem::text(&checked.prompt)],
+    );
+    request.duration = checked.seconds.map(i64::from);
+    if let Some(size) = checked.size {
+        request.resolution = Some(size.resolution());
+        request.ratio = Some(size.aspect_ratio());
+    }
+    request
+}
+
+/// A clip request's validation, its field errors in the client's terms (as [`validate`]'s).
+pub fn validate_clip(
+    checked: &Checked,
+    request: &tollgate_clip_tasks::CreateTaskRequest,
+    trusted_hosts: &[String],
+) -> Result<tollgate_clip_tasks::Validated, ApiError> {
+    tollgate_clip_tasks::validate_trusting(request, trusted_hosts).map_err(|e| {
+        match e.field.as_str() {
+            "duration" => {
+                let range = tollgate_clip_tasks::series(&request.model)
+                    .map(|s| s.duration_range())
+                    .unwrap_or(4..=15);
+                ApiError::invalid(
+                    "seconds",
+                    "invalid_value",
+                    format!(
+                        "Invalid 'seconds': {} cannot make {} seconds; it makes {} to {}.",
+                        request.model,
+                        checked.seconds.unwrap_or_default(),
+                        range.start(),
+                        range.end()
+                    ),
+                )
+            }
+            "resolution" | "ratio" => ApiError::invalid(
+                "size",
+                "invalid_value",
+                format!(
+                    "Invalid 'size': {} cannot make {}; it makes {}.",
+                    request.model,
+                    checked.size.map(|s| s.to_string()).unwrap_or_default(),
+                    clip_sizes().join(", ")
+                ),
+            ),
+            _ => ApiError::from(e),
+        }
+    })
+}
+
+/// Every size a clip model makes: each resolution at each ratio (but `adaptive`, which follows
+/// the input media).
+pub fn clip_sizes() -> Vec<String> {
+    let mut sizes = Vec::new();
+    for resolution in tollgate_clip_tasks::series::RESOLUTIONS {
+        for ratio in tollgate_clip_tasks::series::RATIOS {
+            if let Some(size) = Size::from_resolution(resolution, ratio) {
+                sizes.push(size.to_string());
+            }
+        }
+    }
+    sizes
+}
+
 /// The size a task makes, `""` where its model chooses.
 fn size_of(resolution: &str, ratio: Option<&str>) -> String {
     if resolution == MODEL_DEFAULT {
@@ -85,14 +153,20 @@ fn size_of(resolution: &str, ratio: Option<&str>) -> String {
         .unwrap_or_default()
 }
 
-/// The `Video` a just-created task is.
-pub fn created(task: &Task, valid: &Validated, prompt: &str) -> Video {
+/// The `Video` a just-created task is, making `seconds` at `resolution` and `ratio`.
+pub fn created(
+    task: &Task,
+    seconds: u32,
+    resolution: &str,
+    ratio: Option<&str>,
+    prompt: &str,
+) -> Video {
     let mut video = Video::queued(
         &task.id,
         &task.model,
         unix_seconds(task.created_at),
-        valid.duration_seconds.to_string(),
-        size_of(&valid.resolution, valid.aspect_ratio.as_deref()),
+        seconds.to_string(),
+        size_of(resolution, ratio),
     );
     video.prompt = Some(prompt.to_owned());
     video
