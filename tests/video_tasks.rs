@@ -1653,4 +1653,63 @@ async fn openai_videos_are_their_own_tasks_checked_polled_charged_and_deleted() 
     let file = gw.get(&format!("{VIDEOS}/{clip_id}/content"), &owner).await;
     assert_eq!(file.status, 200);
     assert!((mp4_seconds(&file.body) - 5.0).abs() < 0.1);
+
+    // A clip model starts from an image: JSON's image_url, or the form's file — the SDKs'
+    // input_reference — as its first frame. A file_id is refused: there is no files API.
+    let from_url = gw
+        .post_json(
+            VIDEOS,
+            &owner,
+            &json!({"model": "clipgen-cn-2.0-260128", "prompt": "From a frame.", "input_reference": {"image_url": PNG}}),
+        )
+        .await;
+    assert_eq!(from_url.status, 200, "{}", from_url.text());
+    let row = gw
+        .store
+        .task(from_url.json()["id"].as_str().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.request["input_reference"]["image_url"], PNG);
+    let file_id = gw
+        .post_json(
+            VIDEOS,
+            &owner,
+            &json!({"model": "clipgen-cn-2.0-260128", "prompt": "x", "input_reference": {"file_id": "file-1"}}),
+        )
+        .await;
+    assert_eq!(file_id.json()["error"]["param"], "input_reference.file_id");
+    let png = base64::Engine::decode(
+        &base64::engine::general_purpose::STANDARD,
+        PNG.split_once(',').unwrap().1,
+    )
+    .unwrap();
+    let boundary = "videos";
+    let mut form = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nclipgen-cn-2.0-260128\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"prompt\"\r\n\r\nFrom a file.\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"input_reference\"; filename=\"f.png\"\r\nContent-Type: image/png\r\n\r\n"
+    )
+    .into_bytes();
+    form.extend_from_slice(&png);
+    form.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let content_type = format!("multipart/form-data; boundary={boundary}");
+    let from_file = gw
+        .request(
+            "POST",
+            VIDEOS,
+            &[("authorization", &auth), ("content-type", &content_type)],
+            form,
+        )
+        .await;
+    assert_eq!(from_file.status, 200, "{}", from_file.text());
+    let row = gw
+        .store
+        .task(from_file.json()["id"].as_str().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.request["input_reference"]["image_url"], PNG);
+    assert_eq!(
+        wait_terminal(&gw, &row.id).await.state,
+        TaskState::Succeeded
+    );
 }

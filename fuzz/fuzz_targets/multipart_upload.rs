@@ -12,6 +12,7 @@ use std::time::Duration;
 use tollgate_gateway::upload::{UploadLimits, read};
 
 const LIMITS: UploadLimits = UploadLimits {
+    file_field: "file",
     file_bytes: 4096,
     field_bytes: 256,
     max_fields: 8,

@@ -10,7 +10,7 @@ from openai import OpenAI
 from decimal import Decimal
 
 from conftest import account, balance
-from test_video import assert_settled, assert_video, fresh_account, generic_charge
+from test_video import assert_settled, assert_video, fresh_account, generic_charge, tiny_png
 
 # The SDK warns that OpenAI's own Sora service closes (September 2026); the API it speaks is what
 # gateways serve (docs/decisions.md, "OpenAI Videos").
@@ -69,6 +69,17 @@ def test_a_clip_model_through_the_videos_api_bills_its_tokens(base_url):
     assert_video(videos.download_content(video.id).read(), 5, "16:9")
     state = account(name)
     assert Decimal(state["balance"]) < start and Decimal(state["held"]) == 0, state
+
+    # Starting from an image: the SDK sends input_reference as a form file, the first frame.
+    framed = videos.create_and_poll(
+        model="clipgen-cn-2.0-260128",
+        prompt="The boat sails off.",
+        input_reference=("first.png", tiny_png(16, 9), "image/png"),
+    )
+    assert framed.status == "completed", framed
+    with pytest.raises(openai.BadRequestError) as refused:
+        videos.create(model="omni", prompt="x", input_reference=("first.png", tiny_png(), "image/png"))
+    assert refused.value.body["param"] == "input_reference"
 
 
 def test_a_failed_video_is_refunded(base_url):

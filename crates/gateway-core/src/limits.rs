@@ -22,7 +22,8 @@ pub enum Endpoint {
     ClipTasks,
     /// `/v1/video/generations`.
     VideoGenerations,
-    /// `/v1/videos`: a prompt and a few fields.
+    /// `/v1/videos`: a prompt, a few fields, and an `input_reference` image (inline or a form
+    /// file) within the clip format's inline bound.
     Videos,
     /// `/v1beta/models/…`: inline media parts.
     Native,
@@ -41,7 +42,7 @@ impl Endpoint {
         (Endpoint::SpeechToText, "speech_to_text", 50_000_000),
         (Endpoint::ClipTasks, "clip_tasks", 16 << 20),
         (Endpoint::VideoGenerations, "video_generations", 1 << 20),
-        (Endpoint::Videos, "videos", 1 << 20),
+        (Endpoint::Videos, "videos", 16 << 20),
         (Endpoint::Native, "native", 20 << 20),
         (Endpoint::Chat, "chat", 20 << 20),
         (Endpoint::Responses, "responses", 20 << 20),

@@ -13,7 +13,9 @@ use http_body_util::BodyExt;
 /// The limits of one form.
 #[derive(Debug, Clone, Copy)]
 pub struct UploadLimits {
-    /// The `file` part.
+    /// The name of the one part that is a file (`file`; `/v1/videos`: `input_reference`).
+    pub file_field: &'static str,
+    /// The file part.
     pub file_bytes: u64,
     /// Each other field.
     pub field_bytes: u64,
@@ -71,11 +73,17 @@ where
         ApiError::new(
             ErrorKind::PayloadTooLarge,
             format!(
-                "'file' is larger than {} MB; split the audio into smaller files",
-                limits.file_bytes / 1_000_000
+                "'{}' is larger than {} MB{}",
+                limits.file_field,
+                limits.file_bytes / 1_000_000,
+                if limits.file_field == "file" {
+                    "; split the audio into smaller files"
+                } else {
+                    ""
+                }
             ),
         )
-        .param("file")
+        .param(limits.file_field)
         .code("file_too_large")
     };
     // The file is spooled as it arrives; no whole-stream limit beyond what the parts allow.
@@ -92,7 +100,7 @@ where
         multer::SizeLimit::new()
             .whole_stream(whole)
             .per_field(limits.field_bytes)
-            .for_field("file", limits.file_bytes),
+            .for_field(limits.file_field, limits.file_bytes),
     );
     let mut form = multer::Multipart::with_constraints(
         crate::body::Paced::new(body, limits.pace).into_data_stream(),
@@ -107,7 +115,7 @@ where
         let field = match form.next_field().await {
             Ok(Some(field)) => field,
             Ok(None) => break,
-            Err(e) => return Err(multipart_error(e, &too_large_file)),
+            Err(e) => return Err(multipart_error(e, limits.file_field, &too_large_file)),
         };
         let Some(name) = field.name().map(str::to_owned) else {
             return Err(ApiError::invalid(
@@ -116,12 +124,12 @@ where
                 "A part of the form has no name (Content-Disposition: form-data; name=\"...\")",
             ));
         };
-        if name == "file" {
+        if name == limits.file_field {
             if upload.file.is_some() {
                 return Err(ApiError::invalid(
-                    "file",
+                    name.clone(),
                     "duplicate",
-                    "Send one 'file' part, not several",
+                    format!("Send one '{name}' part, not several"),
                 ));
             }
             let filename = field.file_name().map(str::to_owned);
@@ -135,7 +143,7 @@ where
                         .await
                         .map_err(|e| ApiError::internal("spooling the upload", e))?,
                     Ok(None) => break,
-                    Err(e) => return Err(multipart_error(e, &too_large_file)),
+                    Err(e) => return Err(multipart_error(e, limits.file_field, &too_large_file)),
                 }
             }
             let data = spool
@@ -160,7 +168,10 @@ where
             return Err(ApiError::invalid(
                 name.clone(),
                 "unexpected_file",
-                format!("'{name}' must be a text field; only 'file' may be a file"),
+                format!(
+                    "'{name}' must be a text field; only '{}' may be a file",
+                    limits.file_field
+                ),
             ));
         }
         // Text fields are UTF-8 as sent: a lossy decoding would both mangle the value and let
@@ -168,7 +179,7 @@ where
         let bytes = field
             .bytes()
             .await
-            .map_err(|e| multipart_error(e, &too_large_file))?;
+            .map_err(|e| multipart_error(e, limits.file_field, &too_large_file))?;
         let Ok(value) = String::from_utf8(bytes.to_vec()) else {
             return Err(ApiError::invalid(
                 name.clone(),
@@ -181,10 +192,14 @@ where
     Ok(upload)
 }
 
-fn multipart_error(e: multer::Error, too_large_file: &dyn Fn() -> ApiError) -> ApiError {
+fn multipart_error(
+    e: multer::Error,
+    file_field: &str,
+    too_large_file: &dyn Fn() -> ApiError,
+) -> ApiError {
     match e {
         multer::Error::FieldSizeExceeded { field_name, limit } => match field_name.as_deref() {
-            Some("file") => too_large_file(),
+            Some(name) if name == file_field => too_large_file(),
             other => {
                 let name = other.unwrap_or("field").to_owned();
                 ApiError::new(
@@ -214,6 +229,7 @@ mod tests {
     use super::*;
 
     const LIMITS: UploadLimits = UploadLimits {
+        file_field: "file",
         file_bytes: 4096,
         field_bytes: 256,
         max_fields: 8,

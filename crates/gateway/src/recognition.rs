@@ -38,6 +38,7 @@ pub async fn read_form(
         .admit(&principal.key_id, state.server.max_uploads_per_key)?;
     let bounds = ctx.body_bounds();
     let limits = UploadLimits {
+        file_field: "file",
         file_bytes: bounds.limit as u64,
         field_bytes: 64 << 10,
         max_fields: 32,

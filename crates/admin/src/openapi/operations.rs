@@ -442,12 +442,27 @@ fn about(route: Route) -> Option<About> {
             "VideoRequest",
         ),
         Route::VideoGet => task(plain("A generic video task", "video", ok(r("VideoTask")))),
-        Route::VideosCreate => posting(
-            "Create a video (OpenAI Videos API)",
-            "video",
-            ok(r("Video")),
-            "CreateVideoBody",
-        ),
+        Route::VideosCreate => About {
+            body: Some(json!({"required": true, "content": {
+                "application/json": {"schema": r("CreateVideoBody")},
+                "multipart/form-data": {"schema": {
+                    "type": "object",
+                    "required": ["prompt"],
+                    "properties": {
+                        "model": {"type": "string"},
+                        "prompt": {"type": "string"},
+                        "seconds": {"type": "string"},
+                        "size": {"type": "string"},
+                        "input_reference": {"type": "string", "format": "binary", "description": "An image: a clip model's first frame"},
+                    },
+                }},
+            }})),
+            ..plain(
+                "Create a video (OpenAI Videos API)",
+                "video",
+                ok(r("Video")),
+            )
+        },
         Route::VideosList => About {
             parameters: vec![
                 query("after", "The id of the previous page's last video"),

@@ -349,6 +349,11 @@ pub(super) fn schemas() -> Map<String, Value> {
                     "prompt": {"type": "string", "minLength": 1, "maxLength": 4000},
                     "seconds": {"type": "string", "examples": ["4", "8"]},
                     "size": {"type": "string", "pattern": "^[0-9]+[xX][0-9]+$", "examples": ["1280x720", "854x480"]},
+                    "input_reference": {
+                        "type": "object",
+                        "description": "The image a clip model starts from (its first frame)",
+                        "properties": {"image_url": {"type": "string"}, "file_id": {"type": "string"}},
+                    },
                 },
             }),
         ),

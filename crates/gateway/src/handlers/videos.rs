@@ -32,16 +32,39 @@ pub async fn create(
     //    fields' form checked.
     let body = read_body(&ctx, &parts.headers, body).await?;
     let checked = body.check()?;
-    if body.input_reference.is_some() {
-        return Err(ApiError::invalid(
-            "input_reference",
-            "unsupported_parameter",
-            "'input_reference' is not supported by the video models this gateway serves on /v1/videos",
-        ));
-    }
-
+    let reference = input_reference(body.input_reference.as_ref())?;
     let record = serde_json::to_value(&body).unwrap_or_default();
-    generate(&ctx, &principal, &checked, record, None).await
+    generate(
+        &ctx,
+        &principal,
+        &checked,
+        reference.as_deref(),
+        record,
+        None,
+    )
+    .await
+}
+
+/// The image a create starts from: `{"image_url": …}` (an `https` URL or a `data:` image), or
+/// the form's file (made a `data:` URL by [`read_body`]). A `file_id` is refused: there is no
+/// files API here.
+fn input_reference(value: Option<&serde_json::Value>) -> Result<Option<String>, ApiError> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    match value.get("image_url").and_then(serde_json::Value::as_str) {
+        Some(url) if !url.is_empty() => Ok(Some(url.to_owned())),
+        _ if value.get("file_id").is_some() => Err(ApiError::invalid(
+            "input_reference.file_id",
+            "unsupported_value",
+            "'input_reference.file_id' is not supported: there is no files API here; send 'image_url' (a URL or a data: URL) or the image as a form file",
+        )),
+        _ => Err(ApiError::invalid(
+            "input_reference",
+            "invalid_value",
+            "'input_reference' is {\"image_url\": \"https://…\" or \"data:image/…;base64,…\"}, or a file in a multipart form",
+        )),
+    }
 }
 
 /// `POST /v1/videos/{id}/remix`: a new video from a completed one's model, seconds and size with
@@ -85,7 +108,7 @@ pub async fn remix(
         "prompt": checked.prompt,
         "remix_of": id,
     });
-    generate(&ctx, &principal, &checked, record, Some(id)).await
+    generate(&ctx, &principal, &checked, None, record, Some(id)).await
 }
 
 /// Steps 4 to 8 of a create or a remix: the model and its row of the table, seconds and size
@@ -94,6 +117,7 @@ async fn generate(
     ctx: &RequestCtx,
     principal: &Principal,
     checked: &Checked,
+    reference: Option<&str>,
     record: serde_json::Value,
     remix_of: Option<&str>,
 ) -> Result<Response<ResponseBody>, ApiError> {
@@ -111,9 +135,12 @@ async fn generate(
         } else {
             &entry.upstream_model
         };
-        let request = translate::clip_request(checked, model);
+        let request = translate::clip_request(checked, model, reference);
         let valid =
             translate::validate_clip(checked, &request, &ctx.state.tasks.trusted_media_hosts)?;
+        crate::tasks::inputs::check_hosts_resolve_public(&ctx.state, &request)
+            .await
+            .map_err(translate::as_input_reference)?;
         let submission = Submission {
             format: translate::FORMAT,
             id: Store::new_task_id("video"),
@@ -131,6 +158,16 @@ async fn generate(
         let model = spec(&entry.public)
             .or_else(|| spec(&entry.upstream_model))
             .ok_or_else(|| ApiError::unknown_model(&checked.model))?;
+        if reference.is_some() {
+            return Err(ApiError::invalid(
+                "input_reference",
+                "unsupported_parameter",
+                format!(
+                    "'input_reference' is not supported by {}: it makes video from text alone",
+                    model.id
+                ),
+            ));
+        }
         let valid = translate::validate(checked, model)?;
         let submission = Submission {
             format: translate::FORMAT,
@@ -180,13 +217,45 @@ async fn read_body(
     }
     let bounds = ctx.body_bounds();
     let limits = tollgate_gateway_core::upload::UploadLimits {
-        file_bytes: 0,
+        file_field: "input_reference",
+        // A `data:` URL of it stays within the clip format's inline bound.
+        file_bytes: (tollgate_media_url::MAX_INLINE_IMAGE_BYTES / 4 * 3) as u64,
         field_bytes: 64 << 10,
         max_fields: 16,
         pace: bounds.pace,
     };
     let form = tollgate_gateway_core::upload::read(headers, body, limits).await?;
-    Ok(CreateVideoBody::from_fields(form.field_pairs()))
+    let mut body = CreateVideoBody::from_fields(form.field_pairs());
+    if let Some(file) = form.file {
+        body.input_reference = Some(serde_json::json!({"image_url": data_url(&file)?}));
+    }
+    Ok(body)
+}
+
+/// A form's image file as a `data:` URL (the clip format takes images inline).
+fn data_url(file: &tollgate_gateway_core::upload::UploadedFile) -> Result<String, ApiError> {
+    use base64::Engine as _;
+    use std::io::Read as _;
+    let content_type = file
+        .content_type
+        .as_deref()
+        .filter(|t| t.starts_with("image/"))
+        .ok_or_else(|| {
+            ApiError::invalid(
+                "input_reference",
+                "invalid_value",
+                "'input_reference' must be an image (image/png, image/jpeg, image/webp)",
+            )
+        })?;
+    let mut bytes = Vec::new();
+    file.data
+        .reader()
+        .and_then(|mut r| r.read_to_end(&mut bytes))
+        .map_err(|e| ApiError::internal("reading the uploaded image", e))?;
+    Ok(format!(
+        "data:{content_type};base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    ))
 }
 
 /// `GET /v1/videos/{id}`: the owner's video from the store, at most once a second; the SDKs are

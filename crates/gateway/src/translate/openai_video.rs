@@ -76,12 +76,21 @@ pub fn sizes(spec: &ModelSpec) -> Vec<String> {
 }
 
 /// The clip request `checked` stands for on the clip model `model` (its series' id): the prompt
-/// as its one text item, `seconds` its duration, `size` its resolution and ratio.
-pub fn clip_request(checked: &Checked, model: &str) -> tollgate_clip_tasks::CreateTaskRequest {
-    let mut request = tollgate_clip_tasks::CreateTaskRequest::new(
-        model,
-        vec![tollgate_clip_tasks::ContentItem::text(&checked.prompt)],
-    );
+/// as its text item, `reference` (an image URL) as its first frame, `seconds` its duration,
+/// `size` its resolution and ratio.
+pub fn clip_request(
+    checked: &Checked,
+    model: &str,
+    reference: Option<&str>,
+) -> tollgate_clip_tasks::CreateTaskRequest {
+    let mut content = vec![tollgate_clip_tasks::ContentItem::text(&checked.prompt)];
+    if let Some(url) = reference {
+        content.push(tollgate_clip_tasks::ContentItem::image(
+            url,
+            Some(tollgate_clip_tasks::request::ImageRole::FirstFrame),
+        ));
+    }
+    let mut request = tollgate_clip_tasks::CreateTaskRequest::new(model, content);
     request.duration = checked.seconds.map(i64::from);
     if let Some(size) = checked.size {
         request.resolution = Some(size.resolution());
@@ -124,9 +133,21 @@ pub fn validate_clip(
                     clip_sizes().join(", ")
                 ),
             ),
-            _ => ApiError::from(e),
+            _ => as_input_reference(ApiError::from(e)),
         }
     })
+}
+
+/// An error about the clip request's image item (`content[1]…`) named as the client's field,
+/// `input_reference`.
+pub fn as_input_reference(mut e: ApiError) -> ApiError {
+    if e.param
+        .as_deref()
+        .is_some_and(|p| p.starts_with("content[1]"))
+    {
+        e.param = Some("input_reference".into());
+    }
+    e
 }
 
 /// Every size a clip model makes: each resolution at each ratio (but `adaptive`, which follows
