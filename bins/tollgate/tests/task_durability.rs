@@ -24,6 +24,7 @@ const VIDEO_PER_SECOND: &str = "0.1";
 const OPENING_BALANCE: &str = "1000";
 const CLIP_PATH: &str = "/api/v3/contents/generations/tasks";
 const VIDEO_PATH: &str = "/v1/video/generations";
+const VIDEOS_PATH: &str = "/v1/videos";
 
 // ---- simulator, configuration ----
 
@@ -126,24 +127,38 @@ async fn create_accounts(store: &Store, tag: &str, n: usize) -> Vec<Customer> {
     customers
 }
 
-/// The `n`th task of a test: even ones clip (Ark format), odd ones generic, with varied lengths.
+/// The `n`th task of a test, with varied lengths: a third clip (Ark format), a third generic, a
+/// third through the OpenAI Videos API on either family's model.
 fn task_request(n: usize) -> (&'static str, String) {
-    if n.is_multiple_of(2) {
-        let resolution = ["480p", "720p"][n / 2 % 2];
-        let body = serde_json::json!({
-            "model": CLIP_MODEL,
-            "content": [{"type": "text", "text": format!("durability clip {n}")}],
-            "duration": 4 + n % 12,
-            "resolution": resolution,
-        });
-        (CLIP_PATH, body.to_string())
-    } else {
-        let body = serde_json::json!({
-            "model": VIDEO_MODEL,
-            "prompt": format!("durability video {n}"),
-            "seconds": (2 + n % 9).to_string(),
-        });
-        (VIDEO_PATH, body.to_string())
+    match n % 3 {
+        0 => {
+            let resolution = ["480p", "720p"][n / 3 % 2];
+            let body = serde_json::json!({
+                "model": CLIP_MODEL,
+                "content": [{"type": "text", "text": format!("durability clip {n}")}],
+                "duration": 4 + n % 12,
+                "resolution": resolution,
+            });
+            (CLIP_PATH, body.to_string())
+        }
+        1 => {
+            let body = serde_json::json!({
+                "model": VIDEO_MODEL,
+                "prompt": format!("durability video {n}"),
+                "seconds": (2 + n % 9).to_string(),
+            });
+            (VIDEO_PATH, body.to_string())
+        }
+        // The OpenAI Videos API, on either family's model.
+        _ => {
+            let model = [VIDEO_MODEL, CLIP_MODEL][n / 3 % 2];
+            let body = serde_json::json!({
+                "model": model,
+                "prompt": format!("durability openai video {n}"),
+                "seconds": (4 + n % 5).to_string(),
+            });
+            (VIDEOS_PATH, body.to_string())
+        }
     }
 }
 
@@ -266,7 +281,13 @@ fn expected_charge(task: &Task) -> Amount {
         task.id
     );
     let record = &result["record"];
-    let exact = match task.format.as_str() {
+    // A task of /v1/videos is billed by its model's family: tokens for a clip model.
+    let family = match (task.format.as_str(), task.model.as_str()) {
+        ("openai", CLIP_MODEL) => "clip",
+        ("openai", _) => "generic",
+        (format, _) => format,
+    };
+    let exact = match family {
         "clip" => {
             let tokens = record["usage"]["completion_tokens"]
                 .as_u64()
