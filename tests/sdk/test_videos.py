@@ -124,3 +124,17 @@ def test_another_accounts_video_is_not_found(base_url):
         with pytest.raises(openai.NotFoundError):
             call(client(base_url, other).videos)
     assert client(base_url, other).videos.list().data == []
+
+
+def test_what_no_model_here_can_do_is_refused_and_not_retried(base_url):
+    _, key = fresh_account("videos-unsupported")
+    videos = client(base_url, key).videos
+    for call in (
+        lambda: videos.edit(prompt="x", video=("v.mp4", b"\0" * 64, "video/mp4")),
+        lambda: videos.extend(prompt="x", seconds="4", video=("v.mp4", b"\0" * 64, "video/mp4")),
+        lambda: videos.create_character(name="x", video=("v.mp4", b"\0" * 64, "video/mp4")),
+        lambda: videos.get_character("char_1"),
+    ):
+        with pytest.raises(openai.BadRequestError) as refused:
+            call()
+        assert refused.value.code == "unsupported_operation", refused.value.body

@@ -52,6 +52,11 @@ pub enum Route {
     VideosContent,
     /// `POST /v1/videos/{video_id}/remix`
     VideosRemix,
+    /// `POST /v1/videos/edits`, `/extensions`, `/characters`: what no video model served here
+    /// can do, refused with a 400 the SDKs do not retry.
+    VideosUnsupported,
+    /// `GET /v1/videos/characters/{character_id}`: refused the same way.
+    VideosCharacter,
     /// `GET /v1/media/{task_id}.mp4` — a signed link to a finished video.
     Media,
     /// `GET /v1/charges/{request_id}` — what one of the caller's requests was charged, and why.
@@ -316,6 +321,14 @@ pub static ROUTES: &[RouteSpec] = &[
     row(Route::VideosRemix, POST, ItemThen("/v1/videos/", "/remix"), "video_remix")
         .key(Key(OpenAi), Some("videos"))
         .metered(Body::Videos, Streams::No),
+    row(Route::VideosUnsupported, POST, Exact("/v1/videos/edits"), "video_edits")
+        .key(Key(OpenAi), Some("videos")),
+    row(Route::VideosUnsupported, POST, Exact("/v1/videos/extensions"), "video_extensions")
+        .key(Key(OpenAi), Some("videos")),
+    row(Route::VideosUnsupported, POST, Exact("/v1/videos/characters"), "video_characters")
+        .key(Key(OpenAi), Some("videos")),
+    row(Route::VideosCharacter, GET, Item("/v1/videos/characters/"), "video_characters")
+        .key(Key(OpenAi), Some("videos")),
     row(Route::Media, GET, Item("/v1/media/"), "media"),
     row(Route::Charges, GET, Item("/v1/charges/"), "charges").key(KeyByClient, None),
     row(Route::NativeGenerate, POST, Model(Some("generateContent")), "native")

@@ -353,6 +353,9 @@ async fn client(
             let id = id();
             handlers::videos::remix(ctx, principal, request, &id).await
         }
+        Route::VideosUnsupported | Route::VideosCharacter => {
+            Err(handlers::videos::unsupported(request.uri().path()))
+        }
         Route::Charges => {
             let id = id();
             handlers::charges::get(ctx, principal, &id).await

@@ -507,6 +507,20 @@ fn about(route: Route) -> Option<About> {
                 }),
             ))
         },
+        Route::VideosUnsupported => plain(
+            "Refused: edits, extensions and characters, which no video model served here can do (400 unsupported_operation)",
+            "video",
+            json!({}),
+        ),
+        Route::VideosCharacter => About {
+            param: "character_id",
+            parameters: vec![path_param("character_id", "A character's id")],
+            ..plain(
+                "Refused: no video model served here makes characters (400 unsupported_operation)",
+                "video",
+                json!({}),
+            )
+        },
         Route::VideosContent => About {
             parameters: vec![
                 path_param("video_id", "The video's id"),

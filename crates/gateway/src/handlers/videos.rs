@@ -425,6 +425,26 @@ pub async fn content(
     crate::video_file::stream(&ctx, request.headers(), &task.channel, &result.video_url).await
 }
 
+/// `POST /v1/videos/edits`, `/extensions`, `/characters` (and reading a character): the SDKs'
+/// newer calls, which none of the video models served here can do — refused with a 400 in
+/// OpenAI's shape, which the SDKs do not retry.
+pub fn unsupported(path: &str) -> ApiError {
+    let what = if path.contains("/characters") {
+        "Video characters are"
+    } else if path.ends_with("/extensions") {
+        "Extending a video is"
+    } else {
+        "Editing a video is"
+    };
+    ApiError::invalid(
+        "model",
+        "unsupported_operation",
+        format!(
+            "{what} not supported by the video models this gateway serves; create or remix a video instead"
+        ),
+    )
+}
+
 /// The caller's video `id` made here, or 404 (another account's, another API's, deleted).
 async fn owned(
     ctx: &RequestCtx,
