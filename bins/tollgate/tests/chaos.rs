@@ -1,7 +1,8 @@
-//! Chaos (DESIGN §4): the built binary under mixed load on every synchronous endpoint, the
-//! simulator's faults switching every few hundred milliseconds (upstream errors, latency, cut
-//! streams, error frames, inflated usage), clients that hang up at random moments, `kill -9`
-//! and a restart mid-load; and two replicas on PostgreSQL spending one account to zero. Each
+//! Chaos (DESIGN §4): the built binary under mixed load on every synchronous endpoint and on
+//! `/v1/videos` (tasks held, polled and settled across the kill), the simulator's faults
+//! switching every few hundred milliseconds (upstream errors, latency, cut streams, error
+//! frames, inflated usage), clients that hang up at random moments, `kill -9` and a restart
+//! mid-load; and two replicas on PostgreSQL spending one account to zero. Each
 //! part ends with `tollgate audit` clean, no account below zero, and no hold or lease open.
 //! Bounded: about a minute in all.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -28,8 +29,14 @@ filter = "info"
 [simulator]
 enabled = false
 
+# Video tasks polled here, quickly; a create left in flight by the kill is failed and refunded
+# after 5 s (a create may take 1 + 2 × 1.5 s).
 [tasks]
-workers = false
+first_poll_ms = 200
+poll_interval_ms = 300
+max_backoff_ms = 1000
+submission_timeout_seconds = 5
+sweep_interval_seconds = 1
 
 [[channels]]
 name = "openai"
@@ -60,6 +67,19 @@ base_url = "{sim}"
 api_key_env = "HOME"
 first_byte_timeout_ms = 10000
 idle_timeout_ms = 10000
+
+[[channels]]
+name = "video"
+format = "generic-video"
+base_url = "{sim}"
+connect_timeout_ms = 1000
+first_byte_timeout_ms = 1500
+idle_timeout_ms = 1500
+
+[models."wave-3-0-video"]
+kind = "generic-video"
+channels = ["video"]
+price = {{ meter = "video_seconds", per_second = "0.01" }}
 
 [models."text-embedding-3-small"]
 kind = "embeddings"
@@ -147,6 +167,13 @@ fn requests() -> Vec<String> {
             "/v1beta/models/gen-2.5-flash:generateContent",
             "x-goog-api-key: {KEY}",
             r#"{"contents":[{"role":"user","parts":[{"text":"Hi"}]}],"generationConfig":{"maxOutputTokens":32}}"#.into(),
+        ),
+        // A video through the OpenAI Videos API: held, then settled or refunded by the pollers,
+        // across the kill.
+        json(
+            "/v1/videos",
+            bearer,
+            r#"{"model":"wave-3-0-video","prompt":"Chaos, filmed.","seconds":"2"}"#.into(),
         ),
         format!(
             "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: chaos\r\nConnection: close\r\n{bearer}\r\nContent-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {}\r\n\r\n{form}",
@@ -396,6 +423,22 @@ async fn mixed_load_faults_hang_ups_and_a_kill_leave_the_books_exact() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let recovered = killed.elapsed();
+    // Every video ends — made and charged, failed and refunded, or, created in flight when the
+    // first replica died, refunded by the sweeper — before the books are read.
+    let videos = loop {
+        let tasks = store.admin_tasks(None, None, 10_000, None).await.unwrap();
+        let live = tasks.iter().filter(|t| !t.state.is_terminal()).count();
+        if live == 0 {
+            break tasks;
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(90),
+            "{live} of {} videos never ended",
+            tasks.len()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(!videos.is_empty(), "the mix made no video");
     terminate(&mut second);
 
     let (report, ok) = audit(&db, Some(&config));
@@ -414,8 +457,9 @@ async fn mixed_load_faults_hang_ups_and_a_kill_leave_the_books_exact() {
     }
     let charges = report["ledger_rows"].as_u64().unwrap();
     eprintln!(
-        "chaos (SQLite): {} requests sent, {charges} ledger rows, {} anomalies recorded ({anomalies} speech on the second replica), audit clean; the dead replica's leases back {recovered:?} after the kill; {:?} in all",
+        "chaos (SQLite): {} requests sent, {} videos, {charges} ledger rows, {} anomalies recorded ({anomalies} speech on the second replica), audit clean; the dead replica's leases back {recovered:?} after the kill; {:?} in all",
         sent.load(Ordering::Relaxed),
+        videos.len(),
         report["anomalies"],
         started.elapsed()
     );
