@@ -322,11 +322,14 @@ pub static ROUTES: &[RouteSpec] = &[
         .key(Key(OpenAi), Some("videos"))
         .metered(Body::Videos, Streams::No),
     row(Route::VideosUnsupported, POST, Exact("/v1/videos/edits"), "video_edits")
-        .key(Key(OpenAi), Some("videos")),
+        .key(Key(OpenAi), Some("videos"))
+        .reads(Body::Videos),
     row(Route::VideosUnsupported, POST, Exact("/v1/videos/extensions"), "video_extensions")
-        .key(Key(OpenAi), Some("videos")),
+        .key(Key(OpenAi), Some("videos"))
+        .reads(Body::Videos),
     row(Route::VideosUnsupported, POST, Exact("/v1/videos/characters"), "video_characters")
-        .key(Key(OpenAi), Some("videos")),
+        .key(Key(OpenAi), Some("videos"))
+        .reads(Body::Videos),
     row(Route::VideosCharacter, GET, Item("/v1/videos/characters/"), "video_characters")
         .key(Key(OpenAi), Some("videos")),
     row(Route::Media, GET, Item("/v1/media/"), "media"),

@@ -354,7 +354,7 @@ async fn client(
             handlers::videos::remix(ctx, principal, request, &id).await
         }
         Route::VideosUnsupported | Route::VideosCharacter => {
-            Err(handlers::videos::unsupported(request.uri().path()))
+            handlers::videos::unsupported(ctx, request).await
         }
         Route::Charges => {
             let id = id();

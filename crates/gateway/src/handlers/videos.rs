@@ -427,8 +427,26 @@ pub async fn content(
 
 /// `POST /v1/videos/edits`, `/extensions`, `/characters` (and reading a character): the SDKs'
 /// newer calls, which none of the video models served here can do — refused with a 400 in
-/// OpenAI's shape, which the SDKs do not retry.
-pub fn unsupported(path: &str) -> ApiError {
+/// OpenAI's shape, which the SDKs do not retry. The body is read (and dropped, up to the
+/// route's limit) first: a refusal sent while the client is still writing would reach it as a
+/// broken connection instead.
+pub async fn unsupported(
+    ctx: RequestCtx,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let path = request.uri().path().to_owned();
+    let limit = ctx.body_bounds().limit;
+    let mut body = request.into_body();
+    let mut seen = 0usize;
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        while let Some(Ok(frame)) = http_body_util::BodyExt::frame(&mut body).await {
+            seen += frame.data_ref().map_or(0, bytes::Bytes::len);
+            if seen > limit {
+                break;
+            }
+        }
+    })
+    .await;
     let what = if path.contains("/characters") {
         "Video characters are"
     } else if path.ends_with("/extensions") {
@@ -436,13 +454,13 @@ pub fn unsupported(path: &str) -> ApiError {
     } else {
         "Editing a video is"
     };
-    ApiError::invalid(
+    Err(ApiError::invalid(
         "model",
         "unsupported_operation",
         format!(
             "{what} not supported by the video models this gateway serves; create or remix a video instead"
         ),
-    )
+    ))
 }
 
 /// The caller's video `id` made here, or 404 (another account's, another API's, deleted).
