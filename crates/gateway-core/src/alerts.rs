@@ -152,7 +152,7 @@ pub async fn judge_all(state: &State, replica: &str, every: Duration) {
         .channels()
         .iter()
         .map(|c| {
-            let open = c.health.report().circuit != crate::channels::CircuitState::Closed;
+            let open = c.health.circuit() != crate::channels::CircuitState::Closed;
             (c.name.clone(), open)
         })
         .collect();

@@ -212,6 +212,11 @@ impl ChannelHealth {
     }
 
     /// The report.
+    /// The circuit's state now (what `report` says of it, without the rest).
+    pub fn circuit(&self) -> CircuitState {
+        self.counters().circuit.state(Instant::now())
+    }
+
     pub fn report(&self) -> HealthReport {
         let c = self.counters();
         let total = c.successes + c.failures;

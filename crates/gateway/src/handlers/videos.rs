@@ -34,13 +34,14 @@ pub async fn create(
     let checked = body.check()?;
     let reference = input_reference(body.input_reference.as_ref())?;
     let record = serde_json::to_value(&body).unwrap_or_default();
+    let origin = ctx.origin(&parts.headers);
     generate(
         &ctx,
         &principal,
+        &origin,
         &checked,
         reference.as_deref(),
         record,
-        None,
     )
     .await
 }
@@ -108,7 +109,8 @@ pub async fn remix(
         "prompt": checked.prompt,
         "remix_of": id,
     });
-    generate(&ctx, &principal, &checked, None, record, Some(id)).await
+    let origin = ctx.origin(&parts.headers);
+    generate(&ctx, &principal, &origin, &checked, None, record).await
 }
 
 /// Steps 4 to 8 of a create or a remix: the model and its row of the table, seconds and size
@@ -116,10 +118,10 @@ pub async fn remix(
 async fn generate(
     ctx: &RequestCtx,
     principal: &Principal,
+    origin: &tollgate_gateway_core::media::Origin,
     checked: &Checked,
     reference: Option<&str>,
     record: serde_json::Value,
-    remix_of: Option<&str>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let entry = ctx
         .settings
@@ -128,7 +130,8 @@ async fn generate(
         .filter(|m| matches!(m.kind, ModelKind::GenericVideo | ModelKind::ClipVideo))
         .cloned()
         .ok_or_else(|| ApiError::unknown_model(&checked.model))?;
-    let (submission, upstream, seconds, resolution, ratio) = if entry.kind == ModelKind::ClipVideo {
+    // The family's own checks, quote and upstream request.
+    let (quote, upstream) = if entry.kind == ModelKind::ClipVideo {
         // The series is read from the model id, as on the clip API (`handlers::clip_tasks`).
         let model = if tollgate_clip_tasks::series(&entry.public).is_some() {
             &entry.public
@@ -141,18 +144,9 @@ async fn generate(
         crate::tasks::inputs::check_hosts_resolve_public(&ctx.state, &request)
             .await
             .map_err(translate::as_input_reference)?;
-        let submission = Submission {
-            format: translate::FORMAT,
-            id: Store::new_task_id("video"),
-            quote: crate::translate::clip::quote(&valid)?,
-            request: record,
-        };
         (
-            submission,
+            crate::translate::clip::quote(&valid)?,
             TaskRequest::Ark(request.for_upstream(&entry.upstream_model)),
-            valid.duration_seconds,
-            valid.resolution.to_owned(),
-            Some(valid.ratio.to_owned()),
         )
     } else {
         let model = spec(&entry.public)
@@ -169,34 +163,23 @@ async fn generate(
             ));
         }
         let valid = translate::validate(checked, model)?;
-        let submission = Submission {
-            format: translate::FORMAT,
-            id: Store::new_task_id("video"),
-            quote: video::quote(&valid),
-            request: record,
-        };
         let upstream = video::upstream(
             tollgate_generic_tasks::CreateVideoRequest::new("", &checked.prompt),
             &entry.upstream_model,
             &valid,
         );
-        (
-            submission,
-            TaskRequest::Generic(upstream),
-            valid.duration_seconds,
-            valid.resolution.clone(),
-            valid.aspect_ratio.clone(),
-        )
+        (video::quote(&valid), TaskRequest::Generic(upstream))
+    };
+    let submission = Submission {
+        format: translate::FORMAT,
+        id: Store::new_task_id("video"),
+        quote,
+        request: record,
     };
     let task = tasks::submit(ctx, principal, &entry, submission, upstream).await?;
-    let mut answer = translate::created(
-        &task,
-        seconds,
-        &resolution,
-        ratio.as_deref(),
-        &checked.prompt,
-    );
-    answer.remixed_from_video_id = remix_of.map(str::to_owned);
+    // The new row read as any read of it: seconds and size from its pricing, the prompt and
+    // the remix's original from its request.
+    let answer = translate::record(&task, &ctx.state.media, origin);
     Ok(body::json_response(StatusCode::OK, &answer))
 }
 

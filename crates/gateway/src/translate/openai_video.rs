@@ -30,43 +30,54 @@ pub fn validate(checked: &Checked, spec: &ModelSpec) -> Result<Validated, ApiErr
 /// `aspect_ratio` are `size`, with the sizes the model makes.
 fn openai_field(e: FieldError, checked: &Checked, spec: &ModelSpec) -> ApiError {
     match e.field.as_str() {
-        "duration" => ApiError::invalid(
-            "seconds",
-            "invalid_value",
-            format!(
-                "Invalid 'seconds': {} cannot make {} seconds; it makes {} to {}.",
-                spec.id,
-                checked.seconds.unwrap_or_default(),
-                spec.duration.start(),
-                spec.duration.end()
-            ),
+        "duration" => seconds_refused(spec.id, checked, &spec.duration),
+        "resolution" | "aspect_ratio" => size_refused(
+            spec.id,
+            checked,
+            &sizes(spec.resolutions, spec.aspect_ratios),
         ),
-        "resolution" | "aspect_ratio" => {
-            let asked = checked.size.map(|s| s.to_string()).unwrap_or_default();
-            let offered = sizes(spec);
-            let message = if offered.is_empty() {
-                format!(
-                    "Invalid 'size': {} chooses its own size; leave 'size' out.",
-                    spec.id
-                )
-            } else {
-                format!(
-                    "Invalid 'size': {} cannot make {asked}; it makes {}.",
-                    spec.id,
-                    offered.join(", ")
-                )
-            };
-            ApiError::invalid("size", "invalid_value", message)
-        }
         _ => ApiError::from(e),
     }
 }
 
-/// Every size `spec`'s model makes: each resolution at each aspect ratio that names one.
-pub fn sizes(spec: &ModelSpec) -> Vec<String> {
+/// `seconds` refused: what `model` makes instead.
+fn seconds_refused(
+    model: &str,
+    checked: &Checked,
+    range: &std::ops::RangeInclusive<u32>,
+) -> ApiError {
+    ApiError::invalid(
+        "seconds",
+        "invalid_value",
+        format!(
+            "Invalid 'seconds': {model} cannot make {} seconds; it makes {} to {}.",
+            checked.seconds.unwrap_or_default(),
+            range.start(),
+            range.end()
+        ),
+    )
+}
+
+/// `size` refused: the sizes `model` makes (none: it chooses its own).
+fn size_refused(model: &str, checked: &Checked, offered: &[String]) -> ApiError {
+    let asked = checked.size.map(|s| s.to_string()).unwrap_or_default();
+    let message = if offered.is_empty() {
+        format!("Invalid 'size': {model} chooses its own size; leave 'size' out.")
+    } else {
+        format!(
+            "Invalid 'size': {model} cannot make {asked}; it makes {}.",
+            offered.join(", ")
+        )
+    };
+    ApiError::invalid("size", "invalid_value", message)
+}
+
+/// Every size a model of these resolutions and aspect ratios makes: each resolution at each
+/// ratio that names one (not `adaptive`, `auto` or the model's `default`).
+pub fn sizes(resolutions: &[&str], ratios: &[&str]) -> Vec<String> {
     let mut sizes = Vec::new();
-    for resolution in spec.resolutions {
-        for ratio in spec.aspect_ratios {
+    for resolution in resolutions {
+        for ratio in ratios {
             if let Some(size) = Size::from_resolution(resolution, ratio) {
                 sizes.push(size.to_string());
             }
@@ -105,34 +116,17 @@ pub fn validate_clip(
     request: &tollgate_clip_tasks::CreateTaskRequest,
     trusted_hosts: &[String],
 ) -> Result<tollgate_clip_tasks::Validated, ApiError> {
+    use tollgate_clip_tasks::series::{RATIOS, RESOLUTIONS};
     tollgate_clip_tasks::validate_trusting(request, trusted_hosts).map_err(|e| {
         match e.field.as_str() {
             "duration" => {
                 let range = tollgate_clip_tasks::series(&request.model)
-                    .map(|s| s.duration_range())
-                    .unwrap_or(4..=15);
-                ApiError::invalid(
-                    "seconds",
-                    "invalid_value",
-                    format!(
-                        "Invalid 'seconds': {} cannot make {} seconds; it makes {} to {}.",
-                        request.model,
-                        checked.seconds.unwrap_or_default(),
-                        range.start(),
-                        range.end()
-                    ),
-                )
+                    .map_or(4..=15, |s| s.duration_range());
+                seconds_refused(&request.model, checked, &range)
             }
-            "resolution" | "ratio" => ApiError::invalid(
-                "size",
-                "invalid_value",
-                format!(
-                    "Invalid 'size': {} cannot make {}; it makes {}.",
-                    request.model,
-                    checked.size.map(|s| s.to_string()).unwrap_or_default(),
-                    clip_sizes().join(", ")
-                ),
-            ),
+            "resolution" | "ratio" => {
+                size_refused(&request.model, checked, &sizes(&RESOLUTIONS, &RATIOS))
+            }
             _ => as_input_reference(ApiError::from(e)),
         }
     })
@@ -150,20 +144,6 @@ pub fn as_input_reference(mut e: ApiError) -> ApiError {
     e
 }
 
-/// Every size a clip model makes: each resolution at each ratio (but `adaptive`, which follows
-/// the input media).
-pub fn clip_sizes() -> Vec<String> {
-    let mut sizes = Vec::new();
-    for resolution in tollgate_clip_tasks::series::RESOLUTIONS {
-        for ratio in tollgate_clip_tasks::series::RATIOS {
-            if let Some(size) = Size::from_resolution(resolution, ratio) {
-                sizes.push(size.to_string());
-            }
-        }
-    }
-    sizes
-}
-
 /// The size a task makes, `""` where its model chooses.
 fn size_of(resolution: &str, ratio: Option<&str>) -> String {
     if resolution == MODEL_DEFAULT {
@@ -172,25 +152,6 @@ fn size_of(resolution: &str, ratio: Option<&str>) -> String {
     Size::from_resolution(resolution, ratio.unwrap_or("16:9"))
         .map(|s| s.to_string())
         .unwrap_or_default()
-}
-
-/// The `Video` a just-created task is, making `seconds` at `resolution` and `ratio`.
-pub fn created(
-    task: &Task,
-    seconds: u32,
-    resolution: &str,
-    ratio: Option<&str>,
-    prompt: &str,
-) -> Video {
-    let mut video = Video::queued(
-        &task.id,
-        &task.model,
-        unix_seconds(task.created_at),
-        seconds.to_string(),
-        size_of(resolution, ratio),
-    );
-    video.prompt = Some(prompt.to_owned());
-    video
 }
 
 /// The `Video` a row is; `expires_at` as its signed links say (`None` in `direct` mode).
@@ -274,10 +235,10 @@ mod tests {
             size_of(&valid.resolution, valid.aspect_ratio.as_deref()),
             "854x480"
         );
-        assert_eq!(sizes(wave), ["854x480"]);
+        assert_eq!(sizes(wave.resolutions, wave.aspect_ratios), ["854x480"]);
         let horse = spec("horse-1.1-t2v").unwrap();
         assert_eq!(
-            sizes(horse),
+            sizes(horse.resolutions, horse.aspect_ratios),
             [
                 "1920x1080",
                 "1080x1920",
