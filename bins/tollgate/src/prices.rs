@@ -225,11 +225,30 @@ fn tariff_of(pairs: &[String], current: Option<&Tariff>) -> Result<Tariff, Strin
     if let Some(current) = current {
         fields.insert("meter".into(), current.meter().to_string().into());
     }
+    // A price by size is written `per_second_by_size.1792x1024=0.50`; a version that names
+    // none keeps the current version's, so that a new `per_second` does not drop them.
+    let mut by_size = serde_json::Map::new();
     for pair in pairs {
         let (name, value) = pair.split_once('=').ok_or_else(|| {
             format!("{pair:?}: write NAME=DECIMAL, such as per_million_tokens=0.02")
         })?;
-        fields.insert(name.trim().to_owned(), value.trim().into());
+        match name.trim().strip_prefix("per_second_by_size.") {
+            Some(size) => by_size.insert(size.to_owned(), value.trim().into()),
+            None => fields.insert(name.trim().to_owned(), value.trim().into()),
+        };
+    }
+    if by_size.is_empty()
+        && let Some(Tariff::VideoSeconds {
+            per_second_by_size, ..
+        }) = current
+    {
+        by_size = per_second_by_size
+            .iter()
+            .map(|(size, price)| (size.clone(), price.to_string().into()))
+            .collect();
+    }
+    if !by_size.is_empty() {
+        fields.insert("per_second_by_size".into(), by_size.into());
     }
     serde_json::from_value(serde_json::Value::Object(fields))
         .map_err(|e| format!("the prices: {e}"))
@@ -377,4 +396,34 @@ fn explanation_text(c: &tollgate_billing::Explanation) -> String {
     }
     out.push_str(&format!("  charged     {}\n", c.charged));
     out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_price_keeps_the_prices_by_size_it_does_not_name() {
+        let current: Tariff = serde_json::from_str(
+            r#"{"meter":"video_seconds","per_second":"0.30","per_second_by_size":{"1792x1024":"0.50"}}"#,
+        )
+        .unwrap();
+        let pairs = |p: &[&str]| p.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let kept = tariff_of(&pairs(&["per_second=0.25"]), Some(&current)).unwrap();
+        assert_eq!(
+            serde_json::to_value(&kept).unwrap(),
+            serde_json::json!({"meter": "video_seconds", "per_second": "0.25", "per_second_by_size": {"1792x1024": "0.50"}})
+        );
+        let named = tariff_of(
+            &pairs(&["per_second=0.25", "per_second_by_size.1024x1792=0.45"]),
+            Some(&current),
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::to_value(&named).unwrap()["per_second_by_size"],
+            serde_json::json!({"1024x1792": "0.45"})
+        );
+        assert!(tariff_of(&pairs(&["per_second_by_size.big=1"]), Some(&current)).is_err());
+    }
 }

@@ -211,6 +211,11 @@ pub fn units(usage: &Usage) -> String {
             format!("video_tokens={tokens};tier={tier}")
         }
         Usage::VideoSeconds(n) => format!("video_seconds={n}"),
+        Usage::VideoSecondsAtSize {
+            seconds,
+            width,
+            height,
+        } => format!("video_seconds={seconds};size={width}x{height}"),
         Usage::TextTokens { input, output } => {
             format!("input_tokens={input};output_tokens={output}")
         }

@@ -41,6 +41,18 @@ pub enum Usage {
     /// docs/api.md §8 rule 6: whole seconds of generic video generated, already rounded up with a minimum
     /// of 1 (see [`video_seconds`]).
     VideoSeconds(u64),
+    /// docs/api.md §8 rule 6 for a model priced by size (`per_second_by_size`): whole seconds of
+    /// video of `width` × `height` pixels. The size is part of the quantity, so that the charge
+    /// re-derives from the row alone (`tollgate audit --recompute`). Counted on the
+    /// [`Meter::VideoSeconds`] meter.
+    VideoSecondsAtSize {
+        /// Seconds, as [`Usage::VideoSeconds`].
+        seconds: u64,
+        /// Frame width in pixels.
+        width: u32,
+        /// Frame height in pixels.
+        height: u32,
+    },
     /// docs/api.md §8 rule 7: native text generation. `output` **includes** thinking tokens: a response
     /// with 20 candidate tokens and 5 thought tokens has `output: 25`.
     TextTokens {
@@ -124,8 +136,42 @@ impl Usage {
             Usage::AudioSeconds(_) => Meter::AudioSeconds,
             Usage::Tokens(_) => Meter::Tokens,
             Usage::VideoTokens { .. } => Meter::VideoTokens,
-            Usage::VideoSeconds(_) => Meter::VideoSeconds,
+            Usage::VideoSeconds(_) | Usage::VideoSecondsAtSize { .. } => Meter::VideoSeconds,
             Usage::TextTokens { .. } => Meter::TextTokens,
+        }
+    }
+
+    /// Video seconds at `size` (width, height), where a size is known; any other usage as it
+    /// is.
+    ///
+    /// ```
+    /// use tollgate_billing::Usage;
+    ///
+    /// let sized = Usage::VideoSeconds(8).at_size(Some((1792, 1024)));
+    /// assert_eq!(sized, Usage::VideoSecondsAtSize { seconds: 8, width: 1792, height: 1024 });
+    /// assert_eq!(Usage::VideoSeconds(3).sized_like(&sized), Usage::VideoSecondsAtSize { seconds: 3, width: 1792, height: 1024 });
+    /// assert_eq!(Usage::Tokens(3).at_size(Some((1, 1))), Usage::Tokens(3));
+    /// ```
+    pub const fn at_size(self, size: Option<(u32, u32)>) -> Usage {
+        match (self, size) {
+            (Usage::VideoSeconds(seconds), Some((width, height)))
+            | (Usage::VideoSecondsAtSize { seconds, .. }, Some((width, height))) => {
+                Usage::VideoSecondsAtSize {
+                    seconds,
+                    width,
+                    height,
+                }
+            }
+            (usage, _) => usage,
+        }
+    }
+
+    /// This quantity at the size `like` is of (a settlement's seconds at the size its hold was
+    /// priced for); as it is when `like` has no size.
+    pub const fn sized_like(self, like: &Usage) -> Usage {
+        match *like {
+            Usage::VideoSecondsAtSize { width, height, .. } => self.at_size(Some((width, height))),
+            _ => self,
         }
     }
 
@@ -144,6 +190,7 @@ impl Usage {
             | Usage::AudioSeconds(n)
             | Usage::Tokens(n)
             | Usage::VideoSeconds(n)
+            | Usage::VideoSecondsAtSize { seconds: n, .. }
             | Usage::VideoTokens { tokens: n, .. } => n,
             Usage::TextTokens { input, output } => input.saturating_add(output),
         }

@@ -205,9 +205,13 @@ impl PriceList {
             Tariff::AudioSeconds { .. } => listed
                 .audio_second
                 .map(|p| Tariff::AudioSeconds { per_second: p }),
-            Tariff::VideoSeconds { .. } => listed
-                .video_second
-                .map(|p| Tariff::VideoSeconds { per_second: p }),
+            // The lists have no sizes: the prices by size set here stay.
+            Tariff::VideoSeconds {
+                per_second_by_size, ..
+            } => listed.video_second.map(|per_second| Tariff::VideoSeconds {
+                per_second,
+                per_second_by_size: per_second_by_size.clone(),
+            }),
             Tariff::VideoTokens { .. } => None,
         };
         tariff.ok_or_else(|| Unlisted::NoPrice {

@@ -16,6 +16,7 @@
 //! reference_video_ratio = "0.6"   # optional, 0.6 when left out
 //! ```
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use rust_decimal::Decimal;
@@ -79,11 +80,21 @@ pub enum Tariff {
         #[serde(with = "price", default = "default_reference_video_ratio")]
         reference_video_ratio: Decimal,
     },
-    /// docs/api.md §8 rule 6: generic video, by seconds generated (rounded up, minimum 1).
+    /// docs/api.md §8 rule 6: generic video, by seconds generated (rounded up, minimum 1) —
+    /// at a price per size where the model is priced by size, as Sora-style vendors price
+    /// (`per_second_by_size = { "1792x1024" = "0.50" }`; other sizes at `per_second`): the usage
+    /// then names its size ([`Usage::VideoSecondsAtSize`]).
     VideoSeconds {
-        /// Price per second of video.
+        /// Price per second of video (of any size `per_second_by_size` does not name).
         #[serde(with = "price")]
         per_second: Decimal,
+        /// Price per second of video of a size, `WIDTHxHEIGHT`.
+        #[serde(
+            default,
+            skip_serializing_if = "BTreeMap::is_empty",
+            with = "price_by_size"
+        )]
+        per_second_by_size: BTreeMap<String, Decimal>,
     },
     /// docs/api.md §8 rule 7: native generation, by input and output tokens (thinking counted as output).
     TextTokens {
@@ -123,8 +134,13 @@ impl Tariff {
             | Tariff::AudioSeconds { per_second: price }
             | Tariff::Tokens {
                 per_million_tokens: price,
-            }
-            | Tariff::VideoSeconds { per_second: price } => vec![price],
+            } => vec![price],
+            Tariff::VideoSeconds {
+                per_second,
+                ref per_second_by_size,
+            } => std::iter::once(per_second)
+                .chain(per_second_by_size.values().copied())
+                .collect(),
             Tariff::VideoTokens {
                 per_million_tokens,
                 reference_video_ratio,
@@ -176,8 +192,15 @@ impl Tariff {
                 per_million_tokens: scale(per_million_tokens)?,
                 reference_video_ratio,
             },
-            Tariff::VideoSeconds { per_second } => Tariff::VideoSeconds {
+            Tariff::VideoSeconds {
+                per_second,
+                ref per_second_by_size,
+            } => Tariff::VideoSeconds {
                 per_second: scale(per_second)?,
+                per_second_by_size: per_second_by_size
+                    .iter()
+                    .map(|(size, price)| Ok((size.clone(), scale(*price)?)))
+                    .collect::<Result<_, BillingError>>()?,
             },
             Tariff::TextTokens {
                 input_per_million_tokens,
@@ -187,6 +210,35 @@ impl Tariff {
                 output_per_million_tokens: scale(output_per_million_tokens)?,
             },
         })
+    }
+
+    /// Video seconds at `per_second`, whatever the size.
+    pub fn video_seconds(per_second: Decimal) -> Tariff {
+        Tariff::VideoSeconds {
+            per_second,
+            per_second_by_size: BTreeMap::new(),
+        }
+    }
+
+    /// Whether the tariff prices some sizes otherwise than the rest (`per_second_by_size`): a
+    /// usage it prices then names its size ([`Usage::VideoSecondsAtSize`]).
+    ///
+    /// ```
+    /// use tollgate_billing::{Amount, Tariff, Usage};
+    ///
+    /// let sora: Tariff = serde_json::from_str(
+    ///     r#"{"meter":"video_seconds","per_second":"0.30","per_second_by_size":{"1792x1024":"0.50"}}"#,
+    /// )?;
+    /// assert!(sora.prices_by_size());
+    /// let large = Usage::VideoSeconds(8).at_size(Some((1792, 1024)));
+    /// assert_eq!(sora.charge(&large)?, Amount::from_nanos(4_000_000_000));
+    /// let small = Usage::VideoSeconds(8).at_size(Some((1280, 720)));
+    /// assert_eq!(sora.charge(&small)?, Amount::from_nanos(2_400_000_000));
+    /// assert_eq!(sora.charge(&Usage::VideoSeconds(8))?, Amount::from_nanos(2_400_000_000));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn prices_by_size(&self) -> bool {
+        matches!(self, Tariff::VideoSeconds { per_second_by_size, .. } if !per_second_by_size.is_empty())
     }
 
     /// Checks that no price or ratio is negative ([`BillingError::NegativePrice`]). Deserialization
@@ -300,8 +352,24 @@ impl Tariff {
                     PER_MILLION,
                 )?,
             },
-            (Tariff::VideoSeconds { per_second }, Usage::VideoSeconds(seconds)) => {
+            (Tariff::VideoSeconds { per_second, .. }, Usage::VideoSeconds(seconds)) => {
                 Cost::of(seconds.max(1), &[*per_second], PER_UNIT)?
+            }
+            (
+                Tariff::VideoSeconds {
+                    per_second,
+                    per_second_by_size,
+                },
+                Usage::VideoSecondsAtSize {
+                    seconds,
+                    width,
+                    height,
+                },
+            ) => {
+                let price = per_second_by_size
+                    .get(&format!("{width}x{height}"))
+                    .unwrap_or(per_second);
+                Cost::of(seconds.max(1), &[*price], PER_UNIT)?
             }
             (
                 Tariff::TextTokens {
@@ -386,6 +454,48 @@ mod price {
                 "write the price {v} as a decimal string (\"{v}\"): a fractional number is not exact"
             )))
         }
+    }
+}
+
+/// Serde for a table of prices by size: keys `WIDTHxHEIGHT`, prices as [`price`] reads them.
+mod price_by_size {
+    use super::*;
+    use serde::de::{self, Deserializer};
+    use serde::ser::{SerializeMap, Serializer};
+
+    #[derive(Deserialize)]
+    struct Price(#[serde(with = "super::price")] Decimal);
+
+    pub(super) fn serialize<S: Serializer>(
+        prices: &BTreeMap<String, Decimal>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(prices.len()))?;
+        for (size, price) in prices {
+            map.serialize_entry(size, &price.to_string())?;
+        }
+        map.end()
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<BTreeMap<String, Decimal>, D::Error> {
+        let read: BTreeMap<String, Price> = BTreeMap::deserialize(deserializer)?;
+        read.into_iter()
+            .map(|(size, Price(price))| {
+                let sides = size.split_once('x').filter(|(w, h)| {
+                    [w, h]
+                        .iter()
+                        .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                });
+                match sides {
+                    Some(_) => Ok((size, price)),
+                    None => Err(de::Error::custom(format_args!(
+                        "per_second_by_size: {size:?} is not a size WIDTHxHEIGHT, e.g. \"1280x720\""
+                    ))),
+                }
+            })
+            .collect()
     }
 }
 
@@ -474,12 +584,7 @@ mod tests {
     fn prices_may_be_integers_but_not_fractions_or_negative() {
         let whole: Tariff =
             serde_json::from_str(r#"{"meter":"video_seconds","per_second":2}"#).unwrap();
-        assert_eq!(
-            whole,
-            Tariff::VideoSeconds {
-                per_second: dec("2")
-            }
-        );
+        assert_eq!(whole, Tariff::video_seconds(dec("2")));
         for bad in [
             r#"{"meter":"video_seconds","per_second":0.1}"#,
             r#"{"meter":"video_seconds","per_second":"-0.1"}"#,
@@ -518,9 +623,7 @@ mod tests {
             per_million_characters: dec("100"),
         };
         assert_eq!(speech.charge(&Usage::Characters(0)), Ok(Amount::ZERO));
-        let video = Tariff::VideoSeconds {
-            per_second: dec("0.05"),
-        };
+        let video = Tariff::video_seconds(dec("0.05"));
         assert_eq!(
             video.charge(&Usage::VideoSeconds(0)),
             Ok(Amount::from_nanos(50_000_000))
@@ -543,9 +646,7 @@ mod tests {
                 per_million_tokens: dec("1"),
                 reference_video_ratio: dec("0.6"),
             },
-            Tariff::VideoSeconds {
-                per_second: dec("1"),
-            },
+            Tariff::video_seconds(dec("1")),
             Tariff::TextTokens {
                 input_per_million_tokens: dec("1"),
                 output_per_million_tokens: dec("1"),

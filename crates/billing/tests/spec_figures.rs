@@ -259,9 +259,7 @@ fn a_model_without_a_price_is_unknown() {
 
 #[test]
 fn overflow_is_an_error_not_a_panic() {
-    let tariff = Tariff::VideoSeconds {
-        per_second: dec("1000000"),
-    };
+    let tariff = Tariff::video_seconds(dec("1000000"));
     assert_eq!(
         tariff.charge(&Usage::VideoSeconds(u64::MAX)),
         Err(BillingError::Overflow)

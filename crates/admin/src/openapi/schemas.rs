@@ -805,6 +805,11 @@ pub(super) fn schemas() -> Map<String, Value> {
                 "description": "A model's list tariff (docs/configuration.md, `[models.NAME.price]`): its meter and its prices as decimal strings.",
                 "properties": {
                     "meter": {"type": "string", "enum": ["characters", "audio_seconds", "tokens", "video_tokens", "video_seconds", "text_tokens"]},
+                    "per_second_by_size": {
+                        "type": "object",
+                        "description": "video_seconds: the price per second of the sizes (WIDTHxHEIGHT) priced otherwise than per_second.",
+                        "additionalProperties": {"type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$"},
+                    },
                 },
                 "additionalProperties": {"type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$"},
             }),
