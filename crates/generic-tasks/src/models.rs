@@ -7,6 +7,8 @@
 //! | `wave-2-7-video` | 2–15, 5 | `720p` | `16:9` | no | no | no | yes |
 //! | `wave-3-0-video` | 2–30, 5 | `480p` | `16:9`, `auto` | no | no | yes | yes |
 //! | `omni` | 4 (fixed), 4 | `720p` | `16:9` | no | no | no | no |
+//! | `sora-2` | 4, 8 or 12, 4 | `720p` | `9:16`, `16:9` (720×1280, 1280×720) | no | no | no | no |
+//! | `sora-2-pro` | 4, 8 or 12, 4 | `720p`, `1024p` | `9:16`, `16:9` at 720p; `4:7`, `7:4` at 1024p | no | no | no | no |
 //!
 //! docs/api.md §2.8 gives the duration ranges, the default resolutions and which optional parameters each
 //! model takes; the rest is not shown there and is decided here:
@@ -24,6 +26,11 @@
 //!   `aspect_ratio`; the accepted values are the three common ones, `16:9`, `9:16` and `1:1`, so
 //!   that a value no model offers is refused before a hold is placed (DESIGN §7) rather than by
 //!   the upstream afterwards. An empty [`ModelSpec::aspect_ratios`] would mean "any value".
+//! - **`sora-2`, `sora-2-pro`** are not in docs/api.md §2.8: they are the models of the
+//!   `openai-videos` channel format (a Sora-style vendor, wire-formats §7.2), in this table so
+//!   that every video API validates them the same way. They make only the sizes and lengths
+//!   that vendor makes ([`ModelSpec::sizes`], [`ModelSpec::durations`]); `1792x1024` is
+//!   `1024p` at `7:4`. The defaults are the vendor's: 4 seconds, 720×1280.
 //! - **`video_url`.** docs/api.md §2.8: "some models also return `video_url`". The `wave-*` models do
 //!   ([`ModelSpec::returns_video_url`]); for them the completed task record carries the link in
 //!   both `url` and `video_url`.
@@ -70,6 +77,9 @@ pub struct ModelSpec {
     pub id: &'static str,
     /// The accepted durations in whole seconds, both ends included.
     pub duration: RangeInclusive<u32>,
+    /// The only durations accepted, where the model makes a few lengths rather than every
+    /// whole second of [`duration`](Self::duration) (empty: every one).
+    pub durations: &'static [u32],
     /// The duration of a request that gives none; within [`duration`](Self::duration).
     pub default_duration: u32,
     /// The resolution of a request that gives none; one of [`resolutions`](Self::resolutions).
@@ -78,6 +88,10 @@ pub struct ModelSpec {
     pub resolutions: &'static [&'static str],
     /// The accepted aspect ratios, in the table's spelling; empty means any value is passed on.
     pub aspect_ratios: &'static [&'static str],
+    /// The only (resolution, aspect ratio) pairs accepted, where the model makes a few sizes
+    /// rather than every resolution at every ratio (empty: every pair). A request with a
+    /// resolution and no ratio gets the first pair's ratio of that resolution.
+    pub sizes: &'static [(&'static str, &'static str)],
     /// Which optional parameters the model takes.
     pub supports: Supports,
     /// Whether a completed task also carries `video_url` besides `url`.
@@ -106,6 +120,18 @@ impl ModelSpec {
         }
     }
 
+    /// Every (resolution, aspect ratio) the model makes: its [`sizes`](Self::sizes), or each
+    /// resolution at each listed ratio.
+    pub fn size_pairs(&self) -> Vec<(&'static str, &'static str)> {
+        if !self.sizes.is_empty() {
+            return self.sizes.to_vec();
+        }
+        self.resolutions
+            .iter()
+            .flat_map(|r| self.aspect_ratios.iter().map(move |q| (*r, *q)))
+            .collect()
+    }
+
     /// Whether the model takes `aspect_ratio` with any value (an empty list).
     pub fn accepts_any_aspect_ratio(&self) -> bool {
         self.supports.aspect_ratio && self.aspect_ratios.is_empty()
@@ -123,15 +149,17 @@ fn find(values: &'static [&'static str], asked: &str) -> Option<&'static str> {
 /// the module documentation).
 const COMMON_RATIOS: &[&str] = &["16:9", "9:16", "1:1"];
 
-/// The five models of docs/api.md §2.8, in the table's order.
+/// The five models of docs/api.md §2.8, in the table's order, and the Sora-style two.
 pub const MODELS: &[ModelSpec] = &[
     ModelSpec {
         id: "imagine-video",
         duration: 1..=15,
+        durations: &[],
         default_duration: 5,
         default_resolution: MODEL_DEFAULT,
         resolutions: &[MODEL_DEFAULT],
         aspect_ratios: COMMON_RATIOS,
+        sizes: &[],
         supports: Supports {
             seed: true,
             negative_prompt: true,
@@ -144,10 +172,12 @@ pub const MODELS: &[ModelSpec] = &[
     ModelSpec {
         id: "horse-1.1-t2v",
         duration: 3..=15,
+        durations: &[],
         default_duration: 5,
         default_resolution: "1080P",
         resolutions: &["1080P", "720P"],
         aspect_ratios: COMMON_RATIOS,
+        sizes: &[],
         supports: Supports {
             seed: true,
             negative_prompt: true,
@@ -160,10 +190,12 @@ pub const MODELS: &[ModelSpec] = &[
     ModelSpec {
         id: "wave-2-7-video",
         duration: 2..=15,
+        durations: &[],
         default_duration: 5,
         default_resolution: "720p",
         resolutions: &["720p"],
         aspect_ratios: &["16:9"],
+        sizes: &[],
         supports: Supports {
             seed: false,
             negative_prompt: false,
@@ -176,10 +208,12 @@ pub const MODELS: &[ModelSpec] = &[
     ModelSpec {
         id: "wave-3-0-video",
         duration: 2..=30,
+        durations: &[],
         default_duration: 5,
         default_resolution: "480p",
         resolutions: &["480p"],
         aspect_ratios: &["16:9", "auto"],
+        sizes: &[],
         supports: Supports {
             seed: false,
             negative_prompt: false,
@@ -192,10 +226,12 @@ pub const MODELS: &[ModelSpec] = &[
     ModelSpec {
         id: "omni",
         duration: 4..=4,
+        durations: &[],
         default_duration: 4,
         default_resolution: "720p",
         resolutions: &["720p"],
         aspect_ratios: &["16:9"],
+        sizes: &[],
         supports: Supports {
             seed: false,
             negative_prompt: false,
@@ -205,7 +241,48 @@ pub const MODELS: &[ModelSpec] = &[
         },
         returns_video_url: false,
     },
+    ModelSpec {
+        id: "sora-2",
+        duration: 4..=12,
+        durations: SORA_SECONDS,
+        default_duration: 4,
+        default_resolution: "720p",
+        resolutions: &["720p"],
+        aspect_ratios: &["9:16", "16:9"],
+        sizes: &[("720p", "9:16"), ("720p", "16:9")],
+        supports: SORA_SUPPORTS,
+        returns_video_url: false,
+    },
+    ModelSpec {
+        id: "sora-2-pro",
+        duration: 4..=12,
+        durations: SORA_SECONDS,
+        default_duration: 4,
+        default_resolution: "720p",
+        resolutions: &["720p", "1024p"],
+        aspect_ratios: &["9:16", "16:9", "4:7", "7:4"],
+        sizes: &[
+            ("720p", "9:16"),
+            ("720p", "16:9"),
+            ("1024p", "4:7"),
+            ("1024p", "7:4"),
+        ],
+        supports: SORA_SUPPORTS,
+        returns_video_url: false,
+    },
 ];
+
+/// The lengths a Sora-style model makes (wire-formats §7.2).
+const SORA_SECONDS: &[u32] = &[4, 8, 12];
+
+/// What a Sora-style model takes besides its size and length: nothing.
+const SORA_SUPPORTS: Supports = Supports {
+    seed: false,
+    negative_prompt: false,
+    sound: false,
+    watermark: false,
+    aspect_ratio: true,
+};
 
 /// The row of `model` (an exact, case-sensitive id), or `None` for a model not in the table.
 ///

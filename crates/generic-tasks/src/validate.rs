@@ -106,6 +106,12 @@ pub fn validate(req: &CreateVideoRequest, spec: &ModelSpec) -> Result<Validated,
         None => spec.default_resolution,
     };
     let aspect_ratio = match &req.aspect_ratio {
+        // A model of a few sizes: the first of its resolution's.
+        None if !spec.sizes.is_empty() => spec
+            .sizes
+            .iter()
+            .find(|(r, _)| *r == resolution)
+            .map(|(_, ratio)| (*ratio).to_owned()),
         None => None,
         Some(_) if !spec.supports.aspect_ratio => return Err(unsupported("aspect_ratio", spec)),
         Some(asked) if spec.accepts_any_aspect_ratio() => Some(asked.clone()),
@@ -115,6 +121,9 @@ pub fn validate(req: &CreateVideoRequest, spec: &ModelSpec) -> Result<Validated,
                 .to_owned(),
         ),
     };
+    if let Some(ratio) = &aspect_ratio {
+        check_size(spec, resolution, ratio)?;
+    }
     if req.seed.is_some() && !spec.supports.seed {
         return Err(unsupported("seed", spec));
     }
@@ -147,9 +156,14 @@ fn duration_seconds(asked: f64, spec: &ModelSpec) -> Result<u32, FieldError> {
         // `rounded` is a whole number within `min..=max`, so the cast neither truncates nor
         // saturates.
         let seconds = rounded as u32;
-        return Ok(seconds);
+        if spec.durations.is_empty() || spec.durations.contains(&seconds) {
+            return Ok(seconds);
+        }
     }
-    let expected = if spec.is_fixed_duration() {
+    let expected = if !spec.durations.is_empty() {
+        let lengths: Vec<String> = spec.durations.iter().map(u32::to_string).collect();
+        format!("one of {} seconds", lengths.join(", "))
+    } else if spec.is_fixed_duration() {
         format!("{min} seconds")
     } else {
         format!("between {min} and {max} seconds")
@@ -158,6 +172,27 @@ fn duration_seconds(asked: f64, spec: &ModelSpec) -> Result<u32, FieldError> {
         "duration",
         Rule::OutOfRange,
         format!("'duration' must be {expected} for {}, got {asked}", spec.id),
+    ))
+}
+
+/// A model of a few sizes makes `resolution` only at some ratios.
+fn check_size(spec: &ModelSpec, resolution: &str, ratio: &str) -> Result<(), FieldError> {
+    if spec.sizes.is_empty() || spec.sizes.contains(&(resolution, ratio)) {
+        return Ok(());
+    }
+    let offered: Vec<String> = spec
+        .sizes
+        .iter()
+        .map(|(r, q)| format!("{r} at {q}"))
+        .collect();
+    Err(FieldError::new(
+        "aspect_ratio",
+        Rule::UnsupportedValue,
+        format!(
+            "{} does not make {resolution} at {ratio}; it makes {}",
+            spec.id,
+            offered.join(", ")
+        ),
     ))
 }
 

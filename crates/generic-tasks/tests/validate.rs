@@ -104,7 +104,7 @@ fn resolution(id: &str, asked: &str) -> Result<Validated, FieldError> {
 // ---- the table -------------------------------------------------------------------------------
 
 #[test]
-fn table_has_the_five_models_of_spec_2_8() {
+fn table_has_the_five_models_of_spec_2_8_and_the_sora_style_two() {
     let ids: Vec<&str> = MODELS.iter().map(|m| m.id).collect();
     assert_eq!(
         ids,
@@ -113,13 +113,83 @@ fn table_has_the_five_models_of_spec_2_8() {
             "horse-1.1-t2v",
             "wave-2-7-video",
             "wave-3-0-video",
-            "omni"
+            "omni",
+            "sora-2",
+            "sora-2-pro"
         ]
     );
     let ranges: Vec<_> = MODELS.iter().map(|m| m.duration.clone()).collect();
-    assert_eq!(ranges, [1..=15, 3..=15, 2..=15, 2..=30, 4..=4]);
+    assert_eq!(
+        ranges,
+        [1..=15, 3..=15, 2..=15, 2..=30, 4..=4, 4..=12, 4..=12]
+    );
     let defaults: Vec<&str> = MODELS.iter().map(|m| m.default_resolution).collect();
-    assert_eq!(defaults, [MODEL_DEFAULT, "1080P", "720p", "480p", "720p"]);
+    assert_eq!(
+        defaults,
+        [
+            MODEL_DEFAULT,
+            "1080P",
+            "720p",
+            "480p",
+            "720p",
+            "720p",
+            "720p"
+        ]
+    );
+}
+
+#[test]
+fn a_sora_style_model_makes_its_few_sizes_and_lengths_only() {
+    let pro = model("sora-2-pro");
+    let ask = |seconds: Option<f64>, resolution: Option<&str>, ratio: Option<&str>| {
+        let mut req = request("sora-2-pro");
+        req.duration = seconds;
+        req.resolution = resolution.map(str::to_owned);
+        req.aspect_ratio = ratio.map(str::to_owned);
+        validate(&req, pro)
+    };
+    // The vendor's defaults: 4 seconds at 720x1280.
+    let ok = ask(None, None, None).unwrap();
+    assert_eq!(
+        (
+            ok.duration_seconds,
+            ok.resolution.as_str(),
+            ok.aspect_ratio.as_deref()
+        ),
+        (4, "720p", Some("9:16"))
+    );
+    let ok = ask(Some(8.0), Some("1024p"), None).unwrap();
+    assert_eq!(ok.aspect_ratio.as_deref(), Some("4:7"));
+    assert!(ask(Some(12.0), Some("1024p"), Some("7:4")).is_ok());
+    // Between the lengths it makes, and sizes it does not make.
+    let err = ask(Some(6.0), None, None).unwrap_err();
+    assert_eq!(err.field, "duration");
+    assert!(
+        err.message.contains("one of 4, 8, 12 seconds"),
+        "{}",
+        err.message
+    );
+    assert_refused_field(
+        ask(None, Some("1024p"), Some("16:9")),
+        "aspect_ratio",
+        Rule::UnsupportedValue,
+    );
+    assert_refused_field(
+        ask(None, Some("720p"), Some("7:4")),
+        "aspect_ratio",
+        Rule::UnsupportedValue,
+    );
+    assert_refused_field(
+        validate(&with_resolution_of("sora-2", "1024p"), model("sora-2")),
+        "resolution",
+        Rule::UnsupportedValue,
+    );
+}
+
+fn with_resolution_of(id: &str, resolution: &str) -> CreateVideoRequest {
+    let mut req = request(id);
+    req.resolution = Some(resolution.into());
+    req
 }
 
 #[test]
@@ -691,7 +761,8 @@ proptest! {
         let rounded = asked.ceil();
         let in_range = asked > 0.0
             && rounded >= f64::from(*m.duration.start())
-            && rounded <= f64::from(*m.duration.end());
+            && rounded <= f64::from(*m.duration.end())
+            && (m.durations.is_empty() || m.durations.contains(&(rounded as u32)));
         match validate(&req, m) {
             Ok(ok) => {
                 prop_assert!(in_range);
@@ -726,6 +797,10 @@ proptest! {
         if let Ok(ok) = validate(&req, m) {
             prop_assert!(m.duration.contains(&ok.duration_seconds));
             prop_assert!(m.resolutions.contains(&ok.resolution.as_str()));
+            if !m.sizes.is_empty() {
+                let ratio = ok.aspect_ratio.as_deref().unwrap_or_default();
+                prop_assert!(m.sizes.contains(&(ok.resolution.as_str(), ratio)));
+            }
         }
     }
 }

@@ -10,7 +10,7 @@
 //!   it stands for, which is how the gateway maps it onto a model that speaks in those.
 //! - [`video`]: the [`Video`] object (`queued`, `in_progress`, `completed`, `failed`,
 //!   `progress`, `seconds`, `size`, `expires_at`, `error`), [`VideoList`] (the cursor page) and
-//!   [`VideoDeleted`].
+//!   [`VideoDeleted`]; [`Variant`], what `…/content` downloads.
 //!
 //! The gateway decides which model can do what; this crate only says what the wire holds.
 
@@ -20,4 +20,4 @@ pub mod video;
 
 pub use request::{Checked, CreateVideoBody, DEFAULT_MODEL, FieldProblem, RemixBody};
 pub use size::Size;
-pub use video::{Video, VideoDeleted, VideoError, VideoList, VideoStatus};
+pub use video::{Variant, Video, VideoDeleted, VideoError, VideoList, VideoStatus};

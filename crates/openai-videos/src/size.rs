@@ -69,6 +69,21 @@ impl Size {
         Some(size)
     }
 
+    /// The sizes (`WIDTHxHEIGHT`) that these (resolution, aspect ratio) pairs stand for, in
+    /// order; a pair that names none (`default`, `auto`) is left out.
+    ///
+    /// ```
+    /// use tollgate_openai_videos::Size;
+    /// assert_eq!(Size::names_of([("720p", "9:16"), ("1024p", "7:4"), ("720p", "auto")]), ["720x1280", "1792x1024"]);
+    /// ```
+    pub fn names_of<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<String> {
+        pairs
+            .into_iter()
+            .filter_map(|(resolution, ratio)| Size::from_resolution(resolution, ratio))
+            .map(|s| s.to_string())
+            .collect()
+    }
+
     /// The resolution's name: the shorter side and `p` (`720p`, `1080p`, `480p`).
     pub fn resolution(self) -> String {
         format!("{}p", self.width.min(self.height))

@@ -19,7 +19,9 @@ pub struct VideoError {
     pub message: String,
 }
 
-/// The `Video` object (`object: "video"`).
+/// The `Video` object (`object: "video"`). Read leniently, as a vendor of this format may
+/// write it (`object`, `progress` and the nullable fields may be missing, `seconds` may be a
+/// number); written whole, as OpenAI documents it.
 ///
 /// ```
 /// use tollgate_openai_videos::{Video, VideoStatus};
@@ -35,26 +37,64 @@ pub struct VideoError {
 pub struct Video {
     pub id: String,
     /// Always `video`.
+    #[serde(default = "video_object")]
     pub object: String,
+    #[serde(default)]
     pub model: String,
     pub status: VideoStatus,
     /// Percent done, 0 to 100; 100 exactly when completed.
+    #[serde(default)]
     pub progress: u8,
     /// Unix seconds.
+    #[serde(default)]
     pub created_at: i64,
     /// When it finished (completed or failed), Unix seconds.
+    #[serde(default)]
     pub completed_at: Option<i64>,
     /// When its content stops being downloadable, Unix seconds.
+    #[serde(default)]
     pub expires_at: Option<i64>,
     /// The length in seconds, as a string (`"8"`).
+    #[serde(default, deserialize_with = "string_or_number")]
     pub seconds: String,
     /// `WIDTHxHEIGHT`, or `""` where the model chooses and did not say.
+    #[serde(default)]
     pub size: String,
     /// The video this one remixes.
+    #[serde(default)]
     pub remixed_from_video_id: Option<String>,
     /// The prompt it was made from.
+    #[serde(default)]
     pub prompt: Option<String>,
+    #[serde(default)]
     pub error: Option<VideoError>,
+}
+
+fn video_object() -> String {
+    "video".into()
+}
+
+/// `"8"`, or `8` as some vendors write it; `""` for null.
+fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(s) => Ok(s),
+        serde_json::Value::Number(n) => Ok(n.to_string()),
+        serde_json::Value::Null => Ok(String::new()),
+        other => Err(serde::de::Error::custom(format_args!(
+            "seconds is {other}, not a string or a number"
+        ))),
+    }
+}
+
+impl Video {
+    /// The length it reports, in seconds: `None` when it says none or no number.
+    pub fn seconds_value(&self) -> Option<f64> {
+        self.seconds
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite())
+    }
 }
 
 impl Video {
@@ -133,6 +173,54 @@ impl VideoList {
     }
 }
 
+/// What `GET /v1/videos/{id}/content?variant=…` downloads: the video (MP4), its thumbnail
+/// (WebP) or its spritesheet (JPEG), wire-formats §7.2.
+///
+/// ```
+/// use tollgate_openai_videos::Variant;
+/// assert_eq!(Variant::parse(None), Some(Variant::Video));
+/// assert_eq!(Variant::parse(Some("thumbnail")).map(Variant::content_type), Some("image/webp"));
+/// assert_eq!(Variant::parse(Some("poster")), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Variant {
+    Video,
+    Thumbnail,
+    Spritesheet,
+}
+
+impl Variant {
+    /// Every variant, in the documented order.
+    pub const ALL: [Variant; 3] = [Variant::Video, Variant::Thumbnail, Variant::Spritesheet];
+
+    /// The query's `variant` (`video` when absent); `None` for another word.
+    pub fn parse(asked: Option<&str>) -> Option<Variant> {
+        match asked {
+            None => Some(Variant::Video),
+            Some(word) => Variant::ALL.into_iter().find(|v| v.as_str() == word),
+        }
+    }
+
+    /// Its name in the query.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Variant::Video => "video",
+            Variant::Thumbnail => "thumbnail",
+            Variant::Spritesheet => "spritesheet",
+        }
+    }
+
+    /// The media type of its file.
+    pub const fn content_type(self) -> &'static str {
+        match self {
+            Variant::Video => "video/mp4",
+            Variant::Thumbnail => "image/webp",
+            Variant::Spritesheet => "image/jpeg",
+        }
+    }
+}
+
 /// The answer of `DELETE /v1/videos/{id}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VideoDeleted {
@@ -175,6 +263,19 @@ mod tests {
             gone,
             serde_json::json!({"id": "video_a", "object": "video.deleted", "deleted": true})
         );
+    }
+
+    #[test]
+    fn a_vendors_record_is_read_leniently() {
+        let v: Video = serde_json::from_str(
+            r#"{"id":"video_1","status":"completed","seconds":8,"size":"1280x720"}"#,
+        )
+        .unwrap();
+        assert_eq!((v.object.as_str(), v.seconds_value()), ("video", Some(8.0)));
+        let v: Video =
+            serde_json::from_str(r#"{"id":"video_1","status":"queued","seconds":null}"#).unwrap();
+        assert_eq!(v.seconds_value(), None);
+        assert!(serde_json::from_str::<Video>(r#"{"id":"v","status":"lost"}"#).is_err());
     }
 
     #[test]

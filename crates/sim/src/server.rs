@@ -2,7 +2,7 @@
 
 use crate::genai::{Genai, LastRequest};
 use crate::knobs::{Fault, KnobSettings, Knobs};
-use crate::tasks::{ARK_TASKS_PATH, GENERIC_PATH, Tasks, VIDEOS_PATH, VideoReply};
+use crate::tasks::{ARK_TASKS_PATH, GENERIC_PATH, OPENAI_PATH, Tasks, VIDEOS_PATH, VideoReply};
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::BoxBody;
@@ -299,6 +299,54 @@ async fn handle(
                 (None, id) => task_reply(&knobs, tasks.generic_get(id.unwrap_or_default())),
             }
         }
+        (&Method::POST, OPENAI_PATH) => {
+            let route = "POST /v1/videos";
+            match admit(&knobs, route).await {
+                Some(status) => simulated_failure(status),
+                None => reply(tasks.openai_create(&body, &knobs.get())),
+            }
+        }
+        (&Method::POST, p) if openai_item(p, "/remix").is_some() => {
+            let route = "POST /v1/videos/{id}/remix";
+            let id = openai_item(p, "/remix").unwrap_or_default();
+            match admit(&knobs, route).await {
+                Some(status) => simulated_failure(status),
+                None => reply(tasks.openai_remix(id, &body, &knobs.get())),
+            }
+        }
+        (&Method::GET, p) if openai_item(p, "/content").is_some() => {
+            let route = "GET /v1/videos/{id}/content";
+            let id = openai_item(p, "/content").unwrap_or_default();
+            let query = parts.uri.query().unwrap_or_default();
+            let variant = query
+                .split('&')
+                .find_map(|pair| pair.strip_prefix("variant="));
+            let range = parts
+                .headers
+                .get(header::RANGE)
+                .and_then(|v| v.to_str().ok());
+            match admit(&knobs, route).await {
+                Some(status) => simulated_failure(status),
+                None => match tasks.openai_content(id, variant, range).await {
+                    Ok(file) => video(file),
+                    Err(refused) => reply(refused),
+                },
+            }
+        }
+        (&Method::GET, p) if task_id(p, OPENAI_PATH).is_some() => {
+            let route = "GET /v1/videos/{id}";
+            match (admit(&knobs, route).await, task_id(p, OPENAI_PATH)) {
+                (Some(status), _) => simulated_failure(status),
+                (None, id) => task_reply(&knobs, tasks.openai_get(id.unwrap_or_default())),
+            }
+        }
+        (&Method::DELETE, p) if task_id(p, OPENAI_PATH).is_some() => {
+            let route = "DELETE /v1/videos/{id}";
+            match (admit(&knobs, route).await, task_id(p, OPENAI_PATH)) {
+                (Some(status), _) => simulated_failure(status),
+                (None, id) => reply(tasks.openai_delete(id.unwrap_or_default())),
+            }
+        }
         (&Method::GET, p) if task_id(p, VIDEOS_PATH.trim_end_matches('/')).is_some() => {
             let route = "GET /_sim/videos/{id}.mp4";
             let file = task_id(p, VIDEOS_PATH.trim_end_matches('/')).unwrap_or_default();
@@ -442,18 +490,28 @@ fn simulated_failure(status: u16) -> Response<SimBody> {
     )
 }
 
-/// The answer of `GET /_sim/videos/{id}.mp4`.
+/// The id of `/v1/videos/{id}{tail}` (`/content`, `/remix`).
+fn openai_item<'a>(path: &'a str, tail: &str) -> Option<&'a str> {
+    let id = path
+        .strip_prefix(OPENAI_PATH)?
+        .strip_prefix('/')?
+        .strip_suffix(tail)?;
+    (!id.is_empty() && !id.contains('/')).then_some(id)
+}
+
+/// The answer of `GET /_sim/videos/{id}.mp4` and of `GET /v1/videos/{id}/content`.
 fn video(answer: VideoReply) -> Response<SimBody> {
     match answer {
         VideoReply::Video {
             status,
             body,
             content_range,
+            content_type,
         } => {
             let length = body.len();
             let mut response = raw(
                 StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
-                "video/mp4",
+                content_type,
                 body,
             );
             let headers = response.headers_mut();

@@ -1,6 +1,9 @@
 //! Simulated asynchronous video vendors: Ark-style content-generation tasks (`clip-tasks`,
-//! wire-formats §5) and the generic video format (`generic-tasks`, wire-formats §7, docs/api.md §2.8),
-//! plus the finished videos themselves (`GET /_sim/videos/{id}.mp4`).
+//! wire-formats §5), the generic video format (`generic-tasks`, wire-formats §7, docs/api.md §2.8)
+//! and a Sora-style vendor of OpenAI's Videos API (`openai-videos`, wire-formats §7.2: its
+//! `sora-2` and `sora-2-pro`, their sizes and lengths only, files at `…/{id}/content` with a
+//! thumbnail and a spritesheet), plus the finished videos themselves (`GET
+//! /_sim/videos/{id}.mp4`).
 //!
 //! ## The clock
 //!
@@ -54,11 +57,14 @@ use tollgate_generic_tasks::{
     CreateVideoRequest, CreateVideoResponse, ErrorBody, INVALID_REQUEST_ERROR, ModelSpec,
     VideoError, VideoTask,
 };
+use tollgate_openai_videos::{CreateVideoBody, Size, Variant, Video};
 
 /// The Ark create and list path; one task is `ARK_TASKS_PATH/{id}`.
 pub(crate) const ARK_TASKS_PATH: &str = tollgate_clip_tasks::task::TASKS_PATH;
 /// The generic create path; one task is `GENERIC_PATH/{id}`.
 pub(crate) const GENERIC_PATH: &str = "/v1/video/generations";
+/// The OpenAI Videos path; one video is `OPENAI_PATH/{id}`, its files `OPENAI_PATH/{id}/content`.
+pub(crate) const OPENAI_PATH: &str = "/v1/videos";
 /// Where the finished videos are served: `VIDEOS_PATH{id}.mp4`.
 pub(crate) const VIDEOS_PATH: &str = "/_sim/videos/";
 
@@ -109,6 +115,7 @@ pub(crate) enum VideoReply {
         status: u16,
         body: Bytes,
         content_range: Option<String>,
+        content_type: &'static str,
     },
     /// 416: the range lies outside the file of this length.
     Unsatisfiable(u64),
@@ -147,6 +154,11 @@ enum Format {
     Generic {
         spec: &'static ModelSpec,
     },
+    /// OpenAI's Videos API: the model's row and the size asked (`WIDTHxHEIGHT`).
+    OpenAi {
+        size: String,
+        prompt: String,
+    },
 }
 
 #[derive(Debug)]
@@ -164,7 +176,9 @@ struct SimTask {
     outcome: Outcome,
     /// Time after creation at which a queued task was cancelled.
     cancelled_after: Option<Duration>,
-    video: Option<Bytes>,
+    /// Its files, rendered on first download: the video, and for OpenAI's videos the
+    /// thumbnail and the spritesheet.
+    files: HashMap<Variant, Bytes>,
 }
 
 impl SimTask {
@@ -192,6 +206,10 @@ impl SimTask {
 
     fn is_ark(&self) -> bool {
         matches!(self.format, Format::Ark { .. })
+    }
+
+    fn is_openai(&self) -> bool {
+        matches!(self.format, Format::OpenAi { .. })
     }
 }
 
@@ -325,7 +343,7 @@ impl Tasks {
                 running: knobs.task_running(),
                 outcome,
                 cancelled_after: None,
-                video: None,
+                files: HashMap::new(),
             },
         );
         (200, json!({ "id": id }))
@@ -488,7 +506,7 @@ impl Tasks {
                 running: knobs.task_running(),
                 outcome,
                 cancelled_after: None,
-                video: None,
+                files: HashMap::new(),
             },
         );
         (
@@ -502,7 +520,7 @@ impl Tasks {
         let tasks = lock(&self.tasks);
         let Some((task, spec)) = tasks.get(id).and_then(|task| match task.format {
             Format::Generic { spec } => Some((task, spec)),
-            Format::Ark { .. } => None,
+            Format::Ark { .. } | Format::OpenAi { .. } => None,
         }) else {
             return generic_error(404, &ErrorBody::task_not_found(id));
         };
@@ -540,10 +558,16 @@ impl Tasks {
 
     /// `GET /_sim/videos/{file}`, `file` being `{id}.mp4`; `range` the `Range` header.
     pub(crate) async fn video(&self, file: &str, range: Option<&str>) -> VideoReply {
-        let not_found = || VideoReply::Refused(404, format!("No finished video {file}"));
-        let Some(id) = file.strip_suffix(".mp4") else {
-            return not_found();
-        };
+        match file.strip_suffix(".mp4") {
+            Some(id) => self.file(id, Variant::Video, range).await,
+            None => VideoReply::Refused(404, format!("No finished video {file}")),
+        }
+    }
+
+    /// `variant` of finished task `id`, rendered on first use and kept; `range` the `Range`
+    /// header.
+    async fn file(&self, id: &str, variant: Variant, range: Option<&str>) -> VideoReply {
+        let not_found = || VideoReply::Refused(404, format!("No finished video {id}"));
         let spec = {
             let tasks = lock(&self.tasks);
             let Some(task) = tasks.get(id) else {
@@ -552,8 +576,8 @@ impl Tasks {
             if task.phase(Instant::now()).0 != Phase::Finished(Outcome::Succeed) {
                 return not_found();
             }
-            match &task.video {
-                Some(video) => Ok(video.clone()),
+            match task.files.get(&variant) {
+                Some(file) => Ok(file.clone()),
                 None => Err(crate::video::VideoSpec {
                     seconds: f64::from(task.seconds),
                     aspect_ratio: task.render_ratio.clone(),
@@ -561,11 +585,15 @@ impl Tasks {
                 }),
             }
         };
-        let video = match spec {
-            Ok(video) => video,
+        let file = match spec {
+            Ok(file) => file,
             Err(spec) => {
-                let rendered =
-                    tokio::task::spawn_blocking(move || crate::video::render_mp4(&spec)).await;
+                let rendered = tokio::task::spawn_blocking(move || match variant {
+                    Variant::Video => crate::video::render_mp4(&spec),
+                    Variant::Thumbnail => crate::video::render_thumbnail(&spec),
+                    Variant::Spritesheet => crate::video::render_spritesheet(&spec),
+                })
+                .await;
                 let bytes = match rendered {
                     Ok(Ok(bytes)) => Bytes::from(bytes),
                     Ok(Err(e)) => return VideoReply::Refused(500, e.to_string()),
@@ -573,26 +601,288 @@ impl Tasks {
                 };
                 let mut tasks = lock(&self.tasks);
                 match tasks.get_mut(id) {
-                    Some(task) => task.video.get_or_insert(bytes).clone(),
+                    Some(task) => task.files.entry(variant).or_insert(bytes).clone(),
                     None => bytes,
                 }
             }
         };
-        let total = video.len() as u64;
+        let total = file.len() as u64;
+        let content_type = variant.content_type();
         match range.map(|r| byte_range(r, total)) {
             None | Some(None) => VideoReply::Video {
                 status: 200,
-                body: video,
+                body: file,
                 content_range: None,
+                content_type,
             },
             Some(Some(Err(()))) => VideoReply::Unsatisfiable(total),
             Some(Some(Ok((start, end)))) => VideoReply::Video {
                 status: 206,
-                body: video.slice(start as usize..=end as usize),
+                body: file.slice(start as usize..=end as usize),
                 content_range: Some(format!("bytes {start}-{end}/{total}")),
+                content_type,
             },
         }
     }
+
+    // ---- OpenAI Videos ----
+
+    /// `POST /v1/videos` (JSON): a Sora-style model's sizes and lengths only, refused as that
+    /// vendor refuses, naming the field.
+    pub(crate) fn openai_create(&self, body: &[u8], knobs: &KnobSettings) -> Reply {
+        let body: CreateVideoBody = match openai_body(body) {
+            Ok(body) => body,
+            Err(refused) => return refused,
+        };
+        let checked = match body.check() {
+            Ok(checked) => checked,
+            Err(e) => return openai_error(400, Some(&e.param), e.code, &e.message),
+        };
+        let Some(spec) =
+            tollgate_generic_tasks::spec(&checked.model).filter(|s| !s.sizes.is_empty())
+        else {
+            return openai_error(
+                400,
+                Some("model"),
+                "invalid_value",
+                &format!(
+                    "Invalid value: '{}'. Supported values are: 'sora-2' and 'sora-2-pro'.",
+                    checked.model
+                ),
+            );
+        };
+        let mut request = CreateVideoRequest::new(&checked.model, &checked.prompt);
+        request.duration = checked.seconds.map(f64::from);
+        if let Some(size) = checked.size {
+            request.resolution = Some(size.resolution());
+            request.aspect_ratio = Some(size.aspect_ratio());
+        }
+        let ok = match tollgate_generic_tasks::validate(&request, spec) {
+            Ok(ok) => ok,
+            Err(e) => {
+                let param = match e.field.as_str() {
+                    "duration" => "seconds",
+                    "resolution" | "aspect_ratio" => "size",
+                    other => other,
+                };
+                return openai_error(400, Some(param), "invalid_value", &e.message);
+            }
+        };
+        let ratio = ok.aspect_ratio.clone().unwrap_or_else(|| "9:16".into());
+        let size = Size::from_resolution(&ok.resolution, &ratio)
+            .map(|s| s.to_string())
+            .unwrap_or_default();
+        let made = OpenAiVideo {
+            model: checked.model,
+            prompt: checked.prompt,
+            seconds: ok.duration_seconds,
+            size,
+            ratio,
+        };
+        self.openai_start(made, None, knobs)
+    }
+
+    /// `POST /v1/videos/{id}/remix`: a new video of a completed one's model, seconds and size,
+    /// from a new prompt.
+    pub(crate) fn openai_remix(&self, id: &str, body: &[u8], knobs: &KnobSettings) -> Reply {
+        let body: tollgate_openai_videos::RemixBody = match openai_body(body) {
+            Ok(body) => body,
+            Err(refused) => return refused,
+        };
+        let prompt = match body.check() {
+            Ok(prompt) => prompt,
+            Err(e) => return openai_error(400, Some(&e.param), e.code, &e.message),
+        };
+        let made = {
+            let tasks = lock(&self.tasks);
+            let Some(original) = tasks.get(id).filter(|t| t.is_openai()) else {
+                return openai_not_found(id);
+            };
+            if original.phase(Instant::now()).0 != Phase::Finished(Outcome::Succeed) {
+                return openai_error(
+                    400,
+                    Some("video_id"),
+                    "invalid_value",
+                    &format!(
+                        "Video '{id}' is not completed; only a completed video can be remixed."
+                    ),
+                );
+            }
+            let Format::OpenAi { size, .. } = &original.format else {
+                return openai_not_found(id);
+            };
+            OpenAiVideo {
+                model: original.model.clone(),
+                prompt,
+                seconds: original.seconds,
+                size: size.clone(),
+                ratio: original.render_ratio.clone(),
+            }
+        };
+        self.openai_start(made, Some(id), knobs)
+    }
+
+    /// A new video, remixing `remix_of` or not: its record as the create's answer.
+    fn openai_start(
+        &self,
+        made: OpenAiVideo,
+        remix_of: Option<&str>,
+        knobs: &KnobSettings,
+    ) -> Reply {
+        let (seq, outcome) = self.next(&made.prompt, knobs);
+        let id = format!("video_{:016x}", mix(self.salt ^ seq.rotate_left(32)));
+        let now = Instant::now();
+        let task = SimTask {
+            seq,
+            model: made.model,
+            format: Format::OpenAi {
+                size: made.size,
+                prompt: made.prompt,
+            },
+            seconds: made.seconds,
+            render_ratio: made.ratio,
+            created: now,
+            created_unix: unix_now(),
+            queued: knobs.task_queued(),
+            running: knobs.task_running(),
+            outcome,
+            cancelled_after: None,
+            files: HashMap::new(),
+        };
+        let mut record = openai_record(&id, &task, now);
+        record.remixed_from_video_id = remix_of.map(str::to_owned);
+        self.insert(id, task);
+        (200, to_value(&record))
+    }
+
+    /// `GET /v1/videos/{id}`.
+    pub(crate) fn openai_get(&self, id: &str) -> Reply {
+        let tasks = lock(&self.tasks);
+        match tasks.get(id).filter(|t| t.is_openai()) {
+            Some(task) => (200, to_value(&openai_record(id, task, Instant::now()))),
+            None => openai_not_found(id),
+        }
+    }
+
+    /// `DELETE /v1/videos/{id}`: the video and its files are gone.
+    pub(crate) fn openai_delete(&self, id: &str) -> Reply {
+        let mut tasks = lock(&self.tasks);
+        match tasks.get(id).filter(|t| t.is_openai()) {
+            Some(_) => {
+                tasks.remove(id);
+                (
+                    200,
+                    to_value(&tollgate_openai_videos::VideoDeleted::new(id)),
+                )
+            }
+            None => openai_not_found(id),
+        }
+    }
+
+    /// `GET /v1/videos/{id}/content?variant=…`.
+    pub(crate) async fn openai_content(
+        &self,
+        id: &str,
+        variant: Option<&str>,
+        range: Option<&str>,
+    ) -> Result<VideoReply, Reply> {
+        let Some(variant) = Variant::parse(variant) else {
+            return Err(openai_error(
+                400,
+                Some("variant"),
+                "invalid_value",
+                "Invalid value for 'variant': expected 'video', 'thumbnail' or 'spritesheet'.",
+            ));
+        };
+        if !lock(&self.tasks).get(id).is_some_and(SimTask::is_openai) {
+            return Err(openai_not_found(id));
+        }
+        Ok(self.file(id, variant, range).await)
+    }
+}
+
+/// What a new OpenAI video is made of.
+struct OpenAiVideo {
+    model: String,
+    prompt: String,
+    seconds: u32,
+    /// `WIDTHxHEIGHT`.
+    size: String,
+    /// The aspect ratio it is rendered at.
+    ratio: String,
+}
+
+/// A JSON body of the OpenAI routes, or the vendor's refusal of it.
+fn openai_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Reply> {
+    serde_json::from_slice(body).map_err(|e| {
+        openai_error(
+            400,
+            None,
+            "invalid_json",
+            &format!("We could not parse the JSON body of your request: {e}"),
+        )
+    })
+}
+
+/// A video's record at `now`, as the vendor writes it.
+fn openai_record(id: &str, task: &SimTask, now: Instant) -> Video {
+    let Format::OpenAi { size, prompt } = &task.format else {
+        return Video::queued(id, &task.model, task.created_unix, "", "");
+    };
+    let (phase, since) = task.phase(now);
+    let mut video = Video::queued(
+        id,
+        &task.model,
+        task.created_unix,
+        task.seconds.to_string(),
+        size.clone(),
+    );
+    video.prompt = Some(prompt.clone());
+    let finished = task.unix_after(since);
+    match phase {
+        Phase::Queued => video,
+        Phase::Running(fraction) => video.in_progress(1 + (fraction * 98.0) as u8),
+        Phase::Finished(Outcome::Succeed) => video.completed(
+            finished,
+            Some(finished.saturating_add(LINK_LIFETIME_SECONDS)),
+        ),
+        Phase::Finished(Outcome::Fail) => video.failed(
+            finished,
+            tollgate_openai_videos::VideoError {
+                code: "video_generation_failed".into(),
+                message: "The simulator failed this video as asked.".into(),
+            },
+        ),
+        Phase::Finished(Outcome::Expire) | Phase::Cancelled => video.failed(
+            finished,
+            tollgate_openai_videos::VideoError {
+                code: "video_expired".into(),
+                message: "The video passed its execution time limit.".into(),
+            },
+        ),
+    }
+}
+
+/// An error in OpenAI's shape.
+fn openai_error(status: u16, param: Option<&str>, code: &str, message: &str) -> Reply {
+    (
+        status,
+        json!({"error": {
+            "message": message,
+            "type": "invalid_request_error",
+            "param": param,
+            "code": code,
+        }}),
+    )
+}
+
+fn openai_not_found(id: &str) -> Reply {
+    openai_error(
+        404,
+        Some("video_id"),
+        "not_found",
+        &format!("Video with id '{id}' not found."),
+    )
 }
 
 /// The Ark answer to a failure injected by the knobs.

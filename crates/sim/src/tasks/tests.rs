@@ -557,3 +557,115 @@ fn ids_ranges_and_markers() {
     assert_eq!(byte_range("bytes=0-1,5-6", 100), None);
     assert_eq!(byte_range("items=0-1", 100), None);
 }
+
+#[tokio::test]
+async fn a_sora_style_video_runs_on_the_clock_and_serves_its_three_files() {
+    let sim = sim(clock(0, 0)).await;
+    let created = call(
+        &sim,
+        Method::POST,
+        "/v1/videos",
+        Some(json!({"model": "sora-2-pro", "prompt": "A lighthouse", "seconds": "8", "size": "1792x1024"})),
+        None,
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::OK, "{:?}", created.json());
+    let video: Video = serde_json::from_slice(&created.body).unwrap();
+    assert_eq!(
+        (video.seconds.as_str(), video.size.as_str()),
+        ("8", "1792x1024")
+    );
+    let id = video.id;
+    let done: Video =
+        serde_json::from_slice(&get(&sim, &format!("/v1/videos/{id}")).await.body).unwrap();
+    assert_eq!(done.status, tollgate_openai_videos::VideoStatus::Completed);
+    assert!(done.completed_at.is_some() && done.expires_at.is_some());
+
+    let mp4 = get(&sim, &format!("/v1/videos/{id}/content")).await;
+    assert_eq!(mp4.headers[header::CONTENT_TYPE], "video/mp4");
+    let info = crate::video::inspect_mp4(&mp4.body).unwrap();
+    assert!((info.duration - 8.0).abs() < 0.1, "{}", info.duration);
+    // 7:4, as the size asked (frame sides rounded to even pixels).
+    let (w, h) = (f64::from(info.width), f64::from(info.height));
+    assert!((w / h - 1.75).abs() < 0.02, "{w}x{h}");
+
+    let thumbnail = get(&sim, &format!("/v1/videos/{id}/content?variant=thumbnail")).await;
+    assert_eq!(thumbnail.headers[header::CONTENT_TYPE], "image/webp");
+    assert_eq!(
+        (&thumbnail.body[..4], &thumbnail.body[8..12]),
+        (&b"RIFF"[..], &b"WEBP"[..])
+    );
+    let size = imagesize::blob_size(&thumbnail.body).unwrap();
+    assert_eq!(
+        (size.width as u32, size.height as u32),
+        (info.width, info.height)
+    );
+
+    let sheet = get(
+        &sim,
+        &format!("/v1/videos/{id}/content?variant=spritesheet"),
+    )
+    .await;
+    assert_eq!(sheet.headers[header::CONTENT_TYPE], "image/jpeg");
+    assert_eq!(&sheet.body[..3], &[0xff, 0xd8, 0xff]);
+    let size = imagesize::blob_size(&sheet.body).unwrap();
+    let (across, down) = crate::video::SPRITE_GRID;
+    assert_eq!(
+        (size.width as u32, size.height as u32),
+        (info.width * across, info.height * down)
+    );
+    let part = call(
+        &sim,
+        Method::GET,
+        &format!("/v1/videos/{id}/content"),
+        None,
+        Some("bytes=0-99"),
+    )
+    .await;
+    assert_eq!(part.status, StatusCode::PARTIAL_CONTENT);
+    assert_eq!(part.body.len(), 100);
+
+    let gone = call(
+        &sim,
+        Method::DELETE,
+        &format!("/v1/videos/{id}"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(gone.json()["deleted"], true);
+    assert_eq!(
+        get(&sim, &format!("/v1/videos/{id}")).await.status,
+        StatusCode::NOT_FOUND
+    );
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_sora_style_vendor_refuses_what_its_models_cannot_make_naming_the_field() {
+    let sim = sim(clock(0, 0)).await;
+    for (body, param) in [
+        (
+            json!({"model": "sora-2", "prompt": "x", "seconds": "6"}),
+            "seconds",
+        ),
+        (
+            json!({"model": "sora-2", "prompt": "x", "size": "1792x1024"}),
+            "size",
+        ),
+        (
+            json!({"model": "sora-2-pro", "prompt": "x", "size": "1920x1080"}),
+            "size",
+        ),
+        (json!({"model": "horse-1.1-t2v", "prompt": "x"}), "model"),
+        (
+            json!({"model": "sora-2", "prompt": "x", "duration": 4}),
+            "duration",
+        ),
+    ] {
+        let refused = call(&sim, Method::POST, "/v1/videos", Some(body.clone()), None).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(refused.json()["error"]["param"], param, "{body}");
+    }
+    sim.shutdown().await;
+}

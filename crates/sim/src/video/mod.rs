@@ -59,6 +59,7 @@
 
 mod inspect;
 mod picture;
+mod stills;
 #[cfg(test)]
 mod tests;
 
@@ -70,6 +71,7 @@ use openh264::encoder::{
 };
 
 pub use inspect::{Mp4Info, inspect_mp4, top_level_boxes};
+pub use stills::{SPRITE_GRID, render_spritesheet, render_thumbnail};
 
 /// Frames per second of every clip.
 pub const FPS: u32 = 24;

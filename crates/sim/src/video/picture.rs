@@ -34,6 +34,26 @@ impl Planes {
             (self.width, self.width / 2, self.width / 2),
         )
     }
+
+    /// The frame as 8-bit RGB, row by row: BT.601 limited range, as the VUI says, in integer
+    /// arithmetic (the stills of `super::stills`).
+    pub(super) fn to_rgb(&self) -> Vec<u8> {
+        let mut rgb = Vec::with_capacity(self.width * self.height * 3);
+        for row in 0..self.height {
+            for col in 0..self.width {
+                let y = i32::from(self.y[row * self.width + col]) - 16;
+                let chroma = (row / 2) * (self.width / 2) + col / 2;
+                let u = i32::from(self.u[chroma]) - 128;
+                let v = i32::from(self.v[chroma]) - 128;
+                let c = 298 * y + 128;
+                let clamp = |x: i32| (x >> 8).clamp(0, 255) as u8;
+                rgb.push(clamp(c + 409 * v));
+                rgb.push(clamp(c - 100 * u - 208 * v));
+                rgb.push(clamp(c + 516 * u));
+            }
+        }
+        rgb
+    }
 }
 
 /// What the seed decides, and the clip's geometry.
