@@ -67,13 +67,28 @@ fn tasks_table(vector: &Value) -> &'static str {
     }
 }
 
+/// A JSON price field as TOML: strings and numbers as they are, a table (`per_second_by_size`)
+/// inline.
+fn toml_value(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let fields: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{} = {}", Value::from(k.as_str()), toml_value(v)))
+                .collect();
+            format!("{{ {} }}", fields.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
 fn config(vector: &Value, base_url: &str) -> String {
     let model = &vector["model"];
     let price: Vec<String> = model["price"]
         .as_object()
         .unwrap()
         .iter()
-        .map(|(k, v)| format!("{k} = {v}"))
+        .map(|(k, v)| format!("{k} = {}", toml_value(v)))
         .collect();
     format!(
         r#"

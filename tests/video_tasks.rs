@@ -326,7 +326,8 @@ async fn every_clip_content_rule_and_limit_is_refused_before_any_upstream_call()
 
 #[tokio::test]
 async fn every_generic_model_limit_is_refused_before_any_upstream_call() {
-    let gw = gateway().await;
+    // Every row of the table, the Sora-style ones on their openai-videos channel too.
+    let gw = sora_gateway().await;
     let (account, key) = gw.account("10").await;
     let mut cases: Vec<(Value, &str)> = Vec::new();
     for model in tollgate_generic_tasks::MODELS {
@@ -371,7 +372,11 @@ async fn every_generic_model_limit_is_refused_before_any_upstream_call() {
         assert_eq!(error["param"], *field, "{request}: {error}");
         assert_eq!(error["type"], "invalid_request_error");
     }
-    assert_eq!(gw.calls(VIDEO_CREATES), 0, "nothing reached the upstream");
+    assert_eq!(
+        gw.calls(VIDEO_CREATES) + gw.calls("POST /v1/videos"),
+        0,
+        "nothing reached the upstream"
+    );
     assert_eq!(gw.balance(&account).await, "10".parse().unwrap());
 }
 
@@ -1712,4 +1717,348 @@ async fn openai_videos_are_their_own_tasks_checked_polled_charged_and_deleted() 
         wait_terminal(&gw, &row.id).await.state,
         TaskState::Succeeded
     );
+}
+
+/// An `openai-videos` channel (a Sora-style vendor) behind both video APIs, its key in
+/// `SORA_KEY`.
+const SORA: &str = r#"
+[[channels]]
+name = "sora-CHANNEL"
+format = "openai-videos"
+base_url = "sim"
+api_key_env = "SORA_KEY"
+first_byte_timeout_ms = 3000
+idle_timeout_ms = 3000
+
+[models."sora-2"]
+kind = "generic-video"
+channels = ["sora-CHANNEL"]
+price = { meter = "video_seconds", per_second = "0.10" }
+
+[models."sora-2-pro"]
+kind = "generic-video"
+channels = ["sora-CHANNEL"]
+price = { meter = "video_seconds", per_second = "0.30", per_second_by_size = { "1792x1024" = "0.50", "1024x1792" = "0.50" } }
+"#;
+
+const SORA_CHANNEL_KEY: &str = "sk-sora-channel-0123";
+
+async fn sora_gateway() -> TestGateway {
+    let config = format!("{CONFIG}\n{SORA}").replace("CHANNEL", &common::unique());
+    let gw = TestGateway::with_config_env(&config, |name| {
+        (name == "SORA_KEY").then(|| SORA_CHANNEL_KEY.to_owned())
+    })
+    .await;
+    gw.set_knobs(KnobSettings {
+        task_queued_ms: Some(300),
+        task_running_ms: Some(500),
+        ..KnobSettings::default()
+    });
+    gw
+}
+
+/// What `task` was charged, as positive amounts.
+async fn task_charges(gw: &TestGateway, account: &str, task: &str) -> Vec<Amount> {
+    let ledger = gw.store.ledger(account).await.unwrap();
+    ledger
+        .iter()
+        .filter(|r| r.kind == LedgerKind::Charge && r.task_id.as_deref() == Some(task))
+        .map(|r| Amount::from_nanos(-r.amount.nanos()))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_sora_style_channel_is_held_and_charged_at_the_price_of_its_size_and_serves_its_stills() {
+    const VIDEOS: &str = "/v1/videos";
+    let gw = sora_gateway().await;
+    let (account, owner) = gw.account("10").await;
+    let (_, stranger) = gw.account("10").await;
+
+    // The sizes and lengths the vendor does not make are refused by the client's field, before
+    // any call or hold, on either API.
+    for (body, param) in [
+        (
+            json!({"model": "sora-2", "prompt": "x", "size": "1792x1024"}),
+            "size",
+        ),
+        (
+            json!({"model": "sora-2-pro", "prompt": "x", "seconds": "6"}),
+            "seconds",
+        ),
+        (
+            json!({"model": "sora-2-pro", "prompt": "x", "size": "1280x1024"}),
+            "size",
+        ),
+    ] {
+        let reply = gw.post_json(VIDEOS, &owner, &body).await;
+        assert_eq!(reply.status, 400, "{body}: {}", reply.text());
+        assert_eq!(reply.json()["error"]["param"], param, "{}", reply.text());
+    }
+    let reply = gw
+        .post_json(
+            VIDEO,
+            &owner,
+            &json!({"model": "sora-2-pro", "prompt": "x", "resolution": "1024p", "aspect_ratio": "16:9"}),
+        )
+        .await;
+    assert_eq!(reply.status, 400, "{}", reply.text());
+    assert_eq!(reply.json()["error"]["param"], "aspect_ratio");
+    assert_eq!(gw.calls("POST /v1/videos"), 0);
+    assert_eq!(
+        gw.balance(&account).await,
+        Amount::from_nanos(10_000_000_000)
+    );
+
+    // 8 s at 1792x1024 on sora-2-pro: priced at that size's 0.50 a second, fixed at submit.
+    let created = gw
+        .post_json(
+            VIDEOS,
+            &owner,
+            &json!({"model": "sora-2-pro", "prompt": "A lighthouse.", "seconds": "8", "size": "1792x1024"}),
+        )
+        .await;
+    assert_eq!(created.status, 200, "{}", created.text());
+    let id = created.json()["id"].as_str().unwrap().to_owned();
+    let row = gw.store.task(&id).await.unwrap().unwrap();
+    assert_eq!(
+        row.pricing["estimate"],
+        json!({"video_seconds_at_size": {"seconds": 8, "width": 1792, "height": 1024}}),
+        "the quantity held for names its size"
+    );
+    let task = wait_terminal(&gw, &id).await;
+    assert_eq!(task.state, TaskState::Succeeded, "{:?}", task.error);
+    assert_eq!(
+        task_charges(&gw, &account, &id).await,
+        [Amount::from_nanos(4_000_000_000)]
+    );
+    let item = format!("{VIDEOS}/{id}");
+    let done = gw.get(&item, &owner).await.json();
+    assert_eq!(
+        (
+            done["status"].as_str(),
+            done["seconds"].as_str(),
+            done["size"].as_str()
+        ),
+        (Some("completed"), Some("8"), Some("1792x1024"))
+    );
+
+    // Its three files, fetched from the vendor with the channel's key (they have no public
+    // link), streamed with their own types; a stranger gets none of them.
+    let file = gw.get(&format!("{item}/content"), &owner).await;
+    assert_eq!(file.status, 200);
+    assert_eq!(file.headers["content-type"], "video/mp4");
+    assert!((mp4_seconds(&file.body) - 8.0).abs() < 0.1);
+    let thumb = gw
+        .get(&format!("{item}/content?variant=thumbnail"), &owner)
+        .await;
+    assert_eq!(thumb.status, 200, "{}", thumb.text());
+    assert_eq!(thumb.headers["content-type"], "image/webp");
+    assert_eq!(
+        (&thumb.body[..4], &thumb.body[8..12]),
+        (&b"RIFF"[..], &b"WEBP"[..])
+    );
+    let sheet = gw
+        .get(&format!("{item}/content?variant=spritesheet"), &owner)
+        .await;
+    assert_eq!(sheet.headers["content-type"], "image/jpeg");
+    assert_eq!(&sheet.body[..3], &[0xff, 0xd8, 0xff]);
+    assert_eq!(
+        gw.get(&format!("{item}/content?variant=thumbnail"), &stranger)
+            .await
+            .status,
+        404
+    );
+    let vendor_calls: u64 = [
+        "POST /v1/videos",
+        "GET /v1/videos/{id}",
+        "GET /v1/videos/{id}/content",
+    ]
+    .iter()
+    .map(|route| gw.calls(route))
+    .sum();
+    assert_eq!(gw.calls("GET /v1/videos/{id}/content"), 3);
+    assert_eq!(
+        gw.calls(&format!("key {SORA_CHANNEL_KEY}")),
+        vendor_calls,
+        "every call to the vendor bore the channel's key"
+    );
+
+    // Through the generic API too: 4 s of sora-2 at 16:9 is 1280x720, 0.40; its signed link
+    // streams the file the vendor keeps behind its key.
+    let generic = gw
+        .post_json(
+            VIDEO,
+            &owner,
+            &json!({"model": "sora-2", "prompt": "A kite.", "resolution": "720p", "aspect_ratio": "16:9"}),
+        )
+        .await;
+    assert_eq!(generic.status, 200, "{}", generic.text());
+    let generic_id = generic.json()["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        wait_terminal(&gw, &generic_id).await.state,
+        TaskState::Succeeded
+    );
+    assert_eq!(
+        task_charges(&gw, &account, &generic_id).await,
+        [Amount::from_nanos(400_000_000)]
+    );
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let record = gw
+        .get(&format!("{VIDEO}/{generic_id}"), &owner)
+        .await
+        .json();
+    let link = record["url"].as_str().unwrap();
+    let path = link
+        .split_once("/v1/media/")
+        .map(|(_, p)| format!("/v1/media/{p}"))
+        .unwrap();
+    let linked = gw.request("GET", &path, &[], Bytes::new()).await;
+    assert_eq!(linked.status, 200, "{}", linked.text());
+    assert!((mp4_seconds(&linked.body) - 4.0).abs() < 0.1);
+
+    // A vendor that overstates the seconds it made is charged no more than the hold.
+    gw.set_knobs(KnobSettings {
+        task_queued_ms: Some(100),
+        task_running_ms: Some(100),
+        report_usage: Some(60),
+        ..KnobSettings::default()
+    });
+    let lied = gw
+        .post_json(
+            VIDEOS,
+            &owner,
+            &json!({"model": "sora-2", "prompt": "A liar.", "seconds": "4", "size": "720x1280"}),
+        )
+        .await
+        .json();
+    let lied = lied["id"].as_str().unwrap().to_owned();
+    assert_eq!(wait_terminal(&gw, &lied).await.state, TaskState::Succeeded);
+    assert_eq!(
+        task_charges(&gw, &account, &lied).await,
+        [Amount::from_nanos(400_000_000)]
+    );
+
+    // A video that fails upstream is refunded in full.
+    gw.set_knobs(KnobSettings {
+        task_queued_ms: Some(100),
+        task_running_ms: Some(100),
+        ..KnobSettings::default()
+    });
+    let before = gw.balance(&account).await;
+    let failed = gw
+        .post_json(
+            VIDEOS,
+            &owner,
+            &json!({"model": "sora-2-pro", "prompt": "It breaks [fail].", "seconds": "8", "size": "1024x1792"}),
+        )
+        .await
+        .json();
+    let failed_id = failed["id"].as_str().unwrap().to_owned();
+    let task = wait_terminal(&gw, &failed_id).await;
+    assert_eq!(task.state, TaskState::Failed);
+    assert!(task_charges(&gw, &account, &failed_id).await.is_empty());
+    assert_eq!(gw.balance(&account).await, before);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let failed = gw
+        .get(&format!("{VIDEOS}/{failed_id}"), &owner)
+        .await
+        .json();
+    assert_eq!(failed["status"], "failed");
+    assert_eq!(failed["error"]["code"], "video_generation_failed");
+    assert_eq!(
+        gw.balance(&account).await,
+        Amount::from_nanos(10_000_000_000 - 4_000_000_000 - 400_000_000 - 400_000_000)
+    );
+
+    // A remix is the vendor's own, on the channel that made the original, and is held and
+    // charged as the new 8 s at 1792x1024 it is.
+    let remix = gw
+        .post_json(
+            &format!("{item}/remix"),
+            &owner,
+            &json!({"prompt": "The lighthouse at night."}),
+        )
+        .await;
+    assert_eq!(remix.status, 200, "{}", remix.text());
+    let remix = remix.json();
+    assert_eq!(
+        (
+            remix["remixed_from_video_id"].as_str(),
+            remix["size"].as_str()
+        ),
+        (Some(id.as_str()), Some("1792x1024"))
+    );
+    assert_eq!(gw.calls("POST /v1/videos/{id}/remix"), 1);
+    let remix_id = remix["id"].as_str().unwrap().to_owned();
+    let remixed = wait_terminal(&gw, &remix_id).await;
+    assert_eq!(remixed.state, TaskState::Succeeded);
+    assert_eq!(remixed.channel, row.channel);
+    assert_eq!(
+        task_charges(&gw, &account, &remix_id).await,
+        [Amount::from_nanos(4_000_000_000)]
+    );
+
+    // Every charge re-derives from its row alone: the quantity names the size it was priced at.
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    let sized = ledger
+        .iter()
+        .find(|r| r.task_id.as_deref() == Some(id.as_str()) && r.kind == LedgerKind::Charge)
+        .unwrap();
+    assert_eq!(
+        sized.quantity.as_deref(),
+        Some(r#"{"video_seconds_at_size":{"seconds":8,"width":1792,"height":1024}}"#)
+    );
+    // At its version where the gateway made versions, else at the configuration's price.
+    let configured: Tariff = serde_json::from_value(json!({"meter": "video_seconds", "per_second": "0.30", "per_second_by_size": {"1792x1024": "0.50", "1024x1792": "0.50"}})).unwrap();
+    let versions = gw.store.price_versions(Some("sora-2-pro")).await.unwrap();
+    let tariff = versions
+        .iter()
+        .find(|v| Some(v.version) == sized.price_version)
+        .map_or(configured, |v| v.tariff.clone());
+    let recorded = tollgate_store::RecordedCharge {
+        id: sized.id.clone(),
+        account_id: account.clone(),
+        model: sized.model.clone(),
+        quantity: sized.quantity.clone(),
+        price_version: sized.price_version,
+        price_multiplier: sized.price_multiplier.clone(),
+        bound_nanos: None,
+        loss_nanos: 0,
+        amount_nanos: sized.amount.nanos(),
+    };
+    assert_eq!(
+        tollgate_store::rederive(&recorded, &tariff),
+        Ok(Amount::from_nanos(4_000_000_000))
+    );
+    gw.stop().await;
+}
+
+#[test]
+fn a_price_by_size_names_only_sizes_the_model_makes() {
+    let priced = |model: &str, sizes: &str| {
+        let toml = format!(
+            "{SORA}\n[models.\"{model}-priced\"]\nkind = \"generic-video\"\nchannels = [\"sora-CHANNEL\"]\nupstream_model = \"{model}\"\nprice = {{ meter = \"video_seconds\", per_second = \"0.1\", per_second_by_size = {{ {sizes} }} }}\n"
+        );
+        let config = tollgate_gateway::Config::parse(&toml).unwrap();
+        tollgate_gateway::catalog::Catalog::from_config(&config, Some("http://sim"), |_| {
+            Some("k".into())
+        })
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+    };
+    assert_eq!(priced("sora-2-pro", r#""1792x1024" = "0.5""#), Ok(()));
+    let error = priced("sora-2", r#""1792x1024" = "0.5""#).unwrap_err();
+    assert!(
+        error.contains("1792x1024") && error.contains("it makes 720x1280, 1280x720"),
+        "{error}"
+    );
+    let error = priced("no-such-model", r#""1280x720" = "0.5""#).unwrap_err();
+    assert!(error.contains("no sizes to price"), "{error}");
+    let error = tollgate_gateway::Config::parse(&format!(
+        "{SORA}\n[models.\"typo\"]\nkind = \"generic-video\"\nchannels = [\"sora-CHANNEL\"]\nprice = {{ meter = \"video_seconds\", per_second = \"0.1\", per_second_by_size = {{ \"big\" = \"1\" }} }}\n"
+    ))
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("is not a size WIDTHxHEIGHT"), "{error}");
 }

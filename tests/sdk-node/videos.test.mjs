@@ -1,6 +1,6 @@
 // The OpenAI Node SDK, unmodified, on tollgate's /v1/videos (docs/api.md §2.8.1): create, poll
-// (retrieve, waiting what openai-poll-after-ms says), download, list, remix, delete, and a
-// refusal naming its field. Environment: TOLLGATE_BASE_URL, TOLLGATE_KEY.
+// (retrieve, waiting what openai-poll-after-ms says), download (the video, and a Sora-style
+// channel's thumbnail and spritesheet), list, remix, delete, and a refusal naming its field. Environment: TOLLGATE_BASE_URL, TOLLGATE_KEY.
 import OpenAI from "openai";
 import assert from "node:assert/strict";
 
@@ -66,4 +66,14 @@ await assert.rejects(
   client.videos.edit({ prompt: "x", video: { id: video.id } }),
   e => e.status === 400 && e.code === "unsupported_operation",
 );
-console.log("node sdk: videos created, polled, downloaded, listed, remixed, deleted; a bad size and an edit refused");
+// A Sora-style channel's video (docs/api.md §2.8.1): the SDK's default model, size and length,
+// and its thumbnail and spritesheet beside the MP4.
+const sora = await poll((await client.videos.create({ prompt: "A paper crane, from Node." })).id);
+assert.deepEqual([sora.status, sora.model, sora.seconds, sora.size], ["completed", "sora-2", "4", "720x1280"]);
+const thumbnail = await client.videos.downloadContent(sora.id, { variant: "thumbnail" });
+assert.equal(thumbnail.headers.get("content-type"), "image/webp");
+const still = Buffer.from(await thumbnail.arrayBuffer());
+assert.deepEqual([still.subarray(0, 4).toString("latin1"), still.subarray(8, 12).toString("latin1")], ["RIFF", "WEBP"]);
+const sheet = Buffer.from(await (await client.videos.downloadContent(sora.id, { variant: "spritesheet" })).arrayBuffer());
+assert.deepEqual([...sheet.subarray(0, 3)], [0xff, 0xd8, 0xff]);
+console.log("node sdk: videos created, polled, downloaded, listed, remixed, deleted; a bad size and an edit refused; a sora-2 video with its stills");

@@ -10,7 +10,16 @@ from openai import OpenAI
 from decimal import Decimal
 
 from conftest import account, balance
-from test_video import assert_settled, assert_video, fresh_account, generic_charge, tiny_png
+from test_video import (
+    assert_settled,
+    assert_video,
+    charge,
+    fresh_account,
+    generic_charge,
+    model_price,
+    mp4_info,
+    tiny_png,
+)
 
 # The SDK warns that OpenAI's own Sora service closes (September 2026); the API it speaks is what
 # gateways serve (docs/decisions.md, "OpenAI Videos").
@@ -138,3 +147,69 @@ def test_what_no_model_here_can_do_is_refused_and_not_retried(base_url):
         with pytest.raises(openai.BadRequestError) as refused:
             call()
         assert refused.value.code == "unsupported_operation", refused.value.body
+
+
+def webp_size(data: bytes) -> tuple[int, int]:
+    """Width and height of a lossless WebP (RIFF, WEBP, VP8L: 14 bits each after the signature)."""
+    assert data[:4] == b"RIFF" and data[8:12] == b"WEBP" and data[12:16] == b"VP8L", data[:16]
+    assert data[20] == 0x2F
+    bits = int.from_bytes(data[21:25], "little")
+    return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+
+
+def jpeg_size(data: bytes) -> tuple[int, int]:
+    """Width and height from a JPEG's baseline frame header (SOF0)."""
+    assert data[:3] == b"\xff\xd8\xff", data[:4]
+    at = 2
+    while at < len(data):
+        marker, length = data[at + 1], int.from_bytes(data[at + 2 : at + 4], "big")
+        if marker == 0xC0:
+            height = int.from_bytes(data[at + 5 : at + 7], "big")
+            width = int.from_bytes(data[at + 7 : at + 9], "big")
+            return width, height
+        at += 2 + length
+    raise AssertionError("no SOF0 in the JPEG")
+
+
+def test_a_sora_style_channel_with_the_sdks_defaults_its_sizes_prices_and_stills(base_url):
+    """The default configuration's sora-2 and sora-2-pro come from an openai-videos channel: the
+    SDK's defaults (sora-2, 4 s, 720x1280) work as they do at OpenAI, a large size is charged at
+    its own price, and the thumbnail and spritesheet download beside the MP4."""
+    name, key = fresh_account("sora")
+    start = balance(name)
+    videos = client(base_url, key).videos
+    default = videos.create_and_poll(prompt="A paper crane.")
+    assert (default.status, default.model, default.seconds, default.size) == (
+        "completed", "sora-2", "4", "720x1280"), default
+    assert_video(videos.download_content(default.id).read(), 4, "9:16")
+
+    pro = videos.create_and_poll(
+        model="sora-2-pro", prompt="A lighthouse, wide.", seconds="8", size="1792x1024"
+    )
+    assert (pro.status, pro.seconds, pro.size) == ("completed", "8", "1792x1024"), pro
+    data = videos.download_content(pro.id).read()
+    assert_video(data, 8, "7:4")
+    frame = mp4_info(data)
+    thumbnail = videos.download_content(pro.id, variant="thumbnail")
+    assert thumbnail.response.headers["content-type"] == "image/webp"
+    assert webp_size(thumbnail.read()) == (frame["width"], frame["height"])
+    sheet = videos.download_content(pro.id, variant="spritesheet")
+    assert sheet.response.headers["content-type"] == "image/jpeg"
+    width, height = jpeg_size(sheet.read())
+    assert (width % frame["width"], height % frame["height"]) == (0, 0)
+    assert width // frame["width"] >= 2 and height // frame["height"] >= 2
+
+    price = model_price("sora-2-pro", "video_seconds")
+    large = charge(8, Decimal(price["per_second_by_size"]["1792x1024"]))
+    assert large > charge(8, Decimal(price["per_second"]))
+    assert_settled(name, start, generic_charge("sora-2", 4) + large)
+
+    # A size sora-2 does not make is refused by name and costs nothing.
+    with pytest.raises(openai.BadRequestError) as refused:
+        videos.create(model="sora-2", prompt="x", size="1792x1024")
+    assert refused.value.param == "size"
+    # A model of the generic vendor has no stills: the variant is refused by name.
+    wave = videos.create_and_poll(model="wave-3-0-video", prompt="x", seconds="2")
+    with pytest.raises(openai.BadRequestError) as refused:
+        videos.download_content(wave.id, variant="thumbnail")
+    assert refused.value.param == "variant"

@@ -1,5 +1,6 @@
 //! Chaos (DESIGN §4): the built binary under mixed load on every synchronous endpoint and on
-//! `/v1/videos` (tasks held, polled and settled across the kill), the simulator's faults
+//! `/v1/videos` (tasks held, polled and settled across the kill, from a generic and a Sora-style
+//! vendor), the simulator's faults
 //! switching every few hundred milliseconds (upstream errors, latency, cut streams, error
 //! frames, inflated usage), clients that hang up at random moments, `kill -9` and a restart
 //! mid-load; and two replicas on PostgreSQL spending one account to zero. Each
@@ -76,10 +77,24 @@ connect_timeout_ms = 1000
 first_byte_timeout_ms = 1500
 idle_timeout_ms = 1500
 
+[[channels]]
+name = "sora"
+format = "openai-videos"
+base_url = "{sim}"
+api_key_env = "HOME"
+connect_timeout_ms = 1000
+first_byte_timeout_ms = 1500
+idle_timeout_ms = 1500
+
 [models."wave-3-0-video"]
 kind = "generic-video"
 channels = ["video"]
 price = {{ meter = "video_seconds", per_second = "0.01" }}
+
+[models."sora-2-pro"]
+kind = "generic-video"
+channels = ["sora"]
+price = {{ meter = "video_seconds", per_second = "0.01", per_second_by_size = {{ "1792x1024" = "0.03" }} }}
 
 [models."text-embedding-3-small"]
 kind = "embeddings"
@@ -174,6 +189,13 @@ fn requests() -> Vec<String> {
             "/v1/videos",
             bearer,
             r#"{"model":"wave-3-0-video","prompt":"Chaos, filmed.","seconds":"2"}"#.into(),
+        ),
+        // And one from a Sora-style vendor, priced by its size.
+        json(
+            "/v1/videos",
+            bearer,
+            r#"{"model":"sora-2-pro","prompt":"Chaos, wide.","seconds":"4","size":"1792x1024"}"#
+                .into(),
         ),
         format!(
             "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: chaos\r\nConnection: close\r\n{bearer}\r\nContent-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {}\r\n\r\n{form}",

@@ -1,7 +1,7 @@
 //! The catalog: alias → public model → entry (kind, channels, upstream id, price). DESIGN §2
 //! step 4.
 
-use crate::config::{ChannelFormat, Config, ConfigError, ModelKind};
+use crate::config::{ChannelFormat, Config, ConfigError, ModelConfig, ModelKind};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -156,6 +156,39 @@ impl ModelEntry {
     }
 }
 
+/// A price by size names only sizes the model makes (its row of the generic table, under its
+/// public or its upstream id): a size it cannot make would never be asked for, and a typo would
+/// leave the size it meant at `per_second`.
+fn check_sizes_priced(public: &str, m: &ModelConfig) -> Result<(), ConfigError> {
+    let Tariff::VideoSeconds {
+        per_second_by_size, ..
+    } = &m.price
+    else {
+        return Ok(());
+    };
+    if per_second_by_size.is_empty() {
+        return Ok(());
+    }
+    let spec = tollgate_generic_tasks::spec(public).or_else(|| {
+        m.upstream_model
+            .as_deref()
+            .and_then(tollgate_generic_tasks::spec)
+    });
+    let made = spec.map_or_else(Vec::new, |spec| {
+        tollgate_openai_videos::Size::names_of(spec.size_pairs())
+    });
+    match per_second_by_size.keys().find(|size| !made.contains(size)) {
+        None => Ok(()),
+        Some(size) if made.is_empty() => Err(ConfigError::Invalid(format!(
+            "model {public:?}: price: per_second_by_size names {size}, but the model has no sizes to price (only generic-video models of known sizes do)"
+        ))),
+        Some(size) => Err(ConfigError::Invalid(format!(
+            "model {public:?}: price: per_second_by_size names {size}, which the model does not make; it makes {}",
+            made.join(", ")
+        ))),
+    }
+}
+
 /// Every model and alias.
 #[derive(Debug, Default)]
 pub struct Catalog {
@@ -271,6 +304,7 @@ impl Catalog {
             m.price
                 .validate()
                 .map_err(|e| ConfigError::Invalid(format!("model {public:?}: price: {e}")))?;
+            check_sizes_priced(public, m)?;
             // Each level's positions in the flat list of the model's channels.
             let mut levels = Vec::new();
             let mut next = 0;

@@ -72,7 +72,9 @@ impl MediaLinks {
 
     /// The link a record hands out for the video of task `id`, finished at `finished_at` (Unix
     /// seconds), whose upstream file is at `upstream_url`, to a request that came by `origin`;
-    /// and when it expires (signed mode).
+    /// and when it expires (signed mode). A file with no public link (`upstream_url` empty: an
+    /// `openai-videos` channel's, fetched with the channel's key) is linked signed in either
+    /// mode: the client could not fetch it from the vendor.
     pub fn link(
         &self,
         origin: &Origin,
@@ -81,8 +83,8 @@ impl MediaLinks {
         upstream_url: &str,
     ) -> (String, Option<i64>) {
         match self.mode {
-            MediaMode::Direct => (upstream_url.to_owned(), None),
-            MediaMode::Signed => {
+            MediaMode::Direct if !upstream_url.is_empty() => (upstream_url.to_owned(), None),
+            MediaMode::Direct | MediaMode::Signed => {
                 let expires = finished_at.saturating_add(self.ttl_seconds);
                 let signature = self.signature(id, expires);
                 let base = self.base_url(origin);

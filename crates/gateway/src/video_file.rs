@@ -1,6 +1,7 @@
-//! A finished task's video file, streamed from its upstream to the client frame by frame (never
-//! buffered whole), with `Range` passed through so players can seek (DESIGN §5): what a signed
-//! media link (`handlers::media`) and `GET /v1/videos/{id}/content` (`handlers::videos`) answer.
+//! A finished task's video file (or, where its channel makes them, its thumbnail or
+//! spritesheet), streamed from its upstream to the client frame by frame (never buffered
+//! whole), with `Range` passed through so players can seek (DESIGN §5): what a signed media
+//! link (`handlers::media`) and `GET /v1/videos/{id}/content` (`handlers::videos`) answer.
 
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -10,6 +11,8 @@ use tollgate_gateway_core::body::ResponseBody;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::stream_body;
+use tollgate_openai_videos::Variant;
+use tollgate_store::Task;
 use tollgate_upstream::{Timeouts, body_stream, full_body};
 
 /// Headers of the upstream's answer that the client gets too.
@@ -22,22 +25,45 @@ const PASSED_HEADERS: [header::HeaderName; 6] = [
     header::LAST_MODIFIED,
 ];
 
-/// A finished task's video at `video_url` (on `channel`), streamed to the client as it arrives,
-/// with the client's `Range` passed on: the signed link's answer, and `GET
-/// /v1/videos/{id}/content`'s.
+/// File `variant` of a finished task (its upstream id `upstream_id` on `channel`, its record's
+/// link `video_url`), streamed to the client as it arrives, with the client's `Range` passed
+/// on: the signed link's answer, and `GET /v1/videos/{id}/content`'s. The channel's format
+/// says how the file is fetched (`VideoTasks::file`: a pre-signed link as it is, or the vendor's
+/// download path with the channel's key); a variant it does not make is a 400 naming
+/// `variant`.
 pub async fn stream(
     ctx: &RequestCtx,
     headers: &http::HeaderMap,
-    channel: &str,
+    task: &Task,
     video_url: &str,
+    variant: Variant,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let state = &ctx.state;
-    let timeouts = ctx
-        .settings
-        .catalog
-        .channel(channel)
-        .map_or_else(default_timeouts, |c| c.endpoint.timeouts);
-    let mut upstream = Request::get(video_url);
+    let channel = ctx.settings.catalog.channel(&task.channel);
+    let timeouts = channel.map_or_else(default_timeouts, |c| c.endpoint.timeouts);
+    let request = match channel.map(|c| c.video_tasks().map(|tasks| (c, tasks))) {
+        Some(Ok((channel, tasks))) => tasks
+            .file(
+                &channel.endpoint,
+                task.upstream_id.as_deref().unwrap_or_default(),
+                video_url,
+                variant,
+            )
+            .map_err(|e| crate::relay::upstream_error(&e))?,
+        // The channel left the configuration since: its public link still works.
+        _ => (variant == Variant::Video && !video_url.is_empty()).then(|| Request::get(video_url)),
+    };
+    let Some(mut upstream) = request else {
+        return Err(ApiError::invalid(
+            "variant",
+            "unsupported_value",
+            format!(
+                "Invalid 'variant': {}'s model makes no {}; ask for the video.",
+                task.id,
+                variant.as_str()
+            ),
+        ));
+    };
     if let Some(range) = headers.get(header::RANGE) {
         upstream = upstream.header(header::RANGE, range.clone());
     }

@@ -18,6 +18,7 @@ use crate::adapters::generic_video::GenericVideo;
 use crate::adapters::openai_embeddings::OpenAiEmbeddings;
 use crate::adapters::openai_speech::OpenAiSpeech;
 use crate::adapters::openai_transcription::OpenAiTranscription;
+use crate::adapters::openai_videos::OpenAiVideos;
 use crate::adapters::stt::Stt;
 use crate::adapters::t2a::T2a;
 use crate::seams::embeddings::Embedder;
@@ -41,7 +42,8 @@ pub enum Modality {
     TextGeneration,
     /// Ark-style content-generation tasks ([`VideoTasks`]).
     ClipTasks,
-    /// Generic video tasks ([`VideoTasks`]).
+    /// Generic video tasks ([`VideoTasks`]): the `generic-video` format, and `openai-videos`
+    /// (a Sora-style vendor) which serves the generic format's requests.
     GenericVideoTasks,
 }
 
@@ -132,6 +134,11 @@ pub static FORMATS: &[Format] = &[
         name: "generic-video",
         modality: Modality::GenericVideoTasks,
         adapter: Adapter::VideoTasks(&GenericVideo),
+    },
+    Format {
+        name: "openai-videos",
+        modality: Modality::GenericVideoTasks,
+        adapter: Adapter::VideoTasks(&OpenAiVideos),
     },
     Format {
         name: "genai",

@@ -533,8 +533,10 @@ fn about(route: Route) -> Option<About> {
             ..video(plain(
                 "A finished video's content, streamed (Range supported)",
                 "video",
-                json!({"200": {"description": "The MP4", "content": {"video/mp4": {"schema": {"type": "string", "format": "binary"}}}},
-                       "206": {"description": "The range asked", "content": {"video/mp4": {"schema": {"type": "string", "format": "binary"}}}}}),
+                json!({"200": {"description": "The MP4 (variant=video), the thumbnail (WebP) or the spritesheet (JPEG)",
+                               "content": {"video/mp4": binary(), "image/webp": binary(), "image/jpeg": binary()}},
+                       "206": {"description": "The range asked",
+                               "content": {"video/mp4": binary(), "image/webp": binary(), "image/jpeg": binary()}}}),
             ))
         },
         Route::Charges => About {

@@ -191,7 +191,8 @@ async fn cancel(
         .map_err(|e| crate::relay::upstream_error(&e))?;
     let upstream_status = match record.body {
         tollgate_upstream::tasks::TaskRecord::Ark(task) => task.status,
-        tollgate_upstream::tasks::TaskRecord::Generic(_) => TaskStatus::Unknown("other".into()),
+        tollgate_upstream::tasks::TaskRecord::Generic(_)
+        | tollgate_upstream::tasks::TaskRecord::OpenAi(_) => TaskStatus::Unknown("other".into()),
     };
     if upstream_status != TaskStatus::Queued {
         // It moved on upstream: the poller will record it; the client hears where it is.

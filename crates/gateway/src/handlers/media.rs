@@ -52,10 +52,18 @@ pub async fn get(
         .ok_or_else(|| ApiError::new(ErrorKind::NotFound, format!("No video for task {id}")))?;
     let result: TaskResult = task
         .result
+        .clone()
         .and_then(|r| serde_json::from_value(r).ok())
         .ok_or_else(|| ApiError::new(ErrorKind::NotFound, format!("No video for task {id}")))?;
 
-    crate::video_file::stream(&ctx, request.headers(), &task.channel, &result.video_url).await
+    crate::video_file::stream(
+        &ctx,
+        request.headers(),
+        &task,
+        &result.video_url,
+        tollgate_openai_videos::Variant::Video,
+    )
+    .await
 }
 
 fn forbidden(message: &str) -> ApiError {

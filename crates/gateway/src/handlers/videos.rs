@@ -7,12 +7,16 @@ use crate::translate::openai_video as translate;
 use crate::translate::video;
 use http::{HeaderValue, Request, Response, StatusCode};
 use hyper::body::Incoming;
+use std::sync::Arc;
 use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::catalog::ModelEntry;
 use tollgate_gateway_core::config::ModelKind;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_generic_tasks::spec;
-use tollgate_openai_videos::{Checked, CreateVideoBody, RemixBody, VideoDeleted, VideoList};
+use tollgate_openai_videos::{
+    Checked, CreateVideoBody, RemixBody, Variant, VideoDeleted, VideoList,
+};
 use tollgate_store::{Principal, Store, TaskFilter, TaskState};
 use tollgate_upstream::tasks::TaskRequest;
 
@@ -35,15 +39,8 @@ pub async fn create(
     let reference = input_reference(body.input_reference.as_ref())?;
     let record = serde_json::to_value(&body).unwrap_or_default();
     let origin = ctx.origin(&parts.headers);
-    generate(
-        &ctx,
-        &principal,
-        &origin,
-        &checked,
-        reference.as_deref(),
-        record,
-    )
-    .await
+    let source = reference.as_deref().map_or(Source::Prompt, Source::Image);
+    generate(&ctx, &principal, &origin, &checked, source, record).await
 }
 
 /// The image a create starts from: `{"image_url": …}` (an `https` URL or a `data:` image), or
@@ -69,8 +66,10 @@ fn input_reference(value: Option<&serde_json::Value>) -> Result<Option<String>, 
 }
 
 /// `POST /v1/videos/{id}/remix`: a new video from a completed one's model, seconds and size with
-/// a new prompt. The generic models cannot start from an earlier video, so a remix is a new
-/// generation, made and billed as one (docs/decisions.md, "OpenAI Videos").
+/// a new prompt, held and billed as a new generation. A video of a channel that remixes (a
+/// Sora-style vendor) is remixed there, by the vendor's own remix on the same channel; the
+/// other models cannot start from an earlier video, so theirs is a new generation from the new
+/// prompt (docs/decisions.md, "OpenAI Videos").
 pub async fn remix(
     ctx: RequestCtx,
     principal: Principal,
@@ -110,7 +109,58 @@ pub async fn remix(
         "remix_of": id,
     });
     let origin = ctx.origin(&parts.headers);
-    generate(&ctx, &principal, &origin, &checked, None, record).await
+    generate(
+        &ctx,
+        &principal,
+        &origin,
+        &checked,
+        Source::Remix(&original),
+        record,
+    )
+    .await
+}
+
+/// What a generation starts from besides its prompt.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    /// The prompt alone.
+    Prompt,
+    /// An image: an `https` URL or a `data:` URL.
+    Image(&'a str),
+    /// A completed video of the caller's, remixed.
+    Remix(&'a tollgate_store::Task),
+}
+
+impl<'a> Source<'a> {
+    fn image(self) -> Option<&'a str> {
+        match self {
+            Source::Image(url) => Some(url),
+            _ => None,
+        }
+    }
+}
+
+/// Where a remix of `original` is made: its own channel when that channel remixes (the vendor
+/// knows the video there only), as a model of that one channel, with the vendor's id of the
+/// video; `None` when it does not.
+fn remixed_on(
+    ctx: &RequestCtx,
+    entry: &ModelEntry,
+    original: &tollgate_store::Task,
+) -> Option<(Arc<ModelEntry>, String)> {
+    let channel = ctx.settings.catalog.channel(&original.channel)?;
+    let of = original.upstream_id.clone()?;
+    if !channel.video_tasks().is_ok_and(|tasks| tasks.remixes()) {
+        return None;
+    }
+    let pinned = ModelEntry::in_order(
+        entry.public.clone(),
+        entry.kind,
+        entry.upstream_model.clone(),
+        vec![channel.clone()],
+        entry.tariff.clone(),
+    );
+    Some((Arc::new(pinned), of))
 }
 
 /// Steps 4 to 8 of a create or a remix: the model and its row of the table, seconds and size
@@ -120,9 +170,10 @@ async fn generate(
     principal: &Principal,
     origin: &tollgate_gateway_core::media::Origin,
     checked: &Checked,
-    reference: Option<&str>,
+    source: Source<'_>,
     record: serde_json::Value,
 ) -> Result<Response<ResponseBody>, ApiError> {
+    let reference = source.image();
     let entry = ctx
         .settings
         .catalog
@@ -169,6 +220,20 @@ async fn generate(
             &valid,
         );
         (video::quote(&valid), TaskRequest::Generic(upstream))
+    };
+    // A remix on a channel that remixes is made there; held as the new generation it is.
+    let (entry, upstream) = match source {
+        Source::Remix(original) => match remixed_on(ctx, &entry, original) {
+            Some((pinned, of)) => (
+                pinned,
+                TaskRequest::Remix {
+                    of,
+                    prompt: checked.prompt.clone(),
+                },
+            ),
+            None => (entry, upstream),
+        },
+        Source::Prompt | Source::Image(_) => (entry, upstream),
     };
     let submission = Submission {
         format: translate::FORMAT,
@@ -347,8 +412,9 @@ pub async fn delete(
     Ok(body::json_response(StatusCode::OK, &VideoDeleted::new(id)))
 }
 
-/// `GET /v1/videos/{id}/content?variant=video`: a completed video, streamed from the upstream
-/// with `Range` passed on, never buffered; until its links expire.
+/// `GET /v1/videos/{id}/content?variant=video|thumbnail|spritesheet`: a completed video (or
+/// its thumbnail or spritesheet, where its channel makes them), streamed from the upstream with
+/// `Range` passed on, never buffered; until its links expire.
 pub async fn content(
     ctx: RequestCtx,
     principal: Principal,
@@ -356,27 +422,17 @@ pub async fn content(
     id: &str,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let query = request.uri().query().unwrap_or_default();
-    match tollgate_gateway_core::auth::query_param(query, "variant").as_deref() {
-        None | Some("video") => {}
-        Some(variant @ ("thumbnail" | "spritesheet")) => {
-            return Err(ApiError::invalid(
-                "variant",
-                "unsupported_value",
-                format!(
-                    "The {variant} of a video is not available from this video's model; ask for variant=video"
-                ),
-            ));
-        }
-        Some(other) => {
-            return Err(ApiError::invalid(
-                "variant",
-                "invalid_value",
-                format!(
-                    "Invalid 'variant': {other:?}. Expected 'video', 'thumbnail' or 'spritesheet'."
-                ),
-            ));
-        }
-    }
+    let asked = tollgate_gateway_core::auth::query_param(query, "variant");
+    let variant = Variant::parse(asked.as_deref()).ok_or_else(|| {
+        ApiError::invalid(
+            "variant",
+            "invalid_value",
+            format!(
+                "Invalid 'variant': {:?}. Expected 'video', 'thumbnail' or 'spritesheet'.",
+                asked.as_deref().unwrap_or_default()
+            ),
+        )
+    })?;
     let task = owned(&ctx, &principal, id).await?;
     let result = match (task.state, translate::result(&task)) {
         (TaskState::Succeeded, Some(result)) => result,
@@ -405,7 +461,7 @@ pub async fn content(
         .param("video_id")
         .code("video_expired"));
     }
-    crate::video_file::stream(&ctx, request.headers(), &task.channel, &result.video_url).await
+    crate::video_file::stream(&ctx, request.headers(), &task, &result.video_url, variant).await
 }
 
 /// `POST /v1/videos/edits`, `/extensions`, `/characters` (and reading a character): the SDKs'

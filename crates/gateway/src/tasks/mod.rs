@@ -57,6 +57,13 @@ pub async fn submit(
         &entry.tariff,
         tollgate_gateway_core::clock::now_millis(),
     );
+    // A tariff priced by size prices the size asked (validated against the model's sizes, not
+    // measured: the vendor bills the size asked, and the hold bounds the charge either way); the
+    // quantity names it, so the charge re-derives from its row.
+    let mut submission = submission;
+    if price.tariff.prices_by_size() {
+        submission.quote.estimate = submission.quote.estimate.at_size(submission.quote.size());
+    }
     let priced = crate::charge::Priced::admit(
         ctx,
         principal,

@@ -25,6 +25,17 @@ pub struct Quote {
     pub reference_seconds: Option<u32>,
 }
 
+impl Quote {
+    /// The size the task makes, (width, height): its resolution at its ratio; `None` where the
+    /// model chooses either. A tariff priced by size prices the task at this size
+    /// (`tollgate_billing::Usage::VideoSecondsAtSize`).
+    pub fn size(&self) -> Option<(u32, u32)> {
+        let ratio = self.ratio.as_deref()?;
+        tollgate_openai_videos::Size::from_resolution(&self.resolution, ratio)
+            .map(|s| (s.width, s.height))
+    }
+}
+
 /// What is priced at submit and kept on the task row, so that a price change later never
 /// reprices a task in flight (DESIGN §5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

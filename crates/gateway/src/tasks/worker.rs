@@ -13,7 +13,7 @@
 //!   were leased by a dead process become due again when their lease runs out.
 
 use crate::tasks::record::{Observation, Pricing};
-use crate::translate::{clip, video};
+use crate::translate::{clip, openai_video, video};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::OwnedSemaphorePermit;
@@ -191,6 +191,7 @@ async fn poll_one(
         .map(|answer| match answer.body {
             TaskRecord::Ark(record) => clip::observe(*record, &pricing, now),
             TaskRecord::Generic(record) => video::observe(*record, &pricing, now),
+            TaskRecord::OpenAi(record) => openai_video::observe(*record, &pricing, now),
         });
     match observed {
         Ok(observation) => {

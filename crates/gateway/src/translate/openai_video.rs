@@ -1,13 +1,14 @@
 //! The OpenAI Videos API (docs/api.md §2.8.1) on both video families: a create body made into
 //! the generic request its model's row of the table validates, or into the clip request of its
 //! series (the prompt its text content); and a task row read back as a `Video`. The money is
-//! each family's own (`super::video`: seconds generated; `super::clip`: tokens).
+//! each family's own (`super::video`: seconds generated; `super::clip`: tokens). And the other
+//! way: what an `openai-videos` channel's record of a task means ([`observe`]).
 
-use crate::tasks::record::{Pricing, TaskResult, error_parts, unix_seconds};
+use crate::tasks::record::{Observation, Pricing, TaskResult, error_parts, unix_seconds};
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::media::{MediaLinks, Origin};
 use tollgate_generic_tasks::{CreateVideoRequest, FieldError, MODEL_DEFAULT, ModelSpec, Validated};
-use tollgate_openai_videos::{Checked, Size, Video, VideoError};
+use tollgate_openai_videos::{Checked, Size, Video, VideoError, VideoStatus};
 use tollgate_store::{Task, TaskState};
 
 /// The store's `format` of the tasks made through `/v1/videos`: readable only there.
@@ -30,30 +31,34 @@ pub fn validate(checked: &Checked, spec: &ModelSpec) -> Result<Validated, ApiErr
 /// `aspect_ratio` are `size`, with the sizes the model makes.
 fn openai_field(e: FieldError, checked: &Checked, spec: &ModelSpec) -> ApiError {
     match e.field.as_str() {
-        "duration" => seconds_refused(spec.id, checked, &spec.duration),
-        "resolution" | "aspect_ratio" => size_refused(
-            spec.id,
-            checked,
-            &sizes(spec.resolutions, spec.aspect_ratios),
-        ),
+        "duration" => seconds_refused(spec.id, checked, &spec.duration, spec.durations),
+        "resolution" | "aspect_ratio" => {
+            size_refused(spec.id, checked, &Size::names_of(spec.size_pairs()))
+        }
         _ => ApiError::from(e),
     }
 }
 
-/// `seconds` refused: what `model` makes instead.
+/// `seconds` refused: what `model` makes instead (the lengths `only`, or any in `range`).
 fn seconds_refused(
     model: &str,
     checked: &Checked,
     range: &std::ops::RangeInclusive<u32>,
+    only: &[u32],
 ) -> ApiError {
+    let makes = match only {
+        [] => format!("{} to {}", range.start(), range.end()),
+        lengths => {
+            let lengths: Vec<String> = lengths.iter().map(u32::to_string).collect();
+            lengths.join(", ")
+        }
+    };
     ApiError::invalid(
         "seconds",
         "invalid_value",
         format!(
-            "Invalid 'seconds': {model} cannot make {} seconds; it makes {} to {}.",
+            "Invalid 'seconds': {model} cannot make {} seconds; it makes {makes}.",
             checked.seconds.unwrap_or_default(),
-            range.start(),
-            range.end()
         ),
     )
 }
@@ -70,20 +75,6 @@ fn size_refused(model: &str, checked: &Checked, offered: &[String]) -> ApiError 
         )
     };
     ApiError::invalid("size", "invalid_value", message)
-}
-
-/// Every size a model of these resolutions and aspect ratios makes: each resolution at each
-/// ratio that names one (not `adaptive`, `auto` or the model's `default`).
-pub fn sizes(resolutions: &[&str], ratios: &[&str]) -> Vec<String> {
-    let mut sizes = Vec::new();
-    for resolution in resolutions {
-        for ratio in ratios {
-            if let Some(size) = Size::from_resolution(resolution, ratio) {
-                sizes.push(size.to_string());
-            }
-        }
-    }
-    sizes
 }
 
 /// The clip request `checked` stands for on the clip model `model` (its series' id): the prompt
@@ -122,10 +113,13 @@ pub fn validate_clip(
             "duration" => {
                 let range = tollgate_clip_tasks::series(&request.model)
                     .map_or(4..=15, |s| s.duration_range());
-                seconds_refused(&request.model, checked, &range)
+                seconds_refused(&request.model, checked, &range, &[])
             }
             "resolution" | "ratio" => {
-                size_refused(&request.model, checked, &sizes(&RESOLUTIONS, &RATIOS))
+                let pairs = RESOLUTIONS
+                    .iter()
+                    .flat_map(|r| RATIOS.iter().map(move |q| (*r, *q)));
+                size_refused(&request.model, checked, &Size::names_of(pairs))
             }
             _ => as_input_reference(ApiError::from(e)),
         }
@@ -203,6 +197,57 @@ pub fn result(task: &Task) -> Option<TaskResult> {
         .and_then(|r| serde_json::from_value(r.clone()).ok())
 }
 
+/// What an `openai-videos` channel's record of a task means: its status, its progress, and
+/// once completed the seconds it made (docs/api.md §8 rule 6, as the generic format's: at the
+/// price per second of the size asked, fixed at submit). Its files have no public link: the
+/// result's `video_url` is empty, and they are fetched from the channel with its key
+/// (`crate::video_file`).
+pub fn observe(upstream: Video, pricing: &Pricing, now: i64) -> Observation {
+    let word = match upstream.status {
+        VideoStatus::Queued => "queued",
+        VideoStatus::InProgress => "in_progress",
+        VideoStatus::Completed => "completed",
+        VideoStatus::Failed => "failed",
+    }
+    .to_owned();
+    match upstream.status {
+        VideoStatus::Queued => Observation::Live {
+            state: TaskState::Queued,
+            word,
+            progress: 0,
+        },
+        VideoStatus::InProgress => Observation::Live {
+            state: TaskState::Running,
+            word,
+            progress: i64::from(upstream.progress.min(99)),
+        },
+        VideoStatus::Completed => {
+            let finished = TaskResult {
+                record: serde_json::to_value(&upstream).unwrap_or_default(),
+                video_url: String::new(),
+                finished_at: now,
+            };
+            super::video::generated(finished, upstream.seconds_value(), pricing, word)
+        }
+        VideoStatus::Failed => {
+            let (code, message) = match upstream.error {
+                Some(e) if !e.code.is_empty() => (e.code, e.message),
+                Some(e) => ("generation_failed".to_owned(), e.message),
+                None => ("generation_failed".to_owned(), String::new()),
+            };
+            let message = if message.is_empty() {
+                "the video failed upstream; it was refunded".to_owned()
+            } else {
+                message
+            };
+            Observation::Failed {
+                error: serde_json::json!({"code": code, "message": message}),
+                word,
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,10 +280,10 @@ mod tests {
             size_of(&valid.resolution, valid.aspect_ratio.as_deref()),
             "854x480"
         );
-        assert_eq!(sizes(wave.resolutions, wave.aspect_ratios), ["854x480"]);
+        assert_eq!(Size::names_of(wave.size_pairs()), ["854x480"]);
         let horse = spec("horse-1.1-t2v").unwrap();
         assert_eq!(
-            sizes(horse.resolutions, horse.aspect_ratios),
+            Size::names_of(horse.size_pairs()),
             [
                 "1920x1080",
                 "1080x1920",
@@ -264,6 +309,20 @@ mod tests {
         let (param, message) = refused(r#"{"model":"wave-3-0-video","prompt":"x","seconds":"60"}"#);
         assert_eq!(param, "seconds");
         assert!(message.contains("2 to 30"), "{message}");
+        let sora = spec("sora-2-pro").unwrap();
+        let refused = |json: &str| {
+            let e = validate(&checked(json), sora).unwrap_err();
+            (e.param.clone().unwrap_or_default(), e.message.clone())
+        };
+        let (param, message) = refused(r#"{"model":"sora-2-pro","prompt":"x","seconds":"6"}"#);
+        assert_eq!(param, "seconds");
+        assert!(message.contains("it makes 4, 8, 12."), "{message}");
+        let (param, message) = refused(r#"{"model":"sora-2-pro","prompt":"x","size":"1820x1024"}"#);
+        assert_eq!(param, "size");
+        assert!(
+            message.contains("it makes 720x1280, 1280x720, 1024x1792, 1792x1024."),
+            "{message}"
+        );
         let imagine = spec("imagine-video").unwrap();
         let e = validate(
             &checked(r#"{"model":"imagine-video","prompt":"x","size":"1280x720"}"#),

@@ -80,6 +80,36 @@ pub fn record(task: &Task, links: &MediaLinks, origin: &Origin) -> VideoTask {
     }
 }
 
+/// A video generated: charged, by docs/api.md §8 rule 6, the seconds the upstream `reported`
+/// rounded up, at least 1 (the seconds asked for where it reported none), at the size held for
+/// where the hold was priced by size; never more than the hold (`Observation::outcome`).
+pub fn generated(
+    finished: TaskResult,
+    reported: Option<f64>,
+    pricing: &Pricing,
+    word: String,
+) -> Observation {
+    let (seconds, basis) = match reported.filter(|s| *s >= 0.0) {
+        Some(s) => (
+            video_seconds(Duration::from_secs_f64(s.min(86_400.0))),
+            Basis::default(),
+        ),
+        None => (
+            u64::from(pricing.duration_seconds.max(1)),
+            Basis::local(
+                "upstream reported no length; charged the requested seconds",
+                Measure::Requested,
+            ),
+        ),
+    };
+    Observation::Succeeded {
+        result: serde_json::to_value(finished).unwrap_or_default(),
+        usage: Usage::VideoSeconds(seconds).sized_like(&pricing.estimate),
+        basis,
+        word,
+    }
+}
+
 /// What a generic upstream's record of the task means.
 pub fn observe(upstream: VideoTask, pricing: &Pricing, now: i64) -> Observation {
     let word = upstream.status.as_str().to_owned();
@@ -103,31 +133,12 @@ pub fn observe(upstream: VideoTask, pricing: &Pricing, now: i64) -> Observation 
                     word: "failed".into(),
                 };
             };
-            // docs/api.md §8 rule 6: the seconds actually generated, rounded up, at least 1.
-            let (seconds, basis) = match upstream.seconds_value().filter(|s| *s >= 0.0) {
-                Some(s) => (
-                    video_seconds(Duration::from_secs_f64(s.min(86_400.0))),
-                    Basis::default(),
-                ),
-                None => (
-                    u64::from(pricing.duration_seconds.max(1)),
-                    Basis::local(
-                        "upstream reported no length; charged the requested seconds",
-                        Measure::Requested,
-                    ),
-                ),
-            };
-            let result = TaskResult {
+            let finished = TaskResult {
                 record: serde_json::to_value(&upstream).unwrap_or_default(),
                 video_url,
                 finished_at: now,
             };
-            Observation::Succeeded {
-                result: serde_json::to_value(result).unwrap_or_default(),
-                usage: Usage::VideoSeconds(seconds),
-                basis,
-                word,
-            }
+            generated(finished, upstream.seconds_value(), pricing, word)
         }
         VideoStatus::Failed => {
             let error = upstream

@@ -26,7 +26,7 @@ impl VideoTasks for Ark {
         async move {
             match request {
                 TaskRequest::Ark(request) => ark_create(client, endpoint, request).await,
-                TaskRequest::Generic(_) => Err(wrong_format("ark")),
+                TaskRequest::Generic(_) | TaskRequest::Remix { .. } => Err(wrong_format("ark")),
             }
         }
         .boxed()

@@ -25,7 +25,9 @@ impl VideoTasks for GenericVideo {
         async move {
             match request {
                 TaskRequest::Generic(request) => generic_create(client, endpoint, request).await,
-                TaskRequest::Ark(_) => Err(wrong_format("generic-video")),
+                TaskRequest::Ark(_) | TaskRequest::Remix { .. } => {
+                    Err(wrong_format("generic-video"))
+                }
             }
         }
         .boxed()

@@ -8,5 +8,6 @@ pub mod generic_video;
 pub mod openai_embeddings;
 pub mod openai_speech;
 pub mod openai_transcription;
+pub mod openai_videos;
 pub mod stt;
 pub mod t2a;
