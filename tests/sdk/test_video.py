@@ -9,6 +9,7 @@ checks money has an account of its own, so its balance moves by exactly what tha
 """
 
 import base64
+import io
 import itertools
 import os
 import struct
@@ -18,6 +19,7 @@ import zlib
 from decimal import ROUND_CEILING, Decimal
 from functools import cache
 
+import av
 import httpx
 import pytest
 from volcenginesdkarkruntime import Ark
@@ -175,13 +177,40 @@ def download(url: str, base_url: str, key: str) -> bytes:
     return r.content
 
 
+def ffmpeg_decode(data: bytes) -> dict:
+    """The file decoded by FFmpeg's own libraries (PyAV): every frame of its video stream, as a
+    player would, and what the container says."""
+    with av.open(io.BytesIO(data)) as container:
+        stream = container.streams.video[0]
+        frames = [frame for frame in container.decode(stream)]
+        return {
+            "codec": stream.codec_context.name,
+            "frames": len(frames),
+            "width": frames[0].width,
+            "height": frames[0].height,
+            "seconds": float(container.duration) / av.time_base if container.duration else None,
+        }
+
+
 def assert_video(data: bytes, seconds: float, ratio: str) -> None:
+    """The MP4's header says `seconds` at `ratio`, and FFmpeg decodes it whole: H.264, the
+    vendors' 24 × seconds + 1 frames, at the size the header says."""
+    info = assert_header(data, seconds, ratio)
+    decoded = ffmpeg_decode(data)
+    assert decoded["codec"] == "h264", decoded
+    assert decoded["frames"] == round(24 * seconds) + 1, (decoded, seconds)
+    assert (decoded["width"], decoded["height"]) == (info["width"], info["height"]), (decoded, info)
+    assert abs(decoded["seconds"] - seconds) <= 0.1, decoded
+
+
+def assert_header(data: bytes, seconds: float, ratio: str) -> dict:
     info = mp4_info(data)
     assert abs(info["seconds"] - seconds) <= 0.1, info
     if ratio not in ("adaptive", "auto"):
         w, h = (int(x) for x in ratio.split(":"))
         assert info["width"] > 0 and info["height"] > 0, info
         assert abs(info["width"] / info["height"] - w / h) <= 0.03 * (w / h), info
+    return info
 
 
 def test_mp4_reader_reads_both_box_versions():
@@ -204,7 +233,7 @@ def test_mp4_reader_reads_both_box_versions():
     v1 = ftyp + box(b"moov", mvhd1 + box(b"trak", tkhd1)) + mdat
     assert mp4_info(v0) == {"seconds": 4.042, "width": 192, "height": 108}
     assert mp4_info(v1) == {"seconds": 5.0, "width": 108, "height": 192}
-    assert_video(v1, 5, "9:16")
+    assert_header(v1, 5, "9:16")
     with pytest.raises(AssertionError):
         mp4_info(mdat + v0)  # ftyp must come first
 

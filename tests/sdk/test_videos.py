@@ -3,6 +3,9 @@
 `delete`, on the generic models of §2.8; the money exact; what a model cannot make refused in
 OpenAI's shape naming `seconds` or `size`; another account's video 404."""
 
+import io
+
+import av
 import openai
 import pytest
 from openai import OpenAI
@@ -171,6 +174,14 @@ def jpeg_size(data: bytes) -> tuple[int, int]:
     raise AssertionError("no SOF0 in the JPEG")
 
 
+def ffmpeg_image(data: bytes) -> tuple[str, int, int]:
+    """A still decoded by FFmpeg's libraries (PyAV): its decoder's name and its size."""
+    with av.open(io.BytesIO(data)) as container:
+        stream = container.streams.video[0]
+        frame = next(container.decode(stream))
+        return stream.codec_context.name, frame.width, frame.height
+
+
 def test_a_sora_style_channel_with_the_sdks_defaults_its_sizes_prices_and_stills(base_url):
     """The default configuration's sora-2 and sora-2-pro come from an openai-videos channel: the
     SDK's defaults (sora-2, 4 s, 720x1280) work as they do at OpenAI, a large size is charged at
@@ -192,10 +203,14 @@ def test_a_sora_style_channel_with_the_sdks_defaults_its_sizes_prices_and_stills
     frame = mp4_info(data)
     thumbnail = videos.download_content(pro.id, variant="thumbnail")
     assert thumbnail.response.headers["content-type"] == "image/webp"
-    assert webp_size(thumbnail.read()) == (frame["width"], frame["height"])
+    still = thumbnail.read()
+    assert webp_size(still) == (frame["width"], frame["height"])
+    assert ffmpeg_image(still) == ("webp", frame["width"], frame["height"])
     sheet = videos.download_content(pro.id, variant="spritesheet")
     assert sheet.response.headers["content-type"] == "image/jpeg"
-    width, height = jpeg_size(sheet.read())
+    grid = sheet.read()
+    width, height = jpeg_size(grid)
+    assert ffmpeg_image(grid) == ("mjpeg", width, height)
     assert (width % frame["width"], height % frame["height"]) == (0, 0)
     assert width // frame["width"] >= 2 and height // frame["height"] >= 2
 
