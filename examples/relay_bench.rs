@@ -40,6 +40,9 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 
 const REQUEST: &str = r#"{"model":"text-embedding-3-small","input":"The quick brown fox jumps over the lazy dog.","encoding_format":"base64"}"#;
+/// The same without `encoding_format`: floats, as curl, LangChain and most non-OpenAI clients ask.
+const REQUEST_FLOAT: &str =
+    r#"{"model":"text-embedding-3-small","input":"The quick brown fox jumps over the lazy dog."}"#;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -50,6 +53,13 @@ fn main() {
     if args.first().map(String::as_str) == Some("--bare-relay") {
         // Child mode: the bare relay, `--bare-relay LISTEN UPSTREAM`.
         runtime.block_on(bare_relay(args[1].parse().unwrap(), args[2].clone()));
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--instructions") {
+        let few: u64 = args.get(1).map_or(200, |a| a.parse().unwrap());
+        let many: u64 = args.get(2).map_or(1_200, |a| a.parse().unwrap());
+        let connections: usize = args.get(3).map_or(8, |a| a.parse().unwrap());
+        runtime.block_on(instructions(few, many, connections));
         return;
     }
     if args.first().map(String::as_str) == Some("--wal") {
@@ -69,16 +79,29 @@ async fn static_upstream() -> SocketAddr {
     let vector: Vec<u8> = (0..1536u32)
         .flat_map(|i| ((i as f32 + 1.0) / 1e5).to_le_bytes())
         .collect();
-    let answer = Bytes::from(
-        serde_json::json!({
-            "object": "list",
-            "data": [{"object": "embedding", "index": 0,
-                      "embedding": base64::engine::general_purpose::STANDARD.encode(&vector)}],
-            "model": "text-embedding-3-small",
-            "usage": {"prompt_tokens": 10, "total_tokens": 10}
-        })
-        .to_string(),
+    let answer = |embedding: serde_json::Value| {
+        Bytes::from(
+            serde_json::json!({
+                "object": "list",
+                "data": [{"object": "embedding", "index": 0, "embedding": embedding}],
+                "model": "text-embedding-3-small",
+                "usage": {"prompt_tokens": 10, "total_tokens": 10}
+            })
+            .to_string(),
+        )
+    };
+    // As OpenAI answers: base64 when asked, else the floats as JSON numbers.
+    let base64_answer = answer(
+        base64::engine::general_purpose::STANDARD
+            .encode(&vector)
+            .into(),
     );
+    let floats: Vec<f32> = vector
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let float_answer = answer(serde_json::json!(floats));
+    let answers = (base64_answer, float_answer);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -86,12 +109,17 @@ async fn static_upstream() -> SocketAddr {
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
-            let answer = answer.clone();
+            let answers = answers.clone();
             tokio::spawn(async move {
                 let service = service_fn(move |request: http::Request<Incoming>| {
-                    let answer = answer.clone();
+                    let (base64, float) = answers.clone();
                     async move {
-                        let _ = request.into_body().collect().await;
+                        let body = request.into_body().collect().await;
+                        let asked_base64 = body.is_ok_and(|b| {
+                            let b = b.to_bytes();
+                            b.windows(8).any(|w| w == b"\"base64\"")
+                        });
+                        let answer = if asked_base64 { base64 } else { float };
                         let mut response = http::Response::new(Full::new(answer));
                         response.headers_mut().insert(
                             http::header::CONTENT_TYPE,
@@ -114,9 +142,16 @@ async fn bare_relay(listen: SocketAddr, upstream: String) {
     let client: Client<HttpConnector, Incoming> =
         Client::builder(TokioExecutor::new()).build_http();
     let listener = TcpListener::bind(listen).await.unwrap();
+    // SIGTERM ends it cleanly, so that a run under callgrind writes its counts (`--instructions`).
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).unwrap();
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(_) => continue,
+            },
+            _ = terminate.recv() => return,
         };
         let (client, upstream) = (client.clone(), upstream.clone());
         tokio::spawn(async move {
@@ -392,11 +427,16 @@ impl Connection {
 
     /// The bench's embeddings request with `auth`, read to its end; it must succeed.
     async fn embed(&mut self, auth: &str) {
+        self.embed_with(auth, REQUEST).await;
+    }
+
+    /// An embeddings request of `body` with `auth`, read to its end; it must succeed.
+    async fn embed_with(&mut self, auth: &str, body: &'static str) {
         let request = http::Request::post("/v1/embeddings")
             .header("host", "bench")
             .header("authorization", auth)
             .header("content-type", "application/json")
-            .body(Full::new(Bytes::from_static(REQUEST.as_bytes())))
+            .body(Full::new(Bytes::from_static(body.as_bytes())))
             .unwrap();
         let response = self.0.send_request(request).await.unwrap();
         let status = response.status();
@@ -680,4 +720,153 @@ async fn wal(requests: u64, connections: usize) {
         mib(size(&path))
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--instructions FEW MANY CONNECTIONS`: CPU instructions per billed request, counted by
+/// callgrind (deterministic where time is not: `docs/benchmarks.md`, "Instructions per
+/// request"). Each relaying process — the bare relay, tollgate on SQLite with 1 key and with 8 —
+/// runs under `valgrind --tool=callgrind` twice, serving FEW and then MANY requests over
+/// CONNECTIONS connections, float and base64 requests alike; (MANY's count − FEW's) ÷ (MANY −
+/// FEW) is what one request costs, start-up and shutdown cancelling out. Only the relaying
+/// process is counted, never the load generator or the upstream (this process).
+/// `TOLLGATE_BENCH_KEEP=1` keeps callgrind's files, for `callgrind_annotate`.
+async fn instructions(few: u64, many: u64, connections: usize) {
+    assert!(many > few, "MANY must be more than FEW");
+    let dir = std::env::temp_dir().join(format!("tollgate-instructions-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let upstream = static_upstream().await;
+    println!(
+        "instructions per request (callgrind; {few} and {many} requests over {connections} connections)"
+    );
+    println!(
+        "{:<34} {:>16} {:>16}",
+        "relaying process", "float request", "base64 request"
+    );
+    let mut bare_per = [0.0f64; 2];
+    for (name, keys) in [
+        ("bare hyper relay", 0usize),
+        ("tollgate, SQLite, 1 key", 1),
+        ("tollgate, SQLite, 8 keys", 8),
+    ] {
+        let mut per = [0.0f64; 2];
+        for (i, body) in [REQUEST_FLOAT, REQUEST].into_iter().enumerate() {
+            let mut counts = Vec::new();
+            for n in [few, many] {
+                let run = dir.join(format!("run-{keys}-{i}-{n}"));
+                std::fs::create_dir_all(&run).unwrap();
+                counts.push(counted(&run, upstream, keys, n, connections, body).await);
+            }
+            per[i] = (counts[1] - counts[0]) as f64 / (many - few) as f64;
+        }
+        if keys == 0 {
+            bare_per = per;
+            println!("{name:<34} {:>16.0} {:>16.0}", per[0], per[1]);
+        } else {
+            println!(
+                "{name:<34} {:>9.0} ({:>4.1}×) {:>9.0} ({:>4.1}×)",
+                per[0],
+                per[0] / bare_per[0],
+                per[1],
+                per[1] / bare_per[1]
+            );
+        }
+    }
+    if std::env::var_os("TOLLGATE_BENCH_KEEP").is_some() {
+        println!(
+            "callgrind's files kept in {} (callgrind_annotate FILE)",
+            dir.display()
+        );
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// One relaying process under callgrind (`keys` 0: the bare relay; else tollgate with that many
+/// keys) serving `n` requests of `body`, then stopped with SIGTERM: the instructions it ran.
+async fn counted(
+    run: &std::path::Path,
+    upstream: SocketAddr,
+    keys: usize,
+    n: u64,
+    connections: usize,
+    body: &'static str,
+) -> u64 {
+    let out = run.join("callgrind.out");
+    let addr = free_port();
+    let mut command = Command::new("valgrind");
+    command.args([
+        "--tool=callgrind",
+        "--quiet",
+        "--dump-line=no",
+        &format!("--callgrind-out-file={}", out.display()),
+    ]);
+    let exe = std::env::current_exe().unwrap();
+    let auth: Vec<String> = if keys == 0 {
+        command.arg(&exe).args([
+            "--bare-relay",
+            &addr.to_string(),
+            &format!("http://{upstream}"),
+        ]);
+        vec![String::new()]
+    } else {
+        let database = format!("sqlite://{}", run.join("bench.db").display());
+        let secrets = accounts(&database, keys, "instructions").await;
+        let config = run.join("tollgate.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[log]\nfilter = \"warn\"\n[server]\ndrain_seconds = 0\n[simulator]\nenabled = false\n[tasks]\nworkers = false\n[[channels]]\nname = \"static\"\nformat = \"openai-embeddings\"\nbase_url = \"http://{upstream}\"\nmax_concurrency = 1024\n[models.\"text-embedding-3-small\"]\nkind = \"embeddings\"\nchannels = [\"static\"]\nprice = {{ meter = \"tokens\", per_million_tokens = \"0.02\" }}\n"
+            ),
+        )
+        .unwrap();
+        let binary = exe.parent().unwrap().parent().unwrap().join("tollgate");
+        command
+            .arg(binary)
+            .args(["serve", "--config"])
+            .arg(&config)
+            .args(["--listen", &addr.to_string(), "--database-url", &database]);
+        secrets
+    };
+    let mut child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("valgrind, and the binaries built: cargo build --release -p tollgate");
+    // Under callgrind a start takes seconds.
+    for _ in 0..1200 {
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut tasks = Vec::new();
+    for c in 0..connections {
+        let auth = format!("Bearer {}", auth[c % auth.len()]);
+        let share = n / connections as u64 + u64::from((c as u64) < n % connections as u64);
+        tasks.push(tokio::spawn(async move {
+            let mut connection = Connection::open(addr).await;
+            for _ in 0..share {
+                connection.embed_with(&auth, body).await;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let status = child.wait().unwrap();
+    assert!(
+        status.success(),
+        "the process under callgrind ended {status}"
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    text.lines()
+        .find_map(|line| {
+            line.strip_prefix("summary:")
+                .or_else(|| line.strip_prefix("totals:"))
+        })
+        .and_then(|n| n.split_whitespace().next()?.parse().ok())
+        .expect("callgrind's summary line")
 }
