@@ -25,12 +25,12 @@ const PASSED_HEADERS: [header::HeaderName; 6] = [
     header::LAST_MODIFIED,
 ];
 
-/// File `variant` of a finished task (its upstream id `upstream_id` on `channel`, its record's
-/// link `video_url`), streamed to the client as it arrives, with the client's `Range` passed
-/// on: the signed link's answer, and `GET /v1/videos/{id}/content`'s. The channel's format
-/// says how the file is fetched (`VideoTasks::file`: a pre-signed link as it is, or the vendor's
-/// download path with the channel's key); a variant it does not make is a 400 naming
-/// `variant`.
+/// File `variant` of finished `task` (fetched from the task's channel by its upstream id, or at
+/// its record's link `video_url`), streamed to the client as it arrives, with the client's
+/// `Range` passed on: the signed link's answer, and `GET /v1/videos/{id}/content`'s. The
+/// channel's format says how the file is fetched (`VideoTasks::file`: a pre-signed link as it
+/// is, or the vendor's download path with the channel's key); a variant it does not make is a
+/// 400 naming `variant`.
 pub async fn stream(
     ctx: &RequestCtx,
     headers: &http::HeaderMap,
