@@ -10,13 +10,15 @@
 //!
 //! with 1 account and with 8 (keys rotated over the connections). The static upstream (in this
 //! process) answers every `POST /v1/embeddings` with one fixed 1,536-dimension embedding. For
-//! each round it prints requests/s, p50 and p99, CPU per request of the relaying process (from
-//! `/proc`), and, for tollgate, journal transactions per request (from its `/metrics`).
+//! each round it prints requests/s, p50, p99, p99.9 and the slowest request, CPU per request of
+//! the relaying process (from `/proc`), and, for tollgate, journal transactions per request (from
+//! its `/metrics`).
 //!
 //! ```sh
 //! cargo run --release -p tollgate-e2e --example relay_bench -- [SECONDS] [CONNECTIONS] [ROUNDS]
 //! TOLLGATE_BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test cargo run --release …
 //! TOLLGATE_BENCH_LEDGER_ROWS=1000000 cargo run --release …   # pre-fill the SQLite ledger
+//! TOLLGATE_BENCH_ENCODING=float cargo run --release …        # float requests (default base64)
 //! cargo run --release -p tollgate-e2e --example relay_bench -- --wal 1000000 [CONNECTIONS]
 //! ```
 //!
@@ -38,6 +40,7 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
+use tollgate_embeddings::{Embedding, EmbeddingResponse, EmbeddingUsage, EmbeddingVector};
 
 const REQUEST: &str = r#"{"model":"text-embedding-3-small","input":"The quick brown fox jumps over the lazy dog.","encoding_format":"base64"}"#;
 /// The same without `encoding_format`: floats, as curl, LangChain and most non-OpenAI clients ask.
@@ -79,28 +82,26 @@ async fn static_upstream() -> SocketAddr {
     let vector: Vec<u8> = (0..1536u32)
         .flat_map(|i| ((i as f32 + 1.0) / 1e5).to_le_bytes())
         .collect();
-    let answer = |embedding: serde_json::Value| {
+    let answer = |embedding: EmbeddingVector| {
         Bytes::from(
-            serde_json::json!({
-                "object": "list",
-                "data": [{"object": "embedding", "index": 0, "embedding": embedding}],
-                "model": "text-embedding-3-small",
-                "usage": {"prompt_tokens": 10, "total_tokens": 10}
-            })
-            .to_string(),
+            EmbeddingResponse::new(
+                "text-embedding-3-small",
+                vec![Embedding::new(0, embedding)],
+                EmbeddingUsage::from_prompt_tokens(10),
+            )
+            .to_json(),
         )
     };
-    // As OpenAI answers: base64 when asked, else the floats as JSON numbers.
-    let base64_answer = answer(
-        base64::engine::general_purpose::STANDARD
-            .encode(&vector)
-            .into(),
-    );
+    // As OpenAI answers: base64 when asked, else the floats as JSON numbers in `float32`'s
+    // shortest form.
+    let base64_answer = answer(EmbeddingVector::Base64(
+        base64::engine::general_purpose::STANDARD.encode(&vector),
+    ));
     let floats: Vec<f32> = vector
         .chunks_exact(4)
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect();
-    let float_answer = answer(serde_json::json!(floats));
+    let float_answer = answer(EmbeddingVector::Float(floats));
     let answers = (base64_answer, float_answer);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -426,8 +427,12 @@ impl Connection {
     }
 
     /// The bench's embeddings request with `auth`, read to its end; it must succeed.
+    /// An embeddings request: base64, as the OpenAI SDKs ask, or with
+    /// `TOLLGATE_BENCH_ENCODING=float` floats, as curl, LangChain and most other clients ask.
     async fn embed(&mut self, auth: &str) {
-        self.embed_with(auth, REQUEST).await;
+        let float = std::env::var("TOLLGATE_BENCH_ENCODING").is_ok_and(|e| e == "float");
+        self.embed_with(auth, if float { REQUEST_FLOAT } else { REQUEST })
+            .await;
     }
 
     /// An embeddings request of `body` with `auth`, read to its end; it must succeed.
@@ -591,9 +596,9 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
         length.as_secs()
     );
     println!(
-        "| target | accounts | conns | requests/s | p50 ms | p99 ms | CPU ms/request | journal tx/request |"
+        "| target | accounts | conns | requests/s | p50 ms | p99 ms | p99.9 ms | max ms | CPU ms/request | journal tx/request |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let mut totals: Vec<(String, usize, f64)> = Vec::new();
     for conns in [connections, 1] {
         for _ in 0..rounds {
@@ -607,9 +612,11 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
                 let (rps, latencies, cpu, tx) = round(&t, conns, length).await;
                 let name = format!("{}{label}", t.name.replace(", 1 account", ""));
                 println!(
-                    "| {name} | {accounts} | {conns} | {rps:.0} | {:.3} | {:.3} | {cpu:.3} | {} |",
+                    "| {name} | {accounts} | {conns} | {rps:.0} | {:.3} | {:.3} | {:.3} | {:.3} | {cpu:.3} | {} |",
                     pct(&latencies, 0.5),
                     pct(&latencies, 0.99),
+                    pct(&latencies, 0.999),
+                    pct(&latencies, 1.0),
                     if t.metrics {
                         format!("{tx:.4}")
                     } else {

@@ -570,3 +570,135 @@ price = {{ meter = "tokens", per_million_tokens = "0.02" }}
         assert!(metrics.contains(line), "missing {line}");
     }
 }
+
+/// An upstream's answer with one vector, `embedding` as written, and one token of usage.
+fn answer_with(embedding: &str) -> bytes::Bytes {
+    bytes::Bytes::from(format!(
+        r#"{{"object":"list","data":[{{"object":"embedding","index":0,"embedding":{embedding}}}],"model":"vendor","usage":{{"prompt_tokens":1,"total_tokens":1}}}}"#
+    ))
+}
+
+/// Channels that answer their own way (docs/decisions.md, "Embeddings passed through"): a
+/// vector already as the client asked is relayed as the channel wrote it; one in the other
+/// encoding, too long, or with escapes in its base64 is converted; and a channel that lies
+/// about what a vector is — a string among the numbers, two vectors for one input — is the
+/// channel's failure: 502, nothing charged, no hold left, none of its bytes relayed.
+#[tokio::test]
+async fn a_channels_vectors_are_relayed_checked_or_converted_and_a_lying_answer_is_not_charged() {
+    const WIDE: &str = "[ 0.6000000238418579,\n 0.800000011920929 ]";
+    let answers = [
+        ("wide", answer_with(WIDE)),
+        // 1.9999999 is `////Pw==`; PHP's json_encode writes `/` as `\/`.
+        ("php", answer_with(r#""\/\/\/\/Pw==""#)),
+        ("stringy", answer_with(r#"[0.25,"0.75"]"#)),
+        ("nested", answer_with("[[0.6],[0.8]]")),
+        (
+            "twice",
+            bytes::Bytes::from_static(
+                br#"{"data":[{"index":0,"embedding":[1.0]},{"index":0,"embedding":[1.0]}],"usage":{"prompt_tokens":1,"total_tokens":1}}"#,
+            ),
+        ),
+    ];
+    let mut config = String::new();
+    for (name, body) in answers {
+        let base = common::file_server(move |_| (200, body.clone())).await;
+        config.push_str(&format!(
+            r#"
+[[channels]]
+name = "{name}"
+format = "openai-embeddings"
+base_url = "{base}"
+
+[models."embed-{name}"]
+kind = "embeddings"
+channels = ["{name}"]
+upstream_model = "text-embedding-3-small"
+price = {{ meter = "tokens", per_million_tokens = "1000" }}
+"#
+        ));
+    }
+    let gw = TestGateway::with_config(&config).await;
+    let (account, key) = gw.account("1").await;
+
+    // As asked (float, no length): the channel's own bytes, spelling and white space included.
+    let r = gw
+        .post_json(PATH, &key, &json!({"model": "embed-wide", "input": "x"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(
+        r.text().contains(&format!(
+            r#""index":0,"embedding":{WIDE}}}],"model":"embed-wide""#
+        )),
+        "{}",
+        r.text()
+    );
+    // Asked in base64: converted, exactly the channel's float32 values.
+    let r = gw
+        .post_json(
+            PATH,
+            &key,
+            &json!({"model": "embed-wide", "input": "x", "encoding_format": "base64"}),
+        )
+        .await;
+    let text = r.json()["data"][0]["embedding"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(decode_base64(&text).unwrap(), vec![0.6f32, 0.8]);
+    // Shorter than the channel's: truncated and renormalised.
+    let r = gw
+        .post_json(
+            PATH,
+            &key,
+            &json!({"model": "embed-wide", "input": "x", "dimensions": 1}),
+        )
+        .await;
+    assert_eq!(r.json()["data"][0]["embedding"], json!([1.0]));
+    // Escaped base64: unescaped and written canonically, in either encoding.
+    let r = gw
+        .post_json(
+            PATH,
+            &key,
+            &json!({"model": "embed-php", "input": "x", "encoding_format": "base64"}),
+        )
+        .await;
+    assert_eq!(r.json()["data"][0]["embedding"], "////Pw==", "{}", r.text());
+    let r = gw
+        .post_json(PATH, &key, &json!({"model": "embed-php", "input": "x"}))
+        .await;
+    let values: Vec<f32> =
+        serde_json::from_value(r.json()["data"][0]["embedding"].clone()).unwrap();
+    assert_eq!(values, vec![1.9999999f32]);
+    gw.settled(&account).await;
+    // Five answers, one token each at 1,000 a million.
+    assert_eq!(
+        gw.balance(&account).await,
+        Amount::from_nanos(1_000_000_000 - 5 * 1_000_000)
+    );
+
+    let (account, key) = gw.account("1").await;
+    for model in ["embed-stringy", "embed-nested", "embed-twice"] {
+        for format in ["float", "base64"] {
+            let r = gw
+                .post_json(
+                    PATH,
+                    &key,
+                    &json!({"model": model, "input": "x", "encoding_format": format}),
+                )
+                .await;
+            assert_eq!(r.status, 502, "{model}: {}", r.text());
+            assert_eq!(
+                r.json()["error"]["message"],
+                "The upstream's answer was broken; the request was not charged",
+                "{model}"
+            );
+            assert!(!r.text().contains("0.75") && !r.text().contains("[0.6]"));
+        }
+    }
+    gw.settled(&account).await;
+    assert_eq!(gw.open_holds(&account).await, 0);
+    assert_eq!(
+        gw.balance(&account).await,
+        Amount::from_nanos(1_000_000_000)
+    );
+}

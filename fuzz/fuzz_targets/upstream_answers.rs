@@ -11,9 +11,23 @@ fuzz_target!(|data: &[u8]| {
     };
     match which % 6 {
         0 => {
-            if let Ok(r) = serde_json::from_slice::<tollgate_embeddings::EmbeddingResponse>(body) {
-                for item in r.data {
-                    let _ = item.embedding.into_floats();
+            // As the gateway reads it: in place, each vector checked, written in every shape.
+            if let Ok(r) = tollgate_embeddings::RelayedResponse::read(body) {
+                for inputs in [r.data.len(), 1] {
+                    for format in [
+                        tollgate_embeddings::EncodingFormat::Float,
+                        tollgate_embeddings::EncodingFormat::Base64,
+                    ] {
+                        for dimensions in [None, Some(1), Some(3)] {
+                            let shape = tollgate_embeddings::AnswerShape {
+                                inputs,
+                                format,
+                                dimensions,
+                            };
+                            let _ = r.write(&shape, "m");
+                            let _ = r.floats(&shape);
+                        }
+                    }
                 }
             }
         }

@@ -9,6 +9,8 @@
 //!   [`EmbeddingUsage`];
 //! - [`encoding`]: the two vector encodings, `float` (a JSON array) and `base64` (little-endian
 //!   `float32` bytes), see [`encode_base64`] and [`decode_base64`];
+//! - [`relayed`]: an upstream's answer read in place and passed on in the shape the client asked
+//!   for, see [`RelayedResponse`];
 //! - [`dimensions`]: shortening a vector to fewer dimensions and renormalising it, see
 //!   [`shorten`];
 //! - [`model`]: what the format knows about the model families, see [`model_family`];
@@ -63,6 +65,7 @@
 pub mod dimensions;
 pub mod encoding;
 pub mod model;
+pub mod relayed;
 pub mod request;
 pub mod response;
 pub mod validate;
@@ -70,9 +73,10 @@ pub mod validate;
 pub use dimensions::shorten;
 pub use encoding::{
     EncodingError, EncodingFormat, base64_dimensions, decode_base64, encode_base64,
-    is_base64_alphabet,
+    float_array_dimensions, is_base64_alphabet,
 };
 pub use model::{ModelFamily, model_family};
+pub use relayed::{AnswerError, AnswerShape, RelayedEmbedding, RelayedResponse, RelayedVector};
 pub use request::{EmbeddingInput, EmbeddingRequest, InputItem};
 pub use response::{
     EMBEDDING_OBJECT, Embedding, EmbeddingResponse, EmbeddingUsage, EmbeddingVector, LIST_OBJECT,

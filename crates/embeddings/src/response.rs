@@ -94,37 +94,28 @@ impl EmbeddingResponse {
                 EmbeddingVector::Float(values) => values.len() * 12,
             })
             .sum();
-        let mut out = Vec::with_capacity(vectors + 128 + 64 * self.data.len());
-        out.extend_from_slice(b"{\"object\":");
-        write_json(&mut out, &self.object);
-        out.extend_from_slice(b",\"data\":[");
-        for (i, item) in self.data.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(b"{\"object\":");
-            write_json(&mut out, &item.object);
-            out.extend_from_slice(b",\"index\":");
-            write_json(&mut out, &item.index);
-            out.extend_from_slice(b",\"embedding\":");
-            match &item.embedding {
-                EmbeddingVector::Base64(text)
-                    if is_base64_alphabet(text.trim_end_matches('=').as_bytes()) =>
-                {
-                    out.push(b'"');
-                    out.extend_from_slice(text.as_bytes());
-                    out.push(b'"');
-                }
-                vector => write_json(&mut out, vector),
-            }
-            out.push(b'}');
+        let mut out = ListWriter::new(&self.object, vectors + 128 + 64 * self.data.len());
+        for item in &self.data {
+            out.item(&item.object, item.index, |out| {
+                Self::write_vector(out, &item.embedding)
+            });
         }
-        out.extend_from_slice(b"],\"model\":");
-        write_json(&mut out, &self.model);
-        out.extend_from_slice(b",\"usage\":");
-        write_json(&mut out, &self.usage);
-        out.push(b'}');
-        out
+        out.finish(&self.model, &self.usage)
+    }
+
+    /// Appends `vector` as JSON, a base64 vector copied as it is (its alphabet needs no
+    /// escaping).
+    pub(crate) fn write_vector(out: &mut Vec<u8>, vector: &EmbeddingVector) {
+        match vector {
+            EmbeddingVector::Base64(text)
+                if is_base64_alphabet(text.trim_end_matches('=').as_bytes()) =>
+            {
+                out.push(b'"');
+                out.extend_from_slice(text.as_bytes());
+                out.push(b'"');
+            }
+            vector => write_json(out, vector),
+        }
     }
 
     /// A response with `object: "list"`.
@@ -135,6 +126,50 @@ impl EmbeddingResponse {
             model: model.into(),
             usage,
         }
+    }
+}
+
+/// Writes an [`EmbeddingResponse`] as JSON a piece at a time, in its fields' order: the one
+/// writer of the answer's envelope, for whole responses and for answers passed through
+/// ([`crate::relayed`]).
+pub(crate) struct ListWriter {
+    out: Vec<u8>,
+    items: usize,
+}
+
+impl ListWriter {
+    /// Opens the list (`object`, then `data`), with room for `capacity` bytes.
+    pub(crate) fn new(object: &str, capacity: usize) -> Self {
+        let mut out = Vec::with_capacity(capacity);
+        out.extend_from_slice(b"{\"object\":");
+        write_json(&mut out, object);
+        out.extend_from_slice(b",\"data\":[");
+        Self { out, items: 0 }
+    }
+
+    /// Appends one item of `data`; `vector` writes its `embedding`.
+    pub(crate) fn item(&mut self, object: &str, index: u32, vector: impl FnOnce(&mut Vec<u8>)) {
+        if self.items > 0 {
+            self.out.push(b',');
+        }
+        self.items += 1;
+        self.out.extend_from_slice(b"{\"object\":");
+        write_json(&mut self.out, object);
+        self.out.extend_from_slice(b",\"index\":");
+        write_json(&mut self.out, &index);
+        self.out.extend_from_slice(b",\"embedding\":");
+        vector(&mut self.out);
+        self.out.push(b'}');
+    }
+
+    /// Closes `data` and writes `model` and `usage`.
+    pub(crate) fn finish(mut self, model: &str, usage: &EmbeddingUsage) -> Vec<u8> {
+        self.out.extend_from_slice(b"],\"model\":");
+        write_json(&mut self.out, model);
+        self.out.extend_from_slice(b",\"usage\":");
+        write_json(&mut self.out, usage);
+        self.out.push(b'}');
+        self.out
     }
 }
 

@@ -5,8 +5,8 @@
 use proptest::prelude::*;
 use serde_json::json;
 use tollgate_embeddings::{
-    Embedding, EmbeddingInput, EmbeddingRequest, EmbeddingResponse, EmbeddingUsage,
-    EmbeddingVector, EncodingError, EncodingFormat, decode_base64, encode_base64,
+    AnswerShape, Embedding, EmbeddingInput, EmbeddingRequest, EmbeddingResponse, EmbeddingUsage,
+    EmbeddingVector, EncodingError, EncodingFormat, RelayedResponse, decode_base64, encode_base64,
     is_base64_alphabet, shorten,
 };
 
@@ -502,4 +502,245 @@ fn shorten_matches_the_guide_formula() {
         (v[0] - 1.0 / s).abs() < 1e-7 && (v[1] - 2.0 / s).abs() < 1e-7,
         "{v:?}"
     );
+}
+
+// ----- answers passed through (relayed) -----------------------------------------------------
+
+/// How an upstream spells one vector.
+#[derive(Debug, Clone, Copy)]
+enum Spelling {
+    /// Numbers as `float32`'s shortest form, as `serde_json` writes them.
+    Float,
+    /// Base64, as asked.
+    Base64,
+    /// Base64 with `/` escaped as `\/`, as PHP's `json_encode` writes it.
+    EscapedBase64,
+    /// Numbers as `float64` text of the `float32` value, with spaces (a server that widens
+    /// before printing).
+    WideFloat,
+}
+
+fn spell(values: &[f32], spelling: Spelling) -> String {
+    match spelling {
+        Spelling::Float => serde_json::to_string(values).unwrap(),
+        Spelling::Base64 => format!("\"{}\"", encode_base64(values)),
+        Spelling::EscapedBase64 => format!("\"{}\"", encode_base64(values).replace('/', "\\/")),
+        Spelling::WideFloat => {
+            let numbers: Vec<String> = values
+                .iter()
+                .map(|v| serde_json::to_string(&f64::from(*v)).unwrap())
+                .collect();
+            format!("[ {} ]", numbers.join(", "))
+        }
+    }
+}
+
+/// Today's answer before the pass-through: the whole answer decoded, each vector decoded unless
+/// it is base64 passed on as it came, shortened, encoded, and written by `to_json`.
+fn decoded_and_encoded(body: &[u8], shape: &AnswerShape, model: &str) -> Option<Vec<u8>> {
+    let upstream: EmbeddingResponse = serde_json::from_slice(body).ok()?;
+    if upstream.data.len() != shape.inputs {
+        return None;
+    }
+    let mut slots: Vec<Option<EmbeddingVector>> = vec![None; shape.inputs];
+    for item in upstream.data {
+        let slot = slots.get_mut(item.index as usize)?;
+        if slot.is_some() {
+            return None;
+        }
+        if let EmbeddingVector::Base64(text) = &item.embedding
+            && shape.format == EncodingFormat::Base64
+        {
+            let n = tollgate_embeddings::base64_dimensions(text).ok()?;
+            if shape.dimensions.is_none_or(|d| d == n) {
+                *slot = Some(item.embedding);
+                continue;
+            }
+        }
+        let mut values = item.embedding.into_floats().ok()?;
+        if let Some(d) = shape.dimensions {
+            if values.len() < d {
+                return None;
+            }
+            shorten(&mut values, d);
+        }
+        *slot = Some(EmbeddingVector::encode(&values, shape.format));
+    }
+    let data = slots
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| v.map(|v| Embedding::new(i as u32, v)))
+        .collect::<Option<Vec<_>>>()?;
+    Some(EmbeddingResponse::new(model, data, upstream.usage).to_json())
+}
+
+fn upstream_body(items: &[(u32, String)], tokens: u64) -> Vec<u8> {
+    let data: Vec<String> = items
+        .iter()
+        .map(|(index, vector)| {
+            format!(r#"{{"object":"embedding","index":{index},"embedding":{vector}}}"#)
+        })
+        .collect();
+    format!(
+        r#"{{"object":"list","data":[{}],"model":"vendor-model","usage":{{"prompt_tokens":{tokens},"total_tokens":{tokens}}}}}"#,
+        data.join(",")
+    )
+    .into_bytes()
+}
+
+fn spelling() -> impl Strategy<Value = Spelling> {
+    prop_oneof![
+        Just(Spelling::Float),
+        Just(Spelling::Base64),
+        Just(Spelling::EscapedBase64),
+        Just(Spelling::WideFloat),
+    ]
+}
+
+proptest! {
+    /// The answer passed through is today's full decode and encode: byte for byte when the
+    /// upstream spells its vectors as `serde_json` does or in base64 (escaped or not); the same
+    /// `float32` values when it spells its numbers otherwise. Vectors in any order, any asked
+    /// encoding and length, and answers broken by a byte: refused exactly when today's refuses.
+    #[test]
+    fn a_relayed_answer_is_the_decoded_and_encoded_one(
+        vectors in prop::collection::vec(
+            (prop::collection::vec(finite_f32(), 0..24), spelling()),
+            1..4,
+        ),
+        order in any::<prop::sample::Index>(),
+        base64 in any::<bool>(),
+        dimensions in prop::option::of(1usize..26),
+        extra_inputs in prop_oneof![Just(0usize), Just(0), Just(0), 0usize..2],
+        corrupt in prop::option::of((any::<prop::sample::Index>(), prop::sample::select(b"[]\",ae-0 n/\\".to_vec()))),
+        tokens in 0u64..1000,
+    ) {
+        let mut items: Vec<(u32, String)> = vectors
+            .iter()
+            .enumerate()
+            .map(|(i, (values, spelling))| (i as u32, spell(values, *spelling)))
+            .collect();
+        let turn = order.index(items.len());
+        items.rotate_left(turn);
+        let mut body = upstream_body(&items, tokens);
+        if let Some((at, with)) = corrupt {
+            let at = at.index(body.len());
+            body[at] = with;
+        }
+        // Passed through, an answer needs no `model` (the client's names its own); today's
+        // decoding refused one without.
+        prop_assume!(body.windows(7).any(|w| w == b"\"model\""));
+        let shape = AnswerShape {
+            inputs: vectors.len() + extra_inputs,
+            format: if base64 { EncodingFormat::Base64 } else { EncodingFormat::Float },
+            dimensions,
+        };
+        let today = decoded_and_encoded(&body, &shape, "small");
+        let relayed = RelayedResponse::read(&body).and_then(|r| r.write(&shape, "small"));
+        let canonical = vectors
+            .iter()
+            .all(|(_, s)| !matches!(s, Spelling::WideFloat));
+        match (&today, &relayed) {
+            (None, Err(_)) => {}
+            (Some(today), Ok(relayed)) if corrupt.is_none() && (canonical || base64) => {
+                prop_assert_eq!(String::from_utf8_lossy(relayed), String::from_utf8_lossy(today));
+            }
+            (Some(today), Ok(relayed)) => {
+                let bits = |body: &[u8]| -> Vec<Vec<u32>> {
+                    let answer: EmbeddingResponse = serde_json::from_slice(body).unwrap();
+                    answer.data.iter().map(|item| item.embedding.to_floats().unwrap().iter().map(|v| v.to_bits()).collect()).collect()
+                };
+                prop_assert_eq!(bits(relayed), bits(today));
+            }
+            _ => prop_assert!(false, "today {:?}, relayed {:?} for {}", today.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()), relayed, String::from_utf8_lossy(&body)),
+        }
+    }
+}
+
+#[test]
+fn a_relayed_answer_names_what_is_wrong() {
+    let shape = AnswerShape {
+        inputs: 2,
+        format: EncodingFormat::Float,
+        dimensions: None,
+    };
+    let write = |items: &[(u32, &str)]| {
+        let items: Vec<(u32, String)> = items.iter().map(|(i, v)| (*i, v.to_string())).collect();
+        let body = upstream_body(&items, 3);
+        RelayedResponse::read(&body)
+            .and_then(|r| r.write(&shape, "m"))
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        write(&[(0, "[1]")]).unwrap_err(),
+        "1 embeddings for 2 inputs"
+    );
+    assert_eq!(
+        write(&[(0, "[1]"), (2, "[1]")]).unwrap_err(),
+        "embedding index 2 out of range"
+    );
+    assert_eq!(
+        write(&[(1, "[1]"), (1, "[1]")]).unwrap_err(),
+        "embedding index 1 repeated"
+    );
+    assert_eq!(
+        write(&[(0, "[1]"), (1, "[1,\"2\"]")]).unwrap_err(),
+        "embedding 1: embedding is neither an array of numbers nor a base64 string"
+    );
+    assert_eq!(
+        write(&[(0, "[1]"), (1, "{\"values\":[1]}")]).unwrap_err(),
+        "embedding 1: embedding is neither an array of numbers nor a base64 string"
+    );
+    assert!(
+        write(&[(0, "[1]"), (1, "\"AAAA\"")])
+            .unwrap_err()
+            .contains("not a multiple of 4")
+    );
+    let shape = AnswerShape {
+        dimensions: Some(3),
+        ..shape
+    };
+    let body = upstream_body(&[(0, "[1,0]".into()), (1, "[1,0,0]".into())], 3);
+    assert_eq!(
+        RelayedResponse::read(&body)
+            .and_then(|r| r.write(&shape, "m"))
+            .unwrap_err()
+            .to_string(),
+        "embedding 0 has 2 dimensions, 3 were asked"
+    );
+    let body = br#"{"data":[],"model":"m"}"#;
+    assert!(
+        RelayedResponse::read(body)
+            .unwrap_err()
+            .to_string()
+            .contains("missing field `usage`")
+    );
+}
+
+fn json_element() -> impl Strategy<Value = serde_json::Value> {
+    prop_oneof![
+        4 => finite_f32().prop_map(|v| json!(v)),
+        2 => any::<i64>().prop_map(|v| json!(v)),
+        1 => Just(json!(null)),
+        1 => any::<bool>().prop_map(|v| json!(v)),
+        1 => "[a-z0-9 .,\\[\\]]{0,6}".prop_map(|v| json!(v)),
+        1 => prop::collection::vec(finite_f32(), 0..3).prop_map(|v| json!(v)),
+        1 => Just(json!({"v": 1})),
+    ]
+}
+
+proptest! {
+    /// The float vector check agrees with a JSON reader: an array of numbers, counted, and
+    /// nothing else — compact or pretty.
+    #[test]
+    fn the_float_vector_check_agrees_with_a_json_reader(
+        items in prop::collection::vec(json_element(), 0..12),
+        pretty in any::<bool>(),
+    ) {
+        let value = serde_json::Value::Array(items.clone());
+        let text = if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) }.unwrap();
+        let raw = serde_json::value::RawValue::from_string(text).unwrap();
+        let expected = items.iter().all(serde_json::Value::is_number).then_some(items.len());
+        prop_assert_eq!(tollgate_embeddings::float_array_dimensions(&raw).ok(), expected);
+    }
 }

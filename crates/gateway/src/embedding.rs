@@ -2,8 +2,8 @@
 //! `:batchEmbedContents` share them: the request (OpenAI's shape, which every embeddings
 //! channel speaks) checked against the model, its tokens counted, held, sent through the
 //! model's channels — run to completion even if the client goes away — and settled at the
-//! upstream's count, the local one the fallback (DESIGN §4). The handlers read and answer their
-//! own formats.
+//! upstream's count, the local one the fallback (DESIGN §4). The handlers read their own
+//! formats and say how their answers are made from the upstream's ([`ReadAnswer`]).
 
 use crate::charge::HeldCharge;
 use crate::relay;
@@ -12,7 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tollgate_billing::Usage;
 use tollgate_embeddings::{
-    EmbeddingRequest, EmbeddingResponse, model_family, validate, validate_input_token_counts,
+    AnswerError, AnswerShape, EmbeddingRequest, EmbeddingUsage, model_family, validate,
+    validate_input_token_counts,
 };
 use tollgate_gateway_core::catalog::ModelEntry;
 use tollgate_gateway_core::context::RequestCtx;
@@ -20,19 +21,27 @@ use tollgate_gateway_core::errors::ApiError;
 use tollgate_metering::tokens;
 use tollgate_metering::{Basis, Measure};
 use tollgate_store::Principal;
+use tollgate_upstream::UpstreamError;
+
+/// How a handler's answer is made from the upstream's body (OpenAI's embeddings JSON) for the
+/// shape its client asked: the answer and the usage the upstream reported. A body that cannot
+/// be read is the channel's failure: not charged, and counted against the channel's health.
+pub type ReadAnswer<T> =
+    fn(&[u8], &AnswerShape, &ModelEntry) -> Result<(T, EmbeddingUsage), AnswerError>;
 
 /// Inputs larger than this are tokenized on the blocking pool, not on a runtime thread.
 const INLINE_TOKENIZE_BYTES: usize = 64 << 10;
 
 /// Embeds `request` (`size`: its body's bytes) with `entry`'s channels for `principal`: the
-/// client's answer and the upstream's time, after settling.
-pub async fn embed(
+/// client's answer, made by `read`, and the upstream's time, after settling.
+pub async fn embed<T: Send + 'static>(
     ctx: &RequestCtx,
     principal: &Principal,
     entry: Arc<ModelEntry>,
     request: EmbeddingRequest,
     size: usize,
-) -> Result<(EmbeddingResponse, Duration), ApiError> {
+    read: ReadAnswer<T>,
+) -> Result<(T, Duration), ApiError> {
     // 4. The request against the model, and its tokens under the model's limits.
     validate(&request, model_family(&entry.upstream_model)).map_err(ApiError::from)?;
     let counts = if size > INLINE_TOKENIZE_BYTES {
@@ -54,31 +63,28 @@ pub async fn embed(
     // 6–8 run to completion even if the client goes away.
     let state = ctx.state.clone();
     relay::to_completion(async move {
-        let upstream_request = translate::to_upstream(&request, &entry);
+        let shape = translate::shape(&request);
+        let upstream_request = translate::to_upstream(request, &entry);
         let called = relay::with_failover(&entry, held.usage(), |channel, endpoint| {
-            let (state, upstream_request) = (state.clone(), &upstream_request);
+            let (state, upstream_request, shape, entry) =
+                (state.clone(), &upstream_request, &shape, &entry);
             async move {
-                channel
+                let answer = channel
                     .embedder()?
                     .embed(&state.http, &endpoint, upstream_request)
-                    .await
+                    .await?;
+                let (response, usage) = read(&answer.body, shape, entry)
+                    .map_err(|e| UpstreamError::Protocol(format!("embeddings answer: {e}")))?;
+                Ok((response, usage, answer.upstream_time))
             }
         })
         .await;
-        let (answer, channel) = match called {
+        let ((response, usage, upstream_time), channel) = match called {
             Ok(ok) => ok,
             Err(e) => {
                 tracing::warn!(error = %e, "embeddings upstream failed");
                 held.release(&format!("upstream failed: {e}"));
                 return Err(relay::upstream_error(&e));
-            }
-        };
-        let usage = answer.body.usage;
-        let response = match translate::to_client(answer.body, &request, &entry) {
-            Ok(r) => r,
-            Err(reason) => {
-                held.release("upstream answer inconsistent");
-                return Err(translate::broken_answer(reason));
             }
         };
         // The upstream's usage settles; the local count is the fallback (DESIGN §4). An
@@ -89,7 +95,7 @@ pub async fn embed(
         }
         let (tokens, basis) = Basis::reported_or_local(reported, local_tokens, Measure::LocalCount);
         held.settle(&Usage::Tokens(tokens), basis).await?;
-        Ok((response, answer.upstream_time))
+        Ok((response, upstream_time))
     })
     .await
 }

@@ -247,7 +247,18 @@ async fn handle(
                     "simulated upstream failure",
                 ),
                 None => match crate::embeddings::respond(&body) {
-                    Ok(answer) => json(StatusCode::OK, &lying(&knobs, &answer)),
+                    // Written as OpenAI writes it: numbers in `float32`'s shortest form.
+                    Ok(mut answer) => {
+                        if let Some(n) = knobs.get().report_usage {
+                            answer.usage =
+                                tollgate_embeddings::EmbeddingUsage::from_prompt_tokens(n);
+                        }
+                        raw(
+                            StatusCode::OK,
+                            "application/json",
+                            Bytes::from(answer.to_json()),
+                        )
+                    }
                     Err((status, kind, code, param, message)) => {
                         openai_error(status, kind, code, param, &message)
                     }

@@ -1,6 +1,7 @@
 //! `POST /v1/embeddings` (docs/api.md §2.6, §4.5; wire-formats §2).
 
 use crate::embedding;
+use crate::translate::embeddings as translate;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tollgate_embeddings::EmbeddingRequest;
@@ -30,10 +31,10 @@ pub async fn create(
         .require(&request.model, ModelKind::Embeddings)?;
 
     // 5–8. The checks against the model, the hold, the upstream, the settlement.
-    let (response, upstream_time) =
-        embedding::embed(&ctx, &principal, entry, request, size).await?;
+    let (answer, upstream_time) =
+        embedding::embed(&ctx, &principal, entry, request, size, translate::to_client).await?;
 
-    let mut response = body::json_bytes_response(StatusCode::OK, response.to_json());
+    let mut response = body::json_bytes_response(StatusCode::OK, answer);
     response
         .extensions_mut()
         .insert(UpstreamTime(upstream_time));

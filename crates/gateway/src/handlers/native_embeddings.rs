@@ -6,9 +6,10 @@
 //! no such fields (`docs/decisions.md`, "Native embeddings").
 
 use crate::embedding;
+use crate::translate::embeddings as translate;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
-use tollgate_embeddings::{EmbeddingInput, EmbeddingRequest, EmbeddingResponse};
+use tollgate_embeddings::{EmbeddingInput, EmbeddingRequest, EncodingFormat};
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::config::ModelKind;
 use tollgate_gateway_core::context::RequestCtx;
@@ -53,16 +54,27 @@ pub async fn create(
             )
         })?;
     let asked = embed::texts(&requests, model, batch)?;
-    let count = asked.texts.len();
     let mut openai = EmbeddingRequest::new(model, EmbeddingInput::Texts(asked.texts));
     openai.dimensions = asked.output_dimensionality;
+    // The values are wanted, so their exact and shortest form: base64 of `float32`.
+    openai.encoding_format = Some(EncodingFormat::Base64);
 
     // 5–8. The checks against the model, the hold, the upstream, the settlement.
-    let (answer, upstream_time) = embedding::embed(&ctx, &principal, entry, openai, raw.len())
-        .await
-        .map_err(|e| in_native_terms(e, batch))?;
+    let (values, upstream_time) = embedding::embed(
+        &ctx,
+        &principal,
+        entry,
+        openai,
+        raw.len(),
+        translate::to_values,
+    )
+    .await
+    .map_err(|e| in_native_terms(e, batch))?;
 
-    let embeddings = vectors(answer, count)?;
+    let embeddings: Vec<ContentEmbedding> = values
+        .into_iter()
+        .map(|values| ContentEmbedding { values })
+        .collect();
     let mut response = if batch {
         body::json_response(StatusCode::OK, &BatchEmbedContentsResponse { embeddings })
     } else {
@@ -73,32 +85,6 @@ pub async fn create(
         .extensions_mut()
         .insert(UpstreamTime(upstream_time));
     Ok(response)
-}
-
-/// The answer's vectors as floats, one per request in order.
-fn vectors(answer: EmbeddingResponse, count: usize) -> Result<Vec<ContentEmbedding>, ApiError> {
-    let broken = |why: String| {
-        ApiError::new(
-            ErrorKind::UpstreamFailed,
-            format!("The upstream's answer could not be read: {why}"),
-        )
-    };
-    if answer.data.len() != count {
-        return Err(broken(format!(
-            "{} vectors for {count} requests",
-            answer.data.len()
-        )));
-    }
-    answer
-        .data
-        .into_iter()
-        .map(|item| {
-            item.embedding
-                .into_floats()
-                .map(|values| ContentEmbedding { values })
-                .map_err(|e| broken(e.to_string()))
-        })
-        .collect()
 }
 
 /// An error of the shared embeddings checks, naming the native request's fields: `dimensions`
