@@ -55,8 +55,36 @@ pub(crate) const WAL_LIMIT: u64 = 64 << 20;
 /// further while they do.
 pub(crate) const WAL_BACKSTOP: u64 = 96 << 20;
 
-/// How long the journal's connection waits for the write lock (the same as the sqlx writer's).
-const JOURNAL_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How the journal's connection waits for the write lock, held by the checkpointer's reset or by
+/// the sqlx writer for a moment (docs/decisions.md, "A bounded WAL"): SQLite's own busy
+/// handler sleeps 1, 2, 5, 10, 15, 20, 25 … ms between tries, so a lock held for 2 ms kept a
+/// commit — and the request waiting for it — 18 or 33 ms (p99.9 of 20 ms, slowest 37 ms at
+/// one connection, `docs/benchmarks.md`). This one tries again every 50 µs for the first
+/// 10 ms, then every millisecond, and gives up after 30 s, as the sqlx writer does. Whether to
+/// try again after `tries` tries.
+fn journal_busy(tries: i32) -> bool {
+    busy_pause(tries, 30)
+}
+
+/// The checkpointer's wait for readers before a reset: as the journal's ([`journal_busy`]), for
+/// at most 5 s. A reset waiting for readers already bars new writers, so its every idle
+/// millisecond is one the journal's next commit waits too.
+fn checkpointer_busy(tries: i32) -> bool {
+    busy_pause(tries, 5)
+}
+
+/// Sleeps before the next try: 50 µs for the first 10 ms, then 1 ms; whether to try at all
+/// (not once `seconds` have passed).
+fn busy_pause(tries: i32, seconds: i32) -> bool {
+    const FINE: i32 = 200;
+    let pause = match tries {
+        ..FINE => Duration::from_micros(50),
+        _ if tries < FINE + seconds * 1000 - 10 => Duration::from_millis(1),
+        _ => return false,
+    };
+    std::thread::sleep(pause);
+    true
+}
 
 /// `journal_size_limit` at [`WAL_LIMIT`], for the sqlx writer's connection.
 pub(crate) const JOURNAL_SIZE_LIMIT: &str = "PRAGMA journal_size_limit = 67108864";
@@ -83,7 +111,7 @@ impl SqliteJournal {
         let conn = Connection::open(path)?;
         // The same settings as the sqlx writer (`Store::connect`), and sqlx's default of
         // enforced foreign keys.
-        conn.busy_timeout(JOURNAL_BUSY_TIMEOUT)?;
+        conn.busy_handler(Some(journal_busy))?;
         conn.execute_batch(&format!(
             "PRAGMA synchronous = NORMAL;
              PRAGMA wal_autocheckpoint = 0;
@@ -163,18 +191,18 @@ impl Checkpointer {
     /// never makes a commit wait for its copying.
     ///
     /// Every [`CHECKPOINT_EVERY`] it copies what the WAL holds into the database (`PASSIVE`).
-    /// Under sustained writes that alone never lets the log restart — a new frame is always
-    /// appended before the copy ends — so the WAL would grow without bound (714 MB after
-    /// 164,000 requests, issue 22). When the WAL is past [`WAL_LIMIT`], or the passive copy
-    /// caught up with it (idle), it resets it (`TRUNCATE`): that waits for the journal's current
-    /// batch, copies the little the last passive copy left, and truncates the file; the next
-    /// commit starts the log again at its beginning.
+    /// A copy that caught up lets the next commit start the log again at its beginning; but
+    /// under sustained writes that never happens — a new frame is always appended before the
+    /// copy ends — so the WAL would grow without bound (714 MB after 164,000 requests, issue
+    /// 22). When the WAL is past [`WAL_LIMIT`] it resets it (`TRUNCATE`): that waits for the
+    /// journal's current batch, copies the little the last passive copy left, and truncates the
+    /// file. Only then: a reset holds the write lock through the database's fsync, so the
+    /// commit behind it waits (it once ran whenever a copy caught up, several times a second at
+    /// one connection, and was the slowest requests' wait).
     fn start(path: &str) -> Result<Checkpointer, StoreError> {
         let conn = Connection::open(path)?;
-        conn.execute_batch(&format!(
-            "PRAGMA busy_timeout = 5000;
-             PRAGMA journal_size_limit = {WAL_LIMIT};"
-        ))?;
+        conn.busy_handler(Some(checkpointer_busy))?;
+        conn.execute_batch(&format!("PRAGMA journal_size_limit = {WAL_LIMIT};"))?;
         let wal = PathBuf::from(format!("{path}-wal"));
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
@@ -186,15 +214,11 @@ impl Checkpointer {
                         stopped.recv_timeout(CHECKPOINT_EVERY),
                         Err(mpsc::RecvTimeoutError::Timeout)
                     );
-                    let caught_up = match checkpoint(&conn, "PASSIVE") {
-                        Ok((_, log, copied)) => log > 0 && log == copied,
-                        Err(e) => {
-                            tracing::warn!(error = %e, "a passive checkpoint failed");
-                            false
-                        }
-                    };
+                    if let Err(e) = checkpoint(&conn, "PASSIVE") {
+                        tracing::warn!(error = %e, "a passive checkpoint failed");
+                    }
                     let size = std::fs::metadata(&wal).map_or(0, |m| m.len());
-                    if last || caught_up || size > WAL_LIMIT {
+                    if last || size > WAL_LIMIT {
                         match checkpoint(&conn, "TRUNCATE") {
                             Ok((0, _, _)) => refused = 0,
                             Ok(_) | Err(_) => {
@@ -247,7 +271,7 @@ fn backstop(conn: &Connection) -> bool {
             _ => std::thread::sleep(Duration::from_millis(5)),
         }
     };
-    let _ = conn.busy_timeout(JOURNAL_BUSY_TIMEOUT);
+    let _ = conn.busy_handler(Some(journal_busy));
     reset
 }
 
