@@ -11,21 +11,23 @@ fuzz_target!(|data: &[u8]| {
     };
     match which % 6 {
         0 => {
-            // As the gateway reads it: in place, each vector checked, written in every shape.
-            if let Ok(r) = tollgate_embeddings::RelayedResponse::read(body) {
-                for inputs in [r.data.len(), 1] {
-                    for format in [
-                        tollgate_embeddings::EncodingFormat::Float,
-                        tollgate_embeddings::EncodingFormat::Base64,
-                    ] {
+            // As the gateway reads it, in place, each vector checked, written in every shape:
+            // with the float vectors lifted out first or read whole, the same answer.
+            use tollgate_embeddings::{AnswerShape, EncodingFormat, RelayedResponse};
+            let lifted = RelayedResponse::read(body, EncodingFormat::Float);
+            let whole = RelayedResponse::read(body, EncodingFormat::Base64);
+            assert_eq!(lifted.is_ok(), whole.is_ok(), "one way read it, the other did not");
+            if let (Ok(lifted), Ok(whole)) = (lifted, whole) {
+                for inputs in [whole.data.len(), 1] {
+                    for format in [EncodingFormat::Float, EncodingFormat::Base64] {
                         for dimensions in [None, Some(1), Some(3)] {
-                            let shape = tollgate_embeddings::AnswerShape {
+                            let shape = AnswerShape {
                                 inputs,
                                 format,
                                 dimensions,
                             };
-                            let _ = r.write(&shape, "m");
-                            let _ = r.floats(&shape);
+                            assert_eq!(lifted.write(&shape, "m").ok(), whole.write(&shape, "m").ok());
+                            let _ = whole.floats(&shape);
                         }
                     }
                 }

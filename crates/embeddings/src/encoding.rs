@@ -71,6 +71,10 @@ pub enum EncodingError {
     /// A float vector that is not a JSON array of numbers.
     #[error("embedding is neither an array of numbers nor a base64 string")]
     NotAVector,
+    /// A vector decoded to be converted or shortened holds NaN or an infinity, which JSON
+    /// cannot write (it would become `null`).
+    #[error("embedding holds a value that is not a finite number")]
+    NotFinite,
     /// A float vector whose numbers do not read as `float32` values.
     #[error("embedding's numbers are not float32 values: {reason}")]
     InvalidNumbers {

@@ -64,6 +64,7 @@
 
 pub mod dimensions;
 pub mod encoding;
+mod lift;
 pub mod model;
 pub mod relayed;
 pub mod request;
@@ -76,7 +77,9 @@ pub use encoding::{
     float_array_dimensions, is_base64_alphabet,
 };
 pub use model::{ModelFamily, model_family};
-pub use relayed::{AnswerError, AnswerShape, RelayedEmbedding, RelayedResponse, RelayedVector};
+pub use relayed::{
+    AnswerError, AnswerShape, RelayedEmbedding, RelayedResponse, RelayedVector, VectorText,
+};
 pub use request::{EmbeddingInput, EmbeddingRequest, InputItem};
 pub use response::{
     EMBEDDING_OBJECT, Embedding, EmbeddingResponse, EmbeddingUsage, EmbeddingVector, LIST_OBJECT,

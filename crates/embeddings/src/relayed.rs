@@ -3,7 +3,8 @@
 //!
 //! A gateway that asks its channel for the encoding its client asked for gets vectors it need not
 //! touch. [`RelayedResponse::read`] parses only the envelope — `data`'s items keep their vectors
-//! as the upstream's own JSON text ([`RawValue`]) — and [`RelayedResponse::write`] copies each
+//! as the upstream's own JSON text ([`VectorText`]; arrays of numbers lifted out before the
+//! parser sees them, `crate::lift`) — and [`RelayedResponse::write`] copies each
 //! vector verbatim when it is already in the asked encoding at the asked length, after checking
 //! that it is one (a base64 string of whole `float32` values, or an array of numbers, counted).
 //! Only a vector in the other encoding, or longer than the asked `dimensions`, is decoded, then
@@ -20,7 +21,7 @@
 //! let upstream = br#"{"object":"list","model":"vendor-embed",
 //!     "data":[{"object":"embedding","index":0,"embedding":[0.6,0.8]}],
 //!     "usage":{"prompt_tokens":2,"total_tokens":2}}"#;
-//! let answer = RelayedResponse::read(upstream)?;
+//! let answer = RelayedResponse::read(upstream, EncodingFormat::Float)?;
 //! assert_eq!(answer.usage, EmbeddingUsage::from_prompt_tokens(2));
 //!
 //! let shape = AnswerShape { inputs: 1, format: EncodingFormat::Float, dimensions: None };
@@ -99,23 +100,69 @@ pub enum AnswerError {
 /// An upstream's embeddings answer, read in place: the envelope parsed, each vector still the
 /// upstream's JSON text. A missing `object` or `model` is accepted (compatible servers omit
 /// them; the client's answer names its own); `usage` is required, since it settles the charge.
-#[derive(Debug, Deserialize)]
+#[derive(Debug)]
 pub struct RelayedResponse<'a> {
     /// One item per input, in any order.
-    #[serde(borrow)]
     pub data: Vec<RelayedEmbedding<'a>>,
     /// Token usage as the upstream counted it.
     pub usage: EmbeddingUsage,
 }
 
 /// One item of [`RelayedResponse::data`].
-#[derive(Debug, Deserialize)]
+#[derive(Debug)]
 pub struct RelayedEmbedding<'a> {
     /// The position of the input this vector belongs to.
     pub index: u32,
     /// The vector as the upstream wrote it.
+    pub embedding: VectorText<'a>,
+}
+
+/// A vector's JSON text as the upstream wrote it.
+#[derive(Debug)]
+pub enum VectorText<'a> {
+    /// Found by the JSON parser, in the answer.
+    InPlace(&'a RawValue),
+    /// Found by the JSON parser in the answer's envelope (a copy: see
+    /// [`RelayedResponse::read`]).
+    Copied(Box<RawValue>),
+    /// An array of numbers, already checked and counted as it was lifted out of the answer.
+    Numbers {
+        /// The array's text, in the answer.
+        json: &'a str,
+        /// Its number of values.
+        dimensions: usize,
+    },
+}
+
+impl VectorText<'_> {
+    /// The vector, checked ([`RelayedVector::check`]).
+    pub fn check(&self) -> Result<RelayedVector<'_>, EncodingError> {
+        match self {
+            Self::InPlace(raw) => RelayedVector::check(raw),
+            Self::Copied(raw) => RelayedVector::check(raw),
+            Self::Numbers { json, dimensions } => Ok(RelayedVector {
+                format: EncodingFormat::Float,
+                dimensions: *dimensions,
+                json,
+                verbatim: true,
+            }),
+        }
+    }
+}
+
+/// The answer as its JSON parser reads it.
+#[derive(Deserialize)]
+struct Wire<'a> {
     #[serde(borrow)]
-    pub embedding: &'a RawValue,
+    data: Vec<WireItem<'a>>,
+    usage: EmbeddingUsage,
+}
+
+#[derive(Deserialize)]
+struct WireItem<'a> {
+    index: u32,
+    #[serde(borrow)]
+    embedding: &'a RawValue,
 }
 
 /// A vector as the upstream wrote it, checked: its encoding, its length and its text.
@@ -172,11 +219,19 @@ impl<'a> RelayedVector<'a> {
         }
     }
 
-    /// The values, shortened to `dimensions` if asked (and renormalised), decoded.
+    /// The values, decoded and shortened to `dimensions` if asked (and renormalised). A value
+    /// that is not a finite number is refused: JSON has none, and a shortened vector's norm
+    /// would be lost.
     fn shortened(&self, index: usize, dimensions: Option<usize>) -> Result<Vec<f32>, AnswerError> {
         let mut values = self
             .to_floats()
             .map_err(|error| AnswerError::Vector { index, error })?;
+        if !values.iter().all(|v| v.is_finite()) {
+            return Err(AnswerError::Vector {
+                index,
+                error: EncodingError::NotFinite,
+            });
+        }
         if let Some(asked) = dimensions {
             if values.len() < asked {
                 return Err(AnswerError::TooShort {
@@ -199,20 +254,61 @@ fn unescape(json: &str) -> Result<String, EncodingError> {
 }
 
 impl<'a> RelayedResponse<'a> {
-    /// Reads the envelope of `body`, leaving the vectors where they are.
-    pub fn read(body: &'a [u8]) -> Result<Self, AnswerError> {
-        serde_json::from_slice(body).map_err(|e| AnswerError::Json(e.to_string()))
+    /// Reads the envelope of `body`, leaving the vectors where they are. `expected` is the
+    /// encoding the channel was asked for: when it is `float`, the arrays of numbers are first
+    /// lifted out of the answer (`crate::lift`: checked and counted in one pass, where a JSON
+    /// parser reads every number to find where they end) and the rest is parsed apart.
+    pub fn read(body: &'a [u8], expected: EncodingFormat) -> Result<Self, AnswerError> {
+        let json = |e: serde_json::Error| AnswerError::Json(e.to_string());
+        let lifted = match expected {
+            EncodingFormat::Float => crate::lift::lift(body),
+            EncodingFormat::Base64 => None,
+        };
+        let Some(lifted) = lifted else {
+            let wire: Wire<'a> = serde_json::from_slice(body).map_err(json)?;
+            return Ok(Self {
+                data: (wire.data.into_iter())
+                    .map(|item| RelayedEmbedding {
+                        index: item.index,
+                        embedding: VectorText::InPlace(item.embedding),
+                    })
+                    .collect(),
+                usage: wire.usage,
+            });
+        };
+        let wire: Wire<'_> = serde_json::from_slice(&lifted.envelope).map_err(json)?;
+        let data = (wire.data.into_iter())
+            .map(|item| {
+                // A bare number here is a lifted vector's position: `lift` lifts nothing from
+                // an answer with a number of its own at such a key.
+                let lifted = (item.embedding.get().bytes().all(|b| b.is_ascii_digit()))
+                    .then(|| item.embedding.get().parse::<usize>().ok())
+                    .flatten()
+                    .and_then(|position| lifted.vectors.get(position));
+                RelayedEmbedding {
+                    index: item.index,
+                    embedding: match lifted {
+                        Some(&(json, dimensions)) => VectorText::Numbers { json, dimensions },
+                        None => VectorText::Copied(item.embedding.to_owned()),
+                    },
+                }
+            })
+            .collect();
+        Ok(Self {
+            data,
+            usage: wire.usage,
+        })
     }
 
     /// The vectors in input order, each checked: exactly one per input, indices `0..inputs`.
-    pub fn in_order(&self, inputs: usize) -> Result<Vec<RelayedVector<'a>>, AnswerError> {
+    pub fn in_order(&self, inputs: usize) -> Result<Vec<RelayedVector<'_>>, AnswerError> {
         if self.data.len() != inputs {
             return Err(AnswerError::Count {
                 vectors: self.data.len(),
                 inputs,
             });
         }
-        let mut slots: Vec<Option<RelayedVector<'a>>> = vec![None; inputs];
+        let mut slots: Vec<Option<RelayedVector<'_>>> = vec![None; inputs];
         for item in &self.data {
             let slot = slots
                 .get_mut(item.index as usize)
@@ -220,8 +316,10 @@ impl<'a> RelayedResponse<'a> {
             if slot.is_some() {
                 return Err(AnswerError::Repeated(item.index));
             }
-            let vector =
-                RelayedVector::check(item.embedding).map_err(|error| AnswerError::Vector {
+            let vector = item
+                .embedding
+                .check()
+                .map_err(|error| AnswerError::Vector {
                     index: item.index as usize,
                     error,
                 })?;
@@ -249,12 +347,18 @@ impl<'a> RelayedResponse<'a> {
         let mut out = ListWriter::new(LIST_OBJECT, text + 128 + 64 * vectors.len());
         for (index, vector) in vectors.iter().enumerate() {
             let position = u32::try_from(index).unwrap_or(u32::MAX);
-            if vector.verbatim
-                && vector.format == shape.format
-                && shape.dimensions.is_none_or(|d| d == vector.dimensions)
-            {
+            let as_asked = vector.format == shape.format
+                && shape.dimensions.is_none_or(|d| d == vector.dimensions);
+            if as_asked && vector.verbatim {
                 out.item(EMBEDDING_OBJECT, position, |out| {
                     out.extend_from_slice(vector.json.as_bytes())
+                });
+            } else if as_asked {
+                // Base64 with escapes: the same string, written without them.
+                let text =
+                    unescape(vector.json).map_err(|error| AnswerError::Vector { index, error })?;
+                out.item(EMBEDDING_OBJECT, position, |out| {
+                    EmbeddingResponse::write_vector(out, &EmbeddingVector::Base64(text))
                 });
             } else {
                 let values = vector.shortened(index, shape.dimensions)?;

@@ -1,0 +1,260 @@
+//! Float vectors lifted out of an answer before its envelope is parsed (docs/decisions.md,
+//! "Embeddings passed through").
+//!
+//! A JSON parser that only needs to know where a vector of 1,536 numbers ends still reads every
+//! number character by character — serde_json's scan was a third of a float request's
+//! instructions. Here one pass over the answer finds each vector at an `"embedding"` key of a
+//! `data` item (the objects at depth 3) and checks it against JSON's number grammar a number at
+//! a time, its digits eight bytes at a step, counting its values as it goes; the vector's text is kept where it is and,
+//! in a copy of the answer without the vectors (the envelope, a few hundred bytes), replaced by
+//! its position in [`Lifted::vectors`]. The envelope is then parsed as usual.
+//!
+//! Nothing the upstream writes can pass for a lifted vector: an answer with a number already at
+//! such a key is not lifted at all (read whole, where a number is no vector). A vector the
+//! automaton refuses (a string inside, a nested array) is left in the envelope for the parser
+//! and the ordinary check.
+
+/// An answer with its float vectors lifted out.
+#[derive(Debug)]
+pub(crate) struct Lifted<'a> {
+    /// The answer with each lifted vector replaced by its position in `vectors`.
+    pub envelope: Vec<u8>,
+    /// Each lifted vector: its JSON text (in the answer) and its number of values.
+    pub vectors: Vec<(&'a str, usize)>,
+}
+
+/// Lifts the float vectors out of `body`; `None` when there is none to lift, or when the answer
+/// holds a number where a vector belongs (it is then read whole).
+pub(crate) fn lift(body: &[u8]) -> Option<Lifted<'_>> {
+    let mut envelope = Vec::new();
+    let mut vectors = Vec::new();
+    let (mut depth, mut copied, mut at) = (0usize, 0usize, 0usize);
+    while let Some(&byte) = body.get(at) {
+        match byte {
+            b'"' => {
+                let end = string_end(body, at + 1)?;
+                if depth == 3 && &body[at + 1..end] == b"embedding" {
+                    let colon = skip_white_space(body, end + 1);
+                    if body.get(colon) == Some(&b':') {
+                        let value = skip_white_space(body, colon + 1);
+                        match body.get(value) {
+                            Some(b'[') => {
+                                if let Some((close, count)) = number_array(body, value) {
+                                    envelope.extend_from_slice(&body[copied..value]);
+                                    envelope
+                                        .extend_from_slice(vectors.len().to_string().as_bytes());
+                                    vectors.push((
+                                        std::str::from_utf8(&body[value..=close]).ok()?,
+                                        count,
+                                    ));
+                                    copied = close + 1;
+                                    at = close + 1;
+                                    continue;
+                                }
+                            }
+                            Some(b'-' | b'0'..=b'9') => return None,
+                            _ => {}
+                        }
+                    }
+                }
+                at = end + 1;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                at += 1;
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                at += 1;
+            }
+            _ => at += 1,
+        }
+    }
+    if vectors.is_empty() {
+        return None;
+    }
+    envelope.extend_from_slice(&body[copied..]);
+    Some(Lifted { envelope, vectors })
+}
+
+/// The position of the quote that ends the string whose text starts at `from`.
+fn string_end(body: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    loop {
+        match body.get(at)? {
+            b'"' => return Some(at),
+            b'\\' => at += 2,
+            _ => at += 1,
+        }
+    }
+}
+
+/// The first position from `from` that is not JSON white space.
+fn skip_white_space(body: &[u8], from: usize) -> usize {
+    from + body.get(from..).map_or(0, |rest| {
+        rest.iter()
+            .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+            .count()
+    })
+}
+
+/// The array of numbers opening at `open` (a `[`): the position of its `]` and its number of
+/// values; `None` when it is not a well-formed array of JSON numbers — each
+/// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, separated by commas, white space
+/// around them. Read a number at a time, its runs of digits eight bytes at a step
+/// ([`digits`]): a vector is mostly digits.
+pub(crate) fn number_array(body: &[u8], open: usize) -> Option<(usize, usize)> {
+    let mut at = skip_white_space(body, open + 1);
+    if *body.get(at)? == b']' {
+        return Some((at, 0));
+    }
+    let mut count = 0;
+    loop {
+        at = skip_white_space(body, at);
+        // The integer part: `0`, or a digit 1–9 and any digits; a sign before it.
+        if body.get(at) == Some(&b'-') {
+            at += 1;
+        }
+        match *body.get(at)? {
+            b'0' => at += 1,
+            b'1'..=b'9' => at += 1 + digits(body, at + 1),
+            _ => return None,
+        }
+        // A fraction: a point and at least one digit.
+        if body.get(at) == Some(&b'.') {
+            let run = digits(body, at + 1);
+            if run == 0 {
+                return None;
+            }
+            at += 1 + run;
+        }
+        // An exponent: `e` or `E`, a sign, at least one digit.
+        if matches!(body.get(at), Some(b'e' | b'E')) {
+            at += 1;
+            if matches!(body.get(at), Some(b'+' | b'-')) {
+                at += 1;
+            }
+            let run = digits(body, at);
+            if run == 0 {
+                return None;
+            }
+            at += run;
+        }
+        count += 1;
+        at = skip_white_space(body, at);
+        match *body.get(at)? {
+            b',' => at += 1,
+            b']' => return Some((at, count)),
+            _ => return None,
+        }
+    }
+}
+
+/// The number of ASCII digits at `from`, eight bytes at a step: for each byte `b`, `b ^ 0x30`
+/// is below 10 exactly for a digit, so adding `0x76` sets its high bit exactly for a
+/// non-digit (or the byte had it already); the lowest such byte ends the run. A carry out of a
+/// non-digit byte can only mark bytes above it, which come after the run's end anyway.
+fn digits(body: &[u8], from: usize) -> usize {
+    const LANES: u64 = 0x0101_0101_0101_0101;
+    let mut run = 0;
+    while let Some(word) = body.get(from + run..from + run + 8) {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(word);
+        let word = u64::from_le_bytes(bytes) ^ (0x30 * LANES);
+        let stops = (word.wrapping_add(0x76 * LANES) | word) & (0x80 * LANES);
+        if stops != 0 {
+            return run + (stops.trailing_zeros() / 8) as usize;
+        }
+        run += 8;
+    }
+    run + body.get(from + run..).map_or(0, |rest| {
+        rest.iter().take_while(|b| b.is_ascii_digit()).count()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn array(text: &str) -> Option<usize> {
+        number_array(text.as_bytes(), 0).map(|(close, count)| {
+            assert_eq!(close, text.len() - 1, "{text}");
+            count
+        })
+    }
+
+    #[test]
+    fn digit_runs_end_at_the_first_other_byte() {
+        for text in [
+            "",
+            "7",
+            "0123456789",
+            "12345678x",
+            "1234567",
+            "123456789012345678.5",
+            "9/",
+            "9:",
+        ] {
+            let expected = text.bytes().take_while(u8::is_ascii_digit).count();
+            assert_eq!(digits(text.as_bytes(), 0), expected, "{text}");
+        }
+        // Every byte after a run of every length.
+        for length in 0..20 {
+            for stop in 0..=255u8 {
+                let mut text = vec![b'5'; length];
+                text.push(stop);
+                text.extend_from_slice(b"99999999");
+                let expected = length + if stop.is_ascii_digit() { 9 } else { 0 };
+                assert_eq!(digits(&text, 0), expected, "{length} then {stop}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_scanner_reads_json_numbers_and_nothing_else() {
+        for (text, count) in [
+            ("[]", Some(0)),
+            ("[ \n]", Some(0)),
+            ("[0]", Some(1)),
+            ("[-0.5e-3, 1E+9 ,2]", Some(3)),
+            ("[ 1 , 2 ]", Some(2)),
+            ("[1.0,-0,0.25e10]", Some(3)),
+            ("[01]", None),
+            ("[1.]", None),
+            ("[.5]", None),
+            ("[+1]", None),
+            ("[1e]", None),
+            ("[1,]", None),
+            ("[,1]", None),
+            ("[1 2]", None),
+            ("[--1]", None),
+            ("[1,null]", None),
+            ("[[1]]", None),
+            ("[\"1\"]", None),
+            ("[1", None),
+        ] {
+            assert_eq!(array(text), count, "{text}");
+        }
+    }
+
+    #[test]
+    fn only_the_vectors_of_data_items_are_lifted() {
+        let body = br#"{"data":[{"index":0,"embedding":[0.5, 1]},{"embedding":"AACAPw==","index":1}],"usage":{"embedding":[1]},"model":"m"}"#;
+        let lifted = lift(body).unwrap();
+        assert_eq!(lifted.vectors, vec![("[0.5, 1]", 2)]);
+        assert_eq!(
+            String::from_utf8(lifted.envelope).unwrap(),
+            r#"{"data":[{"index":0,"embedding":0},{"embedding":"AACAPw==","index":1}],"usage":{"embedding":[1]},"model":"m"}"#
+        );
+        // A number where a vector belongs: read whole, so that it cannot pass for a lifted one.
+        assert!(
+            lift(br#"{"data":[{"index":0,"embedding":[1]},{"index":1,"embedding":0}]}"#).is_none()
+        );
+        // Nothing to lift.
+        assert!(lift(br#"{"data":[{"index":0,"embedding":"AACAPw=="}]}"#).is_none());
+        // A key inside a string is no key.
+        assert!(lift(br#"{"data":[{"index":0,"x":"\"embedding\":[1]"}]}"#).is_none());
+    }
+}
