@@ -187,6 +187,8 @@ struct Target {
     child: Child,
     keys: Vec<String>,
     metrics: bool,
+    /// Headers its requests carry besides the key (a peer's routing headers).
+    headers: Vec<(&'static str, String)>,
 }
 
 impl Drop for Target {
@@ -196,19 +198,37 @@ impl Drop for Target {
     }
 }
 
-/// CPU seconds the process has used (user + system), from `/proc/PID/stat`.
+/// CPU seconds the process and every process under it have used (user + system), from
+/// `/proc/PID/stat`: a peer may serve from worker processes (LiteLLM's uvicorn workers).
 fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let after = stat.rsplit(')').next().unwrap_or_default();
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    // Fields 14 and 15 of the whole line (utime, stime) are 12 and 13 after the `)`.
-    (ticks(11) + ticks(12)) / 100.0
+    // (pid, parent, utime + stime) of every process; fields 4, 14 and 15 of the whole line
+    // (ppid, utime, stime) are 1, 11 and 12 after the `)`.
+    let processes: Vec<(u32, u32, f64)> = std::fs::read_dir("/proc")
+        .map(|dir| {
+            dir.filter_map(|entry| {
+                let id: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+                let stat = std::fs::read_to_string(format!("/proc/{id}/stat")).ok()?;
+                let after = stat.rsplit(')').next()?;
+                let fields: Vec<&str> = after.split_whitespace().collect();
+                let field = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok());
+                Some((id, field(1)? as u32, field(11)? + field(12)?))
+            })
+            .collect()
+        })
+        .unwrap_or_default();
+    let mut tree = vec![pid];
+    let mut ticks = 0.0;
+    while let Some(id) = tree.pop() {
+        for (child, parent, used) in &processes {
+            if *child == id {
+                ticks += used;
+            }
+            if *parent == id {
+                tree.push(*child);
+            }
+        }
+    }
+    ticks / 100.0
 }
 
 async fn start_tollgate(
@@ -273,6 +293,125 @@ async fn wait_listening(addr: SocketAddr) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("{addr} never listened");
+}
+
+/// Portkey's gateway (`TOLLGATE_BENCH_PORTKEY`: its `build/start-server.js`, installed by
+/// bench/peers.sh) in front of the static upstream as an OpenAI provider at a custom host; no
+/// billing, no keys of its own. `None` when not installed.
+async fn start_portkey(upstream: SocketAddr) -> Option<Target> {
+    let script = std::env::var("TOLLGATE_BENCH_PORTKEY")
+        .ok()
+        .filter(|s| !s.is_empty())?;
+    let addr = free_port();
+    let child = Command::new("node")
+        .args([
+            script.as_str(),
+            &format!("--port={}", addr.port()),
+            "--headless",
+        ])
+        .env("NODE_ENV", "production")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_listening(addr).await;
+    let target = Target {
+        name: "Portkey gateway 1.15.2 (Node, no billing)".into(),
+        addr,
+        child,
+        keys: vec!["sk-bench".into()],
+        metrics: false,
+        headers: vec![
+            ("x-portkey-provider", "openai".into()),
+            ("x-portkey-custom-host", format!("http://{upstream}/v1")),
+        ],
+    };
+    answers(target).await
+}
+
+/// LiteLLM's proxy (`TOLLGATE_BENCH_LITELLM`: its `litellm` command, installed by
+/// bench/peers.sh) with 2 workers, the static upstream as an OpenAI model; no database, no
+/// billing; its master key as the one key (it refuses to start without one). `None` when not
+/// installed.
+async fn start_litellm(upstream: SocketAddr, dir: &std::path::Path) -> Option<Target> {
+    let command = std::env::var("TOLLGATE_BENCH_LITELLM")
+        .ok()
+        .filter(|s| !s.is_empty())?;
+    let config = dir.join("litellm.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "model_list:\n  - model_name: text-embedding-3-small\n    litellm_params:\n      model: openai/text-embedding-3-small\n      api_base: http://{upstream}/v1\n      api_key: sk-bench\nlitellm_settings:\n  drop_params: true\ngeneral_settings:\n  master_key: sk-bench\n"
+        ),
+    )
+    .unwrap();
+    let addr = free_port();
+    let child = Command::new(command)
+        .args([
+            "--config",
+            &config.display().to_string(),
+            "--port",
+            &addr.port().to_string(),
+            "--num_workers",
+            "2",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Its start-up (imports, workers) takes seconds.
+    for _ in 0..1200 {
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let target = Target {
+        name: "LiteLLM proxy, 2 workers (no database)".into(),
+        addr,
+        child,
+        keys: vec!["sk-bench".into()],
+        metrics: false,
+        headers: Vec::new(),
+    };
+    answers(target).await
+}
+
+/// `target` when it answers the bench's request (float and base64) with 200; else `None`, said.
+async fn answers(target: Target) -> Option<Target> {
+    let auth = format!("Bearer {}", target.keys[0]);
+    for body in [REQUEST, REQUEST_FLOAT] {
+        let mut ok = false;
+        for _ in 0..50 {
+            let Ok(stream) = tokio::net::TcpStream::connect(target.addr).await else {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            };
+            drop(stream);
+            let (status, answer) = Connection::open(target.addr)
+                .await
+                .send(&auth, &target.headers, body)
+                .await;
+            if status == 200 {
+                ok = true;
+                break;
+            }
+            eprintln!(
+                "{}: {status} {}",
+                target.name,
+                String::from_utf8_lossy(&answer[..answer.len().min(300)])
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        if !ok {
+            eprintln!(
+                "{} does not answer the bench's request; left out",
+                target.name
+            );
+            return None;
+        }
+    }
+    Some(target)
 }
 
 /// Accounts with plenty of balance; their keys.
@@ -383,13 +522,14 @@ async fn round(
     for c in 0..connections {
         let key = target.keys[c % target.keys.len()].clone();
         let addr = target.addr;
+        let headers = target.headers.clone();
         tasks.push(tokio::spawn(async move {
             let mut connection = Connection::open(addr).await;
             let mut latencies = Vec::new();
             let auth = format!("Bearer {key}");
             while Instant::now() < stop {
                 let t = Instant::now();
-                connection.embed(&auth).await;
+                connection.embed(&auth, &headers).await;
                 latencies.push(t.elapsed());
             }
             latencies
@@ -426,31 +566,51 @@ impl Connection {
         Connection(sender)
     }
 
-    /// The bench's embeddings request with `auth`, read to its end; it must succeed.
-    /// An embeddings request: base64, as the OpenAI SDKs ask, or with
-    /// `TOLLGATE_BENCH_ENCODING=float` floats, as curl, LangChain and most other clients ask.
-    async fn embed(&mut self, auth: &str) {
+    /// The bench's embeddings request with `auth` and `headers`, read to its end; it must
+    /// succeed. Base64, as the OpenAI SDKs ask, or with `TOLLGATE_BENCH_ENCODING=float` floats,
+    /// as curl, LangChain and most other clients ask.
+    async fn embed(&mut self, auth: &str, headers: &[(&'static str, String)]) {
         let float = std::env::var("TOLLGATE_BENCH_ENCODING").is_ok_and(|e| e == "float");
-        self.embed_with(auth, if float { REQUEST_FLOAT } else { REQUEST })
-            .await;
+        let body = if float { REQUEST_FLOAT } else { REQUEST };
+        let (status, answer) = self.send(auth, headers, body).await;
+        assert!(
+            status == 200,
+            "a request failed: {status} {}",
+            String::from_utf8_lossy(&answer)
+        );
     }
 
     /// An embeddings request of `body` with `auth`, read to its end; it must succeed.
     async fn embed_with(&mut self, auth: &str, body: &'static str) {
-        let request = http::Request::post("/v1/embeddings")
+        let (status, answer) = self.send(auth, &[], body).await;
+        assert!(
+            status == 200,
+            "a request failed: {status} {}",
+            String::from_utf8_lossy(&answer)
+        );
+    }
+
+    /// An embeddings request of `body`: its status and body.
+    async fn send(
+        &mut self,
+        auth: &str,
+        headers: &[(&'static str, String)],
+        body: &'static str,
+    ) -> (http::StatusCode, Bytes) {
+        let mut request = http::Request::post("/v1/embeddings")
             .header("host", "bench")
             .header("authorization", auth)
-            .header("content-type", "application/json")
+            .header("content-type", "application/json");
+        for (name, value) in headers {
+            request = request.header(*name, value);
+        }
+        let request = request
             .body(Full::new(Bytes::from_static(body.as_bytes())))
             .unwrap();
         let response = self.0.send_request(request).await.unwrap();
         let status = response.status();
         let body = response.into_body().collect().await.unwrap().to_bytes();
-        assert!(
-            status == 200,
-            "a request failed: {status} {}",
-            String::from_utf8_lossy(&body)
-        );
+        (status, body)
     }
 }
 
@@ -508,6 +668,7 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
         child: bare,
         keys: vec![String::new()],
         metrics: false,
+        headers: Vec::new(),
     });
 
     let sqlite_path = dir.join("bench.db");
@@ -541,6 +702,7 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
         child,
         keys: one,
         metrics: true,
+        headers: Vec::new(),
     });
     // The same process with 8 accounts: a second Target handle would kill it twice, so share.
     let sqlite_index = targets.len() - 1;
@@ -574,10 +736,23 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
             child,
             keys: one,
             metrics: true,
+            headers: Vec::new(),
         });
         let pg_index = targets.len() - 1;
         views.push((pg_index, None, ""));
         views.push((pg_index, Some(eight), ""));
+    }
+
+    // Peers a user would pick instead, when bench/peers.sh installed them.
+    for peer in [
+        start_portkey(upstream).await,
+        start_litellm(upstream, &dir).await,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        targets.push(peer);
+        views.push((targets.len() - 1, None, ""));
     }
 
     // Warm up every target (connections, the tokenizer, leases).
@@ -684,7 +859,7 @@ async fn wal(requests: u64, connections: usize) {
         tasks.push(tokio::spawn(async move {
             let mut connection = Connection::open(addr).await;
             while sent.fetch_add(1, Ordering::Relaxed) < requests {
-                connection.embed(&auth).await;
+                connection.embed(&auth, &[]).await;
                 done.fetch_add(1, Ordering::Relaxed);
             }
         }));

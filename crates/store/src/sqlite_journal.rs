@@ -191,14 +191,17 @@ impl Checkpointer {
     /// never makes a commit wait for its copying.
     ///
     /// Every [`CHECKPOINT_EVERY`] it copies what the WAL holds into the database (`PASSIVE`).
-    /// A copy that caught up lets the next commit start the log again at its beginning; but
-    /// under sustained writes that never happens — a new frame is always appended before the
-    /// copy ends — so the WAL would grow without bound (714 MB after 164,000 requests, issue
-    /// 22). When the WAL is past [`WAL_LIMIT`] it resets it (`TRUNCATE`): that waits for the
-    /// journal's current batch, copies the little the last passive copy left, and truncates the
-    /// file. Only then: a reset holds the write lock through the database's fsync, so the
-    /// commit behind it waits (it once ran whenever a copy caught up, several times a second at
-    /// one connection, and was the slowest requests' wait).
+    /// Under sustained writes that alone never lets the log restart — a new frame is always
+    /// appended before the copy ends — so the WAL would grow without bound (714 MB after
+    /// 164,000 requests, issue 22). When the WAL is past [`WAL_LIMIT`] it resets it
+    /// (`TRUNCATE`): that waits for the journal's current batch, copies the little the last
+    /// passive copy left, and truncates the file; the next commit starts the log again at its
+    /// beginning. When a passive copy caught up with the log, it restarts it (`RESTART`): the
+    /// same without truncating the file, which the next commits then overwrite rather than
+    /// grow — a truncation there, several times a second at one connection, held the write lock
+    /// through freeing the file's blocks and was the slowest requests' wait (issue 27;
+    /// docs/benchmarks.md, "The tail at one connection"). A log that stayed caught up for a
+    /// whole round (nothing written: the gateway is idle) is truncated.
     fn start(path: &str) -> Result<Checkpointer, StoreError> {
         let conn = Connection::open(path)?;
         conn.busy_handler(Some(checkpointer_busy))?;
@@ -208,18 +211,32 @@ impl Checkpointer {
         let thread = std::thread::Builder::new()
             .name("tollgate-checkpoint".into())
             .spawn(move || {
-                let mut refused = 0u32;
+                let (mut refused, mut last_log) = (0u32, 0i64);
                 loop {
                     let last = !matches!(
                         stopped.recv_timeout(CHECKPOINT_EVERY),
                         Err(mpsc::RecvTimeoutError::Timeout)
                     );
-                    if let Err(e) = checkpoint(&conn, "PASSIVE") {
-                        tracing::warn!(error = %e, "a passive checkpoint failed");
-                    }
+                    let (caught_up, idle) = match checkpoint(&conn, "PASSIVE") {
+                        Ok((_, log, copied)) => {
+                            let caught_up = log > 0 && log == copied;
+                            // Nothing written since the last round, all of it copied.
+                            let idle = caught_up && log == std::mem::replace(&mut last_log, log);
+                            (caught_up, idle)
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "a passive checkpoint failed");
+                            (false, false)
+                        }
+                    };
                     let size = std::fs::metadata(&wal).map_or(0, |m| m.len());
-                    if last || size > WAL_LIMIT {
-                        match checkpoint(&conn, "TRUNCATE") {
+                    let reset = if last || idle || size > WAL_LIMIT {
+                        Some("TRUNCATE")
+                    } else {
+                        caught_up.then_some("RESTART")
+                    };
+                    if let Some(mode) = reset {
+                        match checkpoint(&conn, mode) {
                             Ok((0, _, _)) => refused = 0,
                             Ok(_) | Err(_) => {
                                 // Readers kept it from finishing; the next round tries again.
