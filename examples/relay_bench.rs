@@ -193,9 +193,23 @@ struct Target {
 
 impl Drop for Target {
     fn drop(&mut self) {
+        // A peer runs in a process group of its own (`peer_command`): its workers go with it.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.child.id())])
+            .stderr(Stdio::null())
+            .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A peer's command, in a process group of its own so that [`Target`]'s drop ends its workers
+/// too (LiteLLM's uvicorn workers outlive a killed parent).
+fn peer_command(program: &str) -> Command {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(program);
+    command.process_group(0);
+    command
 }
 
 /// CPU seconds the process and every process under it have used (user + system), from
@@ -303,7 +317,7 @@ async fn start_portkey(upstream: SocketAddr) -> Option<Target> {
         .ok()
         .filter(|s| !s.is_empty())?;
     let addr = free_port();
-    let child = Command::new("node")
+    let child = peer_command("node")
         .args([
             script.as_str(),
             &format!("--port={}", addr.port()),
@@ -346,7 +360,7 @@ async fn start_litellm(upstream: SocketAddr, dir: &std::path::Path) -> Option<Ta
     )
     .unwrap();
     let addr = free_port();
-    let child = Command::new(command)
+    let child = peer_command(&command)
         .args([
             "--config",
             &config.display().to_string(),
