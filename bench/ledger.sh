@@ -9,14 +9,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-5}
 connections=${2:-64}
 rounds=${3:-2}
-cargo build --release -p tollgate
-cargo build --release -p tollgate-e2e --example relay_bench
-pg=${TOLLGATE_BENCH_POSTGRES_URL:-${TOLLGATE_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}}
-if pg_isready -q -d "$pg" 2>/dev/null; then
-  export TOLLGATE_BENCH_POSTGRES_URL=$pg
-else
-  echo "PostgreSQL not reachable at $pg: SQLite only" >&2
-fi
+source bench/relay_bench.sh
 echo "== empty ledger"
 ./target/release/examples/relay_bench "$seconds" "$connections" "$rounds"
 echo "== SQLite ledger with 1,000,000 rows"

@@ -30,14 +30,7 @@ if [ ! -x "$peers/litellm/bin/litellm" ]; then
   python3 -m venv "$peers/litellm"
   "$peers/litellm/bin/pip" install --quiet 'litellm[proxy]==1.108.7'
 fi
-cargo build --release -p tollgate
-cargo build --release -p tollgate-e2e --example relay_bench
-pg=${TOLLGATE_BENCH_POSTGRES_URL:-${TOLLGATE_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}}
-if pg_isready -q -d "$pg" 2>/dev/null; then
-  export TOLLGATE_BENCH_POSTGRES_URL=$pg
-else
-  echo "PostgreSQL not reachable at $pg: SQLite only" >&2
-fi
+source bench/relay_bench.sh
 export TOLLGATE_BENCH_PORTKEY="$peers/portkey/node_modules/@portkey-ai/gateway/build/start-server.js"
 export TOLLGATE_BENCH_LITELLM="$peers/litellm/bin/litellm"
 for encoding in base64 float; do
