@@ -34,10 +34,26 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         1 => {
-            if let Ok(r) = serde_json::from_slice::<tollgate_vendor_audio::T2aResponse>(body) {
-                if let Some(d) = &r.data {
-                    let _ = d.audio_bytes();
+            // The frame read with its audio in place reads what the whole reading reads, and
+            // writes it back the same.
+            let whole = serde_json::from_slice::<tollgate_vendor_audio::T2aResponse>(body);
+            let frame = tollgate_vendor_audio::t2a::T2aFrame::read(bytes::Bytes::copy_from_slice(body));
+            match (&whole, frame) {
+                (Ok(whole), Ok(frame)) if whole.base_resp.is_success() => {
+                    let (head, audio, tail) = frame.json_pieces();
+                    let written = [head.as_bytes(), &audio, tail.as_bytes()].concat();
+                    assert_eq!(serde_json::to_vec(whole).ok(), Some(written));
+                    let decoded = whole.data.as_ref().map(|d| d.audio_bytes());
+                    assert_eq!(decoded.unwrap_or(Ok(Vec::new())).ok(), frame.decode_audio().ok());
                 }
+                (Ok(whole), Ok(frame)) => assert_eq!(whole.base_resp, frame.response.base_resp),
+                (Ok(whole), Err(tollgate_vendor_audio::t2a::FrameError::Audio(e))) => {
+                    let audio = whole.data.as_ref().map(|d| d.audio_bytes());
+                    assert_eq!(audio, Some(Err(e)));
+                }
+                (Ok(_), Err(e)) => panic!("refused what serde reads: {e}"),
+                (Err(_), Ok(frame)) => panic!("read what serde refuses: {frame:?}"),
+                (Err(_), Err(_)) => {}
             }
         }
         2 => {

@@ -19,13 +19,15 @@ use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::stream_body::BodySender;
 use tollgate_metering::{Basis, Measure};
 use tollgate_native_genai::{GenerateContentResponse, UsageMetadata};
+use tollgate_sse::ByteString;
 use tollgate_upstream::UpstreamError;
 use tollgate_upstream::genai::{Frame, FrameStream};
 
 /// How the client's stream is written.
 pub trait Encoder: Send + 'static {
-    /// What to send for one upstream event (`raw` is its JSON as the vendor wrote it).
-    fn frame(&mut self, response: &GenerateContentResponse, raw: &str) -> Vec<Bytes>;
+    /// What to send for one upstream event (`raw` is its JSON as the vendor wrote it, a slice
+    /// of the bytes read).
+    fn frame(&mut self, response: &GenerateContentResponse, raw: &ByteString) -> Vec<Bytes>;
     /// What to send after the last event, given what the stream was charged (for the final
     /// event, `crate::charge::with_charge`).
     fn done(&mut self, charged: Option<Amount>) -> Vec<Bytes>;
@@ -173,8 +175,24 @@ impl<E: Encoder> Meter for NativeMeter<E> {
 pub struct NativeSse;
 
 impl Encoder for NativeSse {
-    fn frame(&mut self, _: &GenerateContentResponse, raw: &str) -> Vec<Bytes> {
-        vec![Bytes::from(format!("data: {raw}\r\n\r\n"))]
+    fn frame(&mut self, _: &GenerateContentResponse, raw: &ByteString) -> Vec<Bytes> {
+        if raw.contains('\n') {
+            // An event the vendor wrote over several `data:` lines goes out as several.
+            let mut event = String::with_capacity(raw.len() + 16);
+            for line in raw.split('\n') {
+                event.push_str("data: ");
+                event.push_str(line);
+                event.push_str("\r\n");
+            }
+            event.push_str("\r\n");
+            return vec![Bytes::from(event)];
+        }
+        // The vendor's bytes themselves, between the line's opening and its end: no copy.
+        vec![
+            Bytes::from_static(b"data: "),
+            raw.as_bytes().clone(),
+            Bytes::from_static(b"\r\n\r\n"),
+        ]
     }
     fn done(&mut self, _charged: Option<Amount>) -> Vec<Bytes> {
         // The vendor's last event was relayed as it came, before the charge existed; a native
@@ -212,7 +230,15 @@ mod tests {
                 r#"{"candidates":[{"content":{"parts":[{"text":"Hi"}]}}],"usageMetadata":{"promptTokenCount":7,"candidatesTokenCount":2,"thoughtsTokenCount":5}}"#,
             ))
             .unwrap();
-        assert!(out[0].0.starts_with(b"data: {"));
+        let event: Vec<u8> = out.iter().flat_map(|(piece, _)| piece.to_vec()).collect();
+        assert!(event.starts_with(b"data: {\"candidates\""));
+        assert!(event.ends_with(b"}\r\n\r\n"));
+        // An event the vendor wrote over two lines goes out as two.
+        let two_lines = NativeSse.frame(
+            &GenerateContentResponse::default(),
+            &ByteString::from_static("{\n}"),
+        );
+        assert_eq!(&two_lines.concat()[..], b"data: {\r\ndata: }\r\n\r\n");
         let Settlement::Charge(usage, basis) = meter.finish(&End::Complete, 0, 0) else {
             panic!("charged");
         };

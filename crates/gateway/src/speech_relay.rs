@@ -20,12 +20,16 @@ use tollgate_gateway_core::stream_body::BodySender;
 pub use tollgate_metering::speech::AudioShape;
 use tollgate_metering::{Basis, Measure};
 use tollgate_upstream::UpstreamError;
+#[cfg(test)]
+use tollgate_upstream::speech::Audio;
 use tollgate_upstream::speech::{AudioChunk, ChunkStream, Synthesis, Synthesized};
 
 /// How the client's stream is written.
 pub trait Encoder: Send + 'static {
-    /// What to send for one piece from the upstream (`None`: nothing).
-    fn frame(&mut self, frame: &AudioChunk) -> Option<Bytes>;
+    /// What to send for one piece from the upstream, in pieces written one after the other
+    /// (none: nothing) — a frame relayed as it came goes as its own bytes around the vendor's
+    /// audio, never copied whole (docs/benchmarks.md, "Lean streams").
+    fn frame(&mut self, frame: &AudioChunk) -> Vec<Bytes>;
     /// What to send after the last frame, given the characters billed and what the stream was
     /// charged (for the final event, `crate::charge::with_charge`).
     fn done(&mut self, characters: u64, charged: Option<Amount>) -> Option<Bytes>;
@@ -83,12 +87,14 @@ impl<E: Encoder> Meter for SpeechMeter<E> {
         if let Some(u) = piece.characters {
             self.usage = Some(u);
         }
+        // The audio counts as delivered once the frame's last piece is taken.
         let audio = piece.audio.len() as u64;
-        Ok(self
-            .encoder
-            .frame(piece)
-            .map(|bytes| (bytes, audio))
+        let pieces = self.encoder.frame(piece);
+        let last = pieces.len().saturating_sub(1);
+        Ok(pieces
             .into_iter()
+            .enumerate()
+            .map(|(i, bytes)| (bytes, if i == last { audio } else { 0 }))
             .collect())
     }
 
@@ -204,7 +210,7 @@ mod tests {
 
     fn chunk(audio: &'static [u8], characters: Option<u64>, last: bool) -> AudioChunk {
         AudioChunk {
-            audio: Bytes::from_static(audio),
+            audio: Audio::Bytes(Bytes::from_static(audio)),
             characters,
             last,
             t2a: None,

@@ -1,6 +1,7 @@
 //! The incremental `text/event-stream` decoder.
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
+use bytestring::ByteString;
 
 use crate::Event;
 
@@ -48,10 +49,69 @@ pub struct Decoder {
 /// The WHATWG "data buffer", "event type buffer", and this block's `id` and `retry`.
 #[derive(Debug, Default)]
 struct Pending {
-    data: String,
+    data: DataLines,
     event: String,
     id: Option<String>,
     retry: Option<u64>,
+}
+
+/// The block's `data:` lines so far. The usual block has one, and its value is kept as a slice
+/// of the input — no copy — until the block is dispatched.
+#[derive(Debug, Default)]
+enum DataLines {
+    /// No `data:` line: the block dispatches nothing.
+    #[default]
+    None,
+    /// One line's value, as it arrived (UTF-8 not yet checked).
+    One(Bytes),
+    /// Two or more lines, each decoded and followed by `'\n'`.
+    Many(String),
+}
+
+impl DataLines {
+    fn push(&mut self, value: Bytes) {
+        *self = match std::mem::take(self) {
+            DataLines::None => DataLines::One(value),
+            DataLines::One(first) => {
+                let mut joined = String::from_utf8_lossy(&first).into_owned();
+                joined.push('\n');
+                joined.push_str(&String::from_utf8_lossy(&value));
+                joined.push('\n');
+                DataLines::Many(joined)
+            }
+            DataLines::Many(mut joined) => {
+                joined.push_str(&String::from_utf8_lossy(&value));
+                joined.push('\n');
+                DataLines::Many(joined)
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            DataLines::None => 0,
+            // Counted as the joined form holds it, with its line end.
+            DataLines::One(value) => value.len() + 1,
+            DataLines::Many(joined) => joined.len(),
+        }
+    }
+
+    /// The event's data: the lines joined with `'\n'`, invalid UTF-8 replaced; `None` if the
+    /// block had no `data:` line.
+    fn joined(self) -> Option<ByteString> {
+        match self {
+            DataLines::None => None,
+            DataLines::One(value) => Some(
+                ByteString::try_from(value.clone())
+                    .unwrap_or_else(|_| String::from_utf8_lossy(&value).into_owned().into()),
+            ),
+            DataLines::Many(mut joined) => {
+                // Every line appended '\n'; the last one is not part of the payload.
+                joined.pop();
+                Some(joined.into())
+            }
+        }
+    }
 }
 
 impl Decoder {
@@ -102,16 +162,24 @@ impl Decoder {
                 }
                 _ => 1,
             };
-            let event = if end == 0 {
-                self.pending.dispatch()
-            } else {
-                self.pending.process_line(&self.buf[..end]);
-                None
-            };
-            self.buf.advance(end + terminator);
             self.scanned = 0;
-            if event.is_some() {
-                return event;
+            if end == 0 {
+                self.buf.advance(terminator);
+                let event = self.pending.dispatch();
+                if self.buf.is_empty() {
+                    // The buffer's memory now belongs to the event, whose data is a slice of
+                    // it: an idle stream holds nothing, and a vendor's 76 KB audio frame is
+                    // freed once it is relayed (docs/benchmarks.md, "Lean streams").
+                    self.buf = BytesMut::new();
+                }
+                if event.is_some() {
+                    return event;
+                }
+            } else {
+                // The line leaves the buffer whole: a `data:` value is a slice of it.
+                let line = self.buf.split_to(end).freeze();
+                self.buf.advance(terminator);
+                self.pending.process_line(line);
             }
         }
     }
@@ -145,7 +213,7 @@ impl Decoder {
         // then simply content) and the fields of the block it belongs to.
         let tail = std::mem::take(&mut self.buf);
         if !tail.is_empty() {
-            self.pending.process_line(&tail);
+            self.pending.process_line(tail.freeze());
         }
         let event = self.pending.dispatch();
         *self = Decoder::default();
@@ -197,7 +265,7 @@ fn parse_retry(value: &[u8]) -> Option<u64> {
 
 impl Pending {
     /// Applies one non-empty line: a comment or a field.
-    fn process_line(&mut self, line: &[u8]) {
+    fn process_line(&mut self, line: Bytes) {
         // ':' is ASCII, so splitting the bytes here agrees with splitting the decoded text,
         // and decoding name and value separately gives the same replacement characters as
         // decoding the line as a whole.
@@ -207,13 +275,10 @@ impl Pending {
                 let value = &line[colon + 1..];
                 (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
             }
-            None => (line, &b""[..]),
+            None => (&line[..], &b""[..]),
         };
         match name {
-            b"data" => {
-                self.data.push_str(&String::from_utf8_lossy(value));
-                self.data.push('\n');
-            }
+            b"data" => self.data.push(line.slice_ref(value)),
             b"event" => self.event = String::from_utf8_lossy(value).into_owned(),
             // WHATWG ignores an id containing NUL (it falls through to the last arm).
             b"id" if !value.contains(&0) => {
@@ -227,16 +292,12 @@ impl Pending {
     /// Ends the block at a blank line: the event, if the block had data, and a fresh block.
     fn dispatch(&mut self) -> Option<Event> {
         let Pending {
-            mut data,
+            data,
             event,
             id,
             retry,
         } = std::mem::take(self);
-        if data.is_empty() {
-            return None;
-        }
-        // Every data line appended '\n'; the last one is not part of the payload.
-        data.pop();
+        let data = data.joined()?;
         Some(Event {
             event: (!event.is_empty()).then_some(event),
             data,
@@ -275,6 +336,21 @@ mod tests {
         let bytewise = decode_chunks(&chunks);
         assert_eq!(whole, bytewise, "byte-at-a-time decoding differs");
         whole
+    }
+
+    #[test]
+    fn a_data_line_is_handed_over_without_a_copy_and_the_buffer_goes_with_it() {
+        let payload = "0f".repeat(40_000);
+        let mut decoder = Decoder::new();
+        decoder.push(format!("event: frame\ndata: {payload}\n\n").as_bytes());
+        let buffer = decoder.buf.as_ptr_range();
+        let event = decoder.next_event().unwrap();
+        assert!(buffer.contains(&event.data.as_bytes().as_ptr()), "a slice");
+        assert_eq!(event.data, payload);
+        assert_eq!(decoder.buf.capacity(), 0, "nothing kept for the next event");
+        // Two lines are joined: a copy, as before.
+        decoder.push(b"data: a\ndata: b\n\n");
+        assert_eq!(decoder.next_event().unwrap().data, "a\nb");
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! The [`Event`] value shared by the encoder and the decoder.
 
+pub use bytestring::ByteString;
+
 /// The `data` payload that OpenAI-style streaming APIs send as their last event.
 const DONE_SENTINEL: &str = "[DONE]";
 
@@ -25,7 +27,10 @@ pub struct Event {
     /// The decoder never produces `Some("")`: an empty `event:` value also means the default.
     pub event: Option<String>,
     /// The `data:` lines of the block joined with `'\n'` (no trailing newline).
-    pub data: String,
+    ///
+    /// Decoded, a block's one valid UTF-8 `data:` line is a slice of the decoder's own buffer,
+    /// not a copy (docs/benchmarks.md, "Lean streams").
+    pub data: ByteString,
     /// The `id:` field of this block, if it had one (possibly empty).
     pub id: Option<String>,
     /// The `retry:` field of this block: the reconnection time in milliseconds.
@@ -36,7 +41,7 @@ impl Event {
     /// An event of the default type carrying only `data`.
     ///
     /// `data` may contain newlines; each line is sent as its own `data:` line.
-    pub fn data(data: impl Into<String>) -> Event {
+    pub fn data(data: impl Into<ByteString>) -> Event {
         Event {
             data: data.into(),
             ..Event::default()
@@ -78,7 +83,7 @@ impl Event {
     /// assert!(!Event::data(r#"{"done":true}"#).is_done());
     /// ```
     pub fn is_done(&self) -> bool {
-        self.data == DONE_SENTINEL
+        &*self.data == DONE_SENTINEL
     }
 }
 

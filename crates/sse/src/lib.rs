@@ -80,5 +80,5 @@ mod stream;
 
 pub use decode::Decoder;
 pub use encode::encode_comment;
-pub use event::Event;
+pub use event::{ByteString, Event};
 pub use stream::{EventStream, Exceeded, Limits};

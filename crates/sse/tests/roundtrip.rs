@@ -42,7 +42,7 @@ fn event() -> impl Strategy<Value = Event> {
     )
         .prop_map(|(event, data, id, retry)| Event {
             event,
-            data,
+            data: data.into(),
             id,
             retry,
         })

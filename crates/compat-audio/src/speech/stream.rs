@@ -57,6 +57,21 @@ impl SpeechStreamEvent {
         }
     }
 
+    /// How a delta event's JSON reads around its base64 audio: `head`, the audio, `tail` — for
+    /// a writer that encodes the audio straight into the event it sends (docs/benchmarks.md,
+    /// "Lean streams").
+    ///
+    /// ```
+    /// use tollgate_compat_audio::SpeechStreamEvent;
+    ///
+    /// let (head, tail) = SpeechStreamEvent::DELTA_JSON;
+    /// let event = serde_json::to_string(&SpeechStreamEvent::delta(&[0xff, 0xfb]))?;
+    /// assert_eq!(event, format!("{head}//s={tail}"));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub const DELTA_JSON: (&'static str, &'static str) =
+        (r#"{"type":"speech.audio.delta","audio":""#, r#""}"#);
+
     /// The done event with its usage.
     pub fn done(usage: SpeechUsage) -> Self {
         Self::Done { usage }

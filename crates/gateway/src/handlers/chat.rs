@@ -16,6 +16,7 @@ use tollgate_gateway_core::response::UpstreamTime;
 use tollgate_native_genai::GenerateContentResponse;
 use tollgate_native_genai::bridge::{self, ChunkMapper};
 use tollgate_native_genai::chat::ChatCompletionRequest;
+use tollgate_sse::ByteString;
 use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.
@@ -66,7 +67,7 @@ struct ChatSse {
 }
 
 impl Encoder for ChatSse {
-    fn frame(&mut self, response: &GenerateContentResponse, _: &str) -> Vec<Bytes> {
+    fn frame(&mut self, response: &GenerateContentResponse, _: &ByteString) -> Vec<Bytes> {
         self.mapper.map(response).iter().map(event).collect()
     }
 

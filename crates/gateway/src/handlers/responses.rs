@@ -16,6 +16,7 @@ use tollgate_native_genai::GenerateContentResponse;
 use tollgate_native_genai::responses::{
     self, ResponseEvents, ResponseTemplate, ResponsesRequest, StreamEvent,
 };
+use tollgate_sse::ByteString;
 use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.
@@ -62,7 +63,7 @@ struct ResponsesSse {
 }
 
 impl Encoder for ResponsesSse {
-    fn frame(&mut self, response: &GenerateContentResponse, _: &str) -> Vec<Bytes> {
+    fn frame(&mut self, response: &GenerateContentResponse, _: &ByteString) -> Vec<Bytes> {
         sse(self.events.map(response))
     }
 

@@ -119,7 +119,7 @@ pub mod encoders {
     use tollgate_sse::Event;
     use tollgate_upstream::speech::{AudioChunk, Synthesis};
     use tollgate_vendor_audio::T2aResponse;
-    use tollgate_vendor_audio::t2a::T2aData;
+    use tollgate_vendor_audio::t2a::{T2aData, T2aFrame};
 
     /// `/v1/audio/speech` with `stream_format=audio`: the decoded audio bytes themselves. A cut
     /// stream is aborted, so the client sees an incomplete body rather than a short file.
@@ -127,8 +127,11 @@ pub mod encoders {
     pub struct RawAudio;
 
     impl Encoder for RawAudio {
-        fn frame(&mut self, frame: &AudioChunk) -> Option<Bytes> {
-            (!frame.audio.is_empty()).then(|| frame.audio.clone())
+        fn frame(&mut self, frame: &AudioChunk) -> Vec<Bytes> {
+            if frame.audio.is_empty() {
+                return Vec::new();
+            }
+            vec![frame.audio.to_bytes()]
         }
         fn done(
             &mut self,
@@ -148,8 +151,22 @@ pub mod encoders {
     pub struct CompatSse;
 
     impl Encoder for CompatSse {
-        fn frame(&mut self, frame: &AudioChunk) -> Option<Bytes> {
-            (!frame.audio.is_empty()).then(|| sse(&SpeechStreamEvent::delta(&frame.audio)))
+        fn frame(&mut self, frame: &AudioChunk) -> Vec<Bytes> {
+            if frame.audio.is_empty() {
+                return Vec::new();
+            }
+            // The event is written around the audio, encoded into it in place: the frame's one
+            // copy (docs/benchmarks.md, "Lean streams").
+            let (head, tail) = SpeechStreamEvent::DELTA_JSON;
+            let base64 = frame.audio.len().div_ceil(3) * 4;
+            let mut event =
+                String::with_capacity(DATA.len() + head.len() + base64 + tail.len() + 2);
+            event.push_str(DATA);
+            event.push_str(head);
+            frame.audio.push_base64(&mut event);
+            event.push_str(tail);
+            event.push_str(END);
+            vec![Bytes::from(event)]
         }
         fn done(
             &mut self,
@@ -169,10 +186,11 @@ pub mod encoders {
         }
     }
 
-    /// `/v1/t2a_v2` with `stream: true`: a `t2a` channel's frames as they came (re-serialized);
-    /// another channel's audio as frames built like them — hex audio with `status: 1`, then a
-    /// `status: 2` frame with `extra_info` once the charge is known; on a cut one more frame
-    /// whose `base_resp` carries the error.
+    /// `/v1/t2a_v2` with `stream: true`: a `t2a` channel's frames as they came — their audio
+    /// the vendor's own bytes, the rest written again from what was read; another channel's
+    /// audio as frames built like them — hex audio with `status: 1`, then a `status: 2` frame
+    /// with `extra_info` once the charge is known; on a cut one more frame whose `base_resp`
+    /// carries the error.
     #[derive(Debug)]
     pub struct T2aFrames {
         /// What was asked, for the last frame's `extra_info`.
@@ -195,19 +213,17 @@ pub mod encoders {
     }
 
     impl Encoder for T2aFrames {
-        fn frame(&mut self, frame: &AudioChunk) -> Option<Bytes> {
-            let json = match &frame.t2a {
-                Some(raw) => serde_json::to_string(raw),
-                None => {
-                    self.built = true;
-                    if frame.audio.is_empty() {
-                        return None;
-                    }
-                    self.sent += frame.audio.len();
-                    serde_json::to_string(&T2aResponse::success(T2aData::chunk(&frame.audio)))
-                }
-            };
-            json.ok().map(|json| Event::data(json).encode())
+        fn frame(&mut self, frame: &AudioChunk) -> Vec<Bytes> {
+            if let Some(own) = &frame.t2a {
+                return event(own);
+            }
+            self.built = true;
+            if frame.audio.is_empty() {
+                return Vec::new();
+            }
+            self.sent += frame.audio.len();
+            let chunk = T2aResponse::success(T2aData::chunk(&[]));
+            event(&T2aFrame::new(chunk, frame.audio.to_hex()))
         }
         fn done(
             &mut self,
@@ -235,8 +251,23 @@ pub mod encoders {
         }
     }
 
-    fn sse(event: &SpeechStreamEvent) -> Bytes {
-        Event::data(serde_json::to_string(event).unwrap_or_default()).encode()
+    /// What opens an event's one `data:` line, and what ends the line and the event: compact
+    /// JSON has no line end, so an event of it is `data: `, the JSON, a blank line — as
+    /// [`Event::encode`] writes it.
+    const DATA: &str = "data: ";
+    const END: &str = "\n\n";
+
+    /// `frame` as one event, in pieces: its JSON before the audio, the audio as it came, the
+    /// JSON after it.
+    fn event(frame: &T2aFrame) -> Vec<Bytes> {
+        let (head, audio, tail) = frame.json_pieces();
+        let mut pieces = Vec::with_capacity(3);
+        pieces.push(Bytes::from(format!("{DATA}{head}")));
+        if !audio.is_empty() {
+            pieces.push(audio);
+        }
+        pieces.push(Bytes::from(tail + END));
+        pieces
     }
 }
 
@@ -248,7 +279,8 @@ mod tests {
     use tollgate_billing::{Decimal, Tariff};
     use tollgate_compat_audio::Voice;
     use tollgate_gateway_core::config::ModelKind;
-    use tollgate_upstream::speech::AudioChunk;
+    use tollgate_upstream::speech::{Audio, AudioChunk};
+    use tollgate_vendor_audio::t2a::T2aFrame;
 
     fn entry() -> ModelEntry {
         ModelEntry::in_order(
@@ -290,6 +322,43 @@ mod tests {
         assert!(upstream_streams(AudioFormat::Flac));
     }
 
+    /// A `t2a` channel's frame goes to a `t2a_v2` client as one event whose bytes are what
+    /// writing the whole frame again gives, its audio the vendor's own bytes, not a copy; a
+    /// compat client gets the same audio decoded, or as base64 written straight into its event.
+    #[test]
+    fn a_t2a_channels_frame_is_relayed_around_its_own_audio() {
+        let json = Bytes::from_static(
+            br#"{"base_resp":{"status_code":0,"status_msg":"ok"},"data":{"status":1,"audio":"fffb90","ced":""},"trace_id":"t"}"#,
+        );
+        let frame = T2aFrame::read(json.clone()).unwrap();
+        let chunk = AudioChunk {
+            audio: Audio::Hex(frame.audio_hex.clone()),
+            characters: None,
+            last: false,
+            t2a: Some(frame),
+        };
+        let s = from_t2a(
+            &serde_json::from_value(serde_json::json!({"model": "m", "text": "hi"})).unwrap(),
+            &entry(),
+            &SpeechConfig::default(),
+        );
+        let pieces = encoders::T2aFrames::new(s).frame(&chunk);
+        let whole: T2aResponse = serde_json::from_slice(&json).unwrap();
+        let expected = tollgate_sse::Event::data(serde_json::to_string(&whole).unwrap()).encode();
+        assert_eq!(pieces.concat(), expected.to_vec());
+        assert!(
+            json.as_ptr_range().contains(&pieces[1].as_ptr()),
+            "the vendor's bytes"
+        );
+
+        let raw = encoders::RawAudio.frame(&chunk);
+        assert_eq!(raw.concat(), [0xff, 0xfb, 0x90]);
+        let compat = encoders::CompatSse.frame(&chunk).concat();
+        let delta = tollgate_compat_audio::SpeechStreamEvent::delta(&[0xff, 0xfb, 0x90]);
+        let expected = tollgate_sse::Event::data(serde_json::to_string(&delta).unwrap()).encode();
+        assert_eq!(compat, expected.to_vec());
+    }
+
     #[test]
     fn t2a_requests_ride_along_and_answers_are_built_for_other_channels() {
         let request: T2aRequest = serde_json::from_value(serde_json::json!({
@@ -319,14 +388,14 @@ mod tests {
 
         let mut frames = encoders::T2aFrames::new(s);
         let chunk = |audio: &'static [u8], last| AudioChunk {
-            audio: Bytes::from_static(audio),
+            audio: Audio::Bytes(Bytes::from_static(audio)),
             characters: None,
             last,
             t2a: None,
         };
-        let first = frames.frame(&chunk(&[0xff], false)).unwrap();
+        let first = frames.frame(&chunk(&[0xff], false)).concat();
         assert!(String::from_utf8_lossy(&first).contains(r#""audio":"ff","status":1"#));
-        assert!(frames.frame(&chunk(&[], true)).is_none());
+        assert!(frames.frame(&chunk(&[], true)).is_empty());
         let last = frames.done(8, None).unwrap();
         let last = String::from_utf8_lossy(&last);
         assert!(last.contains(r#""status":2"#), "{last}");

@@ -7,7 +7,7 @@
 
 use crate::common::client::{HttpClient, body_stream, is_event_stream, json_post, sse_events};
 use crate::common::{Answer, openai_refusal};
-use crate::seams::speech::{AudioChunk, ChunkStream, Synthesis, Synthesized, Synthesizer};
+use crate::seams::speech::{Audio, AudioChunk, ChunkStream, Synthesis, Synthesized, Synthesizer};
 use crate::{Endpoint, UpstreamError};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -91,7 +91,7 @@ fn event_chunk(data: &str) -> Option<Result<AudioChunk, UpstreamError>> {
     let chunk = match serde_json::from_str::<SpeechStreamEvent>(data) {
         Ok(SpeechStreamEvent::Delta { audio }) => match STANDARD.decode(audio.as_bytes()) {
             Ok(audio) => Ok(AudioChunk {
-                audio: Bytes::from(audio),
+                audio: Audio::Bytes(Bytes::from(audio)),
                 characters: None,
                 last: false,
                 t2a: None,
@@ -99,7 +99,7 @@ fn event_chunk(data: &str) -> Option<Result<AudioChunk, UpstreamError>> {
             Err(e) => Err(UpstreamError::Protocol(format!("speech.audio.delta: {e}"))),
         },
         Ok(SpeechStreamEvent::Done { .. }) => Ok(AudioChunk {
-            audio: Bytes::new(),
+            audio: Audio::default(),
             characters: None,
             last: true,
             t2a: None,
@@ -134,7 +134,7 @@ impl Synthesizer for OpenAiSpeech {
                 ));
                 while let Some(event) = events.next().await {
                     match event_chunk(&event?.data) {
-                        Some(chunk) => audio.extend_from_slice(&chunk?.audio),
+                        Some(chunk) => audio.extend_from_slice(&chunk?.audio.to_bytes()),
                         None => continue,
                     }
                 }
@@ -185,7 +185,7 @@ impl Synthesizer for OpenAiSpeech {
             // The body is the audio: each piece as it comes, and its clean end the last piece.
             let pieces = body_stream(response.into_body(), idle).map(|piece| {
                 piece.map(|audio| AudioChunk {
-                    audio,
+                    audio: Audio::Bytes(audio),
                     characters: None,
                     last: false,
                     t2a: None,
@@ -193,7 +193,7 @@ impl Synthesizer for OpenAiSpeech {
             });
             let end = futures_util::stream::once(async {
                 Ok(AudioChunk {
-                    audio: Bytes::new(),
+                    audio: Audio::default(),
                     characters: None,
                     last: true,
                     t2a: None,
@@ -239,7 +239,7 @@ mod tests {
         let chunk = event_chunk(r#"{"type":"speech.audio.delta","audio":"AAEC"}"#)
             .unwrap()
             .unwrap();
-        assert_eq!(&chunk.audio[..], &[0, 1, 2]);
+        assert_eq!(chunk.audio, Audio::Bytes(Bytes::from_static(&[0, 1, 2])));
         assert!(!chunk.last);
         let done = event_chunk(
             r#"{"type":"speech.audio.done","usage":{"input_tokens":1,"output_tokens":2,"total_tokens":3}}"#,

@@ -10,7 +10,7 @@
 use crate::common::client::{HttpClient, is_event_stream, json_post, sse_events};
 use crate::common::{Answer, retry_after};
 use crate::seams::speech::{
-    AudioChunk, AudioFormat, ChunkStream, Synthesis, Synthesized, Synthesizer,
+    Audio, AudioChunk, AudioFormat, ChunkStream, Synthesis, Synthesized, Synthesizer,
 };
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
@@ -20,7 +20,9 @@ use std::pin::Pin;
 use std::time::Instant;
 use tollgate_compat_audio::speech::is_stock_voice;
 use tollgate_vendor_audio::base_resp::http_status;
-use tollgate_vendor_audio::t2a::{AudioSetting, OUTPUT_FORMAT_HEX, StreamOptions, VoiceSetting};
+use tollgate_vendor_audio::t2a::{
+    AudioSetting, OUTPUT_FORMAT_HEX, StreamOptions, T2aFrame, VoiceSetting,
+};
 use tollgate_vendor_audio::{BaseResp, T2aFormat, T2aRequest, T2aResponse};
 
 /// The `t2a` format behind the speech seam ([`Synthesizer`]).
@@ -113,10 +115,19 @@ impl Synthesizer for T2a {
                 // wav: the whole audio as one last piece.
                 let whole = self.synthesize(client, endpoint, request).await?.body;
                 let chunk = AudioChunk {
-                    audio: whole.audio,
+                    audio: Audio::Bytes(whole.audio),
                     characters: whole.characters,
                     last: true,
-                    t2a: whole.t2a,
+                    t2a: whole.t2a.map(|answer| {
+                        // The whole answer's audio as its frame's: hex, as it came.
+                        let mut response = answer;
+                        let hex = response
+                            .data
+                            .as_mut()
+                            .map(|data| Bytes::from(std::mem::take(&mut data.audio)))
+                            .unwrap_or_default();
+                        T2aFrame::new(response, hex)
+                    }),
                 };
                 let once: ChunkStream = Box::pin(futures_util::stream::once(async { Ok(chunk) }));
                 return Ok(once);
@@ -125,17 +136,17 @@ impl Synthesizer for T2a {
             let frames = stream(client, endpoint, &t2a).await?;
             let chunks: ChunkStream = Box::pin(frames.map(move |frame| {
                 frame.map(|frame| {
-                    let last = frame.is_final();
+                    let last = frame.response.is_final();
                     AudioChunk {
                         // The last frame's repeat of the whole audio is not new audio.
                         audio: if last && repeats {
-                            Bytes::new()
+                            Audio::default()
                         } else {
-                            frame.audio
+                            Audio::Hex(frame.audio_hex.clone())
                         },
-                        characters: frame.raw.usage_characters(),
+                        characters: frame.response.usage_characters(),
                         last,
-                        t2a: Some(frame.raw),
+                        t2a: Some(frame),
                     }
                 })
             }));
@@ -155,24 +166,9 @@ const STREAM_LIMITS: tollgate_sse::Limits = tollgate_sse::Limits {
 /// that as hex.
 const MAX_RESPONSE: usize = 128 << 20;
 
-/// One decoded frame of a streamed synthesis.
-#[derive(Debug, Clone)]
-pub struct Frame {
-    /// The frame's audio, hex-decoded (may be empty).
-    pub audio: Bytes,
-    /// The frame as the vendor sent it (its `data.audio` still hex), for faithful relaying.
-    pub raw: T2aResponse,
-}
-
-impl Frame {
-    /// The last frame: `data.status = 2`.
-    pub fn is_final(&self) -> bool {
-        self.raw.is_final()
-    }
-}
-
-/// Frames as they arrive; an `Err` is the last item.
-pub type FrameStream = Pin<Box<dyn Stream<Item = Result<Frame, UpstreamError>> + Send>>;
+/// Frames as they arrive, each read with its audio left in place ([`T2aFrame`]); an `Err` is
+/// the last item.
+pub type FrameStream = Pin<Box<dyn Stream<Item = Result<T2aFrame, UpstreamError>> + Send>>;
 
 /// A non-streamed synthesis: `request.stream` must be false.
 pub async fn synthesize(
@@ -223,26 +219,19 @@ pub async fn stream(
         match event {
             Err(e) => Some(Err(e)),
             Ok(event) if event.data.trim().is_empty() || event.is_done() => None,
-            Ok(event) => Some(parse_frame(&event.data)),
+            Ok(event) => Some(read_frame(event.data.into_bytes())),
         }
     });
     Ok(Box::pin(crate::common::client::until_first_error(frames)))
 }
 
-fn parse_frame(data: &str) -> Result<Frame, UpstreamError> {
-    let raw: T2aResponse = serde_json::from_str(data)
-        .map_err(|e| UpstreamError::Protocol(format!("t2a frame: {e}")))?;
-    refused(&raw.base_resp)?;
-    let audio = match &raw.data {
-        Some(d) => d
-            .audio_bytes()
-            .map_err(|e| UpstreamError::Protocol(format!("t2a frame audio: {e}")))?,
-        None => Vec::new(),
-    };
-    Ok(Frame {
-        audio: Bytes::from(audio),
-        raw,
-    })
+/// One frame: the vendor's error if it is one, else the frame with its audio checked and left
+/// in the event's bytes.
+fn read_frame(data: Bytes) -> Result<T2aFrame, UpstreamError> {
+    let frame =
+        T2aFrame::read(data).map_err(|e| UpstreamError::Protocol(format!("t2a frame: {e}")))?;
+    refused(&frame.response.base_resp)?;
+    Ok(frame)
 }
 
 async fn send(
@@ -348,17 +337,18 @@ mod tests {
 
     #[test]
     fn frames_decode_hex_and_errors_carry_the_vendor_code() {
-        let f = parse_frame(
+        let read = |json: &'static str| read_frame(Bytes::from_static(json.as_bytes()));
+        let f = read(
             r#"{"data":{"audio":"fffb","status":1},"base_resp":{"status_code":0,"status_msg":""}}"#,
         )
         .unwrap();
-        assert_eq!(&f.audio[..], &[0xff, 0xfb]);
-        assert!(!f.is_final());
-        let e = parse_frame(r#"{"data":{"audio":"fff","status":1},"base_resp":{"status_code":0}}"#)
+        assert_eq!(f.decode_audio().unwrap(), [0xff, 0xfb]);
+        assert!(!f.response.is_final());
+        let e = read(r#"{"data":{"audio":"fff","status":1},"base_resp":{"status_code":0}}"#)
             .unwrap_err();
         assert!(matches!(e, UpstreamError::Protocol(_)));
-        let e = parse_frame(r#"{"base_resp":{"status_code":1002,"status_msg":"rate limit"}}"#)
-            .unwrap_err();
+        let e =
+            read(r#"{"base_resp":{"status_code":1002,"status_msg":"rate limit"}}"#).unwrap_err();
         assert!(
             matches!(e, UpstreamError::Status { status: 429, .. }),
             "{e:?}"

@@ -123,6 +123,7 @@ impl HttpClient {
             .wrap_connector(http);
         let inner = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(config.pool_idle_timeout.unwrap_or(Duration::from_secs(90)))
+            .http1_max_buf_size(READ_BUFFER_MAX)
             .build(https);
         Ok(HttpClient { inner })
     }
@@ -206,6 +207,12 @@ pub fn body_stream(
         }
     })
 }
+
+/// The most an upstream connection reads at once, and so the most its read buffer holds for
+/// as long as the connection lives: hyper's own default grows to about 400 KB, and keeps what
+/// it grew to — a t2a stream's 76 KB frames left every open stream 128 KB or more while it
+/// waited for the next (docs/benchmarks.md, "Lean streams"). An answer's head must fit.
+const READ_BUFFER_MAX: usize = 32 << 10;
 
 /// A response body read as server-sent events under `limits` (each awaited at most `idle`): an
 /// event or a stream past its bound ends with a protocol error as its last item, so the relay

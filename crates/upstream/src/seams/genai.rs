@@ -12,8 +12,9 @@ use std::pin::Pin;
 /// One streamed event: its JSON text, exactly as the vendor sent it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
-    /// The event's `data`.
-    pub data: String,
+    /// The event's `data`: a slice of the bytes read, not a copy (docs/benchmarks.md, "Lean
+    /// streams").
+    pub data: tollgate_sse::ByteString,
 }
 
 /// Events as they arrive; an `Err` is the last item.

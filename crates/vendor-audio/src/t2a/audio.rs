@@ -45,6 +45,28 @@ pub fn decode_audio(hex: &str) -> Result<Vec<u8>, AudioHexError> {
     hex::decode(hex).map_err(|_| AudioHexError::OddLength { len: hex.len() })
 }
 
+/// Checks a hex audio chunk without decoding it: the length of the audio it holds, or the error
+/// [`decode_audio`] would give.
+///
+/// ```
+/// use tollgate_vendor_audio::t2a::{check_audio, decode_audio, AudioHexError};
+///
+/// assert_eq!(check_audio("fffb90"), Ok(3));
+/// assert_eq!(check_audio("ffzz"), decode_audio("ffzz").map(|audio| audio.len()));
+/// assert_eq!(check_audio("fff"), Err(AudioHexError::OddLength { len: 3 }));
+/// ```
+pub fn check_audio(hex: &str) -> Result<usize, AudioHexError> {
+    if let Some(index) = hex.bytes().position(|byte| !byte.is_ascii_hexdigit()) {
+        // `index` is where a character starts: every byte before it is an ASCII digit.
+        let character = hex[index..].chars().next().unwrap_or_default();
+        return Err(AudioHexError::InvalidCharacter { character, index });
+    }
+    if hex.len() % 2 == 1 {
+        return Err(AudioHexError::OddLength { len: hex.len() });
+    }
+    Ok(hex.len() / 2)
+}
+
 /// Encodes audio bytes as lower-case hex, as `data.audio` carries them.
 ///
 /// ```

@@ -84,11 +84,13 @@
 //! ```
 
 mod audio;
+mod frame;
 mod request;
 mod response;
 mod rules;
 
-pub use audio::{AudioHexError, decode_audio, encode_audio};
+pub use audio::{AudioHexError, check_audio, decode_audio, encode_audio};
+pub use frame::{FrameError, T2aFrame};
 pub use request::{
     AudioSetting, BITRATES, DEFAULT_SAMPLE_RATE, SAMPLE_RATES, StreamOptions, T2aFormat,
     T2aRequest, VoiceSetting,
