@@ -265,7 +265,7 @@ pub(crate) async fn append(
     let hash = line.hash(prev.unwrap_or(GENESIS));
     let mut params = line.fields().to_vec();
     params.push(Param::Text(&hash));
-    tx.execute(&insert_lines_sql(1), &params).await?;
+    tx.execute(INSERT_LINES.one(), &params).await?;
     tx.execute(
         "UPDATE accounts SET ledger_head = $1 WHERE id = $2",
         &[Param::Text(&hash), Param::Text(line.account_id)],
@@ -274,15 +274,10 @@ pub(crate) async fn append(
     Ok(hash)
 }
 
-/// The INSERT of `rows` ledger rows, each [`LineRef::fields`] then its `hash`.
-pub(crate) fn insert_lines_sql(rows: usize) -> String {
-    crate::sql::insert_rows(
-        "ledger",
-        &format!("{LINE_COLUMNS}, hash"),
-        LINE_WIDTH + 1,
-        rows,
-    )
-}
+/// The INSERT of ledger rows, each [`LineRef::fields`] then its `hash`, 256 rows a statement at
+/// most (24 parameters a row).
+pub(crate) static INSERT_LINES: crate::sql::Insert =
+    crate::sql::Insert::new("ledger", &[LINE_COLUMNS, "hash"], LINE_WIDTH + 1, 256);
 
 /// Where a chain breaks: the first row whose stored hash is not its recomputed one (an edited
 /// row, a row dropped before it, two rows swapped), or a gap in `seq`.

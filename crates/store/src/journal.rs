@@ -7,7 +7,7 @@
 //! returned what was left of it, and then the balance alone pays. Locks are taken lease first,
 //! then account, everywhere, so that two replicas' batches and the expiry sweep cannot deadlock.
 
-use crate::chain::{LINE_WIDTH, LineRef, insert_lines_sql};
+use crate::chain::{INSERT_LINES, LINE_WIDTH, LineRef};
 use crate::ids::new_id;
 use crate::policy::PriceGroup;
 use crate::sql::{Col, Param, Statements};
@@ -189,10 +189,6 @@ pub struct JournalWriter {
     /// The grant rule.
     pub grant: GrantRule,
 }
-
-/// Rows per multi-row INSERT: 16 parameters each stays far below SQLite's and PostgreSQL's
-/// limits on bound parameters.
-const INSERT_CHUNK: usize = 256;
 
 impl Store {
     /// Writes `entries` in one transaction, in order: each run of consecutive charges together
@@ -667,24 +663,13 @@ async fn write_charges<S: Statements>(
             return Err(StoreError::NotFound(format!("account {account}")));
         }
     }
-    // Rows go in chunks of a power of two (256, 128, …, 1) so that only nine distinct INSERT
-    // statements exist: each is prepared once per connection and then reused from the
-    // statement cache, where a statement of every batch size would be parsed anew each time.
-    let mut start = 0;
-    while start < charges.len() {
-        let left = charges.len() - start;
-        let size = if left >= INSERT_CHUNK {
-            INSERT_CHUNK
-        } else {
-            1 << (usize::BITS - 1 - left.leading_zeros())
-        };
-        let mut params = Vec::with_capacity(size * (LINE_WIDTH + 1));
-        for (line, hash) in lines[start..start + size].iter().zip(&hashes[start..]) {
+    for (chunk, sql) in INSERT_LINES.chunks(charges.len()) {
+        let mut params = Vec::with_capacity(chunk.len() * (LINE_WIDTH + 1));
+        for (line, hash) in lines[chunk.clone()].iter().zip(&hashes[chunk]) {
             params.extend(line.fields());
             params.push(Param::Text(hash));
         }
-        db.execute(&insert_lines_sql(size), &params).await?;
-        start += size;
+        db.execute(sql, &params).await?;
     }
     Ok(losses)
 }

@@ -4,6 +4,8 @@
 //! ([`crate::sqlite_journal`]). Statements use `$n` placeholders, numbered in order.
 
 use crate::StoreError;
+use std::ops::Range;
+use std::sync::OnceLock;
 
 /// A bound parameter.
 #[derive(Debug, Clone, Copy)]
@@ -71,24 +73,87 @@ impl Row {
     }
 }
 
-/// `INSERT INTO {table} ({columns}) VALUES ($1, …), …`: `rows` rows of `width` placeholders each,
-/// numbered in order (the journal's batched INSERTs).
-pub(crate) fn insert_rows(table: &str, columns: &str, width: usize, rows: usize) -> String {
-    let mut sql = format!("INSERT INTO {table} ({columns}) VALUES ");
-    for i in 0..rows {
-        if i > 0 {
-            sql.push(',');
+/// A multi-row `INSERT INTO {table} ({columns}) VALUES ($1, …), …` (the journal's batches):
+/// rows go in chunks of a power of two (`max_rows`, …, 2, 1), so that only a few distinct
+/// statements exist — each prepared once per connection, then taken from the statement cache —
+/// and each chunk size's text is written once per process, not once per batch (it cost about
+/// 34,000 instructions a request: `docs/benchmarks.md`, "Instructions per request").
+pub(crate) struct Insert {
+    table: &'static str,
+    /// Comma-separated column lists, joined in order.
+    columns: &'static [&'static str],
+    /// Placeholders per row: how many columns `columns` names.
+    width: usize,
+    /// The largest chunk, a power of two of at most 2⁸.
+    max_rows: usize,
+    /// The text of the chunk of 2ⁱ rows, once written.
+    texts: [OnceLock<String>; 9],
+}
+
+impl Insert {
+    /// The INSERT of rows of `width` values into `table`'s `columns`, at most `max_rows` a
+    /// statement (a power of two, at most 256; keep `max_rows × width` under SQLite's 32,766
+    /// and PostgreSQL's 65,535 bound parameters).
+    pub(crate) const fn new(
+        table: &'static str,
+        columns: &'static [&'static str],
+        width: usize,
+        max_rows: usize,
+    ) -> Insert {
+        assert!(max_rows.is_power_of_two() && max_rows <= 256);
+        Insert {
+            table,
+            columns,
+            width,
+            max_rows,
+            texts: [const { OnceLock::new() }; 9],
         }
-        sql.push('(');
-        for k in 1..=width {
-            if k > 1 {
-                sql.push_str(", ");
-            }
-            sql.push_str(&format!("${}", i * width + k));
-        }
-        sql.push(')');
     }
-    sql
+
+    /// `rows` rows in chunks, largest first: each chunk's range of rows and its statement.
+    pub(crate) fn chunks(&self, rows: usize) -> impl Iterator<Item = (Range<usize>, &str)> {
+        let mut start = 0;
+        std::iter::from_fn(move || {
+            let left = rows - start;
+            if left == 0 {
+                return None;
+            }
+            let size = self.max_rows.min(1 << left.ilog2());
+            let chunk = start..start + size;
+            start += size;
+            Some((chunk, self.text(size)))
+        })
+    }
+
+    /// The statement of one row.
+    pub(crate) fn one(&self) -> &str {
+        self.text(1)
+    }
+
+    /// The statement of `rows` rows, a power of two.
+    fn text(&self, rows: usize) -> &str {
+        self.texts[rows.trailing_zeros() as usize].get_or_init(|| {
+            let mut sql = format!(
+                "INSERT INTO {} ({}) VALUES ",
+                self.table,
+                self.columns.join(", ")
+            );
+            for i in 0..rows {
+                if i > 0 {
+                    sql.push(',');
+                }
+                sql.push('(');
+                for k in 1..=self.width {
+                    if k > 1 {
+                        sql.push_str(", ");
+                    }
+                    sql.push_str(&format!("${}", i * self.width + k));
+                }
+                sql.push(')');
+            }
+            sql
+        })
+    }
 }
 
 /// A connection inside a transaction.
@@ -145,5 +210,43 @@ impl Statements for sqlx::AnyConnection {
             })
         })?;
         Ok(Some(row))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Insert;
+
+    static ROWS: Insert = Insert::new("t", &["a, b", "c"], 3, 8);
+
+    #[test]
+    fn rows_go_in_chunks_of_powers_of_two_each_row_once() {
+        for rows in 0..40 {
+            let mut next = 0;
+            for (chunk, sql) in ROWS.chunks(rows) {
+                assert_eq!(
+                    chunk.start, next,
+                    "{rows} rows: chunks in order, none skipped"
+                );
+                assert!(chunk.len().is_power_of_two() && chunk.len() <= 8);
+                assert_eq!(sql.matches('(').count(), 1 + chunk.len(), "{sql}");
+                assert_eq!(sql.matches('$').count(), 3 * chunk.len(), "{sql}");
+                next = chunk.end;
+            }
+            assert_eq!(next, rows, "{rows} rows: every row written");
+        }
+        let chunks: Vec<usize> = ROWS.chunks(21).map(|(c, _)| c.len()).collect();
+        assert_eq!(chunks, [8, 8, 4, 1]);
+    }
+
+    #[test]
+    fn a_statement_is_written_once_and_numbers_its_placeholders_in_order() {
+        assert_eq!(ROWS.one(), "INSERT INTO t (a, b, c) VALUES ($1, $2, $3)");
+        let (_, two) = ROWS.chunks(2).next().unwrap_or_default();
+        assert_eq!(
+            two,
+            "INSERT INTO t (a, b, c) VALUES ($1, $2, $3),($4, $5, $6)"
+        );
+        assert!(std::ptr::eq(ROWS.one(), ROWS.one()), "the text is kept");
     }
 }

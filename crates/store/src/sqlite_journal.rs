@@ -16,6 +16,7 @@ use crate::journal::{JournalEntry, JournalWriter, Written, write_entries};
 use crate::sql::{Cell, Col, Param, Row, Statements};
 use crate::{StoreError, now_millis};
 use rusqlite::Connection;
+use std::borrow::Cow;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, mpsc};
@@ -348,18 +349,23 @@ struct Thread<'c> {
     conn: &'c Connection,
 }
 
-/// `$n` → `?n`: SQLite binds `?n` to position n, where `$n` would be a named parameter.
-fn positional(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len());
-    let mut chars = sql.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '$' && chars.peek().is_some_and(char::is_ascii_digit) {
-            out.push('?');
-        } else {
-            out.push(c);
-        }
+/// `$n` → `?n`: SQLite binds `?n` to position n, where `$n` would be a named parameter. The
+/// text between placeholders is copied a run at a time (`str::find` is a `memchr`).
+fn positional(sql: &str) -> Cow<'_, str> {
+    if !sql.contains('$') {
+        return Cow::Borrowed(sql);
     }
-    out
+    let mut out = String::with_capacity(sql.len());
+    let mut rest = sql;
+    while let Some(at) = rest.find('$') {
+        let (before, from) = rest.split_at(at);
+        out.push_str(before);
+        let numbered = from.as_bytes().get(1).is_some_and(u8::is_ascii_digit);
+        out.push(if numbered { '?' } else { '$' });
+        rest = &from[1..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
 }
 
 fn prepare<'c>(

@@ -231,26 +231,18 @@ const COLUMNS: &str = "id, created_at, kind, account_id, key_id, price_group, en
     request_id, task_id, estimated, note, hold_id, price_version, measured, bound_basis";
 /// How many.
 const COLUMN_COUNT: usize = 25;
-/// Rows per multi-row INSERT (as for the ledger's: a power-of-two chunk keeps the number of
-/// distinct statements, and so of prepared statements, small).
-const CHUNK: usize = 128;
+/// The INSERT of usage records, 128 a statement at most.
+static INSERT: crate::sql::Insert =
+    crate::sql::Insert::new("usage_log", &[COLUMNS], COLUMN_COUNT, 128);
 
 /// Writes `records` inside the caller's transaction.
 pub(crate) async fn write_usage<S: Statements>(
     db: &mut S,
     records: &[&UsageRecord],
 ) -> Result<(), StoreError> {
-    let mut start = 0;
-    while start < records.len() {
-        let left = records.len() - start;
-        let size = if left >= CHUNK {
-            CHUNK
-        } else {
-            1 << (usize::BITS - 1 - left.leading_zeros())
-        };
-        let chunk = &records[start..start + size];
+    for (chunk, sql) in INSERT.chunks(records.len()) {
         let mut params = Vec::with_capacity(chunk.len() * COLUMN_COUNT);
-        for r in chunk {
+        for r in &records[chunk] {
             params.extend([
                 Param::Text(&r.id),
                 Param::Int(r.created_at),
@@ -279,14 +271,9 @@ pub(crate) async fn write_usage<S: Statements>(
                 Param::OptText(r.bound_basis.as_deref()),
             ]);
         }
-        db.execute(&insert_sql(chunk.len()), &params).await?;
-        start += size;
+        db.execute(sql, &params).await?;
     }
     Ok(())
-}
-
-fn insert_sql(rows: usize) -> String {
-    crate::sql::insert_rows("usage_log", COLUMNS, COLUMN_COUNT, rows)
 }
 
 /// The records as the PostgreSQL charge batch takes them (`crate::schema`, `usage` argument).
