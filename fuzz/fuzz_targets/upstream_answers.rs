@@ -12,10 +12,10 @@ fuzz_target!(|data: &[u8]| {
     match which % 6 {
         0 => {
             // As the gateway reads it, in place, each vector checked, written in every shape:
-            // with the float vectors lifted out first or read whole, the same answer.
+            // with the vectors lifted out first or read whole, the same answer.
             use tollgate_embeddings::{AnswerShape, EncodingFormat, RelayedResponse};
-            let lifted = RelayedResponse::read(body, EncodingFormat::Float);
-            let whole = RelayedResponse::read(body, EncodingFormat::Base64);
+            let lifted = RelayedResponse::read(body);
+            let whole = RelayedResponse::read_whole(body);
             assert_eq!(lifted.is_ok(), whole.is_ok(), "one way read it, the other did not");
             if let (Ok(lifted), Ok(whole)) = (lifted, whole) {
                 for inputs in [whole.data.len(), 1] {

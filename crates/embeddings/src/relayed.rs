@@ -3,8 +3,8 @@
 //!
 //! A gateway that asks its channel for the encoding its client asked for gets vectors it need not
 //! touch. [`RelayedResponse::read`] parses only the envelope — `data`'s items keep their vectors
-//! as the upstream's own JSON text ([`VectorText`]; arrays of numbers lifted out before the
-//! parser sees them, `crate::lift`) — and [`RelayedResponse::write`] copies each
+//! as the upstream's own JSON text ([`VectorText`]; arrays of numbers and strings lifted out
+//! before the parser sees them, `crate::lift`) — and [`RelayedResponse::write`] copies each
 //! vector verbatim when it is already in the asked encoding at the asked length, after checking
 //! that it is one (a base64 string of whole `float32` values, or an array of numbers, counted).
 //! Only a vector in the other encoding, or longer than the asked `dimensions`, is decoded, then
@@ -21,7 +21,7 @@
 //! let upstream = br#"{"object":"list","model":"vendor-embed",
 //!     "data":[{"object":"embedding","index":0,"embedding":[0.6,0.8]}],
 //!     "usage":{"prompt_tokens":2,"total_tokens":2}}"#;
-//! let answer = RelayedResponse::read(upstream, EncodingFormat::Float)?;
+//! let answer = RelayedResponse::read(upstream)?;
 //! assert_eq!(answer.usage, EmbeddingUsage::from_prompt_tokens(2));
 //!
 //! let shape = AnswerShape { inputs: 1, format: EncodingFormat::Float, dimensions: None };
@@ -41,6 +41,7 @@ use crate::dimensions::shorten;
 use crate::encoding::{
     EncodingError, EncodingFormat, base64_dimensions, decode_base64, float_array_dimensions,
 };
+use crate::lift::LiftedVector;
 use crate::response::{
     EMBEDDING_OBJECT, EmbeddingResponse, EmbeddingUsage, EmbeddingVector, LIST_OBJECT, ListWriter,
 };
@@ -125,6 +126,9 @@ pub enum VectorText<'a> {
     /// Found by the JSON parser in the answer's envelope (a copy: see
     /// [`RelayedResponse::read`]).
     Copied(Box<RawValue>),
+    /// A string with no escape in it, lifted out of the answer (quotes included): checked as
+    /// base64 when read.
+    Text(&'a str),
     /// An array of numbers, already checked and counted as it was lifted out of the answer.
     Numbers {
         /// The array's text, in the answer.
@@ -140,6 +144,9 @@ impl VectorText<'_> {
         match self {
             Self::InPlace(raw) => RelayedVector::check(raw),
             Self::Copied(raw) => RelayedVector::check(raw),
+            Self::Text(json) => {
+                RelayedVector::check_string(json).unwrap_or(Err(EncodingError::NotAVector))
+            }
             Self::Numbers { json, dimensions } => Ok(RelayedVector {
                 format: EncodingFormat::Float,
                 dimensions: *dimensions,
@@ -183,25 +190,34 @@ impl<'a> RelayedVector<'a> {
     /// Checks `value` as a vector: a string of canonical base64 of whole `float32` values, or an
     /// array of numbers.
     pub fn check(value: &'a RawValue) -> Result<Self, EncodingError> {
-        let json = value.get();
-        let (format, dimensions, verbatim) =
-            match json.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
-                Some(text) if !text.contains('\\') => {
-                    (EncodingFormat::Base64, base64_dimensions(text)?, true)
-                }
-                Some(_) => (
-                    EncodingFormat::Base64,
-                    base64_dimensions(&unescape(json)?)?,
-                    false,
-                ),
-                None => (EncodingFormat::Float, float_array_dimensions(value)?, true),
-            };
-        Ok(Self {
-            format,
+        match Self::check_string(value.get()) {
+            Some(checked) => checked,
+            None => Ok(Self {
+                format: EncodingFormat::Float,
+                dimensions: float_array_dimensions(value)?,
+                json: value.get(),
+                verbatim: true,
+            }),
+        }
+    }
+
+    /// Checks `json` as a base64 string, its escapes (if any) read first; `None` when it is no
+    /// JSON string. A `\` is looked for with `memchr` (a base64 vector is 8 KB: a byte at a
+    /// time cost a fortieth of a base64 request, `docs/benchmarks.md`).
+    fn check_string(json: &'a str) -> Option<Result<Self, EncodingError>> {
+        let text = json.strip_prefix('"')?.strip_suffix('"')?;
+        let verbatim = memchr::memchr(b'\\', text.as_bytes()).is_none();
+        let dimensions = if verbatim {
+            base64_dimensions(text)
+        } else {
+            unescape(json).and_then(|text| base64_dimensions(&text))
+        };
+        Some(dimensions.map(|dimensions| Self {
+            format: EncodingFormat::Base64,
             dimensions,
             json,
             verbatim,
-        })
+        }))
     }
 
     /// The values, decoded.
@@ -246,6 +262,10 @@ impl<'a> RelayedVector<'a> {
     }
 }
 
+fn json_error(e: serde_json::Error) -> AnswerError {
+    AnswerError::Json(e.to_string())
+}
+
 /// A JSON string's text, unescaped.
 fn unescape(json: &str) -> Result<String, EncodingError> {
     serde_json::from_str(json).map_err(|e| EncodingError::InvalidBase64 {
@@ -254,29 +274,17 @@ fn unescape(json: &str) -> Result<String, EncodingError> {
 }
 
 impl<'a> RelayedResponse<'a> {
-    /// Reads the envelope of `body`, leaving the vectors where they are. `expected` is the
-    /// encoding the channel was asked for: when it is `float`, the arrays of numbers are first
-    /// lifted out of the answer (`crate::lift`: checked and counted in one pass, where a JSON
-    /// parser reads every number to find where they end) and the rest is parsed apart.
-    pub fn read(body: &'a [u8], expected: EncodingFormat) -> Result<Self, AnswerError> {
-        let json = |e: serde_json::Error| AnswerError::Json(e.to_string());
-        let lifted = match expected {
-            EncodingFormat::Float => crate::lift::lift(body),
-            EncodingFormat::Base64 => None,
+    /// Reads the envelope of `body`, leaving the vectors where they are: the vectors are first
+    /// lifted out of the answer (`crate::lift`: an array checked and counted in one pass, a
+    /// string found by `memchr`, where a JSON parser reads every byte a character at a time to
+    /// find where they end) and the rest is parsed apart. What it reads is what
+    /// [`RelayedResponse::read_whole`] reads (`tests/wire.rs`, the `upstream_answers` fuzz
+    /// target).
+    pub fn read(body: &'a [u8]) -> Result<Self, AnswerError> {
+        let Some(lifted) = crate::lift::lift(body) else {
+            return Self::read_whole(body);
         };
-        let Some(lifted) = lifted else {
-            let wire: Wire<'a> = serde_json::from_slice(body).map_err(json)?;
-            return Ok(Self {
-                data: (wire.data.into_iter())
-                    .map(|item| RelayedEmbedding {
-                        index: item.index,
-                        embedding: VectorText::InPlace(item.embedding),
-                    })
-                    .collect(),
-                usage: wire.usage,
-            });
-        };
-        let wire: Wire<'_> = serde_json::from_slice(&lifted.envelope).map_err(json)?;
+        let wire: Wire<'_> = serde_json::from_slice(&lifted.envelope).map_err(json_error)?;
         let data = (wire.data.into_iter())
             .map(|item| {
                 // A bare number here is a lifted vector's position: `lift` lifts nothing from
@@ -288,7 +296,10 @@ impl<'a> RelayedResponse<'a> {
                 RelayedEmbedding {
                     index: item.index,
                     embedding: match lifted {
-                        Some(&(json, dimensions)) => VectorText::Numbers { json, dimensions },
+                        Some(&LiftedVector::Numbers(json, dimensions)) => {
+                            VectorText::Numbers { json, dimensions }
+                        }
+                        Some(&LiftedVector::Text(json)) => VectorText::Text(json),
                         None => VectorText::Copied(item.embedding.to_owned()),
                     },
                 }
@@ -296,6 +307,22 @@ impl<'a> RelayedResponse<'a> {
             .collect();
         Ok(Self {
             data,
+            usage: wire.usage,
+        })
+    }
+
+    /// Reads `body` whole with the JSON parser, the vectors left in place as its raw values:
+    /// the reading [`RelayedResponse::read`] is held to, and its way for an answer with nothing
+    /// to lift.
+    pub fn read_whole(body: &'a [u8]) -> Result<Self, AnswerError> {
+        let wire: Wire<'a> = serde_json::from_slice(body).map_err(json_error)?;
+        Ok(Self {
+            data: (wire.data.into_iter())
+                .map(|item| RelayedEmbedding {
+                    index: item.index,
+                    embedding: VectorText::InPlace(item.embedding),
+                })
+                .collect(),
             usage: wire.usage,
         })
     }

@@ -121,27 +121,25 @@ impl<'a> LineRef<'a> {
 
     /// The canonical encoding of the row after `prev`.
     pub(crate) fn encode(&self, prev: &str) -> Vec<u8> {
-        use std::io::Write as _;
+        // Numbers in decimal as `Display` writes them, by `itoa`: `write!` cost 7,000
+        // instructions a row (`docs/benchmarks.md`, "Instructions per request").
+        let mut number = itoa::Buffer::new();
+        let mut length = itoa::Buffer::new();
         let mut out = Vec::with_capacity(512);
         out.extend_from_slice(b"tollgate-ledger-v1\n");
         out.extend_from_slice(prev.as_bytes());
         out.push(b'\n');
-        let mut digits = Vec::with_capacity(20);
         for field in self.fields() {
             let value = match field {
                 Param::Text(v) | Param::OptText(Some(v)) => v.as_bytes(),
-                Param::Int(v) | Param::OptInt(Some(v)) => {
-                    digits.clear();
-                    // Writing into a Vec cannot fail.
-                    let _ = write!(digits, "{v}");
-                    &digits[..]
-                }
+                Param::Int(v) | Param::OptInt(Some(v)) => number.format(v).as_bytes(),
                 Param::OptText(None) | Param::OptInt(None) => {
                     out.extend_from_slice(b"~,");
                     continue;
                 }
             };
-            let _ = write!(out, "{}:", value.len());
+            out.extend_from_slice(length.format(value.len()).as_bytes());
+            out.push(b':');
             out.extend_from_slice(value);
             out.push(b',');
         }
@@ -150,7 +148,7 @@ impl<'a> LineRef<'a> {
 
     /// The row's hash after `prev`: lowercase hex SHA-256 of [`LineRef::encode`].
     pub(crate) fn hash(&self, prev: &str) -> String {
-        hex::encode(Sha256::digest(self.encode(prev)))
+        crate::ids::hex(&Sha256::digest(self.encode(prev)))
     }
 }
 
@@ -448,7 +446,7 @@ mod tests {
             seq,
             kind: "charge".into(),
             amount_nanos: amount,
-            balance_after_nanos: 100 + amount,
+            balance_after_nanos: amount.wrapping_add(100),
             model: Some("tts-1".into()),
             quantity: Some(r#"{"characters":11}"#.into()),
             note: Some("你好".into()),
@@ -466,6 +464,31 @@ mod tests {
         // "你好" is six bytes; absent columns are "~,".
         assert!(text.contains(",~,~,~,~,~,1:0,6:你好,~,"), "{text}");
         assert!(text.ends_with("1:0,1:0,13:1700000000000,"), "{text}");
+    }
+
+    /// The encoding as `format!` writes it: what every stored hash was made of before `itoa`.
+    fn encoded_by_format(line: &LedgerLine, prev: &str) -> Vec<u8> {
+        let mut out = format!("tollgate-ledger-v1\n{prev}\n");
+        for field in line.view().fields() {
+            match field {
+                Param::Text(v) | Param::OptText(Some(v)) => out += &format!("{}:{v},", v.len()),
+                Param::Int(v) | Param::OptInt(Some(v)) => {
+                    out += &format!("{}:{v},", v.to_string().len())
+                }
+                Param::OptText(None) | Param::OptInt(None) => out += "~,",
+            }
+        }
+        out.into_bytes()
+    }
+
+    #[test]
+    fn numbers_are_encoded_as_display_writes_them() {
+        for v in [i64::MIN, -1_000_000_007, -1, 0, 9, 10, 99, 100, i64::MAX] {
+            let mut l = line(v, v);
+            l.price_version = Some(v);
+            l.note = Some("x".repeat(usize::try_from(v.unsigned_abs() % 1000).unwrap()));
+            assert_eq!(l.encode("prev"), encoded_by_format(&l, "prev"), "{v}");
+        }
     }
 
     #[test]

@@ -93,7 +93,9 @@ pub(crate) struct Insert {
 impl Insert {
     /// The INSERT of rows of `width` values into `table`'s `columns`, at most `max_rows` a
     /// statement (a power of two, at most 256; keep `max_rows × width` under SQLite's 32,766
-    /// and PostgreSQL's 65,535 bound parameters).
+    /// and PostgreSQL's 65,535 bound parameters). `width` is the caller's typed row (an array's
+    /// length, a constant); the columns are counted against it, so that in a `static` a
+    /// mismatch is a compile error, not a statement that fails on its first use.
     pub(crate) const fn new(
         table: &'static str,
         columns: &'static [&'static str],
@@ -101,6 +103,7 @@ impl Insert {
         max_rows: usize,
     ) -> Insert {
         assert!(max_rows.is_power_of_two() && max_rows <= 256);
+        assert!(count_columns(columns) == width, "one value per column");
         Insert {
             table,
             columns,
@@ -132,6 +135,7 @@ impl Insert {
 
     /// The statement of `rows` rows, a power of two.
     fn text(&self, rows: usize) -> &str {
+        debug_assert!(rows.is_power_of_two() && rows <= self.max_rows);
         self.texts[rows.trailing_zeros() as usize].get_or_init(|| {
             let mut sql = format!(
                 "INSERT INTO {} ({}) VALUES ",
@@ -154,6 +158,25 @@ impl Insert {
             sql
         })
     }
+}
+
+/// The names in comma-separated column lists.
+const fn count_columns(columns: &[&str]) -> usize {
+    let mut count = 0;
+    let mut list = 0;
+    while list < columns.len() {
+        let names = columns[list].as_bytes();
+        count += 1;
+        let mut at = 0;
+        while at < names.len() {
+            if names[at] == b',' {
+                count += 1;
+            }
+            at += 1;
+        }
+        list += 1;
+    }
+    count
 }
 
 /// A connection inside a transaction.

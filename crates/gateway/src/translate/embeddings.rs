@@ -38,7 +38,7 @@ pub fn to_client(
     shape: &AnswerShape,
     entry: &ModelEntry,
 ) -> Result<(Vec<u8>, EmbeddingUsage), AnswerError> {
-    let answer = RelayedResponse::read(body, shape.format)?;
+    let answer = RelayedResponse::read(body)?;
     Ok((answer.write(shape, &entry.public)?, answer.usage))
 }
 
@@ -48,6 +48,6 @@ pub fn to_values(
     shape: &AnswerShape,
     _entry: &ModelEntry,
 ) -> Result<(Vec<Vec<f32>>, EmbeddingUsage), AnswerError> {
-    let answer = RelayedResponse::read(body, shape.format)?;
+    let answer = RelayedResponse::read(body)?;
     Ok((answer.floats(shape)?, answer.usage))
 }

@@ -146,13 +146,16 @@ impl HttpClient {
     }
 
     /// Reads a whole response body, at most `limit` bytes, with `timeouts.idle` between pieces.
+    /// A body that arrives in one piece (an embeddings answer, as a rule) is kept as hyper read
+    /// it; only a second piece makes a buffer both are copied into (an 8 KB answer copied
+    /// cost 10,000 instructions a request, `docs/benchmarks.md`, "Instructions per request").
     pub async fn read_body(
         body: Incoming,
         limit: usize,
         timeouts: &Timeouts,
     ) -> Result<Bytes, UpstreamError> {
         let mut body = body;
-        let mut buf = BytesMut::new();
+        let mut buf = Pieces::default();
         loop {
             let frame = match tokio::time::timeout(timeouts.idle, body.frame()).await {
                 Err(_) => {
@@ -161,7 +164,7 @@ impl HttpClient {
                         after: timeouts.idle,
                     });
                 }
-                Ok(None) => return Ok(buf.freeze()),
+                Ok(None) => return Ok(buf.into_bytes()),
                 Ok(Some(Err(e))) => return Err(UpstreamError::Transport(error_chain(&e))),
                 Ok(Some(Ok(frame))) => frame,
             };
@@ -171,8 +174,52 @@ impl HttpClient {
                         "response body larger than {limit} bytes"
                     )));
                 }
-                buf.extend_from_slice(&data);
+                buf.push(data);
             }
+        }
+    }
+}
+
+/// A body read so far: one piece kept as it came, or the pieces joined.
+enum Pieces {
+    One(Bytes),
+    Joined(BytesMut),
+}
+
+impl Default for Pieces {
+    fn default() -> Self {
+        Pieces::One(Bytes::new())
+    }
+}
+
+impl Pieces {
+    fn len(&self) -> usize {
+        match self {
+            Pieces::One(bytes) => bytes.len(),
+            Pieces::Joined(buf) => buf.len(),
+        }
+    }
+
+    fn push(&mut self, data: Bytes) {
+        if data.is_empty() {
+            return;
+        }
+        match self {
+            Pieces::One(first) if first.is_empty() => *first = data,
+            Pieces::One(first) => {
+                let mut joined = BytesMut::with_capacity(first.len() + data.len());
+                joined.extend_from_slice(first);
+                joined.extend_from_slice(&data);
+                *self = Pieces::Joined(joined);
+            }
+            Pieces::Joined(buf) => buf.extend_from_slice(&data),
+        }
+    }
+
+    fn into_bytes(self) -> Bytes {
+        match self {
+            Pieces::One(bytes) => bytes,
+            Pieces::Joined(buf) => buf.freeze(),
         }
     }
 }
@@ -323,4 +370,28 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_body_in_one_piece_is_kept_and_pieces_are_joined_in_order() {
+        let mut one = Pieces::default();
+        let piece = Bytes::from_static(b"the whole answer");
+        one.push(piece.clone());
+        one.push(Bytes::new());
+        let kept = one.into_bytes();
+        assert_eq!(kept, piece);
+        assert_eq!(kept.as_ptr(), piece.as_ptr(), "not copied");
+
+        let mut many = Pieces::default();
+        for piece in ["a", "", "bc", "def"] {
+            many.push(Bytes::from_static(piece.as_bytes()));
+        }
+        assert_eq!(many.len(), 6);
+        assert_eq!(many.into_bytes(), Bytes::from_static(b"abcdef"));
+        assert_eq!(Pieces::default().into_bytes(), Bytes::new());
+    }
 }
