@@ -255,6 +255,58 @@ async fn bad_input_is_400_naming_the_field_and_never_reaches_the_upstream() {
     assert_eq!(gw.open_holds(&account).await, 0);
 }
 
+/// The client who sends what is costly to count (docs/decisions.md, "Counting tokens"): the
+/// gateway counts every input before it holds anything. A megabyte of spaces — the tokenizer
+/// the gateway used before panicked on it and answered 500 — is 7,814 tokens, under the 8,192
+/// an input may have: relayed and charged exactly. Four megabytes of one letter — which it took
+/// time quadratic in the letters to count — is 500,000 tokens: refused naming the input, with
+/// nothing held or sent.
+#[tokio::test]
+async fn inputs_costly_to_count_are_counted_then_charged_or_refused() {
+    // The endpoint's default limit of 8 MiB (the test gateway's is 64 KiB).
+    let config = common::MODELS.replace("embeddings = 65536", "embeddings = 8388608");
+    let gw = TestGateway::with_config(&config).await;
+    let (account, key) = gw.account("1").await;
+    let spaces = format!("{}x", " ".repeat(1_000_000));
+    let r = gw
+        .post_json(
+            PATH,
+            &key,
+            &json!({"model": "text-embedding-3-small", "input": spaces}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["usage"]["prompt_tokens"], 7_814);
+    settle_down(&gw, &account).await;
+    assert_eq!(
+        gw.balance(&account).await,
+        Amount::from_nanos(1_000_000_000 - 20 * 7_814)
+    );
+
+    let letters = "a".repeat(4_000_000);
+    let r = gw
+        .post_json(
+            PATH,
+            &key,
+            &json!({"model": "text-embedding-3-small", "input": ["hello", letters]}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", String::from_utf8_lossy(&r.body));
+    let e = r.json();
+    assert_eq!(e["error"]["type"], "invalid_request_error");
+    assert_eq!(e["error"]["param"], "input[1]", "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("has 500000 tokens"),
+        "{e}"
+    );
+    assert_eq!(gw.upstream_calls(), 1, "the refused request was not sent");
+    assert_eq!(gw.store.ledger(&account).await.unwrap().len(), 2);
+    assert_eq!(gw.open_holds(&account).await, 0);
+}
+
 #[tokio::test]
 async fn an_oversized_body_is_413_in_openai_shape() {
     let gw = TestGateway::start().await;

@@ -44,7 +44,7 @@ pub(crate) fn lift(body: &[u8]) -> Option<Lifted<'_>> {
     while let Some(&byte) = body.get(at) {
         match byte {
             b'"' => {
-                let end = string_end(body, at + 1)?;
+                let (end, _) = string_end(body, at + 1)?;
                 if depth == 3 && &body[at + 1..end] == b"embedding" {
                     let colon = skip_white_space(body, end + 1);
                     if body.get(colon) == Some(&b':') {
@@ -53,9 +53,11 @@ pub(crate) fn lift(body: &[u8]) -> Option<Lifted<'_>> {
                             Some(b'[') => {
                                 number_array(body, value).map(|(close, count)| (close, Some(count)))
                             }
-                            Some(b'"') => {
-                                unescaped_string_end(body, value + 1).map(|close| (close, None))
-                            }
+                            Some(b'"') => string_end(body, value + 1)
+                                .filter(|&(close, escaped)| {
+                                    !escaped && no_control_character(&body[value + 1..close])
+                                })
+                                .map(|(close, _)| (close, None)),
                             Some(b'-' | b'0'..=b'9') => return None,
                             _ => None,
                         };
@@ -93,30 +95,27 @@ pub(crate) fn lift(body: &[u8]) -> Option<Lifted<'_>> {
     Some(Lifted { envelope, vectors })
 }
 
-/// The position of the quote that ends the string whose text starts at `from`, when no escape
-/// comes before it (`memchr2`, many bytes at a step: a base64 vector is 8 KB) and no control
-/// character is in it (JSON allows none in a string: such a string is left to the parser, whose
-/// refusal is the answer's; the check is branch-free, so the compiler vectorizes it).
-fn unescaped_string_end(body: &[u8], from: usize) -> Option<usize> {
-    let rest = body.get(from..)?;
-    let end = memchr::memchr2(b'"', b'\\', rest)?;
-    let text = rest.get(..end)?;
-    let no_control = text
-        .iter()
-        .fold(true, |clean, &byte| clean & (byte >= 0x20));
-    (rest.get(end) == Some(&b'"') && no_control).then_some(from + end)
+/// The position of the quote that ends the string whose text starts at `from`, and whether an
+/// escape came before it: `memchr2` to the next quote or backslash, many bytes at a step (a
+/// base64 vector is 8 KB), stepping over each escaped character.
+fn string_end(body: &[u8], from: usize) -> Option<(usize, bool)> {
+    let (mut at, mut escaped) = (from, false);
+    loop {
+        at += memchr::memchr2(b'"', b'\\', body.get(at..)?)?;
+        if body.get(at) == Some(&b'"') {
+            return Some((at, escaped));
+        }
+        escaped = true;
+        at += 2;
+    }
 }
 
-/// The position of the quote that ends the string whose text starts at `from`.
-fn string_end(body: &[u8], from: usize) -> Option<usize> {
-    let mut at = from;
-    loop {
-        match body.get(at)? {
-            b'"' => return Some(at),
-            b'\\' => at += 2,
-            _ => at += 1,
-        }
-    }
+/// Whether `text` holds no control character (JSON allows none in a string: such a string is
+/// left to the parser, whose refusal is the answer's). Branch-free, so the compiler vectorizes
+/// it.
+fn no_control_character(text: &[u8]) -> bool {
+    text.iter()
+        .fold(true, |clean, &byte| clean & (byte >= 0x20))
 }
 
 /// The first position from `from` that is not JSON white space.
@@ -213,6 +212,27 @@ mod tests {
             assert_eq!(close, text.len() - 1, "{text}");
             count
         })
+    }
+
+    #[test]
+    fn a_string_ends_at_its_first_unescaped_quote() {
+        // The text after the opening quote: where the closing quote is, and whether an escape
+        // came before it.
+        for (text, end) in [
+            (r#"""#, Some((0, false))),
+            (r#"AACAPw==""#, Some((8, false))),
+            (r#"a\"b""#, Some((4, true))),
+            (r#"a\\""#, Some((3, true))),
+            (r#"a\\\"""#, Some((5, true))),
+            (r#"\/\/"x"#, Some((4, true))),
+            ("no end", None),
+            (r#"ends in \"#, None),
+            (r#"ends in \""#, None),
+        ] {
+            assert_eq!(string_end(text.as_bytes(), 0), end, "{text}");
+        }
+        assert_eq!(string_end(br#"{"a":"b"}"#, 2), Some((3, false)));
+        assert_eq!(string_end(b"x", 5), None, "past the end");
     }
 
     #[test]

@@ -126,8 +126,8 @@ pub enum VectorText<'a> {
     /// Found by the JSON parser in the answer's envelope (a copy: see
     /// [`RelayedResponse::read`]).
     Copied(Box<RawValue>),
-    /// A string with no escape in it, lifted out of the answer (quotes included): checked as
-    /// base64 when read.
+    /// A string with no escape and no control character in it, lifted out of the answer
+    /// (quotes included): checked as base64 when read.
     Text(&'a str),
     /// An array of numbers, already checked and counted as it was lifted out of the answer.
     Numbers {
@@ -144,9 +144,7 @@ impl VectorText<'_> {
         match self {
             Self::InPlace(raw) => RelayedVector::check(raw),
             Self::Copied(raw) => RelayedVector::check(raw),
-            Self::Text(json) => {
-                RelayedVector::check_string(json).unwrap_or(Err(EncodingError::NotAVector))
-            }
+            Self::Text(json) => RelayedVector::check_unescaped_string(json),
             Self::Numbers { json, dimensions } => Ok(RelayedVector {
                 format: EncodingFormat::Float,
                 dimensions: *dimensions,
@@ -206,18 +204,38 @@ impl<'a> RelayedVector<'a> {
     /// time cost a fortieth of a base64 request, `docs/benchmarks.md`).
     fn check_string(json: &'a str) -> Option<Result<Self, EncodingError>> {
         let text = json.strip_prefix('"')?.strip_suffix('"')?;
-        let verbatim = memchr::memchr(b'\\', text.as_bytes()).is_none();
-        let dimensions = if verbatim {
-            base64_dimensions(text)
-        } else {
-            unescape(json).and_then(|text| base64_dimensions(&text))
-        };
-        Some(dimensions.map(|dimensions| Self {
+        if memchr::memchr(b'\\', text.as_bytes()).is_none() {
+            return Some(Self::check_base64(json, text));
+        }
+        Some(
+            unescape(json)
+                .and_then(|text| base64_dimensions(&text))
+                .map(|dimensions| Self {
+                    format: EncodingFormat::Base64,
+                    dimensions,
+                    json,
+                    verbatim: false,
+                }),
+        )
+    }
+
+    /// Checks `json`, a string the lift found with no escape in it, as base64.
+    fn check_unescaped_string(json: &'a str) -> Result<Self, EncodingError> {
+        let text = json
+            .strip_prefix('"')
+            .and_then(|t| t.strip_suffix('"'))
+            .ok_or(EncodingError::NotAVector)?;
+        Self::check_base64(json, text)
+    }
+
+    /// Checks `text`, the inside of the string `json` with no escape in it, as base64.
+    fn check_base64(json: &'a str, text: &str) -> Result<Self, EncodingError> {
+        base64_dimensions(text).map(|dimensions| Self {
             format: EncodingFormat::Base64,
             dimensions,
             json,
-            verbatim,
-        }))
+            verbatim: true,
+        })
     }
 
     /// The values, decoded.

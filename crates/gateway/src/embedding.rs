@@ -29,9 +29,6 @@ use tollgate_upstream::UpstreamError;
 pub type ReadAnswer<T> =
     fn(&[u8], &AnswerShape, &ModelEntry) -> Result<(T, EmbeddingUsage), AnswerError>;
 
-/// Inputs larger than this are tokenized on the blocking pool, not on a runtime thread.
-const INLINE_TOKENIZE_BYTES: usize = 64 << 10;
-
 /// Embeds `request` (`size`: its body's bytes) with `entry`'s channels for `principal`: the
 /// client's answer, made by `read`, and the upstream's time, after settling.
 pub async fn embed<T: Send + 'static>(
@@ -44,7 +41,7 @@ pub async fn embed<T: Send + 'static>(
 ) -> Result<(T, Duration), ApiError> {
     // 4. The request against the model, and its tokens under the model's limits.
     validate(&request, model_family(&entry.upstream_model)).map_err(ApiError::from)?;
-    let counts = if size > INLINE_TOKENIZE_BYTES {
+    let counts = if size > tollgate_metering::MEASURE_ON_BLOCKING_POOL {
         let input = request.input.clone();
         tokio::task::spawn_blocking(move || tokens::count_embedding_inputs(&input))
             .await

@@ -28,8 +28,8 @@ use tollgate_store::Principal;
 use tollgate_upstream::genai::FrameStream;
 
 /// Step 5 of a native request (and of the chat and Responses bridges): the prompt measured
-/// (`tollgate_metering::prompt::estimate_prompt`, on the blocking pool when it carries much
-/// inline media), refused when its media alone pass the model's input limit, and held with the
+/// (`tollgate_metering::prompt::estimate_prompt`, on the blocking pool when the body it came
+/// in — `size` bytes — is large), refused when its media alone pass the model's input limit, and held with the
 /// most the request can produce (`max_output`, thinking included) — the model's whole input
 /// limit when a part cannot be measured (`docs/decisions.md`, "Bounded settlement"). Hands the
 /// request back, with the hold and the prompt's local count.
@@ -39,15 +39,16 @@ pub async fn hold_prompt(
     entry: &Arc<tollgate_gateway_core::catalog::ModelEntry>,
     limits: &ModelLimits,
     request: GenerateContentRequest,
+    size: usize,
     max_output: u64,
 ) -> Result<(GenerateContentRequest, HeldCharge, u64), ApiError> {
-    let (request, prompt) = if prompt::inline_bytes(&request) > prompt::MEASURE_ON_BLOCKING_POOL {
+    let (request, prompt) = if size > tollgate_metering::MEASURE_ON_BLOCKING_POOL {
         tokio::task::spawn_blocking(move || {
             let prompt = prompt::estimate_prompt(&request);
             (request, prompt)
         })
         .await
-        .map_err(|e| ApiError::internal("measuring the request's media", e))?
+        .map_err(|e| ApiError::internal("measuring the prompt", e))?
     } else {
         let prompt = prompt::estimate_prompt(&request);
         (request, prompt)
@@ -267,6 +268,7 @@ pub async fn bridge_to_native(
     ctx: &RequestCtx,
     principal: &Principal,
     model: &str,
+    size: usize,
     to_native: impl FnOnce(&ModelLimits) -> Result<GenerateContentRequest, FieldError>,
 ) -> Result<Bridged, ApiError> {
     let catalog = &ctx.settings.catalog;
@@ -276,8 +278,16 @@ pub async fn bridge_to_native(
     let (entry, model_limits) = native_model(catalog, model)?;
     let native = to_native(&model_limits)?;
     let max_output = validate(&native, &model_limits)?.max_total_output_tokens();
-    let (native, held, local_input) =
-        hold_prompt(ctx, principal, &entry, &model_limits, native, max_output).await?;
+    let (native, held, local_input) = hold_prompt(
+        ctx,
+        principal,
+        &entry,
+        &model_limits,
+        native,
+        size,
+        max_output,
+    )
+    .await?;
     let raw = Bytes::from(
         serde_json::to_vec(&native)
             .map_err(|e| ApiError::internal("translating the request", e))?,

@@ -31,6 +31,12 @@ pub mod tokens;
 pub use basis::{Basis, Measure};
 pub use bound::Bound;
 
+/// A request whose body is larger than this is measured — its texts counted, its inline media
+/// decoded and probed — on the blocking pool, not on a runtime thread. Everything measured came
+/// in the body, so the body's size, which the gateway read itself, bounds the work; a count of
+/// one field or another would let the client put the bulk where it is not counted.
+pub const MEASURE_ON_BLOCKING_POOL: usize = 64 << 10;
+
 /// How a metered stream ended, as the rules need to know it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamEnd {

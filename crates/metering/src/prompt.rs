@@ -20,9 +20,6 @@ pub const TOKENS_PER_REQUEST: u64 = 8;
 /// held at the vendor's own rates, without it.
 pub const PROMPT_MARGIN_PERCENT: u64 = 125;
 
-/// Inline media larger than this in all (base64 bytes) is measured on the blocking pool.
-pub const MEASURE_ON_BLOCKING_POOL: usize = 64 * 1024;
-
 /// What a prompt holds (`docs/decisions.md`, "Bounded settlement"): a bound on what the vendor
 /// may charge for it never comes from a quantity the client controls unless the gateway
 /// measured it itself.
@@ -59,7 +56,7 @@ impl PromptEstimate {
 }
 
 /// The prompt of `request`, counted and measured. Decodes and reads every inline media part:
-/// for a large request, call it on the blocking pool ([`MEASURE_ON_BLOCKING_POOL`]).
+/// for a large request, call it on the blocking pool ([`crate::MEASURE_ON_BLOCKING_POOL`]).
 pub fn estimate_prompt(request: &GenerateContentRequest) -> PromptEstimate {
     let contents: Vec<(String, &Content)> = request
         .system_instruction
@@ -105,18 +102,6 @@ pub fn estimate_prompt(request: &GenerateContentRequest) -> PromptEstimate {
         .saturating_mul(PROMPT_MARGIN_PERCENT)
         .div_ceil(100);
     estimate
-}
-
-/// The base64 bytes of a request's inline media, to decide where to measure it.
-pub fn inline_bytes(request: &GenerateContentRequest) -> usize {
-    request
-        .system_instruction
-        .iter()
-        .chain(request.contents.iter())
-        .flat_map(|c| c.parts.iter())
-        .filter_map(|p| p.inline_data.as_ref())
-        .map(|blob| blob.data.len())
-        .sum()
 }
 
 /// The text tokens of a part: its text, function call or function response.

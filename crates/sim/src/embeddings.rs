@@ -43,7 +43,7 @@ pub(crate) fn respond(body: &[u8]) -> Result<EmbeddingResponse, SimError> {
     };
     let dims = usize::try_from(family.native_dimensions).unwrap_or(0);
     let format = request.encoding_format.unwrap_or_default();
-    let bpe = tiktoken_rs::cl100k_base_singleton();
+    let bpe = bpe_openai::cl100k_base();
     let mut tokens = 0u64;
     let mut data = Vec::new();
     let mut push = |index: usize, seed_bytes: &[u8], count: usize| {
@@ -56,10 +56,10 @@ pub(crate) fn respond(body: &[u8]) -> Result<EmbeddingResponse, SimError> {
         });
     };
     match &request.input {
-        EmbeddingInput::Text(text) => push(0, text.as_bytes(), bpe.encode_ordinary(text).len()),
+        EmbeddingInput::Text(text) => push(0, text.as_bytes(), bpe.count(text.as_str())),
         EmbeddingInput::Texts(texts) => {
             for (i, text) in texts.iter().enumerate() {
-                push(i, text.as_bytes(), bpe.encode_ordinary(text).len());
+                push(i, text.as_bytes(), bpe.count(text.as_str()));
             }
         }
         EmbeddingInput::Tokens(ids) => push(0, &token_bytes(ids), ids.len()),

@@ -29,11 +29,11 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 3. The body.
-    let (chat, _): (ChatCompletionRequest, _) =
+    let (chat, size): (ChatCompletionRequest, _) =
         body::read_json(ctx.body_bounds(), &parts.headers, body).await?;
 
     // 4–5. The model (native models only), the translation, the native rules, the hold.
-    let bridged = bridge_to_native(&ctx, &principal, &chat.model, |limits| {
+    let bridged = bridge_to_native(&ctx, &principal, &chat.model, size, |limits| {
         bridge::to_native(&chat, limits)
     })
     .await?;

@@ -108,8 +108,16 @@ async fn generate_as(
     let max_output = valid.max_total_output_tokens();
 
     // 5. The hold: the prompt as measured and the most the request can produce.
-    let (_, held, local_input) =
-        hold_prompt(&ctx, &principal, &entry, &model_limits, request, max_output).await?;
+    let (_, held, local_input) = hold_prompt(
+        &ctx,
+        &principal,
+        &entry,
+        &model_limits,
+        request,
+        raw.len(),
+        max_output,
+    )
+    .await?;
 
     // 6–8.
     match delivery {

@@ -29,11 +29,11 @@ pub async fn create(
     let state = ctx.state.clone();
 
     // 3. The body.
-    let (request, _): (ResponsesRequest, _) =
+    let (request, size): (ResponsesRequest, _) =
         body::read_json(ctx.body_bounds(), &parts.headers, body).await?;
 
     // 4–5. The model (native models only), the translation, the native rules, the hold.
-    let bridged = bridge_to_native(&ctx, &principal, &request.model, |limits| {
+    let bridged = bridge_to_native(&ctx, &principal, &request.model, size, |limits| {
         responses::to_native(&request, limits)
     })
     .await?;
