@@ -121,6 +121,8 @@ mod tests {
             "Здравствуй, мир! مرحبا بالعالم. नमस्ते दुनिया",
             "I'm sure they'll say it's what we'd've done",
             "{\"model\":\"text-embedding-3-small\",\"input\":[\"a\",\"b\"]}",
+            // Special tokens are ordinary text in a client's input.
+            "<|endoftext|> and <|fim_prefix|>",
         ];
         for text in texts {
             assert_eq!(count_text(text), tiktoken(text) as u64, "{text:?}");
