@@ -111,7 +111,9 @@ await step("the request in the usage explorer", async () => {
   }
   const row = page.locator("#usage-result tbody tr").first();
   await row.getByText("embeddings").waitFor();
-  await row.getByText("200").waitFor();
+  // Exact: an account or request id can hold "200" among its hex digits (it did, at 02:40 on
+  // 2026-11-28: ids minted then began 01a2200), and a substring match then finds three elements.
+  await row.getByText("200", { exact: true }).waitFor();
   await shot("04-usage-records");
   await page.locator("#u-group_by").selectOption("model");
   await page.getByRole("button", { name: "Show" }).click();
