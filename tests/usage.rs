@@ -270,7 +270,18 @@ async fn a_charged_requests_record_rides_in_its_charges_transaction() {
 
 #[tokio::test]
 async fn a_task_leaves_a_record_when_created_and_one_when_it_ends() {
-    let gw = TestGateway::with_config(CONFIG).await;
+    // A channel name of its own: on PostgreSQL every test's gateway shares the tasks table, and
+    // another test's worker leasing this task would poll its own simulator, be told 404 and
+    // fail the task as lost (a CI run did). tests/video_tasks.rs does the same.
+    let channel = format!("ark-{}", common::unique());
+    let config = CONFIG
+        .replace("name = \"ark\"", &format!("name = \"{channel}\""))
+        .replace(
+            "channels = [\"ark\"]",
+            &format!("channels = [\"{channel}\"]"),
+        );
+    assert_eq!(config.matches(&channel).count(), 2);
+    let gw = TestGateway::with_config(&config).await;
     let (account, key) = gw.account("10").await;
     let created = gw
         .post_json(
