@@ -205,18 +205,9 @@ impl<'a> RelayedVector<'a> {
     fn check_string(json: &'a str) -> Option<Result<Self, EncodingError>> {
         let text = json.strip_prefix('"')?.strip_suffix('"')?;
         if memchr::memchr(b'\\', text.as_bytes()).is_none() {
-            return Some(Self::check_base64(json, text));
+            return Some(Self::check_base64(json, text, true));
         }
-        Some(
-            unescape(json)
-                .and_then(|text| base64_dimensions(&text))
-                .map(|dimensions| Self {
-                    format: EncodingFormat::Base64,
-                    dimensions,
-                    json,
-                    verbatim: false,
-                }),
-        )
+        Some(unescape(json).and_then(|text| Self::check_base64(json, &text, false)))
     }
 
     /// Checks `json`, a string the lift found with no escape in it, as base64.
@@ -225,16 +216,17 @@ impl<'a> RelayedVector<'a> {
             .strip_prefix('"')
             .and_then(|t| t.strip_suffix('"'))
             .ok_or(EncodingError::NotAVector)?;
-        Self::check_base64(json, text)
+        Self::check_base64(json, text, true)
     }
 
-    /// Checks `text`, the inside of the string `json` with no escape in it, as base64.
-    fn check_base64(json: &'a str, text: &str) -> Result<Self, EncodingError> {
+    /// Checks `text`, the inside of the string `json` with its escapes read, as base64;
+    /// `verbatim` when `json` had no escape to read.
+    fn check_base64(json: &'a str, text: &str, verbatim: bool) -> Result<Self, EncodingError> {
         base64_dimensions(text).map(|dimensions| Self {
             format: EncodingFormat::Base64,
             dimensions,
             json,
-            verbatim: true,
+            verbatim,
         })
     }
 

@@ -29,8 +29,8 @@ use tollgate_upstream::genai::FrameStream;
 
 /// Step 5 of a native request (and of the chat and Responses bridges): the prompt measured
 /// (`tollgate_metering::prompt::estimate_prompt`, on the blocking pool when the body it came
-/// in — `size` bytes — is large), refused when its media alone pass the model's input limit, and held with the
-/// most the request can produce (`max_output`, thinking included) — the model's whole input
+/// in — `size` bytes — passes `tollgate_metering::MEASURE_ON_BLOCKING_POOL`), refused when its
+/// media alone pass the model's input limit, and held with the most the request can produce (`max_output`, thinking included) — the model's whole input
 /// limit when a part cannot be measured (`docs/decisions.md`, "Bounded settlement"). Hands the
 /// request back, with the hold and the prompt's local count.
 pub async fn hold_prompt(
@@ -261,9 +261,10 @@ impl Bridged {
     }
 }
 
-/// Steps 4–5 of a bridged request (docs/api.md §4 rule 4): `model` must be a native model (others are
-/// `model_not_found`); `to_native` translates for its limits, the native rules check the
-/// result, and the hold covers the prompt estimate and the output cap.
+/// Steps 4–5 of a bridged request (docs/api.md §4 rule 4): `model` must be a native model
+/// (others are `model_not_found`); `to_native` translates for its limits, the native rules
+/// check the result, and the hold covers the prompt estimate and the output cap. `size` is the
+/// client's body in bytes, as read: it decides where the prompt is measured ([`hold_prompt`]).
 pub async fn bridge_to_native(
     ctx: &RequestCtx,
     principal: &Principal,
