@@ -785,6 +785,27 @@ async fn inline_audio_is_measured_held_and_charged_as_the_vendor_counts_it() {
     assert_eq!(held_now(&gw), 0);
 }
 
+/// The client who makes its text cheap to count: a megabyte of spaces is 8,192 tokens to
+/// `cl100k_base` (one token for 128 spaces) and 262,144 to the vendor (the simulator counts
+/// `ceil(bytes / 4)`). Held at the count alone, the settlement was capped at twice a hold of
+/// about 10,000 tokens, and the operator paid the vendor for the rest. The text is now held for
+/// at least one token per 8 bytes (docs/decisions.md, "Native holds"), and charged as counted.
+#[tokio::test]
+async fn text_made_cheap_to_count_is_charged_as_the_vendor_counts_it() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("1").await;
+    let body = json!({
+        "contents": [{"role": "user", "parts": [{"text": " ".repeat(1 << 20)}]}],
+        "generationConfig": {"maxOutputTokens": 1, "thinkingConfig": {"thinkingBudget": 0}}
+    });
+    let reply = post(&gw, GENERATE, ("x-goog-api-key", &key), &body).await;
+    let (usage, prompt) = answered_usage(&reply);
+    assert!(prompt >= 262_144, "the vendor counted every space: {usage}");
+    let charged = charged_as_the_vendor_counted(&gw, &account, &usage).await;
+    eprintln!("a megabyte of spaces: {prompt} prompt tokens, charged {charged}");
+    assert_eq!(held_now(&gw), 0);
+}
+
 /// A 200's `usageMetadata`, and its prompt tokens (what the vendor counted).
 fn answered_usage(reply: &common::Reply) -> (serde_json::Value, u64) {
     assert_eq!(

@@ -1,11 +1,11 @@
-//! A prompt's local estimate (docs/decisions.md, "Native holds" and "Bounded settlement"): what
+//! A prompt's local estimate (docs/decisions.md, "Native generation" and "Bounded settlement"): what
 //! a native generation request holds for its input. Text and structure are counted with
 //! `cl100k_base` and a margin; inline images, audio and video are measured from their bytes
 //! (`tollgate_probe::media`) at the vendor's rates (`tollgate_native_genai::media`); a part the
 //! gateway cannot measure — a `fileData` URI, bytes it cannot read — is the client's word only,
 //! so the hold then covers the model's whole input limit.
 
-use crate::tokens::count_text;
+use crate::tokens::estimate_vendor_tokens;
 use tollgate_native_genai::media::Media;
 use tollgate_native_genai::{Content, GenerateContentRequest, Part};
 use tollgate_probe::media::Measured;
@@ -16,7 +16,7 @@ pub const TOKENS_PER_CONTENT: u64 = 4;
 pub const TOKENS_PER_REQUEST: u64 = 8;
 /// The local count of text is scaled by this (per cent) before it is held: `cl100k_base` counts
 /// fewer tokens than the vendor's tokenizer for many scripts, and a hold below the settlement
-/// lets concurrent requests overdraw (`docs/decisions.md`, "Native holds"). Measured media is
+/// lets concurrent requests overdraw (`docs/decisions.md`, "Native generation"). Measured media is
 /// held at the vendor's own rates, without it.
 pub const PROMPT_MARGIN_PERCENT: u64 = 125;
 
@@ -26,8 +26,9 @@ pub const PROMPT_MARGIN_PERCENT: u64 = 125;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PromptEstimate {
     /// Text and structure — every text, function call and response, tool declarations and
-    /// configuration as JSON, text documents inline, the vendor's turn markers — counted with
-    /// `cl100k_base` and the margin of [`PROMPT_MARGIN_PERCENT`].
+    /// configuration as JSON, text documents inline, the vendor's turn markers — estimated
+    /// (`crate::tokens::estimate_vendor_tokens`: `cl100k_base`, at least one token per 8 bytes)
+    /// with the margin of [`PROMPT_MARGIN_PERCENT`].
     pub text: u64,
     /// Inline images, audio and video, measured from their bytes (`tollgate_probe::media`) at
     /// the vendor's rates (`tollgate_native_genai::media`).
@@ -93,7 +94,7 @@ pub fn estimate_prompt(request: &GenerateContentRequest) -> PromptEstimate {
     text = text.saturating_add(TOKENS_PER_CONTENT.saturating_mul(contents.len() as u64));
     let tools = request.tools.iter().flatten();
     for value in tools.chain(request.tool_config.iter()) {
-        text = text.saturating_add(count_text(
+        text = text.saturating_add(estimate_vendor_tokens(
             &serde_json::to_string(value).unwrap_or_default(),
         ));
     }
@@ -106,12 +107,12 @@ pub fn estimate_prompt(request: &GenerateContentRequest) -> PromptEstimate {
 
 /// The text tokens of a part: its text, function call or function response.
 fn part_text_tokens(part: &Part) -> u64 {
-    let mut tokens = part.text.as_deref().map_or(0, count_text);
+    let mut tokens = part.text.as_deref().map_or(0, estimate_vendor_tokens);
     if let Some(call) = &part.function_call {
-        tokens += count_text(&serde_json::to_string(call).unwrap_or_default());
+        tokens += estimate_vendor_tokens(&serde_json::to_string(call).unwrap_or_default());
     }
     if let Some(response) = &part.function_response {
-        tokens += count_text(&serde_json::to_string(response).unwrap_or_default());
+        tokens += estimate_vendor_tokens(&serde_json::to_string(response).unwrap_or_default());
     }
     tokens
 }
@@ -142,7 +143,7 @@ fn part_media(part: &Part) -> PartMedia {
     let mime = blob.mime_type.trim().to_ascii_lowercase();
     if mime.starts_with("text/") || mime == "application/json" {
         return match std::str::from_utf8(&bytes) {
-            Ok(text) => PartMedia::Text(count_text(text)),
+            Ok(text) => PartMedia::Text(estimate_vendor_tokens(text)),
             Err(_) => PartMedia::Unmeasured("inlineData"),
         };
     }
@@ -161,6 +162,7 @@ fn part_media(part: &Part) -> PartMedia {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tokens::count_text;
 
     fn request(json: &str) -> GenerateContentRequest {
         serde_json::from_str(json).unwrap()
@@ -201,5 +203,48 @@ mod tests {
         assert_eq!(estimate.media, 0);
         assert_eq!(estimate.unmeasured, None);
         assert_eq!(estimate.hold_tokens(1_000_000), 18);
+    }
+
+    /// The adversary: a client who writes text that `cl100k_base` counts as far fewer tokens
+    /// than the vendor will — runs of one character. Whatever the count, the settlement's bound
+    /// (twice the hold) covers the simulator's count of the same text, `ceil(bytes / 4)`.
+    #[test]
+    fn text_made_cheap_to_count_is_held_for_its_bytes() {
+        for c in [' ', '\n', '\t', '=', '-', '#', 'a', '0'] {
+            for len in [1usize, 7, 64, 128, 1_000, 65_536, 1 << 20] {
+                let text: String = std::iter::repeat_n(c, len).collect();
+                let body = serde_json::json!({"contents": [{"parts": [{"text": text}]}]});
+                let estimate = estimate_prompt(&serde_json::from_value(body).unwrap());
+                let vendor = (len as u64).div_ceil(4) + TOKENS_PER_CONTENT + TOKENS_PER_REQUEST;
+                assert!(
+                    2 * estimate.hold_tokens(u64::MAX) >= vendor,
+                    "{len} × {c:?}: held {}, the vendor counts {vendor}",
+                    estimate.text
+                );
+            }
+        }
+    }
+
+    /// The floor holds only what `cl100k_base` counts at more than 8 bytes a token: ordinary
+    /// text is held at its count, as before.
+    #[test]
+    fn ordinary_text_is_held_at_its_count() {
+        let texts = [
+            "The quick brown fox jumps over the lazy dog. It was the best of times. ".repeat(40),
+            "    fn main() {\n        let x = compute(1, 2);\n    }\n".repeat(40),
+            "{\"id\": 12345, \"name\": \"widget\", \"tags\": [\"a\", \"b\"]}, ".repeat(40),
+            "我们的网关为每个请求计费，每一笔费用都可以核对。".repeat(40),
+            "Шлюз взимает плату за каждый запрос. ".repeat(40),
+        ];
+        for text in texts {
+            let body = serde_json::json!({"contents": [{"parts": [{"text": text}]}]});
+            let estimate = estimate_prompt(&serde_json::from_value(body).unwrap());
+            let counted = count_text(&text) + TOKENS_PER_CONTENT + TOKENS_PER_REQUEST;
+            assert_eq!(
+                estimate.text,
+                (counted * PROMPT_MARGIN_PERCENT).div_ceil(100),
+                "{text:.40}"
+            );
+        }
     }
 }

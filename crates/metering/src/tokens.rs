@@ -30,10 +30,26 @@ pub fn count_embedding_inputs(input: &EmbeddingInput) -> Vec<usize> {
         .collect()
 }
 
-/// Tokens of a text by `cl100k_base`: the local estimate used where no vendor tokenizer is at
-/// hand (native generation's hold and its fallback count).
+/// Tokens of a text by `cl100k_base`, exactly.
 pub fn count_text(text: &str) -> u64 {
     cl100k().count(text) as u64
+}
+
+/// A text is estimated at one token for every this many of its bytes at least, whatever
+/// `cl100k_base` counts (docs/decisions.md, "Native generation"). `cl100k_base` has single
+/// tokens for long runs of one character (128 spaces, 64 `=`), which a vendor's tokenizer
+/// splits into many: a megabyte of spaces is 8,192 tokens to it and 262,144 to the simulator,
+/// which counts the vendor's `ceil(bytes / 4)`. Prose, JSON, base64 and other scripts run 1.5
+/// to 5 bytes a token, and code 3 to 7; only text made mostly of runs of one character
+/// (indentation 32 deep is 10 bytes a token) passes 8, and then the floor counts it.
+pub const BYTES_PER_TOKEN_AT_MOST: u64 = 8;
+
+/// The tokens a vendor whose tokenizer is not at hand is estimated to count for `text` (native
+/// generation's hold, and its count when the vendor reports no usage): the `cl100k_base` count,
+/// never under one token per [`BYTES_PER_TOKEN_AT_MOST`] bytes. The client writes the text (and
+/// asks for the answer), so a count it can make small must not make a hold or a charge small.
+pub fn estimate_vendor_tokens(text: &str) -> u64 {
+    count_text(text).max((text.len() as u64).div_ceil(BYTES_PER_TOKEN_AT_MOST))
 }
 
 #[cfg(test)]
