@@ -789,7 +789,8 @@ async fn inline_audio_is_measured_held_and_charged_as_the_vendor_counts_it() {
 /// `cl100k_base` (one token for 128 spaces) and 262,144 to the vendor (the simulator counts
 /// `ceil(bytes / 4)`). Held at the count alone, the settlement was capped at twice a hold of
 /// about 10,000 tokens, and the operator paid the vendor for the rest. The text is now held for
-/// at least one token per 8 bytes (docs/decisions.md, "Native holds"), and charged as counted.
+/// at least one token per 8 bytes (docs/decisions.md, "Native generation"), and charged as
+/// counted.
 #[tokio::test]
 async fn text_made_cheap_to_count_is_charged_as_the_vendor_counts_it() {
     let gw = TestGateway::with_config(CONFIG).await;

@@ -30,9 +30,10 @@ use tollgate_upstream::genai::FrameStream;
 /// Step 5 of a native request (and of the chat and Responses bridges): the prompt measured
 /// (`tollgate_metering::prompt::estimate_prompt`, on the blocking pool when the body it came
 /// in — `size` bytes — passes `tollgate_metering::MEASURE_ON_BLOCKING_POOL`), refused when its
-/// media alone pass the model's input limit, and held with the most the request can produce (`max_output`, thinking included) — the model's whole input
-/// limit when a part cannot be measured (`docs/decisions.md`, "Bounded settlement"). Hands the
-/// request back, with the hold and the prompt's local count.
+/// media alone pass the model's input limit, and held with the most the request can produce
+/// (`max_output`, thinking included) — the model's whole input limit when a part cannot be
+/// measured (`docs/decisions.md`, "Bounded settlement"). Hands the request back, with the hold
+/// and the prompt's local count.
 pub async fn hold_prompt(
     ctx: &RequestCtx,
     principal: &Principal,

@@ -1,9 +1,10 @@
-//! A prompt's local estimate (docs/decisions.md, "Native generation" and "Bounded settlement"): what
-//! a native generation request holds for its input. Text and structure are counted with
-//! `cl100k_base` and a margin; inline images, audio and video are measured from their bytes
-//! (`tollgate_probe::media`) at the vendor's rates (`tollgate_native_genai::media`); a part the
-//! gateway cannot measure — a `fileData` URI, bytes it cannot read — is the client's word only,
-//! so the hold then covers the model's whole input limit.
+//! A prompt's local estimate (docs/decisions.md, "Native generation" and "Bounded settlement"):
+//! what a native generation request holds for its input. Text and structure are counted with
+//! `cl100k_base`, at least one token per 8 bytes, and a margin; inline images, audio and video
+//! are measured from their bytes (`tollgate_probe::media`) at the vendor's rates
+//! (`tollgate_native_genai::media`); a part the gateway cannot measure — a `fileData` URI, bytes
+//! it cannot read — is the client's word only, so the hold then covers the model's whole input
+//! limit.
 
 use crate::tokens::estimate_vendor_tokens;
 use tollgate_native_genai::media::Media;
