@@ -807,6 +807,117 @@ async fn text_made_cheap_to_count_is_charged_as_the_vendor_counts_it() {
     assert_eq!(held_now(&gw), 0);
 }
 
+/// Issue 42 item 1. The adversary: any client who puts the bulk of a prompt where the hold did
+/// not count — an `executableCode` or `codeExecutionResult` part (passed through to the vendor,
+/// which counts it as text), the answer's `responseSchema`, the same schema through the chat
+/// bridge's `response_format`. Before, an 810 KB `executableCode` part the vendor counted at
+/// 202,534 tokens was charged 0.0000152: the settlement was capped at twice a hold that counted
+/// only the text parts. Each is now held for its JSON and charged exactly as counted.
+#[tokio::test]
+async fn every_part_kind_and_field_is_charged_as_the_vendor_counts_it() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let bulk = "x = 1\n".repeat(135_000); // 810 KB of code: 6 bytes a line
+    let config = json!({"maxOutputTokens": 1, "thinkingConfig": {"thinkingBudget": 0}});
+    let native = [
+        json!({"contents": [{"role": "user", "parts": [{"text": "run it"},
+            {"executableCode": {"language": "PYTHON", "code": bulk}}]}], "generationConfig": config}),
+        json!({"contents": [{"role": "user", "parts": [{"text": "and the output?"},
+            {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": bulk}}]}],
+            "generationConfig": config}),
+        json!({"contents": [{"role": "user", "parts": [{"text": "a colour"}]}],
+            "generationConfig": {"maxOutputTokens": 1, "thinkingConfig": {"thinkingBudget": 0},
+                "responseMimeType": "application/json",
+                "responseSchema": {"type": "STRING", "description": bulk}}}),
+    ];
+    for body in native {
+        let (account, key) = gw.account("1").await;
+        let reply = post(&gw, GENERATE, ("x-goog-api-key", &key), &body).await;
+        let (usage, prompt) = answered_usage(&reply);
+        assert!(prompt >= 202_500, "the vendor counted the bulk: {usage}");
+        let charged = charged_as_the_vendor_counted(&gw, &account, &usage).await;
+        eprintln!("810 KB outside the text parts: {prompt} prompt tokens, charged {charged}");
+    }
+    // The chat bridge's JSON schema becomes the native `responseSchema`.
+    let (account, key) = gw.account("1").await;
+    let chat = json!({"model": "gen-2.5-flash", "max_completion_tokens": 1,
+        "reasoning_effort": "none",
+        "messages": [{"role": "user", "content": "a colour"}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "colour",
+            "schema": {"type": "string", "description": bulk}}}});
+    let reply = gw.post_json("/v1/chat/completions", &key, &chat).await;
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let prompt = reply.json()["usage"]["prompt_tokens"].as_u64().unwrap();
+    assert!(prompt >= 202_500, "the vendor counted the schema: {prompt}");
+    gw.settled(&account).await;
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    let rows = charges(&ledger);
+    assert_eq!(rows.len(), 1, "{ledger:#?}");
+    assert_eq!(rows[0].anomaly, None, "nothing capped: {:?}", rows[0]);
+    assert_eq!(held_now(&gw), 0);
+}
+
+/// A `cachedContent` adds a cache the gateway never saw to the prompt: the client's word only,
+/// so the hold covers the model's whole input limit, and an account that cannot cover it is
+/// refused before the vendor is asked.
+#[tokio::test]
+async fn cached_content_is_held_to_the_input_limit() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let body = json!({
+        "contents": [{"role": "user", "parts": [{"text": "and the summary?"}]}],
+        "cachedContent": "cachedContents/a-very-large-cache",
+        "generationConfig": {"maxOutputTokens": 16, "thinkingConfig": {"thinkingBudget": 0}}
+    });
+    let (poor, poor_key) = gw.account("0.3").await;
+    let refused = post(&gw, GENERATE, ("x-goog-api-key", &poor_key), &body).await;
+    assert_eq!(
+        refused.status,
+        429,
+        "{}",
+        String::from_utf8_lossy(&refused.body)
+    );
+    assert_eq!(gw.store.ledger(&poor).await.unwrap().len(), 1);
+    assert_eq!(gw.calls(SIM_GENERATE), 0, "never reached the vendor");
+    assert_eq!(held_now(&gw), 0);
+}
+
+/// Issue 42 item 2. The adversary: a client who sends a real 12-second MP4 with its movie
+/// header's duration set to 0 (a fragmented MP4 carries 0 there legitimately). Before, it was
+/// held at 0 tokens of video and could be charged at most 0.0000152 — an hour of video the same.
+/// The length is measured from the samples' own timing, so the hold and the vendor's count
+/// (the simulator decodes the same way) agree, and the charge is exact.
+#[tokio::test]
+async fn a_video_whose_header_says_nothing_is_charged_for_its_samples() {
+    use base64::Engine as _;
+    let gw = TestGateway::with_config(CONFIG).await;
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/crates/probe/tests/fixtures");
+    for file in ["video_12s.mp4", "video_12s_fragmented.mp4"] {
+        let mut mp4 = std::fs::read(format!("{fixtures}/{file}")).unwrap();
+        let at = mp4.windows(4).position(|w| w == b"mvhd").unwrap() + 4;
+        assert_eq!(mp4[at], 0, "a version 0 mvhd");
+        mp4[at + 16..at + 20].fill(0);
+        let (account, key) = gw.account("1").await;
+        let body = json!({
+            "contents": [{"role": "user", "parts": [
+                {"text": "What happens in this video?"},
+                {"inlineData": {"mimeType": "video/mp4",
+                    "data": base64::engine::general_purpose::STANDARD.encode(&mp4)}}
+            ]}],
+            "generationConfig": {"maxOutputTokens": 1, "thinkingConfig": {"thinkingBudget": 0}}
+        });
+        let reply = post(&gw, GENERATE, ("x-goog-api-key", &key), &body).await;
+        let (usage, prompt) = answered_usage(&reply);
+        assert!(prompt >= 12 * 263, "the vendor decoded 12 s: {usage}");
+        let charged = charged_as_the_vendor_counted(&gw, &account, &usage).await;
+        eprintln!("{file} with mvhd 0: {prompt} prompt tokens, charged {charged}");
+    }
+    assert_eq!(held_now(&gw), 0);
+}
+
 /// A 200's `usageMetadata`, and its prompt tokens (what the vendor counted).
 fn answered_usage(reply: &common::Reply) -> (serde_json::Value, u64) {
     assert_eq!(

@@ -1,13 +1,17 @@
 //! A prompt's local estimate (docs/decisions.md, "Native generation" and "Bounded settlement"):
 //! what a native generation request holds for its input. Text and structure are counted with
-//! `cl100k_base`, at least one token per 8 bytes, and a margin; inline images, audio and video
-//! are measured from their bytes (`tollgate_probe::media`) at the vendor's rates
-//! (`tollgate_native_genai::media`); a part the gateway cannot measure — a `fileData` URI, bytes
-//! it cannot read — is the client's word only, so the hold then covers the model's whole input
-//! limit.
+//! `cl100k_base`, at least one token per 8 bytes, and a margin — every field the request sends
+//! that is not media, whatever its kind: a part kind or field this crate does not model
+//! (`executableCode`, `codeExecutionResult`, …) counts as its JSON, as do `responseSchema` and
+//! every other generation setting, so a client cannot put the bulk of a prompt where it is not
+//! counted. Inline images, audio and video are measured from their bytes
+//! (`tollgate_probe::media`) at the vendor's rates (`tollgate_native_genai::media`), a video at
+//! the frame rate its part asks for (`videoMetadata.fps`); a part the gateway cannot measure — a
+//! `fileData` URI, bytes it cannot read, a `cachedContent` the vendor adds — is the client's word
+//! only, so the hold then covers the model's whole input limit.
 
 use crate::tokens::estimate_vendor_tokens;
-use tollgate_native_genai::media::Media;
+use tollgate_native_genai::media::{self, Media};
 use tollgate_native_genai::{Content, GenerateContentRequest, Part};
 use tollgate_probe::media::Measured;
 
@@ -35,8 +39,9 @@ pub struct PromptEstimate {
     /// the vendor's rates (`tollgate_native_genai::media`).
     pub media: u64,
     /// The first part the gateway cannot measure, by its field: a `fileData` URI (the vendor
-    /// fetches what the gateway never sees), or inline bytes it cannot read. Its size is the
-    /// client's word only, so the hold covers the model's whole input limit.
+    /// fetches what the gateway never sees), inline bytes it cannot read, or `cachedContent`
+    /// (the vendor adds a cache the gateway never saw to the prompt). Its size is the client's
+    /// word only, so the hold covers the model's whole input limit.
     pub unmeasured: Option<String>,
 }
 
@@ -93,11 +98,27 @@ pub fn estimate_prompt(request: &GenerateContentRequest) -> PromptEstimate {
         }
     }
     text = text.saturating_add(TOKENS_PER_CONTENT.saturating_mul(contents.len() as u64));
+    for (_, content) in &contents {
+        text = text.saturating_add(json_tokens(&content.extra));
+    }
     let tools = request.tools.iter().flatten();
     for value in tools.chain(request.tool_config.iter()) {
-        text = text.saturating_add(estimate_vendor_tokens(
-            &serde_json::to_string(value).unwrap_or_default(),
-        ));
+        text = text.saturating_add(json_tokens(value));
+    }
+    // Every other field the vendor may bill as input: the answer's schema and every generation
+    // setting this crate does not model, safety settings, fields it does not know at all.
+    if let Some(config) = &request.generation_config {
+        text = text
+            .saturating_add(json_tokens(&config.response_schema))
+            .saturating_add(json_tokens(&config.extra));
+    }
+    text = text
+        .saturating_add(json_tokens(&request.safety_settings))
+        .saturating_add(json_tokens(&request.extra));
+    if request.cached_content.is_some() {
+        estimate
+            .unmeasured
+            .get_or_insert_with(|| "cachedContent".to_owned());
     }
     estimate.text = text
         .saturating_add(TOKENS_PER_REQUEST)
@@ -106,16 +127,59 @@ pub fn estimate_prompt(request: &GenerateContentRequest) -> PromptEstimate {
     estimate
 }
 
-/// The text tokens of a part: its text, function call or function response.
+/// The text tokens of a part: its text, function call or function response, thought signature,
+/// and every field this crate does not model — another part kind (`executableCode`,
+/// `codeExecutionResult`, …), a media part's settings — as its JSON. Only the bytes of inline
+/// media are left to [`part_media`].
 fn part_text_tokens(part: &Part) -> u64 {
     let mut tokens = part.text.as_deref().map_or(0, estimate_vendor_tokens);
-    if let Some(call) = &part.function_call {
-        tokens += estimate_vendor_tokens(&serde_json::to_string(call).unwrap_or_default());
+    tokens = tokens
+        .saturating_add(json_tokens(&part.function_call))
+        .saturating_add(json_tokens(&part.function_response))
+        .saturating_add(
+            part.thought_signature
+                .as_deref()
+                .map_or(0, estimate_vendor_tokens),
+        )
+        .saturating_add(json_tokens(&part.extra));
+    if let Some(blob) = &part.inline_data {
+        tokens = tokens.saturating_add(json_tokens(&blob.extra));
     }
-    if let Some(response) = &part.function_response {
-        tokens += estimate_vendor_tokens(&serde_json::to_string(response).unwrap_or_default());
+    if let Some(file) = &part.file_data {
+        tokens = tokens.saturating_add(json_tokens(&file.extra));
     }
     tokens
+}
+
+/// The estimate of a value the request sends as JSON (nothing for an absent or empty one).
+fn json_tokens<T: JsonField>(value: &T) -> u64 {
+    if value.is_absent() {
+        return 0;
+    }
+    estimate_vendor_tokens(&serde_json::to_string(value).unwrap_or_default())
+}
+
+/// A field of the request, sent as JSON unless it is absent or empty.
+trait JsonField: serde::Serialize {
+    fn is_absent(&self) -> bool;
+}
+
+impl<T: serde::Serialize> JsonField for Option<T> {
+    fn is_absent(&self) -> bool {
+        self.is_none()
+    }
+}
+
+impl JsonField for serde_json::Map<String, serde_json::Value> {
+    fn is_absent(&self) -> bool {
+        self.is_empty()
+    }
+}
+
+impl JsonField for serde_json::Value {
+    fn is_absent(&self) -> bool {
+        self.is_null()
+    }
 }
 
 /// What a part's media comes to.
@@ -149,6 +213,12 @@ fn part_media(part: &Part) -> PartMedia {
         };
     }
     match tollgate_probe::media::measure(&mime, &bytes) {
+        Some(Measured::Video { seconds }) => match media::fps_multiple(part.video_fps()) {
+            Some(fps) => {
+                PartMedia::Measured(media::tokens(Media::VideoSeconds(seconds)).saturating_mul(fps))
+            }
+            None => PartMedia::Unmeasured("videoMetadata.fps"),
+        },
         Some(measured) => {
             PartMedia::Measured(tollgate_native_genai::media::tokens(match measured {
                 Measured::Image { width, height } => Media::Image { width, height },
@@ -164,6 +234,7 @@ fn part_media(part: &Part) -> PartMedia {
 mod tests {
     use super::*;
     use crate::tokens::count_text;
+    use serde_json::json;
 
     fn request(json: &str) -> GenerateContentRequest {
         serde_json::from_str(json).unwrap()
@@ -247,5 +318,80 @@ mod tests {
                 "{text:.40}"
             );
         }
+    }
+
+    /// Issue 42 item 1. The adversary: a client who puts the bulk of its prompt in a part kind
+    /// or a field the gateway does not model — an `executableCode` or `codeExecutionResult`
+    /// part, a kind invented tomorrow, the answer's schema, a setting. The vendor counts each as
+    /// text; the hold counts its JSON, so twice the hold covers the simulator's count
+    /// (`ceil(bytes / 4)` of the compact JSON) whatever the shape.
+    #[test]
+    fn every_part_kind_and_field_is_counted() {
+        let bulk = "x = 1\n".repeat(120_000); // 840 KB, 6 bytes a line: cheap to cl100k_base
+        let shapes = [
+            json!({"contents": [{"parts": [{"executableCode": {"language": "PYTHON", "code": bulk}}]}]}),
+            json!({"contents": [{"parts": [{"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": bulk}}]}]}),
+            json!({"contents": [{"parts": [{"somePartKindOfTomorrow": {"payload": bulk}}]}]}),
+            json!({"contents": [{"parts": [{"text": "hi"}], "someContentField": bulk}]}),
+            json!({"contents": [{"parts": [{"text": "hi"}]}],
+                   "generationConfig": {"responseMimeType": "application/json",
+                                        "responseSchema": {"type": "STRING", "description": bulk}}}),
+            json!({"contents": [{"parts": [{"text": "hi"}]}],
+                   "generationConfig": {"responseJsonSchema": {"description": bulk}}}),
+            json!({"contents": [{"parts": [{"text": "hi"}]}], "someRequestField": bulk}),
+            json!({"contents": [{"parts": [{"text": "hi", "thoughtSignature": bulk}]}]}),
+            json!({"contents": [{"parts": [{"inlineData": {"mimeType": "text/plain", "data": "aGk=", "note": bulk}}]}]}),
+        ];
+        for body in shapes {
+            let bytes = body.to_string().len() as u64;
+            let estimate = estimate_prompt(&serde_json::from_value(body.clone()).unwrap());
+            assert_eq!(estimate.unmeasured, None, "{body:.80}");
+            assert!(
+                2 * estimate.hold_tokens(u64::MAX) >= bytes.div_ceil(4),
+                "{body:.80}: held {}, the vendor counts up to {}",
+                estimate.text,
+                bytes.div_ceil(4)
+            );
+        }
+    }
+
+    /// A `cachedContent` adds a cache the gateway never saw to the prompt: the client's word
+    /// only, so the hold covers the model's input limit.
+    #[test]
+    fn cached_content_holds_the_whole_input_limit() {
+        let estimate = estimate_prompt(&request(
+            r#"{"contents":[{"parts":[{"text":"and now?"}]}],"cachedContent":"cachedContents/abc"}"#,
+        ));
+        assert_eq!(estimate.unmeasured.as_deref(), Some("cachedContent"));
+        assert_eq!(estimate.hold_tokens(1_048_576), 1_048_576);
+    }
+
+    /// A video sampled at more than one frame a second is counted for every frame.
+    #[test]
+    fn a_video_sampled_faster_is_held_for_its_frames() {
+        use base64::Engine as _;
+        let mp4 = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../probe/tests/fixtures/video_12s.mp4"
+        ))
+        .unwrap();
+        let data = base64::engine::general_purpose::STANDARD.encode(&mp4);
+        let at = |fps: serde_json::Value| {
+            let mut part = json!({"inlineData": {"mimeType": "video/mp4", "data": data}});
+            if !fps.is_null() {
+                part["videoMetadata"] = json!({"fps": fps});
+            }
+            estimate_prompt(
+                &serde_json::from_value(json!({"contents": [{"parts": [part]}]})).unwrap(),
+            )
+        };
+        let one = at(serde_json::Value::Null);
+        assert!(one.media > 0);
+        assert_eq!(at(json!(24)).media, 24 * one.media);
+        assert_eq!(at(json!(0.25)).media, one.media);
+        assert_eq!(
+            at(json!("fast")).unmeasured.as_deref(),
+            Some("contents[0].parts[0].videoMetadata.fps")
+        );
     }
 }

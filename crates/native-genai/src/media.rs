@@ -10,6 +10,7 @@
 //! | audio | 32 a second, rounded up | ai.google.dev/gemini-api/docs/tokens ("Multimodal tokens"); docs/audio |
 //! | video | 263 a second, rounded up (frames at 1 fps and the sound) | ai.google.dev/gemini-api/docs/tokens |
 //! | a document page | 258 | ai.google.dev/gemini-api/docs/document-processing |
+//! | video sampled at `videoMetadata.fps` | the video rate × the frames a second asked, rounded up (1 by default) | ai.google.dev/gemini-api/docs/video-understanding ("Custom frame rate") |
 //!
 //! ```
 //! use tollgate_native_genai::media::{Media, tokens};
@@ -81,6 +82,21 @@ pub fn tokens(media: Media) -> u64 {
     }
 }
 
+/// The most frames a second [`fps_multiple`] follows; a larger rate is held at this one.
+pub const MAX_FPS_MULTIPLE: u64 = 240;
+
+/// The multiple of the video rate a part's `videoMetadata.fps` asks for (the vendor samples one
+/// frame a second unless told otherwise): `Some(1)` for none or less than one, the rate rounded
+/// up otherwise (at most [`MAX_FPS_MULTIPLE`]); `None` when `fps` is not a positive number, and
+/// what the vendor would count is unknown.
+pub fn fps_multiple(fps: Option<&serde_json::Value>) -> Option<u64> {
+    let Some(fps) = fps else {
+        return Some(1);
+    };
+    let fps = fps.as_f64().filter(|f| f.is_finite() && *f > 0.0)?;
+    Some((fps.ceil() as u64).clamp(1, MAX_FPS_MULTIPLE))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,5 +132,16 @@ mod tests {
             4 * 258
         );
         assert_eq!(tokens(Media::Pages(3)), 774);
+    }
+
+    #[test]
+    fn a_frame_rate_multiplies_the_video_rate() {
+        use serde_json::json;
+        assert_eq!(fps_multiple(None), Some(1));
+        assert_eq!(fps_multiple(Some(&json!(0.5))), Some(1));
+        assert_eq!(fps_multiple(Some(&json!(2.5))), Some(3));
+        assert_eq!(fps_multiple(Some(&json!(1e300))), Some(MAX_FPS_MULTIPLE));
+        assert_eq!(fps_multiple(Some(&json!(0))), None);
+        assert_eq!(fps_multiple(Some(&json!("24"))), None);
     }
 }

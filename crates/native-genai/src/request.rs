@@ -242,6 +242,15 @@ impl Part {
         self.thought == Some(true)
     }
 
+    /// The frame rate the part asks the vendor to sample its video at (`videoMetadata.fps`),
+    /// as sent; see [`crate::media::fps_multiple`].
+    pub fn video_fps(&self) -> Option<&Value> {
+        self.extra
+            .get("videoMetadata")
+            .or_else(|| self.extra.get("video_metadata"))
+            .and_then(|metadata| metadata.get("fps"))
+    }
+
     /// Whether the part carries anything: a known data field, a thought signature, or a field
     /// this crate does not model. An empty `{}` part does not.
     pub fn has_data(&self) -> bool {

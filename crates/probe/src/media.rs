@@ -4,7 +4,7 @@
 //! text-generation request with it, and the simulator counts them the same way, as its vendor
 //! does.
 
-use crate::mp4::{Mp4Scan, scan_mp4};
+use crate::mp4::movie_seconds;
 
 /// A measured piece of media.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -30,7 +30,8 @@ pub enum Measured {
 
 /// Measures `bytes` as the media type `mime` says they are (`image/png`, `audio/wav`,
 /// `video/mp4`, …): `None` when they cannot be read as such — another type, a corrupt or cut
-/// file, a container whose length cannot be read from its bytes. What the bytes are is checked,
+/// file, a container whose length cannot be read from its bytes (a video whose every timing
+/// comes to nothing included). What the bytes are is checked,
 /// not trusted: an "image" that is not one is `None`, whatever its label.
 ///
 /// ```
@@ -61,12 +62,9 @@ pub fn measure(mime: &str, bytes: &[u8]) -> Option<Measured> {
                 seconds: probed.duration.as_secs_f64(),
             })
         }
-        "video" => match scan_mp4(bytes, 0) {
-            Mp4Scan::Seconds(seconds) if seconds.is_finite() && seconds >= 0.0 => {
-                Some(Measured::Video { seconds })
-            }
-            _ => None,
-        },
+        // The samples' own timing, fragments included, not the header's claim alone
+        // (`crate::mp4::movie_seconds`); a movie with no measurable length is `None`.
+        "video" => movie_seconds(bytes).map(|seconds| Measured::Video { seconds }),
         _ => None,
     }
 }

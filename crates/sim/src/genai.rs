@@ -21,8 +21,12 @@
 //! 400) — is measured and counted at the vendor's published rates (`media_tokens`: images by
 //! 768-pixel tiles, 32 tokens a second of audio, 263 a second of video; bytes that cannot be
 //! read as their type count [`MEDIA_PART_TOKENS`]); any other part (`functionCall`,
-//! `functionResponse`, …) counts its compact JSON (without `thought` and `thoughtSignature`) as
-//! text. `promptTokenCount` = `systemInstruction` + every `contents` part.
+//! `functionResponse`, `executableCode`, …) counts its compact JSON (without `thought` and
+//! `thoughtSignature`) as text; a video part's `videoMetadata.fps` multiplies its video rate
+//! (`tollgate_native_genai::media::fps_multiple`). `promptTokenCount` = `systemInstruction` +
+//! every `contents` part + the compact JSON of `tools` and of `generationConfig.responseSchema`
+//! (or `responseJsonSchema`) as text. A `cachedContent` is refused: the simulator keeps no
+//! caches.
 //!
 //! The answer is built from "the prompt", the text parts of the **last** `contents` entry: a
 //! reply that quotes its first words and grows with it (about twice its length, at least 60 and
@@ -541,7 +545,18 @@ fn part_tokens(part: &Value, files: &Files) -> Result<(&'static str, u64), Strin
                     .ok_or_else(|| format!("Cannot fetch content from the provided URL: {uri}"))?
             }
         };
-        return Ok(media_tokens(&mime, &bytes));
+        let (modality, tokens) = media_tokens(&mime, &bytes);
+        if modality != "VIDEO" {
+            return Ok((modality, tokens));
+        }
+        // A video is sampled at the frame rate the part asks for (one a second by default).
+        let fps = object
+            .get("videoMetadata")
+            .or_else(|| object.get("video_metadata"))
+            .and_then(|metadata| metadata.get("fps"));
+        let multiple = tollgate_native_genai::media::fps_multiple(fps)
+            .ok_or_else(|| format!("Invalid value at 'video_metadata.fps': {fps:?}"))?;
+        return Ok((modality, tokens.saturating_mul(multiple)));
     }
     let mut rest = object.clone();
     for key in ["thought", "thoughtSignature", "thought_signature"] {
@@ -644,6 +659,26 @@ fn prompt_of(request: &Map<String, Value>, what: &str, files: &Files) -> Result<
             ));
         }
         prompt.add_content(content, files)?;
+    }
+    // The vendor counts the declarations of tools and the answer's schema as prompt text, and
+    // adds a cached content's tokens; the simulator keeps no caches.
+    if let Some(tools) = field(request, "tools", "tools") {
+        prompt.add("TEXT", text_tokens(&tools.to_string()));
+    }
+    if let Some(Value::Object(config)) = field(request, "generationConfig", "generation_config") {
+        for (camel, snake) in [
+            ("responseSchema", "response_schema"),
+            ("responseJsonSchema", "response_json_schema"),
+        ] {
+            if let Some(schema) = field(config, camel, snake) {
+                prompt.add("TEXT", text_tokens(&schema.to_string()));
+            }
+        }
+    }
+    if let Some(name) = field(request, "cachedContent", "cached_content") {
+        return Err(format!(
+            "CachedContent not found (or permission denied): {name}"
+        ));
     }
     Ok(prompt)
 }
