@@ -1176,6 +1176,83 @@ async fn inline_prompt_flags_become_the_fields_billed_and_sent_and_a_contradicti
     gw.stop().await;
 }
 
+/// Issue 42 item 3. The adversary: a client on `/v1/videos` who asks a clip model for 12 s in
+/// the prompt's inline flags (the vendor obeys the text) while the body asks for nothing — the
+/// hold used to cover the defaults, 5 s, about 81 % of the clip unbilled. The flags are lifted
+/// as on the clip API: the hold covers what the prompt asks, the upstream gets the fields and
+/// the text without them, and a flag that contradicts `seconds` or `size` (or a remix's) is
+/// refused naming `prompt`, before anything is held or sent.
+#[tokio::test]
+async fn inline_prompt_flags_on_v1_videos_are_lifted_held_and_a_contradiction_is_refused() {
+    const VIDEOS: &str = "/v1/videos";
+    let gw = gateway().await;
+    let (account, key) = gw.account("10").await;
+    let reply = gw
+        .post_json(
+            VIDEOS,
+            &key,
+            &json!({"model": "clipgen-cn-2.0-260128",
+                    "prompt": "A lighthouse in a storm --dur 12 --rs 720p --rt 16:9"}),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let video = reply.json();
+    assert_eq!(video["seconds"], "12", "{video}");
+    assert_eq!(video["size"], "1280x720", "{video}");
+    let frame = clip_frame_size("720p", "16:9").unwrap();
+    let held = standard_clip_charge(clip_token_estimate_with_reference(frame, 12, 0));
+    assert_eq!(gw.store.find_account(&account).await.unwrap().held, held);
+    // The vendor (the simulator obeys inline flags as its vendor does) made 12 s: charged in
+    // full, nothing capped.
+    let id = video["id"].as_str().unwrap().to_owned();
+    assert_eq!(wait_terminal(&gw, &id).await.state, TaskState::Succeeded);
+    assert_eq!(task_charges(&gw, &account, &id).await, vec![held]);
+
+    let before = gw.calls(CLIP_CREATES);
+    let balance = gw.balance(&account).await;
+    for (body, says) in [
+        (
+            json!({"model": "clipgen-cn-2.0-260128", "prompt": "Waves --dur 12", "seconds": "5"}),
+            "seconds",
+        ),
+        (
+            json!({"model": "clipgen-cn-2.0-260128", "prompt": "Waves --rs 480p", "size": "1280x720"}),
+            "size",
+        ),
+        (
+            json!({"model": "clipgen-cn-2.0-260128", "prompt": "Waves --dur 99"}),
+            "99",
+        ),
+        (
+            json!({"model": "clipgen-cn-2.0-260128", "prompt": "Waves --dur seven"}),
+            "seven",
+        ),
+    ] {
+        let reply = gw.post_json(VIDEOS, &key, &body).await;
+        assert_eq!(reply.status, 400, "{body}: {}", reply.text());
+        let error = reply.json()["error"].clone();
+        assert_eq!(error["param"], "prompt", "{error}");
+        assert!(error["message"].as_str().unwrap().contains(says), "{error}");
+    }
+    // A remix keeps its original's seconds: a new prompt that asks for others is refused.
+    let reply = gw
+        .post_json(
+            &format!("{VIDEOS}/{id}/remix"),
+            &key,
+            &json!({"prompt": "The same, longer --dur 15"}),
+        )
+        .await;
+    assert_eq!(reply.status, 400, "{}", reply.text());
+    assert_eq!(reply.json()["error"]["param"], "prompt", "{}", reply.text());
+    assert_eq!(
+        gw.calls(CLIP_CREATES),
+        before,
+        "nothing reached the upstream"
+    );
+    assert_eq!(gw.balance(&account).await, balance, "nothing held");
+    gw.stop().await;
+}
+
 #[tokio::test]
 async fn media_hosts_that_do_not_resolve_are_refused_unless_the_operator_opens_them() {
     let body = json!({

@@ -269,7 +269,7 @@ impl Tasks {
         knobs: &KnobSettings,
         fetched_reference: Option<f64>,
     ) -> Reply {
-        let request: CreateTaskRequest = match serde_json::from_slice(body) {
+        let mut request: CreateTaskRequest = match serde_json::from_slice(body) {
             Ok(request) => request,
             Err(e) => {
                 return ark_error(&ArkError::new(
@@ -280,6 +280,10 @@ impl Tasks {
                 ));
             }
         };
+        // The vendor obeys the prompt's inline flags (`--dur 12`), wire-formats §5.1.
+        if let Err(e) = tollgate_clip_tasks::lift_inline_flags(&mut request) {
+            return ark_error(&ArkError::from(&e));
+        }
         // Its own videos are fine as references, though they live on loopback.
         let own_host: Vec<String> = tollgate_media_url::url_host(&self.base_url)
             .into_iter()

@@ -189,7 +189,7 @@ async fn generate(
         } else {
             &entry.upstream_model
         };
-        let request = translate::clip_request(checked, model, reference);
+        let request = translate::clip_request(checked, model, reference)?;
         let valid =
             translate::validate_clip(checked, &request, &ctx.state.tasks.trusted_media_hosts)?;
         crate::tasks::inputs::check_hosts_resolve_public(&ctx.state, &request)

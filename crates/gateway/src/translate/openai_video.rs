@@ -46,6 +46,24 @@ fn seconds_refused(
     range: &std::ops::RangeInclusive<u32>,
     only: &[u32],
 ) -> ApiError {
+    refused_length(
+        model,
+        "seconds",
+        checked.seconds.unwrap_or_default(),
+        range,
+        only,
+    )
+}
+
+/// A length of `seconds` refused on `model`, asked in `param` (`seconds`, or `prompt` by its
+/// inline `--dur`).
+fn refused_length(
+    model: &str,
+    param: &str,
+    seconds: impl std::fmt::Display,
+    range: &std::ops::RangeInclusive<u32>,
+    only: &[u32],
+) -> ApiError {
     let makes = match only {
         [] => format!("{} to {}", range.start(), range.end()),
         lengths => {
@@ -54,12 +72,9 @@ fn seconds_refused(
         }
     };
     ApiError::invalid(
-        "seconds",
+        param,
         "invalid_value",
-        format!(
-            "Invalid 'seconds': {model} cannot make {} seconds; it makes {makes}.",
-            checked.seconds.unwrap_or_default(),
-        ),
+        format!("Invalid '{param}': {model} cannot make {seconds} seconds; it makes {makes}."),
     )
 }
 
@@ -79,12 +94,15 @@ fn size_refused(model: &str, checked: &Checked, offered: &[String]) -> ApiError 
 
 /// The clip request `checked` stands for on the clip model `model` (its series' id): the prompt
 /// as its text item, `reference` (an image URL) as its first frame, `seconds` its duration,
-/// `size` its resolution and ratio.
+/// `size` its resolution and ratio — and the prompt's inline flags (`--dur 12 --rs 1080p`)
+/// lifted into the fields they stand for, as the clip API lifts them
+/// (`tollgate_clip_tasks::lift_inline_flags`): the vendor obeys the text, so the hold must cover
+/// what it says. A flag that contradicts `seconds` or `size` is refused naming `prompt`.
 pub fn clip_request(
     checked: &Checked,
     model: &str,
     reference: Option<&str>,
-) -> tollgate_clip_tasks::CreateTaskRequest {
+) -> Result<tollgate_clip_tasks::CreateTaskRequest, ApiError> {
     let mut content = vec![tollgate_clip_tasks::ContentItem::text(&checked.prompt)];
     if let Some(url) = reference {
         content.push(tollgate_clip_tasks::ContentItem::image(
@@ -93,15 +111,56 @@ pub fn clip_request(
         ));
     }
     let mut request = tollgate_clip_tasks::CreateTaskRequest::new(model, content);
-    request.duration = checked.seconds.map(i64::from);
-    if let Some(size) = checked.size {
-        request.resolution = Some(size.resolution());
-        request.ratio = Some(size.aspect_ratio());
+    // The flags first, alone: a malformed one, or one given twice differently, is the
+    // prompt's own fault.
+    tollgate_clip_tasks::lift_inline_flags(&mut request).map_err(|e| {
+        let message = e.message.replace("content[0].text", "prompt");
+        ApiError::invalid("prompt", e.rule.code(), message)
+    })?;
+    if let Some(seconds) = checked.seconds {
+        let seconds = i64::from(seconds);
+        match request.duration {
+            Some(inline) if inline != seconds => {
+                return Err(contradiction("--dur", inline, "seconds", seconds));
+            }
+            _ => request.duration = Some(seconds),
+        }
     }
-    request
+    if let Some(size) = checked.size {
+        let (resolution, ratio) = (size.resolution(), size.aspect_ratio());
+        for (flag, inline, given) in [
+            ("--rs", &mut request.resolution, resolution),
+            ("--rt", &mut request.ratio, ratio),
+        ] {
+            match inline {
+                Some(inline) if *inline != given => {
+                    return Err(contradiction(flag, inline, "size", size));
+                }
+                _ => *inline = Some(given),
+            }
+        }
+    }
+    Ok(request)
 }
 
-/// A clip request's validation, its field errors in the client's terms (as [`validate`]'s).
+/// An inline flag of the prompt that says other than the field beside it.
+fn contradiction(
+    flag: &str,
+    inline: impl std::fmt::Display,
+    field: &str,
+    given: impl std::fmt::Display,
+) -> ApiError {
+    ApiError::invalid(
+        "prompt",
+        "conflicting_value",
+        format!(
+            "Invalid 'prompt': its inline flag {flag} {inline} contradicts '{field}': {given}; give it once"
+        ),
+    )
+}
+
+/// A clip request's validation, its field errors in the client's terms (as [`validate`]'s): a
+/// length or size the prompt's inline flags asked for is refused naming `prompt`.
 pub fn validate_clip(
     checked: &Checked,
     request: &tollgate_clip_tasks::CreateTaskRequest,
@@ -113,8 +172,27 @@ pub fn validate_clip(
             "duration" => {
                 let range = tollgate_clip_tasks::series(&request.model)
                     .map_or(4..=15, |s| s.duration_range());
-                seconds_refused(&request.model, checked, &range, &[])
+                match (checked.seconds, request.duration) {
+                    (None, Some(inline)) => refused_length(
+                        &request.model,
+                        "prompt",
+                        format!("{inline} (its --dur)"),
+                        &range,
+                        &[],
+                    ),
+                    _ => seconds_refused(&request.model, checked, &range, &[]),
+                }
             }
+            "resolution" | "ratio" if checked.size.is_none() => ApiError::invalid(
+                "prompt",
+                "invalid_value",
+                format!(
+                    "Invalid 'prompt': its inline flags ask {} for a {} video at {}, which it does not make",
+                    request.model,
+                    request.resolution.as_deref().unwrap_or("default"),
+                    request.ratio.as_deref().unwrap_or("the default ratio"),
+                ),
+            ),
             "resolution" | "ratio" => {
                 let pairs = RESOLUTIONS
                     .iter()
