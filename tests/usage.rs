@@ -228,13 +228,13 @@ async fn every_billable_request_leaves_one_record_that_agrees_with_the_ledger() 
         .find(|s| s.meter.as_deref() == Some("tokens"))
         .unwrap();
     assert_eq!((tokens.requests, tokens.errors), (1, 0));
-    assert_eq!(tokens.charge, r.charge);
+    assert_eq!(tokens.charge, r.charge.into());
     let nothing = small.iter().find(|s| s.meter.is_none()).unwrap();
     assert_eq!((nothing.requests, nothing.errors), (1, 1));
-    let total: Amount = summary
+    let total = summary
         .iter()
-        .fold(Amount::ZERO, |sum, s| sum.checked_add(s.charge).unwrap());
-    assert_eq!(total, r.charge.checked_add(s.charge).unwrap());
+        .fold(tollgate_billing::Total::ZERO, |sum, s| sum.plus(s.charge));
+    assert_eq!(total, r.charge.checked_add(s.charge).unwrap().into());
     gw.stop().await;
 }
 

@@ -65,7 +65,7 @@ pub use meter::{
     ClipTier, Meter, Usage, audio_seconds, is_cjk, speech_characters, video_seconds,
     whole_seconds_rounded_up,
 };
-pub use money::{Amount, MoneyError};
+pub use money::{Amount, MoneyError, Total};
 pub use price_book::PriceBook;
 pub use rust_decimal::Decimal;
 pub use tariff::{DEFAULT_REFERENCE_VIDEO_RATIO, Tariff};

@@ -231,17 +231,113 @@ impl FromStr for Amount {
 impl fmt::Display for Amount {
     /// The decimal form with trailing zeros trimmed: `1`, `0.999874`, `-0.5`, `0`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let magnitude = self.0.unsigned_abs();
-        let unit = NANOS_PER_UNIT.unsigned_abs();
-        let (whole, fraction) = (magnitude / unit, magnitude % unit);
-        let sign = if self.0 < 0 { "-" } else { "" };
-        let text = if fraction == 0 {
-            format!("{sign}{whole}")
-        } else {
-            let digits = format!("{fraction:09}");
-            format!("{sign}{whole}.{}", digits.trim_end_matches('0'))
-        };
-        f.pad(&text)
+        fmt_nanos(i128::from(self.0), f)
+    }
+}
+
+/// `nanos` nano-units in the decimal form of [`Amount`] and [`Total`].
+fn fmt_nanos(nanos: i128, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let magnitude = nanos.unsigned_abs();
+    let unit = NANOS_PER_UNIT.unsigned_abs() as u128;
+    let (whole, fraction) = (magnitude / unit, magnitude % unit);
+    let sign = if nanos < 0 { "-" } else { "" };
+    let text = if fraction == 0 {
+        format!("{sign}{whole}")
+    } else {
+        let digits = format!("{fraction:09}");
+        format!("{sign}{whole}.{}", digits.trim_end_matches('0'))
+    };
+    f.pad(&text)
+}
+
+/// A sum of amounts — an audit's, a statement's, a report's — which may pass what one
+/// [`Amount`] holds: all the credits a deployment in a currency of small units ever made pass
+/// ±9.2 billion units in time, though no balance does. Integer nano-units in an `i128`, which no
+/// sum of `i64` amounts a database can hold overflows; written as [`Amount`] is.
+///
+/// ```
+/// use tollgate_billing::{Amount, Total};
+///
+/// let big = Amount::MAX;
+/// let total = Total::ZERO.add(big).add(big);
+/// assert_eq!(total.to_string(), "18446744073.709551614");
+/// assert_eq!(total.add(Amount::MIN).add(Amount::MIN), Total::from_nanos(-2));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Total(i128);
+
+impl Total {
+    /// Nothing.
+    pub const ZERO: Total = Total(0);
+
+    /// The total of `n` nano-units.
+    pub const fn from_nanos(n: i128) -> Total {
+        Total(n)
+    }
+
+    /// The number of nano-units.
+    pub const fn nanos(self) -> i128 {
+        self.0
+    }
+
+    /// `self + amount` (saturating, which no real sum reaches).
+    #[must_use]
+    pub const fn add(self, amount: Amount) -> Total {
+        Total(self.0.saturating_add(amount.0 as i128))
+    }
+
+    /// `self + other` (saturating).
+    #[must_use]
+    pub const fn plus(self, other: Total) -> Total {
+        Total(self.0.saturating_add(other.0))
+    }
+
+    /// `self - other` (saturating).
+    #[must_use]
+    pub const fn minus(self, other: Total) -> Total {
+        Total(self.0.saturating_sub(other.0))
+    }
+
+    /// The total as one [`Amount`], when it fits.
+    pub fn to_amount(self) -> Option<Amount> {
+        i64::try_from(self.0).ok().map(Amount)
+    }
+}
+
+impl From<Amount> for Total {
+    fn from(amount: Amount) -> Total {
+        Total(i128::from(amount.0))
+    }
+}
+
+impl fmt::Display for Total {
+    /// As [`Amount`]'s: `18446744073.709551614`, `-0.5`, `0`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt_nanos(self.0, f)
+    }
+}
+
+impl Serialize for Total {
+    /// Its decimal string, as [`Amount`]'s.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Total {
+    /// A decimal string with at most nine places, of any size an `i128` of nano-units holds.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Total, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        let d = Decimal::from_str_exact(text.trim()).map_err(de::Error::custom)?;
+        let scaled = d
+            .checked_mul(Decimal::from(NANOS_PER_UNIT))
+            .filter(|n| n.fract().is_zero())
+            .ok_or_else(|| de::Error::custom("a total has at most 9 decimal places"))?;
+        scaled
+            .mantissa()
+            .checked_div(10i128.pow(scaled.scale()))
+            .map(Total)
+            .ok_or_else(|| de::Error::custom("a total out of range"))
     }
 }
 

@@ -2,10 +2,11 @@
 
 use crate::ids::{hash_secret, new_id, new_secret};
 use crate::policy::{AccessPolicy, PriceGroup};
+use crate::wide_sum::{total, wide_sum};
 use crate::{Store, StoreError, now_millis};
 use serde::Serialize;
 use std::sync::Arc;
-use tollgate_billing::Amount;
+use tollgate_billing::{Amount, Total};
 
 /// An account: the owner of a balance and of one or more keys.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -79,7 +80,7 @@ pub struct ModelUsage {
     /// Number of charges.
     pub requests: i64,
     /// Sum of the charges.
-    pub charged: Amount,
+    pub charged: Total,
 }
 
 /// What `tollgate keys show` prints.
@@ -96,7 +97,7 @@ pub struct AccountReport {
     /// Number of ledger rows.
     pub ledger_rows: i64,
     /// Sum of the ledger; equal to `account.balance` unless the database was edited by hand.
-    pub ledger_sum: Amount,
+    pub ledger_sum: Total,
 }
 
 /// A key as listings show it (never the secret).
@@ -532,36 +533,39 @@ impl Store {
                 .fetch_one(self.pool())
                 .await?;
         let keys = self.account_keys(&account.id).await?;
-        // SUM over BIGINT is NUMERIC on PostgreSQL, which `Any` cannot read: cast it back.
-        let usage: Vec<(String, i64, i64)> = sqlx::query_as(
-            "SELECT model, COUNT(*), CAST(COALESCE(SUM(-amount_nanos), 0) AS BIGINT) FROM ledger
+        // Sums that overflow on neither database (`crate::wide_sum`); charge rows are
+        // negative, negated once summed.
+        let usage: Vec<(String, i64, i64, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT model, COUNT(*), {} FROM ledger
              WHERE account_id = $1 AND kind = 'charge' AND model IS NOT NULL
              GROUP BY model ORDER BY model",
-        )
+            wide_sum("amount_nanos", "charged")
+        )))
         .bind(&account.id)
         .fetch_all(self.pool())
         .await?;
-        let (ledger_rows, ledger_sum): (i64, i64) = sqlx::query_as(
-            "SELECT COUNT(*), CAST(COALESCE(SUM(amount_nanos), 0) AS BIGINT) FROM ledger
-             WHERE account_id = $1",
-        )
-        .bind(&account.id)
-        .fetch_one(self.pool())
-        .await?;
+        let (ledger_rows, sum_high, sum_low): (i64, i64, i64) =
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT COUNT(*), {} FROM ledger WHERE account_id = $1",
+                wide_sum("amount_nanos", "sum")
+            )))
+            .bind(&account.id)
+            .fetch_one(self.pool())
+            .await?;
         Ok(AccountReport {
             account,
             open_holds,
             keys,
             usage: usage
                 .into_iter()
-                .map(|(model, requests, charged)| ModelUsage {
+                .map(|(model, requests, high, low)| ModelUsage {
                     model,
                     requests,
-                    charged: Amount::from_nanos(charged),
+                    charged: Total::ZERO.minus(total(high, low)),
                 })
                 .collect(),
             ledger_rows,
-            ledger_sum: Amount::from_nanos(ledger_sum),
+            ledger_sum: total(sum_high, sum_low),
         })
     }
 }

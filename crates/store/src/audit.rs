@@ -1,8 +1,9 @@
 //! `tollgate audit`: every money invariant of DESIGN §4, recomputed from the rows.
 
+use crate::wide_sum::{total, wide_sum};
 use crate::{Store, StoreError, now_millis};
 use serde::Serialize;
-use tollgate_billing::Amount;
+use tollgate_billing::{Amount, Total};
 
 /// How long past its expiry an open lease may stay open before it is a violation: the sweep
 /// runs every second, so anything older than this was missed.
@@ -40,18 +41,18 @@ pub struct AuditReport {
     /// Tasks read.
     pub tasks: u64,
     /// Sum of every balance.
-    pub total_balance: Amount,
+    pub total_balance: Total,
     /// Sum of every credit and adjustment.
-    pub total_credited: Amount,
+    pub total_credited: Total,
     /// Sum of every charge.
-    pub total_charged: Amount,
+    pub total_charged: Total,
     /// Ledger rows with an anomaly: charges capped below the upstream's figure, charges that
     /// could take less than they asked, corrections beyond what was available
     /// (`docs/decisions.md`).
     pub anomalies: u64,
     /// What charges could not take (late charges of a stalled replica, settlements above
     /// what the account had available): the operator's loss.
-    pub operator_losses: Amount,
+    pub operator_losses: Total,
     /// Accounts below zero, each covered by recorded overdraws (an operator's correction with
     /// `allow_negative`; rows of earlier versions); listed.
     pub negative_accounts: Vec<String>,
@@ -63,9 +64,10 @@ pub struct AuditReport {
     pub violations: Vec<Violation>,
 }
 
-/// An account as stored and as its rows add up: id, name, balance, held, leased, the ledger's
-/// sum, the open holds' sum, the open leases' sum.
-type AccountFigures = (String, String, i64, i64, i64, i64, i64, i64);
+/// An account as stored and as its rows add up: id, name, balance, held, leased, then the
+/// ledger's, the open holds' and the open leases' sums, each in two halves
+/// ([`crate::wide_sum`]).
+type AccountFigures = (String, String, i64, i64, i64, i64, i64, i64, i64, i64, i64);
 
 impl Store {
     /// Checks every invariant: each balance equals the sum of its ledger rows; `held` equals the
@@ -105,51 +107,60 @@ impl Store {
                 .await?;
         }
 
-        // Per account: the stored figures against what the rows say. SUM over BIGINT is NUMERIC
-        // on PostgreSQL, which `Any` cannot read: cast it back.
-        let accounts: Vec<AccountFigures> = sqlx::query_as(
+        // Per account: the stored figures against what the rows say, summed so that no sum
+        // overflows on either database (`crate::wide_sum`).
+        let accounts: Vec<AccountFigures> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT a.id, a.name, a.balance_nanos, a.held_nanos, a.leased_nanos,
-                CAST(COALESCE((SELECT SUM(l.amount_nanos) FROM ledger l WHERE l.account_id = a.id), 0) AS BIGINT),
-                CAST(COALESCE((SELECT SUM(h.amount_nanos) FROM holds h WHERE h.account_id = a.id AND h.state = 'open'), 0) AS BIGINT),
-                CAST(COALESCE((SELECT SUM(s.amount_nanos) FROM leases s WHERE s.account_id = a.id AND s.state = 'open'), 0) AS BIGINT)
-             FROM accounts a ORDER BY a.id",
-        )
+                COALESCE(l.sum_high, 0), COALESCE(l.sum_low, 0),
+                COALESCE(h.sum_high, 0), COALESCE(h.sum_low, 0),
+                COALESCE(s.sum_high, 0), COALESCE(s.sum_low, 0)
+             FROM accounts a
+             LEFT JOIN (SELECT account_id, {} FROM ledger GROUP BY account_id) l
+                 ON l.account_id = a.id
+             LEFT JOIN (SELECT account_id, {} FROM holds WHERE state = 'open' GROUP BY account_id) h
+                 ON h.account_id = a.id
+             LEFT JOIN (SELECT account_id, {} FROM leases WHERE state = 'open' GROUP BY account_id) s
+                 ON s.account_id = a.id
+             ORDER BY a.id",
+            wide_sum("amount_nanos", "sum"),
+            wide_sum("amount_nanos", "sum"),
+            wide_sum("amount_nanos", "sum"),
+        )))
         .fetch_all(&mut *tx)
         .await?;
         let mut negative_accounts = Vec::new();
-        let mut total_balance: i64 = 0;
-        for (id, name, balance, held, leased, ledger_sum, open_holds, open_leases) in &accounts {
+        let mut total_balance = Total::ZERO;
+        for (id, name, balance, held, leased, lh, ll, hh, hl, sh, sl) in &accounts {
             let subject = format!("{name} ({id})");
-            if balance != ledger_sum {
+            let (ledger_sum, open_holds, open_leases) =
+                (total(*lh, *ll), total(*hh, *hl), total(*sh, *sl));
+            if Total::from(Amount::from_nanos(*balance)) != ledger_sum {
                 flag(
                     "balance_is_ledger_sum",
                     &subject,
                     format!(
-                        "balance {} but the ledger sums to {}",
+                        "balance {} but the ledger sums to {ledger_sum}",
                         Amount::from_nanos(*balance),
-                        Amount::from_nanos(*ledger_sum)
                     ),
                 );
             }
-            if held != open_holds {
+            if Total::from(Amount::from_nanos(*held)) != open_holds {
                 flag(
                     "held_is_open_holds",
                     &subject,
                     format!(
-                        "held {} but open holds sum to {}",
+                        "held {} but open holds sum to {open_holds}",
                         Amount::from_nanos(*held),
-                        Amount::from_nanos(*open_holds)
                     ),
                 );
             }
-            if leased != open_leases {
+            if Total::from(Amount::from_nanos(*leased)) != open_leases {
                 flag(
                     "leased_is_open_leases",
                     &subject,
                     format!(
-                        "leased {} but open leases sum to {}",
+                        "leased {} but open leases sum to {open_leases}",
                         Amount::from_nanos(*leased),
-                        Amount::from_nanos(*open_leases)
                     ),
                 );
             }
@@ -163,26 +174,34 @@ impl Store {
             if *balance < 0 {
                 negative_accounts.push(format!("{name} ({id}): {}", Amount::from_nanos(*balance)));
             }
-            total_balance = total_balance.saturating_add(*balance);
+            total_balance = total_balance.add(Amount::from_nanos(*balance));
         }
 
         // Holds: closed once, with exactly the ledger rows their state implies.
-        let holds: Vec<(String, String, Option<i64>, i64, i64)> = sqlx::query_as(
-            "SELECT h.id, h.state, h.captured_nanos,
-                CAST((SELECT COUNT(*) FROM ledger l WHERE l.hold_id = h.id) AS BIGINT),
-                CAST(COALESCE((SELECT SUM(-l.amount_nanos) FROM ledger l WHERE l.hold_id = h.id), 0) AS BIGINT)
-             FROM holds h ORDER BY h.id",
-        )
-        .fetch_all(&mut *tx)
-        .await?;
-        for (id, state, captured, rows, charged) in &holds {
+        let holds: Vec<(String, String, Option<i64>, i64, i64, i64)> =
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT h.id, h.state, h.captured_nanos, COALESCE(l.n, 0),
+                        COALESCE(l.charged_high, 0), COALESCE(l.charged_low, 0)
+                 FROM holds h
+                 LEFT JOIN (SELECT hold_id, CAST(COUNT(*) AS BIGINT) AS n, {}
+                            FROM ledger WHERE hold_id IS NOT NULL GROUP BY hold_id) l
+                     ON l.hold_id = h.id
+                 ORDER BY h.id",
+                wide_sum("amount_nanos", "charged")
+            )))
+            .fetch_all(&mut *tx)
+            .await?;
+        for (id, state, captured, rows, high, low) in &holds {
+            // Charge rows are negative; negated once summed (no row's negation can overflow).
+            let charged = Total::ZERO.minus(total(*high, *low));
+            let captured_total = captured.map(|c| Total::from(Amount::from_nanos(c)));
             match state.as_str() {
                 "open" | "released" if *rows != 0 => flag(
                     "hold_charged_once",
                     id,
                     format!("{state} but has {rows} charge rows"),
                 ),
-                "settled" if *rows != 1 || Some(*charged) != *captured => flag(
+                "settled" if *rows != 1 || Some(charged) != captured_total => flag(
                     "hold_charged_once",
                     id,
                     format!("settled at {captured:?} with {rows} charge rows summing to {charged}"),
@@ -236,25 +255,35 @@ impl Store {
         }
 
         // Conservation: what came in minus what was charged is what the accounts hold.
-        let (credited, charged, ledger_rows, anomalies): (i64, i64, i64, i64) = sqlx::query_as(
-            "SELECT CAST(COALESCE(SUM(CASE WHEN kind <> 'charge' THEN amount_nanos ELSE 0 END), 0) AS BIGINT),
-                    CAST(COALESCE(SUM(CASE WHEN kind = 'charge' THEN -amount_nanos ELSE 0 END), 0) AS BIGINT),
+        let (credited_high, credited_low, charged_high, charged_low, ledger_rows, anomalies): (
+            i64,
+            i64,
+            i64,
+            i64,
+            i64,
+            i64,
+        ) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {}, {},
                     CAST(COUNT(*) AS BIGINT),
                     CAST(COALESCE(SUM(CASE WHEN anomaly IS NOT NULL THEN 1 ELSE 0 END), 0) AS BIGINT)
              FROM ledger",
-        )
+            wide_sum(
+                "CASE WHEN kind <> 'charge' THEN amount_nanos ELSE 0 END",
+                "credited"
+            ),
+            wide_sum("CASE WHEN kind = 'charge' THEN amount_nanos ELSE 0 END", "charged"),
+        )))
         .fetch_one(&mut *tx)
         .await?;
-        if credited.checked_sub(charged) != Some(total_balance) {
+        let (credited, charged) = (
+            total(credited_high, credited_low),
+            Total::ZERO.minus(total(charged_high, charged_low)),
+        );
+        if credited.minus(charged) != total_balance {
             flag(
                 "money_is_conserved",
                 "all accounts",
-                format!(
-                    "credited {} − charged {} ≠ balances {}",
-                    Amount::from_nanos(credited),
-                    Amount::from_nanos(charged),
-                    Amount::from_nanos(total_balance)
-                ),
+                format!("credited {credited} − charged {charged} ≠ balances {total_balance}"),
             );
         }
         let charge_without_hold: Vec<(String,)> = sqlx::query_as(
@@ -269,10 +298,12 @@ impl Store {
         ledger_checks(&mut tx, &mut flag).await?;
         let (chained_rows, checkpoint) =
             crate::chain::audit_chains(&mut tx, trusted, &mut flag).await?;
-        let (losses,): (i64,) =
-            sqlx::query_as("SELECT CAST(COALESCE(SUM(loss_nanos), 0) AS BIGINT) FROM ledger")
-                .fetch_one(&mut *tx)
-                .await?;
+        let (losses_high, losses_low): (i64, i64) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {} FROM ledger",
+            wide_sum("COALESCE(loss_nanos, 0)", "losses")
+        )))
+        .fetch_one(&mut *tx)
+        .await?;
 
         tx.rollback().await?;
 
@@ -283,11 +314,11 @@ impl Store {
             holds: count(holds.len()),
             leases: count(leases.len()),
             tasks: count(tasks.len()),
-            total_balance: Amount::from_nanos(total_balance),
-            total_credited: Amount::from_nanos(credited),
-            total_charged: Amount::from_nanos(charged),
+            total_balance,
+            total_credited: credited,
+            total_charged: charged,
             anomalies: u64::try_from(anomalies).unwrap_or(0),
-            operator_losses: Amount::from_nanos(losses),
+            operator_losses: total(losses_high, losses_low),
             negative_accounts,
             chained_rows,
             checkpoint,
@@ -498,24 +529,28 @@ async fn ledger_checks(
     }));
     listed("balance_after_chain", chain);
 
-    let negative: Vec<(String, i64, i64)> = sqlx::query_as(
-        "SELECT a.id, a.balance_nanos,
-                CAST(COALESCE((SELECT SUM(l.overdraw_nanos) FROM ledger l
-                               WHERE l.account_id = a.id AND l.anomaly IS NOT NULL), 0) AS BIGINT)
-         FROM accounts a WHERE a.balance_nanos < 0 ORDER BY a.id",
-    )
+    let negative: Vec<(String, i64, i64, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT a.id, a.balance_nanos, COALESCE(o.covered_high, 0), COALESCE(o.covered_low, 0)
+         FROM accounts a
+         LEFT JOIN (SELECT account_id, {} FROM ledger WHERE anomaly IS NOT NULL
+                    GROUP BY account_id) o ON o.account_id = a.id
+         WHERE a.balance_nanos < 0 ORDER BY a.id",
+        wide_sum("COALESCE(overdraw_nanos, 0)", "covered")
+    )))
     .fetch_all(&mut **tx)
     .await?;
     let mut unexplained: Vec<(String, String)> = negative
         .into_iter()
-        .filter(|(_, balance, covered)| balance.saturating_neg() > *covered)
+        .map(|(account, balance, high, low)| (account, balance, total(high, low)))
+        .filter(|(_, balance, covered)| {
+            Total::ZERO.minus(Total::from(Amount::from_nanos(*balance))) > *covered
+        })
         .map(|(account, balance, covered)| {
             (
                 account,
                 format!(
-                    "the balance is {} but the ledger records overdraws of only {}",
+                    "the balance is {} but the ledger records overdraws of only {covered}",
                     Amount::from_nanos(balance),
-                    Amount::from_nanos(covered)
                 ),
             )
         })

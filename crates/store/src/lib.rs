@@ -59,6 +59,7 @@ mod sqlite_journal;
 pub mod statement;
 mod tasks;
 mod usage;
+mod wide_sum;
 
 pub use accounts::{Account, AccountReport, KeySummary, LimitedBy, ModelUsage, NewKey, Principal};
 pub use admin::{AdminChange, AdminChangeRecord, AdminToken, Credited, MAX_ADMIN_TEXT, OpenHold};

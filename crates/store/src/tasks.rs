@@ -427,7 +427,15 @@ impl Store {
             Some(task) if mine(&task) && admitted.rows_affected() == 1 => {
                 Ok(Poll::Task(Box::new(task)))
             }
-            Some(task) if mine(&task) && !self.is_hidden(id).await? => Ok(Poll::TooSoon),
+            Some(task) if mine(&task) && !self.is_hidden(id).await? => {
+                // A finished task costs nothing to read: an SDK's retrieve right after its
+                // own poll saw the end is served (docs/decisions.md, "Video tasks").
+                if task.state.is_terminal() {
+                    Ok(Poll::Task(Box::new(task)))
+                } else {
+                    Ok(Poll::TooSoon)
+                }
+            }
             _ => Ok(Poll::NotFound),
         }
     }

@@ -10,7 +10,7 @@ use crate::sql::{Param, Statements};
 use crate::{Store, StoreError, as_bigint};
 use serde::Serialize;
 use sqlx::Row;
-use tollgate_billing::{Amount, Usage};
+use tollgate_billing::{Amount, Total, Usage};
 
 /// One record of the usage log.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -222,7 +222,7 @@ pub struct UsageSummary {
     /// Units of the meter.
     pub units: u64,
     /// What was charged.
-    pub charge: Amount,
+    pub charge: Total,
 }
 
 /// Columns of a usage record, in insert order.
@@ -426,9 +426,7 @@ impl Store {
                         sum.requests = sum.requests.saturating_add(row.requests);
                         sum.errors = sum.errors.saturating_add(row.errors);
                         sum.units = sum.units.saturating_add(row.units);
-                        sum.charge = Amount::from_nanos(
-                            sum.charge.nanos().saturating_add(row.charge.nanos()),
-                        );
+                        sum.charge = sum.charge.plus(row.charge);
                     }
                 }
             }
@@ -476,15 +474,17 @@ impl Store {
         } else {
             ("SUM(requests)", "SUM(errors)", "SUM(units)")
         };
-        // SUM of BIGINT is NUMERIC on PostgreSQL, which `sqlx::Any` cannot read: cast back.
+        // SUM of BIGINT is NUMERIC on PostgreSQL, which `sqlx::Any` cannot read: cast back;
+        // charges are summed so that they overflow on neither database (`crate::wide_sum`).
         // The rollup keeps an absent meter as ''; it is read back as none.
         let sql = format!(
             "SELECT {expression} AS grp, NULLIF(meter, '') AS meter,
                     CAST({requests} AS BIGINT) AS requests,
                     CAST({errors} AS BIGINT) AS errors,
                     CAST({units} AS BIGINT) AS units,
-                    CAST(SUM(charge_nanos) AS BIGINT) AS charge
+                    {}
              FROM {table}{} GROUP BY {expression}, NULLIF(meter, '') ORDER BY 1, 2",
+            crate::wide_sum::wide_sum("charge_nanos", "charge"),
             w.sql
         );
         let rows = w
@@ -499,7 +499,10 @@ impl Store {
                     requests: unsigned(row.try_get("requests")?),
                     errors: unsigned(row.try_get("errors")?),
                     units: unsigned(row.try_get("units")?),
-                    charge: Amount::from_nanos(row.try_get("charge")?),
+                    charge: crate::wide_sum::total(
+                        row.try_get("charge_high")?,
+                        row.try_get("charge_low")?,
+                    ),
                 })
             })
             .collect()

@@ -449,7 +449,7 @@ async fn a_late_charge_is_fenced_and_takes_only_what_is_left() {
         assert_eq!(record.charge, Amount::ZERO);
         assert!(account_violations(&store, &id).await.is_empty());
         let report = store.audit().await.unwrap();
-        assert!(report.operator_losses >= Amount::from_nanos(350));
+        assert!(report.operator_losses >= Amount::from_nanos(350).into());
     }
 }
 

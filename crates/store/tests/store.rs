@@ -19,7 +19,8 @@ fn units(n: i64) -> Amount {
 async fn assert_books_balance(store: &Store, account_id: &str) {
     let report = store.report(account_id).await.unwrap();
     assert_eq!(
-        report.ledger_sum, report.account.balance,
+        report.ledger_sum,
+        report.account.balance.into(),
         "ledger sums to balance"
     );
     assert_eq!(
@@ -96,7 +97,7 @@ async fn settle_captures_once_and_releases_the_rest() {
         assert_eq!(ledger[1].hold_id.as_deref(), Some(hold.id.as_str()));
         let report = store.report(&account.id).await.unwrap();
         assert_eq!(report.usage.len(), 1);
-        assert_eq!(report.usage[0].charged, Amount::from_nanos(420));
+        assert_eq!(report.usage[0].charged, Amount::from_nanos(420).into());
         assert_books_balance(&store, &account.id).await;
     }
 }
@@ -336,5 +337,51 @@ async fn stale_request_holds_are_released_but_task_holds_are_not() {
         assert_eq!(store.hold_state(&orphan.id).await.unwrap().0, "released");
         assert_eq!(store.hold_state(&task.id).await.unwrap().0, "open");
         assert_books_balance(&store, &account.id).await;
+    }
+}
+
+/// Issue 42 item 8. The adversary: time, or an insider. All the credits a deployment ever makes
+/// pass 9.2 × 10⁹ units in a currency of small units (IDR, VND) with no mischief, and an insider
+/// can get there on purpose; SQLite's `SUM` then failed with "integer overflow" — even after the
+/// credit was reversed — and the audit was off for good. Every sum of the audit and of the
+/// reports is taken in two halves (`crate::wide_sum`) and read back as a `Total`.
+#[tokio::test]
+async fn sums_past_what_one_amount_holds_neither_overflow_nor_switch_the_audit_off() {
+    for store in stores().await {
+        let big = units(4_000_000_000); // 4 × 10⁹ units: 4 × 10¹⁸ nano-units
+        let mut ids = Vec::new();
+        for _ in 0..3 {
+            let (account, _) = store
+                .create_account(&format!("rich-{}", unique()), big)
+                .await
+                .unwrap();
+            ids.push(account.id);
+        }
+        // Credited twice more and taken back each time: the running sums pass i64 both ways.
+        for _ in 0..2 {
+            store.credit(&ids[0], big, Some("top-up")).await.unwrap();
+            store
+                .credit(&ids[0], Amount::from_nanos(-big.nanos()), Some("reversed"))
+                .await
+                .unwrap();
+        }
+        let report = store.audit().await.unwrap();
+        let mine: Vec<_> = report
+            .violations
+            .iter()
+            .filter(|v| ids.iter().any(|id| v.subject.contains(id.as_str())))
+            .collect();
+        assert!(mine.is_empty(), "{mine:?}");
+        assert!(
+            report.total_balance.nanos() >= 3 * i128::from(big.nanos()),
+            "{}",
+            report.total_balance
+        );
+        assert!(report.total_credited.nanos() > i128::from(i64::MAX));
+        for id in &ids {
+            let shown = store.report(id).await.unwrap();
+            assert_eq!(shown.ledger_sum, big.into(), "{id}");
+        }
+        assert_books_balance(&store, &ids[0]).await;
     }
 }
