@@ -44,6 +44,10 @@ def test_create_and_poll_download_list_delete_and_the_charge(base_url):
     assert (video.object, video.model, video.progress) == ("video", "wave-3-0-video", 100)
     assert (video.seconds, video.size) == ("4", "854x480")
     assert video.completed_at and video.expires_at and video.expires_at > video.completed_at
+    # Issue 42 item 13: the SDK's ordinary pace — a retrieve right after create_and_poll saw
+    # the end — is served (a finished video costs nothing to read), again and again.
+    for _ in range(3):
+        assert videos.retrieve(video.id).status == "completed"
     data = videos.download_content(video.id).read()
     assert_video(data, 4, "16:9")
     assert_settled(name, start, generic_charge("wave-3-0-video", 4))
