@@ -2165,3 +2165,126 @@ fn a_price_by_size_names_only_sizes_the_model_makes() {
     .to_string();
     assert!(error.contains("is not a size WIDTHxHEIGHT"), "{error}");
 }
+
+/// Issue 42 item 6. The adversary: a compromised vendor. Its task record's `video_url` pointed
+/// at a loopback "metadata" server and the gateway streamed that answer to the client's signed
+/// link. A vendor's record now passes the one address rule (`[outbound]`, "One address rule"):
+/// a file on the vendor's own origin (its channel's base URL, which the operator configured)
+/// is fetched as before; any other URL must name a public host or one the operator lists, so
+/// the link answers 502 and nothing reaches the inside.
+#[tokio::test]
+async fn a_vendor_record_pointing_inside_is_never_fetched() {
+    use std::sync::Arc;
+    let inside_hits = Arc::new(AtomicU64::new(0));
+    let hits = inside_hits.clone();
+    let inside = common::file_server(move |_| {
+        hits.fetch_add(1, Ordering::SeqCst);
+        (
+            200,
+            Bytes::from_static(b"{\"AccessKeyId\": \"ASIA-SECRET\"}"),
+        )
+    })
+    .await;
+    let mp4 = Bytes::from(
+        std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/crates/probe/tests/fixtures/video_12s.mp4"
+        ))
+        .unwrap(),
+    );
+    let created = Arc::new(AtomicU64::new(0));
+    let vendor_url = Arc::new(std::sync::OnceLock::<String>::new());
+    let (count, own) = (created.clone(), vendor_url.clone());
+    let inside_url = format!("{inside}/latest/meta-data/iam/security-credentials/role");
+    let vendor = common::typed_server(move |parts| {
+        let path = parts.uri.path().to_owned();
+        let json = |v: Value| {
+            (
+                200,
+                Some("application/json".to_owned()),
+                Bytes::from(v.to_string()),
+            )
+        };
+        if parts.method == http::Method::POST {
+            let n = count.fetch_add(1, Ordering::SeqCst) + 1;
+            return json(
+                json!({"id": format!("up_{n}"), "task_id": format!("up_{n}"),
+                "object": "video", "model": "omni", "status": "queued", "progress": 0,
+                "created_at": 1}),
+            );
+        }
+        if path.starts_with("/files/") {
+            return (200, Some("video/mp4".to_owned()), mp4.clone());
+        }
+        let n: u64 = path.rsplit('_').next().unwrap_or("0").parse().unwrap_or(0);
+        let url = if n % 2 == 1 {
+            inside_url.clone()
+        } else {
+            format!("{}/files/v.mp4", own.get().unwrap())
+        };
+        json(
+            json!({"id": format!("up_{n}"), "task_id": format!("up_{n}"), "object": "video",
+            "model": "omni", "status": "completed", "progress": 100, "created_at": 1,
+            "completed_at": 2, "url": url, "video_url": url, "seconds": "4"}),
+        )
+    })
+    .await;
+    vendor_url.set(vendor.clone()).unwrap();
+    let config = format!(
+        r#"
+[[channels]]
+name = "vendor-{tag}"
+format = "generic-video"
+base_url = "{vendor}"
+
+[tasks]
+first_poll_ms = 100
+poll_interval_ms = 200
+sweep_interval_seconds = 1
+
+[models."omni"]
+kind = "generic-video"
+channels = ["vendor-{tag}"]
+price = {{ meter = "video_seconds", per_second = "0.07" }}
+"#,
+        tag = common::unique()
+    );
+    let gw = TestGateway::with_config(&config).await;
+    let (_, key) = gw.account("10").await;
+    let mut statuses = Vec::new();
+    for _ in 0..2 {
+        let id = gw
+            .post_json(
+                VIDEO,
+                &key,
+                &json!({"model": "omni", "prompt": "x", "seconds": 4}),
+            )
+            .await
+            .json()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert_eq!(wait_terminal(&gw, &id).await.state, TaskState::Succeeded);
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        let record = gw.get(&format!("{VIDEO}/{id}"), &key).await.json();
+        let link = record["url"].as_str().unwrap();
+        let path = link.split_once(&gw.addr.to_string()).unwrap().1.to_owned();
+        let file = gw.request("GET", &path, &[], "").await;
+        statuses.push((file.status, file.body.len()));
+    }
+    assert_eq!(
+        statuses[0].0, 502,
+        "the record pointing inside: {statuses:?}"
+    );
+    assert_eq!(
+        statuses[1],
+        (200, 15_688),
+        "the vendor's own origin: {statuses:?}"
+    );
+    assert_eq!(
+        inside_hits.load(Ordering::SeqCst),
+        0,
+        "nothing reached the inside"
+    );
+    gw.stop().await;
+}

@@ -225,6 +225,11 @@ fn config_with(
 ) -> std::path::PathBuf {
     let path = support::embeddings_config(scratch, upstream, channel);
     let mut text = std::fs::read_to_string(&path).unwrap();
+    // The receivers of these tests listen on loopback: the operator lists them, as one lists
+    // an internal receiver (`[outbound]`, "One address rule").
+    if !extra.contains("[outbound]") {
+        text.push_str("\n[outbound]\ntrusted_hosts = [\"127.0.0.1\"]\n");
+    }
     text.push_str(extra);
     std::fs::write(&path, text).unwrap();
     path
@@ -368,7 +373,10 @@ async fn one_event_across_replicas_survives_a_crash_and_reaches_a_receiver_faili
         .map(|h| h["status"].as_i64().unwrap())
         .collect();
     assert_eq!(statuses, [500, 500, 500, 200], "{one:#}");
-    assert_eq!(one["history"][0]["answer"], "answer 500");
+    assert!(
+        one["history"][0]["answer"].is_null(),
+        "no receiver body is kept: {one:#}"
+    );
     assert_eq!(one["attempts"], 4);
     for p in &posted[..4] {
         verify(p);
@@ -838,4 +846,253 @@ secret_env = "{SECRET_VAR}"
     assert!(said.contains("whsec_"), "{said}");
     let (ok, said) = check(Some(SECRET));
     assert!(ok, "{said}");
+}
+
+/// A receiver that takes every request and never finishes its answer: the status line, then a
+/// byte of a header every half second, for as long as the connection stays. Counts requests,
+/// and the most connections it had open at once.
+struct Trickler {
+    url: String,
+    requests: Arc<Mutex<usize>>,
+    most_at_once: Arc<Mutex<usize>>,
+}
+
+impl Trickler {
+    async fn start() -> Trickler {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let requests = Arc::new(Mutex::new(0));
+        let open = Arc::new(Mutex::new(0usize));
+        let most_at_once = Arc::new(Mutex::new(0));
+        let (counted, most) = (requests.clone(), most_at_once.clone());
+        tokio::spawn(async move {
+            loop {
+                let (mut stream, _) = listener.accept().await.unwrap();
+                let (counted, open, most) = (counted.clone(), open.clone(), most.clone());
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 4096];
+                    if stream.read(&mut buf).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    *counted.lock().unwrap() += 1;
+                    let now_open = {
+                        let mut open = open.lock().unwrap();
+                        *open += 1;
+                        *open
+                    };
+                    {
+                        let mut most = most.lock().unwrap();
+                        *most = (*most).max(now_open);
+                    }
+                    let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nX-Slow: ").await;
+                    loop {
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        if stream.write_all(b"a").await.is_err() {
+                            break;
+                        }
+                    }
+                    *open.lock().unwrap() -= 1;
+                });
+            }
+        });
+        Trickler {
+            url: format!("http://{addr}/hook"),
+            requests,
+            most_at_once,
+        }
+    }
+}
+
+/// Issue 42 items 6 and 7. The adversaries: whoever holds an admin token (or writes the
+/// configuration) and points an alert at the gateway's own network — the gateway posted to
+/// loopback and a read-only token read 4 KiB of the answer back from the delivery log — and the
+/// slow receiver: attempts were awaited together and read with an idle timeout only, so one
+/// byte every 5 s held an attempt past its lease and kept another customer's alert pending for
+/// 51 s. Now a webhook URL passes the one address rule (a public host, or one the operator
+/// lists in `[outbound] trusted_hosts`) at `config check`, in the admin API and at delivery;
+/// the log keeps an attempt's status and timing, never the receiver's body; every attempt has
+/// one deadline and runs on its own; and a receiver has at most one attempt in flight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhooks_pass_the_address_rule_and_a_slow_receiver_holds_up_only_itself() {
+    let scratch = Scratch::new("alerts-outbound");
+    let db = format!("sqlite://{}", scratch.dir.join("t.db").display());
+    let sim = tollgate_sim::start("127.0.0.1:0".parse().unwrap(), KnobSettings::default())
+        .await
+        .unwrap();
+
+    // Not listed: refused by `config check`, naming the field and the way out.
+    let metadata = Receiver::start(Vec::new()).await;
+    let unlisted = config_with(
+        &scratch,
+        &sim.base_url(),
+        "openai",
+        &format!(
+            "\n[outbound]\ntrusted_hosts = []\n\n[[alerts]]\nname = \"inside\"\nwhen = \"balance_below\"\nthreshold = \"5\"\nformat = \"slack\"\nwebhook_url = \"{}\"\n",
+            metadata.url
+        ),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["config", "check", "--config"])
+        .arg(&unlisted)
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("webhook_url") && said.contains("trusted_hosts"),
+        "{said}"
+    );
+
+    // A gateway that lists nothing: the admin API refuses the same URL by field, and a rule
+    // written straight into the database (an insider) is refused at delivery: nothing reaches
+    // the "metadata" server.
+    let store = Store::connect(&db).await.unwrap();
+    let (_, _) = store
+        .create_account("poor", "1".parse().unwrap())
+        .await
+        .unwrap();
+    let (_, token) = store.create_admin_token("ops", false).await.unwrap();
+    let plain = config_with(
+        &scratch,
+        &sim.base_url(),
+        "openai",
+        "\n[outbound]\ntrusted_hosts = []\n\n[alerting]\nevaluate_seconds = 1\nretry_seconds = [1]\ntimeout_seconds = 2\n",
+    );
+    let gw = Gateway::start_with(&scratch, "plain", &plain, &db, "127.0.0.1:0", &[]).await;
+    let rule = json!({"name": "inside", "when": "balance_below", "threshold": "5",
+                      "account": "poor", "format": "slack", "webhook_url": metadata.url});
+    let (status, text) = http(
+        &gw.addr,
+        "POST",
+        "/admin/v1/alerts",
+        Some(&token),
+        Some(&rule.to_string()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 400, "{text}");
+    let error: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(error["error"]["param"], "webhook_url", "{text}");
+    store
+        .put_alert_rule("inside", &rule, "intruder")
+        .await
+        .unwrap();
+    let refused = until_admin(
+        &gw.addr,
+        &token,
+        "/admin/v1/alerts/deliveries?rule=inside",
+        Duration::from_secs(15),
+        |v| v["data"][0]["attempts"].as_i64().unwrap_or(0) >= 1,
+    )
+    .await;
+    let id = refused["data"][0]["id"].as_str().unwrap().to_owned();
+    let shown = admin(
+        &gw.addr,
+        &token,
+        "GET",
+        &format!("/admin/v1/alerts/deliveries/{id}"),
+        None,
+    )
+    .await;
+    let attempt = &shown["history"][0];
+    assert!(attempt["status"].is_null(), "{shown:#}");
+    assert!(
+        attempt["error"].as_str().unwrap().contains("address rule"),
+        "{shown:#}"
+    );
+    assert!(metadata.posted().is_empty(), "nothing was posted inside");
+    store.delete_alert_rule("inside", "ops").await.unwrap();
+    drop(gw);
+
+    // Listed: a receiver that trickles forever, and a good one. Each account's alert goes to
+    // its own; the trickler's two rules share it.
+    let slow = Trickler::start().await;
+    let good = Receiver::start(Vec::new()).await;
+    for name in ["slow-a", "slow-b", "quick"] {
+        store
+            .create_account(name, "1".parse().unwrap())
+            .await
+            .unwrap();
+    }
+    let config = config_with(
+        &scratch,
+        &sim.base_url(),
+        "openai",
+        &format!(
+            r#"
+[alerting]
+evaluate_seconds = 1
+retry_seconds = [1]
+timeout_seconds = 2
+
+[[alerts]]
+name = "slow-a"
+when = "balance_below"
+threshold = "5"
+account = "slow-a"
+format = "slack"
+webhook_url = "{slow}"
+
+[[alerts]]
+name = "slow-b"
+when = "balance_below"
+threshold = "5"
+account = "slow-b"
+format = "slack"
+webhook_url = "{slow}"
+
+[[alerts]]
+name = "quick"
+when = "balance_below"
+threshold = "5"
+account = "quick"
+format = "slack"
+webhook_url = "{good}"
+"#,
+            slow = slow.url,
+            good = good.url
+        ),
+    );
+    let gw = Gateway::start_with(&scratch, "slow", &config, &db, "127.0.0.1:0", &[]).await;
+    let started = Instant::now();
+    good.until(1, Duration::from_secs(6)).await;
+    let quick_after = started.elapsed();
+    // The trickler's attempts each end at the deadline, one at a time.
+    let given_up = until_admin(
+        &gw.addr,
+        &token,
+        "/admin/v1/alerts/deliveries?rule=slow-a",
+        Duration::from_secs(20),
+        |v| v["data"][0]["attempts"].as_i64().unwrap_or(0) >= 2,
+    )
+    .await;
+    let id = given_up["data"][0]["id"].as_str().unwrap().to_owned();
+    let shown = admin(
+        &gw.addr,
+        &token,
+        "GET",
+        &format!("/admin/v1/alerts/deliveries/{id}"),
+        None,
+    )
+    .await;
+    for attempt in shown["history"].as_array().unwrap() {
+        assert!(
+            attempt["answer"].is_null(),
+            "no receiver's body is kept: {shown:#}"
+        );
+        assert!(
+            attempt["duration_ms"].as_i64().unwrap() < 3_000,
+            "an attempt ends at its deadline: {shown:#}"
+        );
+    }
+    assert!(*slow.requests.lock().unwrap() >= 2);
+    assert_eq!(
+        *slow.most_at_once.lock().unwrap(),
+        1,
+        "one attempt at a time to one receiver"
+    );
+    eprintln!("the quick receiver's alert arrived after {quick_after:?} beside a trickler");
+    drop(gw);
 }

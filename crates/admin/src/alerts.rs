@@ -5,7 +5,7 @@
 use crate::ops::{Actor, OpError, OpErrorKind};
 use serde_json::{Value, json};
 use tollgate_alerts::{Rule, RuleConfig};
-use tollgate_gateway_core::alerts::{rules_in_force, signing_secret};
+use tollgate_gateway_core::alerts::{check_webhook, rules_in_force, signing_secret};
 use tollgate_gateway_core::clock::format_rfc3339;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_store::Store;
@@ -47,6 +47,8 @@ pub async fn put(ctx: &RequestCtx, actor: &Actor, config: RuleConfig) -> Result<
             ),
         });
     }
+    check_webhook(&rule, ctx.state.outbound.trusted_hosts())
+        .map_err(|e| OpError::invalid("webhook_url", e))?;
     let env = |var: &str| std::env::var(var).ok();
     signing_secret(&rule, &env).map_err(|e| OpError::invalid("secret_env", e))?;
     let store = &ctx.state.store;

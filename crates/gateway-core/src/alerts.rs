@@ -9,9 +9,11 @@
 //!   records each change of a subject's level — by compare-and-swap, so that one replica of
 //!   those that see a change records its event, delivery and action
 //!   (`Store::record_alert`);
-//! * the **courier** ([`deliver_due`]), every second: leases the deliveries due, posts each
-//!   signed the Standard Webhooks way, and records the attempt under the lease's fencing token
-//!   (`Store::record_attempt`); a failure is tried again on the schedule.
+//! * the **courier** ([`deliver_due`]), every second: leases the deliveries due (one a receiver
+//!   at a time), posts each signed the Standard Webhooks way by the one address rule
+//!   (`crate::outbound`), each in a task of its own within one deadline, and records the
+//!   attempt — its status and timing, not the receiver's body — under the lease's fencing
+//!   token (`Store::record_attempt`); a failure is tried again on the schedule.
 
 use crate::State;
 use crate::clock::{format_rfc3339, now_millis};
@@ -27,17 +29,18 @@ use tollgate_alerts::rule::{
 use tollgate_alerts::{Change, Observed, RetrySchedule, Secret, Verdict};
 use tollgate_billing::Amount;
 use tollgate_store::{
-    AlertAction, AlertDelivery, AlertLevel, AttemptOutcome, MAX_ANSWER, NewAlertEvent,
-    PolicyHolder, Store, StoreError,
+    AlertAction, AlertDelivery, AlertLevel, AttemptOutcome, NewAlertEvent, PolicyHolder, Store,
+    StoreError,
 };
 
 /// The configuration's rules, checked as a start or a reload checks them: each by
-/// `Rule::from_config`, no two of one name, and each signing secret's variable set to a
-/// `whsec_…` secret — a rule whose events could never be signed is refused now, not at its
-/// first event.
+/// `Rule::from_config`, its `webhook_url` by the one address rule ([`check_webhook`]), no two
+/// of one name, and each signing secret's variable set to a `whsec_…` secret — a rule whose
+/// events could never be signed is refused now, not at its first event.
 pub fn check_rules(
     configs: &[RuleConfig],
     env: &dyn Fn(&str) -> Option<String>,
+    trusted_hosts: &[String],
 ) -> Result<Vec<Rule>, ConfigError> {
     let mut names = BTreeSet::new();
     let mut rules = Vec::with_capacity(configs.len());
@@ -50,10 +53,25 @@ pub fn check_rules(
         }
         let rule = Rule::from_config(config)
             .map_err(|e| ConfigError::Invalid(format!("[[alerts]]: {e}")))?;
+        check_webhook(&rule, trusted_hosts)
+            .map_err(|e| ConfigError::Invalid(format!("[[alerts]]: {e}")))?;
         signing_secret(&rule, env).map_err(|e| ConfigError::Invalid(format!("[[alerts]]: {e}")))?;
         rules.push(rule);
     }
     Ok(rules)
+}
+
+/// Whether `rule`'s `webhook_url` may be posted to: the one address rule of every URL the
+/// gateway posts to (`crate::outbound`) — a public host, or one of `trusted_hosts`. An alert
+/// rule is written by whoever holds an admin token; a receiver on the gateway's own network
+/// must be listed by the operator.
+pub fn check_webhook(rule: &Rule, trusted_hosts: &[String]) -> Result<(), String> {
+    crate::outbound::check_url(&rule.target.url, trusted_hosts).map_err(|e| {
+        format!(
+            "alert {:?}: webhook_url: {e} (list an internal receiver in [outbound] trusted_hosts)",
+            rule.name
+        )
+    })
 }
 
 /// The secret `rule`'s deliveries are signed with, read from its variable (`None`: the rule
@@ -115,11 +133,11 @@ pub fn spawn(
     replica: String,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let every = Duration::from_secs(config.evaluate_seconds.max(1));
-    let courier = Courier {
+    let courier = Arc::new(Courier {
         schedule: RetrySchedule::new(config.retry_seconds.clone()),
         timeout: Duration::from_secs(config.timeout_seconds.max(1)),
         owner: replica.clone(),
-    };
+    });
     let judge = {
         let state = state.clone();
         tokio::spawn(async move {
@@ -447,10 +465,13 @@ pub struct Courier {
 /// The most deliveries one round leases.
 const BATCH: i64 = 16;
 
-/// One round of the courier: the deliveries due, leased to this replica, each attempted once,
-/// at the same time.
-pub async fn deliver_due(state: &State, courier: &Courier) {
-    // The lease outlives an attempt's timeout with room to record it.
+/// One round of the courier: the deliveries due, leased to this replica, each attempted once
+/// in a task of its own — an attempt never waits for another, and the round does not wait for
+/// them (`docs/decisions.md`, "Alerts": a slow receiver holds up only its own deliveries). A
+/// receiver gets one attempt at a time: the store leases no delivery to a URL with one in
+/// flight, and of this round's, the first to each URL goes and the others are given back.
+pub async fn deliver_due(state: &Arc<State>, courier: &Arc<Courier>) {
+    // The lease outlives an attempt's whole deadline with room to record it.
     let lease_ms = i64::try_from(courier.timeout.as_millis()).unwrap_or(60_000) * 2 + 10_000;
     let due = match state
         .store
@@ -463,8 +484,21 @@ pub async fn deliver_due(state: &State, courier: &Courier) {
             return;
         }
     };
-    let attempts = due.iter().map(|d| attempt(state, courier, d));
-    futures_util::future::join_all(attempts).await;
+    let mut receivers = std::collections::HashSet::new();
+    for delivery in due {
+        if !receivers.insert(delivery.url.clone()) {
+            if let Err(e) = state
+                .store
+                .release_delivery(&delivery.id, delivery.lease_token)
+                .await
+            {
+                tracing::warn!(delivery = %delivery.id, error = %e, "an alert delivery's lease could not be given back; it is tried when it expires");
+            }
+            continue;
+        }
+        let (state, courier) = (state.clone(), courier.clone());
+        tokio::spawn(async move { attempt(&state, &courier, &delivery).await });
+    }
 }
 
 /// One attempt of `delivery`, recorded under its lease.
@@ -472,14 +506,27 @@ async fn attempt(state: &State, courier: &Courier, delivery: &AlertDelivery) {
     let started_at = now_millis();
     let clock = Instant::now();
     let env = |var: &str| std::env::var(var).ok();
+    // The whole attempt — connecting, sending, the answer's head — within one deadline, well
+    // inside the lease: a receiver that trickles cannot hold it past the lease (another replica
+    // would deliver it again).
     let answer = match secret_of(delivery.secret_env.as_deref(), &env) {
         Err(e) => Err(format!("not sent: secret_env: {e}")),
-        Ok(secret) => post(state, courier, delivery, secret.as_ref(), started_at).await,
+        Ok(secret) => tokio::time::timeout(
+            courier.timeout,
+            post(state, courier, delivery, secret.as_ref(), started_at),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            Err(format!(
+                "no answer within {} s",
+                courier.timeout.as_secs_f64()
+            ))
+        }),
     };
     let number = u32::try_from(delivery.attempts + 1).unwrap_or(u32::MAX);
-    let (status, body, error) = match answer {
-        Ok((status, body)) => (Some(i64::from(status)), Some(body), None),
-        Err(e) => (None, None, Some(e)),
+    let (status, error) = match answer {
+        Ok(status) => (Some(i64::from(status)), None),
+        Err(e) => (None, Some(e)),
     };
     let delivered = status.is_some_and(|s| (200..300).contains(&s));
     let retry_at = if delivered {
@@ -494,7 +541,9 @@ async fn attempt(state: &State, courier: &Courier, delivery: &AlertDelivery) {
         started_at,
         duration_ms: i64::try_from(clock.elapsed().as_millis()).unwrap_or(i64::MAX),
         status,
-        answer: body,
+        // The receiver's answer is not kept: its status and timing say what happened, and its
+        // body could be anything the receiver's network holds (`docs/decisions.md`, "Alerts").
+        answer: None,
         error,
         delivered,
         retry_at,
@@ -525,15 +574,15 @@ async fn attempt(state: &State, courier: &Courier, delivery: &AlertDelivery) {
     }
 }
 
-/// Posts the delivery's body, signed; the answer's status and the first [`MAX_ANSWER`] bytes of
-/// its body, or why there was none.
+/// Posts the delivery's body, signed, by the one address rule (`crate::outbound`): the
+/// answer's status, or why there was none. The answer's body is not read.
 async fn post(
     state: &State,
     courier: &Courier,
     delivery: &AlertDelivery,
     secret: Option<&Secret>,
     at_millis: i64,
-) -> Result<(u16, String), String> {
+) -> Result<u16, String> {
     let body = delivery.payload.clone().into_bytes();
     let mut request = http::Request::post(&delivery.url)
         .header(http::header::CONTENT_TYPE, "application/json")
@@ -555,22 +604,9 @@ async fn post(
         idle: courier.timeout,
     };
     let response = state
-        .http
+        .outbound
         .send(request, &timeouts)
         .await
         .map_err(|e| e.to_string())?;
-    let status = response.status().as_u16();
-    let mut answer = Vec::new();
-    let mut body = std::pin::pin!(tollgate_upstream::body_stream(
-        response.into_body(),
-        courier.timeout
-    ));
-    while answer.len() < MAX_ANSWER {
-        match futures_util::StreamExt::next(&mut body).await {
-            Some(Ok(chunk)) => answer.extend_from_slice(&chunk),
-            Some(Err(_)) | None => break,
-        }
-    }
-    answer.truncate(MAX_ANSWER);
-    Ok((status, String::from_utf8_lossy(&answer).into_owned()))
+    Ok(response.status().as_u16())
 }

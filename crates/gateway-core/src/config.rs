@@ -65,6 +65,9 @@ pub struct Config {
     /// How alerts are evaluated and delivered (`[alerting]`).
     #[serde(default)]
     pub alerting: AlertingConfig,
+    /// URLs the gateway fetches or posts to that no channel configures (`[outbound]`).
+    #[serde(default)]
+    pub outbound: OutboundConfig,
     /// Alert rules (`[[alerts]]`, `docs/operations.md`, "Alerts"); checked by
     /// `tollgate_alerts::Rule::from_config`.
     #[serde(default)]
@@ -214,6 +217,34 @@ pub struct TracingConfig {
     pub sampler: Option<String>,
     /// The ratio of the `…traceidratio` samplers, 0 to 1.
     pub sampler_ratio: Option<f64>,
+}
+
+/// The URLs the gateway fetches or posts to that no channel configures — clients' media,
+/// vendors' records, alert webhooks (`[outbound]`, `docs/decisions.md`, "One address rule";
+/// `crate::outbound`): each must name a public host, or one listed here.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutboundConfig {
+    /// Hosts (names or IP literals, compared exactly) allowed though they are not public: an
+    /// internal webhook receiver, an internal CDN.
+    pub trusted_hosts: Vec<String>,
+}
+
+impl Config {
+    /// Every host the address rule allows though it is not public: `[outbound] trusted_hosts`
+    /// and the older `[tasks] trusted_media_hosts`, lower case.
+    pub fn trusted_hosts(&self) -> Vec<String> {
+        let mut hosts: Vec<String> = self
+            .outbound
+            .trusted_hosts
+            .iter()
+            .chain(&self.tasks.trusted_media_hosts)
+            .map(|h| h.trim().to_ascii_lowercase())
+            .collect();
+        hosts.sort();
+        hosts.dedup();
+        hosts
+    }
 }
 
 /// How alerts are evaluated and delivered (`[alerting]`, `docs/decisions.md`, "Alerts").
@@ -390,6 +421,7 @@ pub struct TasksConfig {
     pub sweep_interval_seconds: u64,
     /// Hosts whose media URLs are accepted in task content even though they resolve to private
     /// addresses (an internal CDN). Everything else must be public (docs/api.md §2.7 rule 4).
+    /// The older name of `[outbound] trusted_hosts`, which it adds to (`Config::trusted_hosts`).
     #[serde(default)]
     pub trusted_media_hosts: Vec<String>,
     /// A media URL whose host cannot be resolved here is refused (400) rather than sent on
@@ -943,8 +975,6 @@ pub struct TaskSettings {
     pub submission_timeout: Duration,
     /// The sweeper's period.
     pub sweep_interval: Duration,
-    /// Hosts accepted in content even when they resolve to private addresses.
-    pub trusted_media_hosts: Vec<String>,
     /// Refuse media URLs whose host does not resolve.
     pub media_dns_fail_closed: bool,
     /// The time allowed to measure a reference video.
@@ -961,11 +991,6 @@ impl From<&TasksConfig> for TaskSettings {
             deadline: Duration::from_secs(c.deadline_seconds),
             submission_timeout: Duration::from_secs(c.submission_timeout_seconds),
             sweep_interval: Duration::from_secs(c.sweep_interval_seconds.max(1)),
-            trusted_media_hosts: c
-                .trusted_media_hosts
-                .iter()
-                .map(|h| h.to_ascii_lowercase())
-                .collect(),
             media_dns_fail_closed: c.media_dns_fail_closed,
             reference_probe_timeout: Duration::from_millis(c.reference_probe_timeout_ms),
         }

@@ -36,6 +36,7 @@ pub mod limits;
 pub mod media;
 pub mod metrics;
 pub mod operator;
+pub mod outbound;
 pub mod policy;
 pub mod prices;
 pub mod quotas;

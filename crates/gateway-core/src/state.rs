@@ -141,10 +141,9 @@ pub struct State {
     pub ledger_keys: Vec<String>,
     /// The shared upstream client.
     pub http: HttpClient,
-    /// The client for URLs clients gave (reference videos): it connects only to public
-    /// addresses and the trusted media hosts. `None` if it could not be built: then nothing is
-    /// fetched (the hold covers the maximum).
-    pub media_http: Option<HttpClient>,
+    /// The one address rule for URLs no channel configures — clients' media, vendors'
+    /// records, alert webhooks — and its guarded client (`crate::outbound`).
+    pub outbound: crate::outbound::Outbound,
     /// Counters and histograms for `/metrics`.
     pub metrics: std::sync::Arc<Metrics>,
     /// Video-task settings.
@@ -177,7 +176,7 @@ impl State {
             prices: crate::prices::Prices::default(),
             ledger_keys: Vec::new(),
             http,
-            media_http: media_client(&[]),
+            outbound: crate::outbound::Outbound::default(),
             metrics: std::sync::Arc::new(Metrics::default()),
             tasks: TaskSettings::default(),
             media: MediaLinks::new(&crate::config::MediaConfig::default(), &random_key()),
@@ -190,9 +189,14 @@ impl State {
     /// Replaces the video-task settings and the media links (whose key every replica must
     /// share: see [`tollgate_store::Store::shared_secret`]).
     pub fn with_tasks(mut self, tasks: TaskSettings, media: MediaLinks) -> State {
-        self.media_http = media_client(&tasks.trusted_media_hosts);
         self.tasks = tasks;
         self.media = media;
+        self
+    }
+
+    /// Replaces the address rule (`[outbound]`, `crate::outbound`).
+    pub fn with_outbound(mut self, outbound: crate::outbound::Outbound) -> State {
+        self.outbound = outbound;
         self
     }
 
@@ -217,20 +221,6 @@ impl State {
     pub fn is_draining(&self) -> bool {
         self.draining.load(Ordering::SeqCst)
     }
-}
-
-/// The guarded client for media URLs (`docs/decisions.md`, "Media URLs and SSRF").
-fn media_client(trusted_hosts: &[String]) -> Option<HttpClient> {
-    let config = tollgate_upstream::ClientConfig {
-        address_guard: Some(tollgate_upstream::AddressGuard {
-            allows: tollgate_media_url::is_public_ip,
-            trusted_hosts: trusted_hosts.to_vec(),
-        }),
-        ..tollgate_upstream::ClientConfig::default()
-    };
-    HttpClient::new(&config)
-        .map_err(|e| tracing::error!(error = %e, "the media client could not be built"))
-        .ok()
 }
 
 /// A key for links that only this process checks (until [`State::with_tasks`] sets the shared

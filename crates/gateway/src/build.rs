@@ -7,6 +7,7 @@ use tollgate_gateway_core::catalog::{Catalog, Channel};
 use tollgate_gateway_core::config::{Config, ConfigError, TaskSettings};
 use tollgate_gateway_core::limits::Limits;
 use tollgate_gateway_core::media::MediaLinks;
+use tollgate_gateway_core::outbound::Outbound;
 use tollgate_gateway_core::state::Settings;
 use tollgate_gateway_core::state::State;
 use tollgate_store::Store;
@@ -47,18 +48,21 @@ impl std::fmt::Debug for Parts<'_> {
 /// HTTP client, the body limits, the speech, server and task settings.
 pub fn build(config: &Config, parts: Parts<'_>) -> Result<Arc<State>, BuildError> {
     let settings = settings(config, parts.sim_base_url, parts.env, &|_| None)?;
-    let http = HttpClient::new(&ClientConfig {
+    let client = ClientConfig {
         extra_roots: config
             .extra_root_certificates
             .iter()
             .map(Into::into)
             .collect(),
         ..ClientConfig::default()
-    })?;
+    };
+    let http = HttpClient::new(&client)?;
+    let outbound = Outbound::new(&config.trusted_hosts(), client);
     Ok(Arc::new(
         State::new(parts.store, settings, http)
             .with_server(config.server.clone())
             .with_tasks(TaskSettings::from(&config.tasks), parts.media)
+            .with_outbound(outbound)
             .with_ledger_keys(config.ledger.trusted_keys().map_err(ConfigError::Invalid)?),
     ))
 }
@@ -80,7 +84,11 @@ pub fn settings(
         catalog,
         limits: Limits::new(&config.limits)?,
         speech: config.speech.clone(),
-        alerts: tollgate_gateway_core::alerts::check_rules(&config.alerts, env)?,
+        alerts: tollgate_gateway_core::alerts::check_rules(
+            &config.alerts,
+            env,
+            &config.trusted_hosts(),
+        )?,
     })
 }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 use tollgate_gateway_core::body::ResponseBody;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+use tollgate_gateway_core::outbound::same_origin;
 use tollgate_gateway_core::stream_body;
 use tollgate_openai_videos::Variant;
 use tollgate_store::Task;
@@ -70,11 +71,19 @@ pub async fn stream(
     let upstream = upstream
         .body(full_body(Bytes::new()))
         .map_err(|e| ApiError::internal("fetching the video", e))?;
-    let answer = state
-        .http
-        .send(upstream, &timeouts)
-        .await
-        .map_err(|e| crate::relay::upstream_error(&e))?;
+    // The vendor's record names where its file is: the vendor's own origin is the operator's to
+    // configure; any other URL — a CDN, or a compromised vendor's pointer into the gateway's
+    // network — passes the one address rule (`tollgate_gateway_core::outbound`).
+    let own_origin = channel.is_some_and(|c| same_origin(upstream.uri(), &c.endpoint.base_url));
+    let answer = if own_origin {
+        state.http.send(upstream, &timeouts).await
+    } else {
+        state.outbound.send(upstream, &timeouts).await
+    }
+    .map_err(|e| {
+        tracing::warn!(task = %task.id, error = %e, "a finished video's file could not be fetched");
+        crate::relay::upstream_error(&e)
+    })?;
     let status = answer.status();
     if !(status.is_success() || status == http::StatusCode::RANGE_NOT_SATISFIABLE) {
         return Err(ApiError::new(

@@ -275,14 +275,19 @@ impl Store {
             Backend::Postgres => "FOR UPDATE SKIP LOCKED",
             Backend::Sqlite => "",
         };
+        // A receiver with an attempt in flight (a delivery to its URL leased, by any replica)
+        // gets no second one: a slow receiver holds up its own deliveries, no one else's.
         let sql = format!(
             "UPDATE alert_deliveries SET lease_owner = $1, lease_until = $2,
                                          lease_token = lease_token + 1
              WHERE id IN (
-                 SELECT id FROM alert_deliveries
-                 WHERE state = 'pending' AND next_attempt_at <= $3
-                   AND (lease_until IS NULL OR lease_until < $3)
-                 ORDER BY next_attempt_at LIMIT $4 {lock})
+                 SELECT d.id FROM alert_deliveries d
+                 WHERE d.state = 'pending' AND d.next_attempt_at <= $3
+                   AND (d.lease_until IS NULL OR d.lease_until < $3)
+                   AND NOT EXISTS (SELECT 1 FROM alert_deliveries busy
+                                   WHERE busy.url = d.url AND busy.state = 'pending'
+                                     AND busy.lease_until >= $3)
+                 ORDER BY d.next_attempt_at LIMIT $4 {lock})
              RETURNING {DELIVERY_COLUMNS}"
         );
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -293,6 +298,20 @@ impl Store {
             .fetch_all(self.writer())
             .await?;
         rows.iter().map(delivery_from_row).collect()
+    }
+
+    /// Gives up the lease `token` of a delivery without an attempt (another delivery to its
+    /// receiver goes first): it is due again at once, for whoever leases it next.
+    pub async fn release_delivery(&self, delivery_id: &str, token: i64) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE alert_deliveries SET lease_owner = NULL, lease_until = NULL
+             WHERE id = $1 AND lease_token = $2 AND state = 'pending'",
+        )
+        .bind(delivery_id)
+        .bind(token)
+        .execute(self.writer())
+        .await?;
+        Ok(())
     }
 
     /// Records an attempt by the holder of lease `token`, and what follows (delivered, due

@@ -46,7 +46,7 @@ pub async fn create(
     };
     // Inline prompt flags (`--dur 7`) become the fields they stand for, and leave the prompt.
     lift_inline_flags(&mut request)?;
-    let valid = validate_trusting(&request, &state.tasks.trusted_media_hosts)?;
+    let valid = validate_trusting(&request, state.outbound.trusted_hosts())?;
     inputs::check_hosts_resolve_public(&state, &request).await?;
     // A reference video too long by its own header is refused; the hold never trusts one.
     if let Some(seconds) = inputs::reference_video_seconds(&state, &request).await {

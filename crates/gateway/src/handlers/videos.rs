@@ -191,7 +191,7 @@ async fn generate(
         };
         let request = translate::clip_request(checked, model, reference)?;
         let valid =
-            translate::validate_clip(checked, &request, &ctx.state.tasks.trusted_media_hosts)?;
+            translate::validate_clip(checked, &request, ctx.state.outbound.trusted_hosts())?;
         crate::tasks::inputs::check_hosts_resolve_public(&ctx.state, &request)
             .await
             .map_err(translate::as_input_reference)?;

@@ -39,7 +39,7 @@ pub async fn check_hosts_resolve_public(
 ) -> Result<(), ApiError> {
     let fail_closed = state.tasks.media_dns_fail_closed;
     let checks = media_urls(request)
-        .filter(|(_, url)| !is_trusted(state, url))
+        .filter(|(_, url)| !state.outbound.is_trusted(url))
         .filter_map(|(field, url)| match parse_http_url(url) {
             Ok(parsed) => match parsed.host {
                 Host::Name(name) => Some((field, name, parsed.port)),
@@ -142,14 +142,9 @@ async fn fetch_range(state: &State, url: &str, offset: u64, timeouts: &Timeouts)
         )
         .body(full_body(Bytes::new()))
         .ok()?;
-    // The guarded client: the address connected to is checked, not only the one resolved
-    // earlier (`tollgate_upstream::resolve`).
-    let response = state
-        .media_http
-        .as_ref()?
-        .send(request, timeouts)
-        .await
-        .ok()?;
+    // The one address rule, and its guarded client: the address connected to is checked, not
+    // only the one resolved earlier (`tollgate_gateway_core::outbound`).
+    let response = state.outbound.send(request, timeouts).await.ok()?;
     let partial = response.status() == http::StatusCode::PARTIAL_CONTENT;
     if !(partial || response.status().is_success() && offset == 0) {
         return None;
@@ -169,10 +164,6 @@ async fn fetch_range(state: &State, url: &str, offset: u64, timeouts: &Timeouts)
     }
     buf.truncate(usize::try_from(RANGE_BYTES).unwrap_or(usize::MAX));
     Some(buf.freeze())
-}
-
-fn is_trusted(state: &State, url: &str) -> bool {
-    url_host(url).is_some_and(|host| state.tasks.trusted_media_hosts.contains(&host))
 }
 
 /// Every http(s) media URL of the content, with its field path.
