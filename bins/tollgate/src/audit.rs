@@ -6,11 +6,10 @@ use crate::common::{load_config, open_store};
 pub async fn run(common: &Common, args: AuditArgs) -> Result<(), String> {
     let config = load_config(common)?;
     let store = open_store(&config, false).await?;
-    // Checkpoints are believed only when signed by the operator's keys, if it has any.
-    let trusted = config.ledger.trusted_keys()?;
-    let report = store
-        .audit_trusting((!trusted.is_empty()).then_some(trusted.as_slice()))
-        .await;
+    // Checkpoints are believed only when signed by the operator's keys, if it has any; those
+    // published outside the database are believed beside the table's.
+    let checkpoints = config.ledger.audited_checkpoints()?;
+    let report = store.audit_with(&checkpoints).await;
     let recompute = match (&report, args.recompute) {
         (Ok(_), true) => Some(store.recompute().await),
         _ => None,

@@ -18,7 +18,8 @@ pub async fn run(common: &Common, command: LedgerCommand) -> Result<(), String> 
                 "no signing key: set [ledger] signing_key_file or TOLLGATE_LEDGER_KEY_FILE (make one with `tollgate ledger keygen`)",
             )?;
             let store = open_store(&config, false).await?;
-            let made = store.make_checkpoint(&key).await;
+            let log = config.ledger.published_log();
+            let made = store.make_checkpoint(&key, log.as_ref()).await;
             store.close().await;
             let made = made.map_err(|e| e.to_string())?;
             println!(
@@ -76,7 +77,10 @@ pub async fn statement(
     let config = load_config(common)?;
     let key = config.ledger.signing_key()?;
     let store = open_store(&config, false).await?;
-    let made = store.statement(account, from, until, key.as_ref()).await;
+    let log = config.ledger.published_log();
+    let made = store
+        .statement(account, from, until, key.as_ref(), log.as_ref())
+        .await;
     store.close().await;
     let made = made.map_err(|e| e.to_string())?;
     let text = serde_json::to_string_pretty(&made).map_err(|e| e.to_string())?;
@@ -106,6 +110,13 @@ pub fn verify(file: &Path, keys: &[String]) -> Result<(), String> {
     let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let made: Statement = serde_json::from_str(&text)
         .map_err(|e| format!("{}: not a statement: {e}", file.display()))?;
+    // Only a key stands for a key: its 16-digit id names it for people, and anyone can make a
+    // key whose id they chose the first digits of.
+    for key in keys {
+        checkpoint::parse_public_key(key).map_err(|e| {
+            format!("--key {key:?}: {e}: pass the operator's public key (64 hex digits, /.well-known/tollgate-ledger-keys), not its id")
+        })?;
+    }
     let trusted = (!keys.is_empty()).then_some(keys);
     let verified = statement::verify(&made, trusted).map_err(|e| format!("NOT VERIFIED: {e}"))?;
     match verified.checkpoint {

@@ -657,3 +657,164 @@ async fn a_rotated_signing_key_keeps_old_statements_verifying_and_signs_the_new_
         "{report:#}"
     );
 }
+
+/// Issue 42 items 4 and 12. The adversary: an insider who can write the database but cannot
+/// read the signing key. Before: delete `ledger_checkpoints`, rewrite a charge with its hashes,
+/// balances, hold and usage record recomputed, and `tollgate audit` said "ok", the next
+/// `tollgate statement` signed the forged head and `tollgate verify --key` passed it; delete a
+/// whole account, and the audit (walking the accounts table) said "ok". Now checkpoints are
+/// also published outside the database, the audit believes every one of the operator's keys
+/// (and names a published one gone from the table, a head no chain passes through, an account
+/// a checkpoint signed and that is gone, and — with a key — rows no checkpoint signs past
+/// `checkpoint_stale_seconds`), and no checkpoint is ever signed over a contradiction.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_writer_cannot_rewrite_what_a_checkpoint_signed() {
+    let scratch = Scratch::new("audit-insider");
+    let db = scratch.dir.join("t.db");
+    let account = history(&db).await;
+    let key_file = scratch.dir.join("ledger.key");
+    let published = scratch.dir.join("checkpoints.jsonl");
+    let write_config = |name: &str, publish: bool| {
+        let config = scratch.dir.join(name);
+        let publish = if publish {
+            format!("publish_checkpoints = \"{}\"\n", published.display())
+        } else {
+            String::new()
+        };
+        std::fs::write(
+            &config,
+            format!(
+                "[simulator]\nenabled = false\n\n[ledger]\nsigning_key_file = \"{}\"\ncheckpoint_stale_seconds = 1\n{publish}",
+                key_file.display()
+            ),
+        )
+        .unwrap();
+        config
+    };
+    let config = write_config("published.toml", true);
+    let unpublished = write_config("unpublished.toml", false);
+    let public = keygen(&config, &db, &key_file);
+    let (signed, said) = tollgate(&config, &db, &["ledger", "checkpoint"]);
+    assert!(signed, "{said}");
+    let log = std::fs::read_to_string(&published).unwrap();
+    assert_eq!(log.lines().count(), 1, "published: {log}");
+    let (report, ok) = support::audit(&format!("sqlite://{}", db.display()), Some(&config));
+    assert!(ok, "{report:#}");
+    // Every row is now older than checkpoint_stale_seconds.
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+
+    // The careful insider: checkpoints deleted, a charge lowered by one nano-unit with every
+    // balance after it, the account, the hold's capture and the usage record made to match,
+    // and the chain recomputed.
+    let charge = format!(
+        "(SELECT id FROM ledger WHERE account_id = '{account}' AND kind = 'charge' AND seq = 3)"
+    );
+    let forged = corrupted(&scratch, &db, "forged", "DELETE FROM ledger_checkpoints;");
+    rewrite_chain(
+        &forged,
+        &account,
+        &format!(
+            "UPDATE holds SET captured_nanos = captured_nanos - 1
+                 WHERE id = (SELECT hold_id FROM ledger WHERE id = {charge});
+             UPDATE usage_log SET charge_nanos = charge_nanos - 1
+                 WHERE hold_id = (SELECT hold_id FROM ledger WHERE id = {charge});
+             UPDATE ledger SET amount_nanos = amount_nanos + 1 WHERE id = {charge};
+             UPDATE ledger SET balance_after_nanos = balance_after_nanos + 1
+                 WHERE account_id = '{account}' AND seq >= 3;
+             UPDATE accounts SET balance_nanos = balance_nanos + 1 WHERE id = '{account}';"
+        ),
+    );
+    let forged_url = format!("sqlite://{}", forged.display());
+    // The books themselves are consistent: without a key the audit cannot tell.
+    let (report, ok) = support::audit(&forged_url, None);
+    assert!(
+        ok,
+        "the forgery is consistent but for its signatures: {report:#}"
+    );
+    // The published log remembers what the database forgot.
+    let (report, ok) = support::audit(&forged_url, Some(&config));
+    let found = rules(&report);
+    assert!(!ok, "{report:#}");
+    for rule in ["checkpoint_deleted", "checkpoint_heads"] {
+        assert!(found.iter().any(|r| r == rule), "{rule}: {found:?}");
+    }
+    // Without the log, a key alone: rows nobody signed are older than the bound.
+    let (report, ok) = support::audit(&forged_url, Some(&unpublished));
+    assert!(!ok, "{report:#}");
+    assert!(
+        rules(&report).iter().any(|r| r == "checkpoint_missing"),
+        "{report:#}"
+    );
+    // And nothing signs the forged head: not a checkpoint, not a statement that needs one.
+    let (signed, said) = tollgate(&config, &forged, &["ledger", "checkpoint"]);
+    assert!(!signed, "a checkpoint over the forgery: {said}");
+    assert!(said.contains("contradicts"), "{said}");
+    let store = Store::connect(&forged_url).await.unwrap();
+    store
+        .credit(&account, Amount::from_nanos(1), Some("after the forgery"))
+        .await
+        .unwrap();
+    store.close().await;
+    let out = scratch.dir.join("forged.json");
+    let (exported, said) = tollgate(
+        &config,
+        &forged,
+        &["statement", "audited", "--out", out.to_str().unwrap()],
+    );
+    assert!(!exported, "a statement signed over the forgery: {said}");
+    let log = std::fs::read_to_string(&published).unwrap();
+    assert_eq!(log.lines().count(), 1, "nothing more was published: {log}");
+
+    // A whole account deleted, with everything of it: the checkpoint still names it.
+    let gone = corrupted(
+        &scratch,
+        &db,
+        "gone",
+        &format!(
+            "DELETE FROM usage_log WHERE account_id = '{account}';
+             DELETE FROM holds WHERE account_id = '{account}';
+             DELETE FROM leases WHERE account_id = '{account}';
+             DELETE FROM ledger WHERE account_id = '{account}';
+             DELETE FROM api_keys WHERE account_id = '{account}';
+             DELETE FROM accounts WHERE id = '{account}';"
+        ),
+    );
+    let (report, ok) = support::audit(&format!("sqlite://{}", gone.display()), Some(&config));
+    assert!(!ok, "{report:#}");
+    let detail = report["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["rule"] == "checkpoint_heads")
+        .unwrap_or_else(|| panic!("{report:#}"))["detail"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(detail.contains("gone"), "{detail}");
+
+    // Only the key stands for the key: its 16-digit id is refused as --key.
+    let statement = scratch.dir.join("genuine.json");
+    assert!(
+        tollgate(
+            &config,
+            &db,
+            &["statement", "audited", "--out", statement.to_str().unwrap()]
+        )
+        .0
+    );
+    let (ok, said) = tollgate(
+        &config,
+        &db,
+        &["verify", statement.to_str().unwrap(), "--key", &public],
+    );
+    assert!(ok, "{said}");
+    let key_id = tollgate_store::checkpoint::key_id(
+        &tollgate_store::checkpoint::parse_public_key(&public).unwrap(),
+    );
+    let (ok, said) = tollgate(
+        &config,
+        &db,
+        &["verify", statement.to_str().unwrap(), "--key", &key_id],
+    );
+    assert!(!ok, "the key id stood for the key: {said}");
+}

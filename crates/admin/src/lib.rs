@@ -360,7 +360,7 @@ pub async fn handle(
             let until =
                 millis("until")?.unwrap_or_else(|| tollgate_gateway_core::clock::now_millis() + 1);
             let made = store
-                .statement(id, from, until, None)
+                .statement(id, from, until, None, None)
                 .await
                 .map_err(OpError::from)?;
             ok(serde_json::to_value(&made).unwrap_or(Value::Null))
@@ -429,7 +429,24 @@ pub async fn handle(
             ok(json!({"data": data}))
         }
         AdminOp::Audit => {
-            let report = store.audit().await.map_err(OpError::from)?;
+            // Re-deriving every charge is the most expensive read there is: a full token's
+            // (issue 42: a read-only token could run it at will).
+            if token.read_only && q("recompute").as_deref() == Some("true") {
+                return Err(ApiError::new(
+                    ErrorKind::Forbidden,
+                    format!(
+                        "The admin token {:?} is read-only; recompute=true re-derives every charge and needs a full token",
+                        token.name
+                    ),
+                )
+                .param("recompute")
+                .code("read_only_token"));
+            }
+            let keys = &ctx.state.ledger_keys;
+            let report = store
+                .audit_trusting((!keys.is_empty()).then_some(keys.as_slice()))
+                .await
+                .map_err(OpError::from)?;
             let mut value = serde_json::to_value(&report).unwrap_or(Value::Null);
             match q("recompute").as_deref() {
                 None | Some("false") => {}

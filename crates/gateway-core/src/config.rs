@@ -282,6 +282,14 @@ pub struct LedgerConfig {
     /// Public keys (hex) of earlier signing keys whose checkpoints are still believed, after a
     /// rotation; served at `/.well-known/tollgate-ledger-keys` with the current one.
     pub verify_keys: Vec<String>,
+    /// A file every checkpoint is also appended to, one JSON line each, outside the database
+    /// (`tollgate_store::checkpoint::PublishedLog`): someone who can write the database cannot
+    /// rewrite it, and the audit believes what it holds. Keep it on another disk, or ship it
+    /// somewhere append-only.
+    pub publish_checkpoints: Option<String>,
+    /// With a key configured, `tollgate audit` fails when a chained row older than this is
+    /// signed by no checkpoint (default: two checkpoint periods and a minute).
+    pub checkpoint_stale_seconds: Option<u64>,
 }
 
 impl Default for LedgerConfig {
@@ -290,6 +298,8 @@ impl Default for LedgerConfig {
             signing_key_file: None,
             checkpoint_every_seconds: 300,
             verify_keys: Vec::new(),
+            publish_checkpoints: None,
+            checkpoint_stale_seconds: None,
         }
     }
 }
@@ -313,6 +323,43 @@ impl LedgerConfig {
         tollgate_store::checkpoint::parse_key_file(&text)
             .map(Some)
             .map_err(|e| format!("[ledger] signing_key_file {path}: {e}"))
+    }
+
+    /// The published log of checkpoints, when one is named.
+    pub fn published_log(&self) -> Option<tollgate_store::checkpoint::PublishedLog> {
+        self.publish_checkpoints
+            .as_deref()
+            .filter(|p| !p.trim().is_empty())
+            .map(tollgate_store::checkpoint::PublishedLog::new)
+    }
+
+    /// What the audit checks the chains against: the trusted keys, the published checkpoints,
+    /// and — with a key — the age past which a chained row must be signed: two checkpoint
+    /// periods and a minute.
+    pub fn audited_checkpoints(&self) -> Result<tollgate_store::chain::Checkpoints, String> {
+        let trusted = self.trusted_keys()?;
+        let published = match self.published_log() {
+            Some(log) => log
+                .read()
+                .map_err(|e| format!("[ledger] publish_checkpoints: {e}"))?,
+            None => Vec::new(),
+        };
+        let seconds = |s: u64| {
+            i64::try_from(s)
+                .unwrap_or(i64::MAX / 1000)
+                .saturating_mul(1000)
+        };
+        let stale_after_ms = match self.checkpoint_stale_seconds {
+            Some(s) => seconds(s),
+            None => seconds(self.checkpoint_every_seconds.max(1))
+                .saturating_mul(2)
+                .saturating_add(60_000),
+        };
+        Ok(tollgate_store::chain::Checkpoints {
+            stale_after_ms: (!trusted.is_empty()).then_some(stale_after_ms),
+            trusted: (!trusted.is_empty()).then_some(trusted),
+            published,
+        })
     }
 
     /// Every public key (hex) whose checkpoints are believed: the signing key's and

@@ -156,6 +156,7 @@ impl Background {
             Ok(Some(key)) => handles.push(tokio::spawn(sign_checkpoints(
                 state.store.clone(),
                 key,
+                config.ledger.published_log(),
                 std::time::Duration::from_secs(config.ledger.checkpoint_every_seconds.max(1)),
             ))),
             Ok(None) => {}
@@ -227,6 +228,7 @@ async fn follow_prices(state: std::sync::Arc<tollgate_gateway_core::state::State
 async fn sign_checkpoints(
     store: tollgate_store::Store,
     key: ed25519_dalek::SigningKey,
+    log: Option<tollgate_store::checkpoint::PublishedLog>,
     every: std::time::Duration,
 ) {
     let mut tick = tokio::time::interval(every);
@@ -242,11 +244,11 @@ async fn sign_checkpoints(
                 continue;
             }
         }
-        match store.make_checkpoint(&key).await {
+        match store.make_checkpoint(&key, log.as_ref()).await {
             Ok(c) => {
                 tracing::info!(checkpoint = %c.id, accounts = c.heads.len(), "ledger checkpoint signed")
             }
-            Err(e) => tracing::warn!(error = %e, "could not sign a ledger checkpoint"),
+            Err(e) => tracing::error!(error = %e, "could not sign a ledger checkpoint"),
         }
     }
 }

@@ -79,15 +79,29 @@ impl Store {
     /// for every charge with its amount and none without one, each account's `balance_after`
     /// chain, and every negative balance covered by recorded overdraws.
     pub async fn audit(&self) -> Result<AuditReport, StoreError> {
-        self.audit_trusting(None).await
+        self.audit_with(&crate::chain::Checkpoints::default()).await
     }
 
-    /// [`Store::audit`], checking the chains against the newest checkpoint signed by one of
-    /// `trusted` (public keys in hex, or key ids): a checkpoint of another key — an intruder's
-    /// — is not believed.
+    /// [`Store::audit`], checking the chains against every checkpoint signed by one of
+    /// `trusted` (public keys in hex): a checkpoint of another key — an intruder's — is not
+    /// believed.
     pub async fn audit_trusting(
         &self,
         trusted: Option<&[String]>,
+    ) -> Result<AuditReport, StoreError> {
+        self.audit_with(&crate::chain::Checkpoints {
+            trusted: trusted.map(<[String]>::to_vec),
+            ..crate::chain::Checkpoints::default()
+        })
+        .await
+    }
+
+    /// [`Store::audit`], with the chains checked as `checkpoints` says: whose keys are
+    /// believed, the checkpoints published outside the database, and how old an unsigned row
+    /// may be (`crate::chain::audit_chains`).
+    pub async fn audit_with(
+        &self,
+        checkpoints: &crate::chain::Checkpoints,
     ) -> Result<AuditReport, StoreError> {
         let mut violations = Vec::new();
         let mut flag = |rule: &'static str, subject: &str, detail: String| {
@@ -297,7 +311,7 @@ impl Store {
 
         ledger_checks(&mut tx, &mut flag).await?;
         let (chained_rows, checkpoint) =
-            crate::chain::audit_chains(&mut tx, trusted, &mut flag).await?;
+            crate::chain::audit_chains(&mut tx, checkpoints, now_millis(), &mut flag).await?;
         let (losses_high, losses_low): (i64, i64) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {} FROM ledger",
             wide_sum("COALESCE(loss_nanos, 0)", "losses")

@@ -339,41 +339,111 @@ pub fn step(
 /// in bounded memory.
 const WALK_PAGE: i64 = 10_000;
 
+/// What the chain checks believe (`tollgate audit`, docs/decisions.md "What the audit checks").
+#[derive(Debug, Clone, Default)]
+pub struct Checkpoints {
+    /// The operator's public keys (hex): only checkpoints signed by one of them are believed.
+    /// `None`: any that verifies (a deployment without a key).
+    pub trusted: Option<Vec<String>>,
+    /// Checkpoints published outside the database (`crate::checkpoint::PublishedLog`), read by
+    /// the caller: believed beside the table's, which an intruder can empty.
+    pub published: Vec<crate::checkpoint::Checkpoint>,
+    /// With a key configured: a chained row written longer ago than this that no believed
+    /// checkpoint covers is a violation (`checkpoint_stale`, `checkpoint_missing`).
+    pub stale_after_ms: Option<i64>,
+}
+
 /// The chain checks of `tollgate audit` (docs/decisions.md, "What the audit checks"), inside
-/// its snapshot; returns the chained rows read and the checkpoint checked:
+/// its snapshot; returns the chained rows read and the newest checkpoint believed:
 ///
 /// - `ledger_chain`: each account's chained rows, in `seq` order, link from the first to the
 ///   last (the first broken link is named);
 /// - `ledger_head`: `accounts.ledger_head` is the last link;
-/// - `checkpoint_signature`: the newest checkpoint signed by a `trusted` key (any key when
-///   `None`) verifies;
-/// - `checkpoint_heads`: every chain still passes through the head that checkpoint signed.
+/// - `checkpoint_signature`: every checkpoint of a trusted key (of the table and of the
+///   published log) verifies;
+/// - `checkpoint_heads`: every head every believed checkpoint signed is still there: its
+///   account exists, its chain reaches the signed `seq` and passes through the signed hash;
+/// - `checkpoint_deleted`: every published checkpoint is still in the table;
+/// - `checkpoint_missing`, `checkpoint_stale` (with a key configured): no chained row older
+///   than `stale_after_ms` goes unsigned.
 pub(crate) async fn audit_chains(
     db: &mut sqlx::AnyConnection,
-    trusted: Option<&[String]>,
+    checkpoints: &Checkpoints,
+    now: i64,
     flag: &mut impl FnMut(&'static str, &str, String),
 ) -> Result<(u64, Option<String>), crate::StoreError> {
+    use std::collections::{BTreeMap, BTreeSet};
     let accounts: Vec<(String, String, Option<String>)> =
         sqlx::query_as("SELECT id, name, ledger_head FROM accounts ORDER BY id")
             .fetch_all(&mut *db)
             .await?;
-    let checkpoint = crate::checkpoint::newest_first(db)
-        .await?
-        .into_iter()
-        .find(|c| {
-            trusted.is_none_or(|keys| keys.iter().any(|k| *k == c.key_id || *k == c.public_key))
-        });
-    if let Some(c) = &checkpoint
-        && let Err(why) = c.verify()
-    {
-        flag("checkpoint_signature", &c.id, why);
+    let stored = crate::checkpoint::newest_first(db).await?;
+    for c in &checkpoints.published {
+        match stored.iter().find(|s| s.id == c.id) {
+            None => flag(
+                "checkpoint_deleted",
+                &c.id,
+                "published, but no longer in the database's ledger_checkpoints".into(),
+            ),
+            Some(s) if s.signature != c.signature || s.heads != c.heads => flag(
+                "checkpoint_deleted",
+                &c.id,
+                "the database's copy differs from the published one".into(),
+            ),
+            Some(_) => {}
+        }
     }
+    // Every checkpoint of a trusted key, from either place, once; a bad signature is named.
+    let mut believed: Vec<&crate::checkpoint::Checkpoint> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for c in checkpoints.published.iter().chain(stored.iter()) {
+        if !seen.insert(c.id.as_str()) {
+            continue;
+        }
+        if let Some(keys) = &checkpoints.trusted
+            && !c.signed_by(keys)
+        {
+            continue;
+        }
+        match c.verify() {
+            Ok(()) => believed.push(c),
+            Err(why) => flag("checkpoint_signature", &c.id, why),
+        }
+    }
+    // What each account's chain must pass through: (seq, hash, checkpoint) per account.
+    let mut signed: BTreeMap<&str, Vec<(i64, &str, &str)>> = BTreeMap::new();
+    for c in &believed {
+        for (account, (seq, hash)) in &c.heads {
+            signed
+                .entry(account.as_str())
+                .or_default()
+                .push((*seq, hash.as_str(), c.id.as_str()));
+        }
+    }
+    let known: BTreeSet<&str> = accounts.iter().map(|(id, _, _)| id.as_str()).collect();
+    for (account, heads) in &signed {
+        if !known.contains(account)
+            && let Some((seq, _, id)) = heads.iter().max()
+        {
+            flag(
+                "checkpoint_heads",
+                account,
+                format!(
+                    "checkpoint {id} signed the account's chain up to seq {seq}; the account is gone"
+                ),
+            );
+        }
+    }
+    let coverage = checkpoints.trusted.is_some() && checkpoints.stale_after_ms.is_some();
+    let stale_before = now.saturating_sub(checkpoints.stale_after_ms.unwrap_or(i64::MAX));
     let mut chained = 0u64;
     for (id, name, head) in &accounts {
         let subject = format!("{name} ({id})");
-        let signed = checkpoint.as_ref().and_then(|c| c.heads.get(id));
-        // The link at the checkpoint's seq: recomputed while the chain holds, stored after.
-        let mut at_signed: Option<String> = None;
+        let expected: &[(i64, &str, &str)] = signed.get(id.as_str()).map_or(&[], Vec::as_slice);
+        let covered = expected.iter().map(|(seq, _, _)| *seq).max();
+        // The oldest chained row no believed checkpoint covers.
+        let mut unsigned: Option<(i64, i64)> = None;
+        let mut passed: BTreeSet<(i64, &str)> = BTreeSet::new();
         let (mut prev, mut last_seq, mut broken) = (GENESIS.to_owned(), None, None);
         let mut from = i64::MIN;
         loop {
@@ -389,12 +459,22 @@ pub(crate) async fn audit_chains(
                         Err(b) => broken = Some(b),
                     }
                 }
-                if signed.is_some_and(|(seq, _)| *seq == line.seq) {
-                    at_signed = if broken.is_none() {
-                        Some(prev.clone())
-                    } else {
-                        stored.clone()
-                    };
+                // The link at this seq: recomputed while the chain holds, stored after.
+                let link = if broken.is_none() {
+                    prev.as_str()
+                } else {
+                    stored.as_deref().unwrap_or_default()
+                };
+                for (seq, hash, _) in expected {
+                    if *seq == line.seq && *hash == link {
+                        passed.insert((*seq, hash));
+                    }
+                }
+                if covered.is_none_or(|c| line.seq > c)
+                    && line.created_at < stale_before
+                    && unsigned.is_none()
+                {
+                    unsigned = Some((line.seq, line.created_at));
                 }
             }
             match lines.last() {
@@ -419,20 +499,58 @@ pub(crate) async fn audit_chains(
             ),
             None => {}
         }
-        if let (Some(c), Some((seq, signed))) = (&checkpoint, signed)
-            && at_signed.as_deref() != Some(signed.as_str())
-        {
-            flag(
-                "checkpoint_heads",
-                &subject,
-                format!(
-                    "checkpoint {} signed seq {seq} with hash {signed}; the chain no longer passes through it (rewritten or cut)",
-                    c.id
+        for (seq, hash, checkpoint) in expected {
+            if !passed.contains(&(*seq, *hash)) {
+                flag(
+                    "checkpoint_heads",
+                    &subject,
+                    format!(
+                        "checkpoint {checkpoint} signed seq {seq} with hash {hash}; the chain no longer passes through it (rewritten or cut)"
+                    ),
+                );
+            }
+        }
+        if coverage && let Some((seq, at)) = unsigned {
+            match covered {
+                None if believed.is_empty() => {}
+                None => flag(
+                    "checkpoint_stale",
+                    &subject,
+                    format!(
+                        "no checkpoint signs the account's chain; its row at seq {seq} was written {} s ago",
+                        (now - at) / 1000
+                    ),
                 ),
+                Some(c) => flag(
+                    "checkpoint_stale",
+                    &subject,
+                    format!(
+                        "the newest checkpoint signs the chain up to seq {c}; the row at seq {seq}, written {} s ago, is signed by none",
+                        (now - at) / 1000
+                    ),
+                ),
+            }
+        }
+    }
+    if coverage && believed.is_empty() && chained > 0 {
+        // Rows older than the staleness bound, with nothing signed at all.
+        let (oldest,): (Option<i64>,) =
+            sqlx::query_as("SELECT MIN(created_at) FROM ledger WHERE hash IS NOT NULL")
+                .fetch_one(&mut *db)
+                .await?;
+        if oldest.is_some_and(|at| at < stale_before) {
+            flag(
+                "checkpoint_missing",
+                "all accounts",
+                "a signing key is configured but no checkpoint of it is in the database or the published log".into(),
             );
         }
     }
-    Ok((chained, checkpoint.map(|c| c.id)))
+    let newest = believed
+        .iter()
+        .max_by_key(|c| (c.created_at, c.id.clone()))
+        .map(|c| c.id.clone());
+    Ok((chained, newest))
 }
 
 #[cfg(test)]

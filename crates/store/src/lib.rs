@@ -47,6 +47,7 @@ mod explain;
 mod holds;
 mod ids;
 mod journal;
+pub mod merkle;
 mod policy;
 mod prices;
 mod quota;

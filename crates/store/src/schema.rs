@@ -504,6 +504,16 @@ const MIGRATIONS: &[Migration] = &[
             )",
         ],
     },
+    Migration {
+        version: 14,
+        name: "checkpoints sign a Merkle root of the heads",
+        statements: &[
+            // `crate::checkpoint`: version 2 signs `root`, the Merkle root of `heads`; the rows
+            // before it are version 1, which signed the heads themselves.
+            "ALTER TABLE ledger_checkpoints ADD COLUMN version BIGINT NOT NULL DEFAULT 1",
+            "ALTER TABLE ledger_checkpoints ADD COLUMN root TEXT",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.

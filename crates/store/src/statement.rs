@@ -3,15 +3,21 @@
 //! a self-contained JSON document that [`verify`] (and `docs/verify_statement.py`) checks
 //! without the database. An edited, dropped or reordered row breaks the chain; a rewritten
 //! chain does not reach the signed head.
+//!
+//! What a statement holds, in chain order: the row before the period (when the account has
+//! one: it shows where the period starts), the period's rows, and the rows after it up to the
+//! head a checkpoint signed. The checkpoint comes without the other accounts' heads: the
+//! statement carries its own head's inclusion proof under the signed Merkle root
+//! (`crate::checkpoint`, `crate::merkle`), so it discloses nothing about any other account.
 
 use crate::chain::{GENESIS, LedgerLine, read_lines};
-use crate::checkpoint::Checkpoint;
+use crate::checkpoint::{Checkpoint, InclusionProof, PublishedLog};
 use crate::{Store, StoreError, now_millis};
 use serde::{Deserialize, Serialize};
 use tollgate_billing::Amount;
 
 /// The statement format's name.
-pub const FORMAT: &str = "tollgate-statement-v1";
+pub const FORMAT: &str = "tollgate-statement-v2";
 
 /// A statement.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,14 +36,19 @@ pub struct Statement {
     pub generated_at: i64,
     /// The link before the first row (empty: the first row starts the account's chain).
     pub prev: String,
-    /// The balance before the first row.
+    /// The balance before the period's first row.
     pub opening_balance: Amount,
-    /// The balance after the last row of the period.
+    /// The balance after the period's last row.
     pub closing_balance: Amount,
-    /// The rows: the period's, then those after it up to the checkpoint's head.
+    /// The rows: the one before the period, the period's, then those after it up to the
+    /// checkpoint's head.
     pub rows: Vec<StatementRow>,
-    /// The signed checkpoint the chain is followed to (`None`: none was made yet).
+    /// The signed checkpoint the chain is followed to, without the heads (`None`: none was
+    /// made yet).
     pub checkpoint: Option<Checkpoint>,
+    /// This account's head in the checkpoint, and the proof that its signed root covers it.
+    #[serde(default)]
+    pub proof: Option<InclusionProof>,
 }
 
 /// One row of a statement.
@@ -50,7 +61,7 @@ pub struct StatementRow {
     pub amount: Amount,
     /// The row's link.
     pub hash: String,
-    /// In the period (else: a row after it, there to reach the checkpoint).
+    /// In the period: `from <= created_at < until`, nothing else.
     pub in_period: bool,
 }
 
@@ -64,31 +75,50 @@ pub struct Verified {
 }
 
 /// Checks `statement` alone: every row links to the one before (the first to `prev`), numbers
-/// follow each other, balances follow from amounts, each `amount` is its `amount_nanos`, and —
-/// when there is a checkpoint — its signature verifies (by one of `trusted` public keys when
-/// given) and the chain reaches the head it signed for the account. The first failure, in
-/// words.
+/// follow each other, balances follow from amounts, each `amount` is its `amount_nanos`; each
+/// row is in the period exactly when its time is, the row before the period is there unless
+/// the chain starts in it, and the opening and closing balances are the rows'. With a
+/// checkpoint, its signature verifies (by one of `trusted` public keys when given: a key, never
+/// a key id), the proof puts this account's head under its signed root, and the rows end at
+/// that head. With `trusted` keys a statement without a checkpoint is refused: its rows could
+/// be anyone's rewriting. The first failure, in words.
 pub fn verify(statement: &Statement, trusted: Option<&[String]>) -> Result<Verified, String> {
     if statement.format != FORMAT {
-        return Err(format!("not a {FORMAT} document: {:?}", statement.format));
+        return Err(format!(
+            "not a {FORMAT} document: {:?} (ask the operator for a new statement)",
+            statement.format
+        ));
+    }
+    if statement.from > statement.until {
+        return Err(format!(
+            "the period starts at {} after it ends at {}",
+            statement.from, statement.until
+        ));
     }
     let mut prev = statement.prev.clone();
-    let mut balance = statement.opening_balance.nanos();
+    let mut balance: Option<i64> = None;
     let mut last_seq: Option<i64> = None;
-    let mut closing = None;
+    let (mut opening, mut closing) = (None, None);
     for (i, row) in statement.rows.iter().enumerate() {
         let line = &row.line;
         let at = format!("row {} ({}, seq {})", i + 1, line.id, line.seq);
         if line.account_id != statement.account_id {
             return Err(format!("{at}: belongs to {}", line.account_id));
         }
-        if let Some(last) = last_seq
-            && line.seq != last + 1
-        {
-            return Err(format!(
-                "{at}: seq {} follows {last} — a row is missing or out of order",
-                line.seq
-            ));
+        match last_seq {
+            Some(last) if line.seq != last + 1 => {
+                return Err(format!(
+                    "{at}: seq {} follows {last} — a row is missing or out of order",
+                    line.seq
+                ));
+            }
+            None if statement.prev == GENESIS && line.seq != 1 => {
+                return Err(format!(
+                    "{at}: the chain starts here (no link before it), but at seq {}",
+                    line.seq
+                ));
+            }
+            _ => {}
         }
         if row.amount.nanos() != line.amount_nanos {
             return Err(format!(
@@ -96,15 +126,40 @@ pub fn verify(statement: &Statement, trusted: Option<&[String]>) -> Result<Verif
                 row.amount, line.amount_nanos
             ));
         }
-        balance = balance
+        let before = match balance {
+            Some(b) => b,
+            None => line
+                .balance_after_nanos
+                .checked_sub(line.amount_nanos)
+                .ok_or_else(|| format!("{at}: the balance overflows"))?,
+        };
+        let after = before
             .checked_add(line.amount_nanos)
             .ok_or_else(|| format!("{at}: the balance overflows"))?;
-        if balance != line.balance_after_nanos {
+        if after != line.balance_after_nanos {
             return Err(format!(
                 "{at}: the balance after it should be {} but the row says {}",
-                Amount::from_nanos(balance),
+                Amount::from_nanos(after),
                 Amount::from_nanos(line.balance_after_nanos)
             ));
+        }
+        let in_period = statement.from <= line.created_at && line.created_at < statement.until;
+        if row.in_period != in_period {
+            return Err(format!(
+                "{at}: marked {} the period, but its time {} is {}",
+                if row.in_period { "in" } else { "outside" },
+                line.created_at,
+                if in_period { "in it" } else { "outside it" }
+            ));
+        }
+        if i == 0 && statement.prev != GENESIS && in_period {
+            return Err(format!(
+                "{at}: the statement starts inside the period — the row before it is missing"
+            ));
+        }
+        if in_period {
+            opening.get_or_insert(before);
+            closing = Some(after);
         }
         let hash = line.hash(&prev);
         if hash != row.hash {
@@ -113,74 +168,105 @@ pub fn verify(statement: &Statement, trusted: Option<&[String]>) -> Result<Verif
                 row.hash
             ));
         }
-        if row.in_period {
-            closing = Some(balance);
-        }
         prev = hash;
+        balance = Some(after);
         last_seq = Some(line.seq);
     }
-    if let Some(closing) = closing
-        && closing != statement.closing_balance.nanos()
-    {
-        return Err(format!(
-            "the closing balance {} is not the last row's {}",
-            statement.closing_balance,
-            Amount::from_nanos(closing)
-        ));
+    // No row in the period: the balance after the rows before it, throughout.
+    let quiet = statement
+        .rows
+        .iter()
+        .take_while(|r| r.line.created_at < statement.from)
+        .last()
+        .map(|r| r.line.balance_after_nanos);
+    let opening = opening.or(quiet);
+    let closing = closing.or(quiet);
+    for (name, said, found) in [
+        ("opening", statement.opening_balance, opening),
+        ("closing", statement.closing_balance, closing),
+    ] {
+        if let Some(found) = found
+            && found != said.nanos()
+        {
+            return Err(format!(
+                "the {name} balance {said} is not the rows' {}",
+                Amount::from_nanos(found)
+            ));
+        }
     }
     let rows = statement.rows.iter().filter(|r| r.in_period).count();
     let Some(checkpoint) = &statement.checkpoint else {
+        if trusted.is_some() {
+            return Err(
+                "no signed checkpoint covers the statement: its rows are not proven to be the operator's books".into(),
+            );
+        }
         return Ok(Verified {
             rows,
             checkpoint: None,
         });
     };
-    checkpoint.verify()?;
     if let Some(keys) = trusted
-        && !keys
-            .iter()
-            .any(|k| k.eq_ignore_ascii_case(&checkpoint.public_key) || *k == checkpoint.key_id)
+        && !checkpoint.signed_by(keys)
     {
         return Err(format!(
             "checkpoint {} is signed by key {}, which is not one you trust",
-            checkpoint.id, checkpoint.key_id
+            checkpoint.id, checkpoint.public_key
         ));
     }
-    let Some((seq, signed)) = checkpoint.heads.get(&statement.account_id) else {
+    if checkpoint.version != 2 {
         return Err(format!(
-            "checkpoint {} signed no head for account {}",
-            checkpoint.id, statement.account_id
+            "checkpoint {} is of version {}: a statement carries a version 2 checkpoint",
+            checkpoint.id, checkpoint.version
+        ));
+    }
+    checkpoint.verify()?;
+    let Some(proof) = &statement.proof else {
+        return Err(format!(
+            "checkpoint {} comes without the proof of this account's head",
+            checkpoint.id
         ));
     };
-    match statement.rows.iter().find(|r| r.line.seq == *seq) {
-        Some(row) if row.hash == *signed => Ok(Verified {
-            rows,
-            checkpoint: Some((checkpoint.id.clone(), checkpoint.key_id.clone())),
-        }),
-        Some(row) => Err(format!(
-            "checkpoint {} signed seq {seq} as {signed}, but the chain reaches {} there — the ledger was rewritten",
-            checkpoint.id, row.hash
-        )),
-        None if statement.rows.is_empty() && *signed == statement.prev => Ok(Verified {
-            rows,
-            checkpoint: Some((checkpoint.id.clone(), checkpoint.key_id.clone())),
-        }),
-        None => Err(format!(
-            "checkpoint {} signed seq {seq}, which the statement does not reach",
-            checkpoint.id
-        )),
+    if proof.account_id != statement.account_id {
+        return Err(format!(
+            "the proof is of account {}, not {}",
+            proof.account_id, statement.account_id
+        ));
     }
+    if !checkpoint.includes(proof) {
+        return Err(format!(
+            "the proof does not put seq {} ({}) under the root checkpoint {} signed",
+            proof.seq, proof.hash, checkpoint.id
+        ));
+    }
+    let reached = match statement.rows.last() {
+        Some(row) => row.line.seq == proof.seq && row.hash == proof.hash,
+        None => statement.prev == proof.hash,
+    };
+    if !reached {
+        return Err(format!(
+            "checkpoint {} signed seq {} as {}, but the chain does not end there — the ledger was rewritten, or rows were cut",
+            checkpoint.id, proof.seq, proof.hash
+        ));
+    }
+    Ok(Verified {
+        rows,
+        checkpoint: Some((checkpoint.id.clone(), checkpoint.key_id.clone())),
+    })
 }
 
 impl Store {
     /// The statement of `account` (an id or name) for `from <= created_at < until`, followed
-    /// to the first checkpoint that covers its last row; `sign` makes one now when none does.
+    /// to the first version 2 checkpoint that covers its last row; `sign` makes one now when
+    /// none does (appended to `log` too, and refused when the ledger contradicts an earlier
+    /// one: `Store::make_checkpoint`).
     pub async fn statement(
         &self,
         account: &str,
         from: i64,
         until: i64,
         sign: Option<&ed25519_dalek::SigningKey>,
+        log: Option<&PublishedLog>,
     ) -> Result<Statement, StoreError> {
         let found = self.find_account(account).await?;
         let mut conn = self.pool().acquire().await?;
@@ -195,7 +281,8 @@ impl Store {
         .bind(until)
         .fetch_one(&mut *conn)
         .await?;
-        // The chained row before the period: its link and balance open the statement.
+        // The chained row before the period: the statement starts with it, so that a reader
+        // sees where the period starts.
         let before: (Option<i64>,) = match first {
             Some(first) => sqlx::query_as(
                 "SELECT MAX(seq) FROM ledger
@@ -212,18 +299,22 @@ impl Store {
         }
         .fetch_one(&mut *conn)
         .await?;
-        let previous = match before.0 {
-            Some(seq) => read_lines(&mut conn, &found.id, seq, seq, 1).await?.pop(),
-            None => None,
+        // That row's time, and the link before it.
+        let (before_at, prev) = match before.0 {
+            Some(seq) => {
+                let mut two = read_lines(&mut conn, &found.id, seq - 1, seq, 2).await?;
+                let at = two.last().map(|(l, _)| l.created_at);
+                let prev = (two.len() == 2).then(|| two.remove(0).1).flatten();
+                (at, prev)
+            }
+            None => (None, None),
         };
         drop(conn);
-        // The first checkpoint that signed this account at or after the period's last row (or
-        // the row before an empty period).
+        // The first version 2 checkpoint that signed this account at or after the period's
+        // last row (or the row before an empty period).
         let last_seq = last.or(before.0);
         let mut checkpoint = None;
-        let mut since = last_at
-            .or(previous.as_ref().map(|(l, _)| l.created_at))
-            .unwrap_or(from);
+        let mut since = last_at.or(before_at).unwrap_or(from);
         while let Some(c) = self.checkpoint_after(since).await? {
             let covers = c
                 .heads
@@ -238,64 +329,71 @@ impl Store {
         if checkpoint.is_none()
             && let Some(key) = sign
         {
-            checkpoint = Some(self.make_checkpoint(key).await?);
+            checkpoint = Some(self.make_checkpoint(key, log).await?);
         }
-        // The period's rows, then those after it up to the checkpoint's head.
-        let head_seq = checkpoint
-            .as_ref()
-            .and_then(|c| c.heads.get(&found.id))
-            .map(|(seq, _)| *seq);
-        let start = first.unwrap_or(before.0.map_or(i64::MIN, |b| b.saturating_add(1)));
-        let lines = match last.max(head_seq) {
+        let proof = checkpoint.as_ref().and_then(|c| c.proof(&found.id));
+        // The row before the period, the period's rows, then those after it up to the head.
+        let head_seq = proof.as_ref().map(|p| p.seq);
+        let start = before.0.or(first).unwrap_or(1);
+        let lines = match last.max(before.0).max(head_seq) {
             Some(end) => {
                 let mut conn = self.pool().acquire().await?;
                 read_lines(&mut conn, &found.id, start, end, i64::MAX).await?
             }
             None => Vec::new(),
         };
-        let opening = match (&previous, lines.first()) {
-            (Some((l, _)), _) => l.balance_after_nanos,
-            (None, Some((l, _))) => l.balance_after_nanos - l.amount_nanos,
-            (None, None) => found.balance.nanos(),
-        };
-        let prev = previous
-            .and_then(|(_, h)| h)
-            .unwrap_or_else(|| GENESIS.to_owned());
         Ok(assemble(
-            found, from, until, prev, opening, lines, last, checkpoint,
+            found,
+            from,
+            until,
+            prev.unwrap_or_else(|| GENESIS.to_owned()),
+            lines,
+            checkpoint.map(|c| c.without_heads()),
+            proof,
         ))
     }
 }
 
-/// The statement of `lines` (the period's, up to `period_end`, then those up to the
+/// The statement of `lines` (the row before the period, the period's, then those up to the
 /// checkpoint's head).
-#[allow(clippy::too_many_arguments)]
 fn assemble(
     account: crate::Account,
     from: i64,
     until: i64,
     prev: String,
-    opening: i64,
     lines: Vec<(LedgerLine, Option<String>)>,
-    period_end: Option<i64>,
     checkpoint: Option<Checkpoint>,
+    proof: Option<InclusionProof>,
 ) -> Statement {
-    let mut closing = opening;
+    let in_period = |line: &LedgerLine| from <= line.created_at && line.created_at < until;
+    let first_in = lines.iter().position(|(l, _)| in_period(l));
+    let last_in = lines.iter().rposition(|(l, _)| in_period(l));
+    // Before the period: the balance after the rows before it (or, for an account whose rows
+    // all come later, what it has now).
+    let before_period = |end: usize| lines[..end].last().map(|(l, _)| l.balance_after_nanos);
+    let opening = match first_in {
+        Some(i) => {
+            before_period(i).unwrap_or(lines[i].0.balance_after_nanos - lines[i].0.amount_nanos)
+        }
+        None => before_period(
+            lines
+                .iter()
+                .take_while(|(l, _)| l.created_at < from)
+                .count(),
+        )
+        .or(lines
+            .first()
+            .map(|(l, _)| l.balance_after_nanos - l.amount_nanos))
+        .unwrap_or(account.balance.nanos()),
+    };
+    let closing = last_in.map_or(opening, |i| lines[i].0.balance_after_nanos);
     let rows: Vec<StatementRow> = lines
         .into_iter()
-        .map(|(line, hash)| {
-            let in_period = period_end.is_some_and(|end| line.seq <= end)
-                && line.created_at >= from
-                && line.created_at < until;
-            if in_period {
-                closing = line.balance_after_nanos;
-            }
-            StatementRow {
-                amount: Amount::from_nanos(line.amount_nanos),
-                hash: hash.unwrap_or_default(),
-                in_period,
-                line,
-            }
+        .map(|(line, hash)| StatementRow {
+            amount: Amount::from_nanos(line.amount_nanos),
+            hash: hash.unwrap_or_default(),
+            in_period: in_period(&line),
+            line,
         })
         .collect();
     Statement {
@@ -310,5 +408,6 @@ fn assemble(
         closing_balance: Amount::from_nanos(closing),
         rows,
         checkpoint,
+        proof,
     }
 }

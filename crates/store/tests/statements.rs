@@ -83,7 +83,7 @@ async fn a_statement_of_any_period_verifies_and_opens_where_the_period_starts() 
         ];
         for (from, until, rows, opening, closing) in cases {
             let statement = store
-                .statement(&account.id, from, until, Some(&key))
+                .statement(&account.id, from, until, Some(&key), None)
                 .await
                 .unwrap();
             let verified = verify(&statement, None)
@@ -93,20 +93,22 @@ async fn a_statement_of_any_period_verifies_and_opens_where_the_period_starts() 
             assert!(verified.checkpoint.is_some(), "{what}");
             assert_eq!(statement.opening_balance.nanos(), opening, "{what}");
             assert_eq!(statement.closing_balance.nanos(), closing, "{what}");
-            // Nothing before the period is in it, and the first row links to the one before.
-            let first = statement.rows.first();
-            assert!(
-                first.is_none_or(|r| r.line.created_at >= from || !r.in_period),
-                "{what}"
-            );
+            // Nothing before the period is in it, and the statement opens on the row before
+            // it, which shows where the period starts.
+            let first = statement.rows.first().unwrap();
             if from == 0 {
                 assert_eq!(
                     statement.prev, "",
                     "{what}: the account's chain starts here"
                 );
-            } else if rows > 0 {
-                assert_ne!(statement.prev, "", "{what}: opens on the link before it");
+                assert!(first.in_period, "{what}");
+            } else {
+                assert!(!first.in_period && first.line.created_at < from, "{what}");
             }
+            // Only this account's head is in the statement: no other account's.
+            let proof = statement.proof.as_ref().unwrap();
+            assert_eq!(proof.account_id, account.id);
+            assert!(statement.checkpoint.as_ref().unwrap().heads.is_empty());
         }
     }
 }
@@ -131,7 +133,7 @@ async fn a_statement_exported_while_others_write_still_verifies() {
         let mut exported = 0;
         while !writer.is_finished() {
             let statement = store
-                .statement(&account.id, 0, i64::MAX, Some(&key))
+                .statement(&account.id, 0, i64::MAX, Some(&key), None)
                 .await
                 .unwrap();
             verify(&statement, None).unwrap_or_else(|e| panic!("export {exported}: {e}"));
@@ -139,7 +141,7 @@ async fn a_statement_exported_while_others_write_still_verifies() {
         }
         writer.await.unwrap();
         let last = store
-            .statement(&account.id, 0, i64::MAX, Some(&key))
+            .statement(&account.id, 0, i64::MAX, Some(&key), None)
             .await
             .unwrap();
         assert_eq!(verify(&last, None).unwrap().rows, 61);
@@ -162,14 +164,14 @@ async fn two_replicas_signing_at_once_leave_checkpoints_every_chain_passes_throu
             async {
                 let mut made = Vec::new();
                 for _ in 0..10 {
-                    made.push(store.make_checkpoint(&mine).await.unwrap());
+                    made.push(store.make_checkpoint(&mine, None).await.unwrap());
                 }
                 made
             },
             async {
                 let mut made = Vec::new();
                 for _ in 0..10 {
-                    made.push(other.make_checkpoint(&theirs).await.unwrap());
+                    made.push(other.make_checkpoint(&theirs, None).await.unwrap());
                 }
                 made
             },
@@ -178,7 +180,7 @@ async fn two_replicas_signing_at_once_leave_checkpoints_every_chain_passes_throu
         // Every checkpoint either replica signed is passed through by the account's chain,
         // whichever is newest: the statement to each verifies.
         let statement = store
-            .statement(&account.id, 0, i64::MAX, None)
+            .statement(&account.id, 0, i64::MAX, None, None)
             .await
             .unwrap();
         for checkpoint in a.iter().chain(&b) {
