@@ -405,7 +405,7 @@ async fn a_stopped_gateway_returns_its_leases_and_error_frames_say_what_was_char
     let state = gw.state.clone();
     let store = gw.store.clone();
     gw.stop().await;
-    state.ledger.shutdown().await;
+    state.ledger.shutdown(Duration::from_secs(10)).await;
     let a = store.find_account(&account).await.unwrap();
     assert_eq!(a.leased, Amount::ZERO, "{a:?}");
 }

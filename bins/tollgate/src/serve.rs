@@ -100,12 +100,26 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     sweeper.abort();
     hangups.abort();
     background.stop();
-    // Give the leases back and write the last charges: a clean stop leaves nothing reserved.
-    state.ledger.shutdown().await;
+    // Give the leases back and write the last charges: a clean stop leaves nothing reserved —
+    // within the grace period, so that a database that takes no writes cannot hold the stop.
+    state
+        .ledger
+        .shutdown(Duration::from_secs(config.shutdown_grace_seconds.max(1)))
+        .await;
     if let Some(sim) = sim {
         sim.shutdown().await;
     }
-    store.close().await;
+    // Closing waits for connections in use: one stuck on an unreachable database must not hold
+    // the stop (issue 42 item 10).
+    if tokio::time::timeout(
+        Duration::from_secs(config.shutdown_grace_seconds.max(1)),
+        store.close(),
+    )
+    .await
+    .is_err()
+    {
+        tracing::error!("the database connections did not close within the grace period");
+    }
     if let Some(traces) = traces {
         // The last batch, on a thread of its own: the SDK's shutdown blocks.
         let _ = tokio::task::spawn_blocking(move || traces.shutdown()).await;

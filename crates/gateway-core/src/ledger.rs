@@ -74,6 +74,9 @@ struct Stats {
     operator_loss_nanos: AtomicU64,
     stalls: AtomicU64,
     recalls: AtomicU64,
+    /// When (monotonic ms) the batch being written first failed; 0 while writes land. A
+    /// writer that cannot make progress takes the replica out of `/readyz`.
+    failing_since: AtomicU64,
     /// How long each journal transaction took to commit, and how many entries it carried: what
     /// every request of the batch waited for (docs/benchmarks.md, the tail at concurrency 1).
     commits: JournalHistograms,
@@ -376,14 +379,31 @@ impl Ledger {
         let _ = rx.await;
     }
 
-    /// Returns every lease and waits for the journal: a replica that stops cleanly leaves
-    /// nothing reserved behind.
-    pub async fn shutdown(&self) {
+    /// Returns every lease and waits for the journal, for at most `within`: a replica that
+    /// stops cleanly leaves nothing reserved behind, and one whose database does not take its
+    /// writes still stops (its leases expire; what was not written is said in the log).
+    pub async fn shutdown(&self, within: Duration) {
         let leases = self.core.lock().engine.leases();
         for (_, lease) in leases {
             self.core.send(Job::Return { lease });
         }
-        self.flush().await;
+        if tokio::time::timeout(within, self.flush()).await.is_err() {
+            tracing::error!(
+                ?within,
+                "the ledger's journal could not be written before the shutdown deadline; its leases expire in the database, and charges not yet written are lost"
+            );
+        }
+    }
+
+    /// How long the journal's writer has been failing to commit the batch it holds (`None`
+    /// while writes land): past a few seconds the replica is not ready (`/readyz`).
+    pub fn writer_failing_for(&self) -> Option<Duration> {
+        match self.core.stats.failing_since.load(Ordering::Relaxed) {
+            0 => None,
+            since => Some(Duration::from_millis(
+                monotonic_millis().saturating_sub(since),
+            )),
+        }
     }
 
     /// The ledger's series for `/metrics`.
@@ -497,6 +517,11 @@ async fn write_journal(
                 Err(_) => break,
             }
         }
+        // A lease given back goes after the batch's charges (a stable sort: everything else
+        // keeps its order, and the entries follow the jobs, so the lease operations' answers
+        // stay in the jobs' order): a charge of a hold on it pays from it, not from what the
+        // return freed for whoever asks next (issue 42 item 11).
+        jobs.sort_by_key(|job| matches!(job, Job::Return { .. }));
         let mut entries = Vec::with_capacity(jobs.len());
         for job in &mut jobs {
             journal_entries(job, &mut entries);
@@ -506,20 +531,49 @@ async fn write_journal(
         let mut clocks = Clocks::now();
         let mut committed_in = None;
         if !entries.is_empty() {
+            // The batch's name: after a failure the writer asks the database whether it landed
+            // (a commit whose answer was lost looks like a failure) before writing it again.
+            let batch = tollgate_store::new_id("batch");
             let mut backoff = Duration::from_millis(10);
+            let mut failed = false;
             loop {
                 clocks = Clocks::now();
                 let started = std::time::Instant::now();
-                match store.write_journal(&writer, entries.clone()).await {
+                let attempt = if failed {
+                    match store.journal_landed(&batch, &entries).await {
+                        Ok(Some(landed)) => {
+                            tracing::warn!(batch = %batch, entries = entries.len(), "a journal batch whose commit answer was lost had landed; going on");
+                            Ok(landed)
+                        }
+                        Ok(None) => {
+                            store
+                                .write_journal_batch(&writer, &batch, entries.clone())
+                                .await
+                        }
+                        Err(e) => Err(e),
+                    }
+                } else {
+                    store
+                        .write_journal_batch(&writer, &batch, entries.clone())
+                        .await
+                };
+                match attempt {
                     Ok(done) => {
                         written = done;
                         committed_in = Some(started.elapsed());
                         break;
                     }
                     Err(e) => {
-                        tracing::error!(error = %e, entries = entries.len(), "writing the ledger journal failed; retrying");
+                        tracing::error!(error = %e, batch = %batch, entries = entries.len(), "writing the ledger journal failed; retrying");
+                        failed = true;
                         if let Some(core) = core.upgrade() {
                             core.stats.failed_batches.fetch_add(1, Ordering::Relaxed);
+                            let _ = core.stats.failing_since.compare_exchange(
+                                0,
+                                monotonic_millis().max(1),
+                                Ordering::Relaxed,
+                                Ordering::Relaxed,
+                            );
                         }
                         tokio::time::sleep(backoff).await;
                         backoff = (backoff * 2).min(Duration::from_secs(1));
@@ -531,6 +585,7 @@ async fn write_journal(
             // The gateway is gone; what was written is written.
             continue;
         };
+        core.stats.failing_since.store(0, Ordering::Relaxed);
         if let Some(took) = committed_in {
             let commits = &core.stats.commits;
             commits.seconds.observe(took.as_secs_f64());
@@ -778,12 +833,22 @@ async fn tick(core: std::sync::Weak<Core>) {
 async fn sweep(core: std::sync::Weak<Core>, store: Store, owner: String) {
     let mut interval = tokio::time::interval(EXPIRY_SWEEP);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut rounds: u64 = 0;
     loop {
         interval.tick().await;
         if core.strong_count() == 0 {
             return;
         }
-        let expired = store.expire_leases().await;
+        rounds += 1;
+        // The names of committed batches are asked about within seconds; an hour is plenty.
+        if rounds % 600 == 1
+            && let Err(e) = store
+                .prune_journal_batches(now_millis().saturating_sub(3_600_000))
+                .await
+        {
+            tracing::warn!(error = %e, "pruning the journal's batch names failed");
+        }
+        let expired = store.expire_leases_but(Some(&owner)).await;
         let recalled = store.recalled_leases(&owner).await;
         let Some(core) = core.upgrade() else {
             return;

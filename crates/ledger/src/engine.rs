@@ -658,6 +658,14 @@ impl Engine {
             let Some(lease) = &mut book.lease else {
                 continue;
             };
+            if lease.expires_at <= now && book.reserved > 0 {
+                // Expired here while holds on it are still open — a replica back from a pause,
+                // or one whose renewals failed. Their charges go first and the lease is given
+                // back after them: returned before, the charges would find its money gone to
+                // whoever asked next (issue 42 item 11). No new hold is placed on it (it is not
+                // valid), and the database's sweep still expires it if this takes too long.
+                continue;
+            }
             if lease.expires_at <= now || (book.reserved == 0 && idle && book.pending.is_none()) {
                 // Idle, or its renewals failed and the database has (or will have) expired it:
                 // give back whatever is left (a no-op for an expired lease).

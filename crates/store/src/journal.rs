@@ -17,6 +17,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use tollgate_billing::Amount;
 
+/// How long past its expiry a replica's own sweep leaves its own lease to it
+/// ([`Store::expire_leases_but`]).
+pub const OWN_LEASE_GRACE_MS: i64 = 30_000;
+
 /// One charge for the ledger: a settled request hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChargeRow {
@@ -99,7 +103,7 @@ pub enum LeaseOp {
 }
 
 /// What a [`LeaseOp`] came to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LeaseOutcome {
     /// Credit was granted to `lease_id`, which lives until `expires_at`.
     Granted {
@@ -141,7 +145,7 @@ pub enum LeaseOutcome {
 /// A charge written for less than it asked (`docs/decisions.md`, "Fenced leases"): its lease
 /// was no longer the writer's, or the part above the lease found too little available. The
 /// ledger row says the same in `anomaly` and `loss_nanos`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ChargeLoss {
     /// The hold the charge settled.
     pub hold_id: String,
@@ -157,7 +161,7 @@ pub struct ChargeLoss {
 
 /// What a written batch came to: one outcome per lease operation, in order, and the charges
 /// that took less than they asked.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Written {
     /// The lease operations' outcomes.
     pub leases: Vec<LeaseOutcome>,
@@ -203,8 +207,22 @@ impl Store {
         writer: &JournalWriter,
         entries: impl Into<Arc<[JournalEntry]>>,
     ) -> Result<Written, StoreError> {
+        self.write_journal_batch(writer, &new_id("batch"), entries)
+            .await
+    }
+
+    /// [`Store::write_journal`] of a batch named `batch`, which [`Store::journal_landed`] can
+    /// answer for when the commit's answer was lost (issue 42: a replica retried a committed
+    /// batch forever, refused by `ledger_hold_id_key`).
+    pub async fn write_journal_batch(
+        &self,
+        writer: &JournalWriter,
+        batch: &str,
+        entries: impl Into<Arc<[JournalEntry]>>,
+    ) -> Result<Written, StoreError> {
         let entries = entries.into();
         if let Some(journal) = self.sqlite_journal()? {
+            // In-process: a commit's answer cannot be lost on the way.
             return journal.write(writer, entries).await;
         }
         let charges_only = entries.iter().all(|e| !matches!(e, JournalEntry::Lease(_)))
@@ -223,21 +241,130 @@ impl Store {
             .await;
         }
         let mut tx = self.write_tx().await?;
-        let written =
-            write_entries(&mut *tx, writer, &entries, self.backend(), now_millis()).await?;
+        let now = now_millis();
+        let written = write_entries(&mut *tx, writer, &entries, self.backend(), now).await?;
+        // The batch's name and what it came to, in its own transaction: the answer a writer
+        // that lost the commit's reads back.
+        let outcome =
+            serde_json::to_string(&written).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        sqlx::query(
+            "INSERT INTO journal_batches (id, owner, created_at, written) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(batch)
+        .bind(&writer.owner)
+        .bind(now)
+        .bind(outcome)
+        .execute(&mut *tx)
+        .await?;
         tx.commit().await?;
         Ok(written)
+    }
+
+    /// Whether the batch `batch` of `entries` was committed, and what it came to — asked after
+    /// a write failed, since a commit whose answer was lost (a connection reset after the
+    /// server committed) looks like a failure to the writer. A batch of charges only, written
+    /// as one statement on PostgreSQL, is found by its holds (each is charged once: the ledger's
+    /// `hold_id` is unique), and its short charges read back from their rows; any other by its
+    /// row in `journal_batches`. `None`: not committed, write it again.
+    pub async fn journal_landed(
+        &self,
+        batch: &str,
+        entries: &[JournalEntry],
+    ) -> Result<Option<Written>, StoreError> {
+        if self.sqlite_journal()?.is_some() {
+            return Ok(None);
+        }
+        let found: Option<(String,)> =
+            sqlx::query_as("SELECT written FROM journal_batches WHERE id = $1")
+                .bind(batch)
+                .fetch_optional(self.pool())
+                .await?;
+        if let Some((written,)) = found {
+            return serde_json::from_str(&written)
+                .map(Some)
+                .map_err(|e| StoreError::Corrupt(format!("journal batch {batch}: {e}")));
+        }
+        let holds: Vec<&str> = entries
+            .iter()
+            .filter_map(|e| match e {
+                JournalEntry::Charge(c) => Some(c.hold_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let charges_only = entries.iter().all(|e| !matches!(e, JournalEntry::Lease(_)));
+        if holds.is_empty() || !charges_only || self.backend() != Backend::Postgres {
+            return Ok(None);
+        }
+        let mut rows: Vec<(String, String, i64, i64, Option<String>)> = Vec::new();
+        for chunk in holds.chunks(500) {
+            let places: Vec<String> = (1..=chunk.len()).map(|n| format!("${n}")).collect();
+            let sql = format!(
+                "SELECT hold_id, account_id, amount_nanos, loss_nanos, anomaly FROM ledger
+                 WHERE kind = 'charge' AND hold_id IN ({})",
+                places.join(", ")
+            );
+            let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+            for hold in chunk {
+                query = query.bind(*hold);
+            }
+            rows.extend(query.fetch_all(self.pool()).await?);
+        }
+        match rows.len() {
+            0 => Ok(None),
+            n if n == holds.len() => Ok(Some(Written {
+                leases: Vec::new(),
+                losses: rows
+                    .into_iter()
+                    .filter(|(_, _, _, loss, _)| *loss > 0)
+                    .map(|(hold_id, account_id, amount, loss, anomaly)| ChargeLoss {
+                        hold_id,
+                        account_id,
+                        charged: Amount::from_nanos(amount.saturating_neg()),
+                        loss: Amount::from_nanos(loss),
+                        fenced: anomaly.is_some_and(|a| a.contains("late charge")),
+                    })
+                    .collect(),
+            })),
+            n => Err(StoreError::Corrupt(format!(
+                "journal batch {batch}: {n} of its {} charges are in the ledger",
+                holds.len()
+            ))),
+        }
+    }
+
+    /// Deletes the names of batches committed before `before` (Unix ms): a writer asks about
+    /// its batch within seconds of writing it.
+    pub async fn prune_journal_batches(&self, before: i64) -> Result<u64, StoreError> {
+        let done = sqlx::query("DELETE FROM journal_batches WHERE created_at < $1")
+            .bind(before)
+            .execute(self.writer())
+            .await?;
+        Ok(done.rows_affected())
     }
 
     /// Expires every open lease past its expiry (a replica that died, or one that could not
     /// renew): what was left of each goes back to its account. Any replica may run it.
     /// Returns how many it expired.
     pub async fn expire_leases(&self) -> Result<u64, StoreError> {
+        self.expire_leases_but(None).await
+    }
+
+    /// [`Store::expire_leases`], as the sweep of the replica named `own` runs it: its own
+    /// leases only once they are [`OWN_LEASE_GRACE_MS`] past their expiry. A replica back from
+    /// a pause writes the charges of the holds it served from a lease before it gives the lease
+    /// back itself; its own sweep, waking with it, must not return that money first (issue 42
+    /// item 11: the next request took it and a held charge was written at 0). Another replica's
+    /// sweep expires it at once, as it must for a replica that died.
+    pub async fn expire_leases_but(&self, own: Option<&str>) -> Result<u64, StoreError> {
         let now = now_millis();
         let due: Vec<(String,)> = sqlx::query_as(
-            "SELECT id FROM leases WHERE state = 'open' AND expires_at < $1 ORDER BY id",
+            "SELECT id FROM leases WHERE state = 'open' AND expires_at < $1
+                 AND NOT (owner = $2 AND expires_at >= $3)
+             ORDER BY id",
         )
         .bind(now)
+        .bind(own.unwrap_or_default())
+        .bind(now.saturating_sub(OWN_LEASE_GRACE_MS))
         .fetch_all(self.pool())
         .await?;
         let mut expired = 0;

@@ -514,6 +514,22 @@ const MIGRATIONS: &[Migration] = &[
             "ALTER TABLE ledger_checkpoints ADD COLUMN root TEXT",
         ],
     },
+    Migration {
+        version: 15,
+        name: "journal batches by name",
+        statements: &[
+            // `Store::write_journal_batch`: each journal batch written in a transaction, by
+            // name, with what it came to — what a writer whose commit answer was lost reads
+            // back (`Store::journal_landed`); pruned after an hour.
+            "CREATE TABLE IF NOT EXISTS journal_batches (
+                id TEXT PRIMARY KEY,
+                owner TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                written TEXT NOT NULL
+            )",
+            "CREATE INDEX IF NOT EXISTS journal_batches_time ON journal_batches (created_at)",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.

@@ -42,13 +42,29 @@ pub fn ledger_keys(ctx: &RequestCtx) -> Response<ResponseBody> {
 /// How long `/readyz` waits for the database.
 const STORE_ANSWERS_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// `GET /readyz`: the store answers (within [`STORE_ANSWERS_WITHIN`]) and shutdown has not
-/// begun.
+/// How long the ledger's writer may fail to commit a batch before the replica is not ready.
+const JOURNAL_STALLED_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// `GET /readyz`: the store answers (within [`STORE_ANSWERS_WITHIN`]), the ledger's writer is
+/// committing (not failing for [`JOURNAL_STALLED_AFTER`]: charges that cannot be written must
+/// not be taken on), and shutdown has not begun.
 pub async fn readyz(ctx: &RequestCtx) -> Response<ResponseBody> {
     if ctx.state.is_draining() {
         return body::json_response(
             StatusCode::SERVICE_UNAVAILABLE,
             &json!({"status": "draining"}),
+        );
+    }
+    if let Some(failing) = ctx.state.ledger.writer_failing_for()
+        && failing >= JOURNAL_STALLED_AFTER
+    {
+        tracing::warn!(
+            ?failing,
+            "readiness check failed: the ledger's journal cannot be written"
+        );
+        return body::json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &json!({"status": "ledger writer failing"}),
         );
     }
     // A database that does not answer (a partition) fails the check in time for the load
