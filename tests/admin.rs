@@ -109,6 +109,23 @@ async fn tokens_open_only_their_own_door() {
     assert_eq!(r.status, 403);
     assert_eq!(r.json()["error"]["code"], "read_only_token");
 
+    // Issue 42: re-deriving every charge is a full token's to ask for; the audit itself reads.
+    let r = reader
+        .call("GET", "/admin/v1/audit?recompute=true", None)
+        .await;
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert_eq!(r.json()["error"]["param"], "recompute");
+    assert_eq!(
+        reader.call("GET", "/admin/v1/audit", None).await.status,
+        200
+    );
+    assert_eq!(
+        full.call("GET", "/admin/v1/audit?recompute=true", None)
+            .await
+            .status,
+        200
+    );
+
     // A revoked token is refused.
     gw.store
         .revoke_admin_token(&full.token_name().await)
@@ -801,6 +818,64 @@ async fn an_open_circuit_is_tried_last_not_never() {
     assert_eq!(
         (channel["successes"].as_u64(), channel["failures"].as_u64()),
         (Some(1), Some(5))
+    );
+    gw.stop().await;
+}
+
+/// Issue 42 item 9. The adversary: a client that chooses its own `x-request-id` — the same as
+/// another account's request. The operator's view of that id (`/admin/v1/requests/{id}`,
+/// `tollgate explain`) merged both accounts' charges as one request's; it now tells them apart,
+/// and each client still sees its own charge only.
+#[tokio::test]
+async fn a_request_id_two_accounts_chose_keeps_their_charges_apart() {
+    let gw = TestGateway::start().await;
+    let full = admin(&gw, false).await;
+    let shared = format!("shared-{}", unique());
+    let mut accounts = Vec::new();
+    for input in [
+        "first",
+        "a much longer second input, so that the charges differ",
+    ] {
+        let (account, key) = gw.account("1").await;
+        let r = gw
+            .request(
+                "POST",
+                "/v1/embeddings",
+                &[
+                    ("authorization", &format!("Bearer {key}")),
+                    ("content-type", "application/json"),
+                    ("x-request-id", &shared),
+                ],
+                serde_json::to_vec(&json!({"model": "text-embedding-3-small", "input": input}))
+                    .unwrap(),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        gw.settled(&account).await;
+        let own = gw.get(&format!("/v1/charges/{shared}"), &key).await.json();
+        assert_eq!(own["data"].as_array().unwrap().len(), 1, "{own}");
+        accounts.push((account, own["charged"].as_str().unwrap().to_owned()));
+    }
+    let seen = full
+        .call("GET", &format!("/admin/v1/requests/{shared}"), None)
+        .await
+        .json();
+    let by_account = seen["accounts"].as_array().unwrap();
+    assert_eq!(by_account.len(), 2, "{seen:#}");
+    for (account, charged) in &accounts {
+        let row = by_account
+            .iter()
+            .find(|a| a["account_id"] == account.as_str())
+            .unwrap_or_else(|| panic!("{account} in {seen:#}"));
+        assert_eq!(row["charged"], charged.as_str(), "{seen:#}");
+    }
+    assert!(
+        seen["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["account_id"].is_string()),
+        "{seen:#}"
     );
     gw.stop().await;
 }

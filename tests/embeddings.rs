@@ -623,6 +623,59 @@ price = {{ meter = "tokens", per_million_tokens = "0.02" }}
     }
 }
 
+/// Issue 42 item 9: a vendor's 4xx in its own format reaches the client (it says what was
+/// wrong with the request), but not the vendor account's ids and addresses it quotes.
+#[tokio::test]
+async fn a_vendors_refusal_reaches_the_client_without_its_ids_and_addresses() {
+    let vendor = common::typed_server(|_| {
+        (
+            400,
+            Some("application/json".to_owned()),
+            bytes::Bytes::from_static(
+                br#"{"error":{"message":"Rate tier of org-Xa83kd9QmT exceeded for project proj_abc123XYZ at shard 10.20.30.40:8443 (see http://quota.vendor.internal/limits, ask ops@vendor.example)","type":"invalid_request_error","code":"bad"}}"#,
+            ),
+        )
+    })
+    .await;
+    let config = format!(
+        r#"
+[[channels]]
+name = "picky"
+format = "openai-embeddings"
+base_url = "{vendor}"
+
+[models."embed-picky"]
+kind = "embeddings"
+channels = ["picky"]
+price = {{ meter = "tokens", per_million_tokens = "0.02" }}
+"#
+    );
+    let gw = TestGateway::with_config(&config).await;
+    let (_, key) = gw.account("1").await;
+    let r = gw
+        .post_json(PATH, &key, &json!({"model": "embed-picky", "input": "x"}))
+        .await;
+    let text = String::from_utf8_lossy(&r.body).into_owned();
+    assert_eq!(r.status, 400, "{text}");
+    let message = r.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.contains("Rate tier of"),
+        "the vendor's words: {message}"
+    );
+    for secret in [
+        "org-Xa83kd9QmT",
+        "proj_abc123XYZ",
+        "10.20.30.40",
+        "quota.vendor.internal",
+        "ops@vendor.example",
+    ] {
+        assert!(
+            !text.contains(secret),
+            "{secret} reached the client: {text}"
+        );
+    }
+}
+
 /// An upstream's answer with one vector, `embedding` as written, and one token of usage.
 fn answer_with(embedding: &str) -> bytes::Bytes {
     bytes::Bytes::from(format!(

@@ -466,6 +466,18 @@ async fn a_clip_is_held_at_its_estimate_charged_its_tokens_and_streamed_through_
     assert_eq!(gw.request("GET", &other, &[], "").await.status, 403);
     let later = path.replace("expires=", "expires=9");
     assert_eq!(gw.request("GET", &later, &[], "").await.status, 403);
+
+    // Issue 42: a video its owner deleted is gone for every link handed out to it too.
+    let deleted = gw
+        .request(
+            "DELETE",
+            &format!("{CLIP}/{id}"),
+            &[("authorization", &format!("Bearer {key}"))],
+            "",
+        )
+        .await;
+    assert_eq!(deleted.status, 200, "{}", deleted.text());
+    assert_eq!(gw.request("GET", path, &[], "").await.status, 404);
 }
 
 /// `duration / timescale` of the file's `mvhd` (version 0, as the simulator writes).
@@ -1819,6 +1831,69 @@ async fn openai_videos_are_their_own_tasks_checked_polled_charged_and_deleted() 
     assert_eq!(
         wait_terminal(&gw, &row.id).await.state,
         TaskState::Succeeded
+    );
+
+    // Issue 42: what an input_reference is comes from its bytes, never its label. Bytes that
+    // are no image are refused by the field, whatever they claim, before any hold or call; an
+    // image labelled wrongly goes on as what it is.
+    let before = gw.calls(CLIP_CREATES);
+    let labelled = |label: &str, bytes: &[u8]| {
+        let mut form = format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nclipgen-cn-2.0-260128\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"prompt\"\r\n\r\nFrom a file.\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"input_reference\"; filename=\"f\"\r\nContent-Type: {label}\r\n\r\n"
+        )
+        .into_bytes();
+        form.extend_from_slice(bytes);
+        form.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+        form
+    };
+    for body in [
+        labelled("image/png", b"<html><body>not an image</body></html>"),
+        labelled("image/jpeg", &[0u8; 64]),
+    ] {
+        let refused = gw
+            .request(
+                "POST",
+                VIDEOS,
+                &[("authorization", &auth), ("content-type", &content_type)],
+                body,
+            )
+            .await;
+        assert_eq!(refused.status, 400, "{}", refused.text());
+        assert_eq!(refused.json()["error"]["param"], "input_reference");
+    }
+    let inline = gw
+        .post_json(
+            VIDEOS,
+            &owner,
+            &json!({"model": "clipgen-cn-2.0-260128", "prompt": "x",
+                    "input_reference": {"image_url": "data:image/png;base64,PHN2Zz48L3N2Zz4="}}),
+        )
+        .await;
+    assert_eq!(inline.status, 400, "{}", inline.text());
+    assert_eq!(inline.json()["error"]["param"], "input_reference");
+    assert_eq!(
+        gw.calls(CLIP_CREATES),
+        before,
+        "nothing reached the upstream"
+    );
+    let mislabelled = gw
+        .request(
+            "POST",
+            VIDEOS,
+            &[("authorization", &auth), ("content-type", &content_type)],
+            labelled("image/jpeg", &png),
+        )
+        .await;
+    assert_eq!(mislabelled.status, 200, "{}", mislabelled.text());
+    let row = gw
+        .store
+        .task(mislabelled.json()["id"].as_str().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        row.request["input_reference"]["image_url"], PNG,
+        "sent as the PNG it is"
     );
 }
 

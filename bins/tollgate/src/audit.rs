@@ -10,8 +10,10 @@ pub async fn run(common: &Common, args: AuditArgs) -> Result<(), String> {
     // published outside the database are believed beside the table's.
     let checkpoints = config.ledger.audited_checkpoints()?;
     let report = store.audit_with(&checkpoints).await;
-    let recompute = match (&report, args.recompute) {
-        (Ok(_), true) => Some(store.recompute().await),
+    // Every charge re-derived, unless asked for the quick check: a price version whose tariff
+    // was edited shows only so.
+    let recompute = match (&report, args.quick) {
+        (Ok(_), false) => Some(store.recompute().await),
         _ => None,
     };
     store.close().await;

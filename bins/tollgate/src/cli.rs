@@ -324,10 +324,14 @@ pub struct AuditArgs {
     /// Print one JSON document (amounts as decimal strings).
     #[arg(long)]
     pub json: bool,
-    /// Also re-derive every charge from its recorded quantity, price version, multiplier and
-    /// bound, and name each that differs.
+    /// Re-derive every charge from its recorded quantity, price version, multiplier and bound,
+    /// and name each that differs: the default (issue 42: an edited price version's tariff is
+    /// seen only so); kept as a flag for scripts that pass it.
     #[arg(long)]
     pub recompute: bool,
+    /// Leave the re-derivation out: only the invariants of the rows (a quick check).
+    #[arg(long, conflicts_with = "recompute")]
+    pub quick: bool,
 }
 
 #[derive(Debug, Args, Default)]
@@ -551,7 +555,11 @@ pub struct ImportArgs {
     /// always needs it.
     #[arg(long, default_value = "25")]
     pub max_increase: rust_decimal::Decimal,
-    /// Apply rises above `--max-increase` too.
+    /// The largest fall, in percent, applied without `--force`; a price falling to zero
+    /// always needs it.
+    #[arg(long, default_value = "50")]
+    pub max_decrease: rust_decimal::Decimal,
+    /// Apply rises above `--max-increase` and falls below `--max-decrease` too.
     #[arg(long)]
     pub force: bool,
     /// When the versions take effect (RFC 3339, not in the past); now when left out.

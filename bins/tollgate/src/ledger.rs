@@ -86,7 +86,20 @@ pub async fn statement(
     let text = serde_json::to_string_pretty(&made).map_err(|e| e.to_string())?;
     match out {
         Some(path) => {
-            std::fs::write(&path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+            // A new file only, never through a link: an existing path (a symlink someone put
+            // where the statement goes, say) is refused, not followed (issue 42).
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            let mut file = options.open(&path).map_err(|e| {
+                format!(
+                    "{}: {e} (a statement is written to a new file only; an existing one, or a link, is never followed or overwritten)",
+                    path.display()
+                )
+            })?;
+            file.write_all((text + "\n").as_bytes())
+                .map_err(|e| format!("{}: {e}", path.display()))?;
             eprintln!(
                 "{}: {} row(s) of {} from {} until {}{}",
                 path.display(),

@@ -89,7 +89,7 @@ async fn import_list(
     import: &ImportArgs,
 ) -> Result<(), String> {
     let file = &import.file;
-    use tollgate_billing::price_list::{Format, PriceList, largest_increase};
+    use tollgate_billing::price_list::{Format, PriceList, largest_decrease, largest_increase};
     let format = import
         .format
         .as_deref()
@@ -105,6 +105,7 @@ async fn import_list(
     let in_effect = StoredPrice::in_effect(&versions, now_millis());
     let known: Vec<&str> = config.models.keys().map(String::as_str).collect();
     let limit = import.max_increase / rust_decimal::Decimal::from(100);
+    let fall_limit = import.max_decrease / rust_decimal::Decimal::from(100);
     let (mut rows, mut failed, mut held) = (Vec::new(), 0, 0);
     for pair in &import.map {
         let Some((model, id)) = pair.split_once('=') else {
@@ -148,8 +149,22 @@ async fn import_list(
                 }
             })
             .into();
+        let fall = largest_decrease(&current.tariff, &proposed);
         row["status"] = if proposed == current.tariff {
             "unchanged".into()
+        } else if !import.force && (fall >= rust_decimal::Decimal::ONE || fall > fall_limit) {
+            // A price to zero, or halved at a stroke, charges every request less from then
+            // on: an operator's decision, never a list's (issue 42).
+            held += 1;
+            if fall >= rust_decimal::Decimal::ONE {
+                "held back: a price falls to zero (--force applies it)".into()
+            } else {
+                format!(
+                    "held back: falls more than {}% (--force applies it)",
+                    import.max_decrease
+                )
+                .into()
+            }
         } else if !import.force && rise.is_none_or(|r| r > limit) {
             held += 1;
             format!(
@@ -212,7 +227,7 @@ async fn import_list(
     }
     if failed > 0 || (import.apply && held > 0) {
         Err(format!(
-            "{failed} mapping(s) could not be priced, {held} rise(s) held back"
+            "{failed} mapping(s) could not be priced, {held} change(s) held back"
         ))
     } else {
         Ok(())
@@ -306,12 +321,27 @@ pub async fn explain(common: &Common, request_id: &str, json: bool) -> Result<()
             tollgate_admin::views::request_charges(request_id, &found)
         );
     } else {
-        println!(
-            "request {request_id}: charged {} in {} charge(s)",
-            found.charged(),
-            found.charges.len()
-        );
+        let accounts = found.accounts();
+        if accounts.len() > 1 {
+            // The id was the clients' own choice: these are different requests.
+            println!(
+                "request id {request_id} was used by {} accounts (a client may choose its own id): their charges are apart",
+                accounts.len()
+            );
+            for account in &accounts {
+                println!("  {account}: charged {}", found.charged_to(account));
+            }
+        } else {
+            println!(
+                "request {request_id}: charged {} in {} charge(s)",
+                found.charged(),
+                found.charges.len()
+            );
+        }
         for c in &found.charges {
+            if accounts.len() > 1 {
+                print!("\n[{}]", c.account_id.as_deref().unwrap_or("?"));
+            }
             print!("{}", explanation_text(c));
         }
         if found.charges.is_empty() {

@@ -62,14 +62,21 @@ pub fn resolve(
         return Ok(None);
     }
     let endpoint = (!from_env).then(|| format!("{}/v1/traces", configured.trim_end_matches('/')));
+    // Unless told otherwise, the gateway samples every request itself: the SDK's default
+    // (`parentbased_always_on`) would let a client's unsampled `traceparent` (`-00`) turn the
+    // gateway's tracing off for its requests (issue 42). The client's trace is still the
+    // parent: its id and span carry over.
     let sampler = if set("OTEL_TRACES_SAMPLER").is_some() {
         None
     } else {
-        config
-            .sampler
-            .as_deref()
-            .map(|name| sampler(name, config.sampler_ratio))
-            .transpose()?
+        Some(
+            config
+                .sampler
+                .as_deref()
+                .map(|name| sampler(name, config.sampler_ratio))
+                .transpose()?
+                .unwrap_or(opentelemetry_sdk::trace::Sampler::AlwaysOn),
+        )
     };
     let service_name = if set("OTEL_SERVICE_NAME").is_some()
         || set("OTEL_RESOURCE_ATTRIBUTES").is_some_and(|a| a.contains("service.name="))

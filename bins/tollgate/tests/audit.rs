@@ -817,4 +817,20 @@ async fn a_database_writer_cannot_rewrite_what_a_checkpoint_signed() {
         &["verify", statement.to_str().unwrap(), "--key", &key_id],
     );
     assert!(!ok, "the key id stood for the key: {said}");
+
+    // Issue 42 item 9: `--out` never follows a link someone put where the statement goes.
+    #[cfg(unix)]
+    {
+        let precious = scratch.dir.join("precious.txt");
+        std::fs::write(&precious, "keep me").unwrap();
+        let trap = scratch.dir.join("trap.json");
+        std::os::unix::fs::symlink(&precious, &trap).unwrap();
+        let (written, said) = tollgate(
+            &config,
+            &db,
+            &["statement", "audited", "--out", trap.to_str().unwrap()],
+        );
+        assert!(!written, "{said}");
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me");
+    }
 }

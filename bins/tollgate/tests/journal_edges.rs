@@ -280,6 +280,27 @@ async fn a_commit_whose_answer_was_lost_is_recognised_and_the_replica_goes_on() 
     })
     .await;
     eprintln!("not ready {:?} after the cut", cut_at.elapsed());
+    // Issue 42 item 12: a key the replica has not seen yet cannot be checked while the
+    // database is cut off: refused within seconds, in the family's shape, not after the pool's
+    // 30 s as an internal error.
+    let fresh = store.create_key(&account.id, "fresh").await.unwrap();
+    let asked = Instant::now();
+    let (status, body) = tokio::time::timeout(
+        Duration::from_secs(10),
+        speak(gateway.addr.clone(), fresh.secret.clone()),
+    )
+    .await
+    .expect("a new key's request hung while the database was cut off");
+    assert_eq!(status, 200, "t2a answers errors in base_resp: {body}");
+    assert!(
+        body.contains("\"status_code\":1000") && body.contains("could not reach its database"),
+        "{body}"
+    );
+    assert!(
+        asked.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        asked.elapsed()
+    );
     signal(&gateway, "-TERM");
     let stopping = Instant::now();
     let mut gateway = gateway;

@@ -305,7 +305,7 @@ async fn a_public_price_list_is_compared_then_imported_as_versions() {
     args.push("--apply");
     let (ok, said) = tollgate_status(&config, &db, &args);
     assert!(!ok, "a held-back rise must fail the import: {said}");
-    assert!(said.contains("1 rise(s) held back"), "{said}");
+    assert!(said.contains("1 change(s) held back"), "{said}");
     let history = tollgate(&config, &db, &["prices", "history", VIDEO_MODEL]);
     assert_eq!(history.lines().count(), 1, "{history}");
     // The running gateway charges the next embedding at the imported price.
@@ -323,6 +323,38 @@ async fn a_public_price_list_is_compared_then_imported_as_versions() {
     assert_eq!(said.matches("\"unchanged\"").count(), 2, "{said}");
     let history = tollgate(&config, &db, &["prices", "history", VIDEO_MODEL]);
     assert_eq!(history.lines().count(), 2, "{history}");
+
+    // Issue 42: a list that drops a price to zero (or more than halves it) is held back: every
+    // request would be charged nothing from then on.
+    for (price, why) in [
+        ("0", "falls to zero"),
+        ("0.000000001", "falls more than 50%"),
+    ] {
+        let free = scratch.dir.join(format!("free-{price}.json"));
+        std::fs::write(
+            &free,
+            format!(
+                r#"{{"text-embedding-3-small": {{"input_cost_per_token": {price}, "litellm_provider": "openai", "mode": "embedding"}}}}"#
+            ),
+        )
+        .unwrap();
+        let (ok, said) = tollgate_status(
+            &config,
+            &db,
+            &[
+                "prices",
+                "import",
+                free.to_str().unwrap(),
+                "--map",
+                "text-embedding-3-small=text-embedding-3-small",
+                "--apply",
+            ],
+        );
+        assert!(!ok, "{said}");
+        assert!(said.contains(why), "{said}");
+        let history = tollgate(&config, &db, &["prices", "history", EMBEDDING_MODEL]);
+        assert_eq!(history.lines().count(), 2, "no version added: {history}");
+    }
 
     // models.dev's layout: per-million token prices and per-minute audio; ids are
     // provider/model. ada-002's 0.10 is five times the embedding's 0.02: held back; an id the
@@ -358,4 +390,30 @@ async fn a_public_price_list_is_compared_then_imported_as_versions() {
     assert!(ok, "audit: {report:#}");
     assert_eq!(report["recompute"]["violation_count"], 0, "{report:#}");
     drop(gateway);
+
+    // Issue 42 item 12. The adversary: an insider who edits a price version's tariff (a row
+    // never updated). Only a re-derivation sees it, and plain `tollgate audit` now re-derives;
+    // `--quick` is the check without it.
+    let path = db.strip_prefix("sqlite://").unwrap().to_owned();
+    let edited = scratch.dir.join("edited-price.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(&format!("VACUUM INTO '{}'", edited.display()), [])
+        .unwrap();
+    drop(conn);
+    let conn = rusqlite::Connection::open(&edited).unwrap();
+    let changed = conn
+        .execute(
+            "UPDATE price_versions SET tariff = '{\"meter\":\"tokens\",\"per_million_tokens\":\"0.2\"}'
+             WHERE model = ?1 AND version = 2",
+            [EMBEDDING_MODEL],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(conn);
+    let edited_url = format!("sqlite://{}", edited.display());
+    let (ok, said) = tollgate_status(&config, &edited_url, &["audit"]);
+    assert!(!ok, "the plain audit saw nothing: {said}");
+    assert!(said.contains("VIOLATION"), "{said}");
+    let (ok, said) = tollgate_status(&config, &edited_url, &["audit", "--quick"]);
+    assert!(ok, "the quick check does not re-derive: {said}");
 }

@@ -578,7 +578,11 @@ async fn a_reload_that_cannot_take_is_refused_whole_and_the_old_settings_keep_se
     );
 
     // SIGHUP with a broken file: the process keeps serving and says why in its log.
-    write(&config, "not = [toml");
+    // (A line of it holds a secret: no refusal repeats the file's text — issue 42.)
+    write(
+        &config,
+        "secret_hook = \"https://hooks.example.com/T0SECRET\"\nnot = [toml",
+    );
     sighup(&gateway);
     let deadline = Instant::now() + Duration::from_secs(20);
     while !std::fs::read_to_string(&gateway.log)
@@ -605,13 +609,14 @@ async fn a_reload_that_cannot_take_is_refused_whole_and_the_old_settings_keep_se
     let in_force: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(in_force["generation"], 1, "{in_force}");
     assert_eq!(in_force["reloads_refused"], 6, "{in_force}");
+    let refusal = in_force["last_refusal"]["error"].as_str().unwrap();
+    assert!(refusal.contains("line 2"), "where it broke: {in_force}");
     assert!(
-        in_force["last_refusal"]["error"]
-            .as_str()
-            .unwrap()
-            .contains("not = [toml"),
-        "{in_force}"
+        !refusal.contains("T0SECRET") && !refusal.contains("not = [toml"),
+        "the file's text is not echoed: {in_force}"
     );
+    let log = std::fs::read_to_string(&gateway.log).unwrap();
+    assert!(!log.contains("T0SECRET"), "nor logged");
 
     // A read-only token may not reload; the file fixed, a full one does.
     write(&config, &good.replace("0.02", "0.03"));

@@ -334,6 +334,23 @@ price = {{ meter = "text_tokens", input_per_million_tokens = "0.10", output_per_
         assert!(attribute(server, key).is_some(), "{key} of {server:#?}");
     }
 
+    // Issue 42: a client's unsampled traceparent (flags 00) does not turn the gateway's own
+    // tracing off for its request; the span is still in the client's trace.
+    let unsampled = "0af7651916cd43dd8448eb211c80319c";
+    send(
+        &gateway.addr,
+        "/v1/embeddings",
+        &bearer,
+        &format!("00-{unsampled}-b9c7c989f97918e1-00"),
+        r#"{"model":"text-embedding-3-small","input":"trace me anyway"}"#,
+    )
+    .await;
+    let tree = trace_of(&spans, &decode(unsampled), 1).await;
+    assert!(
+        tree.iter().any(|s| s.kind == SpanKind::Server as i32),
+        "the server span of an unsampled client's request: {tree:#?}"
+    );
+
     // A video task: its submit, then each poll (on the task workers, after the request ended)
     // in the same trace, children of the submit with a link to it; the last settles it.
     let trace = "5b8aa5a2d2c872e8321cf37308d69df2";

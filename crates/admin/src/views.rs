@@ -84,10 +84,18 @@ pub fn price(p: &tollgate_store::StoredPrice) -> Value {
 /// What a request was charged, explained (`GET /admin/v1/requests/{id}`, `tollgate explain
 /// --json`): the client's `GET /v1/charges/{id}` answer, with what only the operator sees.
 pub fn request_charges(request_id: &str, found: &tollgate_store::RequestCharges) -> Value {
+    // A request id may be a client's own: several accounts' requests can share it, and their
+    // charges are never added together as one request's.
+    let accounts: Vec<Value> = found
+        .accounts()
+        .into_iter()
+        .map(|a| json!({"account_id": a, "charged": found.charged_to(a)}))
+        .collect();
     json!({
         "object": "tollgate.charges",
         "request_id": request_id,
         "charged": found.charged(),
+        "accounts": accounts,
         "data": found.charges,
         "records": found.records,
         "disagree": found.disagree,

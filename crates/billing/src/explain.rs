@@ -66,6 +66,10 @@ pub const ROUNDING: &str = "up to the nano-unit, once";
 pub struct Explanation {
     /// The ledger row (`led_…`).
     pub ledger_id: String,
+    /// The account charged. A request id can be the client's own (`x-request-id`), so two
+    /// accounts' requests may share one: their charges are told apart by this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<String>,
     /// The request that was charged (a task's: the request that created it).
     pub request_id: Option<String>,
     /// The task, for a task's charge.
@@ -230,6 +234,7 @@ mod tests {
     fn explanation(quantity: Usage, charged: i64, bound: Option<i64>) -> Explanation {
         Explanation {
             ledger_id: "led_1".into(),
+            account_id: None,
             request_id: None,
             task_id: None,
             charged_at: 0,

@@ -247,6 +247,30 @@ pub fn largest_increase(current: &Tariff, proposed: &Tariff) -> Option<Decimal> 
     Some(largest.unwrap_or(Decimal::ZERO).normalize())
 }
 
+/// The largest fall among the prices of `current` → `proposed`, as a positive fraction of the
+/// old price (`0.5`: halved, `1`: to zero; `0` when nothing falls). A list that drops a price
+/// to zero — a typo, a broken export, a model the list now calls free — would charge every
+/// request nothing from then on.
+///
+/// ```
+/// use tollgate_billing::Tariff;
+/// use tollgate_billing::price_list::largest_decrease;
+///
+/// let at = |p: &str| Tariff::Tokens { per_million_tokens: p.parse().unwrap() };
+/// assert_eq!(largest_decrease(&at("0.02"), &at("0.015")), "0.25".parse().unwrap());
+/// assert_eq!(largest_decrease(&at("0.02"), &at("0")), "1".parse().unwrap());
+/// assert_eq!(largest_decrease(&at("0.02"), &at("0.03")), "0".parse().unwrap());
+/// ```
+pub fn largest_decrease(current: &Tariff, proposed: &Tariff) -> Decimal {
+    let mut largest = Decimal::ZERO;
+    for (old, new) in current.prices().into_iter().zip(proposed.prices()) {
+        if old > Decimal::ZERO && new < old {
+            largest = largest.max((old - new) / old);
+        }
+    }
+    largest.normalize()
+}
+
 /// A listed price from its text: `2e-08`, `0.02`, `0`; `None` when absent or null.
 fn number(raw: Option<&RawValue>) -> Result<Option<Decimal>, String> {
     let Some(raw) = raw else { return Ok(None) };

@@ -94,19 +94,36 @@ pub fn presented_secret(
     }
 }
 
+/// How long a key the cache does not hold may wait for the database: past it the request is
+/// refused quickly, as one that needs credit the database cannot grant is.
+pub const LOOKUP_WITHIN: Duration = Duration::from_secs(3);
+
 /// What the store says of a presented secret, through the cache: the key's principal, or why
-/// it does not work. A store error is the request's 500.
+/// it does not work. A database that does not answer within [`LOOKUP_WITHIN`] (cut off, its
+/// pool exhausted) is a quick 503 with `Retry-After`, in the family's shape — not a wait for
+/// the pool's 30 s and an internal error (issue 42); any other store error is the request's
+/// 500.
 pub async fn look_up(keys: &KeyCache, store: &Store, secret: &str) -> Result<Lookup, ApiError> {
     let hash = hash_secret(secret);
     if let Some(lookup) = keys.get(&hash) {
         return Ok(lookup);
     }
-    let lookup = match store.authenticate(secret).await {
+    let answer = tokio::time::timeout(LOOKUP_WITHIN, store.authenticate(secret))
+        .await
+        .map_err(|_| {
+            tracing::warn!(within = ?LOOKUP_WITHIN, "a key lookup found no database answer in time");
+            unreachable_store()
+        })?;
+    let lookup = match answer {
         Ok(Some(principal)) => Lookup::Found(principal),
         // A revoked key is answered as a key that does not exist: clients then ask for a new
         // one rather than wait (`docs/decisions.md`, "Access policies").
         Ok(None) | Err(StoreError::Revoked(_)) => Lookup::Unknown,
         Err(StoreError::Disabled(_)) => Lookup::Disabled,
+        Err(e) if e.is_unavailable() => {
+            tracing::warn!(error = %e, "a key lookup could not reach the database");
+            return Err(unreachable_store());
+        }
         Err(e) => return Err(ApiError::internal("checking the API key", e)),
     };
     keys.put(hash, lookup.clone());
@@ -190,6 +207,15 @@ fn percent_decode(s: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The refusal of a request whose key could not be checked: the database did not answer.
+fn unreachable_store() -> ApiError {
+    ApiError::new(
+        crate::errors::ErrorKind::Unavailable,
+        "The gateway could not reach its database to check the API key in time; nothing was charged. Retry shortly",
+    )
+    .retry_after(1)
 }
 
 #[cfg(test)]

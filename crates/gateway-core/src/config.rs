@@ -740,10 +740,45 @@ pub enum ConfigError {
     Invalid(String),
 }
 
+/// A TOML error as the gateway says it — where, and what rule — without echoing the file: the
+/// text of a refused reload is kept for the admin API (read-only tokens included) and the log,
+/// and the offending line may hold a secret (issue 42: a webhook URL with its token). Quoted
+/// values in the parser's message are left out too.
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let place = e.span().map(|span| {
+        let before = &text.as_bytes()[..span.start.min(text.len())];
+        let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+        let column = before.iter().rev().take_while(|b| **b != b'\n').count() + 1;
+        format!("line {line}, column {column}: ")
+    });
+    let mut message = String::with_capacity(e.message().len());
+    let mut quoted = false;
+    for c in e.message().chars() {
+        match c {
+            '"' if !quoted => {
+                quoted = true;
+                message.push_str("\"…");
+            }
+            '"' => {
+                quoted = false;
+                message.push('"');
+            }
+            _ if quoted => {}
+            c => message.push(c),
+        }
+    }
+    format!(
+        "TOML parse error at {}{}",
+        place.unwrap_or_default(),
+        message.trim()
+    )
+}
+
 impl Config {
     /// Parses a TOML document.
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
-        let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
+        let config: Config =
+            toml::from_str(text).map_err(|e| ConfigError::Parse(toml_error(text, &e)))?;
         config.server.check().map_err(ConfigError::Parse)?;
         if config.alerting.evaluate_seconds == 0 || config.alerting.timeout_seconds == 0 {
             return Err(ConfigError::Parse(

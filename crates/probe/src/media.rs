@@ -68,3 +68,31 @@ pub fn measure(mime: &str, bytes: &[u8]) -> Option<Measured> {
         _ => None,
     }
 }
+
+/// The media type the bytes of an image show — `image/png`, `image/jpeg`, `image/webp`,
+/// `image/gif`, `image/bmp`, `image/heic` — when they are one of those and their dimensions can be
+/// read: what an image is called is never taken from its label.
+///
+/// ```
+/// use tollgate_probe::media::image_type;
+///
+/// let png = [
+///     0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, b'I', b'H', b'D', b'R',
+///     0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89,
+/// ];
+/// assert_eq!(image_type(&png), Some("image/png"));
+/// assert_eq!(image_type(b"<svg xmlns='http://www.w3.org/2000/svg'/>"), None);
+/// ```
+pub fn image_type(bytes: &[u8]) -> Option<&'static str> {
+    use imagesize::ImageType;
+    let mime = match imagesize::image_type(bytes).ok()? {
+        ImageType::Png => "image/png",
+        ImageType::Jpeg => "image/jpeg",
+        ImageType::Webp => "image/webp",
+        ImageType::Gif => "image/gif",
+        ImageType::Bmp => "image/bmp",
+        ImageType::Heif(_) => "image/heic",
+        _ => return None,
+    };
+    imagesize::blob_size(bytes).ok().map(|_| mime)
+}

@@ -71,3 +71,16 @@ pub enum StoreError {
     #[error("database: {0}")]
     Sqlite(#[from] rusqlite::Error),
 }
+
+impl StoreError {
+    /// Whether the database could not be reached at all (no connection in time, the connection
+    /// broken), rather than refusing what was asked.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Database(
+                sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
+            )
+        )
+    }
+}

@@ -28,6 +28,29 @@ pub struct RequestCharges {
 }
 
 impl RequestCharges {
+    /// The accounts charged, in the order of their first charge: more than one when accounts'
+    /// clients chose the same request id.
+    pub fn accounts(&self) -> Vec<&str> {
+        let mut accounts: Vec<&str> = Vec::new();
+        for account in self.charges.iter().filter_map(|c| c.account_id.as_deref()) {
+            if !accounts.contains(&account) {
+                accounts.push(account);
+            }
+        }
+        accounts
+    }
+
+    /// What `account` was charged under this request id.
+    pub fn charged_to(&self, account: &str) -> Amount {
+        Amount::from_nanos(
+            self.charges
+                .iter()
+                .filter(|c| c.account_id.as_deref() == Some(account))
+                .map(|c| c.charged.nanos())
+                .fold(0i64, i64::saturating_add),
+        )
+    }
+
     /// What the request was charged in all.
     pub fn charged(&self) -> Amount {
         Amount::from_nanos(
@@ -40,6 +63,7 @@ impl RequestCharges {
 }
 
 type ChargeRow = (
+    String,
     String,
     Option<String>,
     Option<String>,
@@ -57,7 +81,7 @@ type ChargeRow = (
     Option<String>,
 );
 
-const CHARGE_COLUMNS: &str = "id, request_id, task_id, created_at, model, quantity, \
+const CHARGE_COLUMNS: &str = "id, account_id, request_id, task_id, created_at, model, quantity, \
     price_version, price_group, price_multiplier, bound_nanos, anomaly, loss_nanos, amount_nanos, \
     note, hold_id";
 
@@ -129,6 +153,7 @@ impl Store {
         for row in rows {
             let (
                 id,
+                account_id,
                 request_id,
                 task_id,
                 created_at,
@@ -157,6 +182,7 @@ impl Store {
                 .and_then(|v| versions.iter().find(|p| p.model == model && p.version == v));
             let mut explanation = Explanation {
                 ledger_id: id.clone(),
+                account_id: Some(account_id),
                 request_id,
                 task_id,
                 charged_at: created_at,

@@ -123,6 +123,11 @@ impl Store {
         install_default_drivers();
         let (backend, url) = normalise_url(url)?;
         let sqlite_path = sqlite_file(&url).map(Arc::from);
+        if let Some(path) = sqlite_path.as_deref()
+            && url.contains("mode=rwc")
+        {
+            create_private(std::path::Path::new(path))?;
+        }
         let (pool, writer) = match backend {
             Backend::Sqlite => {
                 // WAL lets reads run beside the one writer. The writer does not checkpoint the
@@ -293,6 +298,43 @@ fn normalise_url(url: &str) -> Result<(Backend, String), StoreError> {
         None => "mode=rwc".to_owned(),
     };
     Ok((Backend::Sqlite, format!("sqlite://{path}?{query}")))
+}
+
+/// Creates the SQLite file `path`, when it is not there yet, readable and writable by its owner
+/// only: it holds every account's balance and the secret that signs media links (issue 42: it
+/// was created 0644, and a link forged with the key read from it was accepted). SQLite gives
+/// its `-wal` and `-shm` files the database file's permissions.
+/// A file made by an earlier version that others can read is made private, and said.
+fn create_private(path: &std::path::Path) -> Result<(), StoreError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            #[cfg(unix)]
+            for file in ["", "-wal", "-shm"].map(|s| format!("{}{s}", path.display())) {
+                use std::os::unix::fs::PermissionsExt as _;
+                let Ok(meta) = std::fs::metadata(&file) else {
+                    continue;
+                };
+                if meta.permissions().mode() & 0o077 != 0 {
+                    match std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)) {
+                        Ok(()) => tracing::warn!(
+                            file,
+                            "the database file was readable by others: made private (0600)"
+                        ),
+                        Err(e) => {
+                            tracing::warn!(file, error = %e, "the database file is readable by others and could not be made private")
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        Err(e) => Err(StoreError::Io(format!("{}: {e}", path.display()))),
+    }
 }
 
 /// Milliseconds since the Unix epoch: the one clock every table uses.

@@ -398,6 +398,17 @@ impl Store {
         row.as_ref().map(task_from_row).transpose()
     }
 
+    /// Task `id` unless it was deleted (hidden): what a signed media link serves — a video
+    /// its owner deleted is gone for every link to it too (issue 42).
+    pub async fn shown_task(&self, id: &str) -> Result<Option<Task>, StoreError> {
+        let sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = $1 AND hidden = 0");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?;
+        row.as_ref().map(task_from_row).transpose()
+    }
+
     /// A client's poll through the API of `format`: only the owner sees the task, and only
     /// through the API that made it (others get `NotFound`, and their reads count as no poll);
     /// hidden tasks are gone, and a second poll within `min_interval` is `TooSoon` (docs/api.md

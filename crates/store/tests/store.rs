@@ -385,3 +385,30 @@ async fn sums_past_what_one_amount_holds_neither_overflow_nor_switch_the_audit_o
         assert_books_balance(&store, &ids[0]).await;
     }
 }
+
+/// Issue 42 item 9. The adversary: another user of the gateway's host. The SQLite file holds
+/// every balance and the secret that signs media links; it was created 0644, and a link forged
+/// with the key read from it was accepted. It is created 0600, and a file an earlier version
+/// left readable is made private at the next start.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_sqlite_file_is_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = std::env::temp_dir().join(format!("tollgate-store-mode-{}", unique()));
+    let path = dir.join("t.db");
+    let url = format!("sqlite://{}", path.display());
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let store = Store::connect(&url).await.unwrap();
+    store.create_account("private", units(1)).await.unwrap();
+    assert_eq!(mode(&path), 0o600);
+    let wal = dir.join("t.db-wal");
+    if wal.exists() {
+        assert_eq!(mode(&wal), 0o600, "the WAL too");
+    }
+    store.close().await;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let store = Store::connect(&url).await.unwrap();
+    assert_eq!(mode(&path), 0o600, "tightened at the next start");
+    store.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

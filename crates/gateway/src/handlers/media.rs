@@ -43,9 +43,10 @@ pub async fn get(
             ));
         }
     }
+    // A deleted task's link is dead with it.
     let task = state
         .store
-        .task(id)
+        .shown_task(id)
         .await
         .map_err(|e| ApiError::internal("reading the task", e))?
         .filter(|t| t.state == TaskState::Succeeded)

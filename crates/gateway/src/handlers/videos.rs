@@ -51,6 +51,21 @@ fn input_reference(value: Option<&serde_json::Value>) -> Result<Option<String>, 
         return Ok(None);
     };
     match value.get("image_url").and_then(serde_json::Value::as_str) {
+        // An inline image is what its bytes are, whatever its label says.
+        Some(url)
+            if url
+                .get(..5)
+                .is_some_and(|s| s.eq_ignore_ascii_case("data:")) =>
+        {
+            let bytes = url
+                .split_once(";base64,")
+                .and_then(|(_, data)| {
+                    use base64::Engine as _;
+                    base64::engine::general_purpose::STANDARD.decode(data).ok()
+                })
+                .ok_or_else(not_an_image)?;
+            Ok(Some(sniffed_data_url(&bytes)?))
+        }
         Some(url) if !url.is_empty() => Ok(Some(url.to_owned())),
         _ if value.get("file_id").is_some() => Err(ApiError::invalid(
             "input_reference.file_id",
@@ -282,28 +297,32 @@ async fn read_body(
 
 /// A form's image file as a `data:` URL (the clip format takes images inline).
 fn data_url(file: &tollgate_gateway_core::upload::UploadedFile) -> Result<String, ApiError> {
-    use base64::Engine as _;
     use std::io::Read as _;
-    let content_type = file
-        .content_type
-        .as_deref()
-        .filter(|t| t.starts_with("image/"))
-        .ok_or_else(|| {
-            ApiError::invalid(
-                "input_reference",
-                "invalid_value",
-                "'input_reference' must be an image (image/png, image/jpeg, image/webp)",
-            )
-        })?;
     let mut bytes = Vec::new();
     file.data
         .reader()
         .and_then(|mut r| r.read_to_end(&mut bytes))
         .map_err(|e| ApiError::internal("reading the uploaded image", e))?;
+    sniffed_data_url(&bytes)
+}
+
+/// `bytes` as a `data:` URL of the image type they show (`tollgate_probe::media::image_type`):
+/// a label says nothing (issue 42: any bytes passed as `image/png` went on to the vendor).
+fn sniffed_data_url(bytes: &[u8]) -> Result<String, ApiError> {
+    use base64::Engine as _;
+    let content_type = tollgate_probe::media::image_type(bytes).ok_or_else(not_an_image)?;
     Ok(format!(
         "data:{content_type};base64,{}",
         base64::engine::general_purpose::STANDARD.encode(bytes)
     ))
+}
+
+fn not_an_image() -> ApiError {
+    ApiError::invalid(
+        "input_reference",
+        "invalid_value",
+        "'input_reference' must be an image (PNG, JPEG, WebP, GIF, BMP or HEIC), read from its bytes",
+    )
 }
 
 /// `GET /v1/videos/{id}`: the owner's video from the store, at most once a second; the SDKs are

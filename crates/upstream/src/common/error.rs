@@ -125,26 +125,96 @@ const KEY_PREFIXES: [&str; 11] = [
     "sk-", "sk_", "pk_", "rk_", "tg-", "tga-", "AIza", "key-", "gsk_", "xai-", "Bearer",
 ];
 
-/// `message` with every word that starts like a key masked (`[redacted]`).
+/// Words that start like an account's, an organisation's or a project's id at a vendor: the
+/// operator's own, never a client's business (issue 42: `org-…` in a 4xx message).
+const ID_PREFIXES: [&str; 8] = [
+    "org-", "org_", "proj_", "proj-", "project-", "user-", "acct_", "acct-",
+];
+
+/// Host names that name the vendor's inside, not a public service.
+const INTERNAL_SUFFIXES: [&str; 7] = [
+    ".internal",
+    ".local",
+    ".lan",
+    ".svc",
+    ".cluster.local",
+    ".corp",
+    ".localdomain",
+];
+
+/// `message` with what a client must not read masked: every word that starts like a key or a
+/// vendor account's id (`[redacted]`), and every address — a URL, an IP address with or without
+/// its port, an internal host name, an e-mail address (`[address]`).
 ///
 /// ```
 /// use tollgate_upstream::error::redacted;
 /// assert_eq!(redacted("key sk-abc123def is invalid"), "key [redacted] is invalid");
 /// assert_eq!(redacted("model gen-2.5 is busy"), "model gen-2.5 is busy");
+/// assert_eq!(
+///     redacted("quota of org-7Hk2x exceeded (shard 10.4.2.17:8443)"),
+///     "quota of [redacted] exceeded (shard [address])"
+/// );
+/// assert_eq!(
+///     redacted("see http://inference-7.svc/healthz or ops@vendor.example."),
+///     "see [address] or [address]."
+/// );
 /// ```
 pub fn redacted(message: &str) -> String {
     message
         .split(' ')
         .map(|word| {
-            let bare = word.trim_start_matches(['"', '\'', '(', '[', '<']);
-            if KEY_PREFIXES.iter().any(|p| bare.starts_with(p)) && bare.len() > 6 {
+            let start = word
+                .find(|c: char| !matches!(c, '"' | '\'' | '(' | '[' | '<' | '`'))
+                .unwrap_or(word.len());
+            let lead = &word[..start];
+            let bare = word[start..]
+                .trim_end_matches(['"', '\'', ')', ']', '>', '`', ',', '.', ';', ':', '!', '?']);
+            let tail = &word[start + bare.len()..];
+            let masked = if bare.len() > 6
+                && KEY_PREFIXES
+                    .iter()
+                    .chain(ID_PREFIXES.iter())
+                    .any(|p| bare.starts_with(p))
+            {
                 "[redacted]"
+            } else if is_address(bare) {
+                "[address]"
             } else {
-                word
-            }
+                return word.to_owned();
+            };
+            format!("{lead}{masked}{tail}")
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Whether `word` is an address: a URL, an IP address (with a port or not), an e-mail address,
+/// or a host name of an internal suffix.
+fn is_address(word: &str) -> bool {
+    if word.contains("://") {
+        return true;
+    }
+    if word.parse::<std::net::IpAddr>().is_ok() || word.parse::<std::net::SocketAddr>().is_ok() {
+        return true;
+    }
+    let host = word.rsplit_once(':').map_or(word, |(h, port)| {
+        if port.chars().all(|c| c.is_ascii_digit()) && !port.is_empty() {
+            h
+        } else {
+            word
+        }
+    });
+    if host.parse::<std::net::Ipv4Addr>().is_ok() {
+        return true;
+    }
+    if let Some((user, domain)) = host.split_once('@') {
+        return !user.is_empty() && domain.contains('.');
+    }
+    let lower = host.to_ascii_lowercase();
+    lower.contains('.')
+        && INTERNAL_SUFFIXES
+            .iter()
+            .any(|s| lower.ends_with(s) || lower == s[1..])
 }
 
 #[cfg(test)]
