@@ -336,7 +336,7 @@ impl LedgerConfig {
     /// What the audit checks the chains against: the trusted keys, the published checkpoints,
     /// and — with a key — the age past which a chained row must be signed: two checkpoint
     /// periods and a minute.
-    pub fn audited_checkpoints(&self) -> Result<tollgate_store::chain::Checkpoints, String> {
+    pub fn audited_checkpoints(&self) -> Result<tollgate_store::checkpoint::Checkpoints, String> {
         let trusted = self.trusted_keys()?;
         let published = match self.published_log() {
             Some(log) => log
@@ -355,7 +355,7 @@ impl LedgerConfig {
                 .saturating_mul(2)
                 .saturating_add(60_000),
         };
-        Ok(tollgate_store::chain::Checkpoints {
+        Ok(tollgate_store::checkpoint::Checkpoints {
             stale_after_ms: (!trusted.is_empty()).then_some(stale_after_ms),
             trusted: (!trusted.is_empty()).then_some(trusted),
             published,
@@ -751,20 +751,20 @@ fn toml_error(text: &str, e: &toml::de::Error) -> String {
         let column = before.iter().rev().take_while(|b| **b != b'\n').count() + 1;
         format!("line {line}, column {column}: ")
     });
+    // A quoted value stays when it is a short word (a format's name, a key); anything else —
+    // a URL, a token — is left out.
     let mut message = String::with_capacity(e.message().len());
-    let mut quoted = false;
-    for c in e.message().chars() {
-        match c {
-            '"' if !quoted => {
-                quoted = true;
-                message.push_str("\"…");
-            }
-            '"' => {
-                quoted = false;
-                message.push('"');
-            }
-            _ if quoted => {}
-            c => message.push(c),
+    for (i, part) in e.message().split('"').enumerate() {
+        if i > 0 {
+            message.push('"');
+        }
+        let word = part.len() <= 32
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        match i % 2 {
+            1 if !word => message.push('…'),
+            _ => message.push_str(part),
         }
     }
     format!(

@@ -539,23 +539,22 @@ async fn write_journal(
             loop {
                 clocks = Clocks::now();
                 let started = std::time::Instant::now();
-                let attempt = if failed {
-                    match store.journal_landed(&batch, &entries).await {
-                        Ok(Some(landed)) => {
-                            tracing::warn!(batch = %batch, entries = entries.len(), "a journal batch whose commit answer was lost had landed; going on");
-                            Ok(landed)
-                        }
-                        Ok(None) => {
-                            store
-                                .write_journal_batch(&writer, &batch, entries.clone())
-                                .await
-                        }
-                        Err(e) => Err(e),
-                    }
+                let landed = if failed {
+                    store.journal_landed(&batch, &entries).await
                 } else {
-                    store
-                        .write_journal_batch(&writer, &batch, entries.clone())
-                        .await
+                    Ok(None)
+                };
+                let attempt = match landed {
+                    Ok(Some(landed)) => {
+                        tracing::warn!(batch = %batch, entries = entries.len(), "a journal batch whose commit answer was lost had landed; going on");
+                        Ok(landed)
+                    }
+                    Ok(None) => {
+                        store
+                            .write_journal_batch(&writer, &batch, entries.clone())
+                            .await
+                    }
+                    Err(e) => Err(e),
                 };
                 match attempt {
                     Ok(done) => {

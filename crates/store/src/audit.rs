@@ -79,7 +79,8 @@ impl Store {
     /// for every charge with its amount and none without one, each account's `balance_after`
     /// chain, and every negative balance covered by recorded overdraws.
     pub async fn audit(&self) -> Result<AuditReport, StoreError> {
-        self.audit_with(&crate::chain::Checkpoints::default()).await
+        self.audit_with(&crate::checkpoint::Checkpoints::default())
+            .await
     }
 
     /// [`Store::audit`], checking the chains against every checkpoint signed by one of
@@ -89,9 +90,9 @@ impl Store {
         &self,
         trusted: Option<&[String]>,
     ) -> Result<AuditReport, StoreError> {
-        self.audit_with(&crate::chain::Checkpoints {
+        self.audit_with(&crate::checkpoint::Checkpoints {
             trusted: trusted.map(<[String]>::to_vec),
-            ..crate::chain::Checkpoints::default()
+            ..crate::checkpoint::Checkpoints::default()
         })
         .await
     }
@@ -101,7 +102,7 @@ impl Store {
     /// may be (`crate::chain::audit_chains`).
     pub async fn audit_with(
         &self,
-        checkpoints: &crate::chain::Checkpoints,
+        checkpoints: &crate::checkpoint::Checkpoints,
     ) -> Result<AuditReport, StoreError> {
         let mut violations = Vec::new();
         let mut flag = |rule: &'static str, subject: &str, detail: String| {
@@ -311,7 +312,7 @@ impl Store {
 
         ledger_checks(&mut tx, &mut flag).await?;
         let (chained_rows, checkpoint) =
-            crate::chain::audit_chains(&mut tx, checkpoints, now_millis(), &mut flag).await?;
+            audit_chains(&mut tx, checkpoints, now_millis(), &mut flag).await?;
         let (losses_high, losses_low): (i64, i64) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {} FROM ledger",
             wide_sum("COALESCE(loss_nanos, 0)", "losses")
@@ -339,6 +340,227 @@ impl Store {
             violations,
         })
     }
+}
+
+/// Rows read at a time when the audit walks a chain: an account of millions of rows is walked
+/// in bounded memory.
+const WALK_PAGE: i64 = 10_000;
+
+/// The chain checks of `tollgate audit` (docs/decisions.md, "What the audit checks"), inside
+/// its snapshot; returns the chained rows read and the newest checkpoint believed:
+///
+/// - `ledger_chain`: each account's chained rows, in `seq` order, link from the first to the
+///   last (the first broken link is named);
+/// - `ledger_head`: `accounts.ledger_head` is the last link;
+/// - `checkpoint_signature`: every checkpoint of a trusted key (of the table and of the
+///   published log) verifies;
+/// - `checkpoint_heads`: every head every believed checkpoint signed is still there: its
+///   account exists, its chain reaches the signed `seq` and passes through the signed hash;
+/// - `checkpoint_deleted`: every published checkpoint is still in the table;
+/// - `checkpoint_missing`, `checkpoint_stale` (with a key configured): no chained row older
+///   than `stale_after_ms` goes unsigned.
+async fn audit_chains(
+    db: &mut sqlx::AnyConnection,
+    checkpoints: &crate::checkpoint::Checkpoints,
+    now: i64,
+    flag: &mut impl FnMut(&'static str, &str, String),
+) -> Result<(u64, Option<String>), crate::StoreError> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let accounts: Vec<(String, String, Option<String>)> =
+        sqlx::query_as("SELECT id, name, ledger_head FROM accounts ORDER BY id")
+            .fetch_all(&mut *db)
+            .await?;
+    let stored = crate::checkpoint::newest_first(db).await?;
+    for c in &checkpoints.published {
+        match stored.iter().find(|s| s.id == c.id) {
+            None => flag(
+                "checkpoint_deleted",
+                &c.id,
+                "published, but no longer in the database's ledger_checkpoints".into(),
+            ),
+            Some(s) if s.signature != c.signature || s.heads != c.heads => flag(
+                "checkpoint_deleted",
+                &c.id,
+                "the database's copy differs from the published one".into(),
+            ),
+            Some(_) => {}
+        }
+    }
+    // Every checkpoint of a trusted key, from either place, once; a bad signature is named.
+    let mut believed: Vec<&crate::checkpoint::Checkpoint> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for c in checkpoints.published.iter().chain(stored.iter()) {
+        if !seen.insert(c.id.as_str()) {
+            continue;
+        }
+        if let Some(keys) = &checkpoints.trusted
+            && !c.signed_by(keys)
+        {
+            continue;
+        }
+        match c.verify() {
+            Ok(()) => believed.push(c),
+            Err(why) => flag("checkpoint_signature", &c.id, why),
+        }
+    }
+    // What each account's chain must pass through: (seq, hash, the first checkpoint that
+    // signed it), each once however many checkpoints signed an unchanged head — bounded by
+    // the rows, not by the checkpoints.
+    let mut by_account: BTreeMap<&str, BTreeMap<(i64, &str), &str>> = BTreeMap::new();
+    for c in &believed {
+        for (account, (seq, hash)) in &c.heads {
+            by_account
+                .entry(account.as_str())
+                .or_default()
+                .entry((*seq, hash.as_str()))
+                .or_insert(c.id.as_str());
+        }
+    }
+    let signed: BTreeMap<&str, Vec<(i64, &str, &str)>> = by_account
+        .into_iter()
+        .map(|(account, heads)| {
+            let heads = heads
+                .into_iter()
+                .map(|((seq, hash), checkpoint)| (seq, hash, checkpoint))
+                .collect();
+            (account, heads)
+        })
+        .collect();
+    let known: BTreeSet<&str> = accounts.iter().map(|(id, _, _)| id.as_str()).collect();
+    for (account, heads) in &signed {
+        if !known.contains(account)
+            && let Some((seq, _, id)) = heads.iter().max()
+        {
+            flag(
+                "checkpoint_heads",
+                account,
+                format!(
+                    "checkpoint {id} signed the account's chain up to seq {seq}; the account is gone"
+                ),
+            );
+        }
+    }
+    let coverage = checkpoints.trusted.is_some() && checkpoints.stale_after_ms.is_some();
+    let stale_before = now.saturating_sub(checkpoints.stale_after_ms.unwrap_or(i64::MAX));
+    let mut chained = 0u64;
+    for (id, name, head) in &accounts {
+        let subject = format!("{name} ({id})");
+        let expected: &[(i64, &str, &str)] = signed.get(id.as_str()).map_or(&[], Vec::as_slice);
+        let covered = expected.iter().map(|(seq, _, _)| *seq).max();
+        // The oldest chained row no believed checkpoint covers.
+        let mut unsigned: Option<(i64, i64)> = None;
+        let mut passed: BTreeSet<(i64, &str)> = BTreeSet::new();
+        let (mut prev, mut last_seq, mut broken) = (crate::chain::GENESIS.to_owned(), None, None);
+        let mut from = i64::MIN;
+        loop {
+            let lines = crate::chain::read_lines(db, id, from, i64::MAX, WALK_PAGE).await?;
+            chained += lines.len() as u64;
+            for (line, stored) in &lines {
+                if broken.is_none() {
+                    match crate::chain::step(&prev, last_seq, line, stored.as_deref()) {
+                        Ok(link) => {
+                            prev = link;
+                            last_seq = Some(line.seq);
+                        }
+                        Err(b) => broken = Some(b),
+                    }
+                }
+                // The link at this seq: recomputed while the chain holds, stored after.
+                let link = if broken.is_none() {
+                    prev.as_str()
+                } else {
+                    stored.as_deref().unwrap_or_default()
+                };
+                let from = expected.partition_point(|(seq, _, _)| *seq < line.seq);
+                for (seq, hash, _) in expected[from..]
+                    .iter()
+                    .take_while(|(s, _, _)| *s == line.seq)
+                {
+                    if *hash == link {
+                        passed.insert((*seq, hash));
+                    }
+                }
+                if covered.is_none_or(|c| line.seq > c)
+                    && line.created_at < stale_before
+                    && unsigned.is_none()
+                {
+                    unsigned = Some((line.seq, line.created_at));
+                }
+            }
+            match lines.last() {
+                Some((last, _)) if lines.len() as i64 == WALK_PAGE => from = last.seq + 1,
+                _ => break,
+            }
+        }
+        match broken {
+            Some(broken) => flag(
+                "ledger_chain",
+                &subject,
+                format!("row {} (seq {}): {}", broken.id, broken.seq, broken.why),
+            ),
+            None if last_seq.is_none() && head.is_none() => {}
+            None if head.as_deref() != Some(prev.as_str()) => flag(
+                "ledger_head",
+                &subject,
+                format!(
+                    "the account's head is {} but its chain ends at {prev}: its last row was dropped, or the head edited",
+                    head.as_deref().unwrap_or("none")
+                ),
+            ),
+            None => {}
+        }
+        for (seq, hash, checkpoint) in expected {
+            if !passed.contains(&(*seq, *hash)) {
+                flag(
+                    "checkpoint_heads",
+                    &subject,
+                    format!(
+                        "checkpoint {checkpoint} signed seq {seq} with hash {hash}; the chain no longer passes through it (rewritten or cut)"
+                    ),
+                );
+            }
+        }
+        if coverage && let Some((seq, at)) = unsigned {
+            match covered {
+                None if believed.is_empty() => {}
+                None => flag(
+                    "checkpoint_stale",
+                    &subject,
+                    format!(
+                        "no checkpoint signs the account's chain; its row at seq {seq} was written {} s ago",
+                        (now - at) / 1000
+                    ),
+                ),
+                Some(c) => flag(
+                    "checkpoint_stale",
+                    &subject,
+                    format!(
+                        "the newest checkpoint signs the chain up to seq {c}; the row at seq {seq}, written {} s ago, is signed by none",
+                        (now - at) / 1000
+                    ),
+                ),
+            }
+        }
+    }
+    if coverage && believed.is_empty() && chained > 0 {
+        // Rows older than the staleness bound, with nothing signed at all.
+        let (oldest,): (Option<i64>,) =
+            sqlx::query_as("SELECT MIN(created_at) FROM ledger WHERE hash IS NOT NULL")
+                .fetch_one(&mut *db)
+                .await?;
+        if oldest.is_some_and(|at| at < stale_before) {
+            flag(
+                "checkpoint_missing",
+                "all accounts",
+                "a signing key is configured but no checkpoint of it is in the database or the published log".into(),
+            );
+        }
+    }
+    let newest = believed
+        .iter()
+        .max_by_key(|c| (c.created_at, c.id.clone()))
+        .map(|c| c.id.clone());
+    Ok((chained, newest))
 }
 
 /// A charge and its usage records: id, account, hold, amount, records, their lowest and highest

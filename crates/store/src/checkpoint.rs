@@ -278,6 +278,20 @@ pub fn parse_key_file(text: &str) -> Result<SigningKey, String> {
     Ok(SigningKey::from_bytes(&bytes))
 }
 
+/// What the chain checks believe (`tollgate audit`, docs/decisions.md "What the audit checks").
+#[derive(Debug, Clone, Default)]
+pub struct Checkpoints {
+    /// The operator's public keys (hex): only checkpoints signed by one of them are believed.
+    /// `None`: any that verifies (a deployment without a key).
+    pub trusted: Option<Vec<String>>,
+    /// Checkpoints published outside the database ([`PublishedLog`]), read by
+    /// the caller: believed beside the table's, which an intruder can empty.
+    pub published: Vec<Checkpoint>,
+    /// With a key configured: a chained row written longer ago than this that no believed
+    /// checkpoint covers is a violation (`checkpoint_stale`, `checkpoint_missing`).
+    pub stale_after_ms: Option<i64>,
+}
+
 type CheckpointRow = (
     String,
     i64,
@@ -397,10 +411,18 @@ impl Store {
             .map(|(account, seq, hash)| (account, (seq, hash)))
             .collect();
         let public = hex::encode(key.verifying_key().as_bytes());
-        let mut earlier = {
-            let mut conn = self.pool().acquire().await?;
-            newest_first(&mut conn).await?
-        };
+        // The key's newest checkpoints only: the table keeps every one, with every head.
+        let rows: Vec<CheckpointRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM ledger_checkpoints WHERE public_key = $1
+             ORDER BY created_at DESC, id DESC LIMIT 8"
+        )))
+        .bind(&public)
+        .fetch_all(self.pool())
+        .await?;
+        let mut earlier = rows
+            .into_iter()
+            .map(from_row)
+            .collect::<Result<Vec<_>, _>>()?;
         if let Some(log) = log {
             earlier.extend(log.read().map_err(StoreError::Corrupt)?);
         }
