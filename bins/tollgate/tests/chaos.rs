@@ -3,7 +3,9 @@
 //! vendor), the simulator's faults
 //! switching every few hundred milliseconds (upstream errors, latency, cut streams, error
 //! frames, inflated usage), clients that hang up at random moments, `kill -9` and a restart
-//! mid-load; and two replicas on PostgreSQL spending one account to zero. Each
+//! mid-load; and two replicas on PostgreSQL spending one account to zero — one of them behind a
+//! proxy that drops the answer to a committed batch, the other stopped until just past its
+//! lease (issue 42). Each
 //! part ends with `tollgate audit` clean, no account below zero, and no hold or lease open.
 //! Bounded: about a minute in all.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -506,10 +508,49 @@ async fn two_replicas_on_postgres_spend_one_account_to_zero_and_never_below() {
     let config = config(&scratch, &sim, "2000");
     let accounts = customers(&store, &scratch.tag, 1, "1").await;
     let (account, key) = accounts[0].clone();
+    // Issue 42: replica A reaches the database through a proxy that drops the answer to one
+    // committed batch of charges, and replica B is stopped until just past its lease.
+    let link = support::LossyLink::start(&db).await;
     let (a, b) = tokio::join!(
-        Gateway::start(&scratch, "replica-a", &config, &db),
+        Gateway::start(&scratch, "replica-a", &config, &link.url),
         Gateway::start(&scratch, "replica-b", &config, &db)
     );
+    let adversaries = {
+        let (store, account, armed) = (store.clone(), account.clone(), link.armed.clone());
+        let b_pid = b.child.id();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            armed.store(true, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            // B's lease on the account: its owner is named for B's process.
+            let owner = format!("replica_{b_pid}_");
+            let expires_at = store
+                .open_leases()
+                .await
+                .unwrap()
+                .into_iter()
+                .find(|l| l.1 == account && l.2.starts_with(&owner))
+                .map(|l| l.4);
+            let Some(expires_at) = expires_at else {
+                return false;
+            };
+            let stop = |signal: &str| {
+                std::process::Command::new("kill")
+                    .args([signal, &b_pid.to_string()])
+                    .status()
+                    .unwrap()
+                    .success()
+            };
+            assert!(stop("-STOP"));
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_millis() as i64;
+            tokio::time::sleep(Duration::from_millis((expires_at + 200 - now).max(0) as u64)).await;
+            assert!(stop("-CONT"));
+            true
+        })
+    };
     let body = r#"{"model":"text-embedding-3-small","input":["hello","chaos"]}"#;
     let served = Arc::new(AtomicU64::new(0));
     let mut workers = Vec::new();
@@ -535,6 +576,9 @@ async fn two_replicas_on_postgres_spend_one_account_to_zero_and_never_below() {
                         refused_in_a_row += 1;
                         tokio::time::sleep(Duration::from_millis(100)).await;
                     }
+                    // A request that waited for credit through B's pause is refused as the
+                    // database's answer not coming in time: retried, never charged.
+                    Ok((503, _)) => tokio::time::sleep(Duration::from_millis(100)).await,
                     other => panic!("unexpected answer {other:?}"),
                 }
             }
@@ -543,6 +587,13 @@ async fn two_replicas_on_postgres_spend_one_account_to_zero_and_never_below() {
     for w in workers {
         w.await.unwrap();
     }
+    let paused = adversaries.await.unwrap();
+    assert!(paused, "B held a lease on the account to be paused past");
+    assert_eq!(
+        link.dropped.load(Ordering::SeqCst),
+        1,
+        "a commit answer was dropped"
+    );
     let (mut a, mut b) = (a, b);
     terminate(&mut a);
     terminate(&mut b);
@@ -555,7 +606,7 @@ async fn two_replicas_on_postgres_spend_one_account_to_zero_and_never_below() {
         .collect();
     let one_request = charges.iter().max().copied().unwrap();
     eprintln!(
-        "two replicas: {} served, {} charges of up to {one_request}, balance left {}",
+        "two replicas: {} served, {} charges of up to {one_request}, balance left {}; B paused past its lease: {paused}",
         served.load(Ordering::Relaxed),
         charges.len(),
         account_now.balance

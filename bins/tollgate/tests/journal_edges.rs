@@ -17,10 +17,9 @@ mod support;
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use support::{Gateway, Scratch, audit, http, violations_of};
+use support::{Gateway, LossyLink, Scratch, audit, http, violations_of};
 use tollgate_billing::Amount;
 use tollgate_sim::{KnobSettings, SimHandle};
 use tollgate_store::{LedgerKind, Store};
@@ -92,105 +91,6 @@ fn charges(ledger: &[tollgate_store::LedgerEntry]) -> Vec<&tollgate_store::Ledge
         .iter()
         .filter(|r| r.kind == LedgerKind::Charge)
         .collect()
-}
-
-/// A TCP proxy between a replica and PostgreSQL. Armed, it forwards the next request that
-/// carries a batch of charges (its JSON's `"share":`), lets the database answer, drops the
-/// answer and resets both sides: the commit happened, and the replica never hears of it. Cut,
-/// nothing passes at all.
-struct LossyLink {
-    url: String,
-    armed: Arc<AtomicBool>,
-    dropped: Arc<AtomicU64>,
-    cut: Arc<AtomicBool>,
-}
-
-impl LossyLink {
-    async fn start(db: &str) -> LossyLink {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let (scheme, rest) = db.split_once("://").unwrap();
-        let (user, rest) = rest.rsplit_once('@').map_or(("", rest), |(u, r)| (u, r));
-        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-        let upstream = tokio::net::lookup_host(authority)
-            .await
-            .unwrap()
-            .next()
-            .unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let proxy = listener.local_addr().unwrap();
-        let armed = Arc::new(AtomicBool::new(false));
-        let dropped = Arc::new(AtomicU64::new(0));
-        let cut = Arc::new(AtomicBool::new(false));
-        let (armed2, dropped2, cut2) = (armed.clone(), dropped.clone(), cut.clone());
-        tokio::spawn(async move {
-            while let Ok((client, _)) = listener.accept().await {
-                let Ok(server) = tokio::net::TcpStream::connect(upstream).await else {
-                    continue;
-                };
-                let (armed, dropped, cut) = (armed2.clone(), dropped2.clone(), cut2.clone());
-                tokio::spawn(async move {
-                    let (mut client_read, mut client_write) = client.into_split();
-                    let (mut server_read, mut server_write) = server.into_split();
-                    // Set when this connection carried the armed batch: its next answer is
-                    // swallowed and the connection dies.
-                    let doomed = Arc::new(AtomicBool::new(false));
-                    let doomed_up = doomed.clone();
-                    let cut_up = cut.clone();
-                    let up = tokio::spawn(async move {
-                        let mut buf = vec![0u8; 64 << 10];
-                        loop {
-                            let n = match client_read.read(&mut buf).await {
-                                Ok(0) | Err(_) => return,
-                                Ok(n) => n,
-                            };
-                            while cut_up.load(Ordering::SeqCst) {
-                                tokio::time::sleep(Duration::from_millis(20)).await;
-                            }
-                            let chunk = &buf[..n];
-                            if chunk.windows(8).any(|w| w == b"\"share\":")
-                                && armed.swap(false, Ordering::SeqCst)
-                            {
-                                doomed_up.store(true, Ordering::SeqCst);
-                            }
-                            if server_write.write_all(chunk).await.is_err() {
-                                return;
-                            }
-                        }
-                    });
-                    let mut buf = vec![0u8; 64 << 10];
-                    loop {
-                        let n = match server_read.read(&mut buf).await {
-                            Ok(0) | Err(_) => break,
-                            Ok(n) => n,
-                        };
-                        while cut.load(Ordering::SeqCst) {
-                            tokio::time::sleep(Duration::from_millis(20)).await;
-                        }
-                        if doomed.load(Ordering::SeqCst) {
-                            // The database answered (it committed); the replica never hears.
-                            dropped.fetch_add(1, Ordering::SeqCst);
-                            break;
-                        }
-                        if client_write.write_all(&buf[..n]).await.is_err() {
-                            break;
-                        }
-                    }
-                    up.abort();
-                });
-            }
-        });
-        let at = if user.is_empty() {
-            String::new()
-        } else {
-            format!("{user}@")
-        };
-        LossyLink {
-            url: format!("{scheme}://{at}{proxy}/{path}"),
-            armed,
-            dropped,
-            cut,
-        }
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -357,5 +359,107 @@ pub async fn task_charge(
         }
         assert!(Instant::now() < deadline, "task {task} was never charged");
         tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// A TCP proxy between a replica and PostgreSQL. Armed, it forwards the next request that
+/// carries a batch of charges (its JSON's `"share":`), lets the database answer, drops the
+/// answer and resets both sides: the commit happened, and the replica never hears of it. Cut,
+/// nothing passes at all.
+pub struct LossyLink {
+    /// The database URL through the proxy.
+    pub url: String,
+    /// Set: the next batch of charges' answer is dropped.
+    pub armed: Arc<AtomicBool>,
+    /// Answers dropped so far.
+    pub dropped: Arc<AtomicU64>,
+    /// Set: nothing passes.
+    pub cut: Arc<AtomicBool>,
+}
+
+impl LossyLink {
+    pub async fn start(db: &str) -> LossyLink {
+        let (scheme, rest) = db.split_once("://").unwrap();
+        let (user, rest) = rest.rsplit_once('@').map_or(("", rest), |(u, r)| (u, r));
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let upstream = tokio::net::lookup_host(authority)
+            .await
+            .unwrap()
+            .next()
+            .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let proxy = listener.local_addr().unwrap();
+        let armed = Arc::new(AtomicBool::new(false));
+        let dropped = Arc::new(AtomicU64::new(0));
+        let cut = Arc::new(AtomicBool::new(false));
+        let (armed2, dropped2, cut2) = (armed.clone(), dropped.clone(), cut.clone());
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let Ok(server) = tokio::net::TcpStream::connect(upstream).await else {
+                    continue;
+                };
+                let (armed, dropped, cut) = (armed2.clone(), dropped2.clone(), cut2.clone());
+                tokio::spawn(async move {
+                    let (mut client_read, mut client_write) = client.into_split();
+                    let (mut server_read, mut server_write) = server.into_split();
+                    // Set when this connection carried the armed batch: its next answer is
+                    // swallowed and the connection dies.
+                    let doomed = Arc::new(AtomicBool::new(false));
+                    let doomed_up = doomed.clone();
+                    let cut_up = cut.clone();
+                    let up = tokio::spawn(async move {
+                        let mut buf = vec![0u8; 64 << 10];
+                        loop {
+                            let n = match client_read.read(&mut buf).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => n,
+                            };
+                            while cut_up.load(Ordering::SeqCst) {
+                                tokio::time::sleep(Duration::from_millis(20)).await;
+                            }
+                            let chunk = &buf[..n];
+                            if chunk.windows(8).any(|w| w == b"\"share\":")
+                                && armed.swap(false, Ordering::SeqCst)
+                            {
+                                doomed_up.store(true, Ordering::SeqCst);
+                            }
+                            if server_write.write_all(chunk).await.is_err() {
+                                return;
+                            }
+                        }
+                    });
+                    let mut buf = vec![0u8; 64 << 10];
+                    loop {
+                        let n = match server_read.read(&mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        while cut.load(Ordering::SeqCst) {
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                        }
+                        if doomed.load(Ordering::SeqCst) {
+                            // The database answered (it committed); the replica never hears.
+                            dropped.fetch_add(1, Ordering::SeqCst);
+                            break;
+                        }
+                        if client_write.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                    up.abort();
+                });
+            }
+        });
+        let at = if user.is_empty() {
+            String::new()
+        } else {
+            format!("{user}@")
+        };
+        LossyLink {
+            url: format!("{scheme}://{at}{proxy}/{path}"),
+            armed,
+            dropped,
+            cut,
+        }
     }
 }
