@@ -822,6 +822,7 @@ pub(super) fn schemas() -> Map<String, Value> {
                 "required": ["ledger_id", "model", "meter", "quantity", "units", "multiplier", "rounding", "cut_by_bound", "loss", "charged", "charged_at"],
                 "properties": {
                     "ledger_id": {"type": "string"},
+                    "account_id": {"type": "string", "description": "The account charged: a request id may be a client's own, shared by several accounts' requests."},
                     "request_id": {"type": ["string", "null"]},
                     "task_id": {"type": ["string", "null"]},
                     "charged_at": {"type": "integer"},
@@ -858,6 +859,15 @@ pub(super) fn schemas() -> Map<String, Value> {
                     "object": {"const": "tollgate.charges"},
                     "request_id": {"type": "string"},
                     "charged": amount(),
+                    "accounts": {
+                        "type": "array",
+                        "description": "What each account was charged under this id (more than one when accounts' clients chose the same id).",
+                        "items": {
+                            "type": "object",
+                            "required": ["account_id", "charged"],
+                            "properties": {"account_id": {"type": "string"}, "charged": amount()},
+                        },
+                    },
                     "data": {"type": "array", "items": r("Explanation")},
                 },
             }),
