@@ -150,7 +150,7 @@ async fn audit_names_every_kind_of_tampering() {
     let second = format!(
         "(SELECT id FROM ledger WHERE account_id = '{account}' AND kind = 'charge' AND seq = 3)"
     );
-    let cases: [(&str, String, &str); 7] = [
+    let cases: [(&str, String, &str); 9] = [
         (
             "duplicate-charge",
             // A restore without the ledger's constraints, then the same charge twice.
@@ -224,6 +224,25 @@ async fn audit_names_every_kind_of_tampering() {
                      ledger_seq = ledger_seq + 1 WHERE id = '{account}';"
             ),
             "negative_balance_explained",
+        ),
+        // Issue 42 item 12: a closed lease's amount lowered — no balance moves, but what the
+        // lease was granted no longer adds up to what it paid and gave back.
+        (
+            "lease-amount-lowered",
+            format!(
+                "UPDATE leases SET amount_nanos = amount_nanos - 100, returned_nanos = returned_nanos - 100
+                 WHERE account_id = '{account}' AND state = 'returned';"
+            ),
+            "lease_arithmetic",
+        ),
+        // ... or made to say it paid more charges than the rows that name it came to.
+        (
+            "lease-charged-inflated",
+            format!(
+                "UPDATE leases SET charged_nanos = charged_nanos + 1000, granted_nanos = granted_nanos + 1000
+                 WHERE account_id = '{account}';"
+            ),
+            "lease_arithmetic",
         ),
     ];
     for (name, sql, rule) in cases {
@@ -718,6 +737,8 @@ async fn a_database_writer_cannot_rewrite_what_a_checkpoint_signed() {
                  WHERE id = (SELECT hold_id FROM ledger WHERE id = {charge});
              UPDATE usage_log SET charge_nanos = charge_nanos - 1
                  WHERE hold_id = (SELECT hold_id FROM ledger WHERE id = {charge});
+             UPDATE leases SET charged_nanos = charged_nanos - 1, granted_nanos = granted_nanos - 1
+                 WHERE id = (SELECT lease_id FROM ledger WHERE id = {charge});
              UPDATE ledger SET amount_nanos = amount_nanos + 1 WHERE id = {charge};
              UPDATE ledger SET balance_after_nanos = balance_after_nanos + 1
                  WHERE account_id = '{account}' AND seq >= 3;

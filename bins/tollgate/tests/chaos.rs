@@ -576,9 +576,10 @@ async fn two_replicas_on_postgres_spend_one_account_to_zero_and_never_below() {
                         refused_in_a_row += 1;
                         tokio::time::sleep(Duration::from_millis(100)).await;
                     }
-                    // A request that waited for credit through B's pause is refused as the
-                    // database's answer not coming in time: retried, never charged.
-                    Ok((503, _)) => tokio::time::sleep(Duration::from_millis(100)).await,
+                    // A request that waited through B's pause — for credit, or for the
+                    // upstream's first byte — is refused as an answer that did not come in
+                    // time: retried, never charged.
+                    Ok((503 | 504, _)) => tokio::time::sleep(Duration::from_millis(100)).await,
                     other => panic!("unexpected answer {other:?}"),
                 }
             }

@@ -269,6 +269,55 @@ impl Store {
             }
         }
 
+        // A lease's arithmetic (issue 42): what it was granted went to charges, back to the
+        // balance, or is still in it; and it paid no more than the charge rows that name it —
+        // rows in the account's chain — came to. Leases made before the counters are not
+        // checked.
+        type LeaseBooks = (String, String, i64, i64, i64, i64, i64, i64);
+        let books: Vec<LeaseBooks> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT s.id, s.state, s.granted_nanos, s.amount_nanos, s.charged_nanos,
+                    s.returned_nanos, COALESCE(r.named_high, 0), COALESCE(r.named_low, 0)
+             FROM leases s
+             LEFT JOIN (SELECT lease_id, {} FROM ledger
+                        WHERE kind = 'charge' AND lease_id IS NOT NULL GROUP BY lease_id) r
+                 ON r.lease_id = s.id
+             WHERE s.charged_nanos IS NOT NULL AND s.returned_nanos IS NOT NULL
+             ORDER BY s.id",
+            wide_sum("amount_nanos", "named")
+        )))
+        .fetch_all(&mut *tx)
+        .await?;
+        for (id, state, granted, amount, charged, returned, high, low) in &books {
+            let left = if state == "open" { *amount } else { 0 };
+            let accounted = i128::from(*charged) + i128::from(*returned) + i128::from(left);
+            if i128::from(*granted) != accounted {
+                flag(
+                    "lease_arithmetic",
+                    id,
+                    format!(
+                        "granted {} but charged {} + returned {} + left {} = {}",
+                        Amount::from_nanos(*granted),
+                        Amount::from_nanos(*charged),
+                        Amount::from_nanos(*returned),
+                        Amount::from_nanos(left),
+                        Total::from_nanos(accounted)
+                    ),
+                );
+            }
+            // Charge rows are negative: what they came to is the negated sum.
+            let named = Total::ZERO.minus(total(*high, *low));
+            if Total::from(Amount::from_nanos(*charged)) > named {
+                flag(
+                    "lease_arithmetic",
+                    id,
+                    format!(
+                        "paid {} of charges, more than the {named} its charge rows came to",
+                        Amount::from_nanos(*charged)
+                    ),
+                );
+            }
+        }
+
         // Conservation: what came in minus what was charged is what the accounts hold.
         let (credited_high, credited_low, charged_high, charged_low, ledger_rows, anomalies): (
             i64,

@@ -372,7 +372,8 @@ impl Store {
             let mut tx = self.write_tx().await?;
             // The compare-and-swap on `state` and `expires_at`: a renewal that came first wins.
             let won: Option<(String, i64)> = sqlx::query_as(
-                "UPDATE leases SET state = 'expired', closed_at = $1
+                "UPDATE leases SET state = 'expired', closed_at = $1,
+                     returned_nanos = returned_nanos + amount_nanos
                  WHERE id = $2 AND state = 'open' AND expires_at < $1
                  RETURNING account_id, amount_nanos",
             )
@@ -654,7 +655,8 @@ async fn write_charges<S: Statements>(
         let taken = before - pools[lease];
         if taken > 0 {
             db.execute(
-                "UPDATE leases SET amount_nanos = amount_nanos - $1 WHERE id = $2",
+                "UPDATE leases SET amount_nanos = amount_nanos - $1,
+                     charged_nanos = charged_nanos + $1 WHERE id = $2",
                 &[Param::Int(taken), Param::Text(lease)],
             )
             .await?;
@@ -989,8 +991,8 @@ async fn lease_op<S: Statements>(
                     let id = new_id("lease");
                     db.execute(
                         "INSERT INTO leases (id, account_id, owner, amount_nanos, granted_nanos,
-                             state, expires_at, created_at)
-                         VALUES ($1, $2, $3, $4, $4, 'open', $5, $6)",
+                             state, expires_at, created_at, charged_nanos, returned_nanos)
+                         VALUES ($1, $2, $3, $4, $4, 'open', $5, $6, 0, 0)",
                         &[
                             Param::Text(&id),
                             Param::Text(account_id),
@@ -1061,7 +1063,8 @@ async fn lease_op<S: Statements>(
             // not yet written, never the other way round.
             let by = by.nanos().clamp(0, amount.max(0));
             db.execute(
-                "UPDATE leases SET amount_nanos = amount_nanos - $1, recall = 0 WHERE id = $2",
+                "UPDATE leases SET amount_nanos = amount_nanos - $1,
+                     returned_nanos = returned_nanos + $1, recall = 0 WHERE id = $2",
                 &[Param::Int(by), Param::Text(lease_id)],
             )
             .await?;
@@ -1089,7 +1092,8 @@ async fn close_lease<S: Statements>(
         return Ok(None);
     };
     db.execute(
-        "UPDATE leases SET state = $1, closed_at = $2 WHERE id = $3",
+        "UPDATE leases SET state = $1, closed_at = $2,
+             returned_nanos = returned_nanos + amount_nanos WHERE id = $3",
         &[Param::Text(state), Param::Int(now), Param::Text(lease_id)],
     )
     .await?;

@@ -530,6 +530,17 @@ const MIGRATIONS: &[Migration] = &[
             "CREATE INDEX IF NOT EXISTS journal_batches_time ON journal_batches (created_at)",
         ],
     },
+    Migration {
+        version: 16,
+        name: "a lease's arithmetic",
+        statements: &[
+            // What a lease paid charges with, and what went back to the balance (shrinks and
+            // the close): `granted = charged + returned + what is left while open`, an audit
+            // rule (`lease_arithmetic`). NULL on the leases made before: not checked.
+            "ALTER TABLE leases ADD COLUMN charged_nanos BIGINT",
+            "ALTER TABLE leases ADD COLUMN returned_nanos BIGINT",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.
@@ -799,7 +810,8 @@ BEGIN
         'fenced', lease_id IS NOT NULL AND NOT held) ORDER BY ord), '[]'::jsonb)
     INTO paid FROM settled;
 
-    UPDATE leases SET amount_nanos = leases.amount_nanos - t.taken
+    UPDATE leases SET amount_nanos = leases.amount_nanos - t.taken,
+        charged_nanos = leases.charged_nanos + t.taken
     FROM (SELECT p.lease_id, SUM(p.taken)::bigint AS taken
           FROM jsonb_to_recordset(paid) AS p(lease_id text, taken bigint)
           WHERE p.lease_id IS NOT NULL GROUP BY p.lease_id) AS t
