@@ -207,7 +207,8 @@ await step("an alert: its delivery, the attempts, a redelivery", async () => {
   await page.locator("tr.link", { hasText: "console-low" }).first().click();
   await page.getByRole("heading", { name: /^Delivery/ }).waitFor();
   await page.getByRole("cell", { name: "503", exact: true }).waitFor();
-  await page.getByRole("cell", { name: "busy", exact: true }).waitFor();
+  // The receiver's body is not kept (issue 42): its status and timing say what happened.
+  assert.equal(await page.getByText("busy", { exact: true }).count(), 0, "a receiver's body shown");
   await page.getByRole("button", { name: "Redeliver" }).click();
   await page.getByText("Redelivery queued", { exact: false }).waitFor();
   for (let i = 0; i < 50 && posts.length < 3; i++) await new Promise(r => setTimeout(r, 200));

@@ -412,7 +412,7 @@ async function deliveryPage(id) {
     table([{ label: "#", num: 1, get: a => a.attempt }, { label: "Time", get: a => when(Date.parse(a.started_at)) }, { label: "Took", num: 1, get: a => a.duration_ms + " ms" },
            { label: "Replica", get: a => h("span", { class: "mono" }, a.replica) },
            { label: "Answer", get: a => a.status === null ? h("span", { class: "pill bad" }, "none") : h("span", { class: "pill" + (a.status < 300 ? " good" : " bad") }, String(a.status)) },
-           { label: "Body or error", wrap: 1, get: a => h("span", { class: "mono" }, a.error || a.answer || "") }], d.history || []),
+           { label: "Error", wrap: 1, get: a => h("span", { class: "mono" }, a.error || "") }], d.history || []),
     h("h2", {}, "Payload"), h("pre", { class: "panel mono" }, JSON.stringify(d.payload, null, 2)));
 }
 

@@ -1358,7 +1358,7 @@ pub(super) fn schemas() -> Map<String, Value> {
                             "duration_ms": {"type": "integer"},
                             "replica": {"type": "string"},
                             "status": {"type": ["integer", "null"]},
-                            "answer": {"type": ["string", "null"], "description": "The first 4 KiB of the answer's body"},
+                            "answer": {"type": ["string", "null"], "description": "Always null: a receiver's body is not kept (its status and timing say what happened)"},
                             "error": {"type": ["string", "null"]},
                         },
                     }},
