@@ -103,7 +103,9 @@ pub fn check_url(url: &str, trusted_hosts: &[String]) -> Result<(), UrlProblem> 
         let rest = &url[scheme.len()..];
         return if matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https")
             && rest.starts_with("://")
-            && !url.chars().any(|c| c.is_whitespace() || c.is_control())
+            && !url
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control() || c == '\\')
         {
             Ok(())
         } else {
@@ -163,6 +165,11 @@ mod tests {
         assert!(rule.check("https://hooks.corp.example/alerts").is_ok());
         assert!(rule.check("http://10.0.0.7:8080/alerts").is_ok());
         assert!(rule.check("ftp://hooks.corp.example/").is_err());
+        assert!(
+            rule.check("http://hooks.corp.example\\@127.0.0.1/")
+                .is_err()
+        );
+        assert!(rule.check("http://hooks.corp.example@127.0.0.1/").is_err());
     }
 
     #[test]
