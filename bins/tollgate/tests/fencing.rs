@@ -8,73 +8,17 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use support::{Gateway, Scratch, audit, http, violations_of};
+use support::{
+    Gateway, LossyLink, SPEECH, Scratch, audit, http, signal, t2a_answer_ok, t2a_config,
+    violations_of, wait_for,
+};
 use tollgate_billing::Amount;
-use tollgate_sim::{KnobSettings, SimHandle};
+use tollgate_sim::KnobSettings;
 use tollgate_store::{LedgerKind, Store};
-
-/// One t2a model at 0.0001 a character: the 20-character text below is held and charged
-/// exactly 0.002.
-fn config(scratch: &Scratch, sim: &SimHandle) -> PathBuf {
-    let sim = sim.base_url();
-    let text = format!(
-        r#"
-[log]
-filter = "info"
-
-[simulator]
-enabled = false
-
-[tasks]
-workers = false
-
-[[channels]]
-name = "t2a"
-format = "t2a"
-base_url = "{sim}"
-first_byte_timeout_ms = 120000
-idle_timeout_ms = 120000
-
-[models."speech-2.8-turbo"]
-kind = "speech"
-channels = ["t2a"]
-price = {{ meter = "characters", per_million_characters = "100" }}
-"#
-    );
-    let path = scratch.dir.join("tollgate.toml");
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-/// A whole (not streamed) t2a request of 20 characters.
-const SPEECH: &str = r#"{"model":"speech-2.8-turbo","text":"twenty characters ok","stream":false,"voice_setting":{"voice_id":"v"},"audio_setting":{"format":"mp3"}}"#;
-
-fn t2a_answer_ok(body: &str) -> bool {
-    serde_json::from_str::<serde_json::Value>(body)
-        .ok()
-        .is_some_and(|v| v["base_resp"]["status_code"] == 0)
-}
-
-fn signal(gateway: &Gateway, signal: &str) {
-    let status = Command::new("kill")
-        .args([signal, &gateway.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success(), "kill {signal}");
-}
-
-async fn wait_for(what: &str, limit: Duration, mut done: impl AsyncFnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !done().await {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 /// Issue 22 item 13, as it was found: replica A takes five holds of 0.002 on an account of
 /// 0.01, then stops for 20.5 s; its leases expire at 15 s and replica B sweeps them, leases the
@@ -100,7 +44,7 @@ async fn a_replica_cut_off_from_its_database_cannot_spend_the_balance_twice() {
         eprintln!("skipped: TOLLGATE_TEST_POSTGRES_URL is not set");
         return;
     };
-    let partition = Partition::start(&db).await;
+    let partition = LossyLink::start(&db).await;
     spend_twice(&db, Stall::CutOff(partition)).await;
 }
 
@@ -109,78 +53,7 @@ enum Stall {
     /// SIGSTOP, then SIGCONT: a GC pause, a frozen VM.
     Stopped,
     /// A reaches the database through this proxy, which is cut, then healed.
-    CutOff(Partition),
-}
-
-/// A TCP proxy between a replica and PostgreSQL that can be cut: while cut nothing passes in
-/// either direction and the connections stay open, as in a network partition.
-struct Partition {
-    /// The database URL through the proxy.
-    url: String,
-    cut: tokio::sync::watch::Sender<bool>,
-}
-
-impl Partition {
-    async fn start(db: &str) -> Partition {
-        // postgres://user@HOST:PORT/db
-        let (scheme, rest) = db.split_once("://").unwrap();
-        let (user, rest) = rest.rsplit_once('@').map_or(("", rest), |(u, r)| (u, r));
-        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-        let upstream = tokio::net::lookup_host(authority)
-            .await
-            .unwrap()
-            .next()
-            .unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let proxy = listener.local_addr().unwrap();
-        let (cut, cut_rx) = tokio::sync::watch::channel(false);
-        tokio::spawn(async move {
-            while let Ok((client, _)) = listener.accept().await {
-                let Ok(server) = tokio::net::TcpStream::connect(upstream).await else {
-                    continue;
-                };
-                let (client_read, client_write) = client.into_split();
-                let (server_read, server_write) = server.into_split();
-                tokio::spawn(pipe(client_read, server_write, cut_rx.clone()));
-                tokio::spawn(pipe(server_read, client_write, cut_rx.clone()));
-            }
-        });
-        let at = if user.is_empty() {
-            String::new()
-        } else {
-            format!("{user}@")
-        };
-        Partition {
-            url: format!("{scheme}://{at}{proxy}/{path}"),
-            cut,
-        }
-    }
-
-    fn cut(&self, cut: bool) {
-        self.cut.send_replace(cut);
-    }
-}
-
-/// Copies `from` to `to`, holding what it read while the partition is cut.
-async fn pipe(
-    mut from: tokio::net::tcp::OwnedReadHalf,
-    mut to: tokio::net::tcp::OwnedWriteHalf,
-    mut cut: tokio::sync::watch::Receiver<bool>,
-) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut buf = vec![0u8; 64 << 10];
-    loop {
-        let n = match from.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        if cut.wait_for(|cut| !*cut).await.is_err() {
-            return;
-        }
-        if to.write_all(&buf[..n]).await.is_err() {
-            return;
-        }
-    }
+    CutOff(LossyLink),
 }
 
 async fn spend_twice(db: &str, stall: Stall) {
@@ -200,7 +73,7 @@ async fn spend_twice(db: &str, stall: Stall) {
     )
     .await
     .unwrap();
-    let config = config(&scratch, &sim);
+    let config = t2a_config(&scratch, &sim.base_url(), "", "");
     let store = Store::connect(&db).await.unwrap();
     let name = format!("fencing-{}", scratch.tag);
     let (account, key) = store
@@ -239,7 +112,7 @@ async fn spend_twice(db: &str, stall: Stall) {
     .await;
     match &stall {
         Stall::Stopped => signal(&a, "-STOP"),
-        Stall::CutOff(partition) => partition.cut(true),
+        Stall::CutOff(partition) => partition.cut.store(true, Ordering::SeqCst),
     }
     let stopped = Instant::now();
     // Cut off, A cannot lease more: a new request to it is refused (503 in the OpenAI shape;
@@ -310,7 +183,7 @@ async fn spend_twice(db: &str, stall: Stall) {
     tokio::time::sleep(left).await;
     match &stall {
         Stall::Stopped => signal(&a, "-CONT"),
-        Stall::CutOff(partition) => partition.cut(false),
+        Stall::CutOff(partition) => partition.cut.store(false, Ordering::SeqCst),
     }
     for request in to_a {
         let (status, body) = request.await.unwrap();
@@ -413,7 +286,7 @@ async fn correction_with_a_lease_out(scratch: &Scratch, db: &str) {
     )
     .await
     .unwrap();
-    let config = config(scratch, &sim);
+    let config = t2a_config(scratch, &sim.base_url(), "", "");
     let store = Store::connect(&db).await.unwrap();
     let name = format!("correction-{}-{}", scratch.tag, db.len());
     let (account, key) = store

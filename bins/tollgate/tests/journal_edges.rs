@@ -15,76 +15,15 @@
 
 mod support;
 
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use support::{Gateway, LossyLink, Scratch, audit, http, violations_of};
+use support::{
+    Gateway, LossyLink, SPEECH, Scratch, audit, http, signal, t2a_answer_ok, t2a_config,
+    violations_of, wait_for,
+};
 use tollgate_billing::Amount;
-use tollgate_sim::{KnobSettings, SimHandle};
+use tollgate_sim::KnobSettings;
 use tollgate_store::{LedgerKind, Store};
-
-/// One t2a model at 0.0001 a character: the 20-character text below is held and charged
-/// exactly 0.002.
-fn config(scratch: &Scratch, sim: &SimHandle) -> PathBuf {
-    let sim = sim.base_url();
-    let text = format!(
-        r#"
-shutdown_grace_seconds = 3
-
-[log]
-filter = "info"
-
-[simulator]
-enabled = false
-
-[tasks]
-workers = false
-
-[server]
-drain_seconds = 0
-
-[[channels]]
-name = "t2a"
-format = "t2a"
-base_url = "{sim}"
-first_byte_timeout_ms = 120000
-idle_timeout_ms = 120000
-
-[models."speech-2.8-turbo"]
-kind = "speech"
-channels = ["t2a"]
-price = {{ meter = "characters", per_million_characters = "100" }}
-"#
-    );
-    let path = scratch.dir.join("tollgate.toml");
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-const SPEECH: &str = r#"{"model":"speech-2.8-turbo","text":"twenty characters ok","stream":false,"voice_setting":{"voice_id":"v"},"audio_setting":{"format":"mp3"}}"#;
-
-fn t2a_answer_ok(body: &str) -> bool {
-    serde_json::from_str::<serde_json::Value>(body)
-        .ok()
-        .is_some_and(|v| v["base_resp"]["status_code"] == 0)
-}
-
-fn signal(gateway: &Gateway, signal: &str) {
-    let status = Command::new("kill")
-        .args([signal, &gateway.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
-async fn wait_for(what: &str, limit: Duration, mut done: impl AsyncFnMut() -> bool) {
-    let started = Instant::now();
-    while !done().await {
-        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 fn charges(ledger: &[tollgate_store::LedgerEntry]) -> Vec<&tollgate_store::LedgerEntry> {
     ledger
@@ -103,7 +42,12 @@ async fn a_commit_whose_answer_was_lost_is_recognised_and_the_replica_goes_on() 
     let sim = tollgate_sim::start("127.0.0.1:0".parse().unwrap(), KnobSettings::default())
         .await
         .unwrap();
-    let config = config(&scratch, &sim);
+    let config = t2a_config(
+        &scratch,
+        &sim.base_url(),
+        "shutdown_grace_seconds = 3",
+        "\n[server]\ndrain_seconds = 0\n",
+    );
     let store = Store::connect(&db).await.unwrap();
     let name = format!("lost-commit-{}", scratch.tag);
     let (account, key) = store
@@ -242,7 +186,12 @@ async fn a_replica_back_just_past_its_lease_settles_what_it_held_before_giving_a
     )
     .await
     .unwrap();
-    let config = config(&scratch, &sim);
+    let config = t2a_config(
+        &scratch,
+        &sim.base_url(),
+        "shutdown_grace_seconds = 3",
+        "\n[server]\ndrain_seconds = 0\n",
+    );
     let store = Store::connect(&db).await.unwrap();
     let name = format!("pause-{}", scratch.tag);
     let (account, key) = store

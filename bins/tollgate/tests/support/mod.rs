@@ -37,6 +37,68 @@ price = {{ meter = "tokens", per_million_tokens = "0.02" }}
     path
 }
 
+/// Writes `tollgate.toml` in the scratch directory: one t2a model at 0.0001 a character on a
+/// channel at `upstream` (a simulator's base URL), so that [`SPEECH`]'s 20 characters are held
+/// and charged exactly 0.002; `top` goes before every table (top-level keys), `tables` after
+/// the fixed ones.
+pub fn t2a_config(scratch: &Scratch, upstream: &str, top: &str, tables: &str) -> PathBuf {
+    let text = format!(
+        r#"{top}
+[log]
+filter = "info"
+
+[simulator]
+enabled = false
+
+[tasks]
+workers = false
+{tables}
+[[channels]]
+name = "t2a"
+format = "t2a"
+base_url = "{upstream}"
+first_byte_timeout_ms = 120000
+idle_timeout_ms = 120000
+
+[models."speech-2.8-turbo"]
+kind = "speech"
+channels = ["t2a"]
+price = {{ meter = "characters", per_million_characters = "100" }}
+"#
+    );
+    let path = scratch.dir.join("tollgate.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A whole (not streamed) t2a request of 20 characters.
+pub const SPEECH: &str = r#"{"model":"speech-2.8-turbo","text":"twenty characters ok","stream":false,"voice_setting":{"voice_id":"v"},"audio_setting":{"format":"mp3"}}"#;
+
+/// Whether a t2a answer (HTTP 200 either way) is a success in its `base_resp`.
+pub fn t2a_answer_ok(body: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .is_some_and(|v| v["base_resp"]["status_code"] == 0)
+}
+
+/// Sends `signal` (`-STOP`, `-CONT`, `-TERM`) to a gateway's process.
+pub fn signal(gateway: &Gateway, signal: &str) {
+    let status = Command::new("kill")
+        .args([signal, &gateway.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {signal}");
+}
+
+/// Waits until `done` holds, for at most `limit`.
+pub async fn wait_for(what: &str, limit: Duration, mut done: impl AsyncFnMut() -> bool) {
+    let started = Instant::now();
+    while !done().await {
+        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// A temporary directory, kept when the test fails (it holds the gateways' logs).
 pub struct Scratch {
     pub dir: PathBuf,
