@@ -90,7 +90,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
         listener,
         // The request path and, beside it, the operator's side (docs/architecture.md).
         Gateway::new(state.clone()).with_operator_side(std::sync::Arc::new(
-            tollgate_admin::Admin::new(Some(reloader)),
+            tollgate_admin::Admin::new(Some(reloader), &tollgate_gateway::routes::specs()),
         )),
         server::shutdown_signal(),
         Duration::from_secs(config.shutdown_grace_seconds),

@@ -34,22 +34,28 @@ use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::operator::OperatorSide;
 use tollgate_gateway_core::reload::Reload;
-use tollgate_gateway_core::routes::Route;
+use tollgate_gateway_core::routes::{Route, RouteSpec};
 use tollgate_store::{AdminToken, TaskState, UsageGroup};
 
 /// The operator's side, as mounted on a gateway: the admin API, the console and the OpenAPI
 /// document, each on its route.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Admin {
     /// What `POST /admin/v1/config/reload` calls; without one (a gateway assembled without a
     /// configuration file to read again) the route says so.
     reload: Option<Arc<dyn Reload>>,
+    /// The OpenAPI document, built once.
+    document: bytes::Bytes,
 }
 
 impl Admin {
-    /// The operator's side, reloading the configuration with `reload`.
-    pub fn new(reload: Option<Arc<dyn Reload>>) -> Admin {
-        Admin { reload }
+    /// The operator's side of a gateway serving `routes` (every row of its route table,
+    /// `tollgate_gateway::routes::specs`), reloading the configuration with `reload`.
+    pub fn new(reload: Option<Arc<dyn Reload>>, routes: &[&RouteSpec]) -> Admin {
+        Admin {
+            reload,
+            document: openapi::bytes(routes),
+        }
     }
 }
 
@@ -60,9 +66,10 @@ impl OperatorSide for Admin {
         request: Request<Incoming>,
     ) -> BoxFuture<'static, Result<Response<ResponseBody>, ApiError>> {
         let reload = self.reload.clone();
+        let document = self.document.clone();
         Box::pin(async move {
-            match ctx.route {
-                Route::OpenApi => Ok(openapi::response()),
+            match ctx.route.route {
+                Route::OpenApi => Ok(openapi::response(document)),
                 Route::Console => Ok(console::asset(request.uri().path())),
                 _ => handle(ctx, request, reload.as_deref()).await,
             }

@@ -12,8 +12,8 @@ use tollgate_store::{
 
 use super::views;
 use tollgate_gateway_core::clock::parse_rfc3339;
+use tollgate_gateway_core::policy::ENDPOINTS as POLICY_ENDPOINTS;
 use tollgate_gateway_core::reload::{Reload, ReloadError, Reloaded};
-use tollgate_gateway_core::routes::policy_endpoints;
 
 /// Who made a change: `token:NAME` through the API, `cli:USER` on the command line.
 #[derive(Debug, Clone)]
@@ -451,13 +451,13 @@ impl PolicyEdit {
         if let Some(unknown) = endpoints
             .iter()
             .flatten()
-            .find(|e| !policy_endpoints().contains(&e.as_str()))
+            .find(|e| !POLICY_ENDPOINTS.contains(&e.as_str()))
         {
             return Err(OpError::invalid(
                 "endpoints",
                 format!(
                     "{unknown:?} is not an endpoint; use {}",
-                    policy_endpoints().join(", ")
+                    POLICY_ENDPOINTS.join(", ")
                 ),
             ));
         }
@@ -872,14 +872,11 @@ impl UsageQuery {
             })
             .transpose()?;
         if let Some(endpoint) = &self.endpoint
-            && !policy_endpoints().contains(&endpoint.as_str())
+            && !POLICY_ENDPOINTS.contains(&endpoint.as_str())
         {
             return Err(OpError::invalid(
                 "endpoint",
-                format!(
-                    "{endpoint:?} is not one of {}",
-                    policy_endpoints().join(", ")
-                ),
+                format!("{endpoint:?} is not one of {}", POLICY_ENDPOINTS.join(", ")),
             ));
         }
         let account_id = match &self.account {

@@ -5,7 +5,7 @@
 //! the state.
 
 use crate::quotas::RateHeaders;
-use crate::routes::Route;
+use crate::routes::RouteSpec;
 use crate::state::Settings;
 use crate::state::State;
 use crate::usage::Recorder;
@@ -24,8 +24,8 @@ pub struct RequestCtx {
     pub settings: Arc<Settings>,
     /// This request's id (also the `x-request-id` response header).
     pub request_id: String,
-    /// What the request is for.
-    pub route: Route,
+    /// What the request is for: its row of the route table (`tollgate_gateway::routes`).
+    pub route: &'static RouteSpec,
     /// The client's address: the connection's peer, or what a trusted proxy says it relayed
     /// for (`[server] trusted_proxies`); `None` when unknown.
     pub client: Option<IpAddr>,
@@ -34,7 +34,7 @@ pub struct RequestCtx {
     pub from_trusted_proxy: bool,
     /// The request's usage record in the making — with the rate headers and what admission
     /// holds of the key's limits — or `None` for a route that is not logged
-    /// ([`crate::routes::Route::is_metered`]).
+    /// ([`RouteSpec::metered`]).
     pub usage: Option<Recorder>,
 }
 
@@ -45,7 +45,7 @@ impl RequestCtx {
     }
 
     /// What the request's body must keep to: its route's limit (the row's `body` in
-    /// `crate::routes::ROUTES`, `[limits]`; 1 MiB for none) and the pace of `[server]`.
+    /// route table, `[limits]`; 1 MiB for none) and the pace of `[server]`.
     pub fn body_bounds(&self) -> crate::body::Bounds {
         crate::body::Bounds {
             limit: self

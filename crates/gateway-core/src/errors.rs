@@ -19,6 +19,25 @@ pub enum Family {
     Google,
 }
 
+/// How a route's errors are shaped: its family's body, wrapped in a JSON array where the answer
+/// would be one (the native stream without `alt=sse`, wire-formats §6.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// The family.
+    pub family: Family,
+    /// Wrapped in an array.
+    pub array: bool,
+}
+
+impl From<Family> for Shape {
+    fn from(family: Family) -> Shape {
+        Shape {
+            family,
+            array: false,
+        }
+    }
+}
+
 /// What went wrong, independent of how a family spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -175,10 +194,12 @@ impl ApiError {
         )
     }
 
-    /// The response in `family`'s shape.
-    pub fn into_response(self, family: Family) -> Response<ResponseBody> {
+    /// The response in `shape` (a family's, or its array form).
+    pub fn into_response(self, shape: impl Into<Shape>) -> Response<ResponseBody> {
+        let Shape { family, array } = shape.into();
         let status = self.kind.status();
         let body = self.body(family);
+        let body = if array { json!([body]) } else { body };
         let status = match family {
             // The vendor answers an invalid key with 400 INVALID_ARGUMENT and a missing one with
             // 403 PERMISSION_DENIED (wire-formats §6.4); its SDK relies on that.

@@ -3,15 +3,32 @@
 //! (`tollgate_gateway::admission`) and the hold (`tollgate_gateway::charge`) ask them; `/metrics` names their refusals.
 
 use crate::errors::{ApiError, ErrorKind, Family};
-use crate::routes::Route;
 use std::net::IpAddr;
 use tollgate_store::Principal;
+
+/// The endpoint names an access policy's `endpoints` list may use (`docs/decisions.md`,
+/// "Access policies"): one per billed endpoint family, covering its task reads too. Every row
+/// of the route table names one of these or none, and each is named by some row (a test of
+/// `tollgate_gateway::routes` checks both).
+pub const ENDPOINTS: &[&str] = &[
+    "embeddings",
+    "speech",
+    "t2a",
+    "transcriptions",
+    "speech_to_text",
+    "clip_tasks",
+    "video_generations",
+    "videos",
+    "native",
+    "chat",
+    "responses",
+];
 
 /// The access policies' rules that need no model: expiry (401, like an unknown key: the key no
 /// longer works), then the endpoint and the client's network (403).
 pub fn admit(
     principal: &Principal,
-    route: Route,
+    endpoint: Option<&str>,
     client: Option<IpAddr>,
     family: Family,
     now: i64,
@@ -29,7 +46,7 @@ pub fn admit(
             .to_owned(),
         ));
     }
-    if let Some(endpoint) = route.policy_endpoint()
+    if let Some(endpoint) = endpoint
         && !policies.iter().all(|p| p.admits_endpoint(endpoint))
     {
         return Err(refused(

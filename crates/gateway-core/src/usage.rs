@@ -78,7 +78,7 @@ struct Fields {
 
 impl Recorder {
     /// A draft for a request `request_id` on `endpoint` (its route's policy endpoint name;
-    /// the service starts one for each metered route, `crate::routes::Route::is_metered`).
+    /// the service starts one for each metered route, `crate::routes::RouteSpec::metered`).
     pub fn start(ledger: &Ledger, endpoint: &str, request_id: &str) -> Recorder {
         let mut record = UsageRecord::new("request", String::new(), endpoint);
         record.request_id = Some(request_id.to_owned());

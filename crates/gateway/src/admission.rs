@@ -6,13 +6,14 @@
 //! `charge::Priced::admit`); and a client stream is opened only under the [`StreamPermit`] that
 //! [`open_stream`] hands out.
 
-use http::HeaderMap;
+use http::Request;
 use tollgate_gateway_core::auth::{self, Lookup};
 use tollgate_gateway_core::clock::now_millis;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind, Family};
 use tollgate_gateway_core::policy;
 pub use tollgate_gateway_core::quotas::StreamPermit;
+use tollgate_gateway_core::routes::Credentials;
 use tollgate_store::Principal;
 
 /// Authenticates a request: the key must exist and be enabled, with its account, and the
@@ -20,13 +21,19 @@ use tollgate_store::Principal;
 /// is checked where the model is known: [`policy::admit_model`]). On a metered route the request then
 /// takes its place under the key's rate and concurrency limits, held in its usage draft until
 /// the request ends.
-pub async fn authenticate(
+pub async fn authenticate<B>(
     ctx: &RequestCtx,
-    family: Family,
-    headers: &HeaderMap,
-    query: Option<&str>,
+    request: &Request<B>,
 ) -> Result<Principal, ApiError> {
     let state = &ctx.state;
+    // The row says how its clients present their key (docs/api.md §5).
+    let Credentials::Key(family) = ctx.route.credentials else {
+        return Err(ApiError::new(
+            ErrorKind::Internal,
+            "This route takes no client key",
+        ));
+    };
+    let (headers, query) = (request.headers(), request.uri().query());
     let Some(secret) = auth::presented_secret(family, headers, query) else {
         return Err(ApiError::new(
             ErrorKind::MissingCredential,
@@ -46,7 +53,13 @@ pub async fn authenticate(
             if let Some(usage) = &ctx.usage {
                 usage.note_principal(&principal);
             }
-            policy::admit(&principal, ctx.route, ctx.client, family, now_millis())?;
+            policy::admit(
+                &principal,
+                ctx.route.policy,
+                ctx.client,
+                family,
+                now_millis(),
+            )?;
             // Rate limits and concurrency count metered requests (the ones logged); what the
             // admission holds lives as long as the request, in its usage draft.
             if let Some(usage) = &ctx.usage {

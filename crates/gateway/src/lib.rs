@@ -7,7 +7,7 @@
 //!
 //! A request's way through (DESIGN §2), and where each step lives:
 //!
-//! 1. route — the route table ([`routes::ROUTES`]), [`service`]
+//! 1. route — the route table ([`routes::ROUTES`]: each row's facts and its handler), [`service`]
 //! 2. credentials and admission — [`admission`] (with [`auth`] and [`policy`]), called once by
 //!    the [`service`] for every client route; the request's state travels in a
 //!    [`context::RequestCtx`] handed to every step
@@ -31,8 +31,8 @@
 // always had here (the binary, the operator's side, the fuzzers and the tests use them).
 pub use tollgate_gateway_core::{
     Config, State, alerts, auth, body, catalog, channels, clock, config, connections, context,
-    errors, ledger, limits, media, metrics, operator, policy, quotas, response, routes, spool,
-    state, stream_body, upload, usage,
+    errors, ledger, limits, media, metrics, operator, policy, quotas, response, spool, state,
+    stream_body, upload, usage,
 };
 // How a charge's quantity is measured (sans-IO), under the names it had here.
 pub use tollgate_metering::{self as metering, tokens};
@@ -48,6 +48,7 @@ pub mod pump;
 pub mod recognition;
 pub mod relay;
 pub mod reload;
+pub mod routes;
 pub mod server;
 pub mod service;
 pub mod speech_relay;

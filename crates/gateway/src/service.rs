@@ -1,9 +1,9 @@
-//! [`Gateway`]: the request pipeline as a hyper `Service`. It routes, runs the handler, renders
-//! errors in the route's family shape, and adds what every response carries: a request id,
-//! a log line and metrics.
+//! [`Gateway`]: the request pipeline as a hyper `Service`, a request in phases — begin (its id,
+//! its row of the route table, its span), admit, serve (the row's handler), finish (the one
+//! end hook: the error's shape, what every response carries, the metrics and the access line).
 
 use crate::admission;
-use crate::handlers;
+use crate::routes::{Endpoint, Handler, Routed};
 use futures_util::FutureExt;
 use http::{HeaderValue, Request, Response, header};
 use hyper::body::Incoming;
@@ -18,14 +18,14 @@ use tollgate_gateway_core::auth;
 use tollgate_gateway_core::body::ResponseBody;
 use tollgate_gateway_core::connections::{self, Ticket};
 use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, ErrorKind, Family};
+use tollgate_gateway_core::errors::{ApiError, ErrorKind, ErrorStatus, Shape};
 use tollgate_gateway_core::operator::OperatorSide;
 use tollgate_gateway_core::policy;
 use tollgate_gateway_core::response::UpstreamTime;
-use tollgate_gateway_core::routes::{self, Credentials, Route};
+use tollgate_gateway_core::routes::{self, Route};
 use tollgate_gateway_core::state::State;
 use tollgate_gateway_core::usage::Recorder;
-use tollgate_store::{Cidr, Principal};
+use tollgate_store::Cidr;
 use tracing::Instrument;
 
 /// The gateway; cheap to clone (one per connection).
@@ -109,81 +109,33 @@ impl Gateway {
         &self.state
     }
 
-    /// Handles one request (what the `Service` impl calls).
+    /// Handles one request (what the `Service` impl calls), in four phases: [`begin`] names
+    /// it, routes it and opens its span and usage record; [`admit`] lets its caller in;
+    /// the row's handler serves it; [`Gateway::finish`] — the one end hook — shapes an error,
+    /// adds what every answer carries, and records metrics, the usage record and the access line.
     pub async fn handle(&self, request: Request<Incoming>) -> Response<ResponseBody> {
-        let started = Instant::now();
-        let (request_id, replaced_id) = request_id(&request);
-        let mut routed = routes::route(request.method(), request.uri().path());
-        // `GET /v1/models[/{id}]` is the native list for a native client (its SDK calls there):
-        // its errors then take the native shape too.
-        if routed.route.spec().map(|s| s.credentials) == Some(Credentials::KeyByClient)
-            && handlers::native::is_native_client(&request)
-        {
-            routed.family = tollgate_gateway_core::errors::Family::Google;
-        }
         let _in_flight = self.state.metrics.enter();
-        // The path only: the query may carry a key (`?key=`).
-        // account, key and model are recorded by authentication and the hold, charge by the
-        // settlement (`charge.rs`), so the access line says who spent what on which model.
-        // With traces on it is the trace's server span, under the client's `traceparent`
-        // (docs/decisions.md, "Traces"); the GenAI and tollgate attributes are recorded as the
-        // request learns them.
-        let span = tracing::info_span!(
-            "request",
-            id = %request_id,
-            method = %request.method(),
-            path = %request.uri().path(),
-            otel.name = tracing::field::Empty,
-            otel.kind = tracing::field::Empty,
-            gen_ai.operation.name = tracing::field::Empty,
-            tollgate.account = tracing::field::Empty,
-            tollgate.key = tracing::field::Empty,
-            gen_ai.request.model = tracing::field::Empty,
-            tollgate.channel = tracing::field::Empty,
-            tollgate.meter = tracing::field::Empty,
-            gen_ai.usage.input_tokens = tracing::field::Empty,
-            gen_ai.usage.output_tokens = tracing::field::Empty,
-            tollgate.charge = tracing::field::Empty,
-            http.response.status_code = tracing::field::Empty,
-        );
-        crate::trace::server_span(&span, request.method(), routed.endpoint, request.headers());
-        if let Some(sent) = &replaced_id {
-            span.in_scope(|| {
-                tracing::info!(
-                    client_request_id = ?sent,
-                    "the client's x-request-id was replaced: only 1 to 128 of [A-Za-z0-9._:-] are kept"
-                );
-            });
-        }
-        // Metered requests are logged, under their policy endpoint's name.
-        let recorder = routed
-            .route
-            .policy_endpoint()
-            .filter(|_| routed.route.is_metered())
-            .map(|endpoint| Recorder::start(&self.state.ledger, endpoint, &request_id));
+        let begun = begin(&self.state, &request);
         let ctx = RequestCtx {
             state: self.state.clone(),
             settings: self.state.settings.snapshot(),
-            request_id: request_id.clone(),
-            route: routed.route,
+            request_id: begun.request_id.clone(),
+            route: &begun.routed.endpoint.spec,
             client: auth::client_address(self.peer, request.headers(), &self.trusted_proxies),
             from_trusted_proxy: self.from_trusted_proxy,
-            usage: recorder.clone(),
+            usage: begun.usage.clone(),
         };
-        let over_limit = self.ops_only
-            && !matches!(
-                routed.route,
-                Route::Healthz | Route::Readyz | Route::Metrics
-            );
-        let outcome = if over_limit {
+        let endpoint = begun.routed.endpoint;
+        let refused = self.ops_only && !endpoint.spec.in_reserve;
+        let outcome = if refused {
             Err(ApiError::new(
                 ErrorKind::Unavailable,
                 "The gateway is at its connection limit; retry shortly",
             ))
         } else {
             // A panic in a handler becomes a 500; its hold is released by the hold's drop guard.
-            let work = dispatch(ctx, routed.route, request, self.operator.clone());
-            AssertUnwindSafe(work.instrument(span.clone()))
+            let work = serve(ctx, endpoint, request, self.operator.clone());
+            AssertUnwindSafe(work.instrument(begun.span.clone()))
                 .catch_unwind()
                 .await
                 .unwrap_or_else(|_| {
@@ -193,52 +145,62 @@ impl Gateway {
                     ))
                 })
         };
+        self.finish(begun, outcome, refused)
+    }
+
+    /// The end of every request, whatever answered it (pingora's `logging()`): an error in the
+    /// row's shape, the headers every answer carries (its id, its rate limits, what it cost),
+    /// the metrics, the usage record's status and the access line with the span's status.
+    fn finish(
+        &self,
+        begun: Begun,
+        outcome: Result<Response<ResponseBody>, ApiError>,
+        refused: bool,
+    ) -> Response<ResponseBody> {
+        let Begun {
+            started,
+            request_id,
+            routed,
+            shape,
+            span,
+            usage,
+        } = begun;
         if let Some(rule) = outcome.as_ref().err().and_then(policy::policy_rule) {
             self.state.metrics.policy_refusal(rule);
         }
-        let mut response = outcome.unwrap_or_else(|e| e.into_response(routed.family));
-        if over_limit {
-            response
-                .headers_mut()
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        let mut response = outcome.unwrap_or_else(|e| e.into_response(shape));
+        let headers = response.headers_mut();
+        if refused {
+            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
         if let Ok(v) = HeaderValue::from_str(&request_id) {
-            response.headers_mut().insert("x-request-id", v);
+            headers.insert("x-request-id", v);
         }
-        if matches!(routed.route, Route::Admin | Route::Console) {
+        if matches!(routed.endpoint.spec.route, Route::Admin | Route::Console) {
             // The operator's side answers secrets (new keys, tokens) and account data: no cache
             // on the way may keep any of it (`docs/decisions.md`, "The admin API").
-            response
-                .headers_mut()
-                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         }
         let upstream = response.extensions().get::<UpstreamTime>().map(|u| u.0);
         let elapsed = started.elapsed();
         let status = response
             .extensions()
-            .get::<tollgate_gateway_core::errors::ErrorStatus>()
+            .get::<ErrorStatus>()
             .map_or(response.status(), |honest| honest.0)
             .as_u16();
         self.state
             .metrics
-            .record(routed.endpoint, status, elapsed, upstream);
-        if let Some(recorder) = recorder {
-            recorder.answered(status);
-            for (name, value) in recorder.rate_headers() {
-                if let Ok(v) = HeaderValue::from_str(&value) {
-                    response.headers_mut().insert(name, v);
-                }
-            }
+            .record(routed.label, status, elapsed, upstream);
+        if let Some(usage) = usage {
+            usage.answered(status);
             // A whole answer was charged before it is sent: it says what it cost (docs/api.md,
             // "What a request cost"). A stream says it in its last event.
-            if let Some(charged) = recorder.charged() {
-                for (name, value) in charge_headers(&charged) {
-                    if let Ok(v) = HeaderValue::from_str(&value) {
-                        response.headers_mut().insert(name, v);
-                    }
+            let charged = usage.charged();
+            let charge = charged.iter().flat_map(charge_headers);
+            for (name, value) in usage.rate_headers().into_iter().chain(charge) {
+                if let Ok(v) = HeaderValue::from_str(&value) {
+                    response.headers_mut().insert(name, v);
                 }
             }
         }
@@ -248,7 +210,7 @@ impl Gateway {
         span.in_scope(|| {
             tracing::info!(
                 status,
-                endpoint = routed.endpoint,
+                endpoint = routed.label,
                 ms = elapsed.as_secs_f64() * 1000.0,
                 upstream_ms = upstream.map(|u| u.as_secs_f64() * 1000.0),
                 "request"
@@ -258,180 +220,100 @@ impl Gateway {
     }
 }
 
-/// DESIGN §2 after routing: a client route's caller is authenticated here, once for every
-/// handler, in the way its family's clients present keys, and the handler is handed the
-/// principal; the other routes need no client key.
-async fn dispatch(
-    ctx: RequestCtx,
-    route: Route,
-    request: Request<Incoming>,
-    operator: Option<Arc<dyn OperatorSide>>,
-) -> Result<Response<ResponseBody>, ApiError> {
-    let Some(family) = credentials(route, &request) else {
-        return open(ctx, route, request, operator).await;
-    };
-    let query = request.uri().query();
-    let principal = match admission::authenticate(&ctx, family, request.headers(), query).await {
-        Ok(principal) => principal,
-        Err(e) if route == Route::NativeStream => {
-            return handlers::native::refused_stream(&request, e);
-        }
-        Err(e) => return Err(e),
-    };
-    client(ctx, principal, family, route, request).await
+/// What the first phase learns of a request, for the others.
+struct Begun {
+    started: Instant,
+    request_id: String,
+    routed: Routed,
+    /// The shape its errors take.
+    shape: Shape,
+    /// Its span: the access line's, and with traces on the trace's server span.
+    span: tracing::Span,
+    /// Its usage record in the making, on a metered route.
+    usage: Option<Recorder>,
 }
 
-/// How a route's clients present their key — its row's `credentials` (docs/api.md §5) — or
-/// `None` for a route that takes no client key (operations, signed media links, the operator's
-/// side with its own tokens).
-fn credentials(route: Route, request: &Request<Incoming>) -> Option<Family> {
-    match route.spec()?.credentials {
-        Credentials::Key(family) => Some(family),
-        Credentials::KeyByClient => Some(
-            if handlers::native::is_native_client(request)
-                || request.uri().path().starts_with("/v1beta/")
-            {
-                Family::Google
-            } else {
-                Family::OpenAi
-            },
-        ),
-        Credentials::Open | Credentials::Operator => None,
-    }
-}
-
-/// The client routes, with their caller and how it presented its key (which also says whether
-/// the model routes answer in the native shape).
-async fn client(
-    ctx: RequestCtx,
-    principal: Principal,
-    family: Family,
-    route: Route,
-    request: Request<Incoming>,
-) -> Result<Response<ResponseBody>, ApiError> {
-    let id = || routes::item(request.uri().path()).to_owned();
-    match route {
-        Route::ListModels if family == Family::Google => {
-            handlers::native::list_models(ctx, principal, request).await
-        }
-        Route::ListModels => handlers::ops::list_models(ctx, principal, request).await,
-        Route::Embeddings => handlers::embeddings::create(ctx, principal, request).await,
-        Route::Speech => handlers::speech::create(ctx, principal, request).await,
-        Route::T2a => handlers::t2a::create(ctx, principal, request).await,
-        Route::Transcriptions => handlers::transcriptions::create(ctx, principal, request).await,
-        Route::SpeechToText => handlers::speech_to_text::create(ctx, principal, request).await,
-        Route::ClipTaskCreate => handlers::clip_tasks::create(ctx, principal, request).await,
-        Route::ClipTaskList => handlers::clip_tasks::list(ctx, principal, request).await,
-        Route::ClipTaskGet => {
-            let id = id();
-            handlers::clip_tasks::get(ctx, principal, request, &id).await
-        }
-        Route::ClipTaskDelete => {
-            let id = id();
-            handlers::clip_tasks::delete(ctx, principal, request, &id).await
-        }
-        Route::VideoCreate => handlers::video_generations::create(ctx, principal, request).await,
-        Route::VideoGet => {
-            let id = id();
-            handlers::video_generations::get(ctx, principal, request, &id).await
-        }
-        Route::VideosCreate => handlers::videos::create(ctx, principal, request).await,
-        Route::VideosList => handlers::videos::list(ctx, principal, request).await,
-        Route::VideosGet => {
-            let id = id();
-            handlers::videos::get(ctx, principal, request, &id).await
-        }
-        Route::VideosDelete => {
-            let id = id();
-            handlers::videos::delete(ctx, principal, request, &id).await
-        }
-        Route::VideosContent => {
-            let id = id();
-            handlers::videos::content(ctx, principal, request, &id).await
-        }
-        Route::VideosRemix => {
-            let id = id();
-            handlers::videos::remix(ctx, principal, request, &id).await
-        }
-        Route::VideosUnsupported | Route::VideosCharacter => {
-            handlers::videos::unsupported(ctx, request).await
-        }
-        Route::Charges => {
-            let id = id();
-            handlers::charges::get(ctx, principal, &id).await
-        }
-        Route::NativeGenerate => handlers::native::generate(ctx, principal, request, false).await,
-        Route::NativeStream => handlers::native::generate(ctx, principal, request, true).await,
-        Route::NativeCountTokens => handlers::native::count_tokens(ctx, principal, request).await,
-        Route::NativeListModels => handlers::native::list_models(ctx, principal, request).await,
-        Route::NativeEmbed | Route::NativeBatchEmbed => {
-            handlers::native_embeddings::create(ctx, principal, request).await
-        }
-        Route::ModelGet if family == Family::Google => {
-            handlers::native::get_model(ctx, principal, request).await
-        }
-        Route::ModelGet => handlers::ops::get_model(ctx, principal, request).await,
-        Route::ChatCompletions => handlers::chat::create(ctx, principal, request).await,
-        Route::Responses => handlers::responses::create(ctx, principal, request).await,
-        // `credentials` sends no other route here.
-        _ => open(ctx, route, request, None).await,
-    }
-}
-
-/// The routes that take no client key; the operator's, through `operator` when one is mounted.
-async fn open(
-    ctx: RequestCtx,
-    route: Route,
-    request: Request<Incoming>,
-    operator: Option<Arc<dyn OperatorSide>>,
-) -> Result<Response<ResponseBody>, ApiError> {
-    if route.operators_side() {
-        crate::admission::operator_reachable(&ctx)?;
-    }
-    if matches!(route, Route::Admin | Route::OpenApi | Route::Console) {
-        // Without an operator's side mounted, these paths are as unknown as any other.
-        return match operator {
-            Some(side) => side.serve(ctx, request).await,
-            None => Err(unknown_url(&request)),
-        };
-    }
-    match route {
-        Route::Healthz => Ok(handlers::ops::healthz()),
-        Route::Readyz => Ok(handlers::ops::readyz(&ctx).await),
-        Route::Metrics => Ok(handlers::ops::metrics(&ctx)),
-        Route::LedgerKeys => Ok(handlers::ops::ledger_keys(&ctx)),
-        Route::Media => {
-            let file = routes::last_segment(request.uri().path()).to_owned();
-            handlers::media::get(ctx, request, &file).await
-        }
-        Route::Translations => Err(handlers::ops::translations_unsupported()),
-        Route::MethodNotAllowed(allow) => {
-            let e = ApiError::new(
-                ErrorKind::MethodNotAllowed,
-                format!("{} is not allowed here; use {allow}", request.method()),
+/// The first phase: the request's id, its row of the route table, its error shape, its span
+/// and — on a metered route — its usage record.
+fn begin(state: &State, request: &Request<Incoming>) -> Begun {
+    let started = Instant::now();
+    let (request_id, replaced_id) = request_id(request);
+    let (path, query) = (request.uri().path(), request.uri().query());
+    let native = routes::is_native_client(request.headers(), path, query);
+    let routed = crate::routes::route(request.method(), path, native);
+    let spec = &routed.endpoint.spec;
+    // The path only: the query may carry a key (`?key=`).
+    // account, key and model are recorded by authentication and the hold, charge by the
+    // settlement (`charge.rs`), so the access line says who spent what on which model.
+    // With traces on it is the trace's server span, under the client's `traceparent`
+    // (docs/decisions.md, "Traces"); the GenAI and tollgate attributes are recorded as the
+    // request learns them.
+    let span = tracing::info_span!(
+        "request",
+        id = %request_id,
+        method = %request.method(),
+        path = %path,
+        otel.name = tracing::field::Empty,
+        otel.kind = tracing::field::Empty,
+        gen_ai.operation.name = tracing::field::Empty,
+        tollgate.account = tracing::field::Empty,
+        tollgate.key = tracing::field::Empty,
+        gen_ai.request.model = tracing::field::Empty,
+        tollgate.channel = tracing::field::Empty,
+        tollgate.meter = tracing::field::Empty,
+        gen_ai.usage.input_tokens = tracing::field::Empty,
+        gen_ai.usage.output_tokens = tracing::field::Empty,
+        tollgate.charge = tracing::field::Empty,
+        http.response.status_code = tracing::field::Empty,
+    );
+    crate::trace::server_span(&span, request.method(), routed.label, request.headers());
+    if let Some(sent) = &replaced_id {
+        span.in_scope(|| {
+            tracing::info!(
+                client_request_id = ?sent,
+                "the client's x-request-id was replaced: only 1 to 128 of [A-Za-z0-9._:-] are kept"
             );
-            let mut response = e.into_response(routes::family_of(request.uri().path()));
-            if let Ok(v) = HeaderValue::from_str(&allow.to_string()) {
-                response.headers_mut().insert(header::ALLOW, v);
-            }
-            Ok(response)
-        }
-        // NotFound, and (never) a client route without its caller.
-        _ => Err(unknown_url(&request)),
+        });
+    }
+    // Metered requests are logged, under their policy endpoint's name.
+    let usage = spec
+        .policy
+        .filter(|_| spec.metered)
+        .map(|endpoint| Recorder::start(&state.ledger, endpoint, &request_id));
+    Begun {
+        started,
+        shape: spec.error_shape(path, query),
+        request_id,
+        routed,
+        span,
+        usage,
     }
 }
 
-/// 404 for a path nothing here serves.
-fn unknown_url(request: &Request<Incoming>) -> ApiError {
-    ApiError::new(
-        ErrorKind::NotFound,
-        format!(
-            "Unknown request URL: {} {}",
-            request.method(),
-            request.uri().path()
-        ),
-    )
-    .code("unknown_url")
+/// The second and third phases (DESIGN §2 after routing): the caller is admitted the way its
+/// row says — a client key authenticated once for every client route, the operator's network
+/// for the operator's side — and the row's handler serves it.
+async fn serve(
+    ctx: RequestCtx,
+    endpoint: &'static Endpoint,
+    request: Request<Incoming>,
+    operator: Option<Arc<dyn OperatorSide>>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    if endpoint.spec.operators_side() {
+        admission::operator_reachable(&ctx)?;
+    }
+    match endpoint.handler {
+        Handler::Client(handler) => {
+            let principal = admission::authenticate(&ctx, &request).await?;
+            handler(ctx, principal, request).await
+        }
+        Handler::Open(handler) => handler(ctx, request).await,
+        Handler::OperatorSide => match operator {
+            Some(side) => side.serve(ctx, request).await,
+            // Without an operator's side mounted, these paths are as unknown as any other.
+            None => crate::routes::unknown_url(ctx, request).await,
+        },
+    }
 }
 
 /// The `x-tollgate-charge`, `x-tollgate-units` and `x-tollgate-price` headers of a charged

@@ -1,7 +1,7 @@
 //! `GET /openapi.json`: the OpenAPI 3.1 document of every client endpoint and of the admin API,
 //! built here in Rust (docs/decisions.md, "The OpenAPI document"): each client operation's
 //! method, path, security and error shapes from its row of the route table
-//! (`tollgate_gateway_core::routes::ROUTES`), the rest from [`operations`] (one arm per route: a
+//! (`tollgate_gateway::routes::ROUTES`, handed to [`crate::Admin::new`]), the rest from [`operations`] (one arm per route: a
 //! route without its documentation does not compile) and the shapes from [`schemas`]. Tests
 //! check it names every route the gateway serves; schemathesis checks in CI that the gateway's
 //! answers agree with it (`tests/api/run.sh`).
@@ -14,22 +14,25 @@ use http::{Response, StatusCode};
 use operations::Operation;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
-use std::sync::LazyLock;
 use tollgate_gateway_core::body::{self, ResponseBody};
-use tollgate_gateway_core::routes::ROUTES;
+use tollgate_gateway_core::routes::RouteSpec;
 
-/// The document, built once; every answer shares its bytes.
-static DOCUMENT: LazyLock<Bytes> =
-    LazyLock::new(|| Bytes::from(serde_json::to_vec_pretty(&document()).unwrap_or_default()));
-
-/// The document as a response.
-pub fn response() -> Response<ResponseBody> {
-    body::json_bytes_response(StatusCode::OK, DOCUMENT.clone())
+/// The document's bytes, built once when the operator's side is made; every answer shares them.
+pub fn bytes(table: &[&RouteSpec]) -> Bytes {
+    Bytes::from(serde_json::to_vec_pretty(&document(table)).unwrap_or_default())
 }
 
-/// The document.
-pub fn document() -> Value {
-    let mut operations: Vec<Operation> = ROUTES.iter().flat_map(operations::of_row).collect();
+/// The document as a response.
+pub fn response(document: Bytes) -> Response<ResponseBody> {
+    body::json_bytes_response(StatusCode::OK, document)
+}
+
+/// The document of the client routes in `table` (every row of the route table) and the admin API.
+pub fn document(table: &[&RouteSpec]) -> Value {
+    let mut operations: Vec<Operation> = table
+        .iter()
+        .flat_map(|spec| operations::of_row(spec, table))
+        .collect();
     operations.extend(operations::admin());
     let mut paths = Map::new();
     // The errors' answers, shared by name (`OpenAiError400`) under `components.responses`.
@@ -121,10 +124,11 @@ pub fn document() -> Value {
 mod tests {
     use super::document;
     use http::Method;
-    use tollgate_gateway_core::routes::{PathPattern, ROUTES, Route, Verb, route};
+    use tollgate_gateway::routes::{ROUTES, route, specs};
+    use tollgate_gateway_core::routes::{PathPattern, Route, Verb};
 
     fn paths() -> Vec<(Method, String)> {
-        let doc = document();
+        let doc = document(&specs());
         let mut out = Vec::new();
         for (path, item) in doc["paths"].as_object().unwrap() {
             for method in ["get", "post", "put", "patch", "delete"] {
@@ -151,9 +155,9 @@ mod tests {
     #[test]
     fn every_documented_operation_is_routed() {
         for (method, path) in paths() {
-            let routed = route(&method, &path);
+            let routed = route(&method, &path, false).endpoint.spec.route;
             assert!(
-                !matches!(routed.route, Route::NotFound | Route::MethodNotAllowed(_)),
+                !matches!(routed, Route::NotFound | Route::MethodNotAllowed),
                 "{method} {path} is documented but not served"
             );
         }
@@ -175,7 +179,7 @@ mod tests {
     #[test]
     fn every_row_of_the_route_table_is_documented() {
         let documented = paths();
-        for spec in ROUTES {
+        for spec in ROUTES.iter().map(|e| &e.spec) {
             let Some(path) = sample(spec.path) else {
                 continue;
             };

@@ -9,7 +9,9 @@ use super::schemas::r;
 use crate::routes::{ADMIN_ROUTES, AdminOp, Holder};
 use serde_json::{Value, json};
 use tollgate_gateway_core::errors::Family;
-use tollgate_gateway_core::routes::{Credentials, PathPattern, Route, RouteSpec, Streams, Verb};
+use tollgate_gateway_core::routes::{
+    Clients, Credentials, PathPattern, Route, RouteSpec, Streams, Verb,
+};
 
 /// One operation of the document.
 pub(super) struct Operation {
@@ -73,26 +75,28 @@ fn by_client() -> Value {
     json!([{"apiKey": []}, {"vendorKey": []}, {"googKey": []}])
 }
 
-/// The security a row's credentials mean.
-fn security(credentials: Credentials) -> Value {
+/// The security a row's credentials mean (`both`: a native client's twin row serves the same
+/// path, so either way of presenting a key will do).
+fn security(credentials: Credentials, both: bool) -> Value {
     match credentials {
+        Credentials::Key(_) if both => by_client(),
         Credentials::Key(Family::Google) => native(),
         Credentials::Key(_) => bearer(),
-        Credentials::KeyByClient => by_client(),
         Credentials::Open | Credentials::Operator => json!([]),
     }
 }
 
-/// The errors a row answers: its family's shape, the statuses by whether it reads a body.
-fn errors(spec: &RouteSpec) -> Option<(&'static str, &'static [u16])> {
+/// The errors a row answers: its family's shape (either, with a native twin), the statuses by
+/// whether it reads a body.
+fn errors(spec: &RouteSpec, both: bool) -> Option<(&'static str, &'static [u16])> {
     let schema = match spec.credentials {
+        Credentials::Key(_) if both => "OpenAiOrGoogleError",
         Credentials::Key(Family::OpenAi) => "OpenAiError",
         Credentials::Key(Family::T2a) => "T2aError",
         Credentials::Key(Family::Ark) => "ArkError",
         // Without alt=sse the native stream is a JSON array, and so is its error.
         Credentials::Key(Family::Google) if spec.streams == Streams::Always => "GoogleStreamError",
         Credentials::Key(Family::Google) => "GoogleError",
-        Credentials::KeyByClient => "OpenAiOrGoogleError",
         Credentials::Open | Credentials::Operator => return None,
     };
     let statuses = if spec.body.is_some() {
@@ -178,12 +182,18 @@ fn text() -> Value {
     json!({"schema": {"type": "string"}})
 }
 
-/// The row's operations: what the row says, with [`about`] it.
-pub(super) fn of_row(spec: &RouteSpec) -> Vec<Operation> {
+/// The row's operations: what the row says, with [`about`] it. `table`: every row, for a
+/// path served by two (a native client's row and everyone else's), documented once.
+pub(super) fn of_row(spec: &RouteSpec, table: &[&RouteSpec]) -> Vec<Operation> {
     // A prefix routed within: the admin API ([`admin`]) and the console's assets (not API).
-    if let PathPattern::Under(_) = spec.path {
+    // A native client's row is documented with the row after it.
+    if matches!(spec.path, PathPattern::Under(_)) || spec.clients == Clients::Native {
         return Vec::new();
     }
+    let both = table.iter().any(|other| {
+        other.clients == Clients::Native
+            && (other.route, other.path, other.method) == (spec.route, spec.path, spec.method)
+    });
     let About {
         summary,
         tag,
@@ -206,9 +216,9 @@ pub(super) fn of_row(spec: &RouteSpec) -> Vec<Operation> {
         method: method(spec.method),
         summary,
         tag,
-        security: security(spec.credentials),
+        security: security(spec.credentials, both),
         answers,
-        errors: errors(spec),
+        errors: errors(spec, both),
         parameters,
         body,
     };
@@ -631,7 +641,7 @@ fn about(route: Route) -> Option<About> {
         // Documented operation by operation ([`admin`]).
         Route::Admin => return None,
         // Not rows of the table.
-        Route::MethodNotAllowed(_) | Route::NotFound => return None,
+        Route::MethodNotAllowed | Route::NotFound => return None,
     })
 }
 
@@ -755,7 +765,7 @@ fn admin_about(op: AdminOp) -> AdminAbout {
             query_as(
                 "endpoint",
                 "An endpoint name.",
-                json!({"type": "string", "enum": tollgate_gateway_core::routes::policy_endpoints()}),
+                json!({"type": "string", "enum": tollgate_gateway_core::policy::ENDPOINTS}),
             ),
             query("since", "From this time: RFC 3339 or a UTC date."),
             query("until", "Before this time: RFC 3339 or a UTC date."),

@@ -756,8 +756,8 @@ pub(super) fn schemas() -> Map<String, Value> {
                         "minItems": 1,
                         "items": {
                             "type": "string",
-                            // The route table's policy endpoints (`routes::policy_endpoints`).
-                            "enum": tollgate_gateway_core::routes::policy_endpoints(),
+                            // The access policies' endpoint names (`policy::ENDPOINTS`).
+                            "enum": tollgate_gateway_core::policy::ENDPOINTS,
                         },
                     },
                     "expires": {"type": "string", "description": "RFC 3339"},

@@ -12,8 +12,9 @@ use tollgate_store::{Principal, Viewer};
 pub async fn get(
     ctx: RequestCtx,
     principal: Principal,
-    request_id: &str,
+    request: http::Request<hyper::body::Incoming>,
 ) -> Result<http::Response<ResponseBody>, ApiError> {
+    let request_id = tollgate_gateway_core::routes::last_segment(request.uri().path());
     let viewer = Viewer {
         account_id: Some(&principal.account_id),
         key_id: Some(&principal.key_id),

@@ -16,10 +16,10 @@ use tollgate_store::TaskState;
 pub async fn get(
     ctx: RequestCtx,
     request: Request<Incoming>,
-    file: &str,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let state = &ctx.state;
-    let id = file.strip_suffix(".mp4").unwrap_or(file);
+    let file = tollgate_gateway_core::routes::last_segment(request.uri().path()).to_owned();
+    let id = file.strip_suffix(".mp4").unwrap_or(&file);
     let query = request.uri().query().unwrap_or_default();
     let expires = tollgate_gateway_core::auth::query_param(query, "expires")
         .and_then(|v| v.parse::<i64>().ok());

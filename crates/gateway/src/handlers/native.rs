@@ -18,7 +18,7 @@ use tollgate_gateway_core::auth;
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::config::ModelKind;
 use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, Family};
+use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::policy;
 use tollgate_gateway_core::response::UpstreamTime;
 use tollgate_gateway_core::routes;
@@ -37,52 +37,28 @@ pub enum Delivery {
     Array,
 }
 
-/// `:generateContent` and `:streamGenerateContent`.
+/// `:generateContent`.
 pub async fn generate(
     ctx: RequestCtx,
     principal: Principal,
     request: Request<Incoming>,
-    streaming: bool,
 ) -> Result<Response<ResponseBody>, ApiError> {
-    let delivery = delivery(&request, streaming);
-    match generate_as(ctx, principal, request, delivery).await {
-        Err(e) if delivery == Delivery::Array => Ok(array_error(&e)),
-        other => other,
-    }
+    generate_as(ctx, principal, request, Delivery::Whole).await
 }
 
-/// How the answer to `request` is delivered.
-fn delivery(request: &Request<Incoming>, streaming: bool) -> Delivery {
+/// `:streamGenerateContent`: events with `alt=sse`, the vendor's JSON array without (whose
+/// errors the service wraps in an array too: the row's `error_shape`).
+pub async fn stream(
+    ctx: RequestCtx,
+    principal: Principal,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
     let query = request.uri().query().unwrap_or_default();
-    match (streaming, auth::query_param(query, "alt").as_deref()) {
-        (false, _) => Delivery::Whole,
-        (true, Some("sse")) => Delivery::Events,
-        (true, _) => Delivery::Array,
-    }
-}
-
-/// A refusal of `:streamGenerateContent` before its handler ran (authentication): in the array
-/// form it is wrapped in an array, as every error of that form.
-pub fn refused_stream(
-    request: &Request<Incoming>,
-    e: ApiError,
-) -> Result<Response<ResponseBody>, ApiError> {
-    match delivery(request, true) {
-        Delivery::Array => Ok(array_error(&e)),
-        _ => Err(e),
-    }
-}
-
-/// In the array form the vendor wraps errors in an array too (wire-formats §6.3).
-fn array_error(e: &ApiError) -> Response<ResponseBody> {
-    let status = e.clone().into_response(Family::Google).status();
-    let mut response = body::json_response(status, &[e.body(Family::Google)]);
-    if let Some(seconds) = e.retry_after
-        && let Ok(v) = HeaderValue::from_str(&seconds.to_string())
-    {
-        response.headers_mut().insert(header::RETRY_AFTER, v);
-    }
-    response
+    let delivery = match auth::query_param(query, "alt").as_deref() {
+        Some("sse") => Delivery::Events,
+        _ => Delivery::Array,
+    };
+    generate_as(ctx, principal, request, delivery).await
 }
 
 /// The request flow of DESIGN §2, top to bottom.
@@ -232,16 +208,4 @@ pub async fn get_model(
         StatusCode::OK,
         &translate::model_object(&entry, Some(&model_limits)),
     ))
-}
-
-/// Whether a request carries a native client's credential (`x-goog-api-key`,
-/// `x-vendor-api-key` or `?key=`), which decides the shape of `GET /v1/models[/…]`.
-pub fn is_native_client(request: &Request<Incoming>) -> bool {
-    let headers = request.headers();
-    headers.contains_key("x-goog-api-key")
-        || headers.contains_key("x-vendor-api-key")
-        || request
-            .uri()
-            .query()
-            .is_some_and(|q| auth::query_param(q, "key").is_some())
 }

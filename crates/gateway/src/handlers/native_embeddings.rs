@@ -29,7 +29,7 @@ pub async fn create(
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (parts, body) = request.into_parts();
-    let batch = ctx.route == Route::NativeBatchEmbed;
+    let batch = ctx.route.route == Route::NativeBatchEmbed;
 
     // 3. The body, under the embeddings limit, decoded.
     let raw = body::read_limited(&parts.headers, body, ctx.body_bounds()).await?;

@@ -1,4 +1,5 @@
-//! Operational endpoints and the answers for routes that are not built yet.
+//! Operational endpoints, the OpenAI model list, and the refusal of what is not supported. Each
+//! open route takes the request's context and the request, as the route table calls it.
 
 use http::{Request, Response, StatusCode, header};
 use hyper::body::Incoming;
@@ -14,15 +15,21 @@ use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::policy;
 use tollgate_store::Principal;
 
+/// What an open route answers.
+type Answer = Result<Response<ResponseBody>, ApiError>;
+
 /// `GET /healthz`: the process is alive.
-pub fn healthz() -> Response<ResponseBody> {
-    body::json_response(StatusCode::OK, &json!({"status": "ok"}))
+pub async fn healthz(_ctx: RequestCtx, _request: Request<Incoming>) -> Answer {
+    Ok(body::json_response(
+        StatusCode::OK,
+        &json!({"status": "ok"}),
+    ))
 }
 
 /// `GET /.well-known/tollgate-ledger-keys`: the Ed25519 public keys whose signatures on ledger
 /// checkpoints the operator stands behind (docs/architecture.md, "The chained ledger"), so that a
 /// customer can check a statement (`tollgate verify`) against a key they fetched themselves.
-pub fn ledger_keys(ctx: &RequestCtx) -> Response<ResponseBody> {
+pub async fn ledger_keys(ctx: RequestCtx, _request: Request<Incoming>) -> Answer {
     let keys: Vec<_> = ctx
         .state
         .ledger_keys
@@ -36,7 +43,7 @@ pub fn ledger_keys(ctx: &RequestCtx) -> Response<ResponseBody> {
             })
         })
         .collect();
-    body::json_response(StatusCode::OK, &json!({"keys": keys}))
+    Ok(body::json_response(StatusCode::OK, &json!({"keys": keys})))
 }
 
 /// How long `/readyz` waits for the database.
@@ -48,7 +55,12 @@ const JOURNAL_STALLED_AFTER: std::time::Duration = std::time::Duration::from_sec
 /// `GET /readyz`: the store answers (within [`STORE_ANSWERS_WITHIN`]), the ledger's writer is
 /// committing (not failing for [`JOURNAL_STALLED_AFTER`]: charges that cannot be written must
 /// not be taken on), and shutdown has not begun.
-pub async fn readyz(ctx: &RequestCtx) -> Response<ResponseBody> {
+pub async fn readyz(ctx: RequestCtx, _request: Request<Incoming>) -> Answer {
+    Ok(readiness(&ctx).await)
+}
+
+/// What `/readyz` answers.
+async fn readiness(ctx: &RequestCtx) -> Response<ResponseBody> {
     if ctx.state.is_draining() {
         return body::json_response(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -182,7 +194,7 @@ fn register_channel_metrics(
 /// `GET /metrics`: Prometheus text, written by `prometheus_client` from a registry made for the
 /// scrape — the request path's books, the ledger, limits and budgets, channels, SQLite's
 /// write-ahead log (docs/metrics-series.txt lists every series).
-pub fn metrics(ctx: &RequestCtx) -> Response<ResponseBody> {
+pub async fn metrics(ctx: RequestCtx, _request: Request<Incoming>) -> Answer {
     let mut scrape = Registry::default();
     ctx.state.metrics.register_metrics(&mut scrape);
     ctx.state.ledger.register_metrics(&mut scrape);
@@ -213,7 +225,7 @@ pub fn metrics(ctx: &RequestCtx) -> Response<ResponseBody> {
         header::CONTENT_TYPE,
         header::HeaderValue::from_static(tollgate_gateway_core::metrics::CONTENT_TYPE),
     );
-    response
+    Ok(response)
 }
 
 /// `GET /v1/models`: the public models and their aliases, in OpenAI's list shape (what OpenAI
@@ -265,10 +277,10 @@ fn model_object(id: &str) -> serde_json::Value {
 
 /// `/v1/audio/translations` (docs/api.md §4 rule 5): 404, not 501 — the OpenAI SDKs retry every 5xx
 /// (three round trips and a back-off to learn the same thing) and none of them retries a 404.
-pub fn translations_unsupported() -> ApiError {
-    ApiError::new(
+pub async fn translations_unsupported(_ctx: RequestCtx, _request: Request<Incoming>) -> Answer {
+    Err(ApiError::new(
         ErrorKind::NotFound,
         "Speech translation (/v1/audio/translations) is not supported; use /v1/audio/transcriptions",
     )
-    .code("unsupported_endpoint")
+    .code("unsupported_endpoint"))
 }

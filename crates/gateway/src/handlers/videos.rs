@@ -490,6 +490,7 @@ pub async fn content(
 /// broken connection instead.
 pub async fn unsupported(
     ctx: RequestCtx,
+    _principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let path = request.uri().path().to_owned();

@@ -1,0 +1,512 @@
+//! The route table (DESIGN §2 step 1): one row per endpoint — every fact the request path needs
+//! about it ([`RouteSpec`]: method and path, credentials, policy name, limits, usage logging,
+//! body limit, error shape) and its handler — read by routing, credentials, the access
+//! policies, admission, the usage log, body limits and the OpenAPI document
+//! (`docs/architecture.md`, "Adding an endpoint"). Nothing else lists endpoints, and nothing
+//! else dispatches: the service calls the row's handler, so a row without one does not compile.
+
+use crate::handlers;
+use futures_util::future::BoxFuture;
+use http::{HeaderValue, Method, Request, Response, header};
+use hyper::body::Incoming;
+use tollgate_gateway_core::body::ResponseBody;
+use tollgate_gateway_core::context::RequestCtx;
+use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+use tollgate_gateway_core::limits::Endpoint as Body;
+use tollgate_gateway_core::routes::{
+    Allow, Credentials, PathPattern, Route, RouteSpec, Streams, Verb, family_of, item, row,
+};
+use tollgate_store::Principal;
+
+/// What a handler answers.
+pub type Answer = BoxFuture<'static, Result<Response<ResponseBody>, ApiError>>;
+
+/// Who serves a row.
+#[derive(Clone, Copy)]
+pub enum Handler {
+    /// A client route: called once its caller is authenticated and admitted, with the caller.
+    Client(fn(RequestCtx, Principal, Request<Incoming>) -> Answer),
+    /// A route without a client key (operations, a signed media link, a refusal).
+    Open(fn(RequestCtx, Request<Incoming>) -> Answer),
+    /// The operator's side mounted on the gateway (`tollgate-admin`; without one, 404).
+    OperatorSide,
+}
+
+impl std::fmt::Debug for Handler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Handler::Client(_) => "Client",
+            Handler::Open(_) => "Open",
+            Handler::OperatorSide => "OperatorSide",
+        })
+    }
+}
+
+/// One endpoint: its facts and its handler.
+#[derive(Debug)]
+pub struct Endpoint {
+    /// Everything the request path knows of it (a request's context carries it).
+    pub spec: RouteSpec,
+    /// Who answers it.
+    pub handler: Handler,
+}
+
+impl Endpoint {
+    /// A row. A handler that does not fit the credentials — a client handler on a route that
+    /// takes no key, or the reverse — stops the build (the table is evaluated at compile time).
+    const fn new(spec: RouteSpec, handler: Handler) -> Endpoint {
+        match (spec.credentials, &handler) {
+            (Credentials::Key(_), Handler::Client(_))
+            | (Credentials::Open, Handler::Open(_))
+            | (Credentials::Operator, Handler::Open(_) | Handler::OperatorSide) => {}
+            _ => panic!("a row's handler does not fit its credentials"),
+        }
+        Endpoint { spec, handler }
+    }
+}
+
+/// A client handler `f(ctx, principal, request)`.
+macro_rules! client {
+    ($f:path) => {
+        Handler::Client(|ctx, principal, request| Box::pin($f(ctx, principal, request)))
+    };
+    // One whose path names an item (a task, a video, a request id): `f(…, &id)`.
+    ($f:path, item) => {
+        Handler::Client(|ctx, principal, request| {
+            Box::pin(async move {
+                let id = item(request.uri().path()).to_owned();
+                $f(ctx, principal, request, &id).await
+            })
+        })
+    };
+}
+
+/// An open handler `f(ctx, request)`.
+macro_rules! open {
+    ($f:path) => {
+        Handler::Open(|ctx, request| Box::pin($f(ctx, request)))
+    };
+}
+
+use Credentials::Key;
+use PathPattern::{Exact, Item, ItemThen, Model, Under};
+use tollgate_gateway_core::errors::Family::{Ark, Google, OpenAi, T2a};
+
+const GET: Verb = Verb::Get;
+const POST: Verb = Verb::Post;
+const DELETE: Verb = Verb::Delete;
+const TASKS: &str = "/api/v3/contents/generations/tasks";
+const TASK: &str = "/api/v3/contents/generations/tasks/";
+
+/// The table: every endpoint of docs/api.md §4, in the order paths are matched. One row per
+/// endpoint (a route with two paths has two; a path that answers native clients in the native
+/// shape has a row for them first); kept as a table, a row to a few lines.
+#[rustfmt::skip]
+pub static ROUTES: &[Endpoint] = &[
+    Endpoint::new(row(Route::Healthz, GET, Exact("/healthz"), "healthz").in_reserve(), open!(handlers::ops::healthz)),
+    Endpoint::new(row(Route::Readyz, GET, Exact("/readyz"), "readyz").in_reserve(), open!(handlers::ops::readyz)),
+    Endpoint::new(row(Route::LedgerKeys, GET, Exact("/.well-known/tollgate-ledger-keys"), "ledger_keys"),
+        open!(handlers::ops::ledger_keys)),
+    Endpoint::new(row(Route::Metrics, GET, Exact("/metrics"), "metrics").operator().in_reserve(),
+        open!(handlers::ops::metrics)),
+    Endpoint::new(row(Route::OpenApi, GET, Exact("/openapi.json"), "openapi").operator(), Handler::OperatorSide),
+    Endpoint::new(row(Route::Console, GET, Exact("/console"), "console").operator(), Handler::OperatorSide),
+    Endpoint::new(row(Route::Console, GET, Under("/console/"), "console").operator(), Handler::OperatorSide),
+    Endpoint::new(row(Route::Admin, Verb::Any, Under("/admin/v1/"), "admin").operator(), Handler::OperatorSide),
+    Endpoint::new(row(Route::ListModels, GET, Exact("/v1/models"), "models").native_clients().key(Key(Google), None),
+        client!(handlers::native::list_models)),
+    Endpoint::new(row(Route::ListModels, GET, Exact("/v1/models"), "models").key(Key(OpenAi), None),
+        client!(handlers::ops::list_models)),
+    Endpoint::new(row(Route::ModelGet, GET, Model(None), "native_model").native_clients().key(Key(Google), None),
+        client!(handlers::native::get_model)),
+    Endpoint::new(row(Route::ModelGet, GET, Model(None), "native_model").key(Key(OpenAi), None),
+        client!(handlers::ops::get_model)),
+    Endpoint::new(row(Route::NativeListModels, GET, Exact("/v1beta/models"), "native_models").key(Key(Google), None),
+        client!(handlers::native::list_models)),
+    Endpoint::new(row(Route::Embeddings, POST, Exact("/v1/embeddings"), "embeddings")
+        .key(Key(OpenAi), Some("embeddings"))
+        .metered(Body::Embeddings, Streams::No), client!(handlers::embeddings::create)),
+    Endpoint::new(row(Route::Speech, POST, Exact("/v1/audio/speech"), "speech")
+        .key(Key(OpenAi), Some("speech"))
+        .metered(Body::Speech, Streams::OnRequest), client!(handlers::speech::create)),
+    Endpoint::new(row(Route::T2a, POST, Exact("/v1/t2a_v2"), "t2a")
+        .key(Key(T2a), Some("t2a"))
+        .metered(Body::T2a, Streams::OnRequest), client!(handlers::t2a::create)),
+    Endpoint::new(row(Route::Transcriptions, POST, Exact("/v1/audio/transcriptions"), "transcriptions")
+        .key(Key(OpenAi), Some("transcriptions"))
+        .metered(Body::Transcriptions, Streams::OnRequest), client!(handlers::transcriptions::create)),
+    Endpoint::new(row(Route::Translations, POST, Exact("/v1/audio/translations"), "translations"),
+        open!(handlers::ops::translations_unsupported)),
+    Endpoint::new(row(Route::SpeechToText, POST, Exact("/v1/speech_to_text"), "speech_to_text")
+        .key(Key(OpenAi), Some("speech_to_text"))
+        .metered(Body::SpeechToText, Streams::OnRequest), client!(handlers::speech_to_text::create)),
+    Endpoint::new(row(Route::ClipTaskList, GET, Exact(TASKS), "clip_tasks").key(Key(Ark), Some("clip_tasks")),
+        client!(handlers::clip_tasks::list)),
+    Endpoint::new(row(Route::ClipTaskCreate, POST, Exact(TASKS), "clip_tasks")
+        .key(Key(Ark), Some("clip_tasks"))
+        .metered(Body::ClipTasks, Streams::No), client!(handlers::clip_tasks::create)),
+    Endpoint::new(row(Route::ClipTaskGet, GET, Item(TASK), "clip_task").key(Key(Ark), Some("clip_tasks")),
+        client!(handlers::clip_tasks::get, item)),
+    Endpoint::new(row(Route::ClipTaskDelete, DELETE, Item(TASK), "clip_task").key(Key(Ark), Some("clip_tasks")),
+        client!(handlers::clip_tasks::delete, item)),
+    Endpoint::new(row(Route::VideoCreate, POST, Exact("/v1/video/generations"), "video_generations")
+        .key(Key(OpenAi), Some("video_generations"))
+        .metered(Body::VideoGenerations, Streams::No), client!(handlers::video_generations::create)),
+    Endpoint::new(row(Route::VideoGet, GET, Item("/v1/video/generations/"), "video_generation")
+        .key(Key(OpenAi), Some("video_generations")), client!(handlers::video_generations::get, item)),
+    Endpoint::new(row(Route::VideosCreate, POST, Exact("/v1/videos"), "videos")
+        .key(Key(OpenAi), Some("videos"))
+        .metered(Body::Videos, Streams::No), client!(handlers::videos::create)),
+    Endpoint::new(row(Route::VideosList, GET, Exact("/v1/videos"), "videos").key(Key(OpenAi), Some("videos")),
+        client!(handlers::videos::list)),
+    Endpoint::new(row(Route::VideosGet, GET, Item("/v1/videos/"), "video").key(Key(OpenAi), Some("videos")),
+        client!(handlers::videos::get, item)),
+    Endpoint::new(row(Route::VideosDelete, DELETE, Item("/v1/videos/"), "video").key(Key(OpenAi), Some("videos")),
+        client!(handlers::videos::delete, item)),
+    Endpoint::new(row(Route::VideosContent, GET, ItemThen("/v1/videos/", "/content"), "video_content")
+        .key(Key(OpenAi), Some("videos")), client!(handlers::videos::content, item)),
+    Endpoint::new(row(Route::VideosRemix, POST, ItemThen("/v1/videos/", "/remix"), "video_remix")
+        .key(Key(OpenAi), Some("videos"))
+        .metered(Body::Videos, Streams::No), client!(handlers::videos::remix, item)),
+    Endpoint::new(row(Route::VideosUnsupported, POST, Exact("/v1/videos/edits"), "video_edits")
+        .key(Key(OpenAi), Some("videos"))
+        .reads(Body::Videos), client!(handlers::videos::unsupported)),
+    Endpoint::new(row(Route::VideosUnsupported, POST, Exact("/v1/videos/extensions"), "video_extensions")
+        .key(Key(OpenAi), Some("videos"))
+        .reads(Body::Videos), client!(handlers::videos::unsupported)),
+    Endpoint::new(row(Route::VideosUnsupported, POST, Exact("/v1/videos/characters"), "video_characters")
+        .key(Key(OpenAi), Some("videos"))
+        .reads(Body::Videos), client!(handlers::videos::unsupported)),
+    Endpoint::new(row(Route::VideosCharacter, GET, Item("/v1/videos/characters/"), "video_characters")
+        .key(Key(OpenAi), Some("videos")), client!(handlers::videos::unsupported)),
+    Endpoint::new(row(Route::Media, GET, Item("/v1/media/"), "media"), open!(handlers::media::get)),
+    Endpoint::new(row(Route::Charges, GET, Item("/v1/charges/"), "charges").native_clients().key(Key(Google), None),
+        client!(handlers::charges::get)),
+    Endpoint::new(row(Route::Charges, GET, Item("/v1/charges/"), "charges").key(Key(OpenAi), None),
+        client!(handlers::charges::get)),
+    Endpoint::new(row(Route::NativeGenerate, POST, Model(Some("generateContent")), "native")
+        .key(Key(Google), Some("native"))
+        .metered(Body::Native, Streams::No), client!(handlers::native::generate)),
+    Endpoint::new(row(Route::NativeStream, POST, Model(Some("streamGenerateContent")), "native")
+        .key(Key(Google), Some("native"))
+        .metered(Body::Native, Streams::Always), client!(handlers::native::stream)),
+    Endpoint::new(row(Route::NativeCountTokens, POST, Model(Some("countTokens")), "native")
+        .key(Key(Google), Some("native"))
+        .reads(Body::Native), client!(handlers::native::count_tokens)),
+    Endpoint::new(row(Route::NativeEmbed, POST, Model(Some("embedContent")), "native_embed")
+        .key(Key(Google), Some("embeddings"))
+        .metered(Body::Embeddings, Streams::No), client!(handlers::native_embeddings::create)),
+    Endpoint::new(row(Route::NativeBatchEmbed, POST, Model(Some("batchEmbedContents")), "native_embed")
+        .key(Key(Google), Some("embeddings"))
+        .metered(Body::Embeddings, Streams::No), client!(handlers::native_embeddings::create)),
+    Endpoint::new(row(Route::ChatCompletions, POST, Exact("/v1/chat/completions"), "chat")
+        .key(Key(OpenAi), Some("chat"))
+        .metered(Body::Chat, Streams::OnRequest), client!(handlers::chat::create)),
+    Endpoint::new(row(Route::Responses, POST, Exact("/v1/responses"), "responses")
+        .key(Key(OpenAi), Some("responses"))
+        .metered(Body::Responses, Streams::OnRequest), client!(handlers::responses::create)),
+];
+
+/// The row of a path nothing serves: 404 in the path's family.
+static NOT_FOUND: Endpoint = Endpoint::new(
+    row(Route::NotFound, Verb::Any, Under("/"), "unknown"),
+    open!(unknown_url),
+);
+
+/// The row of a known path asked with another method: 405 with `Allow`.
+static METHOD_NOT_ALLOWED: Endpoint = Endpoint::new(
+    row(Route::MethodNotAllowed, Verb::Any, Under("/"), "unknown"),
+    open!(method_not_allowed),
+);
+
+/// 404 for a path nothing here serves (also the operator's paths with no operator's side
+/// mounted).
+pub async fn unknown_url(
+    _ctx: RequestCtx,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    Err(ApiError::new(
+        ErrorKind::NotFound,
+        format!(
+            "Unknown request URL: {} {}",
+            request.method(),
+            request.uri().path()
+        ),
+    )
+    .code("unknown_url"))
+}
+
+/// 405 for a path the table has with other methods, with the `Allow` header naming them.
+async fn method_not_allowed(
+    _ctx: RequestCtx,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let path = request.uri().path();
+    let allow = allowed(path).to_string();
+    let e = ApiError::new(
+        ErrorKind::MethodNotAllowed,
+        format!("{} is not allowed here; use {allow}", request.method()),
+    );
+    let mut response = e.into_response(family_of(path));
+    if let Ok(v) = HeaderValue::from_str(&allow) {
+        response.headers_mut().insert(header::ALLOW, v);
+    }
+    Ok(response)
+}
+
+/// A routed request: its row, and the label for metrics and logs.
+#[derive(Debug, Clone, Copy)]
+pub struct Routed {
+    /// The row that serves it (a fallback row for 404 and 405).
+    pub endpoint: &'static Endpoint,
+    /// Label for metrics and logs: the row's, or for a 405 the label of the path's first row.
+    pub label: &'static str,
+}
+
+/// Routes a request: the first row whose path, method and clients match (`native`: the client
+/// presents its key natively, `tollgate_gateway_core::routes::is_native_client`); a path some
+/// row has with another method is 405 with the methods it allows.
+pub fn route(method: &Method, path: &str, native: bool) -> Routed {
+    if let Some(endpoint) = ROUTES.iter().find(|e| e.spec.serves(method, path, native)) {
+        return Routed {
+            endpoint,
+            label: endpoint.spec.label,
+        };
+    }
+    match ROUTES.iter().find(|e| e.spec.path.matches(path)) {
+        Some(first) => Routed {
+            endpoint: &METHOD_NOT_ALLOWED,
+            label: first.spec.label,
+        },
+        None => Routed {
+            endpoint: &NOT_FOUND,
+            label: NOT_FOUND.spec.label,
+        },
+    }
+}
+
+/// The methods the table serves `path` with, for a 405's `Allow` header.
+pub fn allowed(path: &str) -> Allow {
+    ROUTES
+        .iter()
+        .filter(|e| e.spec.path.matches(path))
+        .fold(Allow::default(), |allow, e| allow.with(e.spec.method))
+}
+
+/// Every row's facts, for what documents the table (the operator's side builds the OpenAPI
+/// document from them).
+pub fn specs() -> Vec<&'static RouteSpec> {
+    ROUTES.iter().map(|e| &e.spec).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tollgate_gateway_core::errors::Family;
+    use tollgate_gateway_core::routes::native_model;
+
+    fn name(method: &Method, path: &str) -> Route {
+        route(method, path, false).endpoint.spec.route
+    }
+
+    #[test]
+    fn every_spec_endpoint_is_routed() {
+        let cases = [
+            (Method::POST, "/v1/audio/speech", Family::OpenAi),
+            (Method::POST, "/v1/audio/transcriptions", Family::OpenAi),
+            (Method::POST, "/v1/t2a_v2", Family::T2a),
+            (Method::POST, "/v1/speech_to_text", Family::OpenAi),
+            (Method::POST, "/v1/embeddings", Family::OpenAi),
+            (Method::POST, TASKS, Family::Ark),
+            (
+                Method::GET,
+                "/api/v3/contents/generations/tasks/cgt-1",
+                Family::Ark,
+            ),
+            (Method::POST, "/v1/video/generations", Family::OpenAi),
+            (Method::GET, "/v1/video/generations/vid-1", Family::OpenAi),
+            (
+                Method::POST,
+                "/v1beta/models/gen-2.5-flash:generateContent",
+                Family::Google,
+            ),
+            (
+                Method::POST,
+                "/v1beta/models/gen-2.5-flash:streamGenerateContent",
+                Family::Google,
+            ),
+            (
+                Method::POST,
+                "/v1/models/gen-2.5-flash:generateContent",
+                Family::Google,
+            ),
+        ];
+        for (method, path, family) in cases {
+            let r = route(&method, path, false);
+            assert_eq!(
+                r.endpoint.spec.error_shape(path, None).family,
+                family,
+                "{path}"
+            );
+            assert_eq!(family_of(path), family, "{path}");
+            assert!(
+                !matches!(
+                    r.endpoint.spec.route,
+                    Route::NotFound | Route::MethodNotAllowed
+                ),
+                "{method} {path} → {r:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_videos_api_routes_each_path_and_names_its_item() {
+        for (method, path, want) in [
+            (Method::POST, "/v1/videos", Route::VideosCreate),
+            (Method::GET, "/v1/videos", Route::VideosList),
+            (Method::GET, "/v1/videos/video-1", Route::VideosGet),
+            (Method::DELETE, "/v1/videos/video-1", Route::VideosDelete),
+            (
+                Method::GET,
+                "/v1/videos/video-1/content",
+                Route::VideosContent,
+            ),
+        ] {
+            assert_eq!(name(&method, path), want, "{method} {path}");
+            if path != "/v1/videos" {
+                assert_eq!(item(path), "video-1", "{path}");
+            }
+        }
+        assert_eq!(name(&Method::GET, "/v1/videos/a/b"), Route::NotFound);
+        assert_eq!(name(&Method::GET, "/v1/videos//content"), Route::NotFound);
+        assert_eq!(item("/v1/video/generations/content"), "content");
+    }
+
+    #[test]
+    fn wrong_methods_and_unknown_paths() {
+        assert_eq!(
+            name(&Method::GET, "/v1/embeddings"),
+            Route::MethodNotAllowed
+        );
+        assert_eq!(allowed("/v1/embeddings").to_string(), "POST");
+        assert_eq!(
+            route(&Method::GET, "/v1/embeddings", false).label,
+            "embeddings"
+        );
+        assert_eq!(name(&Method::GET, "/nope"), Route::NotFound);
+        assert_eq!(name(&Method::GET, "/v1/models"), Route::ListModels);
+        assert_eq!(name(&Method::GET, "/v1/models/x"), Route::ModelGet);
+        assert_eq!(name(&Method::GET, "/v1/models/x/y"), Route::NotFound);
+        assert_eq!(
+            name(&Method::POST, "/v1beta/models/x:embedContent"),
+            Route::NativeEmbed
+        );
+        assert_eq!(
+            name(&Method::POST, "/v1/models/x:batchEmbedContents"),
+            Route::NativeBatchEmbed
+        );
+        assert_eq!(
+            name(&Method::POST, "/v1beta/models/x:predict"),
+            Route::NotFound
+        );
+        assert_eq!(
+            name(&Method::GET, "/v1beta/models/x:generateContent"),
+            Route::MethodNotAllowed
+        );
+        assert_eq!(
+            allowed("/v1beta/models/x:generateContent").to_string(),
+            "POST"
+        );
+        assert_eq!(
+            native_model("/v1beta/models/gen-2.5-flash:streamGenerateContent"),
+            ("gen-2.5-flash", "streamGenerateContent")
+        );
+        assert_eq!(name(&Method::PUT, TASKS), Route::MethodNotAllowed);
+        assert_eq!(allowed(TASKS).to_string(), "GET, POST");
+        assert_eq!(
+            allowed("/api/v3/contents/generations/tasks/cgt-1").to_string(),
+            "GET, DELETE"
+        );
+        assert_eq!(name(&Method::PATCH, "/admin/v1/keys"), Route::Admin);
+        assert_eq!(name(&Method::GET, "/console/app.js"), Route::Console);
+        assert_eq!(
+            name(&Method::GET, "/v1beta/models/:generateContent"),
+            Route::NotFound
+        );
+    }
+
+    /// The model list, one model and a charge answer a native client in the native shape:
+    /// rows of their own, not a special case.
+    #[test]
+    fn a_native_client_gets_the_native_rows() {
+        for (path, want) in [
+            ("/v1/models", Route::ListModels),
+            ("/v1/models/x", Route::ModelGet),
+            ("/v1/charges/req-1", Route::Charges),
+        ] {
+            let native = route(&Method::GET, path, true).endpoint;
+            let other = route(&Method::GET, path, false).endpoint;
+            assert_eq!(
+                (native.spec.route, other.spec.route),
+                (want, want),
+                "{path}"
+            );
+            assert_eq!(
+                native.spec.error_shape(path, None).family,
+                Family::Google,
+                "{path}"
+            );
+            assert_eq!(
+                other.spec.error_shape(path, None).family,
+                Family::OpenAi,
+                "{path}"
+            );
+        }
+    }
+
+    /// The native stream without `alt=sse` answers a JSON array, its errors too.
+    #[test]
+    fn the_native_stream_shapes_its_errors_by_alt() {
+        let path = "/v1beta/models/x:streamGenerateContent";
+        let spec = &route(&Method::POST, path, true).endpoint.spec;
+        assert!(spec.error_shape(path, None).array);
+        assert!(spec.error_shape(path, Some("key=k")).array);
+        assert!(!spec.error_shape(path, Some("alt=sse&key=k")).array);
+        let whole = &route(&Method::POST, "/v1beta/models/x:generateContent", true)
+            .endpoint
+            .spec;
+        assert!(!whole.error_shape(path, None).array);
+    }
+
+    #[test]
+    fn every_row_names_a_known_policy_endpoint_and_each_is_named() {
+        let mut named: Vec<&str> = Vec::new();
+        for endpoint in ROUTES {
+            let spec = &endpoint.spec;
+            // A metered route reads a body and names its policy endpoint.
+            if spec.metered {
+                assert!(spec.body.is_some() && spec.policy.is_some(), "{spec:?}");
+            }
+            if let Some(policy) = spec.policy {
+                assert!(
+                    tollgate_gateway_core::policy::ENDPOINTS.contains(&policy),
+                    "{spec:?} names an unknown policy endpoint"
+                );
+                if !named.contains(&policy) {
+                    named.push(policy);
+                }
+            }
+        }
+        assert_eq!(named, tollgate_gateway_core::policy::ENDPOINTS);
+    }
+
+    #[test]
+    fn only_the_operational_routes_answer_in_the_reserve() {
+        let reserve: Vec<Route> = ROUTES
+            .iter()
+            .filter(|e| e.spec.in_reserve)
+            .map(|e| e.spec.route)
+            .collect();
+        assert_eq!(reserve, [Route::Healthz, Route::Readyz, Route::Metrics]);
+    }
+}
