@@ -1,8 +1,7 @@
 //! Errors as clients see them: one meaning ([`ApiError`]), rendered in the error shape of the
 //! endpoint's own vendor ([`Family`], DESIGN §7) with an honest HTTP status.
 
-use crate::response::ResponseBody;
-use http::{HeaderValue, Response, StatusCode, header};
+use http::StatusCode;
 use serde_json::json;
 
 /// The four inbound families and their error shapes.
@@ -194,13 +193,10 @@ impl ApiError {
         )
     }
 
-    /// The response in `shape` (a family's, or its array form).
-    pub fn into_response(self, shape: impl Into<Shape>) -> Response<ResponseBody> {
-        let Shape { family, array } = shape.into();
+    /// The HTTP status `family` shows for the error (the honest one is [`ErrorKind::status`]).
+    pub fn shown_status(&self, family: Family) -> StatusCode {
         let status = self.kind.status();
-        let body = self.body(family);
-        let body = if array { json!([body]) } else { body };
-        let status = match family {
+        match family {
             // The vendor answers an invalid key with 400 INVALID_ARGUMENT and a missing one with
             // 403 PERMISSION_DENIED (wire-formats §6.4); its SDK relies on that.
             Family::Google => StatusCode::from_u16(google_status(self.kind).0).unwrap_or(status),
@@ -219,31 +215,7 @@ impl ApiError {
                 StatusCode::OK
             }
             _ => status,
-        };
-        let mut response = crate::response::json_response(status, &body);
-        // Logs and metrics count the error as what it is, whatever status the family shows.
-        response
-            .extensions_mut()
-            .insert(ErrorStatus(self.kind.status()));
-        if let Some(seconds) = self.retry_after
-            && let Ok(v) = HeaderValue::from_str(&seconds.to_string())
-        {
-            response.headers_mut().insert(header::RETRY_AFTER, v);
         }
-        if self.kind == ErrorKind::InsufficientBalance {
-            // A quota (the balance, a spend cap) does not come back by retrying in a few
-            // seconds: the OpenAI SDKs read this and do not retry the 429.
-            response
-                .headers_mut()
-                .insert("x-should-retry", HeaderValue::from_static("false"));
-        }
-        if self.kind == ErrorKind::RequestTimeout {
-            // The rest of the body is never read: the connection cannot carry another request.
-            response
-                .headers_mut()
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
-        }
-        response
     }
 
     /// The error body in `family`'s shape (also what a stream sends as its error event).

@@ -1,10 +1,13 @@
-//! Response bodies and the plain responses built from them — below both `body` (reading
-//! requests) and `errors` (rendering refusals), which need them.
+//! Response bodies and the plain responses built from them, and an error rendered as a response
+//! in its route's shape ([`ApiError::into_response`]; what an error *is* is `errors`, below).
 
+use crate::errors::{ApiError, ErrorKind, ErrorStatus, Shape};
 use bytes::Bytes;
+use http::HeaderValue;
 use http::{Response, StatusCode, header};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
+use serde_json::json;
 
 /// Every response body: buffered or streamed bytes.
 pub type ResponseBody = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
@@ -56,4 +59,38 @@ pub fn sse_response(
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response.extensions_mut().insert(UpstreamTime(first_frame));
     response
+}
+
+impl ApiError {
+    /// The response in `shape` (a family's, or its array form).
+    pub fn into_response(self, shape: impl Into<Shape>) -> Response<ResponseBody> {
+        let Shape { family, array } = shape.into();
+        let body = self.body(family);
+        let body = if array { json!([body]) } else { body };
+        let status = self.shown_status(family);
+        let mut response = json_response(status, &body);
+        // Logs and metrics count the error as what it is, whatever status the family shows.
+        response
+            .extensions_mut()
+            .insert(ErrorStatus(self.kind.status()));
+        if let Some(seconds) = self.retry_after
+            && let Ok(v) = HeaderValue::from_str(&seconds.to_string())
+        {
+            response.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        if self.kind == ErrorKind::InsufficientBalance {
+            // A quota (the balance, a spend cap) does not come back by retrying in a few
+            // seconds: the OpenAI SDKs read this and do not retry the 429.
+            response
+                .headers_mut()
+                .insert("x-should-retry", HeaderValue::from_static("false"));
+        }
+        if self.kind == ErrorKind::RequestTimeout {
+            // The rest of the body is never read: the connection cannot carry another request.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        response
+    }
 }
