@@ -2,7 +2,11 @@
 //! ([`route`]) and by the OpenAPI document (`crate::openapi`), as the client routes' table
 //! (`tollgate_gateway_core::routes::ROUTES`) is by the gateway.
 
-use http::Method;
+use crate::api::{self, Call, Holder};
+use futures_util::future::BoxFuture;
+use http::{Method, Response};
+use tollgate_gateway_core::body::ResponseBody;
+use tollgate_gateway_core::errors::ApiError;
 
 /// An operation of the admin API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,26 +59,46 @@ pub enum AdminOp {
     Redeliver,
 }
 
-/// Whose access policy a policy route names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Holder {
-    /// `accounts/{id}/policy`: an account, by id or name.
-    Account,
-    /// `keys/{id}/policy`: a key, by id.
-    Key,
-}
+/// What an operation answers.
+pub type Answer = BoxFuture<'static, Result<Response<ResponseBody>, ApiError>>;
 
-/// A row: method, path under `/admin/v1` (`{id}` and `{name}` stand for one segment) and the
-/// operation.
-#[derive(Debug)]
+/// A row: method, path under `/admin/v1` (`{id}` and `{name}` stand for one segment), the
+/// operation's name and its handler (`crate::api`).
 pub struct AdminRoute {
     pub method: Method,
     pub path: &'static str,
     pub op: AdminOp,
+    pub handler: fn(Call) -> Answer,
 }
 
-const fn row(method: Method, path: &'static str, op: AdminOp) -> AdminRoute {
-    AdminRoute { method, path, op }
+impl std::fmt::Debug for AdminRoute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {} ({:?})", self.method, self.path, self.op)
+    }
+}
+
+const fn row(
+    method: Method,
+    path: &'static str,
+    op: AdminOp,
+    handler: fn(Call) -> Answer,
+) -> AdminRoute {
+    AdminRoute {
+        method,
+        path,
+        op,
+        handler,
+    }
+}
+
+/// The handler `api::f(call)`, or `api::f(call, arg)` for an operation two rows share.
+macro_rules! op {
+    ($f:ident) => {
+        |call| Box::pin(api::$f(call))
+    };
+    ($f:ident, $arg:expr) => {
+        |call| Box::pin(api::$f(call, $arg))
+    };
 }
 
 use AdminOp::*;
@@ -87,61 +111,61 @@ const DELETE: Method = Method::DELETE;
 /// Every operation of the admin API.
 #[rustfmt::skip]
 pub static ADMIN_ROUTES: &[AdminRoute] = &[
-    row(GET,    "/accounts",                ListAccounts),
-    row(POST,   "/accounts",                CreateAccount),
-    row(GET,    "/accounts/{id}",           Account),
-    row(POST,   "/accounts/{id}/disable",   DisableAccount),
-    row(POST,   "/accounts/{id}/enable",    EnableAccount),
-    row(POST,   "/accounts/{id}/credits",   Credit),
-    row(GET,    "/accounts/{id}/keys",      AccountKeys),
-    row(POST,   "/accounts/{id}/keys",      AddKey),
-    row(GET,    "/accounts/{id}/ledger",    Ledger),
-    row(GET,    "/accounts/{id}/statement", Statement),
-    row(GET,    "/accounts/{id}/policy",    Policy(Holder::Account)),
-    row(PATCH,  "/accounts/{id}/policy",    SetPolicy(Holder::Account)),
-    row(DELETE, "/accounts/{id}/policy",    ClearPolicy(Holder::Account)),
-    row(GET,    "/keys/{id}/policy",        Policy(Holder::Key)),
-    row(PATCH,  "/keys/{id}/policy",        SetPolicy(Holder::Key)),
-    row(DELETE, "/keys/{id}/policy",        ClearPolicy(Holder::Key)),
-    row(POST,   "/keys/{id}/revoke",        RevokeKey),
-    row(POST,   "/keys/{id}/enable",        EnableKey),
-    row(POST,   "/keys/{id}/rotate",        RotateKey),
-    row(GET,    "/groups",                  Groups),
-    row(PUT,    "/groups/{name}",           SetGroup),
-    row(GET,    "/prices",                  Prices),
-    row(GET,    "/prices/{name}",           PriceHistory),
-    row(POST,   "/prices/{name}",           SetPrice),
-    row(GET,    "/requests/{id}",           Request),
-    row(GET,    "/usage",                   Usage),
-    row(GET,    "/usage/summary",           UsageSummary),
-    row(GET,    "/usage.csv",               UsageCsv),
-    row(GET,    "/holds",                   Holds),
-    row(GET,    "/leases",                  Leases),
-    row(GET,    "/audit",                   Audit),
-    row(GET,    "/tasks",                   Tasks),
-    row(GET,    "/tasks/{id}",              Task),
-    row(POST,   "/tasks/{id}/cancel",       CancelTask),
-    row(GET,    "/channels",                Channels),
-    row(POST,   "/channels/{name}/disable", DisableChannel),
-    row(POST,   "/channels/{name}/enable",  EnableChannel),
-    row(GET,    "/models",                  Models),
-    row(GET,    "/config",                  Config),
-    row(POST,   "/config/reload",           ReloadConfig),
-    row(GET,    "/changes",                 Changes),
-    row(GET,    "/overview",                Overview),
-    row(GET,    "/alerts",                  Alerts),
-    row(POST,   "/alerts",                  PutAlert),
-    row(DELETE, "/alerts/{name}",           DeleteAlert),
-    row(GET,    "/alerts/events",           AlertEvents),
-    row(GET,    "/alerts/deliveries",       AlertDeliveries),
-    row(GET,    "/alerts/deliveries/{id}",  AlertDelivery),
-    row(POST,   "/alerts/deliveries/{id}/redeliver", Redeliver),
+    row(GET, "/accounts", ListAccounts, op!(list_accounts)),
+    row(POST, "/accounts", CreateAccount, op!(create_account)),
+    row(GET, "/accounts/{id}", Account, op!(account)),
+    row(POST, "/accounts/{id}/disable", DisableAccount, op!(switch_account, true)),
+    row(POST, "/accounts/{id}/enable", EnableAccount, op!(switch_account, false)),
+    row(POST, "/accounts/{id}/credits", Credit, op!(credit)),
+    row(GET, "/accounts/{id}/keys", AccountKeys, op!(account_keys)),
+    row(POST, "/accounts/{id}/keys", AddKey, op!(add_key)),
+    row(GET, "/accounts/{id}/ledger", Ledger, op!(ledger_page)),
+    row(GET, "/accounts/{id}/statement", Statement, op!(statement)),
+    row(GET, "/accounts/{id}/policy", Policy(Holder::Account), op!(policy, Holder::Account)),
+    row(PATCH, "/accounts/{id}/policy", SetPolicy(Holder::Account), op!(set_policy, Holder::Account)),
+    row(DELETE, "/accounts/{id}/policy", ClearPolicy(Holder::Account), op!(clear_policy, Holder::Account)),
+    row(GET, "/keys/{id}/policy", Policy(Holder::Key), op!(policy, Holder::Key)),
+    row(PATCH, "/keys/{id}/policy", SetPolicy(Holder::Key), op!(set_policy, Holder::Key)),
+    row(DELETE, "/keys/{id}/policy", ClearPolicy(Holder::Key), op!(clear_policy, Holder::Key)),
+    row(POST, "/keys/{id}/revoke", RevokeKey, op!(revoke_key)),
+    row(POST, "/keys/{id}/enable", EnableKey, op!(enable_key)),
+    row(POST, "/keys/{id}/rotate", RotateKey, op!(rotate_key)),
+    row(GET, "/groups", Groups, op!(groups)),
+    row(PUT, "/groups/{name}", SetGroup, op!(set_group)),
+    row(GET, "/prices", Prices, op!(prices)),
+    row(GET, "/prices/{name}", PriceHistory, op!(price_history)),
+    row(POST, "/prices/{name}", SetPrice, op!(set_price)),
+    row(GET, "/requests/{id}", Request, op!(request_charges)),
+    row(GET, "/usage", Usage, op!(usage)),
+    row(GET, "/usage/summary", UsageSummary, op!(usage_summary)),
+    row(GET, "/usage.csv", UsageCsv, op!(usage_csv)),
+    row(GET, "/holds", Holds, op!(holds)),
+    row(GET, "/leases", Leases, op!(leases)),
+    row(GET, "/audit", Audit, op!(audit)),
+    row(GET, "/tasks", Tasks, op!(list_tasks)),
+    row(GET, "/tasks/{id}", Task, op!(task)),
+    row(POST, "/tasks/{id}/cancel", CancelTask, op!(cancel_task)),
+    row(GET, "/channels", Channels, op!(list_channels)),
+    row(POST, "/channels/{name}/disable", DisableChannel, op!(switch_channel, true)),
+    row(POST, "/channels/{name}/enable", EnableChannel, op!(switch_channel, false)),
+    row(GET, "/models", Models, op!(list_models)),
+    row(GET, "/config", Config, op!(show_config)),
+    row(POST, "/config/reload", ReloadConfig, op!(reload_config)),
+    row(GET, "/changes", Changes, op!(changes)),
+    row(GET, "/overview", Overview, op!(show_overview)),
+    row(GET, "/alerts", Alerts, op!(list_alerts)),
+    row(POST, "/alerts", PutAlert, op!(put_alert)),
+    row(DELETE, "/alerts/{name}", DeleteAlert, op!(delete_alert)),
+    row(GET, "/alerts/events", AlertEvents, op!(alert_events)),
+    row(GET, "/alerts/deliveries", AlertDeliveries, op!(alert_deliveries)),
+    row(GET, "/alerts/deliveries/{id}", AlertDelivery, op!(alert_delivery)),
+    row(POST, "/alerts/deliveries/{id}/redeliver", Redeliver, op!(redeliver)),
 ];
 
 /// A request's operation, with the one segment its path names (`""` when it names none).
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Routed<'p> {
-    pub op: AdminOp,
+    pub row: &'static AdminRoute,
     pub param: &'p str,
 }
 
@@ -165,7 +189,7 @@ pub fn route<'p>(method: &Method, path: &'p str) -> Option<Routed<'p>> {
                 return None;
             }
         }
-        Some(Routed { op: row.op, param })
+        Some(Routed { row, param })
     })
 }
 
@@ -176,33 +200,24 @@ mod tests {
     #[test]
     fn a_path_names_its_operation_and_its_segment() {
         assert_eq!(
-            route(&Method::POST, "/accounts/acme/credits"),
-            Some(Routed {
-                op: Credit,
-                param: "acme"
-            })
+            route(&Method::POST, "/accounts/acme/credits").map(|r| (r.row.op, r.param)),
+            Some((Credit, "acme"))
         );
         assert_eq!(
-            route(&Method::PATCH, "/keys/key_1/policy"),
-            Some(Routed {
-                op: SetPolicy(Holder::Key),
-                param: "key_1"
-            })
+            route(&Method::PATCH, "/keys/key_1/policy").map(|r| (r.row.op, r.param)),
+            Some((SetPolicy(Holder::Key), "key_1"))
         );
         assert_eq!(
-            route(&Method::GET, "/accounts/"),
-            Some(Routed {
-                op: ListAccounts,
-                param: ""
-            })
+            route(&Method::GET, "/accounts/").map(|r| (r.row.op, r.param)),
+            Some((ListAccounts, ""))
         );
         assert_eq!(
-            route(&Method::GET, "/usage.csv").map(|r| r.op),
+            route(&Method::GET, "/usage.csv").map(|r| r.row.op),
             Some(UsageCsv)
         );
-        assert_eq!(route(&Method::DELETE, "/accounts"), None);
-        assert_eq!(route(&Method::GET, "/accounts/a/b/c"), None);
-        assert_eq!(route(&Method::GET, "/nothing"), None);
+        assert!(route(&Method::DELETE, "/accounts").is_none());
+        assert!(route(&Method::GET, "/accounts/a/b/c").is_none());
+        assert!(route(&Method::GET, "/nothing").is_none());
     }
 
     #[test]
@@ -210,7 +225,7 @@ mod tests {
         for row in ADMIN_ROUTES {
             let concrete = row.path.replace("{id}", "x").replace("{name}", "x");
             assert_eq!(
-                route(&row.method, &concrete).map(|r| r.op),
+                route(&row.method, &concrete).map(|r| r.row.op),
                 Some(row.op),
                 "{} {} is shadowed by an earlier row",
                 row.method,

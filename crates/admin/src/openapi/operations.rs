@@ -6,7 +6,8 @@
 //! (`crate::routes::ADMIN_ROUTES`) and [`admin_about`].
 
 use super::schemas::r;
-use crate::routes::{ADMIN_ROUTES, AdminOp, Holder};
+use crate::api::Holder;
+use crate::routes::{ADMIN_ROUTES, AdminOp};
 use serde_json::{Value, json};
 use tollgate_gateway_core::errors::Family;
 use tollgate_gateway_core::routes::{
