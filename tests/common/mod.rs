@@ -13,8 +13,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tollgate_billing::Amount;
-use tollgate_gateway::media::MediaLinks;
-use tollgate_gateway::{Config, Gateway, Parts, State, server};
+use tollgate_gateway::{Gateway, Parts, server};
+use tollgate_gateway_core::media::MediaLinks;
+use tollgate_gateway_core::{Config, State};
 use tollgate_sim::{KnobSettings, SimHandle};
 use tollgate_store::Store;
 

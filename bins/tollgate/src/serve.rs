@@ -4,7 +4,8 @@ use crate::cli::{Common, ServeArgs};
 use crate::common::load_config;
 use std::net::SocketAddr;
 use std::time::Duration;
-use tollgate_gateway::{Background, Config, Gateway, Parts, Reloader, server};
+use tollgate_gateway::{Background, Gateway, Parts, Reloader, server};
+use tollgate_gateway_core::Config;
 use tollgate_gateway_core::media::MediaLinks;
 use tollgate_store::Store;
 

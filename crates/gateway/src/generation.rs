@@ -113,7 +113,7 @@ pub async fn generate_whole(
     local_input: u64,
 ) -> Result<(Bytes, std::time::Duration), ApiError> {
     let (state, entry) = (state.clone(), entry.clone());
-    crate::spawn_for_request(async move {
+    crate::trace::spawn_for_request(async move {
         let called = relay::with_failover(&entry, held.usage(), |channel, endpoint| {
             let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
             async move {
@@ -206,7 +206,7 @@ pub async fn stream_events<E: Encoder>(
         }
     };
     let (sender, body) = stream_body::channel(permit);
-    crate::spawn_for_request(native_relay::relay(
+    crate::trace::spawn_for_request(native_relay::relay(
         frames,
         sender,
         encoder,

@@ -2,40 +2,35 @@
 //!
 //! The request pipeline as a hyper `Service` ([`Gateway`]). It is the one crate that composes
 //! the formats: it routes, authenticates, reads and validates bodies with the protocol crates,
-//! resolves models through the [`catalog`], holds and settles money through the [`ledger`] engine, calls
+//! resolves models through the catalog, holds and settles money through the ledger engine, calls
 //! channels through `tollgate-upstream`, and translates between formats ([`translate`]).
 //!
 //! A request's way through (DESIGN §2), and where each step lives:
 //!
 //! 1. route — the route table ([`routes::ROUTES`]: each row's facts and its handler), [`service`]
-//! 2. credentials and admission — [`admission`] (with [`auth`] and [`policy`]), called once by
+//! 2. credentials and admission — [`admission`] (with `auth` and `policy`), called once by
 //!    the [`service`] for every client route; the request's state travels in a
-//!    [`context::RequestCtx`] handed to every step
-//! 3. body under its limit, decoded and validated — [`body`], [`limits`], the protocol crates
-//! 4. model — [`catalog`]
-//! 5. hold — [`charge`] (the tariff, the bound) on the [`ledger`] engine (memory, leases)
+//!    `RequestCtx` handed to every step
+//! 3. body under its limit, decoded and validated — `body`, `limits`, the protocol crates
+//! 4. model — `catalog`
+//! 5. hold — [`charge`] (the tariff, the bound) on the `ledger` engine (memory, leases)
 //! 6. upstream call with failover — [`relay`], `tollgate-upstream`
 //! 7. translation back — [`translate`]
 //! 8. settle or release, exactly once — [`charge`]; the request's usage record with it —
-//!    [`usage`]
+//!    `usage`
 //!
 //! Handlers live in [`handlers`], one module per endpoint family; steps two of them share live in a
 //! module of their own ([`generation`], [`embedding`]). `docs/architecture.md`, "Layers", says
 //! who may import whom (checked by `.ci/check-layers`). [`build()`] assembles a gateway
 //! from its configuration (the binary, the tests and the examples all use it); a [`Reloader`]
-//! changes its settings ([`state::LiveSettings`]) while it serves.
+//! changes its settings (`state::LiveSettings`) while it serves.
+//!
+//! What every request shares — the state, the context, errors, bodies, the route row's facts,
+//! `auth`, `policy`, `usage`, … — is the crate `tollgate-gateway-core`; this crate names it as
+//! `tollgate_gateway_core::…` and does not re-export it (a reader sees which side of the line a
+//! thing is on), nor does anyone else reach it through here.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
-
-// The floor every request stands on, from `tollgate-gateway-core`, under the names it has
-// always had here (the binary, the operator's side, the fuzzers and the tests use them).
-pub use tollgate_gateway_core::{
-    Config, State, alerts, auth, body, catalog, channels, clock, config, connections, context,
-    errors, ledger, limits, media, metrics, operator, policy, quotas, response, spool, state,
-    stream_body, upload, usage,
-};
-// How a charge's quantity is measured (sans-IO), under the names it had here.
-pub use tollgate_metering::{self as metering, tokens};
 
 pub mod admission;
 pub mod build;
@@ -60,17 +55,3 @@ pub mod video_file;
 pub use build::{Background, BuildError, Parts, build};
 pub use reload::Reloader;
 pub use service::Gateway;
-
-/// Spawns work of a request that outlives its handler (a stream's relay, a task's submission)
-/// inside the request's span, so that every line it logs carries the request id, account and
-/// model. What the work needs of the request — its usage draft among it — it takes by value.
-pub(crate) fn spawn_for_request<F>(work: F) -> tokio::task::JoinHandle<F::Output>
-where
-    F: std::future::Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    tokio::spawn(tracing::Instrument::instrument(
-        work,
-        tracing::Span::current(),
-    ))
-}

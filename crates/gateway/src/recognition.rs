@@ -289,7 +289,7 @@ pub async fn stream_response<E: Encoder>(
     };
     let first_frame_time = started.elapsed();
     let (sender, body) = tollgate_gateway_core::stream_body::channel(permit);
-    crate::spawn_for_request(async move {
+    crate::trace::spawn_for_request(async move {
         let _upload = file;
         relay(held, first, frames, sender, encoder, probed_seconds).await;
     });

@@ -7,6 +7,20 @@ use opentelemetry_sdk::propagation::TraceContextPropagator;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+/// Spawns work of a request that outlives its handler (a stream's relay, a task's submission)
+/// inside the request's span, so that every line it logs carries the request id, account and
+/// model. What the work needs of the request — its usage draft among it — it takes by value.
+pub fn spawn_for_request<F>(work: F) -> tokio::task::JoinHandle<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    tokio::spawn(tracing::Instrument::instrument(
+        work,
+        tracing::Span::current(),
+    ))
+}
+
 /// Whether spans are exported: set once by the binary when it installs the OpenTelemetry layer
 /// (the subscriber is process-wide too). Until then nothing here does any work, so a gateway
 /// that does not export pays for nothing but this load (docs/benchmarks.md).

@@ -102,7 +102,7 @@ pub async fn stream(
     let permit = crate::admission::open_stream(ctx)?;
     let (sender, body) = stream_body::channel(permit);
     let mut frames = Box::pin(body_stream(answer.into_body(), timeouts.idle));
-    crate::spawn_for_request(async move {
+    crate::trace::spawn_for_request(async move {
         while let Some(frame) = frames.next().await {
             match frame {
                 Ok(bytes) => {

@@ -101,7 +101,7 @@ pub async fn create(
         speed: request.speed_or_default(),
     };
     if sse {
-        crate::spawn_for_request(speech_relay::relay(
+        crate::trace::spawn_for_request(speech_relay::relay(
             held,
             first,
             frames,
@@ -111,7 +111,7 @@ pub async fn create(
             shape,
         ));
     } else {
-        crate::spawn_for_request(speech_relay::relay(
+        crate::trace::spawn_for_request(speech_relay::relay(
             held,
             first,
             frames,

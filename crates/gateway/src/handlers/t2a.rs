@@ -92,7 +92,7 @@ pub async fn create(
             .and_then(|v| v.speed)
             .unwrap_or(1.0),
     };
-    crate::spawn_for_request(speech_relay::relay(
+    crate::trace::spawn_for_request(speech_relay::relay(
         held,
         first,
         frames,

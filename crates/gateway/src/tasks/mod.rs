@@ -125,7 +125,7 @@ pub async fn submit(
 
     let (state, entry) = (state.clone(), entry.clone());
     let usage = ctx.usage.clone();
-    crate::spawn_for_request(async move {
+    crate::trace::spawn_for_request(async move {
         let called = relay::with_failover(&entry, usage.as_ref(), |channel, endpoint| {
             let (state, request) = (state.clone(), &request);
             async move {
