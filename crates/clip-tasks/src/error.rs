@@ -120,25 +120,11 @@ impl fmt::Display for Rule {
 /// assert_eq!(err.to_string(), "'duration' must be between 4 and 15");
 /// assert_eq!((err.field.as_str(), err.rule.code()), ("duration", "out_of_range"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct FieldError {
-    /// The JSON path of the offending value, or the query parameter.
-    pub field: String,
-    /// The rule it broke.
-    pub rule: Rule,
-    /// A sentence for the API user, e.g. `'resolution' must be one of 480p, 720p`.
-    pub message: String,
-}
+pub type FieldError = tollgate_field_error::FieldError<Rule>;
 
-impl FieldError {
-    /// A field error with the given parts.
-    pub fn new(field: impl Into<String>, rule: Rule, message: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            rule,
-            message: message.into(),
-        }
+impl tollgate_field_error::Rule for Rule {
+    fn code(&self) -> &'static str {
+        Rule::code(self)
     }
 }
 

@@ -97,25 +97,11 @@ impl fmt::Display for Rule {
 /// assert_eq!(err.to_string(), "'voice' is required");
 /// assert_eq!((err.field.as_str(), err.rule.code()), ("voice", "required"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct FieldError {
-    /// The JSON path or form field name of the offending value.
-    pub field: String,
-    /// The rule it broke.
-    pub rule: Rule,
-    /// A sentence for the API user, e.g. `'speed' must be between 0.5 and 2.0`.
-    pub message: String,
-}
+pub type FieldError = tollgate_field_error::FieldError<Rule>;
 
-impl FieldError {
-    /// A field error with the given parts.
-    pub fn new(field: impl Into<String>, rule: Rule, message: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            rule,
-            message: message.into(),
-        }
+impl tollgate_field_error::Rule for Rule {
+    fn code(&self) -> &'static str {
+        Rule::code(self)
     }
 }
 

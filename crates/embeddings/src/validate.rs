@@ -104,25 +104,11 @@ impl fmt::Display for Rule {
 
 /// A broken rule: which field (a JSON path such as `input`, `input[3]` or `dimensions`), which
 /// rule, and a message for the API user that names both.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct FieldError {
-    /// The JSON path of the offending value.
-    pub field: String,
-    /// The rule it broke.
-    pub rule: Rule,
-    /// A sentence for the API user, e.g. `'input' must not be empty`.
-    pub message: String,
-}
+pub type FieldError = tollgate_field_error::FieldError<Rule>;
 
-impl FieldError {
-    /// A field error with the given parts.
-    pub fn new(field: impl Into<String>, rule: Rule, message: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            rule,
-            message: message.into(),
-        }
+impl tollgate_field_error::Rule for Rule {
+    fn code(&self) -> &'static str {
+        Rule::code(self)
     }
 }
 

@@ -260,30 +260,11 @@ impl ApiError {
     }
 }
 
-/// A format crate's field-level validation error is a 400 naming the field, with the rule's
-/// code. (Each protocol crate has its own `FieldError`: they do not depend on each other.)
-macro_rules! from_field_error {
-    ($($ty:ty),+ $(,)?) => {$(
-        impl From<$ty> for ApiError {
-            fn from(e: $ty) -> ApiError {
-                ApiError::invalid(e.field, e.rule.code(), e.message)
-            }
-        }
-    )+};
-}
-
-from_field_error!(
-    tollgate_embeddings::FieldError,
-    tollgate_compat_audio::FieldError,
-    tollgate_vendor_audio::FieldError,
-    tollgate_clip_tasks::FieldError,
-    tollgate_generic_tasks::FieldError,
-    tollgate_native_genai::FieldError,
-);
-
-impl From<tollgate_openai_videos::FieldProblem> for ApiError {
-    fn from(e: tollgate_openai_videos::FieldProblem) -> ApiError {
-        ApiError::invalid(e.param, e.code, e.message)
+/// A format crate's field-level validation error (`tollgate_field_error`, which every protocol
+/// crate shares) is a 400 naming the field, with the rule's code.
+impl<R: tollgate_field_error::Rule> From<tollgate_field_error::FieldError<R>> for ApiError {
+    fn from(e: tollgate_field_error::FieldError<R>) -> ApiError {
+        ApiError::invalid(e.field, e.rule.code(), e.message)
     }
 }
 

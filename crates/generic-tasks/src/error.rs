@@ -88,31 +88,11 @@ impl fmt::Display for Rule {
 /// assert_eq!(err.to_string(), "'sound' is not supported by imagine-video");
 /// assert_eq!((err.field.as_str(), err.rule.code()), ("sound", "unsupported_parameter"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct FieldError {
-    /// The JSON field of the offending value, e.g. `duration`.
-    pub field: String,
-    /// The rule it broke.
-    pub rule: Rule,
-    /// A sentence for the API user, e.g. `'duration' must be between 1 and 15 seconds for
-    /// imagine-video, got 16`.
-    pub message: String,
-}
+pub type FieldError = tollgate_field_error::FieldError<Rule>;
 
-impl FieldError {
-    /// A field error with the given parts.
-    pub fn new(field: impl Into<String>, rule: Rule, message: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            rule,
-            message: message.into(),
-        }
-    }
-
-    /// The HTTP status a field error is answered with: always 400.
-    pub const fn http_status(&self) -> u16 {
-        400
+impl tollgate_field_error::Rule for Rule {
+    fn code(&self) -> &'static str {
+        Rule::code(self)
     }
 }
 

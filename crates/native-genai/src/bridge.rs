@@ -161,7 +161,7 @@ fn messages(messages: &[ChatMessage]) -> Result<(Vec<Content>, Vec<Part>), Field
                 let part = tool_part(&path, message, &call_names)?;
                 push_turn(&mut contents, ROLE_USER, vec![part]);
             }
-            "" => return Err(FieldError::required(format!("{path}.role"))),
+            "" => return Err(crate::error::required(format!("{path}.role"))),
             role => {
                 let field = format!("{path}.role");
                 let message = format!(
@@ -264,7 +264,7 @@ fn user_parts(path: &str, message: &ChatMessage) -> Result<Vec<Part>, FieldError
         }
     };
     if parts.is_empty() {
-        return Err(FieldError::required(format!("{path}.content")));
+        return Err(crate::error::required(format!("{path}.content")));
     }
     Ok(parts)
 }
@@ -272,7 +272,7 @@ fn user_parts(path: &str, message: &ChatMessage) -> Result<Vec<Part>, FieldError
 /// An image URL as a part: a base64 `data:` URL inline, an `http(s)` URL by reference.
 pub(crate) fn image_part(field: &str, url: &str) -> Result<Part, FieldError> {
     if url.is_empty() {
-        return Err(FieldError::required(field));
+        return Err(crate::error::required(field));
     }
     if let Some(rest) = strip_prefix_ignore_case(url, "data:") {
         let malformed = || {
@@ -333,16 +333,16 @@ const AUDIO_FORMATS: [(&str, &str); 7] = [
 pub(crate) fn audio_part(field: &str, audio: Option<&Value>) -> Result<Part, FieldError> {
     let audio = audio
         .and_then(Value::as_object)
-        .ok_or_else(|| FieldError::required(field))?;
+        .ok_or_else(|| crate::error::required(field))?;
     let data = audio
         .get("data")
         .and_then(Value::as_str)
         .filter(|d| !d.is_empty())
-        .ok_or_else(|| FieldError::required(format!("{field}.data")))?;
+        .ok_or_else(|| crate::error::required(format!("{field}.data")))?;
     let format = audio
         .get("format")
         .and_then(Value::as_str)
-        .ok_or_else(|| FieldError::required(format!("{field}.format")))?;
+        .ok_or_else(|| crate::error::required(format!("{field}.format")))?;
     let Some((_, mime)) = AUDIO_FORMATS
         .iter()
         .find(|(name, _)| name.eq_ignore_ascii_case(format))
@@ -366,7 +366,7 @@ pub(crate) fn audio_part(field: &str, audio: Option<&Value>) -> Result<Part, Fie
 pub(crate) fn file_part(field: &str, file: Option<&Value>) -> Result<Part, FieldError> {
     let file = file
         .and_then(Value::as_object)
-        .ok_or_else(|| FieldError::required(field))?;
+        .ok_or_else(|| crate::error::required(field))?;
     file_fields(field, file)
 }
 
@@ -415,7 +415,7 @@ pub(crate) fn file_fields(field: &str, file: &Map<String, Value>) -> Result<Part
             ),
         ));
     }
-    Err(FieldError::required(format!("{field}.file_data")))
+    Err(crate::error::required(format!("{field}.file_data")))
 }
 
 fn inline(mime: &str, data: &str) -> Part {
@@ -512,7 +512,7 @@ fn assistant_parts(path: &str, message: &ChatMessage) -> Result<Vec<Part>, Field
     for (j, call) in message.tool_calls.iter().flatten().enumerate() {
         let call_path = format!("{path}.tool_calls[{j}].function");
         if call.function.name.is_empty() {
-            return Err(FieldError::required(format!("{call_path}.name")));
+            return Err(crate::error::required(format!("{call_path}.name")));
         }
         let args = parse_arguments(&format!("{call_path}.arguments"), &call.function.arguments)?;
         parts.push(Part {
@@ -566,7 +566,7 @@ fn tool_part(
     let name = match (call_names.get(id), message.name.as_deref()) {
         (Some(name), _) => (*name).to_owned(),
         (None, Some(name)) if !name.is_empty() => name.to_owned(),
-        _ if id.is_empty() => return Err(FieldError::required(format!("{path}.tool_call_id"))),
+        _ if id.is_empty() => return Err(crate::error::required(format!("{path}.tool_call_id"))),
         _ => {
             let field = format!("{path}.tool_call_id");
             let message =
@@ -658,7 +658,7 @@ pub(crate) const JSON_MIME: &str = "application/json";
 
 fn response_format(format: &Value, config: &mut GenerationConfig) -> Result<(), FieldError> {
     let Some(kind) = format.get("type").and_then(Value::as_str) else {
-        return Err(FieldError::required("response_format.type"));
+        return Err(crate::error::required("response_format.type"));
     };
     match kind {
         "text" => {}
@@ -761,14 +761,14 @@ fn function_declarations(tools: &[Value]) -> Result<Option<Vec<Value>>, FieldErr
                 let message = format!("'{field}' {other:?} is not accepted; use \"function\"");
                 return Err(FieldError::new(field, Rule::UnsupportedValue, message));
             }
-            None => return Err(FieldError::required(format!("{path}.type"))),
+            None => return Err(crate::error::required(format!("{path}.type"))),
         }
         let Some(function) = tool.get("function").and_then(Value::as_object) else {
-            return Err(FieldError::required(format!("{path}.function")));
+            return Err(crate::error::required(format!("{path}.function")));
         };
         let name = match function.get("name").and_then(Value::as_str) {
             Some(name) if !name.is_empty() => name,
-            _ => return Err(FieldError::required(format!("{path}.function.name"))),
+            _ => return Err(crate::error::required(format!("{path}.function.name"))),
         };
         declarations.push(declaration(name, function));
     }
@@ -822,7 +822,7 @@ pub(crate) fn tool_config_at(
                 .filter(|name| !name.is_empty());
             match (object.get("type").and_then(Value::as_str), name) {
                 (Some("function"), Some(name)) => forced_function(name),
-                (Some("function"), None) => return Err(FieldError::required(name_field)),
+                (Some("function"), None) => return Err(crate::error::required(name_field)),
                 _ => {
                     return Err(FieldError::new(
                         "tool_choice.type",

@@ -102,38 +102,19 @@ impl fmt::Display for Rule {
 /// assert_eq!(err.to_string(), "'generationConfig.candidateCount' must be between 1 and 8, not 9");
 /// assert_eq!(err.rule.code(), "out_of_range");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct FieldError {
-    /// The JSON path of the offending value, e.g. `contents[0].parts[1].inlineData.data`.
-    pub field: String,
-    /// The rule it broke.
-    pub rule: Rule,
-    /// A sentence for the API user that names the field.
-    pub message: String,
+pub type FieldError = tollgate_field_error::FieldError<Rule>;
+
+impl tollgate_field_error::Rule for Rule {
+    fn code(&self) -> &'static str {
+        Rule::code(self)
+    }
 }
 
-impl FieldError {
-    /// A field error with the given parts.
-    pub fn new(field: impl Into<String>, rule: Rule, message: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            rule,
-            message: message.into(),
-        }
-    }
-
-    /// The HTTP status a field error is answered with: always 400.
-    pub const fn http_status(&self) -> u16 {
-        400
-    }
-
-    /// A [`Rule::Required`] error with the standard message.
-    pub(crate) fn required(field: impl Into<String>) -> Self {
-        let field = field.into();
-        let message = format!("'{field}' is required and must not be empty");
-        Self::new(field, Rule::Required, message)
-    }
+/// A [`Rule::Required`] error with the standard message.
+pub(crate) fn required(field: impl Into<String>) -> FieldError {
+    let field = field.into();
+    let message = format!("'{field}' is required and must not be empty");
+    FieldError::new(field, Rule::Required, message)
 }
 
 /// The vendor's error body (wire-formats §6.4), Google RPC style:
@@ -260,7 +241,7 @@ impl GoogleError {
 
 impl From<&FieldError> for GoogleError {
     fn from(err: &FieldError) -> Self {
-        let mut body = GoogleError::new(err.http_status(), "INVALID_ARGUMENT", &err.message);
+        let mut body = GoogleError::new(400, "INVALID_ARGUMENT", &err.message);
         body.error.details = Some(json!([{
             "@type": "type.googleapis.com/google.rpc.BadRequest",
             "fieldViolations": [{

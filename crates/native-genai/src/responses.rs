@@ -379,7 +379,7 @@ fn refuse_stateful(request: &ResponsesRequest) -> Result<(), FieldError> {
 fn input(input: Option<&Value>, system: &mut Vec<Part>) -> Result<Vec<Content>, FieldError> {
     let mut contents: Vec<Content> = Vec::new();
     match input {
-        None | Some(Value::Null) => return Err(FieldError::required("input")),
+        None | Some(Value::Null) => return Err(crate::error::required("input")),
         Some(Value::String(text)) => push_turn(&mut contents, ROLE_USER, non_empty_text(text)),
         Some(Value::Array(items)) => {
             let mut call_names: HashMap<String, String> = HashMap::new();
@@ -465,7 +465,7 @@ fn input_item(
                     .iter()
                     .filter_map(|p| p.get("text").and_then(Value::as_str))
                     .collect(),
-                _ => return Err(FieldError::required(format!("{path}.output"))),
+                _ => return Err(crate::error::required(format!("{path}.output"))),
             };
             push_turn(
                 contents,
@@ -494,7 +494,7 @@ fn required_str<'a>(
 ) -> Result<&'a str, FieldError> {
     match item.get(key).and_then(Value::as_str) {
         Some(value) if !value.is_empty() => Ok(value),
-        _ => Err(FieldError::required(format!("{path}.{key}"))),
+        _ => Err(crate::error::required(format!("{path}.{key}"))),
     }
 }
 
@@ -571,12 +571,12 @@ fn message(
                 }
             }
         }
-        _ => return Err(FieldError::required(format!("{path}.content"))),
+        _ => return Err(crate::error::required(format!("{path}.content"))),
     }
     match role {
         "system" | "developer" => system.extend(parts),
         "user" if parts.is_empty() => {
-            return Err(FieldError::required(format!("{path}.content")));
+            return Err(crate::error::required(format!("{path}.content")));
         }
         "user" => push_turn(contents, ROLE_USER, parts),
         _ => push_turn(contents, ROLE_MODEL, parts),
@@ -628,7 +628,7 @@ fn generation_config(
 fn text_format(format: &Value, config: &mut GenerationConfig) -> Result<(), FieldError> {
     const FIELD: &str = "text.format.type";
     match format.get("type").and_then(Value::as_str) {
-        None => Err(FieldError::required(FIELD)),
+        None => Err(crate::error::required(FIELD)),
         Some("text") => Ok(()),
         Some("json_object") => {
             config.response_mime_type = Some(JSON_MIME.to_owned());
@@ -643,7 +643,7 @@ fn text_format(format: &Value, config: &mut GenerationConfig) -> Result<(), Fiel
                         .insert("responseJsonSchema".to_owned(), schema.clone());
                     Ok(())
                 }
-                _ => Err(FieldError::required("text.format.schema")),
+                _ => Err(crate::error::required("text.format.schema")),
             }
         }
         Some(other) => Err(FieldError::new(
@@ -673,7 +673,7 @@ fn function_declarations(tools: &[Value]) -> Result<Option<Vec<Value>>, FieldErr
                     format!("'{field}' {other:?} is not supported by this model; use \"function\"");
                 return Err(FieldError::new(field, Rule::UnsupportedValue, message));
             }
-            None => return Err(FieldError::required(format!("{path}.type"))),
+            None => return Err(crate::error::required(format!("{path}.type"))),
         }
         let name = required_str(&path, tool, "name")?;
         declarations.push(declaration(name, tool));

@@ -134,26 +134,28 @@ fn check_part(path: &str, part: &Part) -> Result<(), FieldError> {
     }
     if let Some(blob) = &part.inline_data {
         if blob.mime_type.is_empty() {
-            return Err(FieldError::required(format!("{path}.inlineData.mimeType")));
+            return Err(crate::error::required(format!(
+                "{path}.inlineData.mimeType"
+            )));
         }
         if blob.data.is_empty() {
-            return Err(FieldError::required(format!("{path}.inlineData.data")));
+            return Err(crate::error::required(format!("{path}.inlineData.data")));
         }
     }
     if let Some(file) = &part.file_data
         && file.file_uri.is_empty()
     {
-        return Err(FieldError::required(format!("{path}.fileData.fileUri")));
+        return Err(crate::error::required(format!("{path}.fileData.fileUri")));
     }
     if let Some(call) = &part.function_call
         && call.name.is_empty()
     {
-        return Err(FieldError::required(format!("{path}.functionCall.name")));
+        return Err(crate::error::required(format!("{path}.functionCall.name")));
     }
     if let Some(response) = &part.function_response
         && response.name.is_empty()
     {
-        return Err(FieldError::required(format!(
+        return Err(crate::error::required(format!(
             "{path}.functionResponse.name"
         )));
     }

@@ -18,6 +18,6 @@ pub mod request;
 pub mod size;
 pub mod video;
 
-pub use request::{Checked, CreateVideoBody, DEFAULT_MODEL, FieldProblem, RemixBody};
+pub use request::{Checked, CreateVideoBody, DEFAULT_MODEL, FieldError, RemixBody, Rule};
 pub use size::Size;
 pub use video::{Variant, Video, VideoDeleted, VideoError, VideoList, VideoStatus};

@@ -18,7 +18,7 @@ pub const MAX_PROMPT_CHARS: usize = 4_000;
 ///     serde_json::from_str(r#"{"model":"sora-2","prompt":"A cat","seconds":"8","size":"1280x720"}"#)?;
 /// assert_eq!(body.check().unwrap().seconds, Some(8));
 /// let bad: CreateVideoBody = serde_json::from_str(r#"{"prompt":"A cat","duration":8}"#)?;
-/// assert_eq!(bad.check().unwrap_err().param, "duration");
+/// assert_eq!(bad.check().unwrap_err().field, "duration");
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -53,25 +53,39 @@ pub struct RemixBody {
     pub extra: Map<String, Value>,
 }
 
-/// A field refused: the parameter, OpenAI's code for the rule, and a sentence.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct FieldProblem {
-    pub param: String,
-    /// `unknown_parameter`, `missing_required_parameter`, `invalid_value`, `string_above_max_length`.
-    pub code: &'static str,
-    pub message: String,
+/// A rule of the Videos API's bodies, with OpenAI's code for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// A field the API does not have.
+    UnknownParameter,
+    /// A required field is missing.
+    MissingRequiredParameter,
+    /// A field's value is not one the API takes.
+    InvalidValue,
+    /// A text is longer than the API takes.
+    StringAboveMaxLength,
 }
 
-impl FieldProblem {
-    pub fn new(param: impl Into<String>, code: &'static str, message: impl Into<String>) -> Self {
-        FieldProblem {
-            param: param.into(),
-            code,
-            message: message.into(),
+impl Rule {
+    /// OpenAI's code for the rule.
+    pub const fn code(&self) -> &'static str {
+        match self {
+            Rule::UnknownParameter => "unknown_parameter",
+            Rule::MissingRequiredParameter => "missing_required_parameter",
+            Rule::InvalidValue => "invalid_value",
+            Rule::StringAboveMaxLength => "string_above_max_length",
         }
     }
 }
+
+impl tollgate_field_error::Rule for Rule {
+    fn code(&self) -> &'static str {
+        Rule::code(self)
+    }
+}
+
+/// A field refused: the parameter (`field`), the rule and a sentence.
+pub type FieldError = tollgate_field_error::FieldError<Rule>;
 
 /// A create body's values once its fields are well-formed (what each model can do is the
 /// gateway's to check).
@@ -88,11 +102,11 @@ pub struct Checked {
 impl CreateVideoBody {
     /// Checks the fields' form: no unknown field, a prompt of 1 to [`MAX_PROMPT_CHARS`]
     /// characters, `seconds` a whole number from 1 to 60, `size` `WIDTHxHEIGHT`.
-    pub fn check(&self) -> Result<Checked, FieldProblem> {
+    pub fn check(&self) -> Result<Checked, FieldError> {
         if let Some(name) = self.extra.keys().next() {
-            return Err(FieldProblem::new(
+            return Err(FieldError::new(
                 name.clone(),
-                "unknown_parameter",
+                Rule::UnknownParameter,
                 format!("Unknown parameter: '{name}'."),
             ));
         }
@@ -100,9 +114,9 @@ impl CreateVideoBody {
         let model = match self.model.as_deref() {
             None => DEFAULT_MODEL.to_owned(),
             Some("") => {
-                return Err(FieldProblem::new(
+                return Err(FieldError::new(
                     "model",
-                    "invalid_value",
+                    Rule::InvalidValue,
                     "'model' must not be empty.",
                 ));
             }
@@ -115,9 +129,9 @@ impl CreateVideoBody {
         let size = match self.size.as_deref() {
             None => None,
             Some(text) => Some(crate::Size::parse(text).ok_or_else(|| {
-                FieldProblem::new(
+                FieldError::new(
                     "size",
-                    "invalid_value",
+                    Rule::InvalidValue,
                     format!("Invalid 'size': {text:?}. Expected WIDTHxHEIGHT, such as '1280x720'."),
                 )
             })?),
@@ -165,11 +179,11 @@ impl CreateVideoBody {
 
 impl RemixBody {
     /// The remix's prompt, checked as a create's.
-    pub fn check(&self) -> Result<String, FieldProblem> {
+    pub fn check(&self) -> Result<String, FieldError> {
         if let Some(name) = self.extra.keys().next() {
-            return Err(FieldProblem::new(
+            return Err(FieldError::new(
                 name.clone(),
-                "unknown_parameter",
+                Rule::UnknownParameter,
                 format!("Unknown parameter: '{name}'."),
             ));
         }
@@ -177,37 +191,37 @@ impl RemixBody {
     }
 }
 
-fn check_prompt(prompt: Option<&str>) -> Result<String, FieldProblem> {
+fn check_prompt(prompt: Option<&str>) -> Result<String, FieldError> {
     match prompt {
-        None => Err(FieldProblem::new(
+        None => Err(FieldError::new(
             "prompt",
-            "missing_required_parameter",
+            Rule::MissingRequiredParameter,
             "Missing required parameter: 'prompt'.",
         )),
-        Some(p) if p.trim().is_empty() => Err(FieldProblem::new(
+        Some(p) if p.trim().is_empty() => Err(FieldError::new(
             "prompt",
-            "invalid_value",
+            Rule::InvalidValue,
             "'prompt' must not be empty.",
         )),
-        Some(p) if p.chars().count() > MAX_PROMPT_CHARS => Err(FieldProblem::new(
+        Some(p) if p.chars().count() > MAX_PROMPT_CHARS => Err(FieldError::new(
             "prompt",
-            "string_above_max_length",
+            Rule::StringAboveMaxLength,
             format!("'prompt' is longer than {MAX_PROMPT_CHARS} characters."),
         )),
         Some(p) => Ok(p.to_owned()),
     }
 }
 
-fn seconds(value: &Value) -> Result<u32, FieldProblem> {
+fn seconds(value: &Value) -> Result<u32, FieldError> {
     let parsed = match value {
         Value::String(s) => s.trim().parse::<u32>().ok(),
         Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
         _ => None,
     };
     parsed.filter(|s| (1..=60).contains(s)).ok_or_else(|| {
-        FieldProblem::new(
+        FieldError::new(
             "seconds",
-            "invalid_value",
+            Rule::InvalidValue,
             format!("Invalid 'seconds': {value}. Expected a whole number of seconds, such as '8'."),
         )
     })
@@ -218,7 +232,7 @@ fn seconds(value: &Value) -> Result<u32, FieldProblem> {
 mod tests {
     use super::*;
 
-    fn check(json: &str) -> Result<Checked, FieldProblem> {
+    fn check(json: &str) -> Result<Checked, FieldError> {
         serde_json::from_str::<CreateVideoBody>(json)
             .unwrap()
             .check()
@@ -261,10 +275,13 @@ mod tests {
             ),
         ] {
             let e = check(json).unwrap_err();
-            assert_eq!((e.param.as_str(), e.code), (param, code), "{json}");
+            assert_eq!((e.field.as_str(), e.rule.code()), (param, code), "{json}");
         }
         let long = format!(r#"{{"prompt":"{}"}}"#, "x".repeat(MAX_PROMPT_CHARS + 1));
-        assert_eq!(check(&long).unwrap_err().code, "string_above_max_length");
+        assert_eq!(
+            check(&long).unwrap_err().rule.code(),
+            "string_above_max_length"
+        );
     }
 
     #[test]
@@ -272,6 +289,6 @@ mod tests {
         let remix: RemixBody = serde_json::from_str(r#"{"prompt":"now at night"}"#).unwrap();
         assert_eq!(remix.check().unwrap(), "now at night");
         let remix: RemixBody = serde_json::from_str(r#"{"prompt":"x","seconds":"4"}"#).unwrap();
-        assert_eq!(remix.check().unwrap_err().param, "seconds");
+        assert_eq!(remix.check().unwrap_err().field, "seconds");
     }
 }

@@ -491,7 +491,7 @@ impl Tasks {
         };
         let ok = match tollgate_generic_tasks::validate(&request, spec) {
             Ok(ok) => ok,
-            Err(e) => return generic_error(e.http_status(), &ErrorBody::from(&e)),
+            Err(e) => return generic_error(400, &ErrorBody::from(&e)),
         };
         let (seq, outcome) = self.next(&request.prompt, knobs);
         let id = format!("video_{:016x}", mix(self.salt ^ seq.rotate_left(32)));
@@ -640,7 +640,7 @@ impl Tasks {
         };
         let checked = match body.check() {
             Ok(checked) => checked,
-            Err(e) => return openai_error(400, Some(&e.param), e.code, &e.message),
+            Err(e) => return openai_error(400, Some(&e.field), e.rule.code(), &e.message),
         };
         let Some(spec) =
             tollgate_generic_tasks::spec(&checked.model).filter(|s| !s.sizes.is_empty())
@@ -695,7 +695,7 @@ impl Tasks {
         };
         let prompt = match body.check() {
             Ok(prompt) => prompt,
-            Err(e) => return openai_error(400, Some(&e.param), e.code, &e.message),
+            Err(e) => return openai_error(400, Some(&e.field), e.rule.code(), &e.message),
         };
         let made = {
             let tasks = lock(&self.tasks);

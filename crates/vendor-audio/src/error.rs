@@ -93,25 +93,11 @@ impl fmt::Display for Rule {
 /// assert_eq!(err.to_string(), "'text' is required and must not be empty");
 /// assert_eq!((err.field.as_str(), err.rule.code()), ("text", "required"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct FieldError {
-    /// The JSON path of the offending value.
-    pub field: String,
-    /// The rule it broke.
-    pub rule: Rule,
-    /// A sentence for the API user, e.g. `'voice_setting.pitch' must be between -12 and 12`.
-    pub message: String,
-}
+pub type FieldError = tollgate_field_error::FieldError<Rule>;
 
-impl FieldError {
-    /// A field error with the given parts.
-    pub fn new(field: impl Into<String>, rule: Rule, message: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            rule,
-            message: message.into(),
-        }
+impl tollgate_field_error::Rule for Rule {
+    fn code(&self) -> &'static str {
+        Rule::code(self)
     }
 }
 
