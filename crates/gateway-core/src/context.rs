@@ -4,7 +4,7 @@
 //! relay, a task's submission) takes what it needs of it by value: a clone of the usage draft,
 //! the state.
 
-use crate::quotas::RateHeaders;
+use crate::admission::Admission;
 use crate::routes::RouteSpec;
 use crate::state::Settings;
 use crate::state::State;
@@ -32,10 +32,12 @@ pub struct RequestCtx {
     /// The connection's peer is one of `[server] trusted_proxies`: only then are forwarded
     /// headers (`X-Forwarded-For`, `-Proto`, `-Host`) believed.
     pub from_trusted_proxy: bool,
-    /// The request's usage record in the making — with the rate headers and what admission
-    /// holds of the key's limits — or `None` for a route that is not logged
+    /// The request's usage record in the making, or `None` for a route that is not logged
     /// ([`RouteSpec::metered`]).
     pub usage: Option<Recorder>,
+    /// What admission holds for the request: the caller's limits, the rate headers, the slots
+    /// it took (`tollgate_gateway::admission` fills it).
+    pub admission: Admission,
 }
 
 impl RequestCtx {
@@ -56,18 +58,17 @@ impl RequestCtx {
         }
     }
 
+    /// Notes the caller on the request's usage record, if it is logged (authentication).
+    pub fn note_principal(&self, principal: &tollgate_store::Principal) {
+        if let Some(usage) = &self.usage {
+            usage.note_principal(principal);
+        }
+    }
+
     /// Notes `f`'s part on the request's usage record, if it is logged.
     pub fn note(&self, f: impl FnOnce(&mut UsageRecord)) {
         if let Some(usage) = &self.usage {
             usage.note(f);
-        }
-    }
-
-    /// Notes rate-limit figures for the answer's headers, if the request is logged (only
-    /// logged requests are admitted against limits).
-    pub fn note_rate_headers(&self, headers: &RateHeaders) {
-        if let Some(usage) = &self.usage {
-            usage.note_rate_headers(headers);
         }
     }
 }

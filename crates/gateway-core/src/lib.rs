@@ -12,7 +12,7 @@
 //! - what a request reads and answers: [`body`] under its limit, [`upload`] spooled to disk
 //!   ([`spool`]), [`stream_body`] for a client stream, [`errors`] in each vendor's shape,
 //!   [`response`];
-//! - the request's [`context`] every step is handed, and the seam to the [`operator`]'s side
+//! - the request's [`context`] every step is handed, what [`admission`] holds for it, and the seam to the [`operator`]'s side
 //!   (the admin API and console, `tollgate-admin`, which stands on this crate alone);
 //! - what a charge is recorded with: [`usage`] (the request's usage record), the [`clock`] (how a
 //!   quantity is measured is `tollgate-metering`'s).
@@ -21,6 +21,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod admission;
 pub mod alerts;
 pub mod auth;
 pub mod body;

@@ -11,14 +11,14 @@
 //!
 //! The draft travels in the request's context (`crate::context::RequestCtx::usage`); work
 //! spawned for the request takes a clone by value. Authentication, the hold and the channel
-//! choice each note their part on it.
+//! choice each note their part on it. It keeps only the record: what admission holds of the
+//! key's limits and the rate headers are the request's [`crate::admission::Admission`].
 
 use crate::ledger::Ledger;
-use crate::quotas::{Admitted, RateHeaders};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tollgate_billing::{Amount, Usage};
-use tollgate_store::{LimitedBy, Principal, UsageRecord};
+use tollgate_store::{Principal, UsageRecord};
 
 /// How a settlement came about, for its usage record (docs/architecture.md, "Explanations").
 #[derive(Debug, Clone, Copy)]
@@ -65,13 +65,6 @@ struct Fields {
     status: Option<u16>,
     /// Written with a settlement already.
     written: bool,
-    /// The rate-limit figures for the answer's headers.
-    rate_headers: RateHeaders,
-    /// The caller's holders with limits (for limits admitted later in the flow).
-    limited_by: Option<LimitedBy>,
-    /// What the request holds of its key's limits (concurrency slots, quota units): released
-    /// when the request ends, which is when this draft is dropped.
-    admissions: Vec<Admitted>,
     /// What the settlement charged, once it has.
     charged: Option<Charged>,
 }
@@ -90,9 +83,6 @@ impl Recorder {
                 authenticated: false,
                 status: None,
                 written: false,
-                rate_headers: RateHeaders::default(),
-                limited_by: None,
-                admissions: Vec::new(),
                 charged: None,
             }),
         }))
@@ -113,13 +103,6 @@ impl Recorder {
         let mut charged = None;
         self.with(|f| charged.clone_from(&f.charged));
         charged
-    }
-
-    /// The `x-ratelimit-*` headers for the answer (none for a key without limits).
-    pub fn rate_headers(&self) -> Vec<(&'static str, String)> {
-        let mut headers = Vec::new();
-        self.with(|f| headers = f.rate_headers.render());
-        headers
     }
 
     /// Builds the record of a settlement and marks the draft written: the caller journals it
@@ -174,30 +157,7 @@ impl Recorder {
             fields.record.account_id.clone_from(&principal.account_id);
             fields.record.key_id = Some(principal.key_id.clone());
             fields.record.price_group = principal.price_group.as_ref().map(|g| g.name.clone());
-            if !principal.limited_by.is_empty() {
-                fields.limited_by = Some(principal.limited_by.clone());
-            }
         });
-    }
-
-    /// Notes rate-limit figures for the answer's headers (the tightest of each kind is kept).
-    pub fn note_rate_headers(&self, headers: &RateHeaders) {
-        if headers != &RateHeaders::default() {
-            self.with(|fields| fields.rate_headers.merge(headers));
-        }
-    }
-
-    /// The request's holders with limits, when it has any.
-    pub fn limited_by(&self) -> Option<LimitedBy> {
-        let mut out = None;
-        self.with(|fields| out = fields.limited_by.clone());
-        out
-    }
-
-    /// Keeps `admitted` until the request ends (its concurrency slot held until then): until
-    /// the last holder of the draft — the service, a stream's hold — lets go.
-    pub fn keep(&self, admitted: Admitted) {
-        self.with(|fields| fields.admissions.push(admitted));
     }
 
     /// Notes the channel that served (or was tried last), and how long the call took.

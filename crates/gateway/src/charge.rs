@@ -5,12 +5,13 @@
 
 use std::sync::Arc;
 use tollgate_billing::{Amount, Tariff, Usage};
+use tollgate_gateway_core::admission::Admission;
 use tollgate_gateway_core::catalog::ModelEntry;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::ledger::{ChargeMemo, Hold};
 use tollgate_gateway_core::prices::Price;
-use tollgate_gateway_core::quotas::{Admitted, RateHeaders};
+use tollgate_gateway_core::quotas::Admitted;
 use tollgate_gateway_core::state::State;
 use tollgate_gateway_core::usage::{Explained, Recorder};
 use tollgate_ledger::Refusal;
@@ -36,6 +37,10 @@ pub struct HeldCharge {
     /// The request's usage record, written with the charge (or, released, when the last of
     /// the request lets go of it).
     usage: Option<Recorder>,
+    /// What admission holds for the request (its concurrency slot among it): kept as long as
+    /// the hold, so a stream keeps its slot to its last frame.
+    #[allow(dead_code)] // held for its drop
+    admission: Admission,
     /// What the hold took of the caller's per-minute units and budgets: trued up by the
     /// settlement, given back if there is none.
     spend: Option<Admitted>,
@@ -98,25 +103,19 @@ impl Priced {
             record.model = Some(model.to_owned());
             record.price_version = price.version;
         });
-        tollgate_gateway_core::policy::admit_model(principal, model)?;
+        crate::admission::admit_model(principal, model)?;
         let (tariff, price_group) = priced(principal, model, &price.tariff)?;
         let amount = tariff
             .charge(estimate)
             .map_err(|e| ApiError::internal("pricing the request", e))?;
         ctx.note(|record| record.hold = amount);
-        let mut headers = RateHeaders::default();
-        let spend = ctx
-            .state
-            .quotas
-            .admit_spend(principal, estimate, amount, &mut headers)
-            .await;
-        ctx.note_rate_headers(&headers);
+        let spend = crate::admission::admit_spend(ctx, principal, estimate, amount).await?;
         Ok(Priced {
             tariff,
             price_group,
             price_version: price.version,
             amount,
-            spend: spend?,
+            spend,
         })
     }
 }
@@ -157,6 +156,7 @@ impl HeldCharge {
             request_id: ctx.request_id.clone(),
             bound: Bound::of_hold(amount),
             usage: ctx.usage.clone(),
+            admission: ctx.admission.clone(),
             spend: priced.spend,
         })
     }

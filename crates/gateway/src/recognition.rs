@@ -32,10 +32,7 @@ pub async fn read_form(
     headers: &HeaderMap,
     body: Incoming,
 ) -> Result<Upload, ApiError> {
-    let state = &ctx.state;
-    let _slot = state
-        .uploads
-        .admit(&principal.key_id, state.server.max_uploads_per_key)?;
+    let _slot = crate::admission::upload_slot(ctx, principal)?;
     let bounds = ctx.body_bounds();
     let limits = UploadLimits {
         file_field: "file",

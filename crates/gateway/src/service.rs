@@ -14,6 +14,7 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
+use tollgate_gateway_core::admission::Admission;
 use tollgate_gateway_core::auth;
 use tollgate_gateway_core::body::ResponseBody;
 use tollgate_gateway_core::connections::{self, Ticket};
@@ -124,6 +125,7 @@ impl Gateway {
             client: auth::client_address(self.peer, request.headers(), &self.trusted_proxies),
             from_trusted_proxy: self.from_trusted_proxy,
             usage: begun.usage.clone(),
+            admission: begun.admission.clone(),
         };
         let endpoint = begun.routed.endpoint;
         let refused = self.ops_only && !endpoint.spec.in_reserve;
@@ -164,6 +166,7 @@ impl Gateway {
             shape,
             span,
             usage,
+            admission,
         } = begun;
         if let Some(rule) = outcome.as_ref().err().and_then(policy::policy_rule) {
             self.state.metrics.policy_refusal(rule);
@@ -192,16 +195,16 @@ impl Gateway {
         self.state
             .metrics
             .record(routed.label, status, elapsed, upstream);
-        if let Some(usage) = usage {
+        // A whole answer was charged before it is sent: it says what it cost (docs/api.md,
+        // "What a request cost"). A stream says it in its last event.
+        let charged = usage.as_ref().and_then(|usage| {
             usage.answered(status);
-            // A whole answer was charged before it is sent: it says what it cost (docs/api.md,
-            // "What a request cost"). A stream says it in its last event.
-            let charged = usage.charged();
-            let charge = charged.iter().flat_map(charge_headers);
-            for (name, value) in usage.rate_headers().into_iter().chain(charge) {
-                if let Ok(v) = HeaderValue::from_str(&value) {
-                    response.headers_mut().insert(name, v);
-                }
+            usage.charged()
+        });
+        let charge = charged.iter().flat_map(charge_headers);
+        for (name, value) in admission.rate_headers().into_iter().chain(charge) {
+            if let Ok(v) = HeaderValue::from_str(&value) {
+                response.headers_mut().insert(name, v);
             }
         }
         if crate::trace::exporting() {
@@ -231,6 +234,8 @@ struct Begun {
     span: tracing::Span,
     /// Its usage record in the making, on a metered route.
     usage: Option<Recorder>,
+    /// What admission holds for it.
+    admission: Admission,
 }
 
 /// The first phase: the request's id, its row of the route table, its error shape, its span
@@ -287,6 +292,7 @@ fn begin(state: &State, request: &Request<Incoming>) -> Begun {
         routed,
         span,
         usage,
+        admission: Admission::default(),
     }
 }
 

@@ -149,7 +149,7 @@ pub async fn count_tokens(
     }
     let (model, _) = routes::native_model(parts.uri.path());
     let (entry, _) = native_model(&ctx.settings.catalog, model)?;
-    policy::admit_model(&principal, &entry.public)?;
+    crate::admission::admit_model(&principal, &entry.public)?;
     let (answer, _) = relay::with_failover(&entry, ctx.usage.as_ref(), |channel, endpoint| {
         let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
         async move {
@@ -203,7 +203,7 @@ pub async fn get_model(
     let _query = request.uri().query().unwrap_or_default();
     let (model, _) = routes::native_model(request.uri().path());
     let (entry, model_limits) = native_model(&ctx.settings.catalog, model)?;
-    policy::admit_model(&principal, &entry.public)?;
+    crate::admission::admit_model(&principal, &entry.public)?;
     Ok(body::json_response(
         StatusCode::OK,
         &translate::model_object(&entry, Some(&model_limits)),

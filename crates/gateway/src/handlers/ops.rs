@@ -266,7 +266,7 @@ pub async fn get_model(
         )
         .code("model_not_found")
     })?;
-    policy::admit_model(&principal, &entry.public)?;
+    crate::admission::admit_model(&principal, &entry.public)?;
     Ok(body::json_response(StatusCode::OK, &model_object(id)))
 }
 

@@ -124,8 +124,10 @@ pub async fn submit(
     });
 
     let (state, entry) = (state.clone(), entry.clone());
-    let usage = ctx.usage.clone();
+    let (usage, admission) = (ctx.usage.clone(), ctx.admission.clone());
     crate::trace::spawn_for_request(async move {
+        // The request's admission (its concurrency slot) lasts as long as its submission.
+        let _admission = admission;
         let called = relay::with_failover(&entry, usage.as_ref(), |channel, endpoint| {
             let (state, request) = (state.clone(), &request);
             async move {
