@@ -3,6 +3,7 @@
 //! admin API and the console read (accounts, ledger rows, open holds, tasks of any account).
 
 use crate::accounts::{ACCOUNT_COLUMNS, AccountRow, account_from_row};
+use crate::changes::insert_change;
 use crate::holds::LedgerEntry;
 use crate::ids::{hash_secret, new_id};
 use crate::tasks::{TASK_COLUMNS, TaskState, task_from_row};
@@ -554,27 +555,6 @@ fn like_pattern(text: &str) -> String {
     }
     pattern.push('%');
     pattern
-}
-
-pub(crate) async fn insert_change(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
-    change: &AdminChange,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO admin_audit (id, created_at, actor, action, target, before_json, after_json, request_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-    )
-    .bind(new_id("aud"))
-    .bind(now_millis())
-    .bind(&change.actor)
-    .bind(&change.action)
-    .bind(&change.target)
-    .bind(change.before.as_ref().map(ToString::to_string))
-    .bind(change.after.as_ref().map(ToString::to_string))
-    .bind(change.request_id.clone())
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
 }
 
 #[cfg(test)]

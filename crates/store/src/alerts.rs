@@ -8,7 +8,7 @@
 //! fencing token: a replica paused past its lease may still post (the receiver drops the repeat
 //! by `webhook-id`), but what it records is refused ([`Store::record_attempt`]).
 
-use crate::admin::insert_change;
+use crate::changes::insert_change;
 use crate::{AdminChange, Backend, Store, StoreError, new_id, now_millis};
 use serde::Serialize;
 use sqlx::Row;

@@ -41,6 +41,7 @@ mod admin;
 mod alerts;
 mod audit;
 pub mod chain;
+mod changes;
 pub mod checkpoint;
 mod error;
 mod explain;

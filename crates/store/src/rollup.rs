@@ -13,6 +13,12 @@
 
 use crate::{Store, StoreError, now_millis};
 
+/// `SUM(units)` with each record's units capped at `usage::MAX_UNITS` (`u32::MAX`) — also for
+/// records written before the cap, so that no sum overflows (SQLite fails the query, PostgreSQL
+/// the cast). The rollup sums with it, and so does a report over the log's unrolled edges.
+pub(crate) const SUM_UNITS: &str =
+    "SUM(CASE WHEN units > 4294967295 THEN 4294967295 ELSE units END)";
+
 /// An hour, in milliseconds.
 pub const HOUR: i64 = 3_600_000;
 /// How long after its end an hour is rolled up.
@@ -136,7 +142,7 @@ impl Store {
              FROM usage_log WHERE created_at >= $1 AND created_at < $2
              GROUP BY (created_at / 3600000) * 3600000, account_id, COALESCE(key_id, ''),
                       COALESCE(model, ''), endpoint, status, COALESCE(meter, '')",
-            crate::usage::SUM_UNITS
+            SUM_UNITS
         )))
         .bind(start)
         .bind(end)

@@ -6,6 +6,7 @@
 //! `tollgate usage` report) and may be pruned ([`Store::prune_usage`]); ledger rows never are.
 
 use crate::ids::{id_millis, new_id_at};
+use crate::rollup::SUM_UNITS;
 use crate::sql::{Param, Statements};
 use crate::{Store, StoreError, as_bigint};
 use serde::Serialize;
@@ -111,11 +112,6 @@ pub(crate) const USAGE_PRUNED_BEFORE: &str = "usage_pruned_before";
 /// seconds, so a larger figure is an upstream's lie (the ledger row keeps it as reported, and
 /// its charge was capped). Capped here, sums of millions of records stay far inside BIGINT.
 pub const MAX_UNITS: u64 = u32::MAX as u64;
-
-/// `SUM(units)` with each record's units capped at [`MAX_UNITS`] — also for records written
-/// before the cap, so that no sum overflows (SQLite fails the query, PostgreSQL the cast).
-pub(crate) const SUM_UNITS: &str =
-    "SUM(CASE WHEN units > 4294967295 THEN 4294967295 ELSE units END)";
 
 /// Which records a query covers; every field narrows.
 #[derive(Debug, Clone, Default)]
