@@ -17,13 +17,15 @@ use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::reload::Reload;
 use tollgate_store::{AdminToken, TaskState, UsageGroup};
 
-/// One call of the admin API, as its operation gets it.
+/// What an operation answers.
+type Answer = Result<Response<ResponseBody>, ApiError>;
+
+/// One call of the admin API, as its operation gets it (with the request, for an operation
+/// that reads a body).
 #[derive(Debug)]
 pub struct Call {
     /// The request's context.
     pub ctx: RequestCtx,
-    /// The request (an operation that takes a body reads it).
-    pub request: Request<Incoming>,
     /// The one segment the path names (`{id}`, `{name}`), `""` when it names none.
     pub id: String,
     /// The query string, `""` without one.
@@ -34,6 +36,18 @@ pub struct Call {
     pub token: AdminToken,
     /// What `POST /admin/v1/config/reload` calls, when the gateway has one.
     pub reload: Option<Arc<dyn Reload>>,
+}
+
+impl Call {
+    /// The store.
+    fn store(&self) -> &tollgate_store::Store {
+        &self.ctx.state.store
+    }
+
+    /// The query parameter `name`, when present and not empty.
+    fn q(&self, name: &str) -> Option<String> {
+        query_param(&self.query, name).filter(|v| !v.is_empty())
+    }
 }
 
 /// Whose access policy a policy route names.
@@ -52,19 +66,17 @@ const DEFAULT_LIMIT: u32 = 50;
 const MAX_LIMIT: u32 = 1000;
 
 /// A 200 with `value`.
-fn ok(value: Value) -> Result<Response<ResponseBody>, ApiError> {
+fn ok(value: Value) -> Answer {
     Ok(body::json_response(StatusCode::OK, &value))
 }
 
 /// `AdminOp::ListAccounts`.
-pub(crate) async fn list_accounts(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, query, .. } = call;
-    let store = &ctx.state.store;
-    let q = |name: &str| query_param(&query, name).filter(|v| !v.is_empty());
-    let limit = limit(q("limit"))?;
-    let before = q("before");
+pub(crate) async fn list_accounts(call: Call) -> Answer {
+    let store = call.store();
+    let limit = limit(call.q("limit"))?;
+    let before = call.q("before");
     let (total, accounts) = store
-        .accounts_page(q("search").as_deref(), limit, before.as_deref())
+        .accounts_page(call.q("search").as_deref(), limit, before.as_deref())
         .await
         .map_err(OpError::from)?;
     let next = next_cursor(&accounts, limit, |a| a.id.clone());
@@ -76,18 +88,12 @@ pub(crate) async fn list_accounts(call: Call) -> Result<Response<ResponseBody>, 
 }
 
 /// `AdminOp::CreateAccount`.
-pub(crate) async fn create_account(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call {
-        ctx,
-        request,
-        actor,
-        ..
-    } = call;
-    let store = &ctx.state.store;
-    let input: NewAccount = read_json(&ctx, request).await?;
+pub(crate) async fn create_account(call: Call, request: Request<Incoming>) -> Answer {
+    let store = call.store();
+    let input: NewAccount = read_json(&call.ctx, request).await?;
     let (account, key) = ops::create_account(
         store,
-        &actor,
+        &call.actor,
         &input.name,
         input.balance.as_deref().unwrap_or("0"),
     )
@@ -99,42 +105,29 @@ pub(crate) async fn create_account(call: Call) -> Result<Response<ResponseBody>,
 }
 
 /// `AdminOp::Account`.
-pub(crate) async fn account(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, .. } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
+pub(crate) async fn account(call: Call) -> Answer {
+    let id = call.id.as_str();
+    let store = call.store();
     ok(account_detail(store, id).await?)
 }
 
 /// `AdminOp::DisableAccount` and `AdminOp::EnableAccount`.
-pub(crate) async fn switch_account(
-    call: Call,
-    disable: bool,
-) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, actor, .. } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
-    let account = ops::set_account_disabled(store, &actor, id, disable).await?;
-    ctx.state.keys.clear();
+pub(crate) async fn switch_account(call: Call, disable: bool) -> Answer {
+    let id = call.id.as_str();
+    let account = ops::set_account_disabled(call.store(), &call.actor, id, disable).await?;
+    call.ctx.state.keys.clear();
     ok(views::account(&account))
 }
 
 /// `AdminOp::Credit`.
-pub(crate) async fn credit(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call {
-        ctx,
-        request,
-        id,
-        actor,
-        ..
-    } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
+pub(crate) async fn credit(call: Call, request: Request<Incoming>) -> Answer {
+    let id = call.id.as_str();
+    let store = call.store();
     let idempotency_key = header_text(request.headers(), "idempotency-key")?;
-    let input: NewCredit = read_json(&ctx, request).await?;
+    let input: NewCredit = read_json(&call.ctx, request).await?;
     let credited = ops::credit(
         store,
-        &actor,
+        &call.actor,
         id,
         &input.amount,
         &input.reason,
@@ -165,10 +158,9 @@ pub(crate) async fn credit(call: Call) -> Result<Response<ResponseBody>, ApiErro
 }
 
 /// `AdminOp::AccountKeys`.
-pub(crate) async fn account_keys(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, .. } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
+pub(crate) async fn account_keys(call: Call) -> Answer {
+    let id = call.id.as_str();
+    let store = call.store();
     let account = store.find_account(id).await.map_err(OpError::from)?;
     let keys = store
         .account_keys(&account.id)
@@ -178,19 +170,12 @@ pub(crate) async fn account_keys(call: Call) -> Result<Response<ResponseBody>, A
 }
 
 /// `AdminOp::AddKey`.
-pub(crate) async fn add_key(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call {
-        ctx,
-        request,
-        id,
-        actor,
-        ..
-    } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
-    let input: NewKeyInput = read_json(&ctx, request).await?;
+pub(crate) async fn add_key(call: Call, request: Request<Incoming>) -> Answer {
+    let id = call.id.as_str();
+    let store = call.store();
+    let input: NewKeyInput = read_json(&call.ctx, request).await?;
     let name = input.name.as_deref().unwrap_or("default");
-    let (account, key) = ops::add_key(store, &actor, id, name).await?;
+    let (account, key) = ops::add_key(store, &call.actor, id, name).await?;
     Ok(body::json_response(
         StatusCode::CREATED,
         &json!({"id": key.id, "secret": key.secret, "account_id": account.id, "name": name}),
@@ -198,15 +183,13 @@ pub(crate) async fn add_key(call: Call) -> Result<Response<ResponseBody>, ApiErr
 }
 
 /// `AdminOp::Ledger`.
-pub(crate) async fn ledger_page(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, query, .. } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
-    let q = |name: &str| query_param(&query, name).filter(|v| !v.is_empty());
+pub(crate) async fn ledger_page(call: Call) -> Answer {
+    let id = call.id.as_str();
+    let store = call.store();
     let account = store.find_account(id).await.map_err(OpError::from)?;
-    let limit = limit(q("limit"))?;
+    let limit = limit(call.q("limit"))?;
     let rows = store
-        .ledger_page(&account.id, limit, q("before").as_deref())
+        .ledger_page(&account.id, limit, call.q("before").as_deref())
         .await
         .map_err(OpError::from)?;
     let next = next_cursor(&rows, limit, |r| r.id.clone());
@@ -217,77 +200,57 @@ pub(crate) async fn ledger_page(call: Call) -> Result<Response<ResponseBody>, Ap
 }
 
 /// `AdminOp::Policy`.
-pub(crate) async fn policy(call: Call, kind: Holder) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, .. } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
+pub(crate) async fn policy(call: Call, kind: Holder) -> Answer {
+    let id = call.id.as_str();
+    let store = call.store();
     holder_is(store, kind, id).await?;
     let (holder, policy) = ops::policy(store, id).await?;
     ok(views::policy(&holder, &policy))
 }
 
 /// `AdminOp::SetPolicy`.
-pub(crate) async fn set_policy(
-    call: Call,
-    kind: Holder,
-) -> Result<Response<ResponseBody>, ApiError> {
-    let Call {
-        ctx,
-        request,
-        id,
-        actor,
-        ..
-    } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
+pub(crate) async fn set_policy(call: Call, request: Request<Incoming>, kind: Holder) -> Answer {
+    let (id, store) = (call.id.as_str(), call.store());
     holder_is(store, kind, id).await?;
-    let edit: PolicyEdit = read_json(&ctx, request).await?;
-    let (holder, policy) = ops::set_policy(store, &actor, id, Some(&edit)).await?;
-    ctx.state.keys.clear();
+    let edit: PolicyEdit = read_json(&call.ctx, request).await?;
+    let (holder, policy) = ops::set_policy(store, &call.actor, id, Some(&edit)).await?;
+    call.ctx.state.keys.clear();
     ok(views::policy(&holder, &policy))
 }
 
 /// `AdminOp::ClearPolicy`.
-pub(crate) async fn clear_policy(
-    call: Call,
-    kind: Holder,
-) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, actor, .. } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
+pub(crate) async fn clear_policy(call: Call, kind: Holder) -> Answer {
+    let (id, store) = (call.id.as_str(), call.store());
     holder_is(store, kind, id).await?;
-    let (holder, policy) = ops::set_policy(store, &actor, id, None).await?;
-    ctx.state.keys.clear();
+    let (holder, policy) = ops::set_policy(store, &call.actor, id, None).await?;
+    call.ctx.state.keys.clear();
     ok(views::policy(&holder, &policy))
 }
 
 /// `AdminOp::RevokeKey`.
-pub(crate) async fn revoke_key(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, actor, .. } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
-    let account = ops::revoke_key(store, &actor, id).await?;
-    ctx.state.keys.clear();
+pub(crate) async fn revoke_key(call: Call) -> Answer {
+    let id = call.id.as_str();
+    let store = call.store();
+    let account = ops::revoke_key(store, &call.actor, id).await?;
+    call.ctx.state.keys.clear();
     ok(json!({"id": id, "account_id": account, "revoked": true}))
 }
 
 /// `AdminOp::EnableKey`.
-pub(crate) async fn enable_key(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, actor, .. } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
-    ops::enable_key(store, &actor, id).await?;
-    ctx.state.keys.clear();
+pub(crate) async fn enable_key(call: Call) -> Answer {
+    let id = call.id.as_str();
+    let store = call.store();
+    ops::enable_key(store, &call.actor, id).await?;
+    call.ctx.state.keys.clear();
     ok(json!({"id": id, "disabled": false}))
 }
 
 /// `AdminOp::RotateKey`.
-pub(crate) async fn rotate_key(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, actor, .. } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
-    let (account, key) = ops::rotate_key(store, &actor, id).await?;
-    ctx.state.keys.clear();
+pub(crate) async fn rotate_key(call: Call) -> Answer {
+    let id = call.id.as_str();
+    let store = call.store();
+    let (account, key) = ops::rotate_key(store, &call.actor, id).await?;
+    call.ctx.state.keys.clear();
     Ok(body::json_response(
         StatusCode::CREATED,
         &json!({"id": key.id, "secret": key.secret, "account_id": account, "replaces": id}),
@@ -295,46 +258,38 @@ pub(crate) async fn rotate_key(call: Call) -> Result<Response<ResponseBody>, Api
 }
 
 /// `AdminOp::Groups`.
-pub(crate) async fn groups(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, .. } = call;
-    let store = &ctx.state.store;
+pub(crate) async fn groups(call: Call) -> Answer {
+    let store = call.store();
     let groups = store.price_groups().await.map_err(OpError::from)?;
     ok(json!({"data": groups.iter().map(views::group).collect::<Vec<_>>()}))
 }
 
 /// `AdminOp::SetGroup`.
-pub(crate) async fn set_group(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call {
-        ctx,
-        request,
-        id,
-        actor,
-        ..
-    } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
+pub(crate) async fn set_group(call: Call, request: Request<Incoming>) -> Answer {
+    let id = call.id.as_str();
+    let store = call.store();
     let name = id;
-    let input: GroupInput = read_json(&ctx, request).await?;
+    let input: GroupInput = read_json(&call.ctx, request).await?;
     let models: Vec<(String, String)> = input.models.into_iter().collect();
     let group = ops::set_group(
         store,
-        &actor,
+        &call.actor,
         name,
         input.multiplier.as_deref(),
         &models,
         &input.drop_models,
     )
     .await?;
-    ctx.state.keys.clear();
+    call.ctx.state.keys.clear();
     ok(views::group(&group))
 }
 
 /// `AdminOp::Prices`.
-pub(crate) async fn prices(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, .. } = call;
-    let store = &ctx.state.store;
+pub(crate) async fn prices(call: Call) -> Answer {
+    let store = call.store();
     let schedule = store.price_versions(None).await.map_err(OpError::from)?;
-    let models: Vec<&str> = ctx
+    let models: Vec<&str> = call
+        .ctx
         .settings
         .catalog
         .models()
@@ -349,10 +304,9 @@ pub(crate) async fn prices(call: Call) -> Result<Response<ResponseBody>, ApiErro
 }
 
 /// `AdminOp::PriceHistory`.
-pub(crate) async fn price_history(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, .. } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
+pub(crate) async fn price_history(call: Call) -> Answer {
+    let id = call.id.as_str();
+    let store = call.store();
     let versions = store
         .price_versions(Some(id))
         .await
@@ -369,17 +323,10 @@ pub(crate) async fn price_history(call: Call) -> Result<Response<ResponseBody>, 
 }
 
 /// `AdminOp::SetPrice`.
-pub(crate) async fn set_price(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call {
-        ctx,
-        request,
-        id,
-        actor,
-        ..
-    } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
-    let input: PriceInput = read_json(&ctx, request).await?;
+pub(crate) async fn set_price(call: Call, request: Request<Incoming>) -> Answer {
+    let id = call.id.as_str();
+    let store = call.store();
+    let input: PriceInput = read_json(&call.ctx, request).await?;
     let effective_from = input
         .effective_from
         .as_deref()
@@ -392,12 +339,13 @@ pub(crate) async fn set_price(call: Call) -> Result<Response<ResponseBody>, ApiE
             })
         })
         .transpose()?;
-    let models = ctx.settings.catalog.models();
+    let models = call.ctx.settings.catalog.models();
     let known: Vec<&str> = models.iter().map(|m| m.public.as_str()).collect();
-    let stored = ops::set_price(store, &actor, &known, id, &input.price, effective_from).await?;
+    let stored =
+        ops::set_price(store, &call.actor, &known, id, &input.price, effective_from).await?;
     // This replica at once; the others when they next read the versions.
     if let Ok(schedule) = store.price_schedule().await {
-        ctx.state.prices.replace(schedule);
+        call.ctx.state.prices.replace(schedule);
     }
     Ok(body::json_response(
         StatusCode::CREATED,
@@ -406,13 +354,11 @@ pub(crate) async fn set_price(call: Call) -> Result<Response<ResponseBody>, ApiE
 }
 
 /// `AdminOp::Statement`.
-pub(crate) async fn statement(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, query, .. } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
-    let q = |name: &str| query_param(&query, name).filter(|v| !v.is_empty());
+pub(crate) async fn statement(call: Call) -> Answer {
+    let id = call.id.as_str();
+    let store = call.store();
     let millis = |name: &'static str| -> Result<Option<i64>, OpError> {
-        q(name)
+        call.q(name)
             .map(|v| {
                 v.parse::<i64>().map_err(|_| {
                     OpError::invalid(name, format!("{name} is Unix milliseconds, not {v:?}"))
@@ -430,10 +376,9 @@ pub(crate) async fn statement(call: Call) -> Result<Response<ResponseBody>, ApiE
 }
 
 /// `AdminOp::Request`.
-pub(crate) async fn request_charges(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, .. } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
+pub(crate) async fn request_charges(call: Call) -> Answer {
+    let id = call.id.as_str();
+    let store = call.store();
     let found = store
         .explain(id, tollgate_store::Viewer::default())
         .await
@@ -447,14 +392,12 @@ pub(crate) async fn request_charges(call: Call) -> Result<Response<ResponseBody>
 }
 
 /// `AdminOp::Usage`.
-pub(crate) async fn usage(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, query, .. } = call;
-    let store = &ctx.state.store;
-    let q = |name: &str| query_param(&query, name).filter(|v| !v.is_empty());
-    let (filter, _) = usage_query(&query).filter(store).await?;
-    let limit = limit(q("limit"))?;
+pub(crate) async fn usage(call: Call) -> Answer {
+    let store = call.store();
+    let (filter, _) = usage_query(&call.query).filter(store).await?;
+    let limit = limit(call.q("limit"))?;
     let records = store
-        .usage_records(&filter, limit, q("before").as_deref())
+        .usage_records(&filter, limit, call.q("before").as_deref())
         .await
         .map_err(OpError::from)?;
     let next = next_cursor(&records, limit, |r| r.id.clone());
@@ -465,10 +408,9 @@ pub(crate) async fn usage(call: Call) -> Result<Response<ResponseBody>, ApiError
 }
 
 /// `AdminOp::UsageSummary`.
-pub(crate) async fn usage_summary(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, query, .. } = call;
-    let store = &ctx.state.store;
-    let (filter, group) = usage_query(&query).filter(store).await?;
+pub(crate) async fn usage_summary(call: Call) -> Answer {
+    let store = call.store();
+    let (filter, group) = usage_query(&call.query).filter(store).await?;
     let group = group.unwrap_or(UsageGroup::Day);
     let rows = store
         .usage_summary(&filter, group)
@@ -481,33 +423,29 @@ pub(crate) async fn usage_summary(call: Call) -> Result<Response<ResponseBody>, 
 }
 
 /// `AdminOp::UsageCsv`.
-pub(crate) async fn usage_csv(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, query, .. } = call;
-    let store = &ctx.state.store;
-    let (filter, _) = usage_query(&query).filter(store).await?;
+pub(crate) async fn usage_csv(call: Call) -> Answer {
+    let store = call.store();
+    let (filter, _) = usage_query(&call.query).filter(store).await?;
     Ok(csv::usage_export(store.clone(), filter))
 }
 
 /// `AdminOp::Holds`.
-pub(crate) async fn holds(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, query, .. } = call;
-    let store = &ctx.state.store;
-    let q = |name: &str| query_param(&query, name).filter(|v| !v.is_empty());
-    let account = match q("account") {
+pub(crate) async fn holds(call: Call) -> Answer {
+    let store = call.store();
+    let account = match call.q("account") {
         Some(a) => Some(store.find_account(&a).await.map_err(OpError::from)?.id),
         None => None,
     };
     let holds = store
-        .open_holds(account.as_deref(), limit(q("limit"))?)
+        .open_holds(account.as_deref(), limit(call.q("limit"))?)
         .await
         .map_err(OpError::from)?;
     ok(json!({"data": holds}))
 }
 
 /// `AdminOp::Leases`.
-pub(crate) async fn leases(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, .. } = call;
-    let store = &ctx.state.store;
+pub(crate) async fn leases(call: Call) -> Answer {
+    let store = call.store();
     let leases = store.open_leases().await.map_err(OpError::from)?;
     let data: Vec<Value> = leases
         .into_iter()
@@ -520,32 +458,28 @@ pub(crate) async fn leases(call: Call) -> Result<Response<ResponseBody>, ApiErro
 }
 
 /// `AdminOp::Audit`.
-pub(crate) async fn audit(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call {
-        ctx, token, query, ..
-    } = call;
-    let store = &ctx.state.store;
-    let q = |name: &str| query_param(&query, name).filter(|v| !v.is_empty());
+pub(crate) async fn audit(call: Call) -> Answer {
+    let store = call.store();
     // Re-deriving every charge is the most expensive read there is: a full token's
     // (issue 42: a read-only token could run it at will).
-    if token.read_only && q("recompute").as_deref() == Some("true") {
+    if call.token.read_only && call.q("recompute").as_deref() == Some("true") {
         return Err(ApiError::new(
             ErrorKind::Forbidden,
             format!(
                 "The admin token {:?} is read-only; recompute=true re-derives every charge and needs a full token",
-                token.name
+                call.token.name
             ),
         )
         .param("recompute")
         .code("read_only_token"));
     }
-    let keys = &ctx.state.ledger_keys;
+    let keys = &call.ctx.state.ledger_keys;
     let report = store
         .audit_trusting((!keys.is_empty()).then_some(keys.as_slice()))
         .await
         .map_err(OpError::from)?;
     let mut value = serde_json::to_value(&report).unwrap_or(Value::Null);
-    match q("recompute").as_deref() {
+    match call.q("recompute").as_deref() {
         None | Some("false") => {}
         Some("true") => {
             let recompute = store.recompute().await.map_err(OpError::from)?;
@@ -563,149 +497,120 @@ pub(crate) async fn audit(call: Call) -> Result<Response<ResponseBody>, ApiError
 }
 
 /// `AdminOp::Tasks`.
-pub(crate) async fn list_tasks(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, query, .. } = call;
-    tasks::list(&ctx, &query).await
+pub(crate) async fn list_tasks(call: Call) -> Answer {
+    tasks::list(&call.ctx, &call.query).await
 }
 
 /// `AdminOp::Task`.
-pub(crate) async fn task(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, .. } = call;
-    let id = id.as_str();
-    tasks::get(&ctx, id).await
+pub(crate) async fn task(call: Call) -> Answer {
+    let id = call.id.as_str();
+    tasks::get(&call.ctx, id).await
 }
 
 /// `AdminOp::CancelTask`.
-pub(crate) async fn cancel_task(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, actor, .. } = call;
-    let id = id.as_str();
-    tasks::cancel(&ctx, &actor, id).await
+pub(crate) async fn cancel_task(call: Call) -> Answer {
+    let id = call.id.as_str();
+    tasks::cancel(&call.ctx, &call.actor, id).await
 }
 
 /// `AdminOp::Channels`.
-pub(crate) async fn list_channels(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, .. } = call;
-    ok(channels(&ctx))
+pub(crate) async fn list_channels(call: Call) -> Answer {
+    ok(channels(&call.ctx))
 }
 
 /// `AdminOp::DisableChannel` and `AdminOp::EnableChannel`.
-pub(crate) async fn switch_channel(
-    call: Call,
-    disable: bool,
-) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, actor, .. } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
-    let name = id;
-    let disabled = disable;
-    let channels = ctx.settings.catalog.channels();
+pub(crate) async fn switch_channel(call: Call, disabled: bool) -> Answer {
+    let name = call.id.as_str();
+    let catalog = &call.ctx.settings.catalog;
+    let channels = catalog.channels();
     let known: Vec<&str> = channels.iter().map(|c| c.name.as_str()).collect();
-    ops::set_channel_disabled(store, &actor, &known, name, disabled).await?;
+    ops::set_channel_disabled(call.store(), &call.actor, &known, name, disabled).await?;
     // This replica at once; the others when they next read the switches.
-    if let Some(channel) = ctx.settings.catalog.channel(name) {
+    if let Some(channel) = catalog.channel(name) {
         channel.health.set_disabled(disabled);
     }
     ok(json!({"name": name, "disabled": disabled}))
 }
 
 /// `AdminOp::Models`.
-pub(crate) async fn list_models(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, .. } = call;
-    ok(models(&ctx))
+pub(crate) async fn list_models(call: Call) -> Answer {
+    ok(models(&call.ctx))
 }
 
 /// `AdminOp::Config`.
-pub(crate) async fn show_config(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, reload, .. } = call;
-    let reload = reload.as_deref();
-    ok(config_status(&ctx, reload))
+pub(crate) async fn show_config(call: Call) -> Answer {
+    ok(config_status(&call.ctx, call.reload.as_deref()))
 }
 
 /// `AdminOp::Alerts`.
-pub(crate) async fn list_alerts(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, .. } = call;
-    ok(alerts::list(&ctx).await?)
+pub(crate) async fn list_alerts(call: Call) -> Answer {
+    ok(alerts::list(&call.ctx).await?)
 }
 
 /// `AdminOp::PutAlert`.
-pub(crate) async fn put_alert(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call {
-        ctx,
-        request,
-        actor,
-        ..
-    } = call;
-    let input: tollgate_alerts::RuleConfig = read_json(&ctx, request).await?;
+pub(crate) async fn put_alert(call: Call, request: Request<Incoming>) -> Answer {
+    let input: tollgate_alerts::RuleConfig = read_json(&call.ctx, request).await?;
     Ok(body::json_response(
         StatusCode::CREATED,
-        &alerts::put(&ctx, &actor, input).await?,
+        &alerts::put(&call.ctx, &call.actor, input).await?,
     ))
 }
 
 /// `AdminOp::DeleteAlert`.
-pub(crate) async fn delete_alert(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, actor, .. } = call;
-    let id = id.as_str();
-    ok(alerts::delete(&ctx, &actor, id).await?)
+pub(crate) async fn delete_alert(call: Call) -> Answer {
+    let id = call.id.as_str();
+    ok(alerts::delete(&call.ctx, &call.actor, id).await?)
 }
 
 /// `AdminOp::AlertEvents`.
-pub(crate) async fn alert_events(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, query, .. } = call;
-    let store = &ctx.state.store;
-    let q = |name: &str| query_param(&query, name).filter(|v| !v.is_empty());
-    ok(alerts::events(store, q("rule").as_deref(), limit(q("limit"))?).await?)
+pub(crate) async fn alert_events(call: Call) -> Answer {
+    let store = call.store();
+    ok(alerts::events(store, call.q("rule").as_deref(), limit(call.q("limit"))?).await?)
 }
 
 /// `AdminOp::AlertDeliveries`.
-pub(crate) async fn alert_deliveries(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, query, .. } = call;
-    let store = &ctx.state.store;
-    let q = |name: &str| query_param(&query, name).filter(|v| !v.is_empty());
+pub(crate) async fn alert_deliveries(call: Call) -> Answer {
+    let store = call.store();
     ok(alerts::deliveries(
         store,
-        q("rule").as_deref(),
-        q("state").as_deref(),
-        limit(q("limit"))?,
+        call.q("rule").as_deref(),
+        call.q("state").as_deref(),
+        limit(call.q("limit"))?,
     )
     .await?)
 }
 
 /// `AdminOp::AlertDelivery`.
-pub(crate) async fn alert_delivery(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, .. } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
+pub(crate) async fn alert_delivery(call: Call) -> Answer {
+    let id = call.id.as_str();
+    let store = call.store();
     ok(alerts::one(store, id).await?)
 }
 
 /// `AdminOp::Redeliver`.
-pub(crate) async fn redeliver(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, id, actor, .. } = call;
-    let id = id.as_str();
-    let store = &ctx.state.store;
-    ok(alerts::redeliver(store, &actor, id).await?)
+pub(crate) async fn redeliver(call: Call) -> Answer {
+    let id = call.id.as_str();
+    let store = call.store();
+    ok(alerts::redeliver(store, &call.actor, id).await?)
 }
 
 /// `AdminOp::ReloadConfig`.
-pub(crate) async fn reload_config(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call {
-        ctx, actor, reload, ..
-    } = call;
-    let reload = reload.as_deref();
-    let store = &ctx.state.store;
-    let reloaded = ops::reload_config(store, &actor, reload).await?;
+pub(crate) async fn reload_config(call: Call) -> Answer {
+    let store = call.store();
+    let reloaded = ops::reload_config(store, &call.actor, call.reload.as_deref()).await?;
     ok(json!(reloaded))
 }
 
 /// `AdminOp::Changes`.
-pub(crate) async fn changes(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, query, .. } = call;
-    let store = &ctx.state.store;
-    let q = |name: &str| query_param(&query, name).filter(|v| !v.is_empty());
-    let limit = limit(q("limit"))?;
+pub(crate) async fn changes(call: Call) -> Answer {
+    let store = call.store();
+    let limit = limit(call.q("limit"))?;
     let changes = store
-        .admin_changes(q("target").as_deref(), limit, q("before").as_deref())
+        .admin_changes(
+            call.q("target").as_deref(),
+            limit,
+            call.q("before").as_deref(),
+        )
         .await
         .map_err(OpError::from)?;
     let next = next_cursor(&changes, limit, |c| c.id.clone());
@@ -713,9 +618,8 @@ pub(crate) async fn changes(call: Call) -> Result<Response<ResponseBody>, ApiErr
 }
 
 /// `AdminOp::Overview`.
-pub(crate) async fn show_overview(call: Call) -> Result<Response<ResponseBody>, ApiError> {
-    let Call { ctx, query, .. } = call;
-    overview(&ctx, &query)
+pub(crate) async fn show_overview(call: Call) -> Answer {
+    overview(&call.ctx, &call.query)
         .await
         .map(|v| body::json_response(StatusCode::OK, &v))
 }
@@ -1020,7 +924,7 @@ mod tasks {
 
     use super::*;
 
-    pub async fn list(ctx: &RequestCtx, query: &str) -> Result<Response<ResponseBody>, ApiError> {
+    pub async fn list(ctx: &RequestCtx, query: &str) -> Answer {
         let store = &ctx.state.store;
         let q = |name: &str| query_param(query, name).filter(|v| !v.is_empty());
         let account = match q("account") {
@@ -1079,7 +983,7 @@ mod tasks {
             })
     }
 
-    pub async fn get(ctx: &RequestCtx, id: &str) -> Result<Response<ResponseBody>, ApiError> {
+    pub async fn get(ctx: &RequestCtx, id: &str) -> Answer {
         let task = find(ctx, id).await?;
         let events = ctx
             .state
@@ -1092,11 +996,7 @@ mod tasks {
         Ok(body::json_response(StatusCode::OK, &v))
     }
 
-    pub async fn cancel(
-        ctx: &RequestCtx,
-        actor: &Actor,
-        id: &str,
-    ) -> Result<Response<ResponseBody>, ApiError> {
+    pub async fn cancel(ctx: &RequestCtx, actor: &Actor, id: &str) -> Answer {
         let state = &ctx.state;
         let channel = match state.store.task(id).await.map_err(OpError::from)? {
             Some(task) => ctx.settings.catalog.channel(&task.channel).cloned(),

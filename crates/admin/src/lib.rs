@@ -131,13 +131,12 @@ pub async fn handle(
     let call = Call {
         id: param.to_owned(),
         ctx,
-        request,
         query,
         actor,
         token,
         reload,
     };
-    (row.handler)(call).await
+    (row.handler)(call, request).await
 }
 
 /// The admin token of a request: `Authorization: Bearer tga-…`.

@@ -4,7 +4,8 @@
 
 use crate::api::{self, Call, Holder};
 use futures_util::future::BoxFuture;
-use http::{Method, Response};
+use http::{Method, Request, Response};
+use hyper::body::Incoming;
 use tollgate_gateway_core::body::ResponseBody;
 use tollgate_gateway_core::errors::ApiError;
 
@@ -62,13 +63,16 @@ pub enum AdminOp {
 /// What an operation answers.
 pub type Answer = BoxFuture<'static, Result<Response<ResponseBody>, ApiError>>;
 
+/// An operation: the call, and the request for one that reads a body.
+pub type Handler = fn(Call, Request<Incoming>) -> Answer;
+
 /// A row: method, path under `/admin/v1` (`{id}` and `{name}` stand for one segment), the
 /// operation's name and its handler (`crate::api`).
 pub struct AdminRoute {
     pub method: Method,
     pub path: &'static str,
     pub op: AdminOp,
-    pub handler: fn(Call) -> Answer,
+    pub handler: Handler,
 }
 
 impl std::fmt::Debug for AdminRoute {
@@ -77,12 +81,7 @@ impl std::fmt::Debug for AdminRoute {
     }
 }
 
-const fn row(
-    method: Method,
-    path: &'static str,
-    op: AdminOp,
-    handler: fn(Call) -> Answer,
-) -> AdminRoute {
+const fn row(method: Method, path: &'static str, op: AdminOp, handler: Handler) -> AdminRoute {
     AdminRoute {
         method,
         path,
@@ -91,13 +90,21 @@ const fn row(
     }
 }
 
-/// The handler `api::f(call)`, or `api::f(call, arg)` for an operation two rows share.
+/// The handler `api::f(call)`; `api::f(call, request)` for one that reads a body (`body`); with
+/// an argument after them for an operation two rows share (an account's or a key's policy,
+/// enable or disable).
 macro_rules! op {
     ($f:ident) => {
-        |call| Box::pin(api::$f(call))
+        |call, _| Box::pin(api::$f(call))
+    };
+    ($f:ident, body) => {
+        |call, request| Box::pin(api::$f(call, request))
+    };
+    ($f:ident, body, $arg:expr) => {
+        |call, request| Box::pin(api::$f(call, request, $arg))
     };
     ($f:ident, $arg:expr) => {
-        |call| Box::pin(api::$f(call, $arg))
+        |call, _| Box::pin(api::$f(call, $arg))
     };
 }
 
@@ -112,29 +119,29 @@ const DELETE: Method = Method::DELETE;
 #[rustfmt::skip]
 pub static ADMIN_ROUTES: &[AdminRoute] = &[
     row(GET, "/accounts", ListAccounts, op!(list_accounts)),
-    row(POST, "/accounts", CreateAccount, op!(create_account)),
+    row(POST, "/accounts", CreateAccount, op!(create_account, body)),
     row(GET, "/accounts/{id}", Account, op!(account)),
     row(POST, "/accounts/{id}/disable", DisableAccount, op!(switch_account, true)),
     row(POST, "/accounts/{id}/enable", EnableAccount, op!(switch_account, false)),
-    row(POST, "/accounts/{id}/credits", Credit, op!(credit)),
+    row(POST, "/accounts/{id}/credits", Credit, op!(credit, body)),
     row(GET, "/accounts/{id}/keys", AccountKeys, op!(account_keys)),
-    row(POST, "/accounts/{id}/keys", AddKey, op!(add_key)),
+    row(POST, "/accounts/{id}/keys", AddKey, op!(add_key, body)),
     row(GET, "/accounts/{id}/ledger", Ledger, op!(ledger_page)),
     row(GET, "/accounts/{id}/statement", Statement, op!(statement)),
     row(GET, "/accounts/{id}/policy", Policy(Holder::Account), op!(policy, Holder::Account)),
-    row(PATCH, "/accounts/{id}/policy", SetPolicy(Holder::Account), op!(set_policy, Holder::Account)),
+    row(PATCH, "/accounts/{id}/policy", SetPolicy(Holder::Account), op!(set_policy, body, Holder::Account)),
     row(DELETE, "/accounts/{id}/policy", ClearPolicy(Holder::Account), op!(clear_policy, Holder::Account)),
     row(GET, "/keys/{id}/policy", Policy(Holder::Key), op!(policy, Holder::Key)),
-    row(PATCH, "/keys/{id}/policy", SetPolicy(Holder::Key), op!(set_policy, Holder::Key)),
+    row(PATCH, "/keys/{id}/policy", SetPolicy(Holder::Key), op!(set_policy, body, Holder::Key)),
     row(DELETE, "/keys/{id}/policy", ClearPolicy(Holder::Key), op!(clear_policy, Holder::Key)),
     row(POST, "/keys/{id}/revoke", RevokeKey, op!(revoke_key)),
     row(POST, "/keys/{id}/enable", EnableKey, op!(enable_key)),
     row(POST, "/keys/{id}/rotate", RotateKey, op!(rotate_key)),
     row(GET, "/groups", Groups, op!(groups)),
-    row(PUT, "/groups/{name}", SetGroup, op!(set_group)),
+    row(PUT, "/groups/{name}", SetGroup, op!(set_group, body)),
     row(GET, "/prices", Prices, op!(prices)),
     row(GET, "/prices/{name}", PriceHistory, op!(price_history)),
-    row(POST, "/prices/{name}", SetPrice, op!(set_price)),
+    row(POST, "/prices/{name}", SetPrice, op!(set_price, body)),
     row(GET, "/requests/{id}", Request, op!(request_charges)),
     row(GET, "/usage", Usage, op!(usage)),
     row(GET, "/usage/summary", UsageSummary, op!(usage_summary)),
@@ -154,7 +161,7 @@ pub static ADMIN_ROUTES: &[AdminRoute] = &[
     row(GET, "/changes", Changes, op!(changes)),
     row(GET, "/overview", Overview, op!(show_overview)),
     row(GET, "/alerts", Alerts, op!(list_alerts)),
-    row(POST, "/alerts", PutAlert, op!(put_alert)),
+    row(POST, "/alerts", PutAlert, op!(put_alert, body)),
     row(DELETE, "/alerts/{name}", DeleteAlert, op!(delete_alert)),
     row(GET, "/alerts/events", AlertEvents, op!(alert_events)),
     row(GET, "/alerts/deliveries", AlertDeliveries, op!(alert_deliveries)),
