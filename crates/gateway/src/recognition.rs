@@ -1,25 +1,129 @@
-//! What both recognition endpoints share: reading the upload, probing its duration (the hold,
-//! the fallback charge and the 500-second limit, docs/api.md §2.2/§8), calling the channels
-//! through the recognition seam (whatever format each speaks), and relaying a streamed result
-//! while metering it.
+//! The recognition pipeline both recognition endpoints run ([`serve`], DESIGN §2 steps 4–8):
+//! the uploaded file, its probed duration (the hold, the fallback charge and the 500-second
+//! limit, docs/api.md §2.2/§8), the model, the hold, the channels through the recognition seam
+//! (whatever format each speaks), and the answer — a stream relayed while metered, or a whole
+//! result settled and rendered. What differs between the endpoints is their wire format's: a
+//! [`Format`] each (`translate::transcription`).
 
 use crate::charge::HeldCharge;
 use crate::pump::{Closing, End, Meter, Settlement};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http::HeaderMap;
+use http::Response;
 use hyper::body::Incoming;
 use std::time::Duration;
-use tollgate_billing::{Amount, Usage};
+use tollgate_billing::{Amount, Usage, audio_seconds};
+use tollgate_gateway_core::body::ResponseBody;
+use tollgate_gateway_core::catalog::ModelEntry;
+use tollgate_gateway_core::config::ModelKind;
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::response::UpstreamTime;
 use tollgate_gateway_core::state::State;
 use tollgate_gateway_core::stream_body::BodySender;
 use tollgate_gateway_core::upload::{self, Upload, UploadLimits, UploadedFile};
+use tollgate_metering::recognition::billed_seconds;
+use tollgate_metering::{Basis, Measure};
 use tollgate_probe::{Container, ProbeError};
+use tollgate_store::Principal;
 use tollgate_upstream::Answer;
 use tollgate_upstream::UpstreamError;
 use tollgate_upstream::multipart::FilePart;
 use tollgate_upstream::recognition::{DeltaStream, Recognition, TextDelta, Transcription};
+
+/// A recognition endpoint's wire format, as the pipeline ([`serve`]) asks it: the model, whether
+/// to stream and in which events, the seam's request, the seconds a whole result is charged and
+/// the whole answer. One per inbound format (`translate::transcription`).
+pub trait Format: Send + Sync + 'static {
+    /// The stream's events.
+    type Events: Encoder;
+    /// The model asked for (a public name or alias).
+    fn model(&self) -> &str;
+    /// Whether the result is streamed.
+    fn streams(&self) -> bool;
+    /// The stream's events, fresh.
+    fn events(&self) -> Self::Events;
+    /// The seam's request for `entry`.
+    fn upstream(&self, entry: &ModelEntry) -> Recognition;
+    /// The seconds a whole result is charged and how they were measured: the result's duration
+    /// rounded up (docs/api.md §8 rule 2), or the probe when it reports none.
+    fn seconds(&self, result: &Transcription, probed_seconds: u64) -> (u64, Basis) {
+        let reported = result.duration.and_then(billed_seconds);
+        Basis::reported_or_local(reported, probed_seconds, Measure::Probe)
+    }
+    /// The whole answer for `result`, covering `covered` seconds of audio, `seconds` charged.
+    fn answer(&self, result: Transcription, covered: f64, seconds: u64) -> Response<ResponseBody>;
+}
+
+/// The request flow of DESIGN §2 from step 3's end, for both endpoints: `form` read and its
+/// fields checked as `format`.
+pub async fn serve<F: Format>(
+    ctx: RequestCtx,
+    principal: Principal,
+    mut form: Upload,
+    format: F,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let file = require_file(&mut form)?;
+
+    // 4. The model (whisper-1 and the other OpenAI names are aliases).
+    let entry = ctx
+        .settings
+        .catalog
+        .require(format.model(), ModelKind::Transcription)?;
+
+    // The audio's own duration: the hold, the fallback charge, the 500 s limit.
+    let (container, duration) = probe(&file).await?;
+    let probed_seconds = audio_seconds(duration);
+
+    // 5. The hold.
+    let held = HeldCharge::place(
+        &ctx,
+        &principal,
+        &entry,
+        &Usage::AudioSeconds(probed_seconds),
+    )
+    .await?
+    // The gateway measured the file: the upstream's duration is charged up to it, with one
+    // second for a different rounding of the same audio.
+    .bounded_by(&Usage::AudioSeconds(probed_seconds.saturating_add(1)));
+
+    // 6–8.
+    let upstream = format.upstream(&entry);
+    let name = default_name(container);
+    if format.streams() {
+        let events = format.events();
+        return stream_response(
+            &ctx,
+            &entry,
+            &upstream,
+            file,
+            &name,
+            container,
+            held,
+            events,
+            probed_seconds,
+        )
+        .await;
+    }
+    // 6–8 run to completion even if the client goes away: the file is uploaded, the upstream
+    // recognises it either way.
+    let state = ctx.state.clone();
+    crate::relay::to_completion(async move {
+        let part = file_part(&file, container, &name);
+        let (answer, held) = transcribe_whole(&state, &entry, &upstream, part, held).await?;
+        let result = answer.body;
+        let (seconds, basis) = format.seconds(&result, probed_seconds);
+        held.settle(&Usage::AudioSeconds(seconds), basis).await?;
+        let covered = result.duration.unwrap_or(duration.as_secs_f64());
+        let mut response = format.answer(result, covered, seconds);
+        response
+            .extensions_mut()
+            .insert(UpstreamTime(answer.upstream_time));
+        Ok(response)
+    })
+    .await
+}
 
 /// docs/api.md §2.2/§8: longer audio must be split before upload.
 pub const MAX_SECONDS: u64 = 500;

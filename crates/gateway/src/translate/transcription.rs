@@ -14,14 +14,108 @@
 //! it is (and its answer is relayed as it came); for any other channel its fields fill the seam's
 //! and the answer is built here in the format it asked ([`stt_body`], [`encoders::VendorFrames`]).
 
+use http::{HeaderValue, Response, StatusCode, header};
 use tollgate_compat_audio::TranscriptionParams;
 use tollgate_compat_audio::transcription::{Segment, Transcript, Word, speaker_label, split_words};
+use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::catalog::ModelEntry;
+use tollgate_metering::recognition::billed_seconds;
+use tollgate_metering::{Basis, Measure};
 use tollgate_upstream::recognition::SttBody;
 use tollgate_upstream::recognition::{Recognition, Transcription};
 use tollgate_vendor_audio::{
     SttFormat, SttJson, SttParams, SttSegment, SttVerboseJson, SttWord, TimestampLevel,
 };
+
+/// `/v1/audio/transcriptions`' side of the recognition pipeline.
+impl crate::recognition::Format for TranscriptionParams {
+    type Events = encoders::CompatEvents;
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn streams(&self) -> bool {
+        self.stream
+    }
+
+    fn events(&self) -> Self::Events {
+        encoders::CompatEvents
+    }
+
+    fn upstream(&self, entry: &ModelEntry) -> Recognition {
+        recognition(self, entry)
+    }
+
+    /// The transcript in the response format asked for (`text` included).
+    fn answer(&self, result: Transcription, covered: f64, seconds: u64) -> Response<ResponseBody> {
+        let transcript = transcript(result, covered, self.language.clone(), self.wants_words());
+        let rendered = transcript.render(self.response_format, seconds);
+        let mut response = Response::new(body::full(rendered.body));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(rendered.content_type),
+        );
+        response
+    }
+}
+
+/// `/v1/speech_to_text`'s side of the recognition pipeline.
+impl crate::recognition::Format for SttParams {
+    type Events = encoders::VendorFrames;
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn streams(&self) -> bool {
+        self.stream
+    }
+
+    fn events(&self) -> Self::Events {
+        encoders::VendorFrames::default()
+    }
+
+    fn upstream(&self, entry: &ModelEntry) -> Recognition {
+        from_stt(self, entry)
+    }
+
+    /// The result's duration settles; srt and vtt carry none, so the probe does (no format
+    /// dodges the charge).
+    fn seconds(&self, result: &Transcription, probed_seconds: u64) -> (u64, Basis) {
+        let reported = result.duration.and_then(billed_seconds);
+        let (seconds, basis) = Basis::reported_or_local(reported, probed_seconds, Measure::Probe);
+        if matches!(result.stt, Some(SttBody::Subtitles(_))) {
+            let basis = Basis {
+                estimated: false,
+                note: Some("subtitles carry no duration; charged the probed duration".into()),
+                measured: Measure::Probe,
+            };
+            return (seconds, basis);
+        }
+        (seconds, basis)
+    }
+
+    /// The body in the format asked for: an `stt` channel's own, else one built like it.
+    fn answer(&self, result: Transcription, covered: f64, _seconds: u64) -> Response<ResponseBody> {
+        match stt_body(result, covered, self) {
+            SttBody::Json(j) => body::json_response(StatusCode::OK, &j),
+            SttBody::Verbose(v) => body::json_response(StatusCode::OK, &v),
+            SttBody::Subtitles(text) => {
+                let mut response = Response::new(body::full(text));
+                let content_type = if self.response_format == SttFormat::Vtt {
+                    "text/vtt; charset=utf-8"
+                } else {
+                    "text/plain; charset=utf-8"
+                };
+                response
+                    .headers_mut()
+                    .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+                response
+            }
+        }
+    }
+}
 
 /// The seam's recognition for a compat form.
 pub fn recognition(params: &TranscriptionParams, entry: &ModelEntry) -> Recognition {
