@@ -1,6 +1,9 @@
-//! Relaying a streamed synthesis: audio pieces from the channel's adapter (the speech seam,
+//! The speech pipeline both speech endpoints run ([`serve`], DESIGN §2 steps 4–8: the model,
+//! the hold on the text's characters, a whole synthesis settled or a stream relayed) and the
+//! relay of a streamed synthesis: audio pieces from the channel's adapter (the speech seam,
 //! whatever format the channel speaks) → the client's format, piece by piece (DESIGN §8), and
-//! the settlement that follows.
+//! the settlement that follows. What differs between the endpoints is their wire format's: a
+//! [`Format`] each (`translate::speech`).
 //!
 //! Billing of a stream is `tollgate_metering::speech`'s rule (whole: the upstream's characters;
 //! a departed client: its share of them; a cut stream: a nominal rate, at most the local count),
@@ -14,15 +17,109 @@ use crate::charge::HeldCharge;
 use crate::pump::{Closing, End, Meter, Settlement};
 use bytes::Bytes;
 use futures_util::StreamExt;
-use tollgate_billing::{Amount, Usage};
+use http::Response;
+use std::time::Instant;
+use tollgate_billing::{Amount, Usage, speech_characters};
+use tollgate_gateway_core::body::ResponseBody;
+use tollgate_gateway_core::catalog::ModelEntry;
+use tollgate_gateway_core::config::{ModelKind, SpeechConfig};
+use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::response::UpstreamTime;
+use tollgate_gateway_core::stream_body;
 use tollgate_gateway_core::stream_body::BodySender;
 pub use tollgate_metering::speech::AudioShape;
 use tollgate_metering::{Basis, Measure};
+use tollgate_store::Principal;
 use tollgate_upstream::UpstreamError;
 #[cfg(test)]
 use tollgate_upstream::speech::Audio;
 use tollgate_upstream::speech::{AudioChunk, ChunkStream, Synthesis, Synthesized};
+
+/// A speech endpoint's wire format, as the pipeline ([`serve`]) asks it: the model and the text,
+/// the seam's synthesis and whether it streams, the whole answer, the stream's events and its
+/// head. One per inbound format (`translate::speech`).
+pub trait Format: Send + Sync + 'static {
+    /// The stream's events.
+    type Events: Encoder;
+    /// The model asked for (a public name or alias).
+    fn model(&self) -> &str;
+    /// The text to speak: its characters are the hold and the most a charge may count.
+    fn text(&self) -> &str;
+    /// The seam's synthesis, and whether it is streamed (else it is made whole).
+    fn synthesis(&self, entry: &ModelEntry, settings: &SpeechConfig) -> (Synthesis, bool);
+    /// The answer to a whole synthesis, `characters` charged.
+    fn whole(
+        &self,
+        whole: Synthesized,
+        characters: u64,
+        synthesis: &Synthesis,
+        settings: &SpeechConfig,
+    ) -> Response<ResponseBody>;
+    /// The stream's events and the shape of its audio.
+    fn events(&self, synthesis: &Synthesis, settings: &SpeechConfig) -> (Self::Events, AudioShape);
+    /// The streamed answer's head, over `body`.
+    fn streamed(&self, body: ResponseBody, settings: &SpeechConfig) -> Response<ResponseBody>;
+}
+
+/// The request flow of DESIGN §2 from step 4, for both endpoints: `format` read and checked.
+pub async fn serve<F: Format>(
+    ctx: RequestCtx,
+    principal: Principal,
+    format: F,
+) -> Result<Response<ResponseBody>, ApiError> {
+    // 4. The model (aliases such as tts-1 resolve here).
+    let entry = ctx
+        .settings
+        .catalog
+        .require(format.model(), ModelKind::Speech)?;
+
+    // 5. The hold: the local character count, CJK counting 2 (docs/api.md §8 rule 1).
+    let characters = speech_characters(format.text());
+    let held = HeldCharge::place(&ctx, &principal, &entry, &Usage::Characters(characters))
+        .await?
+        // The text is here: no upstream can justify more characters than it has.
+        .bounded_by_estimate();
+
+    // 6–8. Synthesize, relay, settle.
+    let settings = &ctx.settings.speech;
+    let (synthesis, streamed) = format.synthesis(&entry, settings);
+    if !streamed {
+        let (whole, charged, upstream_time) = synthesize_whole(
+            ctx.state.clone(),
+            entry,
+            held,
+            synthesis.clone(),
+            characters,
+        )
+        .await?;
+        let mut response = format.whole(whole, charged, &synthesis, settings);
+        response
+            .extensions_mut()
+            .insert(UpstreamTime(upstream_time));
+        return Ok(response);
+    }
+    let permit = crate::admission::open_stream(&ctx)?;
+    let started = Instant::now();
+    let (first, frames) = match open(&ctx.state, &entry, held.usage(), &synthesis).await {
+        Ok(opened) => opened,
+        Err(e) => {
+            held.release(&format!("upstream failed before the first byte: {e}"));
+            return Err(crate::relay::upstream_error(&e));
+        }
+    };
+    let first_frame_time = started.elapsed();
+    let (sender, body) = stream_body::channel(permit);
+    let (events, shape) = format.events(&synthesis, settings);
+    crate::trace::spawn_for_request(relay(
+        held, first, frames, sender, events, characters, shape,
+    ));
+    let mut response = format.streamed(body, settings);
+    response
+        .extensions_mut()
+        .insert(UpstreamTime(first_frame_time));
+    Ok(response)
+}
 
 /// How the client's stream is written.
 pub trait Encoder: Send + 'static {

@@ -13,12 +13,176 @@
 //! its text, voice, speed, format and rate fill the seam's fields for any other channel, and the
 //! audio comes back as `t2a_v2` frames or one answer built here ([`t2a_answer`]).
 
-use tollgate_compat_audio::{AudioFormat, SpeechRequest};
+use crate::speech_relay::AudioShape;
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode, header};
+use tollgate_compat_audio::{
+    AudioFormat, SpeechRequest, SpeechStreamEvent, SpeechUsage, StreamFormat,
+};
+use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::catalog::ModelEntry;
 use tollgate_gateway_core::config::SpeechConfig;
 use tollgate_upstream::speech::{Synthesis, Synthesized};
 use tollgate_vendor_audio::t2a::{ExtraInfo, T2aData};
 use tollgate_vendor_audio::{T2aFormat, T2aRequest, T2aResponse};
+
+/// The bitrate of MP3 the channel produces when none is asked (the vendor's default).
+const DEFAULT_MP3_BITRATE: u32 = 128_000;
+
+/// `/v1/audio/speech`'s side of the speech pipeline.
+impl crate::speech_relay::Format for SpeechRequest {
+    type Events = encoders::CompatEvents;
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn text(&self) -> &str {
+        &self.input
+    }
+
+    /// wav comes whole (it is at most 2,000 characters); every other format streams.
+    fn synthesis(&self, entry: &ModelEntry, settings: &SpeechConfig) -> (Synthesis, bool) {
+        let streams = upstream_streams(self.served_format());
+        (synthesis(self, entry, settings, streams), streams)
+    }
+
+    /// The audio, or for `stream_format=sse` the two events it makes.
+    fn whole(
+        &self,
+        whole: Synthesized,
+        _characters: u64,
+        _synthesis: &Synthesis,
+        settings: &SpeechConfig,
+    ) -> Response<ResponseBody> {
+        let sse = self.stream_format_or_default() == StreamFormat::Sse;
+        let body = if sse {
+            // The usage counts the text's characters, as the streamed `done` event does.
+            let characters = tollgate_billing::speech_characters(&self.input);
+            let mut events = sse_event(&SpeechStreamEvent::delta(&whole.audio)).to_vec();
+            events.extend_from_slice(&sse_event(&SpeechStreamEvent::done(SpeechUsage::new(
+                characters, 0,
+            ))));
+            Bytes::from(events)
+        } else {
+            whole.audio
+        };
+        respond(self, body::full(body), settings)
+    }
+
+    fn events(
+        &self,
+        _synthesis: &Synthesis,
+        settings: &SpeechConfig,
+    ) -> (Self::Events, AudioShape) {
+        let format = self.served_format();
+        let shape = AudioShape {
+            format,
+            sample_rate: sample_rate(format, settings),
+            bitrate: DEFAULT_MP3_BITRATE,
+            speed: self.speed_or_default(),
+        };
+        let events = if self.stream_format_or_default() == StreamFormat::Sse {
+            encoders::CompatEvents::Sse(encoders::CompatSse)
+        } else {
+            encoders::CompatEvents::Raw(encoders::RawAudio)
+        };
+        (events, shape)
+    }
+
+    fn streamed(&self, body: ResponseBody, settings: &SpeechConfig) -> Response<ResponseBody> {
+        respond(self, body, settings)
+    }
+}
+
+/// The answer to `request` over `body`: the audio's type, or an event stream, and what the
+/// audio is (pcm has no header of its own).
+fn respond(
+    request: &SpeechRequest,
+    body: ResponseBody,
+    settings: &SpeechConfig,
+) -> Response<ResponseBody> {
+    let format = request.served_format();
+    let sse = request.stream_format_or_default() == StreamFormat::Sse;
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    let content_type = if sse {
+        "text/event-stream"
+    } else {
+        format.content_type()
+    };
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    if sse {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    }
+    headers.insert("x-audio-format", HeaderValue::from_static(format.as_str()));
+    if let Ok(v) = HeaderValue::from_str(&sample_rate(format, settings).to_string()) {
+        headers.insert("x-audio-sample-rate", v);
+    }
+    headers.insert("x-audio-channels", HeaderValue::from_static("1"));
+    if format == AudioFormat::Pcm {
+        headers.insert("x-audio-encoding", HeaderValue::from_static("s16le"));
+    }
+    response
+}
+
+fn sse_event(event: &SpeechStreamEvent) -> Bytes {
+    tollgate_sse::Event::data(serde_json::to_string(event).unwrap_or_default()).encode()
+}
+
+/// `/v1/t2a_v2`'s side of the speech pipeline.
+impl crate::speech_relay::Format for T2aRequest {
+    type Events = encoders::T2aFrames;
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn text(&self) -> &str {
+        &self.text
+    }
+
+    fn synthesis(&self, entry: &ModelEntry, settings: &SpeechConfig) -> (Synthesis, bool) {
+        (from_t2a(self, entry, settings), self.is_stream())
+    }
+
+    /// One JSON answer: the vendor's own, or one built like it.
+    fn whole(
+        &self,
+        whole: Synthesized,
+        characters: u64,
+        synthesis: &Synthesis,
+        _settings: &SpeechConfig,
+    ) -> Response<ResponseBody> {
+        body::json_response(StatusCode::OK, &t2a_answer(whole, characters, synthesis))
+    }
+
+    fn events(
+        &self,
+        synthesis: &Synthesis,
+        _settings: &SpeechConfig,
+    ) -> (Self::Events, AudioShape) {
+        let shape = AudioShape {
+            format: synthesis.format,
+            sample_rate: self.sample_rate(),
+            bitrate: self
+                .audio_setting
+                .as_ref()
+                .and_then(|a| a.bitrate)
+                .unwrap_or(DEFAULT_MP3_BITRATE),
+            speed: self
+                .voice_setting
+                .as_ref()
+                .and_then(|v| v.speed)
+                .unwrap_or(1.0),
+        };
+        (encoders::T2aFrames::new(synthesis.clone()), shape)
+    }
+
+    fn streamed(&self, body: ResponseBody, _settings: &SpeechConfig) -> Response<ResponseBody> {
+        tollgate_gateway_core::response::sse_response(body, std::time::Duration::ZERO)
+    }
+}
 
 /// Whether the answer can be streamed: `t2a` vendors produce wav only whole (wire-formats
 /// §3.1), and its header wants the length, so wav is always made whole.
@@ -120,6 +284,40 @@ pub mod encoders {
     use tollgate_upstream::speech::{AudioChunk, Synthesis};
     use tollgate_vendor_audio::T2aResponse;
     use tollgate_vendor_audio::t2a::{T2aData, T2aFrame};
+
+    /// `/v1/audio/speech`'s stream: events or the audio itself, as `stream_format` asks.
+    #[derive(Debug)]
+    pub enum CompatEvents {
+        /// `stream_format=sse`.
+        Sse(CompatSse),
+        /// `stream_format=audio`.
+        Raw(RawAudio),
+    }
+
+    impl Encoder for CompatEvents {
+        fn frame(&mut self, frame: &AudioChunk) -> Vec<Bytes> {
+            match self {
+                CompatEvents::Sse(e) => e.frame(frame),
+                CompatEvents::Raw(e) => e.frame(frame),
+            }
+        }
+        fn done(
+            &mut self,
+            characters: u64,
+            charged: Option<tollgate_billing::Amount>,
+        ) -> Option<Bytes> {
+            match self {
+                CompatEvents::Sse(e) => e.done(characters, charged),
+                CompatEvents::Raw(e) => e.done(characters, charged),
+            }
+        }
+        fn failed(&mut self, error: &ApiError) -> Option<Bytes> {
+            match self {
+                CompatEvents::Sse(e) => e.failed(error),
+                CompatEvents::Raw(e) => e.failed(error),
+            }
+        }
+    }
 
     /// `/v1/audio/speech` with `stream_format=audio`: the decoded audio bytes themselves. A cut
     /// stream is aborted, so the client sees an incomplete body rather than a short file.
