@@ -17,7 +17,7 @@
 //! - what a charge is recorded with: [`usage`] (the request's usage record), the [`clock`] (how a
 //!   quantity is measured is `tollgate-metering`'s).
 //!
-//! `tollgate-gateway` re-exports every module under the same name.
+//! Nothing re-exports it: every user names `tollgate_gateway_core::…`.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
