@@ -4,8 +4,8 @@
 
 use crate::ops::{Actor, OpError, OpErrorKind};
 use serde_json::{Value, json};
+use tollgate_alerting::{check_webhook, rules_in_force, signing_secret};
 use tollgate_alerts::{Rule, RuleConfig};
-use tollgate_gateway_core::alerts::{check_webhook, rules_in_force, signing_secret};
 use tollgate_gateway_core::clock::format_rfc3339;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_store::Store;

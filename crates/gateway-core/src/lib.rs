@@ -8,12 +8,12 @@
 //!   [`catalog`] of models and [`channels`], what a [`reload`] changes), the [`prices`] in effect, the [`ledger`]'s journal, [`quotas`] and [`limits`], [`metrics`] and the
 //!   [`connections`] registry, [`media`] links;
 //! - the rules a request is admitted by, as pure functions: the key cache of [`auth`], the
-//!   access [`policy`], the [`routes`] table with every endpoint's facts;
+//!   access [`policy`], a [`routes`] row's facts;
 //! - what a request reads and answers: [`body`] under its limit, [`upload`] spooled to disk
 //!   ([`spool`]), [`stream_body`] for a client stream, [`errors`] in each vendor's shape,
 //!   [`response`];
 //! - the request's [`context`] every step is handed, what [`admission`] holds for it, and the seam to the [`operator`]'s side
-//!   (the admin API and console, `tollgate-admin`, which stands on this crate alone);
+//!   (the admin API and console, `tollgate-admin`, which does not stand on the request path);
 //! - what a charge is recorded with: [`usage`] (the request's usage record), the [`clock`] (how a
 //!   quantity is measured is `tollgate-metering`'s).
 //!
@@ -22,7 +22,6 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod admission;
-pub mod alerts;
 pub mod auth;
 pub mod body;
 pub mod catalog;

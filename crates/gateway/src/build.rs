@@ -84,11 +84,7 @@ pub fn settings(
         catalog,
         limits: Limits::new(&config.limits)?,
         speech: config.speech.clone(),
-        alerts: tollgate_gateway_core::alerts::check_rules(
-            &config.alerts,
-            env,
-            &config.trusted_hosts(),
-        )?,
+        alerts: tollgate_alerting::check_rules(&config.alerts, env, &config.trusted_hosts())?,
     })
 }
 
@@ -167,7 +163,7 @@ impl Background {
         if config.tasks.workers {
             handles.extend(crate::tasks::worker::spawn(state));
         }
-        handles.extend(tollgate_gateway_core::alerts::spawn(
+        handles.extend(tollgate_alerting::spawn(
             state,
             &config.alerting,
             crate::tasks::worker::worker_id(),

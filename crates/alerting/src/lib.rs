@@ -1,5 +1,9 @@
+//! # tollgate-alerting
+//!
 //! Alerts (`docs/decisions.md`, "Alerts"; `docs/operations.md`, "Alerts"): the I/O around the
-//! sans-IO rules of `tollgate-alerts`. Every replica runs two loops:
+//! sans-IO rules of `tollgate-alerts`, run beside requests, never on their path — a crate of its
+//! own, so the request path's floor (`tollgate-gateway-core`) holds no loop. Every replica runs
+//! two loops:
 //!
 //! The loops are started by the gateway's `Background` ([`spawn`]); the admin API lists the
 //! rules ([`rules_in_force`]) and what they recorded.
@@ -11,14 +15,12 @@
 //!   (`Store::record_alert`);
 //! * the **courier** ([`deliver_due`]), every second: leases the deliveries due (one a receiver
 //!   at a time), posts each signed the Standard Webhooks way by the one address rule
-//!   (`crate::outbound`), each in a task of its own within one deadline, and records the
+//!   (`tollgate_gateway_core::outbound`), each in a task of its own within one deadline, and records the
 //!   attempt — its status and timing, not the receiver's body — under the lease's fencing
 //!   token (`Store::record_attempt`); a failure is tried again on the schedule.
 
-use crate::State;
-use crate::clock::{format_rfc3339, now_millis};
-use crate::config::{AlertingConfig, ConfigError};
-use crate::quotas::QuotaName;
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,6 +30,10 @@ use tollgate_alerts::rule::{
 };
 use tollgate_alerts::{Change, Observed, RetrySchedule, Secret, Verdict};
 use tollgate_billing::Amount;
+use tollgate_gateway_core::State;
+use tollgate_gateway_core::clock::{format_rfc3339, now_millis};
+use tollgate_gateway_core::config::{AlertingConfig, ConfigError};
+use tollgate_gateway_core::quotas::QuotaName;
 use tollgate_store::{
     AlertAction, AlertDelivery, AlertLevel, AttemptOutcome, NewAlertEvent, PolicyHolder, Store,
     StoreError,
@@ -62,11 +68,11 @@ pub fn check_rules(
 }
 
 /// Whether `rule`'s `webhook_url` may be posted to: the one address rule of every URL the
-/// gateway posts to (`crate::outbound`) — a public host, or one of `trusted_hosts`. An alert
+/// gateway posts to (`tollgate_gateway_core::outbound`) — a public host, or one of `trusted_hosts`. An alert
 /// rule is written by whoever holds an admin token; a receiver on the gateway's own network
 /// must be listed by the operator.
 pub fn check_webhook(rule: &Rule, trusted_hosts: &[String]) -> Result<(), String> {
-    crate::outbound::check_url(&rule.target.url, trusted_hosts).map_err(|e| {
+    tollgate_gateway_core::outbound::check_url(&rule.target.url, trusted_hosts).map_err(|e| {
         format!(
             "alert {:?}: webhook_url: {e} (list an internal receiver in [outbound] trusted_hosts)",
             rule.name
@@ -170,7 +176,7 @@ pub async fn judge_all(state: &State, replica: &str, every: Duration) {
         .channels()
         .iter()
         .map(|c| {
-            let open = c.health.circuit() != crate::channels::CircuitState::Closed;
+            let open = c.health.circuit() != tollgate_gateway_core::channels::CircuitState::Closed;
             (c.name.clone(), open)
         })
         .collect();
@@ -574,7 +580,7 @@ async fn attempt(state: &State, courier: &Courier, delivery: &AlertDelivery) {
     }
 }
 
-/// Posts the delivery's body, signed, by the one address rule (`crate::outbound`): the
+/// Posts the delivery's body, signed, by the one address rule (`tollgate_gateway_core::outbound`): the
 /// answer's status, or why there was none. The answer's body is not read.
 async fn post(
     state: &State,
