@@ -886,10 +886,22 @@ impl Trickler {
                         *most = (*most).max(now_open);
                     }
                     let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nX-Slow: ").await;
+                    // Open until the gateway closes its side, seen at once by a read (a write
+                    // would see it only at the next byte, up to a second later, and count an
+                    // attempt that had ended as still open).
+                    let (mut read, mut write) = stream.split();
                     loop {
-                        tokio::time::sleep(Duration::from_millis(500)).await;
-                        if stream.write_all(b"a").await.is_err() {
-                            break;
+                        tokio::select! {
+                            _ = tokio::time::sleep(Duration::from_millis(500)) => {
+                                if write.write_all(b"a").await.is_err() {
+                                    break;
+                                }
+                            }
+                            n = read.read(&mut buf) => {
+                                if matches!(n, Ok(0) | Err(_)) {
+                                    break;
+                                }
+                            }
                         }
                     }
                     *open.lock().unwrap() -= 1;
