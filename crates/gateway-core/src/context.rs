@@ -52,7 +52,7 @@ impl RequestCtx {
         crate::body::Bounds {
             limit: self
                 .route
-                .body_limit()
+                .body
                 .map_or(1 << 20, |e| self.settings.limits.of(e)),
             pace: crate::body::Pace::of(&self.state.server),
         }

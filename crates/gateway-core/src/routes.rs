@@ -301,12 +301,6 @@ impl RouteSpec {
         self.credentials == Credentials::Operator
     }
 
-    /// The body limit the route reads its body under, if it takes a body
-    /// (`RequestCtx::body_bounds` applies 1 MiB to one that does not).
-    pub fn body_limit(&self) -> Option<limits::Endpoint> {
-        self.body
-    }
-
     /// Whether the row serves a request with `method` on `path` from a client that presents its
     /// key natively (`native`).
     pub fn serves(&self, method: &Method, path: &str, native: bool) -> bool {

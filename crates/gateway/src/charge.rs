@@ -38,9 +38,8 @@ pub struct HeldCharge {
     /// the request lets go of it).
     usage: Option<Recorder>,
     /// What admission holds for the request (its concurrency slot among it): kept as long as
-    /// the hold, so a stream keeps its slot to its last frame.
-    #[allow(dead_code)] // held for its drop
-    admission: Admission,
+    /// the hold, so a stream keeps its slot to its last frame (held for its drop).
+    _admission: Admission,
     /// What the hold took of the caller's per-minute units and budgets: trued up by the
     /// settlement, given back if there is none.
     spend: Option<Admitted>,
@@ -156,7 +155,7 @@ impl HeldCharge {
             request_id: ctx.request_id.clone(),
             bound: Bound::of_hold(amount),
             usage: ctx.usage.clone(),
-            admission: ctx.admission.clone(),
+            _admission: ctx.admission.clone(),
             spend: priced.spend,
         })
     }

@@ -49,11 +49,17 @@ pub trait Format: Send + Sync + 'static {
     /// The seconds a whole result is charged and how they were measured: the result's duration
     /// rounded up (docs/api.md §8 rule 2), or the probe when it reports none.
     fn seconds(&self, result: &Transcription, probed_seconds: u64) -> (u64, Basis) {
-        let reported = result.duration.and_then(billed_seconds);
-        Basis::reported_or_local(reported, probed_seconds, Measure::Probe)
+        whole_seconds(result, probed_seconds)
     }
     /// The whole answer for `result`, covering `covered` seconds of audio, `seconds` charged.
     fn answer(&self, result: Transcription, covered: f64, seconds: u64) -> Response<ResponseBody>;
+}
+
+/// The seconds a whole result is charged: its duration rounded up (docs/api.md §8 rule 2), or
+/// the probed duration when it reports none.
+pub fn whole_seconds(result: &Transcription, probed_seconds: u64) -> (u64, Basis) {
+    let reported = result.duration.and_then(billed_seconds);
+    Basis::reported_or_local(reported, probed_seconds, Measure::Probe)
 }
 
 /// The request flow of DESIGN §2 from step 3's end, for both endpoints: `form` read and its

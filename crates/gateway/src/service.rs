@@ -110,10 +110,10 @@ impl Gateway {
         &self.state
     }
 
-    /// Handles one request (what the `Service` impl calls), in four phases: [`begin`] names
-    /// it, routes it and opens its span and usage record; [`admit`] lets its caller in;
-    /// the row's handler serves it; [`Gateway::finish`] — the one end hook — shapes an error,
-    /// adds what every answer carries, and records metrics, the usage record and the access line.
+    /// Handles one request (what the `Service` impl calls), in phases: `begin` names it,
+    /// routes it and opens its span and usage record; `serve` admits its caller as the row says
+    /// and calls the row's handler; `finish` — the one end hook — shapes an error, adds what
+    /// every answer carries, and records the metrics, the answer's status and the access line.
     pub async fn handle(&self, request: Request<Incoming>) -> Response<ResponseBody> {
         let _in_flight = self.state.metrics.enter();
         let begun = begin(&self.state, &request);

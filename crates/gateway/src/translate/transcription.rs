@@ -19,7 +19,6 @@ use tollgate_compat_audio::TranscriptionParams;
 use tollgate_compat_audio::transcription::{Segment, Transcript, Word, speaker_label, split_words};
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::catalog::ModelEntry;
-use tollgate_metering::recognition::billed_seconds;
 use tollgate_metering::{Basis, Measure};
 use tollgate_upstream::recognition::SttBody;
 use tollgate_upstream::recognition::{Recognition, Transcription};
@@ -83,16 +82,15 @@ impl crate::recognition::Format for SttParams {
     /// The result's duration settles; srt and vtt carry none, so the probe does (no format
     /// dodges the charge).
     fn seconds(&self, result: &Transcription, probed_seconds: u64) -> (u64, Basis) {
-        let reported = result.duration.and_then(billed_seconds);
-        let (seconds, basis) = Basis::reported_or_local(reported, probed_seconds, Measure::Probe);
-        if matches!(result.stt, Some(SttBody::Subtitles(_))) {
-            let basis = Basis {
-                estimated: false,
-                note: Some("subtitles carry no duration; charged the probed duration".into()),
-                measured: Measure::Probe,
-            };
+        let (seconds, basis) = crate::recognition::whole_seconds(result, probed_seconds);
+        if !matches!(result.stt, Some(SttBody::Subtitles(_))) {
             return (seconds, basis);
         }
+        let basis = Basis {
+            estimated: false,
+            note: Some("subtitles carry no duration; charged the probed duration".into()),
+            measured: Measure::Probe,
+        };
         (seconds, basis)
     }
 
