@@ -64,9 +64,12 @@ pub async fn start(knobs: KnobSettings, database_url: Option<String>) -> Stack {
     let gateway = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(server::serve(
         listener,
-        Gateway::new(state.clone()).with_operator_side(std::sync::Arc::new(
-            tollgate_admin::Admin::new(None, &tollgate_gateway::routes::specs()),
-        )),
+        Gateway::new(state.clone(), &tollgate_gateway::routes::TABLE).with_operator_side(
+            std::sync::Arc::new(tollgate_admin::Admin::new(
+                None,
+                &tollgate_gateway::routes::TABLE.specs(),
+            )),
+        ),
         std::future::pending(),
         Duration::from_secs(1),
     ));

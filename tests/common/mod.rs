@@ -190,9 +190,11 @@ impl TestGateway {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
-        let gateway = Gateway::new(state.clone()).with_operator_side(std::sync::Arc::new(
-            tollgate_admin::Admin::new(None, &tollgate_gateway::routes::specs()),
-        ));
+        let gateway = Gateway::new(state.clone(), &tollgate_gateway::routes::TABLE)
+            .with_operator_side(std::sync::Arc::new(tollgate_admin::Admin::new(
+                None,
+                &tollgate_gateway::routes::TABLE.specs(),
+            )));
         let served = tokio::spawn(server::serve(
             listener,
             gateway,

@@ -90,9 +90,12 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     server::serve(
         listener,
         // The request path and, beside it, the operator's side (docs/architecture.md).
-        Gateway::new(state.clone()).with_operator_side(std::sync::Arc::new(
-            tollgate_admin::Admin::new(Some(reloader), &tollgate_gateway::routes::specs()),
-        )),
+        Gateway::new(state.clone(), &tollgate_gateway::routes::TABLE).with_operator_side(
+            std::sync::Arc::new(tollgate_admin::Admin::new(
+                Some(reloader),
+                &tollgate_gateway::routes::TABLE.specs(),
+            )),
+        ),
         server::shutdown_signal(),
         Duration::from_secs(config.shutdown_grace_seconds),
     )

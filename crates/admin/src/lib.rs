@@ -50,7 +50,7 @@ pub struct Admin {
 
 impl Admin {
     /// The operator's side of a gateway serving `routes` (every row of its route table,
-    /// `tollgate_gateway::routes::specs`), reloading the configuration with `reload`.
+    /// `tollgate_gateway::routes::TABLE.specs()`), reloading the configuration with `reload`.
     pub fn new(reload: Option<Arc<dyn Reload>>, routes: &[&RouteSpec]) -> Admin {
         Admin {
             reload,

@@ -1,6 +1,6 @@
 //! The admin API's routes (`docs/operations.md`, "The admin API"): one table, read by the router
 //! ([`route`]) and by the OpenAPI document (`crate::openapi`), as the client routes' table
-//! (`tollgate_gateway_core::routes::ROUTES`) is by the gateway.
+//! (`tollgate_gateway::routes::TABLE`) is by the gateway.
 
 use crate::api::{self, Call, Holder};
 use futures_util::future::BoxFuture;

@@ -1,7 +1,7 @@
 //! What a row of the route table says about its endpoint (DESIGN §2 step 1): method and path,
 //! and every fact the request path needs — read by routing, credentials, the access policies,
 //! admission, the usage log, body limits and the OpenAPI document. The table itself, each row
-//! with its handler, is the gateway's (`tollgate_gateway::routes::ROUTES`, `docs/architecture.md`,
+//! with its handler, is the gateway's (`tollgate_gateway::routes::TABLE`, `docs/architecture.md`,
 //! "Adding an endpoint"); a request's context carries its row ([`crate::context::RequestCtx::route`]).
 
 use crate::errors::Family;

@@ -5,7 +5,6 @@
 //! upstream's count, the local one the fallback (DESIGN §4). The handlers read their own
 //! formats and say how their answers are made from the upstream's ([`ReadAnswer`]).
 
-use crate::charge::HeldCharge;
 use crate::relay;
 use crate::translate::embeddings as translate;
 use std::sync::Arc;
@@ -55,7 +54,7 @@ pub async fn embed<T: Send + 'static>(
     // 5. The hold: no hold, no upstream call. At least one token's worth, so that a lone empty
     // input (0 tokens here; an upstream may count one) settles within its bound.
     let held =
-        HeldCharge::place(ctx, principal, &entry, &Usage::Tokens(local_tokens.max(1))).await?;
+        crate::charge::place(ctx, principal, &entry, &Usage::Tokens(local_tokens.max(1))).await?;
 
     // 6–8 run to completion even if the client goes away.
     let state = ctx.state.clone();

@@ -4,7 +4,7 @@
 //! settled. The handlers (`handlers::{native, chat, responses}`) read their own formats and call
 //! these; none of them calls another handler.
 
-use crate::charge::HeldCharge;
+use crate::hold::HeldCharge;
 use crate::native_relay::{self, Encoder};
 use crate::relay;
 use bytes::Bytes;
@@ -76,7 +76,7 @@ pub async fn hold_prompt(
         input: prompt.hold_tokens(input_limit),
         output: max_output,
     };
-    let held = HeldCharge::place(ctx, principal, entry, &estimate).await?;
+    let held = crate::charge::place(ctx, principal, entry, &estimate).await?;
     Ok((request, held, prompt.local()))
 }
 

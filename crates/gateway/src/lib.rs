@@ -7,7 +7,8 @@
 //!
 //! A request's way through (DESIGN §2), and where each step lives:
 //!
-//! 1. route — the route table ([`routes::ROUTES`]: each row's facts and its handler), [`service`]
+//! 1. route — the route table ([`routes::TABLE`]: each row's facts and its handler; a row's type
+//!    and the lookup in [`endpoint`]), handed to the [`service`]
 //! 2. credentials and admission — [`admission`] (with `auth` and `policy`), called once by
 //!    the [`service`] for every client route; the request's state travels in a
 //!    `RequestCtx` handed to every step
@@ -36,8 +37,10 @@ pub mod admission;
 pub mod build;
 pub mod charge;
 pub mod embedding;
+pub mod endpoint;
 pub mod generation;
 pub mod handlers;
+pub mod hold;
 pub mod native_relay;
 pub mod pump;
 pub mod recognition;

@@ -11,7 +11,7 @@
 //! * the upstream fails mid-stream — the client gets an error event, and what was delivered is
 //!   settled as above; nothing delivered releases the hold in full.
 
-use crate::charge::HeldCharge;
+use crate::hold::HeldCharge;
 use crate::pump::{Closing, End, Meter, Settlement};
 use bytes::Bytes;
 use tollgate_billing::Amount;
@@ -29,7 +29,7 @@ pub trait Encoder: Send + 'static {
     /// of the bytes read).
     fn frame(&mut self, response: &GenerateContentResponse, raw: &ByteString) -> Vec<Bytes>;
     /// What to send after the last event, given what the stream was charged (for the final
-    /// event, `crate::charge::with_charge`).
+    /// event, `crate::hold::with_charge`).
     fn done(&mut self, charged: Option<Amount>) -> Vec<Bytes>;
     /// What to send when the upstream failed mid-stream.
     fn failed(&mut self, error: &ApiError) -> Vec<Bytes>;

@@ -7,7 +7,7 @@
 //! — what the client's last bytes are. Meters never touch the network, the ledger or a clock, so
 //! each is tested on its own (`speech_relay`, `recognition`, `native_relay`).
 
-use crate::charge::HeldCharge;
+use crate::hold::HeldCharge;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use std::pin::Pin;

@@ -5,7 +5,7 @@
 //! result settled and rendered. What differs between the endpoints is their wire format's: a
 //! [`Format`] each (`translate::transcription`).
 
-use crate::charge::HeldCharge;
+use crate::hold::HeldCharge;
 use crate::pump::{Closing, End, Meter, Settlement};
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -83,7 +83,7 @@ pub async fn serve<F: Format>(
     let probed_seconds = audio_seconds(duration);
 
     // 5. The hold.
-    let held = HeldCharge::place(
+    let held = crate::charge::place(
         &ctx,
         &principal,
         &entry,
@@ -269,7 +269,7 @@ pub trait Encoder: Send + 'static {
     /// For one piece from the upstream (the last one included).
     fn frame(&mut self, frame: &TextDelta) -> Option<Bytes>;
     /// After the last piece: the whole text, the seconds billed and what the stream was charged
-    /// (for the final event, `crate::charge::with_charge`).
+    /// (for the final event, `crate::hold::with_charge`).
     fn done(&mut self, text: &str, seconds: u64, charged: Option<Amount>) -> Option<Bytes>;
     /// When the upstream cut the stream.
     fn failed(&mut self, error: &ApiError) -> Option<Bytes>;

@@ -1,69 +1,22 @@
 //! The route table (DESIGN §2 step 1): one row per endpoint — every fact the request path needs
-//! about it ([`RouteSpec`]: method and path, credentials, policy name, limits, usage logging,
+//! about it (`RouteSpec`: method and path, credentials, policy name, limits, usage logging,
 //! body limit, error shape) and its handler — read by routing, credentials, the access
 //! policies, admission, the usage log, body limits and the OpenAPI document
 //! (`docs/architecture.md`, "Adding an endpoint"). Nothing else lists endpoints, and nothing
-//! else dispatches: the service calls the row's handler, so a row without one does not compile.
+//! else dispatches: the service is handed [`TABLE`] and calls the row's handler, so a row
+//! without one does not compile. A row's type and the lookup are [`crate::endpoint`].
 
+use crate::endpoint::{Endpoint, Handler, Table, unknown_url};
 use crate::handlers;
-use futures_util::future::BoxFuture;
-use http::{HeaderValue, Method, Request, Response, header};
+use http::{HeaderValue, Request, Response, header};
 use hyper::body::Incoming;
 use tollgate_gateway_core::body::ResponseBody;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::limits::Endpoint as Body;
 use tollgate_gateway_core::routes::{
-    Allow, Credentials, PathPattern, Route, RouteSpec, Streams, Verb, family_of, item, row,
+    Credentials, PathPattern, Route, Streams, Verb, family_of, item, row,
 };
-use tollgate_store::Principal;
-
-/// What a handler answers.
-pub type Answer = BoxFuture<'static, Result<Response<ResponseBody>, ApiError>>;
-
-/// Who serves a row.
-#[derive(Clone, Copy)]
-pub enum Handler {
-    /// A client route: called once its caller is authenticated and admitted, with the caller.
-    Client(fn(RequestCtx, Principal, Request<Incoming>) -> Answer),
-    /// A route without a client key (operations, a signed media link, a refusal).
-    Open(fn(RequestCtx, Request<Incoming>) -> Answer),
-    /// The operator's side mounted on the gateway (`tollgate-admin`; without one, 404).
-    OperatorSide,
-}
-
-impl std::fmt::Debug for Handler {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Handler::Client(_) => "Client",
-            Handler::Open(_) => "Open",
-            Handler::OperatorSide => "OperatorSide",
-        })
-    }
-}
-
-/// One endpoint: its facts and its handler.
-#[derive(Debug)]
-pub struct Endpoint {
-    /// Everything the request path knows of it (a request's context carries it).
-    pub spec: RouteSpec,
-    /// Who answers it.
-    pub handler: Handler,
-}
-
-impl Endpoint {
-    /// A row. A handler that does not fit the credentials — a client handler on a route that
-    /// takes no key, or the reverse — stops the build (the table is evaluated at compile time).
-    const fn new(spec: RouteSpec, handler: Handler) -> Endpoint {
-        match (spec.credentials, &handler) {
-            (Credentials::Key(_), Handler::Client(_))
-            | (Credentials::Open, Handler::Open(_))
-            | (Credentials::Operator, Handler::Open(_) | Handler::OperatorSide) => {}
-            _ => panic!("a row's handler does not fit its credentials"),
-        }
-        Endpoint { spec, handler }
-    }
-}
 
 /// A client handler `f(ctx, principal, request)`.
 macro_rules! client {
@@ -102,7 +55,7 @@ const TASK: &str = "/api/v3/contents/generations/tasks/";
 /// endpoint (a route with two paths has two; a path that answers native clients in the native
 /// shape has a row for them first); kept as a table, a row to a few lines.
 #[rustfmt::skip]
-pub static ROUTES: &[Endpoint] = &[
+static ROUTES: &[Endpoint] = &[
     Endpoint::new(row(Route::Healthz, GET, Exact("/healthz"), "healthz").in_reserve(), open!(handlers::ops::healthz)),
     Endpoint::new(row(Route::Readyz, GET, Exact("/readyz"), "readyz").in_reserve(), open!(handlers::ops::readyz)),
     Endpoint::new(row(Route::LedgerKeys, GET, Exact("/.well-known/tollgate-ledger-keys"), "ledger_keys"),
@@ -207,6 +160,14 @@ pub static ROUTES: &[Endpoint] = &[
         .metered(Body::Responses, Streams::OnRequest), client!(handlers::responses::create)),
 ];
 
+/// The gateway's route table: [`ROUTES`] and the rows that answer what none of them serves
+/// (what `Gateway::new` is handed).
+pub static TABLE: Table = Table {
+    rows: ROUTES,
+    not_found: &NOT_FOUND,
+    method_not_allowed: &METHOD_NOT_ALLOWED,
+};
+
 /// The row of a path nothing serves: 404 in the path's family.
 static NOT_FOUND: Endpoint = Endpoint::new(
     row(Route::NotFound, Verb::Any, Under("/"), "unknown"),
@@ -219,30 +180,13 @@ static METHOD_NOT_ALLOWED: Endpoint = Endpoint::new(
     open!(method_not_allowed),
 );
 
-/// 404 for a path nothing here serves (also the operator's paths with no operator's side
-/// mounted).
-pub async fn unknown_url(
-    _ctx: RequestCtx,
-    request: Request<Incoming>,
-) -> Result<Response<ResponseBody>, ApiError> {
-    Err(ApiError::new(
-        ErrorKind::NotFound,
-        format!(
-            "Unknown request URL: {} {}",
-            request.method(),
-            request.uri().path()
-        ),
-    )
-    .code("unknown_url"))
-}
-
 /// 405 for a path the table has with other methods, with the `Allow` header naming them.
 async fn method_not_allowed(
     _ctx: RequestCtx,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let path = request.uri().path();
-    let allow = allowed(path).to_string();
+    let allow = TABLE.allowed(path).to_string();
     let e = ApiError::new(
         ErrorKind::MethodNotAllowed,
         format!("{} is not allowed here; use {allow}", request.method()),
@@ -254,59 +198,15 @@ async fn method_not_allowed(
     Ok(response)
 }
 
-/// A routed request: its row, and the label for metrics and logs.
-#[derive(Debug, Clone, Copy)]
-pub struct Routed {
-    /// The row that serves it (a fallback row for 404 and 405).
-    pub endpoint: &'static Endpoint,
-    /// Label for metrics and logs: the row's, or for a 405 the label of the path's first row.
-    pub label: &'static str,
-}
-
-/// Routes a request: the first row whose path, method and clients match (`native`: the client
-/// presents its key natively, `tollgate_gateway_core::routes::is_native_client`); a path some
-/// row has with another method is 405 with the methods it allows.
-pub fn route(method: &Method, path: &str, native: bool) -> Routed {
-    if let Some(endpoint) = ROUTES.iter().find(|e| e.spec.serves(method, path, native)) {
-        return Routed {
-            endpoint,
-            label: endpoint.spec.label,
-        };
-    }
-    match ROUTES.iter().find(|e| e.spec.path.matches(path)) {
-        Some(first) => Routed {
-            endpoint: &METHOD_NOT_ALLOWED,
-            label: first.spec.label,
-        },
-        None => Routed {
-            endpoint: &NOT_FOUND,
-            label: NOT_FOUND.spec.label,
-        },
-    }
-}
-
-/// The methods the table serves `path` with, for a 405's `Allow` header.
-pub fn allowed(path: &str) -> Allow {
-    ROUTES
-        .iter()
-        .filter(|e| e.spec.path.matches(path))
-        .fold(Allow::default(), |allow, e| allow.with(e.spec.method))
-}
-
-/// Every row's facts, for what documents the table (the operator's side builds the OpenAPI
-/// document from them).
-pub fn specs() -> Vec<&'static RouteSpec> {
-    ROUTES.iter().map(|e| &e.spec).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::Method;
     use tollgate_gateway_core::errors::Family;
     use tollgate_gateway_core::routes::native_model;
 
     fn name(method: &Method, path: &str) -> Route {
-        route(method, path, false).endpoint.spec.route
+        TABLE.route(method, path, false).endpoint.spec.route
     }
 
     #[test]
@@ -342,7 +242,7 @@ mod tests {
             ),
         ];
         for (method, path, family) in cases {
-            let r = route(&method, path, false);
+            let r = TABLE.route(&method, path, false);
             assert_eq!(
                 r.endpoint.spec.error_shape(path, None).family,
                 family,
@@ -388,9 +288,9 @@ mod tests {
             name(&Method::GET, "/v1/embeddings"),
             Route::MethodNotAllowed
         );
-        assert_eq!(allowed("/v1/embeddings").to_string(), "POST");
+        assert_eq!(TABLE.allowed("/v1/embeddings").to_string(), "POST");
         assert_eq!(
-            route(&Method::GET, "/v1/embeddings", false).label,
+            TABLE.route(&Method::GET, "/v1/embeddings", false).label,
             "embeddings"
         );
         assert_eq!(name(&Method::GET, "/nope"), Route::NotFound);
@@ -414,7 +314,9 @@ mod tests {
             Route::MethodNotAllowed
         );
         assert_eq!(
-            allowed("/v1beta/models/x:generateContent").to_string(),
+            TABLE
+                .allowed("/v1beta/models/x:generateContent")
+                .to_string(),
             "POST"
         );
         assert_eq!(
@@ -422,9 +324,11 @@ mod tests {
             ("gen-2.5-flash", "streamGenerateContent")
         );
         assert_eq!(name(&Method::PUT, TASKS), Route::MethodNotAllowed);
-        assert_eq!(allowed(TASKS).to_string(), "GET, POST");
+        assert_eq!(TABLE.allowed(TASKS).to_string(), "GET, POST");
         assert_eq!(
-            allowed("/api/v3/contents/generations/tasks/cgt-1").to_string(),
+            TABLE
+                .allowed("/api/v3/contents/generations/tasks/cgt-1")
+                .to_string(),
             "GET, DELETE"
         );
         assert_eq!(name(&Method::PATCH, "/admin/v1/keys"), Route::Admin);
@@ -444,8 +348,8 @@ mod tests {
             ("/v1/models/x", Route::ModelGet),
             ("/v1/charges/req-1", Route::Charges),
         ] {
-            let native = route(&Method::GET, path, true).endpoint;
-            let other = route(&Method::GET, path, false).endpoint;
+            let native = TABLE.route(&Method::GET, path, true).endpoint;
+            let other = TABLE.route(&Method::GET, path, false).endpoint;
             assert_eq!(
                 (native.spec.route, other.spec.route),
                 (want, want),
@@ -468,11 +372,12 @@ mod tests {
     #[test]
     fn the_native_stream_shapes_its_errors_by_alt() {
         let path = "/v1beta/models/x:streamGenerateContent";
-        let spec = &route(&Method::POST, path, true).endpoint.spec;
+        let spec = &TABLE.route(&Method::POST, path, true).endpoint.spec;
         assert!(spec.error_shape(path, None).array);
         assert!(spec.error_shape(path, Some("key=k")).array);
         assert!(!spec.error_shape(path, Some("alt=sse&key=k")).array);
-        let whole = &route(&Method::POST, "/v1beta/models/x:generateContent", true)
+        let whole = &TABLE
+            .route(&Method::POST, "/v1beta/models/x:generateContent", true)
             .endpoint
             .spec;
         assert!(!whole.error_shape(path, None).array);

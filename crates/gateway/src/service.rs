@@ -3,7 +3,7 @@
 //! end hook: the error's shape, what every response carries, the metrics and the access line).
 
 use crate::admission;
-use crate::routes::{Endpoint, Handler, Routed};
+use crate::endpoint::{Endpoint, Handler, Routed, Table};
 use futures_util::FutureExt;
 use http::{HeaderValue, Request, Response, header};
 use hyper::body::Incoming;
@@ -48,11 +48,13 @@ pub struct Gateway {
     /// What serves the operator's routes, when mounted (`tollgate-admin`); without one they
     /// are 404.
     operator: Option<Arc<dyn OperatorSide>>,
+    /// The route table it serves (`crate::routes::TABLE`).
+    table: &'static Table,
 }
 
 impl Gateway {
-    /// A gateway over `state`.
-    pub fn new(state: Arc<State>) -> Gateway {
+    /// A gateway over `state` serving `table` (`tollgate_gateway::routes::TABLE`).
+    pub fn new(state: Arc<State>, table: &'static Table) -> Gateway {
         let trusted_proxies = state.server.trusted_proxies.as_slice().into();
         Gateway {
             state,
@@ -62,6 +64,7 @@ impl Gateway {
             connection: None,
             trusted_proxies,
             operator: None,
+            table,
         }
     }
 
@@ -116,7 +119,7 @@ impl Gateway {
     /// every answer carries, and records the metrics, the answer's status and the access line.
     pub async fn handle(&self, request: Request<Incoming>) -> Response<ResponseBody> {
         let _in_flight = self.state.metrics.enter();
-        let begun = begin(&self.state, &request);
+        let begun = begin(&self.state, self.table, &request);
         let ctx = RequestCtx {
             state: self.state.clone(),
             settings: self.state.settings.snapshot(),
@@ -240,12 +243,12 @@ struct Begun {
 
 /// The first phase: the request's id, its row of the route table, its error shape, its span
 /// and — on a metered route — its usage record.
-fn begin(state: &State, request: &Request<Incoming>) -> Begun {
+fn begin(state: &State, table: &'static Table, request: &Request<Incoming>) -> Begun {
     let started = Instant::now();
     let (request_id, replaced_id) = request_id(request);
     let (path, query) = (request.uri().path(), request.uri().query());
     let native = routes::is_native_client(request.headers(), path, query);
-    let routed = crate::routes::route(request.method(), path, native);
+    let routed = table.route(request.method(), path, native);
     let spec = &routed.endpoint.spec;
     // The path only: the query may carry a key (`?key=`).
     // account, key and model are recorded by authentication and the hold, charge by the
@@ -317,7 +320,7 @@ async fn serve(
         Handler::OperatorSide => match operator {
             Some(side) => side.serve(ctx, request).await,
             // Without an operator's side mounted, these paths are as unknown as any other.
-            None => crate::routes::unknown_url(ctx, request).await,
+            None => crate::endpoint::unknown_url(ctx, request).await,
         },
     }
 }

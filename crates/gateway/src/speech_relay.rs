@@ -13,7 +13,7 @@
 //! stream was charged durably.
 //! * it fails before the first byte — the handler releases the hold in full.
 
-use crate::charge::HeldCharge;
+use crate::hold::HeldCharge;
 use crate::pump::{Closing, End, Meter, Settlement};
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -76,7 +76,7 @@ pub async fn serve<F: Format>(
 
     // 5. The hold: the local character count, CJK counting 2 (docs/api.md §8 rule 1).
     let characters = speech_characters(format.text());
-    let held = HeldCharge::place(&ctx, &principal, &entry, &Usage::Characters(characters))
+    let held = crate::charge::place(&ctx, &principal, &entry, &Usage::Characters(characters))
         .await?
         // The text is here: no upstream can justify more characters than it has.
         .bounded_by_estimate();
@@ -128,7 +128,7 @@ pub trait Encoder: Send + 'static {
     /// audio, never copied whole (docs/benchmarks.md, "Lean streams").
     fn frame(&mut self, frame: &AudioChunk) -> Vec<Bytes>;
     /// What to send after the last frame, given the characters billed and what the stream was
-    /// charged (for the final event, `crate::charge::with_charge`).
+    /// charged (for the final event, `crate::hold::with_charge`).
     fn done(&mut self, characters: u64, charged: Option<Amount>) -> Option<Bytes>;
     /// What to send when the upstream cut the stream; `None` aborts the body instead.
     fn failed(&mut self, error: &ApiError) -> Option<Bytes>;

@@ -1,7 +1,7 @@
 //! `GET /openapi.json`: the OpenAPI 3.1 document of every client endpoint and of the admin API,
 //! built here in Rust (docs/decisions.md, "The OpenAPI document"): each client operation's
 //! method, path, security and error shapes from its row of the route table
-//! (`tollgate_gateway::routes::ROUTES`, handed to [`crate::Admin::new`]), the rest from [`operations`] (one arm per route: a
+//! (`tollgate_gateway::routes::TABLE`, handed to [`crate::Admin::new`]), the rest from [`operations`] (one arm per route: a
 //! route without its documentation does not compile) and the shapes from [`schemas`]. Tests
 //! check it names every route the gateway serves; schemathesis checks in CI that the gateway's
 //! answers agree with it (`tests/api/run.sh`).
@@ -124,11 +124,11 @@ pub fn document(table: &[&RouteSpec]) -> Value {
 mod tests {
     use super::document;
     use http::Method;
-    use tollgate_gateway::routes::{ROUTES, route, specs};
+    use tollgate_gateway::routes::TABLE;
     use tollgate_gateway_core::routes::{PathPattern, Route, Verb};
 
     fn paths() -> Vec<(Method, String)> {
-        let doc = document(&specs());
+        let doc = document(&TABLE.specs());
         let mut out = Vec::new();
         for (path, item) in doc["paths"].as_object().unwrap() {
             for method in ["get", "post", "put", "patch", "delete"] {
@@ -155,7 +155,7 @@ mod tests {
     #[test]
     fn every_documented_operation_is_routed() {
         for (method, path) in paths() {
-            let routed = route(&method, &path, false).endpoint.spec.route;
+            let routed = TABLE.route(&method, &path, false).endpoint.spec.route;
             assert!(
                 !matches!(routed, Route::NotFound | Route::MethodNotAllowed),
                 "{method} {path} is documented but not served"
@@ -179,7 +179,7 @@ mod tests {
     #[test]
     fn every_row_of_the_route_table_is_documented() {
         let documented = paths();
-        for spec in ROUTES.iter().map(|e| &e.spec) {
+        for spec in TABLE.specs() {
             let Some(path) = sample(spec.path) else {
                 continue;
             };

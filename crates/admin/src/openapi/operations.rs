@@ -1,5 +1,5 @@
 //! The document's operations. A client endpoint's method, path, security scheme and error
-//! shapes come from its row of the route table (`tollgate_gateway_core::routes::ROUTES`); what
+//! shapes come from its row of the route table (`tollgate_gateway::routes::TABLE`); what
 //! the table does not hold — a summary, a tag, the request and answer schemas, parameters — is
 //! [`about`], one arm per [`Route`], so a route added to the table without its documentation
 //! does not compile. The admin API's operations come the same way from its own table

@@ -81,7 +81,7 @@ impl Encoder for ChatSse {
             .map(|(i, chunk)| {
                 let json = serde_json::to_string(chunk).unwrap_or_default();
                 let json = if i == last {
-                    crate::charge::with_charge(&json, charged)
+                    crate::hold::with_charge(&json, charged)
                 } else {
                     json
                 };

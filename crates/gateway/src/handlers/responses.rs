@@ -72,7 +72,7 @@ impl Encoder for ResponsesSse {
         let mut out = sse(self.events.finish());
         if let Some(last) = out.pop() {
             let text = String::from_utf8_lossy(&last);
-            out.push(Bytes::from(crate::charge::with_charge(&text, charged)));
+            out.push(Bytes::from(crate::hold::with_charge(&text, charged)));
         }
         out
     }

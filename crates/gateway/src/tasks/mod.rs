@@ -64,7 +64,7 @@ pub async fn submit(
     if price.tariff.prices_by_size() {
         submission.quote.estimate = submission.quote.estimate.at_size(submission.quote.size());
     }
-    let priced = crate::charge::Priced::admit(
+    let priced = crate::charge::admit(
         ctx,
         principal,
         &entry.public,
@@ -105,7 +105,7 @@ pub async fn submit(
         traceparent: crate::trace::traceparent(),
     };
     // A task counts against the caller's per-minute units and budgets at its estimate and hold
-    // when it is created (`Priced::admit`); it is charged later, on whichever replica polls it
+    // when it is created (`charge::admit`); it is charged later, on whichever replica polls it
     // to its end.
     let (task, hold) = state
         .store

@@ -373,7 +373,7 @@ pub mod encoders {
         ) -> Option<Bytes> {
             let event = SpeechStreamEvent::done(SpeechUsage::new(characters, 0));
             let json = serde_json::to_string(&event).unwrap_or_default();
-            Some(Event::data(crate::charge::with_charge(&json, charged)).encode())
+            Some(Event::data(crate::hold::with_charge(&json, charged)).encode())
         }
         fn failed(&mut self, error: &ApiError) -> Option<Bytes> {
             let event = serde_json::json!({
@@ -435,7 +435,7 @@ pub mod encoders {
             last.extra_info = Some(super::extra_info(characters, &self.synthesis, self.sent));
             serde_json::to_string(&last)
                 .ok()
-                .map(|json| Event::data(crate::charge::with_charge(&json, charged)).encode())
+                .map(|json| Event::data(crate::hold::with_charge(&json, charged)).encode())
         }
         fn failed(&mut self, error: &ApiError) -> Option<Bytes> {
             let code = match error.kind {

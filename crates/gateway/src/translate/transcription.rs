@@ -362,7 +362,7 @@ pub mod encoders {
             let usage = StreamUsage::new(seconds, seconds * AUDIO_TOKENS_PER_SECOND);
             let done = TranscriptionStreamEvent::done(text.to_owned(), usage);
             let json = serde_json::to_string(&done).unwrap_or_default();
-            Some(Event::data(crate::charge::with_charge(&json, charged)).encode())
+            Some(Event::data(crate::hold::with_charge(&json, charged)).encode())
         }
         fn failed(&mut self, error: &ApiError) -> Option<Bytes> {
             let body = serde_json::json!({
@@ -415,7 +415,7 @@ pub mod encoders {
             }
             serde_json::to_string(&SttStreamFrame::finish(self.index, seconds as f64))
                 .ok()
-                .map(|json| Event::data(crate::charge::with_charge(&json, charged)).encode())
+                .map(|json| Event::data(crate::hold::with_charge(&json, charged)).encode())
         }
         fn failed(&mut self, error: &ApiError) -> Option<Bytes> {
             let body =
