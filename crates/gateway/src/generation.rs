@@ -8,15 +8,15 @@ use crate::hold::HeldCharge;
 use crate::native_relay::{self, Encoder};
 use crate::relay;
 use bytes::Bytes;
-use http::Response;
+use http::{Response, StatusCode};
 use std::sync::Arc;
-use std::time::Duration;
 use tollgate_billing::Usage;
+use tollgate_gateway_core::body;
 use tollgate_gateway_core::catalog::{Catalog, ModelEntry};
 use tollgate_gateway_core::config::ModelKind;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
-use tollgate_gateway_core::response::{ResponseBody, sse_response};
+use tollgate_gateway_core::response::{ResponseBody, UpstreamTime, sse_response};
 use tollgate_gateway_core::state::State;
 use tollgate_gateway_core::stream_body;
 use tollgate_metering::prompt;
@@ -216,73 +216,67 @@ pub async fn stream_events<E: Encoder>(
     Ok(sse_response(body, first_frame))
 }
 
-/// A request of an OpenAI-shaped endpoint bridged to a native model, held and ready to send.
-#[derive(Debug)]
-pub struct Bridged {
-    entry: Arc<ModelEntry>,
-    /// The native request's JSON.
-    raw: Bytes,
-    /// The prompt's local token estimate (the fallback when no usage arrives).
-    local_input: u64,
-    held: HeldCharge,
+/// A client format bridged onto native generation (docs/api.md §4 rule 4), as its request type:
+/// the Chat Completions bridge (`translate::chat`) and the Responses bridge
+/// (`translate::responses`). [`bridge`] runs the steps for either; the format says only what
+/// differs.
+pub trait Bridge: Send + 'static {
+    /// The stream's events.
+    type Events: Encoder;
+    /// The whole answer.
+    type Answer: serde::Serialize;
+    /// What the answer's id starts with (`chatcmpl-`, `resp_`); the request's id follows.
+    const ID_PREFIX: &'static str;
+    /// The model asked for (a public name or alias).
+    fn model(&self) -> &str;
+    /// Whether the answer is streamed.
+    fn streams(&self) -> bool;
+    /// The native request, for the model's limits.
+    fn to_native(&self, limits: &ModelLimits) -> Result<GenerateContentRequest, FieldError>;
+    /// The stream's events, fresh, for the answer `answering`.
+    fn events(&self, answering: &Answering) -> Self::Events;
+    /// The whole answer `answering` for the upstream's native one.
+    fn answer(&self, native: &GenerateContentResponse, answering: &Answering) -> Self::Answer;
 }
 
-impl Bridged {
-    /// Steps 6–8 streamed ([`stream_events`]).
-    pub async fn stream<E: Encoder>(
-        self,
-        ctx: &RequestCtx,
-        encoder: E,
-    ) -> Result<Response<ResponseBody>, ApiError> {
-        stream_events(
-            ctx,
-            &self.entry,
-            self.raw,
-            self.held,
-            self.local_input,
-            encoder,
-        )
-        .await
-    }
-
-    /// Steps 6–8 whole: the native answer, settled, and how long the upstream took.
-    pub async fn whole(
-        self,
-        state: &Arc<State>,
-    ) -> Result<(GenerateContentResponse, Duration), ApiError> {
-        let (bytes, upstream_time) =
-            generate_whole(state, &self.entry, self.raw, self.held, self.local_input).await?;
-        let native = serde_json::from_slice(&bytes).map_err(|e| {
-            ApiError::new(
-                ErrorKind::UpstreamFailed,
-                format!("The upstream's answer could not be read: {e}"),
-            )
-        })?;
-        Ok((native, upstream_time))
-    }
+/// Who a bridged answer is: its id (the format's prefix and the request's id) and when it was
+/// made.
+#[derive(Debug, Clone)]
+pub struct Answering {
+    /// `chatcmpl-…`, `resp_…`.
+    pub id: String,
+    /// Unix seconds.
+    pub created: i64,
 }
 
-/// Steps 4–5 of a bridged request (docs/api.md §4 rule 4): `model` must be a native model
-/// (others are `model_not_found`); `to_native` translates for its limits, the native rules
-/// check the result, and the hold covers the prompt estimate and the output cap. `size` is the
-/// client's body in bytes, as read: it decides where the prompt is measured ([`hold_prompt`]).
-pub async fn bridge_to_native(
-    ctx: &RequestCtx,
-    principal: &Principal,
-    model: &str,
+/// Steps 4–8 of a bridged request (docs/api.md §4 rule 4), for either bridge: the model must
+/// be a native model (others are `model_not_found`); `format` translates for its limits, the
+/// native rules check the result, and the hold covers the prompt estimate and the output cap
+/// (`size` is the client's body in bytes, as read: it decides where the prompt is measured,
+/// [`hold_prompt`]). Then the upstream's stream relayed as the format's events, or its whole
+/// answer translated back.
+pub async fn bridge<B: Bridge>(
+    ctx: RequestCtx,
+    principal: Principal,
+    format: B,
     size: usize,
-    to_native: impl FnOnce(&ModelLimits) -> Result<GenerateContentRequest, FieldError>,
-) -> Result<Bridged, ApiError> {
+) -> Result<Response<ResponseBody>, ApiError> {
+    // 4. The model: native models only.
     let catalog = &ctx.settings.catalog;
-    if catalog.resolve(model, ModelKind::NativeText).is_none() {
-        return Err(ApiError::unknown_model(model));
+    if catalog
+        .resolve(format.model(), ModelKind::NativeText)
+        .is_none()
+    {
+        return Err(ApiError::unknown_model(format.model()));
     }
-    let (entry, model_limits) = native_model(catalog, model)?;
-    let native = to_native(&model_limits)?;
+    let (entry, model_limits) = native_model(catalog, format.model())?;
+
+    // 5. The translation, the native rules, the hold.
+    let native = format.to_native(&model_limits)?;
     let max_output = validate(&native, &model_limits)?.max_total_output_tokens();
     let (native, held, local_input) = hold_prompt(
-        ctx,
-        principal,
+        &ctx,
+        &principal,
         &entry,
         &model_limits,
         native,
@@ -294,10 +288,30 @@ pub async fn bridge_to_native(
         serde_json::to_vec(&native)
             .map_err(|e| ApiError::internal("translating the request", e))?,
     );
-    Ok(Bridged {
-        entry,
-        raw,
-        local_input,
-        held,
-    })
+
+    // 6–8. Streamed, or whole and translated back.
+    let answering = Answering {
+        id: format!(
+            "{}{}",
+            B::ID_PREFIX,
+            ctx.request_id.trim_start_matches("req_")
+        ),
+        created: tollgate_gateway_core::clock::unix_now(),
+    };
+    if format.streams() {
+        let events = format.events(&answering);
+        return stream_events(&ctx, &entry, raw, held, local_input, events).await;
+    }
+    let (bytes, upstream_time) = generate_whole(&ctx.state, &entry, raw, held, local_input).await?;
+    let native: GenerateContentResponse = serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::new(
+            ErrorKind::UpstreamFailed,
+            format!("The upstream's answer could not be read: {e}"),
+        )
+    })?;
+    let mut response = body::json_response(StatusCode::OK, &format.answer(&native, &answering));
+    response
+        .extensions_mut()
+        .insert(UpstreamTime(upstream_time));
+    Ok(response)
 }
