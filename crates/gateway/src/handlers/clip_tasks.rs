@@ -16,7 +16,7 @@ use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_store::Principal;
 use tollgate_store::Store;
-use tollgate_upstream::tasks::TaskRequest;
+use tollgate_upstream::tasks::{TaskPhase, TaskReport, TaskRequest};
 
 /// `POST`: the request flow of DESIGN §2, top to bottom.
 pub async fn create(
@@ -185,18 +185,14 @@ async fn cancel(
     let upstream = channel
         .video_tasks()
         .map_err(|e| crate::relay::upstream_error(&e))?;
-    let record = upstream
+    let report = upstream
         .get(&state.http, &channel.endpoint, upstream_id)
         .await
-        .map_err(|e| crate::relay::upstream_error(&e))?;
-    let upstream_status = match record.body {
-        tollgate_upstream::tasks::TaskRecord::Ark(task) => task.status,
-        tollgate_upstream::tasks::TaskRecord::Generic(_)
-        | tollgate_upstream::tasks::TaskRecord::OpenAi(_) => TaskStatus::Unknown("other".into()),
-    };
-    if upstream_status != TaskStatus::Queued {
+        .map_err(|e| crate::relay::upstream_error(&e))?
+        .body;
+    if report.phase != TaskPhase::Queued {
         // It moved on upstream: the poller will record it; the client hears where it is.
-        return Err(not_queued(id, &upstream_status));
+        return Err(not_queued(id, &in_ark_terms(&report)));
     }
     upstream
         .cancel(&state.http, &channel.endpoint, upstream_id)
@@ -227,6 +223,20 @@ async fn cancel(
             Ok(body::json_response(StatusCode::OK, &serde_json::json!({})))
         }
         Some(other) => Err(not_queued(id, &other)),
+    }
+}
+
+/// Where a report says the task is, as an Ark status: the vendor's own word where Ark has it
+/// (an `ark` channel's always), otherwise its phase — a running one under the vendor's word.
+fn in_ark_terms(report: &TaskReport) -> TaskStatus {
+    match TaskStatus::parse(&report.word) {
+        TaskStatus::Unknown(word) => match report.phase {
+            TaskPhase::Queued => TaskStatus::Queued,
+            TaskPhase::Running => TaskStatus::Unknown(word),
+            TaskPhase::Succeeded => TaskStatus::Succeeded,
+            TaskPhase::Failed => TaskStatus::Failed,
+        },
+        known => known,
     }
 }
 

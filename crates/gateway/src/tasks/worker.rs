@@ -12,8 +12,7 @@
 //!   by a crash. It also runs once at start, so a restarted replica recovers at once; tasks that
 //!   were leased by a dead process become due again when their lease runs out.
 
-use crate::tasks::record::{Observation, Pricing};
-use crate::translate::{clip, openai_video, video};
+use crate::tasks::record::{Observation, Pricing, observe};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::OwnedSemaphorePermit;
@@ -21,7 +20,6 @@ use tokio::task::JoinHandle;
 use tollgate_gateway_core::catalog::Channel;
 use tollgate_gateway_core::state::State;
 use tollgate_store::{Outcome, Task};
-use tollgate_upstream::tasks::TaskRecord;
 use tollgate_upstream::{Endpoint, Timeouts, UpstreamError};
 use tracing::Instrument;
 
@@ -188,11 +186,7 @@ async fn poll_one(
     let observed: Result<Observation, UpstreamError> = tasks
         .get(&state.http, &endpoint, &upstream_id)
         .await
-        .map(|answer| match answer.body {
-            TaskRecord::Ark(record) => clip::observe(*record, &pricing, now),
-            TaskRecord::Generic(record) => video::observe(*record, &pricing, now),
-            TaskRecord::OpenAi(record) => openai_video::observe(*record, &pricing, now),
-        });
+        .map(|answer| observe(answer.body, &pricing, now));
     match observed {
         Ok(observation) => {
             let word = match &observation {

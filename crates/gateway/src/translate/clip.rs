@@ -1,13 +1,12 @@
 //! The clip format (Ark-style tasks, docs/api.md §2.7) and the store's task rows: the pricing of a valid
-//! request, the record a client reads, the list filter, and what an Ark upstream's record means
-//! for the task.
+//! request, the record a client reads and the list filter. What an Ark upstream's record means
+//! is its adapter's (`tollgate_upstream::adapters::ark::report`).
 
-use crate::tasks::record::{Observation, Pricing, Quote, TaskResult, error_parts, unix_seconds};
+use crate::tasks::record::{Pricing, Quote, TaskResult, error_parts, unix_seconds};
 use tollgate_billing::{ClipTier, Usage, clip_frame_size, clip_token_estimate_with_reference};
 use tollgate_clip_tasks::{ListQuery, Task as ClipTask, TaskError, TaskStatus, Tier, Validated};
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::media::{MediaLinks, Origin};
-use tollgate_metering::{Basis, Measure};
 use tollgate_store::{Task, TaskFilter, TaskState};
 
 /// docs/api.md §8 rules 4–5: the hold of a clip task. The estimate is
@@ -142,80 +141,3 @@ pub fn list_filter(query: &ListQuery, model: Option<String>) -> TaskFilter {
 
 /// The store's `format` of clip tasks.
 pub const FORMAT: &str = "clip";
-
-/// What an Ark upstream's record of the task means (DESIGN §5: every state mapped; an unknown
-/// one is logged and treated as running until the deadline).
-pub fn observe(upstream: ClipTask, pricing: &Pricing, now: i64) -> Observation {
-    let word = upstream.status.as_str().to_owned();
-    match &upstream.status {
-        TaskStatus::Queued => Observation::Live {
-            state: TaskState::Queued,
-            word,
-            progress: 0,
-        },
-        TaskStatus::Running => Observation::Live {
-            state: TaskState::Running,
-            word,
-            progress: 0,
-        },
-        TaskStatus::Unknown(other) => {
-            tracing::warn!(status = %other, "unknown upstream task status; treating it as running");
-            Observation::Live {
-                state: TaskState::Running,
-                word,
-                progress: 0,
-            }
-        }
-        TaskStatus::Succeeded => {
-            let Some(video_url) = upstream.video_url().map(str::to_owned) else {
-                return Observation::Failed {
-                    error: serde_json::json!({"code": "upstream_no_video",
-                        "message": "the upstream reported success without a video; the task was refunded"}),
-                    word: "failed".into(),
-                };
-            };
-            let tier = match pricing.estimate {
-                Usage::VideoTokens { tier, .. } => tier,
-                _ => ClipTier::Standard,
-            };
-            let (usage, basis) = match upstream.completion_tokens() {
-                Some(tokens) => (Usage::VideoTokens { tokens, tier }, Basis::default()),
-                None => (
-                    pricing.estimate,
-                    Basis::local(
-                        "upstream reported no usage; charged the estimate",
-                        Measure::Requested,
-                    ),
-                ),
-            };
-            let result = TaskResult {
-                record: serde_json::to_value(&upstream).unwrap_or_default(),
-                video_url,
-                finished_at: now,
-            };
-            Observation::Succeeded {
-                result: serde_json::to_value(result).unwrap_or_default(),
-                usage,
-                basis,
-                word,
-            }
-        }
-        TaskStatus::Failed | TaskStatus::Cancelled | TaskStatus::Expired => {
-            let error = upstream.error.unwrap_or_default();
-            let code = if error.code.is_empty() {
-                word.clone()
-            } else {
-                error.code
-            };
-            let message = if error.message.is_empty() {
-                format!("the task ended {word} upstream; it was refunded")
-            } else {
-                error.message
-            };
-            Observation::Failed {
-                error: serde_json::json!({"code": code, "message": message}),
-                word,
-            }
-        }
-    }
-}

@@ -1,14 +1,15 @@
 //! The OpenAI Videos API (docs/api.md §2.8.1) on both video families: a create body made into
 //! the generic request its model's row of the table validates, or into the clip request of its
 //! series (the prompt its text content); and a task row read back as a `Video`. The money is
-//! each family's own (`super::video`: seconds generated; `super::clip`: tokens). And the other
-//! way: what an `openai-videos` channel's record of a task means ([`observe`]).
+//! each family's own (`super::video`: seconds generated; `super::clip`: tokens). What an
+//! `openai-videos` channel's record means is its adapter's (`tollgate_upstream::adapters::
+//! openai_videos::report`).
 
-use crate::tasks::record::{Observation, Pricing, TaskResult, error_parts, unix_seconds};
+use crate::tasks::record::{Pricing, TaskResult, error_parts, unix_seconds};
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::media::{MediaLinks, Origin};
 use tollgate_generic_tasks::{CreateVideoRequest, FieldError, MODEL_DEFAULT, ModelSpec, Validated};
-use tollgate_openai_videos::{Checked, Size, Video, VideoError, VideoStatus};
+use tollgate_openai_videos::{Checked, Size, Video, VideoError};
 use tollgate_store::{Task, TaskState};
 
 /// The store's `format` of the tasks made through `/v1/videos`: readable only there.
@@ -273,57 +274,6 @@ pub fn result(task: &Task) -> Option<TaskResult> {
     task.result
         .as_ref()
         .and_then(|r| serde_json::from_value(r.clone()).ok())
-}
-
-/// What an `openai-videos` channel's record of a task means: its status, its progress, and
-/// once completed the seconds it made (docs/api.md §8 rule 6, as the generic format's: at the
-/// price per second of the size asked, fixed at submit). Its files have no public link: the
-/// result's `video_url` is empty, and they are fetched from the channel with its key
-/// (`crate::video_file`).
-pub fn observe(upstream: Video, pricing: &Pricing, now: i64) -> Observation {
-    let word = match upstream.status {
-        VideoStatus::Queued => "queued",
-        VideoStatus::InProgress => "in_progress",
-        VideoStatus::Completed => "completed",
-        VideoStatus::Failed => "failed",
-    }
-    .to_owned();
-    match upstream.status {
-        VideoStatus::Queued => Observation::Live {
-            state: TaskState::Queued,
-            word,
-            progress: 0,
-        },
-        VideoStatus::InProgress => Observation::Live {
-            state: TaskState::Running,
-            word,
-            progress: i64::from(upstream.progress.min(99)),
-        },
-        VideoStatus::Completed => {
-            let finished = TaskResult {
-                record: serde_json::to_value(&upstream).unwrap_or_default(),
-                video_url: String::new(),
-                finished_at: now,
-            };
-            super::video::generated(finished, upstream.seconds_value(), pricing, word)
-        }
-        VideoStatus::Failed => {
-            let (code, message) = match upstream.error {
-                Some(e) if !e.code.is_empty() => (e.code, e.message),
-                Some(e) => ("generation_failed".to_owned(), e.message),
-                None => ("generation_failed".to_owned(), String::new()),
-            };
-            let message = if message.is_empty() {
-                "the video failed upstream; it was refunded".to_owned()
-            } else {
-                message
-            };
-            Observation::Failed {
-                error: serde_json::json!({"code": code, "message": message}),
-                word,
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -4,12 +4,14 @@
 
 use crate::common::client::HttpClient;
 use crate::common::{Answer, call_json, openai_error_message, path_segment};
-use crate::seams::tasks::{TaskRecord, TaskRequest, VideoTasks, wrong_format};
+use crate::seams::tasks::{
+    TaskFailure, TaskPhase, TaskReport, TaskRequest, VideoAt, VideoTasks, wrong_format,
+};
 use crate::{Endpoint, UpstreamError};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use http::Method;
-use tollgate_generic_tasks::{CreateVideoRequest, VideoTask};
+use tollgate_generic_tasks::{CreateVideoRequest, VideoError, VideoStatus, VideoTask};
 
 /// The `generic-video` format behind the video-task seam. The format has no cancel.
 #[derive(Debug, Clone, Copy, Default)]
@@ -38,10 +40,10 @@ impl VideoTasks for GenericVideo {
         client: &'a HttpClient,
         endpoint: &'a Endpoint,
         id: &'a str,
-    ) -> BoxFuture<'a, Result<Answer<TaskRecord>, UpstreamError>> {
+    ) -> BoxFuture<'a, Result<Answer<TaskReport>, UpstreamError>> {
         async move {
             let answer = generic_get(client, endpoint, id).await?;
-            Ok(answer.map(|task| TaskRecord::Generic(Box::new(task))))
+            Ok(answer.map(report))
         }
         .boxed()
     }
@@ -58,6 +60,60 @@ impl VideoTasks for GenericVideo {
             ))
         }
         .boxed()
+    }
+}
+
+/// What a generic record says: its status and progress, the video's link (`url`, or
+/// `video_url`) and the seconds it made once completed (docs/api.md §8 rule 6), and a failure's
+/// code and message (`generation_failed`, and the status word with that it was refunded, where
+/// the record gives none; a `cancelled` or `expired` code is the status word too).
+pub fn report(task: VideoTask) -> TaskReport {
+    let mut word = task.status.as_str().to_owned();
+    let phase = match task.status {
+        VideoStatus::Queued => TaskPhase::Queued,
+        VideoStatus::InProgress => TaskPhase::Running,
+        VideoStatus::Completed => TaskPhase::Succeeded,
+        VideoStatus::Failed => TaskPhase::Failed,
+    };
+    let failure = (phase == TaskPhase::Failed).then(|| {
+        let error = task
+            .error
+            .clone()
+            .unwrap_or_else(|| VideoError::new("generation_failed", ""));
+        if matches!(error.code.as_str(), "cancelled" | "expired") {
+            word.clone_from(&error.code);
+        }
+        TaskFailure {
+            message: if error.message.is_empty() {
+                format!("the task ended {word} upstream; it was refunded")
+            } else {
+                error.message
+            },
+            code: if error.code.is_empty() {
+                "generation_failed".to_owned()
+            } else {
+                error.code
+            },
+        }
+    });
+    let succeeded = phase == TaskPhase::Succeeded;
+    TaskReport {
+        phase,
+        word,
+        progress: task.progress,
+        video: task
+            .url
+            .clone()
+            .or_else(|| task.video_url.clone())
+            .map(VideoAt::Link),
+        seconds: task.seconds_value(),
+        tokens: None,
+        failure,
+        record: if succeeded {
+            serde_json::to_value(&task).unwrap_or_default()
+        } else {
+            serde_json::Value::Null
+        },
     }
 }
 
@@ -109,4 +165,41 @@ pub async fn generic_get(
         openai_error_message,
     )
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(json: &str) -> VideoTask {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn a_generic_record_reads_as_a_report() {
+        let running = report(task(
+            r#"{"id":"vt_9","task_id":"vt_9","object":"video","model":"m","status":"in_progress","progress":40,"created_at":1}"#,
+        ));
+        assert_eq!((running.phase, running.progress), (TaskPhase::Running, 40));
+        let done = report(task(
+            r#"{"id":"vt_9","task_id":"vt_9","object":"video","model":"m","status":"completed","progress":100,"created_at":1,"video_url":"https://cdn.example/v.mp4","seconds":"4.2"}"#,
+        ));
+        assert_eq!(
+            (done.phase, done.seconds, done.video),
+            (
+                TaskPhase::Succeeded,
+                Some(4.2),
+                Some(VideoAt::Link("https://cdn.example/v.mp4".into()))
+            )
+        );
+        // A cancelled or expired code is the task's word.
+        let cancelled = report(task(
+            r#"{"id":"vt_9","task_id":"vt_9","object":"video","model":"m","status":"failed","progress":0,"created_at":1,"error":{"code":"cancelled","message":""}}"#,
+        ));
+        assert_eq!(cancelled.word, "cancelled");
+        assert_eq!(
+            cancelled.failure.unwrap().message,
+            "the task ended cancelled upstream; it was refunded"
+        );
+    }
 }

@@ -2,21 +2,23 @@
 //! (`{base}/v1/videos`, Bearer key; wire-formats §7.2), so that tollgate can sit in front of
 //! one. It serves generic-video models (docs/api.md §2.8 and the Sora-style rows of
 //! `tollgate_generic_tasks::models`): a generic request's duration is sent as `seconds`, its
-//! resolution and aspect ratio as `size`; the vendor's `Video` record comes back as it is
-//! (`TaskRecord::OpenAi`). Its files — the video, the thumbnail, the spritesheet — are
+//! resolution and aspect ratio as `size`; the vendor's `Video` record is read into the seam's
+//! `TaskReport` ([`report`]) and kept as it came. Its files — the video, the thumbnail, the spritesheet — are
 //! downloaded from `…/{id}/content` with the channel's key: they have no public URL. A remix
 //! of one of its videos is the vendor's own (`…/{id}/remix`). Creates are never retried
 //! (DESIGN §6).
 
 use crate::common::client::{HttpClient, bearer_request};
 use crate::common::{Answer, call_json, openai_error_message, path_segment};
-use crate::seams::tasks::{TaskRecord, TaskRequest, VideoTasks, wrong_format};
+use crate::seams::tasks::{
+    TaskFailure, TaskPhase, TaskReport, TaskRequest, VideoAt, VideoTasks, wrong_format,
+};
 use crate::{Endpoint, UpstreamError};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use http::Method;
 use tollgate_generic_tasks::CreateVideoRequest;
-use tollgate_openai_videos::{CreateVideoBody, Size, Variant, Video};
+use tollgate_openai_videos::{CreateVideoBody, Size, Variant, Video, VideoStatus};
 
 /// The `openai-videos` format behind the video-task seam.
 #[derive(Debug, Clone, Copy, Default)]
@@ -47,7 +49,7 @@ impl VideoTasks for OpenAiVideos {
         client: &'a HttpClient,
         endpoint: &'a Endpoint,
         id: &'a str,
-    ) -> BoxFuture<'a, Result<Answer<TaskRecord>, UpstreamError>> {
+    ) -> BoxFuture<'a, Result<Answer<TaskReport>, UpstreamError>> {
         async move {
             let path = format!("{VIDEOS_PATH}/{}", path_segment(id)?);
             let answer: Answer<Video> = call_json(
@@ -59,7 +61,7 @@ impl VideoTasks for OpenAiVideos {
                 openai_error_message,
             )
             .await?;
-            Ok(answer.map(|video| TaskRecord::OpenAi(Box::new(video))))
+            Ok(answer.map(report))
         }
         .boxed()
     }
@@ -103,6 +105,49 @@ impl VideoTasks for OpenAiVideos {
             variant.as_str()
         );
         Ok(Some(bearer_request(endpoint, Method::GET, &path)))
+    }
+}
+
+/// What a vendor's `Video` says: its status and progress, the seconds it made once completed
+/// (docs/api.md §8 rule 6, as the generic format's) with its video fetched from the channel —
+/// it has no public link — and a failure's code and message (`generation_failed`, and that it
+/// was refunded, where the vendor gives none).
+pub fn report(video: Video) -> TaskReport {
+    let (phase, word) = match video.status {
+        VideoStatus::Queued => (TaskPhase::Queued, "queued"),
+        VideoStatus::InProgress => (TaskPhase::Running, "in_progress"),
+        VideoStatus::Completed => (TaskPhase::Succeeded, "completed"),
+        VideoStatus::Failed => (TaskPhase::Failed, "failed"),
+    };
+    let failure = (phase == TaskPhase::Failed).then(|| {
+        let (code, message) = match video.error.clone() {
+            Some(e) if !e.code.is_empty() => (e.code, e.message),
+            Some(e) => ("generation_failed".to_owned(), e.message),
+            None => ("generation_failed".to_owned(), String::new()),
+        };
+        TaskFailure {
+            code,
+            message: if message.is_empty() {
+                "the video failed upstream; it was refunded".to_owned()
+            } else {
+                message
+            },
+        }
+    });
+    let succeeded = phase == TaskPhase::Succeeded;
+    TaskReport {
+        phase,
+        word: word.to_owned(),
+        progress: video.progress,
+        video: succeeded.then_some(VideoAt::Channel),
+        seconds: video.seconds_value(),
+        tokens: None,
+        failure,
+        record: if succeeded {
+            serde_json::to_value(&video).unwrap_or_default()
+        } else {
+            serde_json::Value::Null
+        },
     }
 }
 
@@ -178,6 +223,21 @@ async fn remix(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_videos_record_reads_as_a_report_with_its_file_on_the_channel() {
+        let mut video = Video::queued("video_1", "sora-2", 1, "8", "1280x720");
+        video.status = VideoStatus::Completed;
+        let done = report(video.clone());
+        assert_eq!(
+            (done.phase, done.seconds, done.video),
+            (TaskPhase::Succeeded, Some(8.0), Some(VideoAt::Channel))
+        );
+        video.status = VideoStatus::Failed;
+        let failed = report(video);
+        assert_eq!(failed.video, None);
+        assert_eq!(failed.failure.unwrap().code, "generation_failed");
+    }
 
     #[test]
     fn a_generic_request_is_sent_as_seconds_and_size() {

@@ -10,13 +10,13 @@
 use crate::common::Answer;
 use crate::{Endpoint, HttpClient, UpstreamError};
 use futures_util::future::BoxFuture;
-use tollgate_clip_tasks::{CreateTaskRequest, Task};
-use tollgate_generic_tasks::{CreateVideoRequest, VideoTask};
-use tollgate_openai_videos::{Variant, Video};
+use tollgate_clip_tasks::CreateTaskRequest;
+use tollgate_generic_tasks::CreateVideoRequest;
+use tollgate_openai_videos::Variant;
 
-/// A task to create, in its format: each public task endpoint speaks one of the two formats and
-/// relays its upstream's task records faithfully (their every field reaches the client), so the
-/// seam carries the format's own types rather than a common subset.
+/// A task to create, in the request format the public endpoint validated (Ark's, or the generic
+/// one every other video format is translated from by its adapter); what comes back is a
+/// [`TaskReport`], the same for every format.
 #[derive(Debug, Clone)]
 pub enum TaskRequest {
     /// An Ark content-generation task.
@@ -33,15 +33,61 @@ pub enum TaskRequest {
     },
 }
 
-/// An upstream's record of a task, in its format (boxed: records are large).
-#[derive(Debug, Clone)]
-pub enum TaskRecord {
-    /// Ark's.
-    Ark(Box<Task>),
-    /// The generic format's.
-    Generic(Box<VideoTask>),
-    /// OpenAI's Videos API's (an `openai-videos` channel serving a generic request).
-    OpenAi(Box<Video>),
+/// What an upstream's record of a task says, read by the channel's adapter into the terms the
+/// gateway polls, settles and refunds by — the same for every format, so a new video vendor is an
+/// adapter and a registry row, not a change to the gateway (docs/architecture.md, "Upstream
+/// seams"). What the vendor's record means is the adapter's to say; what that costs is the
+/// gateway's (the task's pricing, fixed at submit).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskReport {
+    /// Where the task is.
+    pub phase: TaskPhase,
+    /// The vendor's own word for it (`queued`, `running`, `in_progress`, `succeeded`, `expired`, …),
+    /// shown to the client as the task's upstream status.
+    pub word: String,
+    /// How far it is, 0–100, where the vendor says (0 where it does not).
+    pub progress: u8,
+    /// A succeeded task's video: `None` when the vendor reported success without one.
+    pub video: Option<VideoAt>,
+    /// The seconds of video a succeeded task made, where the vendor reports them.
+    pub seconds: Option<f64>,
+    /// The video tokens a succeeded task used, where the vendor reports them.
+    pub tokens: Option<u64>,
+    /// Why a failed task failed (the format's defaults filled in where the vendor said nothing).
+    pub failure: Option<TaskFailure>,
+    /// A succeeded task's record as the vendor sent it (kept with the task; `Null` otherwise).
+    pub record: serde_json::Value,
+}
+
+/// Where a task is, in every format's terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskPhase {
+    /// Accepted, not started.
+    Queued,
+    /// Being made (also a status the adapter does not know: it is not over).
+    Running,
+    /// Finished with a video.
+    Succeeded,
+    /// Failed, cancelled or expired: nothing to charge.
+    Failed,
+}
+
+/// Where a finished task's video is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VideoAt {
+    /// At a link the vendor handed out (pre-signed: fetched without the channel's key).
+    Link(String),
+    /// Only from the channel, with its key ([`VideoTasks::file`]).
+    Channel,
+}
+
+/// Why a task failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskFailure {
+    /// A short machine code (`generation_failed`, `cancelled`, the vendor's own).
+    pub code: String,
+    /// What happened, for the client.
+    pub message: String,
 }
 
 /// The video-task seam: create, get and cancel a task on a task channel. (Listing stays with
@@ -58,13 +104,13 @@ pub trait VideoTasks: Send + Sync {
         request: &'a TaskRequest,
     ) -> BoxFuture<'a, Result<Answer<String>, UpstreamError>>;
 
-    /// The upstream's record of task `id`.
+    /// What the upstream's record of task `id` says.
     fn get<'a>(
         &'a self,
         client: &'a HttpClient,
         endpoint: &'a Endpoint,
         id: &'a str,
-    ) -> BoxFuture<'a, Result<Answer<TaskRecord>, UpstreamError>>;
+    ) -> BoxFuture<'a, Result<Answer<TaskReport>, UpstreamError>>;
 
     /// Cancels task `id` (or removes it, once finished).
     fn cancel<'a>(
