@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum EncodingFormat {
     /// A JSON array of numbers (`"float"`).

@@ -43,8 +43,14 @@ use crate::encoding::EncodingFormat;
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "EmbeddingsRequest")
+)]
 pub struct EmbeddingRequest {
     /// The model id, e.g. `text-embedding-3-small`.
+    #[cfg_attr(feature = "schema", schemars(extend("examples" = ["text-embedding-3-small"])))]
     pub model: String,
     /// What to embed: one input or a batch.
     pub input: EmbeddingInput,
@@ -53,6 +59,7 @@ pub struct EmbeddingRequest {
     pub encoding_format: Option<EncodingFormat>,
     /// Shorten the vectors to this many dimensions (`text-embedding-3` models only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1)))]
     pub dimensions: Option<u32>,
     /// An identifier of the end user, for abuse monitoring.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -110,6 +117,7 @@ impl EmbeddingRequest {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum EmbeddingInput {
     /// One text.

@@ -57,9 +57,15 @@ fn embedding_object() -> String {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "EmbeddingsResponse")
+)]
 pub struct EmbeddingResponse {
     /// Always `"list"`.
     #[serde(default = "list_object")]
+    #[cfg_attr(feature = "schema", schemars(required, extend("const" = "list")))]
     pub object: String,
     /// One embedding per input, in input order.
     pub data: Vec<Embedding>,
@@ -175,9 +181,11 @@ impl ListWriter {
 
 /// One item of [`EmbeddingResponse::data`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Embedding {
     /// Always `"embedding"`.
     #[serde(default = "embedding_object")]
+    #[cfg_attr(feature = "schema", schemars(extend("const" = "embedding")))]
     pub object: String,
     /// The position of the input this vector belongs to.
     pub index: u32,
@@ -217,6 +225,7 @@ impl Embedding {
 /// # Ok::<(), tollgate_embeddings::EncodingError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum EmbeddingVector {
     /// `encoding_format: "float"`: the components as numbers.
@@ -275,6 +284,7 @@ impl EmbeddingVector {
 /// The `usage` object of a response: input tokens (embeddings produce no output tokens, so both
 /// figures are normally equal).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EmbeddingUsage {
     /// Tokens in the inputs.
     pub prompt_tokens: u64,

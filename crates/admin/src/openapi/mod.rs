@@ -6,6 +6,7 @@
 //! check it names every route the gateway serves; schemathesis checks in CI that the gateway's
 //! answers agree with it (`tests/api/run.sh`).
 
+mod derived;
 mod operations;
 mod schemas;
 

@@ -1,0 +1,107 @@
+//! The schemas derived from the wire types themselves (`schemars::JsonSchema`, behind each
+//! protocol crate's `schema` feature): a field added to a type is in the document without
+//! anyone writing it, and a field the document names is one the type has (docs/decisions.md,
+//! "The OpenAPI document"). A request's schema says what the gateway reads (the type's
+//! `Deserialize`), an answer's what it writes (its `Serialize`); the rules a field must also
+//! keep are the protocol crate's validation, named on the type where a schema can say them
+//! (`#[schemars(range(min = 1))]`). What is not derived yet is written in [`super::schemas`].
+
+use schemars::generate::{Contract, SchemaSettings};
+use schemars::transform::RecursiveTransform;
+use schemars::{Schema, SchemaGenerator};
+use serde_json::{Map, Value};
+
+/// Every derived schema, by name: the requests', the answers' and every named type under them,
+/// referenced where the document keeps its schemas (`#/components/schemas/…`).
+pub(super) fn schemas() -> Map<String, Value> {
+    let (mut named, answers) = both_directions();
+    named.extend(answers);
+    named
+}
+
+/// What the gateway reads, and what it writes.
+fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
+    let mut requests = generator(Contract::Deserialize);
+    requests.subschema_for::<tollgate_embeddings::EmbeddingRequest>();
+    let mut answers = generator(Contract::Serialize);
+    answers.subschema_for::<tollgate_embeddings::EmbeddingResponse>();
+    (
+        requests.take_definitions(true),
+        answers.take_definitions(true),
+    )
+}
+
+/// A generator for one direction of the wire, its references into the document's components.
+fn generator(contract: Contract) -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
+        .with(|settings| {
+            settings.definitions_path = "/components/schemas".into();
+            settings.meta_schema = None;
+            settings.contract = contract;
+        })
+        .with_transform(RecursiveTransform(for_readers as fn(&mut Schema)))
+        .into_generator()
+}
+
+/// A type's documentation as a reader of the API wants it: its first paragraph (the rest is
+/// for Rust users: examples, decoding notes), with rustdoc's links made plain code.
+fn for_readers(schema: &mut Schema) {
+    if let Some(Value::String(description)) = schema.get_mut("description") {
+        let first = description.split("\n\n").next().unwrap_or_default();
+        *description = plain_links(first).replace('\n', " ");
+    }
+}
+
+/// ``[`X`](path)`` and ``[`X`]`` as `` `X` ``.
+fn plain_links(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find("[`") {
+        let Some(close) = rest[open..].find("`]").map(|i| open + i) else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        out.push_str(&rest[open + 1..close + 1]);
+        rest = &rest[close + 2..];
+        if rest.starts_with('(')
+            && let Some(end) = rest.find(')')
+        {
+            rest = &rest[end + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptions_are_a_first_paragraph_without_rustdoc_links() {
+        assert_eq!(
+            plain_links("absent means [`EncodingFormat::Float`]; see [`Text`](Self::Text)."),
+            "absent means `EncodingFormat::Float`; see `Text`."
+        );
+        let schemas = schemas();
+        let request = &schemas["EmbeddingsRequest"]["description"];
+        assert_eq!(request, "The body of `POST /v1/embeddings`.");
+        for (name, schema) in &schemas {
+            let text = serde_json::to_string(schema).unwrap_or_default();
+            assert!(
+                !text.contains("```") && !text.contains("[`"),
+                "{name}: {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_type_read_and_written_is_one_shape() {
+        let (read, written) = both_directions();
+        for (name, schema) in &written {
+            if let Some(other) = read.get(name) {
+                assert_eq!(other, schema, "{name} is read and written differently");
+            }
+        }
+    }
+}
