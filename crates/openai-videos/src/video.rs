@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// A video job's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum VideoStatus {
     Queued,
@@ -14,6 +15,7 @@ pub enum VideoStatus {
 
 /// Why a job failed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct VideoError {
     pub code: String,
     pub message: String,
@@ -34,16 +36,19 @@ pub struct VideoError {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Video {
     pub id: String,
     /// Always `video`.
     #[serde(default = "video_object")]
+    #[cfg_attr(feature = "schema", schemars(extend("const" = "video")))]
     pub object: String,
     #[serde(default)]
     pub model: String,
     pub status: VideoStatus,
     /// Percent done, 0 to 100; 100 exactly when completed.
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(range(max = 100)))]
     pub progress: u8,
     /// Unix seconds.
     #[serde(default)]
@@ -151,8 +156,10 @@ impl Video {
 
 /// A page of `GET /v1/videos`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct VideoList {
     /// Always `list`.
+    #[cfg_attr(feature = "schema", schemars(extend("const" = "list")))]
     pub object: String,
     pub data: Vec<Video>,
     pub first_id: Option<String>,
@@ -223,9 +230,11 @@ impl Variant {
 
 /// The answer of `DELETE /v1/videos/{id}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct VideoDeleted {
     pub id: String,
     /// Always `video.deleted`.
+    #[cfg_attr(feature = "schema", schemars(extend("const" = "video.deleted")))]
     pub object: String,
     pub deleted: bool,
 }

@@ -25,6 +25,9 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     requests.subschema_for::<tollgate_embeddings::EmbeddingRequest>();
     let mut answers = generator(Contract::Serialize);
     answers.subschema_for::<tollgate_embeddings::EmbeddingResponse>();
+    answers.subschema_for::<tollgate_openai_videos::Video>();
+    answers.subschema_for::<tollgate_openai_videos::VideoList>();
+    answers.subschema_for::<tollgate_openai_videos::VideoDeleted>();
     (
         requests.take_definitions(true),
         answers.take_definitions(true),

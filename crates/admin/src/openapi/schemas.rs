@@ -314,54 +314,6 @@ fn written() -> Map<String, Value> {
             }),
         ),
         (
-            "Video",
-            json!({
-                "type": "object",
-                "required": ["id", "object", "model", "status", "progress", "created_at", "seconds", "size"],
-                "properties": {
-                    "id": {"type": "string"},
-                    "object": {"const": "video"},
-                    "model": {"type": "string"},
-                    "status": {"type": "string", "enum": ["queued", "in_progress", "completed", "failed"]},
-                    "progress": {"type": "integer", "minimum": 0, "maximum": 100},
-                    "created_at": {"type": "integer"},
-                    "completed_at": {"type": ["integer", "null"]},
-                    "expires_at": {"type": ["integer", "null"]},
-                    "seconds": {"type": "string"},
-                    "size": {"type": "string"},
-                    "remixed_from_video_id": {"type": ["string", "null"]},
-                    "prompt": {"type": ["string", "null"]},
-                    "error": {"type": ["object", "null"], "properties": {"code": {"type": "string"}, "message": {"type": "string"}}},
-                },
-            }),
-        ),
-        (
-            "VideoList",
-            json!({
-                "type": "object",
-                "required": ["object", "data", "first_id", "last_id", "has_more"],
-                "properties": {
-                    "object": {"const": "list"},
-                    "data": {"type": "array", "items": r("Video")},
-                    "first_id": {"type": ["string", "null"]},
-                    "last_id": {"type": ["string", "null"]},
-                    "has_more": {"type": "boolean"},
-                },
-            }),
-        ),
-        (
-            "VideoDeleted",
-            json!({
-                "type": "object",
-                "required": ["id", "object", "deleted"],
-                "properties": {
-                    "id": {"type": "string"},
-                    "object": {"const": "video.deleted"},
-                    "deleted": {"type": "boolean"},
-                },
-            }),
-        ),
-        (
             "VideoTask",
             json!({
                 "type": "object",
