@@ -51,6 +51,7 @@ use serde_json::{Map, Number, Value};
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GenerateContentRequest {
     /// The conversation, oldest turn first. Absent decodes as empty (validation then names it).
@@ -129,6 +130,7 @@ impl GenerateContentRequest {
 
 /// One turn of the conversation (or the system instruction): a `role` and its `parts`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Content {
     /// `user` or `model`; absent means `user` (and is usual in `systemInstruction`).
@@ -183,6 +185,7 @@ impl Content {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Part {
     /// Text; a thought summary when [`thought`](Self::thought) is true.
@@ -266,6 +269,7 @@ impl Part {
 
 /// Inline media: `{"mimeType": "image/png", "data": "<base64>"}`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Blob {
     /// The media type, e.g. `image/png`.
@@ -281,6 +285,7 @@ pub struct Blob {
 
 /// Media by URI: `{"mimeType": "video/mp4", "fileUri": "https://..."}`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FileData {
     /// The media type, when given.
@@ -296,6 +301,7 @@ pub struct FileData {
 
 /// A function call of the model: `{"name": "get_weather", "args": {...}}`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FunctionCall {
     /// The call's id, when the API assigns one.
@@ -314,6 +320,7 @@ pub struct FunctionCall {
 
 /// The result of a function call: `{"name": "get_weather", "response": {...}}`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FunctionResponse {
     /// The id of the call answered, when the call had one.
@@ -333,6 +340,7 @@ pub struct FunctionResponse {
 /// `generationConfig` (wire-formats §6.1). `responseJsonSchema`, `presencePenalty`,
 /// `responseModalities`, `speechConfig`, ... stay in [`extra`](Self::extra).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GenerationConfig {
     /// Sampling temperature, as sent.
@@ -396,6 +404,7 @@ pub struct GenerationConfig {
 
 /// `generationConfig.thinkingConfig` (docs/api.md §2.9, wire-formats §6.1).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ThinkingConfig {
     /// Thinking tokens: `0` = off, `-1` = the model decides, else within the model's range
@@ -441,6 +450,7 @@ pub struct ThinkingConfig {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CountTokensRequest {
     /// The turns to count.

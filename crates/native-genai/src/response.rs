@@ -38,6 +38,7 @@ use crate::request::{Content, FunctionCall};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GenerateContentResponse {
     /// The candidates; absent when the prompt was blocked (see
@@ -115,6 +116,7 @@ impl GenerateContentResponse {
 
 /// One candidate answer.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Candidate {
     /// The answer's turn (role `model`); absent when nothing was generated.
@@ -188,6 +190,7 @@ impl Candidate {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UsageMetadata {
     /// The prompt's tokens (cached ones included).
@@ -273,6 +276,7 @@ impl UsageMetadata {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CountTokensResponse {
     /// The prompt's tokens.
@@ -308,6 +312,11 @@ pub const GENERATION_METHODS: [&str; 3] =
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "NativeModel")
+)]
 #[serde(rename_all = "camelCase")]
 pub struct Model {
     /// `models/{id}`.
@@ -369,6 +378,11 @@ impl Model {
 
 /// The answer of `GET /v1beta/models`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "NativeModelList")
+)]
 #[serde(rename_all = "camelCase")]
 pub struct ListModelsResponse {
     /// The models.

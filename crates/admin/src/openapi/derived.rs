@@ -21,13 +21,21 @@ pub(super) fn schemas() -> Map<String, Value> {
 
 /// What the gateway reads, and what it writes.
 fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
+    // What the gateway reads: a client's request, or a vendor's answer it relays as it came
+    // (the native generation answers), which a reader takes with every field optional.
     let mut requests = generator(Contract::Deserialize);
     requests.subschema_for::<tollgate_embeddings::EmbeddingRequest>();
+    requests.subschema_for::<tollgate_native_genai::GenerateContentRequest>();
+    requests.subschema_for::<tollgate_native_genai::GenerateContentResponse>();
+    requests.subschema_for::<tollgate_native_genai::CountTokensResponse>();
+    // What the gateway writes.
     let mut answers = generator(Contract::Serialize);
     answers.subschema_for::<tollgate_embeddings::EmbeddingResponse>();
     answers.subschema_for::<tollgate_openai_videos::Video>();
     answers.subschema_for::<tollgate_openai_videos::VideoList>();
     answers.subschema_for::<tollgate_openai_videos::VideoDeleted>();
+    answers.subschema_for::<tollgate_native_genai::Model>();
+    answers.subschema_for::<tollgate_native_genai::ListModelsResponse>();
     (
         requests.take_definitions(true),
         answers.take_definitions(true),

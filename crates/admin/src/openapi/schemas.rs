@@ -333,69 +333,6 @@ fn written() -> Map<String, Value> {
             }),
         ),
         (
-            "GenerateContentRequest",
-            json!({
-                "type": "object",
-                "required": ["contents"],
-                "properties": {
-                    "contents": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "role": {"type": "string"},
-                                "parts": {"type": "array", "items": {"type": "object"}},
-                            },
-                        },
-                    },
-                    "systemInstruction": {"type": "object"},
-                    "tools": {"type": "array"},
-                    "generationConfig": {
-                        "type": "object",
-                        "properties": {
-                            "maxOutputTokens": {"type": "integer"},
-                            "temperature": {"type": "number"},
-                            "thinkingConfig": {
-                                "type": "object",
-                                "properties": {
-                                    "thinkingBudget": {"type": "integer"},
-                                    "includeThoughts": {"type": "boolean"},
-                                },
-                            },
-                        },
-                    },
-                    "safetySettings": {"type": "array"},
-                },
-            }),
-        ),
-        (
-            "GenerateContentResponse",
-            json!({
-                "type": "object",
-                "properties": {
-                    "candidates": {"type": "array"},
-                    "usageMetadata": {
-                        "type": "object",
-                        "properties": {
-                            "promptTokenCount": {"type": "integer"},
-                            "candidatesTokenCount": {"type": "integer"},
-                            "thoughtsTokenCount": {"type": "integer"},
-                            "totalTokenCount": {"type": "integer"},
-                        },
-                    },
-                    "modelVersion": {"type": "string"},
-                },
-            }),
-        ),
-        (
-            "CountTokensResponse",
-            json!({
-                "type": "object",
-                "required": ["totalTokens"],
-                "properties": {"totalTokens": {"type": "integer"}},
-            }),
-        ),
-        (
             "ChatRequest",
             json!({
                 "type": "object",
@@ -479,20 +416,6 @@ fn written() -> Map<String, Value> {
                     "owned_by": {"type": "string"},
                 },
             }),
-        ),
-        (
-            "NativeModelList",
-            json!({
-                "type": "object",
-                "properties": {
-                    "models": {"type": "array", "items": r("NativeModel")},
-                    "nextPageToken": {"type": "string"},
-                },
-            }),
-        ),
-        (
-            "NativeModel",
-            json!({"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}),
         ),
         (
             "Transcription",
