@@ -47,6 +47,12 @@ pub const TASK_TYPES: [&str; 9] = [
 
 /// `POST /v1beta/models/{model}:embedContent`, and each request of a batch.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    // Decoded when missing, refused by validation naming it: required all the same.
+    schemars(extend("required" = ["content"]))
+)]
 #[serde(rename_all = "camelCase")]
 pub struct EmbedContentRequest {
     /// `models/{model}`: the path's model when given (the vendor's SDK leaves it out of a
@@ -58,6 +64,7 @@ pub struct EmbedContentRequest {
     pub content: Option<Content>,
     /// What the embedding will be used for; one of [`TASK_TYPES`].
     #[serde(default, alias = "task_type", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(extend("enum" = TASK_TYPES)))]
     pub task_type: Option<String>,
     /// The document's title, with `RETRIEVAL_DOCUMENT` only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -68,6 +75,7 @@ pub struct EmbedContentRequest {
         alias = "output_dimensionality",
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1)))]
     pub output_dimensionality: Option<i64>,
     /// Fields this crate does not model.
     #[serde(flatten)]
@@ -76,10 +84,20 @@ pub struct EmbedContentRequest {
 
 /// `POST /v1beta/models/{model}:batchEmbedContents`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    // Decoded when missing, refused by validation naming it: required all the same.
+    schemars(extend("required" = ["requests"]))
+)]
 #[serde(rename_all = "camelCase")]
 pub struct BatchEmbedContentsRequest {
     /// The requests, each embedded on its own.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(length(min = 1, max = MAX_BATCH), transform = without_default)
+    )]
     pub requests: Vec<EmbedContentRequest>,
     /// Fields this crate does not model.
     #[serde(flatten)]
@@ -87,7 +105,14 @@ pub struct BatchEmbedContentsRequest {
 }
 
 /// One vector.
+/// The decoder's fallback for a missing field, which the rules refuse: not a value to document.
+#[cfg(feature = "schema")]
+fn without_default(schema: &mut schemars::Schema) {
+    schema.remove("default");
+}
+
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ContentEmbedding {
     /// The vector's values.
     pub values: Vec<f32>,
@@ -95,6 +120,7 @@ pub struct ContentEmbedding {
 
 /// The answer of `embedContent`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EmbedContentResponse {
     /// The vector.
     pub embedding: ContentEmbedding,
@@ -102,6 +128,7 @@ pub struct EmbedContentResponse {
 
 /// The answer of `batchEmbedContents`: one vector per request, in order.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BatchEmbedContentsResponse {
     /// The vectors.
     pub embeddings: Vec<ContentEmbedding>,

@@ -28,6 +28,8 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     requests.subschema_for::<tollgate_native_genai::GenerateContentRequest>();
     requests.subschema_for::<tollgate_native_genai::GenerateContentResponse>();
     requests.subschema_for::<tollgate_native_genai::CountTokensResponse>();
+    requests.subschema_for::<tollgate_native_genai::embed::EmbedContentRequest>();
+    requests.subschema_for::<tollgate_native_genai::embed::BatchEmbedContentsRequest>();
     // What the gateway writes.
     let mut answers = generator(Contract::Serialize);
     answers.subschema_for::<tollgate_embeddings::EmbeddingResponse>();
@@ -36,6 +38,8 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     answers.subschema_for::<tollgate_openai_videos::VideoDeleted>();
     answers.subschema_for::<tollgate_native_genai::Model>();
     answers.subschema_for::<tollgate_native_genai::ListModelsResponse>();
+    answers.subschema_for::<tollgate_native_genai::embed::EmbedContentResponse>();
+    answers.subschema_for::<tollgate_native_genai::embed::BatchEmbedContentsResponse>();
     (
         requests.take_definitions(true),
         answers.take_definitions(true),
@@ -104,6 +108,27 @@ mod tests {
                 "{name}: {text}"
             );
         }
+    }
+
+    #[test]
+    fn the_rules_a_schema_can_say_come_from_the_types() {
+        use tollgate_native_genai::embed::{MAX_BATCH, TASK_TYPES};
+        let schemas = schemas();
+        let property = |schema: &str, field: &str| schemas[schema]["properties"][field].clone();
+        assert_eq!(property("EmbeddingsRequest", "dimensions")["minimum"], 1);
+        assert_eq!(
+            property("EmbedContentRequest", "taskType")["enum"],
+            serde_json::json!(TASK_TYPES)
+        );
+        let batch = property("BatchEmbedContentsRequest", "requests");
+        assert_eq!(
+            (batch["minItems"].clone(), batch["maxItems"].clone()),
+            (1.into(), MAX_BATCH.into())
+        );
+        assert_eq!(property("Video", "progress")["maximum"], 100);
+        assert_eq!(property("EmbeddingsResponse", "object")["const"], "list");
+        let required = &schemas["BatchEmbedContentsRequest"]["required"];
+        assert_eq!(required, &serde_json::json!(["requests"]));
     }
 
     #[test]
