@@ -73,6 +73,12 @@ pub const RESPONSE_OBJECT: &str = "response";
 
 /// The body of `POST /v1/responses`: the fields the bridge reads; the rest stay in `extra`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    // Decoded when missing, refused by validation naming it: required all the same.
+    schemars(extend("required" = ["model", "input"]))
+)]
 pub struct ResponsesRequest {
     /// The model (a native model of the catalog).
     #[serde(default)]
@@ -129,10 +135,16 @@ pub struct ResponsesRequest {
 
 /// The answer of `POST /v1/responses` (also inside the stream's lifecycle events).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "ResponsesResponse")
+)]
 pub struct Response {
     /// `resp_…`.
     pub id: String,
     /// Always `"response"`.
+    #[cfg_attr(feature = "schema", schemars(extend("const" = "response")))]
     pub object: String,
     /// Unix seconds.
     pub created_at: i64,
@@ -177,6 +189,7 @@ pub struct Response {
 
 /// [`Response::error`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ResponseError {
     /// A machine-readable code (`server_error`).
     pub code: String,
@@ -186,6 +199,7 @@ pub struct ResponseError {
 
 /// [`Response::incomplete_details`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct IncompleteDetails {
     /// `max_output_tokens` or `content_filter`.
     pub reason: String,
@@ -193,6 +207,7 @@ pub struct IncompleteDetails {
 
 /// One item of [`Response::output`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum OutputItem {
     /// The assistant's text.
@@ -227,6 +242,7 @@ pub enum OutputItem {
 
 /// A part of a `message` item.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum OutputContent {
     /// Text.
@@ -254,6 +270,7 @@ impl OutputContent {
 
 /// [`Response::usage`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ResponseUsage {
     /// `promptTokenCount + toolUsePromptTokenCount`.
     pub input_tokens: u64,
@@ -269,6 +286,7 @@ pub struct ResponseUsage {
 
 /// [`ResponseUsage::input_tokens_details`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InputTokensDetails {
     /// `cachedContentTokenCount`.
     pub cached_tokens: u64,
@@ -276,6 +294,7 @@ pub struct InputTokensDetails {
 
 /// [`ResponseUsage::output_tokens_details`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct OutputTokensDetails {
     /// `thoughtsTokenCount`.
     pub reasoning_tokens: u64,

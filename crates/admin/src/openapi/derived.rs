@@ -30,6 +30,7 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     requests.subschema_for::<tollgate_native_genai::CountTokensResponse>();
     requests.subschema_for::<tollgate_native_genai::embed::EmbedContentRequest>();
     requests.subschema_for::<tollgate_native_genai::embed::BatchEmbedContentsRequest>();
+    requests.subschema_for::<tollgate_native_genai::ResponsesRequest>();
     // What the gateway writes.
     let mut answers = generator(Contract::Serialize);
     answers.subschema_for::<tollgate_embeddings::EmbeddingResponse>();
@@ -40,6 +41,7 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     answers.subschema_for::<tollgate_native_genai::ListModelsResponse>();
     answers.subschema_for::<tollgate_native_genai::embed::EmbedContentResponse>();
     answers.subschema_for::<tollgate_native_genai::embed::BatchEmbedContentsResponse>();
+    answers.subschema_for::<tollgate_native_genai::Response>();
     (
         requests.take_definitions(true),
         answers.take_definitions(true),

@@ -370,33 +370,6 @@ fn written() -> Map<String, Value> {
             }),
         ),
         (
-            "ResponsesRequest",
-            json!({
-                "type": "object",
-                "required": ["model", "input"],
-                "properties": {
-                    "model": {"type": "string"},
-                    "input": {"type": ["string", "array"]},
-                    "instructions": {"type": "string"},
-                    "stream": {"type": "boolean"},
-                    "max_output_tokens": {"type": "integer"},
-                },
-            }),
-        ),
-        (
-            "ResponsesResponse",
-            json!({
-                "type": "object",
-                "required": ["id", "object"],
-                "properties": {
-                    "id": {"type": "string"},
-                    "object": {"const": "response"},
-                    "output": {"type": "array"},
-                    "usage": {"type": "object"},
-                },
-            }),
-        ),
-        (
             "ModelList",
             json!({
                 "type": "object",
