@@ -41,6 +41,12 @@ pub const CHAT_COMPLETION_CHUNK_OBJECT: &str = "chat.completion.chunk";
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    // Decoded when missing, refused by validation naming it: required all the same.
+    schemars(rename = "ChatRequest", extend("required" = ["model", "messages"]))
+)]
 pub struct ChatCompletionRequest {
     /// The model id.
     #[serde(default)]
@@ -94,6 +100,7 @@ pub struct ChatCompletionRequest {
 
 /// `stream_options`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StreamOptions {
     /// Whether a last chunk with `choices: []` carries the usage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -105,6 +112,7 @@ pub struct StreamOptions {
 
 /// `stop`: one sequence or several.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Stop {
     /// `"stop": "END"`.
@@ -125,6 +133,7 @@ impl Stop {
 
 /// One message of the conversation, or the answer's message.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ChatMessage {
     /// `system`, `developer`, `user`, `assistant` or `tool`.
     #[serde(default)]
@@ -161,6 +170,7 @@ impl ChatMessage {
 
 /// A message's content: a string, or an array of [`ContentPart`]s.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum MessageContent {
     /// `"content": "Hello"`.
@@ -217,6 +227,38 @@ pub enum ContentPart {
     Other(Value),
 }
 
+/// A part's schema: the two kinds read, and any other object with a `type` (refused by the
+/// rules, naming it), as the decoder takes them.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for ContentPart {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ContentPart".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let image_url = generator.subschema_for::<ImageUrl>();
+        schemars::json_schema!({
+            "description": "One part of a message's content.",
+            "anyOf": [
+                {
+                    "type": "object",
+                    "required": ["type", "text"],
+                    "properties": {"type": {"const": "text"}, "text": {"type": "string"}},
+                },
+                {
+                    "type": "object",
+                    "required": ["type", "image_url"],
+                    "properties": {"type": {"const": "image_url"}, "image_url": image_url},
+                },
+                {
+                    "type": "object",
+                    "description": "Another kind of part (`input_audio`, `file`, …): refused by name.",
+                },
+            ],
+        })
+    }
+}
+
 impl ContentPart {
     /// The part's `type`.
     pub fn kind(&self) -> &str {
@@ -230,6 +272,7 @@ impl ContentPart {
 
 /// `image_url` of a [`ContentPart::ImageUrl`].
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ImageUrl {
     /// An `http(s)` URL or a `data:` URL.
     pub url: String,
@@ -310,6 +353,7 @@ impl fmt::Display for Kind<'_> {
 
 /// A tool call of an assistant message (and, with [`index`](Self::index), of a chunk's delta).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolCall {
     /// The call's position in the message; only in streamed deltas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -334,6 +378,7 @@ fn function_type() -> String {
 
 /// `function` of a [`ToolCall`].
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolCallFunction {
     /// The function's name.
     #[serde(default)]
@@ -345,10 +390,16 @@ pub struct ToolCallFunction {
 
 /// The answer of a non-streamed chat completion.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "ChatResponse")
+)]
 pub struct ChatCompletion {
     /// `chatcmpl-...`.
     pub id: String,
     /// [`CHAT_COMPLETION_OBJECT`].
+    #[cfg_attr(feature = "schema", schemars(extend("const" = CHAT_COMPLETION_OBJECT)))]
     pub object: String,
     /// Unix seconds.
     pub created: i64,
@@ -366,6 +417,7 @@ pub struct ChatCompletion {
 
 /// One choice of a [`ChatCompletion`].
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ChatChoice {
     /// The choice's index.
     pub index: u32,
@@ -442,6 +494,7 @@ impl ChunkDelta {
 
 /// `usage` of a chat completion (wire-formats §8).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ChatUsage {
     /// Input tokens.
     pub prompt_tokens: u64,
@@ -462,6 +515,7 @@ pub struct ChatUsage {
 
 /// `usage.prompt_tokens_details`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PromptTokensDetails {
     /// Input tokens served from a cache.
     #[serde(default)]
@@ -473,6 +527,7 @@ pub struct PromptTokensDetails {
 
 /// `usage.completion_tokens_details`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CompletionTokensDetails {
     /// Output tokens spent on reasoning.
     #[serde(default)]

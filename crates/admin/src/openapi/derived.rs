@@ -31,6 +31,9 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     requests.subschema_for::<tollgate_native_genai::embed::EmbedContentRequest>();
     requests.subschema_for::<tollgate_native_genai::embed::BatchEmbedContentsRequest>();
     requests.subschema_for::<tollgate_native_genai::ResponsesRequest>();
+    // The chat bridge's answer shares its message with the request: one shape, the reader's.
+    requests.subschema_for::<tollgate_native_genai::ChatCompletionRequest>();
+    requests.subschema_for::<tollgate_native_genai::ChatCompletion>();
     // What the gateway writes.
     let mut answers = generator(Contract::Serialize);
     answers.subschema_for::<tollgate_embeddings::EmbeddingResponse>();

@@ -333,43 +333,6 @@ fn written() -> Map<String, Value> {
             }),
         ),
         (
-            "ChatRequest",
-            json!({
-                "type": "object",
-                "required": ["model", "messages"],
-                "properties": {
-                    "model": {"type": "string", "examples": ["gen-2.5-flash"]},
-                    "messages": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "required": ["role"],
-                            "properties": {"role": {"type": "string"}, "content": {}},
-                        },
-                    },
-                    "stream": {"type": "boolean"},
-                    "max_tokens": {"type": "integer"},
-                    "max_completion_tokens": {"type": "integer"},
-                    "temperature": {"type": "number"},
-                    "reasoning_effort": {"type": "string"},
-                },
-            }),
-        ),
-        (
-            "ChatResponse",
-            json!({
-                "type": "object",
-                "required": ["id", "object", "choices"],
-                "properties": {
-                    "id": {"type": "string"},
-                    "object": {"const": "chat.completion"},
-                    "model": {"type": "string"},
-                    "choices": {"type": "array"},
-                    "usage": {"type": "object"},
-                },
-            }),
-        ),
-        (
             "ModelList",
             json!({
                 "type": "object",
