@@ -24,6 +24,7 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     // What the gateway reads: a client's request, or a vendor's answer it relays as it came
     // (the native generation answers), which a reader takes with every field optional.
     let mut requests = generator(Contract::Deserialize);
+    requests.subschema_for::<tollgate_compat_audio::SpeechRequest>();
     requests.subschema_for::<tollgate_embeddings::EmbeddingRequest>();
     requests.subschema_for::<tollgate_native_genai::GenerateContentRequest>();
     requests.subschema_for::<tollgate_native_genai::GenerateContentResponse>();

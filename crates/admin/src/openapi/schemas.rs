@@ -123,26 +123,6 @@ fn written() -> Map<String, Value> {
             }),
         ),
         (
-            "SpeechRequest",
-            json!({
-                "type": "object",
-                "required": ["model", "input", "voice"],
-                "properties": {
-                    "model": {"type": "string", "examples": ["tts-1", "speech-2.8-hd"]},
-                    "input": {
-                        "type": "string",
-                        "maxLength": 10000,
-                        "description": "At most 10,000 characters (2,000 for wav, flac and pcm). Billed per character; CJK count 2.",
-                    },
-                    "voice": {"type": "string"},
-                    "response_format": {"type": "string", "examples": ["mp3", "wav", "flac", "pcm", "opus", "aac"]},
-                    "speed": {"type": "number", "minimum": 0.5, "maximum": 2.0},
-                    "instructions": {"type": "string"},
-                    "stream_format": {"type": "string", "enum": ["audio", "sse"]},
-                },
-            }),
-        ),
-        (
             "T2aRequest",
             json!({
                 "type": "object",

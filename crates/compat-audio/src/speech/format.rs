@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ResponseFormat {
     /// MP3 (`"mp3"`), the default.
@@ -175,6 +176,7 @@ impl fmt::Display for AudioFormat {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum StreamFormat {
     /// Raw audio bytes (`"audio"`), the default.

@@ -32,15 +32,32 @@ use super::voice::Voice;
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    // Decoded when missing, refused by validation naming it: required all the same.
+    schemars(extend("required" = ["model", "input", "voice"]))
+)]
 pub struct SpeechRequest {
     /// The model id or an alias (docs/api.md §2.1), e.g. `speech-2.8-hd` or `tts-1`.
     #[serde(default, deserialize_with = "null_as_empty")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(transform = without_default, extend("examples" = ["tts-1", "speech-2.8-hd"]))
+    )]
     pub model: String,
-    /// The text to read aloud.
+    /// The text to read aloud: at most 10,000 characters (2,000 for wav, flac and pcm; the
+    /// rules' `MAX_INPUT_CHARS` and `MAX_INPUT_CHARS_UNCOMPRESSED`), billed per character, a CJK
+    /// character counting 2.
     #[serde(default, deserialize_with = "null_as_empty")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(transform = without_default, length(max = crate::speech::MAX_INPUT_CHARS))
+    )]
     pub input: String,
     /// The voice; required.
     #[serde(default = "missing_voice", deserialize_with = "voice_or_missing")]
+    #[cfg_attr(feature = "schema", schemars(transform = without_default))]
     pub voice: Voice,
     /// Instructions on how to speak (tone, pace, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -50,10 +67,23 @@ pub struct SpeechRequest {
     pub response_format: Option<ResponseFormat>,
     /// The speaking speed; absent means 1.0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(range(
+            min = *crate::speech::SPEED_RANGE.start(),
+            max = *crate::speech::SPEED_RANGE.end()
+        ))
+    )]
     pub speed: Option<f64>,
     /// How the audio is delivered; absent means [`StreamFormat::Audio`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream_format: Option<StreamFormat>,
+}
+
+/// The decoder's fallback for a missing field, which the rules refuse: not a value to document.
+#[cfg(feature = "schema")]
+fn without_default(schema: &mut schemars::Schema) {
+    schema.remove("default");
 }
 
 impl SpeechRequest {

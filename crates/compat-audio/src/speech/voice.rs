@@ -58,6 +58,7 @@ pub fn is_stock_voice(name: &str) -> bool {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Voice {
     /// A voice given by name: a voice ID of the service or a stock name.
