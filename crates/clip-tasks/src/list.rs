@@ -311,6 +311,11 @@ fn percent_encode(text: &str) -> String {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "ClipTaskList")
+)]
 pub struct ListResponse {
     /// The number of tasks that pass the filters, over all pages.
     #[serde(default)]

@@ -72,6 +72,12 @@ pub const WITHHELD_FIELDS: [&str; 1] = ["callback_url"];
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    // Decoded when missing, refused by validation naming it: required all the same.
+    schemars(rename = "ClipTaskRequest", extend("required" = ["model", "content"]))
+)]
 pub struct CreateTaskRequest {
     /// The model id, e.g. `clipgen-cn-2.0-260128`.
     #[serde(default, deserialize_with = "null_as_empty")]
@@ -235,6 +241,11 @@ impl CreateTaskRequest {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "ClipContentItem")
+)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentItem {
     /// `{"type": "text", "text": ...}`: the prompt.
@@ -343,6 +354,11 @@ impl ContentItem {
 
 /// The `{"url": ...}` object of an image, video or audio item.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "ClipMediaUrl")
+)]
 pub struct MediaUrl {
     /// The URL; `null` reads as empty (refused by validation).
     #[serde(default, deserialize_with = "null_as_empty")]
@@ -358,6 +374,11 @@ impl MediaUrl {
 
 /// The `{"id": ...}` object of a `draft_task` item.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "ClipDraftTaskRef")
+)]
 pub struct DraftTaskRef {
     /// The id of the draft task; `null` reads as empty (refused by validation).
     #[serde(default, deserialize_with = "null_as_empty")]
@@ -369,6 +390,11 @@ pub struct DraftTaskRef {
 /// An image without a role is a first frame; two role-less images are a first frame and then a
 /// last frame (wire-formats §5.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "ClipImageRole")
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ImageRole {
     /// `first_frame`.

@@ -205,6 +205,23 @@ impl fmt::Display for TaskStatus {
     }
 }
 
+/// A status's schema: the known values, the only ones the gateway writes (a vendor's other
+/// word is read, and shown as the row's state).
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for TaskStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ClipTaskStatus".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let known: Vec<&str> = TaskStatus::KNOWN.iter().map(TaskStatus::as_str).collect();
+        schemars::json_schema!({
+            "type": "string",
+            "enum": known,
+        })
+    }
+}
+
 impl Serialize for TaskStatus {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
@@ -236,6 +253,11 @@ impl<'de> Deserialize<'de> for TaskStatus {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "ClipTaskCreated")
+)]
 pub struct CreateTaskResponse {
     /// The task id.
     pub id: String,
@@ -287,6 +309,11 @@ impl CreateTaskResponse {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "ClipTask")
+)]
 pub struct Task {
     /// The task id.
     pub id: String,
@@ -385,6 +412,11 @@ impl Task {
 
 /// The `content` of a finished task (wire-formats §5.2).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "ClipTaskContent")
+)]
 pub struct TaskContent {
     /// The video (mp4), valid for about 24 hours.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -402,6 +434,11 @@ pub struct TaskContent {
 
 /// The `usage` of a finished task (docs/api.md §2.7, §8 rule 4).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "ClipTaskUsage")
+)]
 pub struct Usage {
     /// The tokens billed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -417,6 +454,11 @@ pub struct Usage {
 /// The `error` of a failed task (wire-formats §5.2: `code`, `message`; the code strings vary,
 /// e.g. `OutputVideoSensitiveContentDetected`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "ClipTaskError")
+)]
 pub struct TaskError {
     /// The error code.
     #[serde(default, deserialize_with = "null_as_empty")]

@@ -26,6 +26,7 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     let mut requests = generator(Contract::Deserialize);
     requests.subschema_for::<tollgate_compat_audio::SpeechRequest>();
     requests.subschema_for::<tollgate_embeddings::EmbeddingRequest>();
+    requests.subschema_for::<tollgate_clip_tasks::CreateTaskRequest>();
     requests.subschema_for::<tollgate_native_genai::GenerateContentRequest>();
     requests.subschema_for::<tollgate_native_genai::GenerateContentResponse>();
     requests.subschema_for::<tollgate_native_genai::CountTokensResponse>();
@@ -38,6 +39,9 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     // What the gateway writes.
     let mut answers = generator(Contract::Serialize);
     answers.subschema_for::<tollgate_embeddings::EmbeddingResponse>();
+    answers.subschema_for::<tollgate_clip_tasks::CreateTaskResponse>();
+    answers.subschema_for::<tollgate_clip_tasks::Task>();
+    answers.subschema_for::<tollgate_clip_tasks::ListResponse>();
     answers.subschema_for::<tollgate_openai_videos::Video>();
     answers.subschema_for::<tollgate_openai_videos::VideoList>();
     answers.subschema_for::<tollgate_openai_videos::VideoDeleted>();
@@ -133,8 +137,21 @@ mod tests {
         );
         assert_eq!(property("Video", "progress")["maximum"], 100);
         assert_eq!(property("EmbeddingsResponse", "object")["const"], "list");
-        let required = &schemas["BatchEmbedContentsRequest"]["required"];
-        assert_eq!(required, &serde_json::json!(["requests"]));
+        let required = |schema: &str| schemas[schema]["required"].clone();
+        assert_eq!(
+            required("BatchEmbedContentsRequest"),
+            serde_json::json!(["requests"])
+        );
+        assert_eq!(
+            required("ClipTaskRequest"),
+            serde_json::json!(["model", "content"])
+        );
+        assert_eq!(
+            required("SpeechRequest"),
+            serde_json::json!(["model", "input", "voice"])
+        );
+        let known = tollgate_clip_tasks::TaskStatus::KNOWN.map(|s| s.as_str().to_owned());
+        assert_eq!(schemas["ClipTaskStatus"]["enum"], serde_json::json!(known));
     }
 
     #[test]
