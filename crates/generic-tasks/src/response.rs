@@ -128,6 +128,11 @@ impl From<CreateWire> for CreateVideoResponse {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "GenericVideoError")
+)]
 #[serde(from = "ErrorWire")]
 pub struct VideoError {
     /// A machine-readable code, e.g. `generation_failed`, `cancelled`, `expired` (see
@@ -148,6 +153,7 @@ impl VideoError {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 enum ErrorWire {
     Message(String),
@@ -197,6 +203,7 @@ impl From<ErrorWire> for VideoError {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(from = "TaskWire")]
 pub struct VideoTask {
     /// The task id (this service's own, never the upstream's).
@@ -204,12 +211,14 @@ pub struct VideoTask {
     /// The same value as `id`.
     pub task_id: String,
     /// Always [`VIDEO_OBJECT`].
+    #[cfg_attr(feature = "schema", schemars(extend("const" = VIDEO_OBJECT)))]
     pub object: String,
     /// The model, as the client named it.
     pub model: String,
     /// The state.
     pub status: VideoStatus,
     /// Percent done, 0–100; 100 exactly when completed.
+    #[cfg_attr(feature = "schema", schemars(range(max = 100)))]
     pub progress: u8,
     /// Creation time, Unix seconds.
     pub created_at: i64,
@@ -318,6 +327,7 @@ impl From<CreateVideoResponse> for VideoTask {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct TaskWire {
     id: String,
     #[serde(default)]

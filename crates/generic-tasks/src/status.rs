@@ -39,6 +39,11 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "GenericVideoStatus")
+)]
 #[serde(rename_all = "snake_case")]
 pub enum VideoStatus {
     /// Accepted, not started; `progress` is 0 at creation.

@@ -42,6 +42,7 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     answers.subschema_for::<tollgate_clip_tasks::CreateTaskResponse>();
     answers.subschema_for::<tollgate_clip_tasks::Task>();
     answers.subschema_for::<tollgate_clip_tasks::ListResponse>();
+    answers.subschema_for::<tollgate_generic_tasks::VideoTask>();
     answers.subschema_for::<tollgate_openai_videos::Video>();
     answers.subschema_for::<tollgate_openai_videos::VideoList>();
     answers.subschema_for::<tollgate_openai_videos::VideoDeleted>();

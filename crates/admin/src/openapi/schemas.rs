@@ -215,25 +215,6 @@ fn written() -> Map<String, Value> {
             }),
         ),
         (
-            "VideoTask",
-            json!({
-                "type": "object",
-                "required": ["id", "task_id", "object", "model", "status", "progress"],
-                "properties": {
-                    "id": {"type": "string"},
-                    "task_id": {"type": "string"},
-                    "object": {"const": "video"},
-                    "model": {"type": "string"},
-                    "status": {"type": "string", "enum": ["queued", "in_progress", "completed", "failed"]},
-                    "progress": {"type": "integer", "minimum": 0, "maximum": 100},
-                    "created_at": {"type": "integer"},
-                    "url": {"type": ["string", "null"]},
-                    "video_url": {"type": ["string", "null"]},
-                    "error": {"type": ["object", "null"]},
-                },
-            }),
-        ),
-        (
             "ModelList",
             json!({
                 "type": "object",
