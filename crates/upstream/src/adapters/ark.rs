@@ -88,7 +88,6 @@ pub fn report(task: Task) -> TaskReport {
             },
         }
     });
-    let succeeded = phase == TaskPhase::Succeeded;
     TaskReport {
         phase,
         progress: 0,
@@ -96,11 +95,7 @@ pub fn report(task: Task) -> TaskReport {
         seconds: None,
         tokens: task.completion_tokens(),
         failure,
-        record: if succeeded {
-            serde_json::to_value(&task).unwrap_or_default()
-        } else {
-            serde_json::Value::Null
-        },
+        record: phase.kept(&task),
         word,
     }
 }

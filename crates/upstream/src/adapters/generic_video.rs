@@ -96,7 +96,6 @@ pub fn report(task: VideoTask) -> TaskReport {
             },
         }
     });
-    let succeeded = phase == TaskPhase::Succeeded;
     TaskReport {
         phase,
         word,
@@ -109,11 +108,7 @@ pub fn report(task: VideoTask) -> TaskReport {
         seconds: task.seconds_value(),
         tokens: None,
         failure,
-        record: if succeeded {
-            serde_json::to_value(&task).unwrap_or_default()
-        } else {
-            serde_json::Value::Null
-        },
+        record: phase.kept(&task),
     }
 }
 

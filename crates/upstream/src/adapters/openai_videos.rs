@@ -134,20 +134,15 @@ pub fn report(video: Video) -> TaskReport {
             },
         }
     });
-    let succeeded = phase == TaskPhase::Succeeded;
     TaskReport {
         phase,
         word: word.to_owned(),
         progress: video.progress,
-        video: succeeded.then_some(VideoAt::Channel),
+        video: (phase == TaskPhase::Succeeded).then_some(VideoAt::Channel),
         seconds: video.seconds_value(),
         tokens: None,
         failure,
-        record: if succeeded {
-            serde_json::to_value(&video).unwrap_or_default()
-        } else {
-            serde_json::Value::Null
-        },
+        record: phase.kept(&video),
     }
 }
 

@@ -59,6 +59,17 @@ pub struct TaskReport {
     pub record: serde_json::Value,
 }
 
+impl TaskPhase {
+    /// What a report keeps of the vendor's `record` in this phase: a succeeded task's record as
+    /// sent ([`TaskReport::record`]), nothing otherwise.
+    pub fn kept<T: serde::Serialize>(self, record: &T) -> serde_json::Value {
+        match self {
+            TaskPhase::Succeeded => serde_json::to_value(record).unwrap_or_default(),
+            _ => serde_json::Value::Null,
+        }
+    }
+}
+
 /// Where a task is, in every format's terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskPhase {
