@@ -2,13 +2,14 @@
 
 use crate::cli::{AuditArgs, Common};
 use crate::common::{load_config, open_store};
+use tollgate_gateway_core::ledger_keys;
 
 pub async fn run(common: &Common, args: AuditArgs) -> Result<(), String> {
     let config = load_config(common)?;
     let store = open_store(&config, false).await?;
     // Checkpoints are believed only when signed by the operator's keys, if it has any; those
     // published outside the database are believed beside the table's.
-    let checkpoints = config.ledger.audited_checkpoints()?;
+    let checkpoints = ledger_keys::audited_checkpoints(&config.ledger)?;
     let report = store.audit_with(&checkpoints).await;
     // Every charge re-derived, unless asked for the quick check: a price version whose tariff
     // was edited shows only so.

@@ -6,6 +6,7 @@ use crate::common::{load_config, open_store};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use tollgate_gateway_core::clock::{format_rfc3339, now_millis, parse_rfc3339};
+use tollgate_gateway_core::ledger_keys;
 use tollgate_store::checkpoint;
 use tollgate_store::statement::{self, Statement};
 
@@ -14,11 +15,11 @@ pub async fn run(common: &Common, command: LedgerCommand) -> Result<(), String> 
         LedgerCommand::Keygen { out } => keygen(&out),
         LedgerCommand::Checkpoint => {
             let config = load_config(common)?;
-            let key = config.ledger.signing_key()?.ok_or(
+            let key = ledger_keys::signing_key(&config.ledger)?.ok_or(
                 "no signing key: set [ledger] signing_key_file or TOLLGATE_LEDGER_KEY_FILE (make one with `tollgate ledger keygen`)",
             )?;
             let store = open_store(&config, false).await?;
-            let log = config.ledger.published_log();
+            let log = ledger_keys::published_log(&config.ledger);
             let made = store.make_checkpoint(&key, log.as_ref()).await;
             store.close().await;
             let made = made.map_err(|e| e.to_string())?;
@@ -75,9 +76,9 @@ pub async fn statement(
         .transpose()?
         .unwrap_or_else(|| now_millis() + 1);
     let config = load_config(common)?;
-    let key = config.ledger.signing_key()?;
+    let key = ledger_keys::signing_key(&config.ledger)?;
     let store = open_store(&config, false).await?;
-    let log = config.ledger.published_log();
+    let log = ledger_keys::published_log(&config.ledger);
     let made = store
         .statement(account, from, until, key.as_ref(), log.as_ref())
         .await;

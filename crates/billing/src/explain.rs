@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::BillingError;
-use crate::meter::{ClipTier, Meter, Usage};
+use crate::meter::{Meter, Usage};
 use crate::money::Amount;
 use crate::tariff::Tariff;
 
@@ -193,39 +193,6 @@ impl Explanation {
     }
 }
 
-/// The quantity in words: `tokens=12`, `input_tokens=10;output_tokens=5`,
-/// `video_tokens=108900;tier=reference_video`.
-///
-/// ```
-/// use tollgate_billing::{Usage, explain::units};
-///
-/// assert_eq!(units(&Usage::Tokens(12)), "tokens=12");
-/// assert_eq!(units(&Usage::TextTokens { input: 10, output: 5 }), "input_tokens=10;output_tokens=5");
-/// ```
-pub fn units(usage: &Usage) -> String {
-    match *usage {
-        Usage::Characters(n) => format!("characters={n}"),
-        Usage::AudioSeconds(n) => format!("audio_seconds={n}"),
-        Usage::Tokens(n) => format!("tokens={n}"),
-        Usage::VideoTokens { tokens, tier } => {
-            let tier = match tier {
-                ClipTier::Standard => "standard",
-                ClipTier::ReferenceVideo => "reference_video",
-            };
-            format!("video_tokens={tokens};tier={tier}")
-        }
-        Usage::VideoSeconds(n) => format!("video_seconds={n}"),
-        Usage::VideoSecondsAtSize {
-            seconds,
-            width,
-            height,
-        } => format!("video_seconds={seconds};size={width}x{height}"),
-        Usage::TextTokens { input, output } => {
-            format!("input_tokens={input};output_tokens={output}")
-        }
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -241,7 +208,7 @@ mod tests {
             model: "m".into(),
             meter: quantity.meter(),
             quantity,
-            units: units(&quantity),
+            units: quantity.in_words(),
             measured: Some(Measure::Vendor),
             note: None,
             price_version: Some(1),

@@ -195,6 +195,39 @@ impl Usage {
             Usage::TextTokens { input, output } => input.saturating_add(output),
         }
     }
+
+    /// The quantity in words: `tokens=12`, `input_tokens=10;output_tokens=5`,
+    /// `video_tokens=108900;tier=reference_video`.
+    ///
+    /// ```
+    /// use tollgate_billing::Usage;
+    ///
+    /// assert_eq!(Usage::Tokens(12).in_words(), "tokens=12");
+    /// assert_eq!(Usage::TextTokens { input: 10, output: 5 }.in_words(), "input_tokens=10;output_tokens=5");
+    /// ```
+    pub fn in_words(&self) -> String {
+        match *self {
+            Usage::Characters(n) => format!("characters={n}"),
+            Usage::AudioSeconds(n) => format!("audio_seconds={n}"),
+            Usage::Tokens(n) => format!("tokens={n}"),
+            Usage::VideoTokens { tokens, tier } => {
+                let tier = match tier {
+                    ClipTier::Standard => "standard",
+                    ClipTier::ReferenceVideo => "reference_video",
+                };
+                format!("video_tokens={tokens};tier={tier}")
+            }
+            Usage::VideoSeconds(n) => format!("video_seconds={n}"),
+            Usage::VideoSecondsAtSize {
+                seconds,
+                width,
+                height,
+            } => format!("video_seconds={seconds};size={width}x{height}"),
+            Usage::TextTokens { input, output } => {
+                format!("input_tokens={input};output_tokens={output}")
+            }
+        }
+    }
 }
 
 /// Unicode blocks whose characters count 2 for speech synthesis (docs/api.md §8 rule 1: "each Chinese,

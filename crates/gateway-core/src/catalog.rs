@@ -1,26 +1,22 @@
 //! The catalog: alias → public model → entry (kind, channels, upstream id, price). DESIGN §2
 //! step 4.
 
-use crate::config::{ChannelFormat, Config, ConfigError, ModelConfig, ModelKind};
+use crate::config::{Config, ConfigError, ModelConfig, ModelKind};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tollgate_billing::Tariff;
-use tollgate_upstream::embeddings::Embedder;
-use tollgate_upstream::genai::TextGenerator;
-use tollgate_upstream::recognition::Recognizer;
-use tollgate_upstream::speech::Synthesizer;
-use tollgate_upstream::tasks::VideoTasks;
-use tollgate_upstream::{Endpoint, Timeouts, UpstreamError};
+use tollgate_upstream::formats::Format;
+use tollgate_upstream::{Endpoint, Timeouts};
 
 /// A configured upstream, ready to call.
 #[derive(Debug)]
 pub struct Channel {
     /// Its configured name.
     pub name: String,
-    /// What it speaks.
-    pub format: ChannelFormat,
+    /// What it speaks; its adapter is `tollgate_upstream::registry`'s, asked at the call.
+    pub format: Format,
     /// Where and with which key.
     pub endpoint: Endpoint,
     /// Bounds the calls in flight (`max_concurrency`).
@@ -33,57 +29,6 @@ pub struct Channel {
     pub keys: crate::channels::KeyRing,
     /// Its share of the calls within a priority level.
     pub weight: u32,
-}
-
-impl Channel {
-    /// The channel's adapter behind the speech seam, when it speaks a speech format.
-    pub fn synthesizer(&self) -> Result<&'static dyn Synthesizer, UpstreamError> {
-        self.format
-            .0
-            .synthesizer()
-            .ok_or_else(|| self.not_a("speech"))
-    }
-
-    /// The channel's adapter behind the recognition seam, when it speaks a recognition format.
-    pub fn recognizer(&self) -> Result<&'static dyn Recognizer, UpstreamError> {
-        self.format
-            .0
-            .recognizer()
-            .ok_or_else(|| self.not_a("recognition"))
-    }
-
-    /// The channel's adapter behind the embeddings seam.
-    pub fn embedder(&self) -> Result<&'static dyn Embedder, UpstreamError> {
-        self.format
-            .0
-            .embedder()
-            .ok_or_else(|| self.not_a("embeddings"))
-    }
-
-    /// The channel's adapter behind the text-generation seam.
-    pub fn text_generator(&self) -> Result<&'static dyn TextGenerator, UpstreamError> {
-        self.format
-            .0
-            .text_generator()
-            .ok_or_else(|| self.not_a("text generation"))
-    }
-
-    /// The channel's adapter behind the video-task seam.
-    pub fn video_tasks(&self) -> Result<&'static dyn VideoTasks, UpstreamError> {
-        self.format
-            .0
-            .video_tasks()
-            .ok_or_else(|| self.not_a("video task"))
-    }
-
-    /// A call of another modality than the channel's: the catalog never makes one.
-    fn not_a(&self, modality: &str) -> UpstreamError {
-        UpstreamError::Config(format!(
-            "channel {} speaks {}, not a {modality} format",
-            self.name,
-            self.format.name()
-        ))
-    }
 }
 
 /// One public model.
@@ -330,7 +275,7 @@ impl Catalog {
                     })?;
                     if !m.kind.served_by(channel.format) {
                         return Err(ConfigError::Invalid(format!(
-                            "model {public:?} is {:?} but channel {name:?} speaks {:?}",
+                            "model {public:?} is {:?} but channel {name:?} speaks {}",
                             m.kind, channel.format
                         )));
                     }

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use tollgate_billing::Tariff;
-use tollgate_upstream::registry::{self, Format, Modality};
+use tollgate_upstream::formats::{Format, Modality};
 
 /// The embedded default configuration, with comments.
 pub const DEFAULT_CONFIG: &str = include_str!("default.toml");
@@ -304,81 +304,6 @@ impl Default for LedgerConfig {
     }
 }
 
-impl LedgerConfig {
-    /// The key file in force: `TOLLGATE_LEDGER_KEY_FILE`, else the configuration's.
-    pub fn key_file(&self) -> Option<String> {
-        std::env::var("TOLLGATE_LEDGER_KEY_FILE")
-            .ok()
-            .filter(|v| !v.is_empty())
-            .or_else(|| self.signing_key_file.clone())
-    }
-
-    /// The signing key, read from its file; `Ok(None)` without one.
-    pub fn signing_key(&self) -> Result<Option<ed25519_dalek::SigningKey>, String> {
-        let Some(path) = self.key_file() else {
-            return Ok(None);
-        };
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("[ledger] signing_key_file {path}: {e}"))?;
-        tollgate_store::checkpoint::parse_key_file(&text)
-            .map(Some)
-            .map_err(|e| format!("[ledger] signing_key_file {path}: {e}"))
-    }
-
-    /// The published log of checkpoints, when one is named.
-    pub fn published_log(&self) -> Option<tollgate_store::checkpoint::PublishedLog> {
-        self.publish_checkpoints
-            .as_deref()
-            .filter(|p| !p.trim().is_empty())
-            .map(tollgate_store::checkpoint::PublishedLog::new)
-    }
-
-    /// What the audit checks the chains against: the trusted keys, the published checkpoints,
-    /// and — with a key — the age past which a chained row must be signed: two checkpoint
-    /// periods and a minute.
-    pub fn audited_checkpoints(&self) -> Result<tollgate_store::checkpoint::Checkpoints, String> {
-        let trusted = self.trusted_keys()?;
-        let published = match self.published_log() {
-            Some(log) => log
-                .read()
-                .map_err(|e| format!("[ledger] publish_checkpoints: {e}"))?,
-            None => Vec::new(),
-        };
-        let seconds = |s: u64| {
-            i64::try_from(s)
-                .unwrap_or(i64::MAX / 1000)
-                .saturating_mul(1000)
-        };
-        let stale_after_ms = match self.checkpoint_stale_seconds {
-            Some(s) => seconds(s),
-            None => seconds(self.checkpoint_every_seconds.max(1))
-                .saturating_mul(2)
-                .saturating_add(60_000),
-        };
-        Ok(tollgate_store::checkpoint::Checkpoints {
-            stale_after_ms: (!trusted.is_empty()).then_some(stale_after_ms),
-            trusted: (!trusted.is_empty()).then_some(trusted),
-            published,
-        })
-    }
-
-    /// Every public key (hex) whose checkpoints are believed: the signing key's and
-    /// `verify_keys`.
-    pub fn trusted_keys(&self) -> Result<Vec<String>, String> {
-        let mut keys: Vec<String> = self
-            .signing_key()?
-            .iter()
-            .map(|k| hex::encode(k.verifying_key().as_bytes()))
-            .collect();
-        for key in &self.verify_keys {
-            tollgate_store::checkpoint::parse_public_key(key)
-                .map_err(|e| format!("[ledger] verify_keys {key:?}: {e}"))?;
-            keys.push(key.trim().to_lowercase());
-        }
-        Ok(keys)
-    }
-}
-
 /// The usage log (`docs/decisions.md`, "The usage log").
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -562,48 +487,15 @@ impl Default for SimulatorConfig {
     }
 }
 
-/// The wire format a channel speaks (DESIGN §6): a row of the upstream registry
-/// (`tollgate_upstream::registry`), read from its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ChannelFormat(pub &'static Format);
-
-impl ChannelFormat {
-    /// The format named `name`.
-    pub fn named(name: &str) -> Option<ChannelFormat> {
-        registry::format(name).map(ChannelFormat)
-    }
-
-    /// Its name in the configuration.
-    pub fn name(self) -> &'static str {
-        self.0.name
-    }
-
-    /// Whether it is a video-task format (its channels are polled by the task workers).
-    pub fn is_video_tasks(self) -> bool {
-        self.0.video_tasks().is_some()
-    }
-}
-
-impl<'de> Deserialize<'de> for ChannelFormat {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ChannelFormat, D::Error> {
-        let name = String::deserialize(d)?;
-        ChannelFormat::named(&name).ok_or_else(|| {
-            serde::de::Error::custom(format!(
-                "unknown channel format {name:?}; one of {}",
-                registry::names().join(", ")
-            ))
-        })
-    }
-}
-
 /// One configured upstream.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChannelConfig {
     /// Unique name, referred to by models.
     pub name: String,
-    /// What it speaks.
-    pub format: ChannelFormat,
+    /// What it speaks (DESIGN §6), by its name (`tollgate_upstream::formats`); its adapter is
+    /// the upstream registry's, asked at the call.
+    pub format: Format,
     /// Base URL such as `https://api.openai.com`, or `"sim"` for the in-process simulator.
     pub base_url: String,
     /// Name of the environment variable that holds the channel's key — or several names: the
@@ -692,11 +584,11 @@ pub enum ModelKind {
 }
 
 impl ModelKind {
-    /// Whether a channel of `format` can serve models of this kind: the format's modality (the
-    /// registry's) is the kind's — so a speech model may mix `t2a` and `openai-speech`
-    /// channels, a recognition model `stt` and `openai-transcription` ones.
-    pub fn served_by(self, format: ChannelFormat) -> bool {
-        format.0.modality
+    /// Whether a channel of `format` can serve models of this kind: the format's modality is the
+    /// kind's — so a speech model may mix `t2a` and `openai-speech` channels, a recognition model
+    /// `stt` and `openai-transcription` ones.
+    pub fn served_by(self, format: Format) -> bool {
+        format.modality()
             == match self {
                 ModelKind::Embeddings => Modality::Embeddings,
                 ModelKind::Speech => Modality::Speech,
@@ -1010,7 +902,7 @@ mod tests {
     }
 
     #[test]
-    fn a_channel_format_is_a_registry_name() {
+    fn a_channel_format_is_a_format_name() {
         let channel = |format: &str| {
             Config::parse(&format!(
                 "[[channels]]\nname = \"c\"\nformat = \"{format}\"\nbase_url = \"sim\"\n"
@@ -1027,11 +919,11 @@ mod tests {
         );
         let config = channel("openai-transcription").unwrap();
         let format = config.channels[0].format;
-        assert_eq!(format.name(), "openai-transcription");
+        assert_eq!(format, Format::OpenAiTranscription);
         assert!(ModelKind::Transcription.served_by(format));
         assert!(!ModelKind::Speech.served_by(format));
         assert!(!format.is_video_tasks());
-        assert!(ChannelFormat::named("ark").is_some_and(ChannelFormat::is_video_tasks));
+        assert!(Format::Ark.is_video_tasks());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! path — Cargo, not a convention, keeps it that way.
 //!
 //! - the gateway's shared [`state`] and its parts: the [`config`], the live settings (the
-//!   [`catalog`] of models and [`channels`], what a [`reload`] changes), the [`prices`] in effect, the [`ledger`]'s journal, [`quotas`] and [`limits`], [`metrics`] and the
+//!   [`catalog`] of models and [`channels`], what a [`reload`] changes), the [`prices`] in effect, the [`ledger`]'s journal and its keys ([`ledger_keys`]), [`quotas`] and [`limits`], [`metrics`] and the
 //!   [`connections`] registry, [`media`] links;
 //! - the rules a request is admitted by, as pure functions: the key cache of [`auth`], the
 //!   access [`policy`], a [`routes`] row's facts;
@@ -32,6 +32,7 @@ pub mod connections;
 pub mod context;
 pub mod errors;
 pub mod ledger;
+pub mod ledger_keys;
 pub mod limits;
 pub mod media;
 pub mod metrics;

@@ -7,7 +7,7 @@
 //! private or encoded IP literal, no single-label or `.internal` name), and the connection is
 //! made by a client whose resolver keeps only public addresses at connect time, so a name that
 //! answered a public address at the check and a private one at the fetch is refused too
-//! (`tollgate_upstream::resolve`).
+//! (`tollgate_upstream::common::resolve`).
 //!
 //! The exception is explicit: `[outbound] trusted_hosts` (with the older `[tasks]
 //! trusted_media_hosts`) names internal receivers — an internal CDN, a webhook relay on the

@@ -166,7 +166,7 @@ impl Spooled {
 pub trait ReadSeek: Read + Seek + Send + Sync {}
 impl<T: Read + Seek + Send + Sync> ReadSeek for T {}
 
-impl tollgate_upstream::multipart::UploadSource for Spooled {
+impl tollgate_upstream::common::multipart::UploadSource for Spooled {
     fn len(&self) -> u64 {
         Spooled::len(self)
     }

@@ -133,7 +133,7 @@ impl Recorder {
         record.bound_basis = Some(how.bound_basis.to_owned());
         fields.charged = Some(Charged {
             amount: charge,
-            units: tollgate_billing::explain::units(usage),
+            units: usage.in_words(),
             price: record
                 .price_version
                 .zip(record.model.as_deref())

@@ -1,29 +1,39 @@
-//! Admission: whether a request may go ahead, decided in one place (DESIGN §2 step 2 and the
-//! model rule of step 4; `docs/architecture.md`, "Admission, in one home"). This module is the
-//! only caller of the key lookup, the access policies' rules, the quota store and the upload
-//! slots; what it admits is kept in the request's `Admission` (`ctx.admission`), beside — not
-//! in — its usage record:
+//! Admission: whether a request may go ahead, and the hold it goes ahead under — decided in one
+//! place (DESIGN §2 steps 2, 4 and 5; `docs/architecture.md`, "Admission, in one home"). This
+//! module is the only caller of the key lookup, the access policies' rules, the quota store, the
+//! upload slots and the ledger engine's holds; what it admits is kept in the request's
+//! `Admission` (`ctx.admission`), beside — not in — its usage record:
 //!
 //! - [`authenticate`], called by the service once for every client route: the key, its access
 //!   policies' expiry, endpoint and network rules, and the key's rate and concurrency limits on a
 //!   metered route;
 //! - [`admit_model`]: the model rule, asked wherever a model is named (a hold, a model read, a
 //!   token count);
-//! - [`admit_spend`]: the caller's units and budgets against a priced estimate (for a hold);
+//! - [`admit`]: the model rule, the model's tariff as the caller pays it ([`priced`]) and the
+//!   caller's units and budgets against the estimate ([`admit_spend`]) — what every hold starts
+//!   from;
+//! - [`place_hold`]: [`admit`], then the amount held on the ledger engine before the upstream
+//!   call; settling or releasing it (step 8) is [`crate::hold`]. How a refusal reaches the
+//!   client ([`hold_refused`], [`insufficient`], [`store_refused`]) is here too;
 //! - [`open_stream`]: the only way to a [`StreamPermit`], against the open-streams limits;
 //! - [`upload_slot`]: one of the key's upload slots while a multipart body is read.
 
+use crate::hold::{HeldCharge, Holder, Priced};
 use http::Request;
-use tollgate_billing::{Amount, Usage};
+use std::sync::Arc;
+use tollgate_billing::{Amount, Tariff, Usage};
 use tollgate_gateway_core::auth::{self, Lookup};
+use tollgate_gateway_core::catalog::ModelEntry;
 use tollgate_gateway_core::clock::now_millis;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind, Family};
 use tollgate_gateway_core::policy;
+use tollgate_gateway_core::prices::Price;
 pub use tollgate_gateway_core::quotas::StreamPermit;
 use tollgate_gateway_core::quotas::{Admitted, RateHeaders, UploadSlot};
 use tollgate_gateway_core::routes::Credentials;
-use tollgate_store::Principal;
+use tollgate_ledger::Refusal;
+use tollgate_store::{PriceGroup, Principal};
 
 /// Authenticates a request: the key must exist and be enabled, with its account, and the
 /// request must pass their access policies' expiry, endpoint and network rules (the model rule
@@ -155,4 +165,157 @@ pub fn operator_reachable(ctx: &RequestCtx) -> Result<(), ApiError> {
         "The operator's side (the admin API, the console, /metrics and /openapi.json) is not reachable from this network",
     )
     .code("network_not_allowed"))
+}
+
+/// `model`'s tariff as `principal` pays it — the list tariff scaled by its price group's
+/// multiplier for that model (`docs/decisions.md`, "Price groups") — and the group as priced
+/// (its name and that one multiplier, for the ledger row); the list tariff without a group.
+pub fn priced(
+    principal: &Principal,
+    model: &str,
+    list: &Tariff,
+) -> Result<(Tariff, Option<Arc<PriceGroup>>), ApiError> {
+    let Some(group) = &principal.price_group else {
+        return Ok((list.clone(), None));
+    };
+    let tariff = list
+        .scaled(group.multiplier_for(model))
+        .map_err(|e| ApiError::internal("pricing the request in its price group", e))?;
+    // The common case (no model of its own) shares the group; an override is its own.
+    let as_priced = if group.models.contains_key(model) {
+        Arc::new(group.for_model(model))
+    } else {
+        group.clone()
+    };
+    Ok((tariff, Some(as_priced)))
+}
+
+/// Prices `estimate` of `model` (a public name) for the caller at `price` (the version in
+/// effect, `Prices::at`) and admits it against the caller's units and budgets, noting the
+/// model, the hold and the rate headers on the request's record: what every hold — a
+/// request's in memory, a task's with its row — starts from. The model rule of the access
+/// policies comes first: no hold, so no upstream call, for a model the key may not use.
+pub async fn admit(
+    ctx: &RequestCtx,
+    principal: &Principal,
+    model: &str,
+    price: &Price,
+    estimate: &Usage,
+) -> Result<Priced, ApiError> {
+    tracing::Span::current().record("gen_ai.request.model", model);
+    ctx.note(|record| {
+        record.model = Some(model.to_owned());
+        record.price_version = price.version;
+    });
+    admit_model(principal, model)?;
+    let (tariff, price_group) = priced(principal, model, &price.tariff)?;
+    let amount = tariff
+        .charge(estimate)
+        .map_err(|e| ApiError::internal("pricing the request", e))?;
+    ctx.note(|record| record.hold = amount);
+    let spend = admit_spend(ctx, principal, estimate, amount).await?;
+    Ok(Priced {
+        tariff,
+        price_group,
+        price_version: price.version,
+        amount,
+        spend,
+    })
+}
+
+/// Prices `estimate` with the model's tariff and holds that much of the caller's balance
+/// ([`admit`] first). A balance that does not cover it is a 429 `insufficient_quota`, before
+/// any upstream call.
+pub async fn place_hold(
+    ctx: &RequestCtx,
+    principal: &Principal,
+    entry: &Arc<ModelEntry>,
+    estimate: &Usage,
+) -> Result<HeldCharge, ApiError> {
+    let price = ctx.state.prices.at(
+        &entry.public,
+        &entry.tariff,
+        tollgate_gateway_core::clock::now_millis(),
+    );
+    let priced = admit(ctx, principal, &entry.public, &price, estimate).await?;
+    let hold = ctx
+        .state
+        .ledger
+        .hold(&principal.account_id, priced.amount)
+        .await
+        .map_err(hold_refused)?;
+    let holder = Holder {
+        key_id: principal.key_id.clone(),
+        request_id: ctx.request_id.clone(),
+        usage: ctx.usage.clone(),
+        admission: ctx.admission.clone(),
+    };
+    Ok(HeldCharge::new(
+        ctx.state.clone(),
+        hold,
+        entry.clone(),
+        priced,
+        holder,
+    ))
+}
+
+/// How a hold the ledger refused reaches the client: a balance that does not cover it is a 429
+/// `insufficient_quota` (before any upstream call), a disabled account 403, and a database that
+/// did not answer in time (a partition, an overloaded server) 503 with `Retry-After`: nothing
+/// was held or sent upstream, and another replica may well serve it.
+pub fn hold_refused(refusal: Refusal) -> ApiError {
+    match refusal {
+        Refusal::Insufficient {
+            available,
+            requested,
+        } => insufficient(available, requested),
+        Refusal::Disabled => disabled(),
+        Refusal::Unavailable(why) => {
+            tracing::warn!(reason = %why, "no credit: the ledger database did not answer");
+            ApiError::new(
+                ErrorKind::Unavailable,
+                "The gateway could not reach its ledger database in time; nothing was charged. Retry shortly",
+            )
+            .retry_after(1)
+        }
+        other => ApiError::internal("placing a hold on the balance", other),
+    }
+}
+
+/// The 429 for a balance that does not cover a hold.
+pub fn insufficient(available: Amount, requested: Amount) -> ApiError {
+    ApiError::new(
+        ErrorKind::InsufficientBalance,
+        format!(
+            "You exceeded your current quota: this request needs {requested} and the balance has {available} available. Please add credit to your account."
+        ),
+    )
+    .code("insufficient_quota")
+}
+
+/// The 403 for a disabled account or key.
+pub fn disabled() -> ApiError {
+    ApiError::new(
+        ErrorKind::Forbidden,
+        "This API key or its account has been disabled",
+    )
+}
+
+/// How a hold the store refused (a video task's, placed with its row) reaches the client.
+pub fn store_refused(e: tollgate_store::StoreError) -> ApiError {
+    match e {
+        tollgate_store::StoreError::InsufficientBalance {
+            available,
+            requested,
+        } => insufficient(available, requested),
+        tollgate_store::StoreError::Disabled(_) => disabled(),
+        tollgate_store::StoreError::TooManyTasks { holder, limit } => ApiError::too_many(
+            "video tasks in flight",
+            holder,
+            limit,
+            "; retry when one finishes",
+            10,
+        ),
+        e => ApiError::internal("placing a hold on the balance", e),
+    }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 use tollgate_gateway_core::catalog::{Catalog, Channel};
 use tollgate_gateway_core::config::{Config, ConfigError, TaskSettings};
+use tollgate_gateway_core::ledger_keys;
 use tollgate_gateway_core::limits::Limits;
 use tollgate_gateway_core::media::MediaLinks;
 use tollgate_gateway_core::outbound::Outbound;
@@ -63,7 +64,9 @@ pub fn build(config: &Config, parts: Parts<'_>) -> Result<Arc<State>, BuildError
             .with_server(config.server.clone())
             .with_tasks(TaskSettings::from(&config.tasks), parts.media)
             .with_outbound(outbound)
-            .with_ledger_keys(config.ledger.trusted_keys().map_err(ConfigError::Invalid)?),
+            .with_ledger_keys(
+                ledger_keys::trusted_keys(&config.ledger).map_err(ConfigError::Invalid)?,
+            ),
     ))
 }
 
@@ -148,11 +151,11 @@ impl Background {
             )),
             tokio::spawn(tollgate_gateway_core::usage::roll_up(store)),
         ];
-        match config.ledger.signing_key() {
+        match ledger_keys::signing_key(&config.ledger) {
             Ok(Some(key)) => handles.push(tokio::spawn(sign_checkpoints(
                 state.store.clone(),
                 key,
-                config.ledger.published_log(),
+                ledger_keys::published_log(&config.ledger),
                 std::time::Duration::from_secs(config.ledger.checkpoint_every_seconds.max(1)),
             ))),
             Ok(None) => {}

@@ -21,6 +21,7 @@ use tollgate_metering::tokens;
 use tollgate_metering::{Basis, Measure};
 use tollgate_store::Principal;
 use tollgate_upstream::UpstreamError;
+use tollgate_upstream::registry;
 
 /// How a handler's answer is made from the upstream's body (OpenAI's embeddings JSON) for the
 /// shape its client asked: the answer and the usage the upstream reported. A body that cannot
@@ -54,7 +55,8 @@ pub async fn embed<T: Send + 'static>(
     // 5. The hold: no hold, no upstream call. At least one token's worth, so that a lone empty
     // input (0 tokens here; an upstream may count one) settles within its bound.
     let held =
-        crate::charge::place(ctx, principal, &entry, &Usage::Tokens(local_tokens.max(1))).await?;
+        crate::admission::place_hold(ctx, principal, &entry, &Usage::Tokens(local_tokens.max(1)))
+            .await?;
 
     // 6–8 run to completion even if the client goes away.
     let state = ctx.state.clone();
@@ -65,8 +67,7 @@ pub async fn embed<T: Send + 'static>(
             let (state, upstream_request, shape, entry) =
                 (state.clone(), &upstream_request, &shape, &entry);
             async move {
-                let answer = channel
-                    .embedder()?
+                let answer = registry::embedder(channel.format)?
                     .embed(&state.http, &endpoint, upstream_request)
                     .await?;
                 let (response, usage) = read(&answer.body, shape, entry)

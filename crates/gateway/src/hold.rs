@@ -1,7 +1,7 @@
 //! A placed hold (DESIGN §2 step 8): settled to the actual cost — bounded by what the gateway can
 //! justify — or released, exactly once by construction: the engine closes the hold synchronously
 //! on settle, release or drop (`tollgate_gateway_core::ledger`). Placing one — the model rule,
-//! the price, admission — is [`crate::charge`]; what runs under a hold (a stream's pump, a
+//! the price, admission — is [`crate::admission`]; what runs under a hold (a stream's pump, a
 //! relay) needs only this.
 
 use std::sync::Arc;
@@ -75,7 +75,7 @@ pub struct HeldCharge {
 }
 
 impl HeldCharge {
-    /// The hold the ledger placed for `priced` of `entry`, for `holder` (`crate::charge::place`
+    /// The hold the ledger placed for `priced` of `entry`, for `holder` (`crate::admission::place_hold`
     /// places it). A settlement may charge up to `tollgate_metering::bound::HOLD_MULTIPLE` × the
     /// hold unless [`HeldCharge::bounded_by_estimate`] says the estimate is exact.
     pub fn new(

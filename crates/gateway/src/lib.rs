@@ -14,10 +14,10 @@
 //!    `RequestCtx` handed to every step
 //! 3. body under its limit, decoded and validated — `body`, `limits`, the protocol crates
 //! 4. model — `catalog`
-//! 5. hold — [`charge`] (the tariff, the bound) on the `ledger` engine (memory, leases)
+//! 5. hold — [`admission`] (the tariff, the bound) on the `ledger` engine (memory, leases)
 //! 6. upstream call with failover — [`relay`], `tollgate-upstream`
 //! 7. translation back — [`translate`]
-//! 8. settle or release, exactly once — [`charge`]; the request's usage record with it —
+//! 8. settle or release, exactly once — [`hold`]; the request's usage record with it —
 //!    `usage`
 //!
 //! Handlers live in [`handlers`], one module per endpoint family; steps two of them share live in a
@@ -35,13 +35,11 @@
 
 pub mod admission;
 pub mod build;
-pub mod charge;
 pub mod embedding;
 pub mod endpoint;
 pub mod generation;
 pub mod handlers;
 pub mod hold;
-pub mod native_relay;
 pub mod pump;
 pub mod recognition;
 pub mod relay;

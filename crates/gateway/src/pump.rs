@@ -5,7 +5,7 @@
 //! A meter is told each upstream piece and says what the client gets for it; at the end it is
 //! told how the stream ended ([`End`]) and says what to charge, and — once the charge is written
 //! — what the client's last bytes are. Meters never touch the network, the ledger or a clock, so
-//! each is tested on its own (`speech_relay`, `recognition`, `native_relay`).
+//! each is tested on its own (`speech_relay`, `recognition`, `generation`).
 
 use crate::hold::HeldCharge;
 use bytes::Bytes;

@@ -29,8 +29,9 @@ use tollgate_probe::{Container, ProbeError};
 use tollgate_store::Principal;
 use tollgate_upstream::Answer;
 use tollgate_upstream::UpstreamError;
-use tollgate_upstream::multipart::FilePart;
-use tollgate_upstream::recognition::{DeltaStream, Recognition, TextDelta, Transcription};
+use tollgate_upstream::common::multipart::FilePart;
+use tollgate_upstream::registry;
+use tollgate_upstream::seams::recognition::{DeltaStream, Recognition, TextDelta, Transcription};
 
 /// A recognition endpoint's wire format, as the pipeline ([`serve`]) asks it: the model, whether
 /// to stream and in which events, the seam's request, the seconds a whole result is charged and
@@ -83,7 +84,7 @@ pub async fn serve<F: Format>(
     let probed_seconds = audio_seconds(duration);
 
     // 5. The hold.
-    let held = crate::charge::place(
+    let held = crate::admission::place_hold(
         &ctx,
         &principal,
         &entry,
@@ -248,8 +249,7 @@ pub async fn open_stream(
     file: FilePart<'_>,
 ) -> Result<(TextDelta, DeltaStream), UpstreamError> {
     let (opened, _) = crate::relay::with_failover(entry, usage, |channel, endpoint| async move {
-        let mut deltas = channel
-            .recognizer()?
+        let mut deltas = registry::recognizer(channel.format)?
             .stream(&state.http, &endpoint, recognition, file)
             .await?;
         match deltas.next().await {
@@ -416,8 +416,7 @@ pub async fn transcribe_whole(
     held: HeldCharge,
 ) -> Result<(Answer<Transcription>, HeldCharge), ApiError> {
     let called = crate::relay::with_failover(entry, held.usage(), |channel, endpoint| async move {
-        channel
-            .recognizer()?
+        registry::recognizer(channel.format)?
             .transcribe(&state.http, &endpoint, recognition, part)
             .await
     })

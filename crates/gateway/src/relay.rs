@@ -12,7 +12,7 @@ use tollgate_gateway_core::catalog::{Channel, ModelEntry};
 use tollgate_gateway_core::channels::{Admit, rest_for};
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::usage::Recorder;
-use tollgate_upstream::error::redacted;
+use tollgate_upstream::common::error::redacted;
 use tollgate_upstream::{Endpoint, UpstreamError};
 
 /// Calls `call` on each channel of `entry` — with the endpoint and key this call is to use —

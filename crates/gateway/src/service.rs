@@ -252,7 +252,7 @@ fn begin(state: &State, table: &'static Table, request: &Request<Incoming>) -> B
     let spec = &routed.endpoint.spec;
     // The path only: the query may carry a key (`?key=`).
     // account, key and model are recorded by authentication and the hold, charge by the
-    // settlement (`charge.rs`), so the access line says who spent what on which model.
+    // settlement (`hold.rs`), so the access line says who spent what on which model.
     // With traces on it is the trace's server span, under the client's `traceparent`
     // (docs/decisions.md, "Traces"); the GenAI and tollgate attributes are recorded as the
     // request learns them.

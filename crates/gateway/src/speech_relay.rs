@@ -32,9 +32,10 @@ pub use tollgate_metering::speech::AudioShape;
 use tollgate_metering::{Basis, Measure};
 use tollgate_store::Principal;
 use tollgate_upstream::UpstreamError;
+use tollgate_upstream::registry;
 #[cfg(test)]
-use tollgate_upstream::speech::Audio;
-use tollgate_upstream::speech::{AudioChunk, ChunkStream, Synthesis, Synthesized};
+use tollgate_upstream::seams::speech::Audio;
+use tollgate_upstream::seams::speech::{AudioChunk, ChunkStream, Synthesis, Synthesized};
 
 /// A speech endpoint's wire format, as the pipeline ([`serve`]) asks it: the model and the text,
 /// the seam's synthesis and whether it streams, the whole answer, the stream's events and its
@@ -76,10 +77,11 @@ pub async fn serve<F: Format>(
 
     // 5. The hold: the local character count, CJK counting 2 (docs/api.md §8 rule 1).
     let characters = speech_characters(format.text());
-    let held = crate::charge::place(&ctx, &principal, &entry, &Usage::Characters(characters))
-        .await?
-        // The text is here: no upstream can justify more characters than it has.
-        .bounded_by_estimate();
+    let held =
+        crate::admission::place_hold(&ctx, &principal, &entry, &Usage::Characters(characters))
+            .await?
+            // The text is here: no upstream can justify more characters than it has.
+            .bounded_by_estimate();
 
     // 6–8. Synthesize, relay, settle.
     let settings = &ctx.settings.speech;
@@ -237,8 +239,7 @@ pub async fn open(
 ) -> Result<(AudioChunk, ChunkStream), UpstreamError> {
     let (opened, _channel) =
         crate::relay::with_failover(entry, usage, |channel, endpoint| async move {
-            let mut chunks = channel
-                .synthesizer()?
+            let mut chunks = registry::synthesizer(channel.format)?
                 .stream(&state.http, &endpoint, synthesis)
                 .await?;
             match chunks.next().await {
@@ -267,8 +268,7 @@ pub async fn synthesize_whole(
         let called = crate::relay::with_failover(&entry, held.usage(), |channel, endpoint| {
             let (state, synthesis) = (state.clone(), &synthesis);
             async move {
-                channel
-                    .synthesizer()?
+                registry::synthesizer(channel.format)?
                     .synthesize(&state.http, &endpoint, synthesis)
                     .await
             }

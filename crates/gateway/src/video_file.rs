@@ -14,6 +14,7 @@ use tollgate_gateway_core::outbound::same_origin;
 use tollgate_gateway_core::stream_body;
 use tollgate_openai_videos::Variant;
 use tollgate_store::Task;
+use tollgate_upstream::registry;
 use tollgate_upstream::{Timeouts, body_stream, full_body};
 
 /// Headers of the upstream's answer that the client gets too.
@@ -42,7 +43,7 @@ pub async fn stream(
     let state = &ctx.state;
     let channel = ctx.settings.catalog.channel(&task.channel);
     let timeouts = channel.map_or_else(default_timeouts, |c| c.endpoint.timeouts);
-    let request = match channel.map(|c| c.video_tasks().map(|tasks| (c, tasks))) {
+    let request = match channel.map(|c| registry::video_tasks(c.format).map(|tasks| (c, tasks))) {
         Some(Ok((channel, tasks))) => tasks
             .file(
                 &channel.endpoint,

@@ -3,7 +3,7 @@
 //! Media URL checks (docs/api.md §2.7 content rule 4: image and video URLs must be publicly
 //! accessible), and the address rule of tollgate's guard against server-side request forgery
 //! ([`is_public_ip`]; the guard itself — checking the addresses a connection is about to use —
-//! is `tollgate_upstream::resolve`). Sans-IO: the format crates check a request's URLs with it,
+//! is `tollgate_upstream::common::resolve`). Sans-IO: the format crates check a request's URLs with it,
 //! the gateway and the simulator read hosts with it, the guard asks it about each address.
 //!
 //! The gateway may itself fetch a reference video (a bounded range read of its length), and the

@@ -189,7 +189,7 @@ impl Store {
                 model,
                 meter: quantity.meter(),
                 quantity,
-                units: explain::units(&quantity),
+                units: quantity.in_words(),
                 measured: fact
                     .and_then(|f| f.1)
                     .and_then(tollgate_billing::Measure::parse),

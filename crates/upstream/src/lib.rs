@@ -12,8 +12,9 @@
 //! Three parts:
 //!
 //! - [`seams`]: one trait per modality, with the neutral types it speaks, that every channel
-//!   format of the modality implements ([`speech::Synthesizer`], [`recognition::Recognizer`],
-//!   [`embeddings::Embedder`], [`genai::TextGenerator`], [`tasks::VideoTasks`]) — so that a model
+//!   format of the modality implements ([`seams::speech::Synthesizer`],
+//!   [`seams::recognition::Recognizer`], [`seams::embeddings::Embedder`],
+//!   [`seams::genai::TextGenerator`], [`seams::tasks::VideoTasks`]) — so that a model
 //!   may list channels of different formats and the gateway calls them alike;
 //! - [`adapters`]: one file per channel format — `openai-embeddings`, speech `t2a` and
 //!   `openai-speech`, recognition `stt` and `openai-transcription`, the video task formats `ark`
@@ -21,16 +22,19 @@
 //! - [`common`]: what every adapter shares — the client, the error, multipart uploads, the
 //!   resolver with its SSRF guard, refusals and `Retry-After`.
 //!
-//! [`registry`] is the one table of the formats: a format's name, modality and adapter.
+//! [`formats`] names the formats and what each serves, with nothing to import (the gateway's
+//! configuration and catalog hold a [`formats::Format`]); [`registry`] gives each its adapter, by
+//! an exhaustive match.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod adapters;
 pub mod common;
+pub mod formats;
 pub mod registry;
 pub mod seams;
 
-// The seams and the shared parts under the names they always had (`tollgate_upstream::speech`,
+// The seams and the shared parts under the names they always had (`tollgate_upstream::seams::speech`,
 // `::error`, …).
 pub use common::{client, error, multipart, resolve};
 pub use seams::{embeddings, genai, recognition, speech, tasks};

@@ -1,17 +1,18 @@
-//! The registry of channel formats: one row per format a channel may speak — the name the
-//! configuration uses, the modality it serves and its adapter behind that modality's seam. The
-//! gateway's configuration, catalog and task workers ask it and nothing else
-//! (`docs/architecture.md`, "Adding a vendor"): a new vendor is an adapter file and a row here.
+//! The registry of channel formats: each format's adapter behind its modality's seam, by an
+//! exhaustive match over [`Format`] (`crate::formats`, the formats' names and modalities) — so a
+//! format without an adapter does not compile, and the gateway, which holds a channel's
+//! [`Format`], asks here for the adapter at the call (`docs/architecture.md`, "Adding a
+//! vendor"): a new vendor is an adapter file, a format and its arm here.
 //!
 //! ```
-//! use tollgate_upstream::registry::{self, Modality};
+//! use tollgate_upstream::formats::Format;
+//! use tollgate_upstream::registry;
 //!
-//! let t2a = registry::format("t2a").unwrap();
-//! assert_eq!(t2a.modality, Modality::Speech);
-//! assert!(t2a.synthesizer().is_some() && t2a.recognizer().is_none());
-//! assert!(registry::format("smoke-signals").is_none());
+//! assert!(registry::synthesizer(Format::T2a).is_ok());
+//! assert!(registry::recognizer(Format::T2a).is_err());
 //! ```
 
+use crate::UpstreamError;
 use crate::adapters::ark::Ark;
 use crate::adapters::genai::Genai;
 use crate::adapters::generic_video::GenericVideo;
@@ -21,31 +22,12 @@ use crate::adapters::openai_transcription::OpenAiTranscription;
 use crate::adapters::openai_videos::OpenAiVideos;
 use crate::adapters::stt::Stt;
 use crate::adapters::t2a::T2a;
+use crate::formats::Format;
 use crate::seams::embeddings::Embedder;
 use crate::seams::genai::TextGenerator;
 use crate::seams::recognition::Recognizer;
 use crate::seams::speech::Synthesizer;
 use crate::seams::tasks::VideoTasks;
-
-/// What a format serves. Speech, recognition, embeddings and text generation have neutral
-/// seams, so formats of one modality can serve one model; each video-task format carries its
-/// endpoint's own request and record, so it serves its own endpoint only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Modality {
-    /// Speech synthesis ([`Synthesizer`]).
-    Speech,
-    /// Speech recognition ([`Recognizer`]).
-    Recognition,
-    /// Embeddings ([`Embedder`]).
-    Embeddings,
-    /// Text generation in the native format ([`TextGenerator`]).
-    TextGeneration,
-    /// Ark-style content-generation tasks ([`VideoTasks`]).
-    ClipTasks,
-    /// Generic video tasks ([`VideoTasks`]): the `generic-video` format, and `openai-videos`
-    /// (a Sora-style vendor) which serves the generic format's requests.
-    GenericVideoTasks,
-}
 
 /// A format's adapter, behind its modality's seam.
 #[derive(Clone, Copy)]
@@ -74,150 +56,83 @@ impl std::fmt::Debug for Adapter {
     }
 }
 
-/// One channel format.
-pub struct Format {
-    /// Its name in a channel's `format`.
-    pub name: &'static str,
-    /// What it serves.
-    pub modality: Modality,
-    /// Its adapter.
-    pub adapter: Adapter,
-}
-
-impl std::fmt::Debug for Format {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name)
+/// `format`'s adapter.
+pub const fn adapter(format: Format) -> Adapter {
+    match format {
+        Format::OpenAiEmbeddings => Adapter::Embeddings(&OpenAiEmbeddings),
+        Format::T2a => Adapter::Speech(&T2a),
+        Format::OpenAiSpeech => Adapter::Speech(&OpenAiSpeech),
+        Format::Stt => Adapter::Recognition(&Stt),
+        Format::OpenAiTranscription => Adapter::Recognition(&OpenAiTranscription),
+        Format::Ark => Adapter::VideoTasks(&Ark),
+        Format::GenericVideo => Adapter::VideoTasks(&GenericVideo),
+        Format::OpenAiVideos => Adapter::VideoTasks(&OpenAiVideos),
+        Format::Genai => Adapter::TextGeneration(&Genai),
     }
 }
 
-impl PartialEq for Format {
-    fn eq(&self, other: &Format) -> bool {
-        self.name == other.name
+/// A call of another modality than the format's: the catalog never makes one (a model's
+/// channels are of its modality, checked when the configuration is read).
+fn not_a(format: Format, modality: &str) -> UpstreamError {
+    UpstreamError::Config(format!("{format} is not a {modality} format"))
+}
+
+/// `format`'s speech-synthesis adapter.
+pub fn synthesizer(format: Format) -> Result<&'static dyn Synthesizer, UpstreamError> {
+    match adapter(format) {
+        Adapter::Speech(a) => Ok(a),
+        _ => Err(not_a(format, "speech")),
     }
 }
 
-impl Eq for Format {}
-
-/// Every format, in the order the docs list them.
-pub static FORMATS: &[Format] = &[
-    Format {
-        name: "openai-embeddings",
-        modality: Modality::Embeddings,
-        adapter: Adapter::Embeddings(&OpenAiEmbeddings),
-    },
-    Format {
-        name: "t2a",
-        modality: Modality::Speech,
-        adapter: Adapter::Speech(&T2a),
-    },
-    Format {
-        name: "openai-speech",
-        modality: Modality::Speech,
-        adapter: Adapter::Speech(&OpenAiSpeech),
-    },
-    Format {
-        name: "stt",
-        modality: Modality::Recognition,
-        adapter: Adapter::Recognition(&Stt),
-    },
-    Format {
-        name: "openai-transcription",
-        modality: Modality::Recognition,
-        adapter: Adapter::Recognition(&OpenAiTranscription),
-    },
-    Format {
-        name: "ark",
-        modality: Modality::ClipTasks,
-        adapter: Adapter::VideoTasks(&Ark),
-    },
-    Format {
-        name: "generic-video",
-        modality: Modality::GenericVideoTasks,
-        adapter: Adapter::VideoTasks(&GenericVideo),
-    },
-    Format {
-        name: "openai-videos",
-        modality: Modality::GenericVideoTasks,
-        adapter: Adapter::VideoTasks(&OpenAiVideos),
-    },
-    Format {
-        name: "genai",
-        modality: Modality::TextGeneration,
-        adapter: Adapter::TextGeneration(&Genai),
-    },
-];
-
-/// The format named `name`, if there is one.
-pub fn format(name: &str) -> Option<&'static Format> {
-    FORMATS.iter().find(|f| f.name == name)
+/// `format`'s recognition adapter.
+pub fn recognizer(format: Format) -> Result<&'static dyn Recognizer, UpstreamError> {
+    match adapter(format) {
+        Adapter::Recognition(a) => Ok(a),
+        _ => Err(not_a(format, "recognition")),
+    }
 }
 
-/// Every format's name, for an error that lists them.
-pub fn names() -> Vec<&'static str> {
-    FORMATS.iter().map(|f| f.name).collect()
+/// `format`'s embeddings adapter.
+pub fn embedder(format: Format) -> Result<&'static dyn Embedder, UpstreamError> {
+    match adapter(format) {
+        Adapter::Embeddings(a) => Ok(a),
+        _ => Err(not_a(format, "embeddings")),
+    }
 }
 
-impl Format {
-    /// Its speech-synthesis adapter, when it is one.
-    pub fn synthesizer(&self) -> Option<&'static dyn Synthesizer> {
-        match self.adapter {
-            Adapter::Speech(a) => Some(a),
-            _ => None,
-        }
+/// `format`'s text-generation adapter.
+pub fn text_generator(format: Format) -> Result<&'static dyn TextGenerator, UpstreamError> {
+    match adapter(format) {
+        Adapter::TextGeneration(a) => Ok(a),
+        _ => Err(not_a(format, "text generation")),
     }
+}
 
-    /// Its recognition adapter, when it is one.
-    pub fn recognizer(&self) -> Option<&'static dyn Recognizer> {
-        match self.adapter {
-            Adapter::Recognition(a) => Some(a),
-            _ => None,
-        }
-    }
-
-    /// Its embeddings adapter, when it is one.
-    pub fn embedder(&self) -> Option<&'static dyn Embedder> {
-        match self.adapter {
-            Adapter::Embeddings(a) => Some(a),
-            _ => None,
-        }
-    }
-
-    /// Its text-generation adapter, when it is one.
-    pub fn text_generator(&self) -> Option<&'static dyn TextGenerator> {
-        match self.adapter {
-            Adapter::TextGeneration(a) => Some(a),
-            _ => None,
-        }
-    }
-
-    /// Its video-task adapter, when it is one.
-    pub fn video_tasks(&self) -> Option<&'static dyn VideoTasks> {
-        match self.adapter {
-            Adapter::VideoTasks(a) => Some(a),
-            _ => None,
-        }
+/// `format`'s video-task adapter.
+pub fn video_tasks(format: Format) -> Result<&'static dyn VideoTasks, UpstreamError> {
+    match adapter(format) {
+        Adapter::VideoTasks(a) => Ok(a),
+        _ => Err(not_a(format, "video task")),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::Modality;
 
     #[test]
-    fn every_format_has_one_row_and_the_adapter_of_its_modality() {
-        let mut names = names();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), FORMATS.len(), "one row per name");
-        for f in FORMATS {
+    fn every_format_has_the_adapter_of_its_modality() {
+        for f in Format::ALL {
             let adapters = [
-                f.synthesizer().is_some(),
-                f.recognizer().is_some(),
-                f.embedder().is_some(),
-                f.text_generator().is_some(),
-                f.video_tasks().is_some(),
+                synthesizer(f).is_ok(),
+                recognizer(f).is_ok(),
+                embedder(f).is_ok(),
+                text_generator(f).is_ok(),
+                video_tasks(f).is_ok(),
             ];
-            let expected = match f.modality {
+            let expected = match f.modality() {
                 Modality::Speech => 0,
                 Modality::Recognition => 1,
                 Modality::Embeddings => 2,
@@ -225,7 +140,7 @@ mod tests {
                 Modality::ClipTasks | Modality::GenericVideoTasks => 4,
             };
             for (i, has) in adapters.iter().enumerate() {
-                assert_eq!(*has, i == expected, "{}", f.name);
+                assert_eq!(*has, i == expected, "{f}");
             }
         }
     }

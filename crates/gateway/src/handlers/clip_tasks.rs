@@ -16,7 +16,8 @@ use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_store::Principal;
 use tollgate_store::Store;
-use tollgate_upstream::tasks::{TaskPhase, TaskReport, TaskRequest};
+use tollgate_upstream::registry;
+use tollgate_upstream::seams::tasks::{TaskPhase, TaskReport, TaskRequest};
 
 /// `POST`: the request flow of DESIGN §2, top to bottom.
 pub async fn create(
@@ -182,9 +183,8 @@ async fn cancel(
         )
         .retry_after(1));
     };
-    let upstream = channel
-        .video_tasks()
-        .map_err(|e| crate::relay::upstream_error(&e))?;
+    let upstream =
+        registry::video_tasks(channel.format).map_err(|e| crate::relay::upstream_error(&e))?;
     let report = upstream
         .get(&state.http, &channel.endpoint, upstream_id)
         .await

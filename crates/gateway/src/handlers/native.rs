@@ -7,8 +7,8 @@
 //! gateway does not model — tools and their schemas, safety settings, thought signatures — reach
 //! the upstream intact.
 
+use crate::generation::NativeSse;
 use crate::generation::{self, generate_whole, hold_prompt, limits_of, native_model};
-use crate::native_relay::NativeSse;
 use crate::relay;
 use crate::translate::native as translate;
 use bytes::Bytes;
@@ -24,6 +24,7 @@ use tollgate_gateway_core::response::UpstreamTime;
 use tollgate_gateway_core::routes;
 use tollgate_native_genai::{CountTokensRequest, GenerateContentRequest};
 use tollgate_store::Principal;
+use tollgate_upstream::registry;
 
 /// How `generateContent`'s answer is delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,8 +154,7 @@ pub async fn count_tokens(
     let (answer, _) = relay::with_failover(&entry, ctx.usage.as_ref(), |channel, endpoint| {
         let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
         async move {
-            channel
-                .text_generator()?
+            registry::text_generator(channel.format)?
                 .count_tokens(&state.http, &endpoint, &model, raw)
                 .await
         }

@@ -13,7 +13,7 @@ use tollgate_gateway_core::errors::ApiError;
 use tollgate_generic_tasks::{CreateVideoRequest, CreateVideoResponse, spec, validate};
 use tollgate_store::Principal;
 use tollgate_store::Store;
-use tollgate_upstream::tasks::TaskRequest;
+use tollgate_upstream::seams::tasks::TaskRequest;
 
 /// `POST`: the request flow of DESIGN §2, top to bottom.
 pub async fn create(

@@ -18,7 +18,8 @@ use tollgate_openai_videos::{
     Checked, CreateVideoBody, RemixBody, Variant, VideoDeleted, VideoList,
 };
 use tollgate_store::{Principal, Store, TaskFilter, TaskState};
-use tollgate_upstream::tasks::TaskRequest;
+use tollgate_upstream::registry;
+use tollgate_upstream::seams::tasks::TaskRequest;
 
 /// How long the OpenAI SDKs are told to wait between polls (`openai-poll-after-ms`): the
 /// gateway's own limit (`tasks::MIN_CLIENT_POLL_INTERVAL`).
@@ -165,7 +166,7 @@ fn remixed_on(
 ) -> Option<(Arc<ModelEntry>, String)> {
     let channel = ctx.settings.catalog.channel(&original.channel)?;
     let of = original.upstream_id.clone()?;
-    if !channel.video_tasks().is_ok_and(|tasks| tasks.remixes()) {
+    if !registry::video_tasks(channel.format).is_ok_and(|tasks| tasks.remixes()) {
         return None;
     }
     let pinned = ModelEntry::in_order(

@@ -10,7 +10,7 @@ pub mod inputs;
 pub mod record;
 pub mod worker;
 
-use crate::charge::store_refused;
+use crate::admission::store_refused;
 use crate::relay;
 use crate::tasks::record::{Pricing, Quote};
 use std::sync::Arc;
@@ -20,7 +20,8 @@ use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::state::State;
 use tollgate_store::{NewTask, Outcome, Poll, Principal, Task};
-use tollgate_upstream::tasks::TaskRequest;
+use tollgate_upstream::registry;
+use tollgate_upstream::seams::tasks::TaskRequest;
 
 pub use tollgate_gateway_core::config::TaskSettings;
 
@@ -64,7 +65,7 @@ pub async fn submit(
     if price.tariff.prices_by_size() {
         submission.quote.estimate = submission.quote.estimate.at_size(submission.quote.size());
     }
-    let priced = crate::charge::admit(
+    let priced = crate::admission::admit(
         ctx,
         principal,
         &entry.public,
@@ -131,8 +132,7 @@ pub async fn submit(
         let called = relay::with_failover(&entry, usage.as_ref(), |channel, endpoint| {
             let (state, request) = (state.clone(), &request);
             async move {
-                let created = channel
-                    .video_tasks()?
+                let created = registry::video_tasks(channel.format)?
                     .create(&state.http, &endpoint, request)
                     .await?;
                 Ok(created.body)

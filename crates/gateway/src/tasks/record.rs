@@ -8,7 +8,7 @@ use std::time::Duration;
 use tollgate_billing::{Amount, Tariff, Usage, video_seconds};
 use tollgate_metering::{Basis, Bound, Measure};
 use tollgate_store::{Outcome, PriceGroup, Settlement, Task, TaskState};
-use tollgate_upstream::tasks::{TaskFailure, TaskPhase, TaskReport, VideoAt};
+use tollgate_upstream::seams::tasks::{TaskFailure, TaskPhase, TaskReport, VideoAt};
 
 /// What a valid task request asks to be held for, before any price applies: the format
 /// translations (`translate::clip`, `translate::video`) work it out, and `tasks::submit` prices it
@@ -173,7 +173,7 @@ impl Observation {
     }
 }
 
-/// What one poll's report (`tollgate_upstream::tasks::TaskReport`, read from the vendor's record
+/// What one poll's report (`tollgate_upstream::seams::tasks::TaskReport`, read from the vendor's record
 /// by the channel's adapter) means for a task priced at `pricing`, seen at Unix second `now` —
 /// the same for every video format. A task reported finished without a video is refunded. One
 /// that finished is charged in the unit its hold was priced in: video tokens as reported

@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 use tollgate_gateway_core::catalog::Channel;
 use tollgate_gateway_core::state::State;
 use tollgate_store::{Outcome, Task};
+use tollgate_upstream::registry;
 use tollgate_upstream::{Endpoint, Timeouts, UpstreamError};
 use tracing::Instrument;
 
@@ -180,7 +181,7 @@ async fn poll_one(
         traceparent: crate::trace::traceparent(),
         ..channel.endpoint.clone()
     };
-    let Ok(tasks) = channel.video_tasks() else {
+    let Ok(tasks) = registry::video_tasks(channel.format) else {
         return;
     };
     let observed: Result<Observation, UpstreamError> = tasks

@@ -4,8 +4,8 @@
 //! tokens, shown as `completion_tokens_details.reasoning_tokens`. The steps are
 //! `generation::bridge`'s.
 
+use crate::generation::Encoder;
 use crate::generation::{Answering, Bridge};
-use crate::native_relay::Encoder;
 use bytes::Bytes;
 use tollgate_gateway_core::errors::{ApiError, Family};
 use tollgate_native_genai::bridge::{self, ChunkMapper};

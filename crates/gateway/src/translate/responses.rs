@@ -3,8 +3,8 @@
 //! or as the Responses stream's events. Billing is the native endpoint's, as for the chat
 //! bridge. The steps are `generation::bridge`'s.
 
+use crate::generation::Encoder;
 use crate::generation::{Answering, Bridge};
-use crate::native_relay::Encoder;
 use bytes::Bytes;
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_native_genai::models::ModelLimits;

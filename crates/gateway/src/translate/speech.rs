@@ -1,5 +1,5 @@
 //! Speech: each inbound format ↔ the speech seam ([`Synthesis`],
-//! [`AudioChunk`](tollgate_upstream::speech::AudioChunk), [`Synthesized`]), whatever format the
+//! [`AudioChunk`](tollgate_upstream::seams::speech::AudioChunk), [`Synthesized`]), whatever format the
 //! channel speaks.
 //!
 //! From `/v1/audio/speech`:
@@ -22,7 +22,7 @@ use tollgate_compat_audio::{
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::catalog::ModelEntry;
 use tollgate_gateway_core::config::SpeechConfig;
-use tollgate_upstream::speech::{Synthesis, Synthesized};
+use tollgate_upstream::seams::speech::{Synthesis, Synthesized};
 use tollgate_vendor_audio::t2a::{ExtraInfo, T2aData};
 use tollgate_vendor_audio::{T2aFormat, T2aRequest, T2aResponse};
 
@@ -281,7 +281,7 @@ pub mod encoders {
     use tollgate_compat_audio::{SpeechStreamEvent, SpeechUsage};
     use tollgate_gateway_core::errors::{ApiError, ErrorKind};
     use tollgate_sse::Event;
-    use tollgate_upstream::speech::{AudioChunk, Synthesis};
+    use tollgate_upstream::seams::speech::{AudioChunk, Synthesis};
     use tollgate_vendor_audio::T2aResponse;
     use tollgate_vendor_audio::t2a::{T2aData, T2aFrame};
 
@@ -477,7 +477,7 @@ mod tests {
     use tollgate_billing::{Decimal, Tariff};
     use tollgate_compat_audio::Voice;
     use tollgate_gateway_core::config::ModelKind;
-    use tollgate_upstream::speech::{Audio, AudioChunk};
+    use tollgate_upstream::seams::speech::{Audio, AudioChunk};
     use tollgate_vendor_audio::t2a::T2aFrame;
 
     fn entry() -> ModelEntry {

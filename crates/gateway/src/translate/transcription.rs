@@ -1,5 +1,5 @@
 //! Recognition: each inbound form ↔ the recognition seam ([`Recognition`], [`Transcription`],
-//! [`TextDelta`](tollgate_upstream::recognition::TextDelta)), whatever format the channel speaks.
+//! [`TextDelta`](tollgate_upstream::seams::recognition::TextDelta)), whatever format the channel speaks.
 //!
 //! From `/v1/audio/transcriptions`:
 //! * the model becomes the catalog's upstream id (`whisper-1` and friends resolve through the
@@ -20,8 +20,8 @@ use tollgate_compat_audio::transcription::{Segment, Transcript, Word, speaker_la
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::catalog::ModelEntry;
 use tollgate_metering::{Basis, Measure};
-use tollgate_upstream::recognition::SttBody;
-use tollgate_upstream::recognition::{Recognition, Transcription};
+use tollgate_upstream::seams::recognition::SttBody;
+use tollgate_upstream::seams::recognition::{Recognition, Transcription};
 use tollgate_vendor_audio::{
     SttFormat, SttJson, SttParams, SttSegment, SttVerboseJson, SttWord, TimestampLevel,
 };
@@ -267,7 +267,7 @@ pub fn stt_body(result: Transcription, duration: f64, params: &SttParams) -> Stt
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tollgate_upstream::recognition::Segment as Spoken;
+    use tollgate_upstream::seams::recognition::Segment as Spoken;
 
     fn result() -> Transcription {
         let segment = |id, start, end, text: &str, speaker: &str| Spoken {
@@ -335,7 +335,7 @@ pub mod encoders {
     use tollgate_compat_audio::transcription::StreamUsage;
     use tollgate_gateway_core::errors::ApiError;
     use tollgate_sse::Event;
-    use tollgate_upstream::recognition::TextDelta;
+    use tollgate_upstream::seams::recognition::TextDelta;
     use tollgate_vendor_audio::SttStreamFrame;
 
     /// Audio tokens reported per second in `usage.input_tokens`: Whisper's encoder sees 1,500

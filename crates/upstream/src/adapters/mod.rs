@@ -1,6 +1,6 @@
 //! The adapters: one file per channel format, each speaking exactly what its vendor speaks
-//! (`reference/wire-formats.md`) behind its modality's seam. [`crate::registry::FORMATS`] names
-//! them.
+//! (`reference/wire-formats.md`) behind its modality's seam. [`crate::registry::adapter`] gives
+//! each format (`crate::formats::Format`) its own.
 
 pub mod ark;
 pub mod genai;

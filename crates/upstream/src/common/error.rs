@@ -147,7 +147,7 @@ const INTERNAL_SUFFIXES: [&str; 7] = [
 /// its port, an internal host name, an e-mail address (`[address]`).
 ///
 /// ```
-/// use tollgate_upstream::error::redacted;
+/// use tollgate_upstream::common::error::redacted;
 /// assert_eq!(redacted("key sk-abc123def is invalid"), "key [redacted] is invalid");
 /// assert_eq!(redacted("model gen-2.5 is busy"), "model gen-2.5 is busy");
 /// assert_eq!(
