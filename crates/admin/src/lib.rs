@@ -14,6 +14,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod about;
 pub mod alerts;
 pub mod api;
 pub mod console;

@@ -2,12 +2,14 @@
 //! ([`route`]) and by the OpenAPI document (`crate::openapi`), as the client routes' table
 //! (`tollgate_gateway::routes::TABLE`) is by the gateway.
 
+use crate::about;
 use crate::api::{self, Call, Holder};
 use futures_util::future::BoxFuture;
 use http::{Method, Request, Response};
 use hyper::body::Incoming;
 use tollgate_gateway_core::body::ResponseBody;
 use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::route_doc::About;
 
 /// An operation of the admin API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,12 +69,14 @@ pub type Answer = BoxFuture<'static, Result<Response<ResponseBody>, ApiError>>;
 pub type Handler = fn(Call, Request<Incoming>) -> Answer;
 
 /// A row: method, path under `/admin/v1` (`{id}` and `{name}` stand for one segment), the
-/// operation's name and its handler (`crate::api`).
+/// operation's name, its handler (`crate::api`) and its description in the OpenAPI document
+/// (`crate::about`).
 pub struct AdminRoute {
     pub method: Method,
     pub path: &'static str,
     pub op: AdminOp,
     pub handler: Handler,
+    pub about: fn() -> About,
 }
 
 impl std::fmt::Debug for AdminRoute {
@@ -81,12 +85,19 @@ impl std::fmt::Debug for AdminRoute {
     }
 }
 
-const fn row(method: Method, path: &'static str, op: AdminOp, handler: Handler) -> AdminRoute {
+const fn row(
+    method: Method,
+    path: &'static str,
+    op: AdminOp,
+    handler: Handler,
+    about: fn() -> About,
+) -> AdminRoute {
     AdminRoute {
         method,
         path,
         op,
         handler,
+        about,
     }
 }
 
@@ -118,55 +129,55 @@ const DELETE: Method = Method::DELETE;
 /// Every operation of the admin API.
 #[rustfmt::skip]
 pub static ADMIN_ROUTES: &[AdminRoute] = &[
-    row(GET, "/accounts", ListAccounts, op!(list_accounts)),
-    row(POST, "/accounts", CreateAccount, op!(create_account, body)),
-    row(GET, "/accounts/{id}", Account, op!(account)),
-    row(POST, "/accounts/{id}/disable", DisableAccount, op!(switch_account, true)),
-    row(POST, "/accounts/{id}/enable", EnableAccount, op!(switch_account, false)),
-    row(POST, "/accounts/{id}/credits", Credit, op!(credit, body)),
-    row(GET, "/accounts/{id}/keys", AccountKeys, op!(account_keys)),
-    row(POST, "/accounts/{id}/keys", AddKey, op!(add_key, body)),
-    row(GET, "/accounts/{id}/ledger", Ledger, op!(ledger_page)),
-    row(GET, "/accounts/{id}/statement", Statement, op!(statement)),
-    row(GET, "/accounts/{id}/policy", Policy(Holder::Account), op!(policy, Holder::Account)),
-    row(PATCH, "/accounts/{id}/policy", SetPolicy(Holder::Account), op!(set_policy, body, Holder::Account)),
-    row(DELETE, "/accounts/{id}/policy", ClearPolicy(Holder::Account), op!(clear_policy, Holder::Account)),
-    row(GET, "/keys/{id}/policy", Policy(Holder::Key), op!(policy, Holder::Key)),
-    row(PATCH, "/keys/{id}/policy", SetPolicy(Holder::Key), op!(set_policy, body, Holder::Key)),
-    row(DELETE, "/keys/{id}/policy", ClearPolicy(Holder::Key), op!(clear_policy, Holder::Key)),
-    row(POST, "/keys/{id}/revoke", RevokeKey, op!(revoke_key)),
-    row(POST, "/keys/{id}/enable", EnableKey, op!(enable_key)),
-    row(POST, "/keys/{id}/rotate", RotateKey, op!(rotate_key)),
-    row(GET, "/groups", Groups, op!(groups)),
-    row(PUT, "/groups/{name}", SetGroup, op!(set_group, body)),
-    row(GET, "/prices", Prices, op!(prices)),
-    row(GET, "/prices/{name}", PriceHistory, op!(price_history)),
-    row(POST, "/prices/{name}", SetPrice, op!(set_price, body)),
-    row(GET, "/requests/{id}", Request, op!(request_charges)),
-    row(GET, "/usage", Usage, op!(usage)),
-    row(GET, "/usage/summary", UsageSummary, op!(usage_summary)),
-    row(GET, "/usage.csv", UsageCsv, op!(usage_csv)),
-    row(GET, "/holds", Holds, op!(holds)),
-    row(GET, "/leases", Leases, op!(leases)),
-    row(GET, "/audit", Audit, op!(audit)),
-    row(GET, "/tasks", Tasks, op!(list_tasks)),
-    row(GET, "/tasks/{id}", Task, op!(task)),
-    row(POST, "/tasks/{id}/cancel", CancelTask, op!(cancel_task)),
-    row(GET, "/channels", Channels, op!(list_channels)),
-    row(POST, "/channels/{name}/disable", DisableChannel, op!(switch_channel, true)),
-    row(POST, "/channels/{name}/enable", EnableChannel, op!(switch_channel, false)),
-    row(GET, "/models", Models, op!(list_models)),
-    row(GET, "/config", Config, op!(show_config)),
-    row(POST, "/config/reload", ReloadConfig, op!(reload_config)),
-    row(GET, "/changes", Changes, op!(changes)),
-    row(GET, "/overview", Overview, op!(show_overview)),
-    row(GET, "/alerts", Alerts, op!(list_alerts)),
-    row(POST, "/alerts", PutAlert, op!(put_alert, body)),
-    row(DELETE, "/alerts/{name}", DeleteAlert, op!(delete_alert)),
-    row(GET, "/alerts/events", AlertEvents, op!(alert_events)),
-    row(GET, "/alerts/deliveries", AlertDeliveries, op!(alert_deliveries)),
-    row(GET, "/alerts/deliveries/{id}", AlertDelivery, op!(alert_delivery)),
-    row(POST, "/alerts/deliveries/{id}/redeliver", Redeliver, op!(redeliver)),
+    row(GET, "/accounts", ListAccounts, op!(list_accounts), about::list_accounts),
+    row(POST, "/accounts", CreateAccount, op!(create_account, body), about::create_account),
+    row(GET, "/accounts/{id}", Account, op!(account), about::account_detail),
+    row(POST, "/accounts/{id}/disable", DisableAccount, op!(switch_account, true), about::disable_account),
+    row(POST, "/accounts/{id}/enable", EnableAccount, op!(switch_account, false), about::enable_account),
+    row(POST, "/accounts/{id}/credits", Credit, op!(credit, body), about::credit),
+    row(GET, "/accounts/{id}/keys", AccountKeys, op!(account_keys), about::account_keys),
+    row(POST, "/accounts/{id}/keys", AddKey, op!(add_key, body), about::add_key),
+    row(GET, "/accounts/{id}/ledger", Ledger, op!(ledger_page), about::ledger),
+    row(GET, "/accounts/{id}/statement", Statement, op!(statement), about::statement),
+    row(GET, "/accounts/{id}/policy", Policy(Holder::Account), op!(policy, Holder::Account), about::account_policy),
+    row(PATCH, "/accounts/{id}/policy", SetPolicy(Holder::Account), op!(set_policy, body, Holder::Account), about::set_account_policy),
+    row(DELETE, "/accounts/{id}/policy", ClearPolicy(Holder::Account), op!(clear_policy, Holder::Account), about::clear_account_policy),
+    row(GET, "/keys/{id}/policy", Policy(Holder::Key), op!(policy, Holder::Key), about::key_policy),
+    row(PATCH, "/keys/{id}/policy", SetPolicy(Holder::Key), op!(set_policy, body, Holder::Key), about::set_key_policy),
+    row(DELETE, "/keys/{id}/policy", ClearPolicy(Holder::Key), op!(clear_policy, Holder::Key), about::clear_key_policy),
+    row(POST, "/keys/{id}/revoke", RevokeKey, op!(revoke_key), about::revoke_key),
+    row(POST, "/keys/{id}/enable", EnableKey, op!(enable_key), about::enable_key),
+    row(POST, "/keys/{id}/rotate", RotateKey, op!(rotate_key), about::rotate_key),
+    row(GET, "/groups", Groups, op!(groups), about::groups),
+    row(PUT, "/groups/{name}", SetGroup, op!(set_group, body), about::set_group),
+    row(GET, "/prices", Prices, op!(prices), about::prices),
+    row(GET, "/prices/{name}", PriceHistory, op!(price_history), about::price_history),
+    row(POST, "/prices/{name}", SetPrice, op!(set_price, body), about::set_price),
+    row(GET, "/requests/{id}", Request, op!(request_charges), about::request_charges),
+    row(GET, "/usage", Usage, op!(usage), about::usage),
+    row(GET, "/usage/summary", UsageSummary, op!(usage_summary), about::usage_summary),
+    row(GET, "/usage.csv", UsageCsv, op!(usage_csv), about::usage_csv),
+    row(GET, "/holds", Holds, op!(holds), about::holds),
+    row(GET, "/leases", Leases, op!(leases), about::leases),
+    row(GET, "/audit", Audit, op!(audit), about::audit),
+    row(GET, "/tasks", Tasks, op!(list_tasks), about::tasks),
+    row(GET, "/tasks/{id}", Task, op!(task), about::task_detail),
+    row(POST, "/tasks/{id}/cancel", CancelTask, op!(cancel_task), about::cancel_task),
+    row(GET, "/channels", Channels, op!(list_channels), about::channels),
+    row(POST, "/channels/{name}/disable", DisableChannel, op!(switch_channel, true), about::disable_channel),
+    row(POST, "/channels/{name}/enable", EnableChannel, op!(switch_channel, false), about::enable_channel),
+    row(GET, "/models", Models, op!(list_models), about::models),
+    row(GET, "/config", Config, op!(show_config), about::config),
+    row(POST, "/config/reload", ReloadConfig, op!(reload_config), about::reload_config),
+    row(GET, "/changes", Changes, op!(changes), about::changes),
+    row(GET, "/overview", Overview, op!(show_overview), about::overview),
+    row(GET, "/alerts", Alerts, op!(list_alerts), about::alerts),
+    row(POST, "/alerts", PutAlert, op!(put_alert, body), about::put_alert),
+    row(DELETE, "/alerts/{name}", DeleteAlert, op!(delete_alert), about::delete_alert),
+    row(GET, "/alerts/events", AlertEvents, op!(alert_events), about::alert_events),
+    row(GET, "/alerts/deliveries", AlertDeliveries, op!(alert_deliveries), about::alert_deliveries),
+    row(GET, "/alerts/deliveries/{id}", AlertDelivery, op!(alert_delivery), about::alert_delivery),
+    row(POST, "/alerts/deliveries/{id}/redeliver", Redeliver, op!(redeliver), about::redeliver),
 ];
 
 /// A request's operation, with the one segment its path names (`""` when it names none).

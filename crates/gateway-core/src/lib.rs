@@ -8,7 +8,8 @@
 //!   [`catalog`] of models and [`channels`], what a [`reload`] changes), the [`prices`] in effect, the [`ledger`]'s journal and its keys ([`ledger_keys`]), [`quotas`] and [`limits`], [`metrics`] and the
 //!   [`connections`] registry, [`media`] links;
 //! - the rules a request is admitted by, as pure functions: the key cache of [`auth`], the
-//!   access [`policy`], a [`routes`] row's facts;
+//!   access [`policy`], a [`routes`] row's facts and its description in the OpenAPI document
+//!   ([`route_doc`]);
 //! - what a request reads and answers: [`body`] under its limit, [`upload`] spooled to disk
 //!   ([`spool`]), [`stream_body`] for a client stream, [`errors`] in each vendor's shape,
 //!   [`response`];
@@ -43,6 +44,7 @@ pub mod prices;
 pub mod quotas;
 pub mod reload;
 pub mod response;
+pub mod route_doc;
 pub mod routes;
 pub mod spool;
 pub mod state;

@@ -6,6 +6,7 @@
 
 use crate::errors::Family;
 use crate::limits;
+use crate::route_doc::{About, Doc};
 use http::Method;
 
 /// A row's name: what a request is for.
@@ -203,8 +204,8 @@ pub enum Clients {
     Native,
 }
 
-/// One endpoint: everything the request path knows of it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One endpoint: everything the request path knows of it, and its description.
+#[derive(Debug, Clone, Copy)]
 pub struct RouteSpec {
     /// The row's name.
     pub route: Route,
@@ -231,6 +232,9 @@ pub struct RouteSpec {
     /// It answers on a connection of the reserve, past `max_connections` (the operational
     /// routes; `docs/decisions.md`, "Connection hygiene").
     pub in_reserve: bool,
+    /// What the OpenAPI document says of it beside these facts ([`crate::route_doc`]); a row
+    /// still [`Doc::Missing`] stops the build.
+    pub doc: Doc,
 }
 
 /// A row; most facts default to an open, unmetered, bodiless route for every client.
@@ -247,6 +251,7 @@ pub const fn row(route: Route, method: Verb, path: PathPattern, label: &'static 
         body: None,
         streams: Streams::No,
         in_reserve: false,
+        doc: Doc::Missing,
     }
 }
 
@@ -292,6 +297,18 @@ impl RouteSpec {
     /// Answered on a connection of the reserve too.
     pub const fn in_reserve(mut self) -> RouteSpec {
         self.in_reserve = true;
+        self
+    }
+
+    /// Described in the OpenAPI document by `about` (written beside the row's handler).
+    pub const fn about(mut self, about: fn() -> About) -> RouteSpec {
+        self.doc = Doc::About(about);
+        self
+    }
+
+    /// Described elsewhere: the admin API, operation by operation; the 404 and 405 rows.
+    pub const fn documented_elsewhere(mut self) -> RouteSpec {
+        self.doc = Doc::Elsewhere;
         self
     }
 

@@ -9,6 +9,7 @@ use hyper::body::Incoming;
 use tollgate_gateway_core::body::ResponseBody;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+use tollgate_gateway_core::route_doc::Doc;
 use tollgate_gateway_core::routes::{Allow, Credentials, RouteSpec};
 use tollgate_store::Principal;
 
@@ -47,13 +48,17 @@ pub struct Endpoint {
 
 impl Endpoint {
     /// A row. A handler that does not fit the credentials — a client handler on a route that
-    /// takes no key, or the reverse — stops the build (the table is evaluated at compile time).
+    /// takes no key, or the reverse — or a row without its description in the OpenAPI document
+    /// stops the build (the table is evaluated at compile time).
     pub const fn new(spec: RouteSpec, handler: Handler) -> Endpoint {
         match (spec.credentials, &handler) {
             (Credentials::Key(_), Handler::Client(_))
             | (Credentials::Open, Handler::Open(_))
             | (Credentials::Operator, Handler::Open(_) | Handler::OperatorSide) => {}
             _ => panic!("a row's handler does not fit its credentials"),
+        }
+        if let Doc::Missing = spec.doc {
+            panic!("a row without its description (RouteSpec::about)");
         }
         Endpoint { spec, handler }
     }

@@ -56,108 +56,137 @@ const TASK: &str = "/api/v3/contents/generations/tasks/";
 /// shape has a row for them first); kept as a table, a row to a few lines.
 #[rustfmt::skip]
 static ROUTES: &[Endpoint] = &[
-    Endpoint::new(row(Route::Healthz, GET, Exact("/healthz"), "healthz").in_reserve(), open!(handlers::ops::healthz)),
-    Endpoint::new(row(Route::Readyz, GET, Exact("/readyz"), "readyz").in_reserve(), open!(handlers::ops::readyz)),
-    Endpoint::new(row(Route::LedgerKeys, GET, Exact("/.well-known/tollgate-ledger-keys"), "ledger_keys"),
-        open!(handlers::ops::ledger_keys)),
-    Endpoint::new(row(Route::Metrics, GET, Exact("/metrics"), "metrics").operator().in_reserve(),
-        open!(handlers::ops::metrics)),
-    Endpoint::new(row(Route::OpenApi, GET, Exact("/openapi.json"), "openapi").operator(), Handler::OperatorSide),
-    Endpoint::new(row(Route::Console, GET, Exact("/console"), "console").operator(), Handler::OperatorSide),
-    Endpoint::new(row(Route::Console, GET, Under("/console/"), "console").operator(), Handler::OperatorSide),
-    Endpoint::new(row(Route::Admin, Verb::Any, Under("/admin/v1/"), "admin").operator(), Handler::OperatorSide),
-    Endpoint::new(row(Route::ListModels, GET, Exact("/v1/models"), "models").native_clients().key(Key(Google), None),
-        client!(handlers::native::list_models)),
-    Endpoint::new(row(Route::ListModels, GET, Exact("/v1/models"), "models").key(Key(OpenAi), None),
-        client!(handlers::ops::list_models)),
-    Endpoint::new(row(Route::ModelGet, GET, Model(None), "native_model").native_clients().key(Key(Google), None),
-        client!(handlers::native::get_model)),
-    Endpoint::new(row(Route::ModelGet, GET, Model(None), "native_model").key(Key(OpenAi), None),
-        client!(handlers::ops::get_model)),
-    Endpoint::new(row(Route::NativeListModels, GET, Exact("/v1beta/models"), "native_models").key(Key(Google), None),
-        client!(handlers::native::list_models)),
+    Endpoint::new(row(Route::Healthz, GET, Exact("/healthz"), "healthz").in_reserve()
+        .about(handlers::ops::about_healthz), open!(handlers::ops::healthz)),
+    Endpoint::new(row(Route::Readyz, GET, Exact("/readyz"), "readyz").in_reserve()
+        .about(handlers::ops::about_readyz), open!(handlers::ops::readyz)),
+    Endpoint::new(row(Route::LedgerKeys, GET, Exact("/.well-known/tollgate-ledger-keys"), "ledger_keys")
+        .about(handlers::ops::about_ledger_keys), open!(handlers::ops::ledger_keys)),
+    Endpoint::new(row(Route::Metrics, GET, Exact("/metrics"), "metrics").operator().in_reserve()
+        .about(handlers::ops::about_metrics), open!(handlers::ops::metrics)),
+    Endpoint::new(row(Route::OpenApi, GET, Exact("/openapi.json"), "openapi").operator()
+        .about(handlers::ops::about_openapi), Handler::OperatorSide),
+    Endpoint::new(row(Route::Console, GET, Exact("/console"), "console").operator()
+        .about(handlers::ops::about_console), Handler::OperatorSide),
+    Endpoint::new(row(Route::Console, GET, Under("/console/"), "console").operator()
+        .about(handlers::ops::about_console), Handler::OperatorSide),
+    Endpoint::new(row(Route::Admin, Verb::Any, Under("/admin/v1/"), "admin").operator()
+        .documented_elsewhere(), Handler::OperatorSide),
+    Endpoint::new(row(Route::ListModels, GET, Exact("/v1/models"), "models").native_clients().key(Key(Google), None)
+        .about(handlers::ops::about_list_models), client!(handlers::native::list_models)),
+    Endpoint::new(row(Route::ListModels, GET, Exact("/v1/models"), "models").key(Key(OpenAi), None)
+        .about(handlers::ops::about_list_models), client!(handlers::ops::list_models)),
+    Endpoint::new(row(Route::ModelGet, GET, Model(None), "native_model").native_clients().key(Key(Google), None)
+        .about(handlers::native::about_model), client!(handlers::native::get_model)),
+    Endpoint::new(row(Route::ModelGet, GET, Model(None), "native_model").key(Key(OpenAi), None)
+        .about(handlers::native::about_model), client!(handlers::ops::get_model)),
+    Endpoint::new(row(Route::NativeListModels, GET, Exact("/v1beta/models"), "native_models").key(Key(Google), None)
+        .about(handlers::native::about_list_models), client!(handlers::native::list_models)),
     Endpoint::new(row(Route::Embeddings, POST, Exact("/v1/embeddings"), "embeddings")
         .key(Key(OpenAi), Some("embeddings"))
-        .metered(Body::Embeddings, Streams::No), client!(handlers::embeddings::create)),
+        .metered(Body::Embeddings, Streams::No)
+        .about(handlers::embeddings::about), client!(handlers::embeddings::create)),
     Endpoint::new(row(Route::Speech, POST, Exact("/v1/audio/speech"), "speech")
         .key(Key(OpenAi), Some("speech"))
-        .metered(Body::Speech, Streams::OnRequest), client!(handlers::speech::create)),
+        .metered(Body::Speech, Streams::OnRequest)
+        .about(handlers::speech::about), client!(handlers::speech::create)),
     Endpoint::new(row(Route::T2a, POST, Exact("/v1/t2a_v2"), "t2a")
         .key(Key(T2a), Some("t2a"))
-        .metered(Body::T2a, Streams::OnRequest), client!(handlers::t2a::create)),
+        .metered(Body::T2a, Streams::OnRequest)
+        .about(handlers::t2a::about), client!(handlers::t2a::create)),
     Endpoint::new(row(Route::Transcriptions, POST, Exact("/v1/audio/transcriptions"), "transcriptions")
         .key(Key(OpenAi), Some("transcriptions"))
-        .metered(Body::Transcriptions, Streams::OnRequest), client!(handlers::transcriptions::create)),
-    Endpoint::new(row(Route::Translations, POST, Exact("/v1/audio/translations"), "translations"),
-        open!(handlers::ops::translations_unsupported)),
+        .metered(Body::Transcriptions, Streams::OnRequest)
+        .about(handlers::transcriptions::about), client!(handlers::transcriptions::create)),
+    Endpoint::new(row(Route::Translations, POST, Exact("/v1/audio/translations"), "translations")
+        .about(handlers::ops::about_translations), open!(handlers::ops::translations_unsupported)),
     Endpoint::new(row(Route::SpeechToText, POST, Exact("/v1/speech_to_text"), "speech_to_text")
         .key(Key(OpenAi), Some("speech_to_text"))
-        .metered(Body::SpeechToText, Streams::OnRequest), client!(handlers::speech_to_text::create)),
-    Endpoint::new(row(Route::ClipTaskList, GET, Exact(TASKS), "clip_tasks").key(Key(Ark), Some("clip_tasks")),
-        client!(handlers::clip_tasks::list)),
+        .metered(Body::SpeechToText, Streams::OnRequest)
+        .about(handlers::speech_to_text::about), client!(handlers::speech_to_text::create)),
+    Endpoint::new(row(Route::ClipTaskList, GET, Exact(TASKS), "clip_tasks").key(Key(Ark), Some("clip_tasks"))
+        .about(handlers::clip_tasks::about_list), client!(handlers::clip_tasks::list)),
     Endpoint::new(row(Route::ClipTaskCreate, POST, Exact(TASKS), "clip_tasks")
         .key(Key(Ark), Some("clip_tasks"))
-        .metered(Body::ClipTasks, Streams::No), client!(handlers::clip_tasks::create)),
-    Endpoint::new(row(Route::ClipTaskGet, GET, Item(TASK), "clip_task").key(Key(Ark), Some("clip_tasks")),
-        client!(handlers::clip_tasks::get, item)),
-    Endpoint::new(row(Route::ClipTaskDelete, DELETE, Item(TASK), "clip_task").key(Key(Ark), Some("clip_tasks")),
-        client!(handlers::clip_tasks::delete, item)),
+        .metered(Body::ClipTasks, Streams::No)
+        .about(handlers::clip_tasks::about_create), client!(handlers::clip_tasks::create)),
+    Endpoint::new(row(Route::ClipTaskGet, GET, Item(TASK), "clip_task").key(Key(Ark), Some("clip_tasks"))
+        .about(handlers::clip_tasks::about_get), client!(handlers::clip_tasks::get, item)),
+    Endpoint::new(row(Route::ClipTaskDelete, DELETE, Item(TASK), "clip_task").key(Key(Ark), Some("clip_tasks"))
+        .about(handlers::clip_tasks::about_delete), client!(handlers::clip_tasks::delete, item)),
     Endpoint::new(row(Route::VideoCreate, POST, Exact("/v1/video/generations"), "video_generations")
         .key(Key(OpenAi), Some("video_generations"))
-        .metered(Body::VideoGenerations, Streams::No), client!(handlers::video_generations::create)),
+        .metered(Body::VideoGenerations, Streams::No)
+        .about(handlers::video_generations::about_create), client!(handlers::video_generations::create)),
     Endpoint::new(row(Route::VideoGet, GET, Item("/v1/video/generations/"), "video_generation")
-        .key(Key(OpenAi), Some("video_generations")), client!(handlers::video_generations::get, item)),
+        .key(Key(OpenAi), Some("video_generations"))
+        .about(handlers::video_generations::about_get), client!(handlers::video_generations::get, item)),
     Endpoint::new(row(Route::VideosCreate, POST, Exact("/v1/videos"), "videos")
         .key(Key(OpenAi), Some("videos"))
-        .metered(Body::Videos, Streams::No), client!(handlers::videos::create)),
-    Endpoint::new(row(Route::VideosList, GET, Exact("/v1/videos"), "videos").key(Key(OpenAi), Some("videos")),
-        client!(handlers::videos::list)),
-    Endpoint::new(row(Route::VideosGet, GET, Item("/v1/videos/"), "video").key(Key(OpenAi), Some("videos")),
-        client!(handlers::videos::get, item)),
-    Endpoint::new(row(Route::VideosDelete, DELETE, Item("/v1/videos/"), "video").key(Key(OpenAi), Some("videos")),
-        client!(handlers::videos::delete, item)),
+        .metered(Body::Videos, Streams::No)
+        .about(handlers::videos::about_create), client!(handlers::videos::create)),
+    Endpoint::new(row(Route::VideosList, GET, Exact("/v1/videos"), "videos").key(Key(OpenAi), Some("videos"))
+        .about(handlers::videos::about_list), client!(handlers::videos::list)),
+    Endpoint::new(row(Route::VideosGet, GET, Item("/v1/videos/"), "video").key(Key(OpenAi), Some("videos"))
+        .about(handlers::videos::about_get), client!(handlers::videos::get, item)),
+    Endpoint::new(row(Route::VideosDelete, DELETE, Item("/v1/videos/"), "video").key(Key(OpenAi), Some("videos"))
+        .about(handlers::videos::about_delete), client!(handlers::videos::delete, item)),
     Endpoint::new(row(Route::VideosContent, GET, ItemThen("/v1/videos/", "/content"), "video_content")
-        .key(Key(OpenAi), Some("videos")), client!(handlers::videos::content, item)),
+        .key(Key(OpenAi), Some("videos"))
+        .about(handlers::videos::about_content), client!(handlers::videos::content, item)),
     Endpoint::new(row(Route::VideosRemix, POST, ItemThen("/v1/videos/", "/remix"), "video_remix")
         .key(Key(OpenAi), Some("videos"))
-        .metered(Body::Videos, Streams::No), client!(handlers::videos::remix, item)),
+        .metered(Body::Videos, Streams::No)
+        .about(handlers::videos::about_remix), client!(handlers::videos::remix, item)),
     Endpoint::new(row(Route::VideosUnsupported, POST, Exact("/v1/videos/edits"), "video_edits")
         .key(Key(OpenAi), Some("videos"))
-        .reads(Body::Videos), client!(handlers::videos::unsupported)),
+        .reads(Body::Videos)
+        .about(handlers::videos::about_unsupported), client!(handlers::videos::unsupported)),
     Endpoint::new(row(Route::VideosUnsupported, POST, Exact("/v1/videos/extensions"), "video_extensions")
         .key(Key(OpenAi), Some("videos"))
-        .reads(Body::Videos), client!(handlers::videos::unsupported)),
+        .reads(Body::Videos)
+        .about(handlers::videos::about_unsupported), client!(handlers::videos::unsupported)),
     Endpoint::new(row(Route::VideosUnsupported, POST, Exact("/v1/videos/characters"), "video_characters")
         .key(Key(OpenAi), Some("videos"))
-        .reads(Body::Videos), client!(handlers::videos::unsupported)),
+        .reads(Body::Videos)
+        .about(handlers::videos::about_unsupported), client!(handlers::videos::unsupported)),
     Endpoint::new(row(Route::VideosCharacter, GET, Item("/v1/videos/characters/"), "video_characters")
-        .key(Key(OpenAi), Some("videos")), client!(handlers::videos::unsupported)),
-    Endpoint::new(row(Route::Media, GET, Item("/v1/media/"), "media"), open!(handlers::media::get)),
-    Endpoint::new(row(Route::Charges, GET, Item("/v1/charges/"), "charges").native_clients().key(Key(Google), None),
-        client!(handlers::charges::get)),
-    Endpoint::new(row(Route::Charges, GET, Item("/v1/charges/"), "charges").key(Key(OpenAi), None),
-        client!(handlers::charges::get)),
+        .key(Key(OpenAi), Some("videos"))
+        .about(handlers::videos::about_character), client!(handlers::videos::unsupported)),
+    Endpoint::new(row(Route::Media, GET, Item("/v1/media/"), "media")
+        .about(handlers::media::about), open!(handlers::media::get)),
+    Endpoint::new(row(Route::Charges, GET, Item("/v1/charges/"), "charges").native_clients().key(Key(Google), None)
+        .about(handlers::charges::about), client!(handlers::charges::get)),
+    Endpoint::new(row(Route::Charges, GET, Item("/v1/charges/"), "charges").key(Key(OpenAi), None)
+        .about(handlers::charges::about), client!(handlers::charges::get)),
     Endpoint::new(row(Route::NativeGenerate, POST, Model(Some("generateContent")), "native")
         .key(Key(Google), Some("native"))
-        .metered(Body::Native, Streams::No), client!(handlers::native::generate)),
+        .metered(Body::Native, Streams::No)
+        .about(handlers::native::about_generate), client!(handlers::native::generate)),
     Endpoint::new(row(Route::NativeStream, POST, Model(Some("streamGenerateContent")), "native")
         .key(Key(Google), Some("native"))
-        .metered(Body::Native, Streams::Always), client!(handlers::native::stream)),
+        .metered(Body::Native, Streams::Always)
+        .about(handlers::native::about_stream), client!(handlers::native::stream)),
     Endpoint::new(row(Route::NativeCountTokens, POST, Model(Some("countTokens")), "native")
         .key(Key(Google), Some("native"))
-        .reads(Body::Native), client!(handlers::native::count_tokens)),
+        .reads(Body::Native)
+        .about(handlers::native::about_count_tokens), client!(handlers::native::count_tokens)),
     Endpoint::new(row(Route::NativeEmbed, POST, Model(Some("embedContent")), "native_embed")
         .key(Key(Google), Some("embeddings"))
-        .metered(Body::Embeddings, Streams::No), client!(handlers::native_embeddings::create)),
+        .metered(Body::Embeddings, Streams::No)
+        .about(handlers::native_embeddings::about_embed), client!(handlers::native_embeddings::create)),
     Endpoint::new(row(Route::NativeBatchEmbed, POST, Model(Some("batchEmbedContents")), "native_embed")
         .key(Key(Google), Some("embeddings"))
-        .metered(Body::Embeddings, Streams::No), client!(handlers::native_embeddings::create)),
+        .metered(Body::Embeddings, Streams::No)
+        .about(handlers::native_embeddings::about_batch_embed), client!(handlers::native_embeddings::create)),
     Endpoint::new(row(Route::ChatCompletions, POST, Exact("/v1/chat/completions"), "chat")
         .key(Key(OpenAi), Some("chat"))
-        .metered(Body::Chat, Streams::OnRequest), client!(handlers::chat::create)),
+        .metered(Body::Chat, Streams::OnRequest)
+        .about(handlers::chat::about), client!(handlers::chat::create)),
     Endpoint::new(row(Route::Responses, POST, Exact("/v1/responses"), "responses")
         .key(Key(OpenAi), Some("responses"))
-        .metered(Body::Responses, Streams::OnRequest), client!(handlers::responses::create)),
+        .metered(Body::Responses, Streams::OnRequest)
+        .about(handlers::responses::about), client!(handlers::responses::create)),
 ];
 
 /// The gateway's route table: [`ROUTES`] and the rows that answer what none of them serves
@@ -170,13 +199,13 @@ pub static TABLE: Table = Table {
 
 /// The row of a path nothing serves: 404 in the path's family.
 static NOT_FOUND: Endpoint = Endpoint::new(
-    row(Route::NotFound, Verb::Any, Under("/"), "unknown"),
+    row(Route::NotFound, Verb::Any, Under("/"), "unknown").documented_elsewhere(),
     open!(unknown_url),
 );
 
 /// The row of a known path asked with another method: 405 with `Allow`.
 static METHOD_NOT_ALLOWED: Endpoint = Endpoint::new(
-    row(Route::MethodNotAllowed, Verb::Any, Under("/"), "unknown"),
+    row(Route::MethodNotAllowed, Verb::Any, Under("/"), "unknown").documented_elsewhere(),
     open!(method_not_allowed),
 );
 

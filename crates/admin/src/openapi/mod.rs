@@ -77,7 +77,7 @@ pub fn document(table: &[&RouteSpec]) -> Value {
                 format!("{schema}{status}"),
                 json!({
                     "description": operations::meaning(status),
-                    "content": {"application/json": {"schema": schemas::r(schema)}},
+                    "content": {"application/json": {"schema": tollgate_gateway_core::route_doc::r(schema)}},
                 }),
             )
         })

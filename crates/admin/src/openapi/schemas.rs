@@ -4,11 +4,7 @@
 //! type by type (docs/decisions.md, "The OpenAPI document").
 
 use serde_json::{Map, Value, json};
-
-/// A reference to the schema `name`.
-pub(super) fn r(name: &str) -> Value {
-    json!({"$ref": format!("#/components/schemas/{name}")})
-}
+use tollgate_gateway_core::route_doc::r;
 
 /// An exact decimal amount of money: a string, never a float (docs/api.md §8).
 pub(super) fn amount() -> Value {

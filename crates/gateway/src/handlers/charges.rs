@@ -7,6 +7,7 @@ use serde_json::json;
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+use tollgate_gateway_core::route_doc::{About, ok, r};
 use tollgate_store::{Principal, Viewer};
 
 pub async fn get(
@@ -42,4 +43,17 @@ pub async fn get(
             "data": found.charges,
         }),
     ))
+}
+
+/// `GET /v1/charges/{request_id}`, in the OpenAPI document.
+pub fn about() -> About {
+    About::new(
+        "What one of this key's requests was charged, and why",
+        "billing",
+        ok(r("RequestCharges")),
+    )
+    .param(
+        "request_id",
+        "The request's id (its x-request-id answer header)",
+    )
 }

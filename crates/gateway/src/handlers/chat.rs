@@ -7,9 +7,11 @@
 use crate::generation;
 use http::{Request, Response};
 use hyper::body::Incoming;
+use serde_json::json;
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::route_doc::{About, r};
 use tollgate_native_genai::chat::ChatCompletionRequest;
 use tollgate_store::Principal;
 
@@ -27,4 +29,16 @@ pub async fn create(
 
     // 4–8: the bridge onto native generation, in the chat format (`translate::chat`).
     generation::bridge(ctx, principal, chat, size).await
+}
+
+/// `POST /v1/chat/completions`, in the OpenAPI document.
+pub fn about() -> About {
+    About::new(
+        "Chat completions with a native model (docs/api.md §4 rule 4)",
+        "native",
+        json!({"200": {"description": "A completion, or SSE chunks with stream", "content": {
+            "application/json": {"schema": r("ChatResponse")},
+        }}}),
+    )
+    .posting("ChatRequest")
 }

@@ -6,6 +6,7 @@ use crate::tasks::{self, Submission, inputs};
 use crate::translate::clip as translate;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
+use serde_json::json;
 use tollgate_clip_tasks::{
     CreateTaskRequest, CreateTaskResponse, DeleteEffect, ListQuery, ListResponse, TaskStatus,
     delete_effect, lift_inline_flags, series, validate_reference_seconds, validate_trusting,
@@ -14,6 +15,7 @@ use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::config::ModelKind;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+use tollgate_gateway_core::route_doc::{About, ok, query, query_as, r};
 use tollgate_store::Principal;
 use tollgate_store::Store;
 use tollgate_upstream::registry;
@@ -259,4 +261,51 @@ fn not_queued(id: &str, status: &TaskStatus) -> ApiError {
         "invalid_state",
         format!("Task {id} cannot be deleted: {why}"),
     )
+}
+
+/// `POST /api/v3/contents/generations/tasks`, in the OpenAPI document.
+pub fn about_create() -> About {
+    About::new(
+        "Create a clip-format video task",
+        "video",
+        ok(r("ClipTaskCreated")),
+    )
+    .posting("ClipTaskRequest")
+}
+
+/// `GET /api/v3/contents/generations/tasks`, in the OpenAPI document.
+pub fn about_list() -> About {
+    About::new(
+        "List the key's account's clip tasks",
+        "video",
+        ok(r("ClipTaskList")),
+    )
+    .parameter(query_as(
+        "page_num",
+        "From 1",
+        json!({"type": "integer", "minimum": 1}),
+    ))
+    .parameter(query_as(
+        "page_size",
+        "1 to 100",
+        json!({"type": "integer", "minimum": 1, "maximum": 100}),
+    ))
+    .parameter(query("filter.status", "A status"))
+    .parameter(query("filter.task_ids", "Task ids"))
+    .parameter(query("filter.model", "A model"))
+}
+
+/// `GET /api/v3/contents/generations/tasks/{task_id}`, in the OpenAPI document.
+pub fn about_get() -> About {
+    About::new("A clip task", "video", ok(r("ClipTask"))).of_task()
+}
+
+/// `DELETE /api/v3/contents/generations/tasks/{task_id}`, in the OpenAPI document.
+pub fn about_delete() -> About {
+    About::new(
+        "Cancel a queued task (refunded) or remove a finished one from the list",
+        "video",
+        ok(json!({"type": "object"})),
+    )
+    .of_task()
 }

@@ -10,6 +10,7 @@ use tollgate_gateway_core::config::ModelKind;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::response::UpstreamTime;
+use tollgate_gateway_core::route_doc::{About, ok, r};
 use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.
@@ -39,4 +40,9 @@ pub async fn create(
         .extensions_mut()
         .insert(UpstreamTime(upstream_time));
     Ok(response)
+}
+
+/// `POST /v1/embeddings`, in the OpenAPI document.
+pub fn about() -> About {
+    About::new("Embeddings", "embeddings", ok(r("EmbeddingsResponse"))).posting("EmbeddingsRequest")
 }

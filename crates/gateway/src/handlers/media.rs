@@ -6,10 +6,12 @@
 use crate::tasks::record::TaskResult;
 use http::{Request, Response};
 use hyper::body::Incoming;
+use serde_json::json;
 use tollgate_gateway_core::body::ResponseBody;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::media::LinkError;
+use tollgate_gateway_core::route_doc::{About, binary, query};
 use tollgate_store::TaskState;
 
 /// Streams the video behind a signed link.
@@ -69,4 +71,19 @@ pub async fn get(
 
 fn forbidden(message: &str) -> ApiError {
     ApiError::new(ErrorKind::Forbidden, message).code("invalid_media_link")
+}
+
+/// `GET /v1/media/{file}`, in the OpenAPI document.
+pub fn about() -> About {
+    About::new(
+        "A finished video through a signed link",
+        "video",
+        json!({
+            "200": {"description": "The video", "content": {"video/mp4": binary()}},
+            "302": {"description": "Redirect to the upstream's file"},
+        }),
+    )
+    .param("file", "TASK_ID.mp4")
+    .parameter(query("expires", "Unix seconds"))
+    .parameter(query("sig", "Signature"))
 }

@@ -14,6 +14,7 @@ use crate::translate::native as translate;
 use bytes::Bytes;
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
+use serde_json::json;
 use tollgate_gateway_core::auth;
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::config::ModelKind;
@@ -21,6 +22,7 @@ use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::policy;
 use tollgate_gateway_core::response::UpstreamTime;
+use tollgate_gateway_core::route_doc::{About, ok, query_as, r};
 use tollgate_gateway_core::routes;
 use tollgate_native_genai::{CountTokensRequest, GenerateContentRequest};
 use tollgate_store::Principal;
@@ -208,4 +210,48 @@ pub async fn get_model(
         StatusCode::OK,
         &translate::model_object(&entry, Some(&model_limits)),
     ))
+}
+
+/// `GET /v1beta/models/{model}` (and `/v1/models/{model}`), in the OpenAPI document.
+pub fn about_model() -> About {
+    About::new("One native model", "native", ok(r("NativeModel"))).param("model", "A model")
+}
+
+/// `GET /v1beta/models`, in the OpenAPI document.
+pub fn about_list_models() -> About {
+    About::new("Native models", "native", ok(r("NativeModelList")))
+}
+
+/// `POST /v1beta/models/{model}:generateContent`, in the OpenAPI document.
+pub fn about_generate() -> About {
+    About::native_model(
+        "Native text generation",
+        ok(r("GenerateContentResponse")),
+        r("GenerateContentRequest"),
+    )
+}
+
+/// `POST /v1beta/models/{model}:streamGenerateContent`, in the OpenAPI document.
+pub fn about_stream() -> About {
+    About::native_model(
+        "Native text generation, streamed (SSE with alt=sse)",
+        json!({"200": {"description": "SSE frames with alt=sse, else a JSON array", "content": {
+            "application/json": {"schema": {"type": "array", "items": r("GenerateContentResponse")}},
+        }}}),
+        r("GenerateContentRequest"),
+    )
+    .parameter(query_as(
+        "alt",
+        "sse for a stream",
+        json!({"type": "string", "enum": ["sse"]}),
+    ))
+}
+
+/// `POST /v1beta/models/{model}:countTokens`, in the OpenAPI document.
+pub fn about_count_tokens() -> About {
+    About::native_model(
+        "Count tokens (not billed)",
+        ok(r("CountTokensResponse")),
+        json!({"type": "object"}),
+    )
 }

@@ -15,6 +15,7 @@ use tollgate_gateway_core::config::ModelKind;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::response::UpstreamTime;
+use tollgate_gateway_core::route_doc::{About, ok, r};
 use tollgate_gateway_core::routes::{self, Route};
 use tollgate_native_genai::embed::{
     self, BatchEmbedContentsRequest, BatchEmbedContentsResponse, ContentEmbedding,
@@ -118,6 +119,28 @@ fn in_native_terms(mut e: ApiError, batch: bool) -> ApiError {
         .replace(&format!("'{param}'"), &format!("'{native}'"));
     e.param = Some(native);
     e
+}
+
+/// `POST /v1beta/models/{model}:embedContent`, in the OpenAPI document.
+pub fn about_embed() -> About {
+    About::native_model(
+        "Native embeddings: one vector (served by embeddings channels, billed by tokens)",
+        ok(r("EmbedContentResponse")),
+        r("EmbedContentRequest"),
+    )
+    .tag("embeddings")
+    .param("model", "An embeddings model")
+}
+
+/// `POST /v1beta/models/{model}:batchEmbedContents`, in the OpenAPI document.
+pub fn about_batch_embed() -> About {
+    About::native_model(
+        "Native embeddings: one vector per request, up to 100",
+        ok(r("BatchEmbedContentsResponse")),
+        r("BatchEmbedContentsRequest"),
+    )
+    .tag("embeddings")
+    .param("model", "An embeddings model")
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::policy;
+use tollgate_gateway_core::route_doc::{About, described, ok, ok_json, r, text};
 use tollgate_store::Principal;
 
 /// What an open route answers.
@@ -283,4 +284,87 @@ pub async fn translations_unsupported(_ctx: RequestCtx, _request: Request<Incomi
         "Speech translation (/v1/audio/translations) is not supported; use /v1/audio/transcriptions",
     )
     .code("unsupported_endpoint"))
+}
+
+/// `GET /healthz`, in the OpenAPI document.
+pub fn about_healthz() -> About {
+    About::new(
+        "Liveness",
+        "operations",
+        ok(json!({"type": "object", "properties": {"status": {"type": "string"}}})),
+    )
+}
+
+/// `GET /readyz`, in the OpenAPI document.
+pub fn about_readyz() -> About {
+    About::new(
+        "Readiness: the database answers and shutdown has not begun",
+        "operations",
+        json!({
+            "200": ok_json(json!({"type": "object"})),
+            "503": described(json!({"type": "object"}), "Draining or the database is down"),
+        }),
+    )
+}
+
+/// `GET /metrics`, in the OpenAPI document.
+pub fn about_metrics() -> About {
+    About::new(
+        "Prometheus metrics",
+        "operations",
+        json!({"200": {"description": "Prometheus text format", "content": {"text/plain": text()}}}),
+    )
+}
+
+/// `GET /openapi.json` (served by the operator's side), in the OpenAPI document.
+pub fn about_openapi() -> About {
+    About::new("This document", "operations", ok(json!({"type": "object"})))
+}
+
+/// `GET /console` (served by the operator's side), in the OpenAPI document.
+pub fn about_console() -> About {
+    About::new(
+        "The web console (HTML, signs in with an admin token)",
+        "operations",
+        json!({"200": {"description": "The page", "content": {"text/html": text()}}}),
+    )
+}
+
+/// `GET /.well-known/tollgate-ledger-keys`, in the OpenAPI document.
+pub fn about_ledger_keys() -> About {
+    About::new(
+        "The Ed25519 public keys that sign ledger checkpoints",
+        "billing",
+        ok(json!({
+            "type": "object",
+            "required": ["keys"],
+            "properties": {"keys": {"type": "array", "items": {
+                "type": "object",
+                "required": ["key_id", "algorithm", "public_key"],
+                "properties": {
+                    "key_id": {"type": "string"},
+                    "algorithm": {"const": "Ed25519"},
+                    "public_key": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                },
+            }}},
+        })),
+    )
+}
+
+/// `GET /v1/models`, in the OpenAPI document.
+pub fn about_list_models() -> About {
+    About::new(
+        "Models and aliases a key may call (the native list for a native key header)",
+        "models",
+        ok(json!({"anyOf": [r("ModelList"), r("NativeModelList")]})),
+    )
+}
+
+/// `POST /v1/audio/translations`, in the OpenAPI document.
+pub fn about_translations() -> About {
+    About::new(
+        "Not supported (docs/api.md §4 rule 5)",
+        "recognition",
+        json!({}),
+    )
 }

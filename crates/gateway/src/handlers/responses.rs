@@ -6,9 +6,11 @@
 use crate::generation;
 use http::{Request, Response};
 use hyper::body::Incoming;
+use serde_json::json;
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::route_doc::{About, r};
 use tollgate_native_genai::responses::ResponsesRequest;
 use tollgate_store::Principal;
 
@@ -26,4 +28,16 @@ pub async fn create(
 
     // 4–8: the bridge onto native generation, in the Responses format (`translate::responses`).
     generation::bridge(ctx, principal, request, size).await
+}
+
+/// `POST /v1/responses`, in the OpenAPI document.
+pub fn about() -> About {
+    About::new(
+        "The Responses API with a native model",
+        "native",
+        json!({"200": {"description": "A response, or SSE events with stream", "content": {
+            "application/json": {"schema": r("ResponsesResponse")},
+        }}}),
+    )
+    .posting("ResponsesRequest")
 }

@@ -4,11 +4,13 @@
 use crate::speech_relay;
 use http::{Request, Response};
 use hyper::body::Incoming;
+use serde_json::json;
 use tollgate_compat_audio::SpeechRequest;
 use tollgate_compat_audio::speech::validate;
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::route_doc::{About, binary};
 use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.
@@ -26,4 +28,22 @@ pub async fn create(
 
     // 4–8: the speech pipeline, in the compat format (`translate::speech`).
     speech_relay::serve(ctx, principal, request).await
+}
+
+/// `POST /v1/audio/speech`, in the OpenAPI document.
+pub fn about() -> About {
+    About::new(
+        "Speech synthesis (OpenAI format)",
+        "speech",
+        json!({"200": {
+            "description": "The audio (or SSE with `stream_format: sse`)",
+            "content": {
+                "audio/mpeg": binary(),
+                "audio/wav": binary(),
+                "audio/flac": binary(),
+                "audio/pcm": binary(),
+            },
+        }}),
+    )
+    .posting("SpeechRequest")
 }

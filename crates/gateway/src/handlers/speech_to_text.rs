@@ -5,9 +5,11 @@
 use crate::recognition;
 use http::{Request, Response};
 use hyper::body::Incoming;
+use serde_json::json;
 use tollgate_gateway_core::body::ResponseBody;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::route_doc::{About, multipart, text};
 use tollgate_store::Principal;
 use tollgate_vendor_audio::SttParams;
 use tollgate_vendor_audio::stt::{LANGUAGE_HEADER, validate};
@@ -31,4 +33,25 @@ pub async fn create(
 
     // 4–8: the recognition pipeline, in the vendor's format (`translate::transcription`).
     recognition::serve(ctx, principal, form, params).await
+}
+
+/// `POST /v1/speech_to_text`, in the OpenAPI document.
+pub fn about() -> About {
+    About::new(
+        "Speech recognition (vendor format, multipart)",
+        "recognition",
+        json!({"200": {"description": "By response_format", "content": {
+            "application/json": {"schema": {"type": "object"}},
+            "text/plain": text(),
+            "text/vtt": text(),
+        }}}),
+    )
+    .body(multipart(json!({
+        "model": {"type": "string"},
+        "file": {"type": "string", "format": "binary"},
+        "response_format": {"type": "string", "enum": ["json", "verbose_json", "srt", "vtt"]},
+        "timestamp_level": {"type": "string", "enum": ["sentence", "word"]},
+        "stream": {"type": "boolean"},
+    })))
+    .parameter(json!({"name": "language", "in": "header", "required": false, "schema": {"type": "string"}}))
 }

@@ -6,9 +6,11 @@
 use crate::speech_relay;
 use http::{Request, Response};
 use hyper::body::Incoming;
+use serde_json::json;
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::route_doc::{About, r};
 use tollgate_store::Principal;
 use tollgate_vendor_audio::T2aRequest;
 use tollgate_vendor_audio::t2a::validate;
@@ -28,4 +30,17 @@ pub async fn create(
 
     // 4–8: the speech pipeline, in the vendor's format (`translate::speech`).
     speech_relay::serve(ctx, principal, request).await
+}
+
+/// `POST /v1/t2a_v2`, in the OpenAPI document.
+pub fn about() -> About {
+    About::new(
+        "Speech synthesis (vendor t2a_v2 format: hex audio, SSE)",
+        "speech",
+        json!({"200": {
+            "description": "JSON with hex audio, or SSE chunks; errors also answer 200 with `base_resp`",
+            "content": {"application/json": {"schema": r("T2aResponse")}},
+        }}),
+    )
+    .posting("T2aRequest")
 }

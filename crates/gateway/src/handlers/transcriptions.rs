@@ -5,11 +5,13 @@
 use crate::recognition;
 use http::{Request, Response};
 use hyper::body::Incoming;
+use serde_json::json;
 use tollgate_compat_audio::TranscriptionParams;
 use tollgate_compat_audio::transcription::validate;
 use tollgate_gateway_core::body::ResponseBody;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::route_doc::{About, multipart, r, text};
 use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.
@@ -27,4 +29,24 @@ pub async fn create(
 
     // 4–8: the recognition pipeline, in the compat format (`translate::transcription`).
     recognition::serve(ctx, principal, form, params).await
+}
+
+/// `POST /v1/audio/transcriptions`, in the OpenAPI document.
+pub fn about() -> About {
+    About::new(
+        "Speech recognition (OpenAI format, multipart)",
+        "recognition",
+        json!({"200": {"description": "By response_format", "content": {
+            "application/json": {"schema": r("Transcription")},
+            "text/plain": text(),
+        }}}),
+    )
+    .body(multipart(json!({
+        "model": {"type": "string", "examples": ["whisper-1", "asr-1.0"]},
+        "file": {"type": "string", "format": "binary"},
+        "response_format": {"type": "string", "enum": ["json", "verbose_json", "srt", "vtt", "text"]},
+        "language": {"type": "string"},
+        "timestamp_granularities[]": {"type": "string"},
+        "stream": {"type": "boolean"},
+    })))
 }

@@ -10,6 +10,7 @@ use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::config::ModelKind;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::ApiError;
+use tollgate_gateway_core::route_doc::{About, ok, r};
 use tollgate_generic_tasks::{CreateVideoRequest, CreateVideoResponse, spec, validate};
 use tollgate_store::Principal;
 use tollgate_store::Store;
@@ -69,4 +70,19 @@ pub async fn get(
     let task = tasks::client_poll(state, &principal, id, translate::FORMAT).await?;
     let record = translate::record(&task, &state.media, &ctx.origin(request.headers()));
     Ok(body::json_response(StatusCode::OK, &record))
+}
+
+/// `POST /v1/video/generations`, in the OpenAPI document.
+pub fn about_create() -> About {
+    About::new(
+        "Create a generic-format video task",
+        "video",
+        ok(r("VideoTask")),
+    )
+    .posting("VideoRequest")
+}
+
+/// `GET /v1/video/generations/{task_id}`, in the OpenAPI document.
+pub fn about_get() -> About {
+    About::new("A generic video task", "video", ok(r("VideoTask"))).of_task()
 }

@@ -7,12 +7,16 @@ use crate::translate::openai_video as translate;
 use crate::translate::video;
 use http::{HeaderValue, Request, Response, StatusCode};
 use hyper::body::Incoming;
+use serde_json::json;
 use std::sync::Arc;
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::catalog::ModelEntry;
 use tollgate_gateway_core::config::ModelKind;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+use tollgate_gateway_core::route_doc::{
+    About, binary, described, json_body, ok, ok_json, query, query_as, r,
+};
 use tollgate_generic_tasks::spec;
 use tollgate_openai_videos::{
     Checked, CreateVideoBody, RemixBody, Variant, VideoDeleted, VideoList,
@@ -558,4 +562,114 @@ fn video_status(state: TaskState) -> &'static str {
         TaskState::Succeeded => "completed",
         TaskState::Failed => "failed",
     }
+}
+
+/// `POST /v1/videos`, in the OpenAPI document.
+pub fn about_create() -> About {
+    About::new("Create a video (OpenAI Videos API)", "video", ok(r("Video"))).body(json!({
+        "required": true,
+        "content": {
+            "application/json": {"schema": r("CreateVideoBody")},
+            "multipart/form-data": {"schema": {
+                "type": "object",
+                "required": ["prompt"],
+                "properties": {
+                    "model": {"type": "string"},
+                    "prompt": {"type": "string"},
+                    "seconds": {"type": "string"},
+                    "size": {"type": "string"},
+                    "input_reference": {"type": "string", "format": "binary", "description": "An image: a clip model's first frame"},
+                },
+            }},
+        },
+    }))
+}
+
+/// `GET /v1/videos`, in the OpenAPI document.
+pub fn about_list() -> About {
+    About::new("The key's account's videos", "video", ok(r("VideoList")))
+        .parameter(query("after", "The id of the previous page's last video"))
+        .parameter(query_as(
+            "limit",
+            "1 to 100 (default 20)",
+            json!({"type": "integer", "minimum": 1, "maximum": 100}),
+        ))
+        .parameter(query_as(
+            "order",
+            "asc or desc (default)",
+            json!({"type": "string", "enum": ["asc", "desc"]}),
+        ))
+}
+
+/// `GET /v1/videos/{video_id}`, in the OpenAPI document.
+pub fn about_get() -> About {
+    About::new("A video (OpenAI Videos API)", "video", ok(r("Video"))).of_video()
+}
+
+/// `DELETE /v1/videos/{video_id}`, in the OpenAPI document.
+pub fn about_delete() -> About {
+    About::new(
+        "Delete a finished video",
+        "video",
+        json!({
+            "200": ok_json(r("VideoDeleted")),
+            "409": described(r("OpenAiError"), "The video is still generating"),
+        }),
+    )
+    .of_video()
+}
+
+/// `POST /v1/videos/{video_id}/remix`, in the OpenAPI document.
+pub fn about_remix() -> About {
+    About::new(
+        "A new video from a completed one's model, seconds and size, with a new prompt (billed as a new generation)",
+        "video",
+        json!({
+            "200": ok_json(r("Video")),
+            "409": described(r("OpenAiError"), "The video is not completed"),
+        }),
+    )
+    .of_video()
+    .body(json_body(json!({
+        "type": "object",
+        "required": ["prompt"],
+        "properties": {"prompt": {"type": "string", "minLength": 1, "maxLength": 4000}},
+    })))
+}
+
+/// `POST /v1/videos/{edits,extensions,characters}`, in the OpenAPI document.
+pub fn about_unsupported() -> About {
+    About::new(
+        "Refused: edits, extensions and characters, which no video model served here can do (400 unsupported_operation)",
+        "video",
+        json!({}),
+    )
+}
+
+/// `GET /v1/videos/characters/{character_id}`, in the OpenAPI document.
+pub fn about_character() -> About {
+    About::new(
+        "Refused: no video model served here makes characters (400 unsupported_operation)",
+        "video",
+        json!({}),
+    )
+    .param("character_id", "A character's id")
+}
+
+/// `GET /v1/videos/{video_id}/content`, in the OpenAPI document.
+pub fn about_content() -> About {
+    About::new(
+        "A finished video's content, streamed (Range supported)",
+        "video",
+        json!({"200": {"description": "The MP4 (variant=video), the thumbnail (WebP) or the spritesheet (JPEG)",
+                       "content": {"video/mp4": binary(), "image/webp": binary(), "image/jpeg": binary()}},
+               "206": {"description": "The range asked",
+                       "content": {"video/mp4": binary(), "image/webp": binary(), "image/jpeg": binary()}}}),
+    )
+    .param("video_id", "The video's id")
+    .parameter(query_as(
+        "variant",
+        "video (default); thumbnail and spritesheet where the model makes them",
+        json!({"type": "string", "enum": ["video", "thumbnail", "spritesheet"]}),
+    ))
 }
