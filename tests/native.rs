@@ -740,6 +740,104 @@ async fn the_responses_bridge_serves_native_models_whole_and_streamed() {
     assert_eq!(charges(&gw.store.ledger(&account).await.unwrap()).len(), 2);
 }
 
+#[tokio::test]
+async fn a_responses_requests_input_tokens_are_counted_by_the_channel_and_free() {
+    const SIM_COUNT: &str = "POST /v1beta/models/{model}:countTokens";
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("1").await;
+    let request = json!({"model": "gen-2.5-flash", "instructions": "Be brief.",
+        "input": [{"role": "user", "content": [{"type": "input_text", "text": "What is a rainbow made of, and why is it curved?"}]}]});
+
+    // The count, in the Responses format, from the channel's countTokens of the translated
+    // request: the system instruction goes with the turns, the upstream model inside.
+    let reply = gw
+        .post_json("/v1/responses/input_tokens", &key, &request)
+        .await;
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let counted = reply.json();
+    assert_eq!(counted["object"], "response.input_tokens");
+    assert_eq!(
+        counted.as_object().unwrap().len(),
+        2,
+        "only the count crosses: {counted}"
+    );
+    let input_tokens = counted["input_tokens"].as_u64().unwrap();
+    let upstream: Value = serde_json::from_slice(&gw.sim.genai_last_request().unwrap()).unwrap();
+    let inner = &upstream["generateContentRequest"];
+    assert_eq!(inner["model"], "models/gen-2.5-flash", "{upstream}");
+    assert_eq!(inner["systemInstruction"]["parts"][0]["text"], "Be brief.");
+    assert_eq!(gw.calls(SIM_COUNT), 1);
+
+    // The same request, answered: the count is what it is billed as input.
+    let answered = gw.post_json("/v1/responses", &key, &request).await;
+    assert_eq!(answered.status, 200);
+    assert_eq!(
+        answered.json()["usage"]["input_tokens"].as_u64(),
+        Some(input_tokens)
+    );
+    gw.settled(&account).await;
+    assert_eq!(
+        charges(&gw.store.ledger(&account).await.unwrap()).len(),
+        1,
+        "the count is not charged, the answer is"
+    );
+
+    // Refused as /v1/responses refuses, before the upstream, naming the field.
+    for (body, param) in [
+        (
+            json!({"model": "gen-2.5-flash", "input": "Hi", "previous_response_id": "resp_1"}),
+            "previous_response_id",
+        ),
+        (
+            json!({"model": "gen-2.5-flash", "input": "Hi", "tools": [{"type": "web_search"}]}),
+            "tools[0].type",
+        ),
+        (json!({"model": "gen-2.5-flash"}), "input"),
+    ] {
+        let reply = gw
+            .post_json("/v1/responses/input_tokens", &key, &body)
+            .await;
+        assert_eq!(reply.status, 400, "{body}");
+        assert_eq!(reply.json()["error"]["param"], param, "{body}");
+    }
+    let other = gw
+        .post_json(
+            "/v1/responses/input_tokens",
+            &key,
+            &json!({"model": "text-embedding-3-small", "input": "x"}),
+        )
+        .await;
+    assert_eq!(other.status, 400);
+    assert_eq!(other.json()["error"]["code"], "model_not_found");
+    // The access policies' model rule holds for a count too.
+    let narrow = gw
+        .key_with(
+            &account,
+            tollgate_store::AccessPolicy {
+                models: Some(vec!["text-embedding-*".to_owned()]),
+                ..tollgate_store::AccessPolicy::default()
+            },
+        )
+        .await
+        .secret;
+    let refused = gw
+        .post_json("/v1/responses/input_tokens", &narrow, &request)
+        .await;
+    assert_eq!(refused.status, 403);
+    assert_eq!(refused.json()["error"]["code"], "model_not_allowed");
+    assert_eq!(
+        gw.calls(SIM_COUNT),
+        1,
+        "no refused count reached the upstream"
+    );
+    assert_eq!(gw.open_holds(&account).await, 0);
+}
+
 // ------------------------------------------------------ media the client cannot make cheap
 
 /// The one charge row of `account`, and that it is what the vendor's usage prices at exactly,

@@ -936,6 +936,24 @@ def test_responses_create_with_a_native_model(base_url):
     assert_paid(name, Decimal(10), responses_charge(MODEL, usage) + chat_charge(MODEL, chat.usage))
 
 
+def test_responses_input_tokens_count_what_create_is_billed_for_and_cost_nothing(base_url):
+    name, key = fresh_account("responses-count")
+    c = oclient(base_url, key)
+    counted = c.responses.input_tokens.count(model=MODEL, instructions="You are terse.", input=PROMPT)
+    assert counted.object == "response.input_tokens" and counted.input_tokens > 0
+    before = account(name)["balance"]
+    assert c.responses.input_tokens.count(model=MODEL, input=LONG_PROMPT).input_tokens > counted.input_tokens
+    assert account(name)["balance"] == before
+    # The count is the input the same request is billed for.
+    response = c.responses.create(model=MODEL, instructions="You are terse.", input=PROMPT)
+    assert response.usage.input_tokens == counted.input_tokens
+    assert_paid(name, Decimal(10), responses_charge(MODEL, response.usage))
+    # Refused as create refuses: the SDK's error, naming the field.
+    with pytest.raises(openai.BadRequestError) as refused:
+        c.responses.input_tokens.count(model=MODEL, input=PROMPT, previous_response_id="resp_1")
+    assert refused.value.param == "previous_response_id", refused.value.body
+
+
 def test_responses_stream_events_and_the_stream_helper(base_url):
     name, key = fresh_account("responses-stream")
     c = oclient(base_url, key)

@@ -84,6 +84,8 @@ pub enum Route {
     ChatCompletions,
     /// `POST /v1/responses` with a native model (the Responses bridge)
     Responses,
+    /// `POST /v1/responses/input_tokens`: a Responses request's input tokens, counted (not billed)
+    ResponsesInputTokens,
     /// `POST /v1/audio/translations` — not supported (docs/api.md §4 rule 5).
     Translations,
     /// Anything under `/admin/v1/` — the admin API, which routes within itself.

@@ -194,6 +194,18 @@ pub fn native_model(
     Ok((entry, model_limits))
 }
 
+/// Step 4 of a bridged request (chat completions, Responses): a native model of the catalog —
+/// another is the bridged format's own `model_not_found` — with its limits.
+pub fn bridged_model(
+    catalog: &Catalog,
+    model: &str,
+) -> Result<(Arc<tollgate_gateway_core::catalog::ModelEntry>, ModelLimits), ApiError> {
+    if catalog.resolve(model, ModelKind::NativeText).is_none() {
+        return Err(ApiError::unknown_model(model));
+    }
+    native_model(catalog, model)
+}
+
 /// The limits of a model's row in the table (by its upstream id, then its public one).
 pub fn limits_of(entry: &tollgate_gateway_core::catalog::ModelEntry) -> Option<ModelLimits> {
     tollgate_native_genai::models::limits(&entry.upstream_model)
@@ -271,14 +283,7 @@ pub async fn bridge<B: Bridge>(
     size: usize,
 ) -> Result<Response<ResponseBody>, ApiError> {
     // 4. The model: native models only.
-    let catalog = &ctx.settings.catalog;
-    if catalog
-        .resolve(format.model(), ModelKind::NativeText)
-        .is_none()
-    {
-        return Err(ApiError::unknown_model(format.model()));
-    }
-    let (entry, model_limits) = native_model(catalog, format.model())?;
+    let (entry, model_limits) = bridged_model(&ctx.settings.catalog, format.model())?;
 
     // 5. The translation, the native rules, the hold.
     let native = format.to_native(&model_limits)?;

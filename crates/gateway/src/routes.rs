@@ -187,6 +187,10 @@ static ROUTES: &[Endpoint] = &[
         .key(Key(OpenAi), Some("responses"))
         .metered(Body::Responses, Streams::OnRequest)
         .about(handlers::responses::about), client!(handlers::responses::create)),
+    Endpoint::new(row(Route::ResponsesInputTokens, POST, Exact("/v1/responses/input_tokens"), "responses_input_tokens")
+        .key(Key(OpenAi), Some("responses"))
+        .reads(Body::Responses)
+        .about(handlers::responses::about_input_tokens), client!(handlers::responses::input_tokens)),
 ];
 
 /// The gateway's route table: [`ROUTES`] and the rows that answer what none of them serves

@@ -468,6 +468,29 @@ pub struct CountTokensRequest {
     pub extra: Map<String, Value>,
 }
 
+impl CountTokensRequest {
+    /// A count of the whole of `request` — its system instruction and tools with its turns — for
+    /// the upstream model `model` (the native API wants the model inside a whole request).
+    ///
+    /// ```
+    /// use tollgate_native_genai::{CountTokensRequest, GenerateContentRequest};
+    ///
+    /// let count = CountTokensRequest::whole(GenerateContentRequest::text("Hi"), "gen-2.5-flash");
+    /// let inner = count.generate_content_request.as_ref().ok_or("no request")?;
+    /// assert_eq!(inner.extra["model"], "models/gen-2.5-flash");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn whole(mut request: GenerateContentRequest, model: &str) -> CountTokensRequest {
+        request
+            .extra
+            .insert("model".to_owned(), Value::String(format!("models/{model}")));
+        CountTokensRequest {
+            generate_content_request: Some(request),
+            ..CountTokensRequest::default()
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {

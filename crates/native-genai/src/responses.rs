@@ -133,6 +133,41 @@ pub struct ResponsesRequest {
     pub extra: Map<String, Value>,
 }
 
+/// The answer of `POST /v1/responses/input_tokens`: how many input tokens a Responses request
+/// would send its model, counted by the model's channel (not billed).
+///
+/// ```
+/// use tollgate_native_genai::responses::InputTokens;
+///
+/// assert_eq!(
+///     serde_json::to_string(&InputTokens::new(12))?,
+///     r#"{"object":"response.input_tokens","input_tokens":12}"#
+/// );
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "ResponsesInputTokens")
+)]
+pub struct InputTokens {
+    /// `response.input_tokens`.
+    pub object: String,
+    /// The request's input tokens: its instructions, input items and tools.
+    pub input_tokens: u64,
+}
+
+impl InputTokens {
+    /// The answer for a count of `input_tokens`.
+    pub fn new(input_tokens: u64) -> InputTokens {
+        InputTokens {
+            object: "response.input_tokens".to_owned(),
+            input_tokens,
+        }
+    }
+}
+
 /// The answer of `POST /v1/responses` (also inside the stream's lifecycle events).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(

@@ -51,6 +51,7 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     answers.subschema_for::<tollgate_native_genai::embed::EmbedContentResponse>();
     answers.subschema_for::<tollgate_native_genai::embed::BatchEmbedContentsResponse>();
     answers.subschema_for::<tollgate_native_genai::Response>();
+    answers.subschema_for::<tollgate_native_genai::responses::InputTokens>();
     (
         requests.take_definitions(true),
         answers.take_definitions(true),

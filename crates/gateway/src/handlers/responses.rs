@@ -1,18 +1,22 @@
 //! `POST /v1/responses` for native models (the OpenAI Responses API; `docs/decisions.md`, "The
 //! Responses bridge"): the request is translated to a native one, sent through the native
 //! channel, and the answer translated back — whole, or as the Responses stream's events. Billing
-//! is the native endpoint's, as for the chat bridge.
+//! is the native endpoint's, as for the chat bridge. `POST /v1/responses/input_tokens` counts
+//! what such a request would send, translated the same way, by the model's channel.
 
-use crate::generation;
-use http::{Request, Response};
+use crate::generation::{self, Bridge};
+use crate::relay;
+use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use serde_json::json;
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::route_doc::{About, r};
-use tollgate_native_genai::responses::ResponsesRequest;
+use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+use tollgate_gateway_core::route_doc::{About, ok, r};
+use tollgate_native_genai::responses::{InputTokens, ResponsesRequest};
+use tollgate_native_genai::{CountTokensRequest, CountTokensResponse, validate};
 use tollgate_store::Principal;
+use tollgate_upstream::registry;
 
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
@@ -28,6 +32,68 @@ pub async fn create(
 
     // 4–8: the bridge onto native generation, in the Responses format (`translate::responses`).
     generation::bridge(ctx, principal, request, size).await
+}
+
+/// `POST /v1/responses/input_tokens`: the input tokens of a Responses request — translated and
+/// checked as [`create`] would, counted by the model's channel (the native `countTokens`). Not
+/// billed, as the native count is not; the model rule applies.
+pub async fn input_tokens(
+    ctx: RequestCtx,
+    principal: Principal,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let (parts, body) = request.into_parts();
+
+    // 3. The body.
+    let (request, _): (ResponsesRequest, _) =
+        body::read_json(ctx.body_bounds(), &parts.headers, body).await?;
+
+    // 4. The model, and the access policies' model rule.
+    let (entry, limits) = generation::bridged_model(&ctx.settings.catalog, request.model())?;
+    crate::admission::admit_model(&principal, &entry.public)?;
+
+    // 5. The native request, under the native rules; no hold: a count is free.
+    let native = request.to_native(&limits)?;
+    validate(&native, &limits)?;
+    let count = CountTokensRequest::whole(native, &entry.upstream_model);
+    let raw =
+        serde_json::to_vec(&count).map_err(|e| ApiError::internal("translating the request", e))?;
+
+    // 6. The count, from the model's channels in turn.
+    let state = ctx.state.clone();
+    let (answer, _) = relay::with_failover(&entry, ctx.usage.as_ref(), |channel, endpoint| {
+        let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
+        async move {
+            registry::text_generator(channel.format)?
+                .count_tokens(&state.http, &endpoint, &model, raw.into())
+                .await
+        }
+    })
+    .await
+    .map_err(|e| relay::upstream_error(&e))?;
+
+    // 7. The answer, in the Responses format: only the count crosses from the vendor.
+    let counted: CountTokensResponse = serde_json::from_slice(&answer.body).map_err(|e| {
+        tracing::error!(error = %e, "the upstream's answer is not a countTokens response");
+        ApiError::new(
+            ErrorKind::UpstreamFailed,
+            "The upstream's answer could not be read",
+        )
+    })?;
+    Ok(body::json_response(
+        StatusCode::OK,
+        &InputTokens::new(counted.total_tokens),
+    ))
+}
+
+/// `POST /v1/responses/input_tokens`, in the OpenAPI document.
+pub fn about_input_tokens() -> About {
+    About::new(
+        "A Responses request's input tokens, counted by the model's channel (not billed)",
+        "native",
+        ok(r("ResponsesInputTokens")),
+    )
+    .posting("ResponsesRequest")
 }
 
 /// `POST /v1/responses`, in the OpenAPI document.
