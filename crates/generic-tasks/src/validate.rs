@@ -227,3 +227,69 @@ fn not_offered(field: &str, asked: &str, offered: &[&str], model: &str) -> Field
         format!("'{field}' must be {expected} for {model}, got '{asked}'"),
     )
 }
+
+/// The request's schema, written by hand as its decoder is (`crate::request`), beside the rules
+/// it states: `seconds` is `duration`'s alias, and `model` and `prompt` are required by these
+/// rules, not by the decoder. A test holds it to the fields the type has.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for CreateVideoRequest {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "VideoRequest".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let seconds = schemars::json_schema!({
+            "type": ["number", "string"],
+            "description": "The length in seconds: a number or a numeric string; the model's range.",
+        });
+        schemars::json_schema!({
+            "type": "object",
+            "description": "The body of `POST /v1/video/generations` (docs/api.md §2.8). Fields of neighbouring formats are kept and passed on.",
+            "required": ["model", "prompt"],
+            "properties": {
+                "model": {"type": "string", "examples": ["wave-2-7-video"]},
+                "prompt": {"type": "string", "minLength": 1, "maxLength": MAX_PROMPT_CHARS},
+                "duration": seconds,
+                "seconds": seconds,
+                "resolution": {"type": "string", "description": "The model's resolutions."},
+                "aspect_ratio": {"type": "string", "description": "The model's aspect ratios."},
+                "seed": {"type": "integer"},
+                "negative_prompt": {"type": "string"},
+                "sound": {"type": "boolean"},
+                "watermark": {"type": "boolean"},
+            },
+        })
+    }
+}
+
+#[cfg(all(test, feature = "schema"))]
+#[allow(clippy::unwrap_used)]
+mod schema_tests {
+    use super::*;
+
+    /// The hand-written schema names every field the type carries.
+    #[test]
+    fn the_schema_names_every_field() {
+        let mut full = CreateVideoRequest::new("omni", "x");
+        full.duration = Some(4.0);
+        full.resolution = Some("720p".into());
+        full.aspect_ratio = Some("16:9".into());
+        full.seed = Some(1);
+        full.negative_prompt = Some("rain".into());
+        full.sound = Some(true);
+        full.watermark = Some(false);
+        let schema = schemars::schema_for!(CreateVideoRequest);
+        let properties = schema.get("properties").unwrap().as_object().unwrap();
+        for key in serde_json::to_value(&full)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .keys()
+        {
+            assert!(
+                properties.contains_key(key),
+                "{key} is missing from the schema"
+            );
+        }
+    }
+}

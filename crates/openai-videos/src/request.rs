@@ -22,26 +22,83 @@ pub const MAX_PROMPT_CHARS: usize = 4_000;
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    // Decoded when missing, refused by the check naming it: required all the same.
+    schemars(extend("required" = ["prompt"]))
+)]
 pub struct CreateVideoBody {
-    /// The model; [`DEFAULT_MODEL`] when absent.
+    /// The model; [`DEFAULT_MODEL`] when absent (an alias an operator may define).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(extend("examples" = ["sora-2"])))]
     pub model: Option<String>,
     /// What to generate.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(
+            with = "String",
+            transform = schema::without_default,
+            length(min = 1, max = MAX_PROMPT_CHARS)
+        )
+    )]
     pub prompt: Option<String>,
     /// The length in whole seconds, as a string (`"4"`, `"8"`, `"12"`); a number is taken too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<schema::Seconds>"))]
     pub seconds: Option<Value>,
     /// `WIDTHxHEIGHT`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(
+            regex(pattern = "^[0-9]+[xX][0-9]+$"),
+            extend("examples" = ["1280x720", "854x480"])
+        )
+    )]
     pub size: Option<String>,
     /// An image to start from: in JSON `{"image_url": …}` or `{"file_id": …}`; in a multipart
     /// form, a file (read by the gateway, not here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<schema::InputReference>"))]
     pub input_reference: Option<Value>,
     /// Anything else: refused by [`CreateVideoBody::check`], naming it.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// What the document says of the fields [`CreateVideoBody`] keeps as raw JSON, so that the
+/// check, not the decoder, names what is wrong with them.
+#[cfg(feature = "schema")]
+mod schema {
+    /// The decoder's fallback for a missing field, which the check refuses: not a value to
+    /// document.
+    pub fn without_default(schema: &mut schemars::Schema) {
+        schema.remove("default");
+    }
+
+    /// Whole seconds: `"8"`, or `8`.
+    #[derive(schemars::JsonSchema)]
+    #[schemars(rename = "VideoSeconds", untagged)]
+    #[allow(dead_code)]
+    pub enum Seconds {
+        /// `"4"`, `"8"`, `"12"`.
+        Text(String),
+        /// The same as a number.
+        Number(u64),
+    }
+
+    /// The image a clip model starts from (its first frame).
+    #[derive(schemars::JsonSchema)]
+    #[schemars(rename = "VideoInputReference")]
+    #[allow(dead_code)]
+    pub struct InputReference {
+        /// An image's URL (or a `data:` URL).
+        pub image_url: Option<String>,
+        /// A file's id.
+        pub file_id: Option<String>,
+    }
 }
 
 /// The body of `POST /v1/videos/{id}/remix`.

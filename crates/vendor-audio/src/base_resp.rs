@@ -30,6 +30,7 @@ use crate::error::FieldError;
 ///
 /// `status_msg` may be missing on the wire; it then decodes as an empty string.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BaseResp {
     /// 0 on success, otherwise one of [`codes`] (or a code this crate does not know).
     pub status_code: i64,

@@ -25,6 +25,9 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     // (the native generation answers), which a reader takes with every field optional.
     let mut requests = generator(Contract::Deserialize);
     requests.subschema_for::<tollgate_compat_audio::SpeechRequest>();
+    requests.subschema_for::<tollgate_vendor_audio::T2aRequest>();
+    requests.subschema_for::<tollgate_openai_videos::CreateVideoBody>();
+    requests.subschema_for::<tollgate_generic_tasks::CreateVideoRequest>();
     requests.subschema_for::<tollgate_embeddings::EmbeddingRequest>();
     requests.subschema_for::<tollgate_clip_tasks::CreateTaskRequest>();
     requests.subschema_for::<tollgate_native_genai::GenerateContentRequest>();
@@ -39,6 +42,9 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     // What the gateway writes.
     let mut answers = generator(Contract::Serialize);
     answers.subschema_for::<tollgate_embeddings::EmbeddingResponse>();
+    answers.subschema_for::<tollgate_vendor_audio::T2aResponse>();
+    answers.subschema_for::<tollgate_compat_audio::transcription::JsonResponse>();
+    answers.subschema_for::<tollgate_compat_audio::transcription::VerboseJsonResponse>();
     answers.subschema_for::<tollgate_clip_tasks::CreateTaskResponse>();
     answers.subschema_for::<tollgate_clip_tasks::Task>();
     answers.subschema_for::<tollgate_clip_tasks::ListResponse>();

@@ -111,106 +111,6 @@ fn written() -> Map<String, Value> {
             }),
         ),
         (
-            "BaseResp",
-            json!({
-                "type": "object",
-                "required": ["status_code", "status_msg"],
-                "properties": {"status_code": {"type": "integer"}, "status_msg": {"type": "string"}},
-            }),
-        ),
-        (
-            "T2aRequest",
-            json!({
-                "type": "object",
-                "required": ["model", "text"],
-                "properties": {
-                    "model": {"type": "string", "examples": ["speech-2.8-hd"]},
-                    "text": {"type": "string", "maxLength": 10000},
-                    "stream": {"type": "boolean"},
-                    "voice_setting": {
-                        "type": "object",
-                        "properties": {
-                            "voice_id": {"type": "string"},
-                            "speed": {"type": "number"},
-                            "vol": {"type": "number"},
-                            "pitch": {"type": "integer"},
-                            "emotion": {"type": "string"},
-                        },
-                    },
-                    "audio_setting": {
-                        "type": "object",
-                        "properties": {
-                            "format": {"type": "string"},
-                            "sample_rate": {"type": "integer"},
-                            "bitrate": {"type": "integer"},
-                            "channel": {"type": "integer"},
-                        },
-                    },
-                    "pronunciation_dict": {"type": "object"},
-                    "language_boost": {"type": ["string", "null"]},
-                    "voice_modify": {"type": "object"},
-                    "output_format": {"type": "string", "enum": ["hex"]},
-                },
-            }),
-        ),
-        (
-            "T2aResponse",
-            json!({
-                "type": "object",
-                "required": ["base_resp"],
-                "description": "HTTP 200 carries both outcomes: `base_resp.status_code` 0 with `data.audio` (hex) and `extra_info`, or an error code.",
-                "properties": {
-                    "data": {
-                        "type": ["object", "null"],
-                        "properties": {"audio": {"type": "string"}, "status": {"type": "integer"}},
-                    },
-                    "extra_info": {
-                        "type": ["object", "null"],
-                        "properties": {"usage_characters": {"type": "integer"}},
-                    },
-                    "trace_id": {"type": "string"},
-                    "base_resp": r("BaseResp"),
-                },
-            }),
-        ),
-        (
-            "VideoRequest",
-            json!({
-                "type": "object",
-                "required": ["model", "prompt"],
-                "properties": {
-                    "model": {"type": "string", "examples": ["wave-2-7-video"]},
-                    "prompt": {"type": "string"},
-                    "duration": {"type": "number"},
-                    "seconds": {"type": ["number", "string"]},
-                    "resolution": {"type": "string"},
-                    "aspect_ratio": {"type": "string"},
-                    "seed": {"type": "integer"},
-                    "negative_prompt": {"type": "string"},
-                    "sound": {"type": "boolean"},
-                    "watermark": {"type": "boolean"},
-                },
-            }),
-        ),
-        (
-            "CreateVideoBody",
-            json!({
-                "type": "object",
-                "required": ["prompt"],
-                "properties": {
-                    "model": {"type": "string", "description": "A video model; sora-2 (an alias an operator may define) when absent"},
-                    "prompt": {"type": "string", "minLength": 1, "maxLength": 4000},
-                    "seconds": {"type": "string", "examples": ["4", "8"]},
-                    "size": {"type": "string", "pattern": "^[0-9]+[xX][0-9]+$", "examples": ["1280x720", "854x480"]},
-                    "input_reference": {
-                        "type": "object",
-                        "description": "The image a clip model starts from (its first frame)",
-                        "properties": {"image_url": {"type": "string"}, "file_id": {"type": "string"}},
-                    },
-                },
-            }),
-        ),
-        (
             "ModelList",
             json!({
                 "type": "object",
@@ -228,19 +128,6 @@ fn written() -> Map<String, Value> {
                     "object": {"const": "model"},
                     "created": {"type": "integer"},
                     "owned_by": {"type": "string"},
-                },
-            }),
-        ),
-        (
-            "Transcription",
-            json!({
-                "type": "object",
-                "required": ["text"],
-                "properties": {
-                    "text": {"type": "string"},
-                    "duration": {"type": "number"},
-                    "segments": {"type": "array"},
-                    "n_speakers": {"type": "integer"},
                 },
             }),
         ),

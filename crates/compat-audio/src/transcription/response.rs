@@ -27,6 +27,11 @@ fn duration_kind() -> String {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "TranscriptionUsage")
+)]
 pub struct DurationUsage {
     /// Always `"duration"` ([`USAGE_DURATION`]).
     #[serde(rename = "type", default = "duration_kind")]
@@ -68,6 +73,11 @@ impl Default for DurationUsage {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "TranscriptionJson")
+)]
 pub struct JsonResponse {
     /// The recognised text.
     pub text: String,
@@ -86,6 +96,11 @@ pub struct JsonResponse {
 /// word timestamps were asked for. Fields an OpenAI body lacks (`n_speakers`, a segment's
 /// `speaker`) decode as their defaults, so this type also reads OpenAI's own answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "TranscriptionVerbose")
+)]
 pub struct VerboseJsonResponse {
     /// Always `"transcribe"`.
     pub task: String,
@@ -117,6 +132,11 @@ pub struct VerboseJsonResponse {
 /// `tokens` empty, `temperature`, `avg_logprob`, `compression_ratio` and `no_speech_prob` 0.0.
 /// `speaker` (docs/api.md §2.3) is added.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "TranscriptionSegment")
+)]
 pub struct VerboseSegment {
     /// The segment's number, from 0.
     pub id: u32,

@@ -43,6 +43,11 @@ impl Segment {
 /// A word (or, for CJK scripts, a character) with its times, as `verbose_json` carries it
 /// (wire-formats §1.2: `word`, `start`, `end`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "TranscriptionWord")
+)]
 pub struct Word {
     /// The word, without punctuation.
     pub word: String,

@@ -37,7 +37,7 @@ pub fn about() -> About {
         "Speech recognition (OpenAI format, multipart)",
         "recognition",
         json!({"200": {"description": "By response_format", "content": {
-            "application/json": {"schema": r("Transcription")},
+            "application/json": {"schema": {"anyOf": [r("TranscriptionJson"), r("TranscriptionVerbose")]}},
             "text/plain": text(),
         }}}),
     )

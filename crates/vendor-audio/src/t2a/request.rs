@@ -45,12 +45,26 @@ pub const BITRATES: [u32; 4] = [32000, 64000, 128000, 256000];
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    // Decoded when missing, refused by validation naming it: required all the same.
+    schemars(extend("required" = ["model", "text"]))
+)]
 pub struct T2aRequest {
     /// The model id, e.g. `speech-2.8-hd`.
     #[serde(default, deserialize_with = "null_as_empty")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(transform = without_default, extend("examples" = ["speech-2.8-hd"]))
+    )]
     pub model: String,
-    /// The text to synthesize.
+    /// The text to synthesize: at most 10,000 characters (2,000 for wav, flac and pcm).
     #[serde(default, deserialize_with = "null_as_empty")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(transform = without_default, length(max = super::MAX_TEXT_CHARS))
+    )]
     pub text: String,
     /// `true` for SSE chunks, `false` (the default) for one JSON response.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -89,6 +103,12 @@ pub struct T2aRequest {
     /// Fields this crate does not model, kept so they pass through unchanged.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// The decoder's fallback for a missing field, which the rules refuse: not a value to document.
+#[cfg(feature = "schema")]
+fn without_default(schema: &mut schemars::Schema) {
+    schema.remove("default");
 }
 
 impl T2aRequest {
@@ -148,6 +168,7 @@ impl T2aRequest {
 
 /// The `stream_options` object (wire-formats §3.1).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StreamOptions {
     /// When `true`, the final frame does not repeat the whole audio (default `false`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -156,6 +177,7 @@ pub struct StreamOptions {
 
 /// The `voice_setting` object (wire-formats §3.1).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct VoiceSetting {
     /// The voice id, case-sensitive; required unless `timbre_weights` is given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -198,6 +220,7 @@ impl VoiceSetting {
 /// `format` is kept as a string so that an unknown format reaches validation, which refuses it
 /// naming the accepted ones; [`T2aRequest::format`] reads it as a [`T2aFormat`].
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AudioSetting {
     /// Sample rate in Hz, one of [`SAMPLE_RATES`] (default [`DEFAULT_SAMPLE_RATE`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -35,6 +35,7 @@ pub const STATUS_FINISHED: u8 = 2;
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct T2aResponse {
     /// The audio and the synthesis status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,6 +100,7 @@ impl T2aResponse {
 
 /// The `data` object: audio and status (wire-formats §3.2).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct T2aData {
     /// The audio bytes, hex-encoded (see [`decode_audio`](super::decode_audio)); may be empty,
     /// e.g. in the final frame of a stream with `exclude_aggregated_audio: true`.
@@ -141,6 +143,7 @@ impl T2aData {
 /// The `extra_info` object: facts about the produced audio (wire-formats §3.2). Every field is
 /// optional; absent fields are left out when serializing.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ExtraInfo {
     /// The audio duration in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
