@@ -154,9 +154,12 @@ async fn execute_tasks(
                 .await
                 .map_err(|e| e.to_string())?
                 .ok_or_else(|| format!("no task {id:?}"))?;
-            let mut v = views::task(&task);
-            v["history"] = json!(store.task_events(&id).await.map_err(|e| e.to_string())?);
-            println!("{v}");
+            let history = store.task_events(&id).await.map_err(|e| e.to_string())?;
+            let view = views::TaskView {
+                history: Some(history),
+                ..views::task(&task)
+            };
+            println!("{}", views::json(&view));
         }
         TasksCommand::Cancel { id } => {
             // The task's channel, when this configuration can reach it (not the simulator that
@@ -223,28 +226,23 @@ pub async fn alerts(common: &Common, command: AlertsCommand) -> Result<(), Strin
 
 async fn execute_alerts(store: &Store, command: AlertsCommand) -> Result<(), String> {
     use tollgate_admin::alerts;
-    let text = |v: &serde_json::Value, k: &str| v[k].as_str().unwrap_or_default().to_owned();
     match command {
         AlertsCommand::Events { rule, limit, json } => {
             let page = alerts::events(store, rule.as_deref(), limit)
                 .await
                 .map_err(|e| e.to_string())?;
             if json {
-                println!("{page}");
+                println!("{}", views::json(&page));
                 return Ok(());
             }
             println!(
                 "{:<26} {:<15} {:<20} {:<40} SUMMARY",
                 "CREATED", "TYPE", "RULE", "SUBJECT"
             );
-            for e in page["data"].as_array().into_iter().flatten() {
+            for e in &page.data {
                 println!(
                     "{:<26} {:<15} {:<20} {:<40} {}",
-                    text(e, "created_at"),
-                    text(e, "type"),
-                    text(e, "rule"),
-                    text(e, "subject"),
-                    text(e, "summary")
+                    e.created_at, e.event_type, e.rule, e.subject, e.summary
                 );
             }
         }
@@ -258,27 +256,23 @@ async fn execute_alerts(store: &Store, command: AlertsCommand) -> Result<(), Str
                 .await
                 .map_err(|e| e.for_cli())?;
             if json {
-                println!("{page}");
+                println!("{}", views::json(&page));
                 return Ok(());
             }
             println!(
                 "{:<26} {:<34} {:<20} {:<10} ATTEMPTS",
                 "CREATED", "ID", "RULE", "STATE"
             );
-            for d in page["data"].as_array().into_iter().flatten() {
+            for d in &page.data {
                 println!(
                     "{:<26} {:<34} {:<20} {:<10} {}",
-                    text(d, "created_at"),
-                    text(d, "id"),
-                    text(d, "rule"),
-                    text(d, "state"),
-                    d["attempts"]
+                    d.created_at, d.id, d.rule, d.state, d.attempts
                 );
             }
         }
         AlertsCommand::Show { id } => {
             let one = alerts::one(store, &id).await.map_err(|e| e.to_string())?;
-            println!("{one}");
+            println!("{}", views::json(&one));
         }
         AlertsCommand::Redeliver { id } => {
             alerts::redeliver(store, &Actor::cli(), &id)

@@ -28,7 +28,7 @@ async fn execute(store: &Store, command: KeysCommand) -> Result<(), String> {
             let accounts = store.list_accounts().await.map_err(|e| e.to_string())?;
             if json {
                 let list: Vec<_> = accounts.iter().map(views::account).collect();
-                println!("{}", serde_json::Value::Array(list));
+                println!("{}", views::json(&list));
             } else {
                 println!(
                     "{:<24} {:<26} {:>16} {:>14} {:>16}  STATUS",
@@ -82,7 +82,7 @@ async fn execute(store: &Store, command: KeysCommand) -> Result<(), String> {
                 .map_err(|e| e.to_string())?;
             let report = store.report(&found.id).await.map_err(|e| e.to_string())?;
             if json {
-                println!("{}", views::report(&report));
+                println!("{}", views::json(&views::report(&report)));
             } else {
                 print_report(&report);
             }

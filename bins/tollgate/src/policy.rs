@@ -27,7 +27,7 @@ async fn execute(store: &Store, command: PolicyCommand) -> Result<(), String> {
                 .map_err(|e| e.to_string())?;
             let policy = store.policy(&holder).await.map_err(|e| e.to_string())?;
             if json {
-                println!("{}", views::policy(&holder, &policy));
+                println!("{}", views::json(&views::policy(&holder, &policy)));
             } else {
                 print_policy(&holder, &policy);
             }

@@ -271,7 +271,7 @@ fn tariff_of(pairs: &[String], current: Option<&Tariff>) -> Result<Tariff, Strin
 
 fn print_versions(versions: &[&StoredPrice], json: bool, empty: &str) -> Result<(), String> {
     if json {
-        let data: Vec<serde_json::Value> = versions
+        let data: Vec<_> = versions
             .iter()
             .map(|p| tollgate_admin::views::price(p))
             .collect();
@@ -318,7 +318,9 @@ pub async fn explain(common: &Common, request_id: &str, json: bool) -> Result<()
     if json {
         println!(
             "{}",
-            tollgate_admin::views::request_charges(request_id, &found)
+            tollgate_admin::views::json(&tollgate_admin::views::request_charges(
+                request_id, &found
+            ))
         );
     } else {
         let accounts = found.accounts();

@@ -3,7 +3,7 @@
 
 use crate::cli::{Common, UsageArgs};
 use crate::common::{load_config, open_store};
-use serde_json::{Value, json};
+use serde_json::json;
 use tollgate_admin::ops::UsageQuery;
 use tollgate_admin::views::{
     self, RECORD_COLUMNS, SUMMARY_COLUMNS, csv_line, record_cells, summary_cells,
@@ -71,7 +71,7 @@ impl Format {
 fn print_records(records: &[UsageRecord], format: Format) {
     match format {
         Format::Json => {
-            let rows: Vec<Value> = records.iter().map(views::usage_record).collect();
+            let rows: Vec<_> = records.iter().map(views::usage_record).collect();
             println!("{}", json!({ "records": rows }));
         }
         Format::Csv => {
@@ -103,7 +103,7 @@ fn print_summary(group: UsageGroup, rows: &[UsageSummary], format: Format) {
     let cells: Vec<Vec<String>> = rows.iter().map(|s| summary_cells(group, s)).collect();
     match format {
         Format::Json => {
-            let rows: Vec<Value> = rows.iter().map(|s| views::summary(group, s)).collect();
+            let rows: Vec<_> = rows.iter().map(|s| views::summary(group, s)).collect();
             println!("{}", json!({ "rows": rows }));
         }
         Format::Csv => {

@@ -1,7 +1,7 @@
 //! What the OpenAPI document says of each admin operation (docs/operations.md, "The admin API"):
 //! one function per operation, which its row of [`crate::routes::ADMIN_ROUTES`] carries beside
 //! its handler, so an operation and its description are one unit. Schemas are named here and
-//! written or derived in `crate::openapi`.
+//! derived in `crate::openapi`.
 
 use serde_json::{Value, json};
 use tollgate_gateway_core::route_doc::{
@@ -151,13 +151,7 @@ pub fn add_key() -> About {
         created(r("NewKey"), "Created"),
         vec![account()],
     )
-    .body(
-        json!({"required": false, "content": {"application/json": {"schema": {
-            "type": "object",
-            "additionalProperties": false,
-            "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 500}},
-        }}}}),
-    )
+    .body(json!({"required": false, "content": {"application/json": {"schema": r("KeyName")}}}))
 }
 
 pub fn ledger() -> About {
@@ -222,11 +216,15 @@ pub fn clear_key_policy() -> About {
 }
 
 pub fn revoke_key() -> About {
-    admin("Revoke a key for good", object(), vec![key()])
+    admin("Revoke a key for good", ok(r("KeyState")), vec![key()])
 }
 
 pub fn enable_key() -> About {
-    admin("Enable a disabled (not revoked) key", object(), vec![key()])
+    admin(
+        "Enable a disabled (not revoked) key",
+        ok(r("KeyState")),
+        vec![key()],
+    )
 }
 
 pub fn rotate_key() -> About {
@@ -423,12 +421,7 @@ pub fn reload_config() -> About {
 pub fn changes() -> About {
     admin(
         "The admin audit log: who changed what, before and after",
-        ok(
-            json!({"type": "object", "required": ["data", "next_cursor"], "properties": {
-                "data": {"type": "array", "items": r("AdminChange")},
-                "next_cursor": {"type": ["string", "null"]},
-            }}),
-        ),
+        ok(r("ChangePage")),
         vec![query("target", "An id or name"), limit(), before()],
     )
 }

@@ -3,6 +3,9 @@
 //! with every attempt — payload, answer — and redelivery.
 
 use crate::ops::{Actor, OpError, OpErrorKind};
+use crate::views::List;
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{Value, json};
 use tollgate_alerting::{check_webhook, rules_in_force, signing_secret};
 use tollgate_alerts::{Rule, RuleConfig};
@@ -10,32 +13,66 @@ use tollgate_gateway_core::clock::format_rfc3339;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_store::Store;
 
+/// A rule in force: where it comes from, and the subjects it fires on.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(rename = "AlertRuleInForce")]
+pub struct RuleInForce {
+    /// The rule's name.
+    pub name: String,
+    /// `config` (the configuration file) or `admin` (added through the API).
+    #[schemars(extend("enum" = ["config", "admin"]))]
+    pub source: &'static str,
+    /// The rule as written.
+    pub rule: RuleConfig,
+    /// The subjects it fires on now.
+    pub firing: Vec<Firing>,
+}
+
+/// A subject a rule fires on.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Firing {
+    /// An account, a key or a channel.
+    pub subject: String,
+    /// How far it has gone (a `budget_used` rule: the highest percentage passed).
+    pub level: i64,
+    /// Which firing of the rule on the subject this is.
+    pub episode: i64,
+}
+
 /// `GET /alerts`: every rule in force, where it comes from, and the subjects it fires on.
-pub async fn list(ctx: &RequestCtx) -> Result<Value, OpError> {
+pub async fn list(ctx: &RequestCtx) -> Result<List<RuleInForce>, OpError> {
     let store = &ctx.state.store;
     let mut data = Vec::new();
     for (rule, source) in rules_in_force(&ctx.settings.alerts, store).await {
-        let mut firing: Vec<Value> = store
+        let mut firing: Vec<Firing> = store
             .alert_levels(&rule.name)
             .await?
             .into_iter()
             .filter(|(_, l)| l.level > 0)
-            .map(|(subject, l)| json!({"subject": subject, "level": l.level, "episode": l.episode}))
+            .map(|(subject, l)| Firing {
+                subject,
+                level: l.level,
+                episode: l.episode,
+            })
             .collect();
-        firing.sort_by(|a, b| a["subject"].as_str().cmp(&b["subject"].as_str()));
-        data.push(json!({
-            "name": rule.name,
-            "source": source,
-            "rule": rule.written,
-            "firing": firing,
-        }));
+        firing.sort_by(|a, b| a.subject.cmp(&b.subject));
+        data.push(RuleInForce {
+            name: rule.name,
+            source,
+            rule: rule.written,
+            firing,
+        });
     }
-    Ok(json!({ "data": data }))
+    Ok(List { data })
 }
 
 /// `POST /alerts`: adds a rule, or replaces one added the same way; checked as the
 /// configuration's are, its secret on this replica's environment.
-pub async fn put(ctx: &RequestCtx, actor: &Actor, config: RuleConfig) -> Result<Value, OpError> {
+pub async fn put(
+    ctx: &RequestCtx,
+    actor: &Actor,
+    config: RuleConfig,
+) -> Result<RuleInForce, OpError> {
     let rule = Rule::from_config(&config).map_err(|e| OpError::invalid(e.field, e.to_string()))?;
     if ctx.settings.alerts.iter().any(|r| r.name == rule.name) {
         return Err(OpError {
@@ -71,7 +108,12 @@ pub async fn put(ctx: &RequestCtx, actor: &Actor, config: RuleConfig) -> Result<
         .store
         .put_alert_rule(&rule.name, &definition, &actor.name)
         .await?;
-    Ok(json!({"name": rule.name, "source": "admin", "rule": definition, "firing": []}))
+    Ok(RuleInForce {
+        name: rule.name,
+        source: "admin",
+        rule: config,
+        firing: Vec::new(),
+    })
 }
 
 /// `DELETE /alerts/{name}`: removes a rule added through the API.
@@ -89,18 +131,54 @@ pub async fn delete(ctx: &RequestCtx, actor: &Actor, name: &str) -> Result<Value
     Ok(json!({"name": name, "deleted": true}))
 }
 
+/// An alert event: a rule's subject fired or resolved.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(rename = "AlertEvent")]
+pub struct Event {
+    /// `evt_…`
+    pub id: String,
+    /// RFC 3339.
+    #[schemars(extend("format" = "date-time"))]
+    pub created_at: String,
+    /// The rule.
+    pub rule: String,
+    /// What it fired on.
+    pub subject: String,
+    /// `alert.fired` or `alert.resolved`.
+    #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["alert.fired", "alert.resolved"]))]
+    pub event_type: String,
+    /// Which firing of the rule on the subject.
+    pub episode: i64,
+    /// How far it had gone.
+    pub level: i64,
+    /// In a few words.
+    pub summary: String,
+    /// What the rule saw.
+    pub facts: Value,
+    /// What the gateway did (`disable`, `throttle`), if anything.
+    pub action: Option<String>,
+}
+
 /// `GET /alerts/events`, `tollgate alerts events --json`.
-pub async fn events(store: &Store, rule: Option<&str>, limit: u32) -> Result<Value, OpError> {
+pub async fn events(store: &Store, rule: Option<&str>, limit: u32) -> Result<List<Event>, OpError> {
     let events = store.alert_events(rule, i64::from(limit)).await?;
-    let data: Vec<Value> = events
-        .iter()
-        .map(|e| {
-            let mut v = serde_json::to_value(e).unwrap_or(Value::Null);
-            v["created_at"] = json!(format_rfc3339(e.created_at));
-            v
+    let data = events
+        .into_iter()
+        .map(|e| Event {
+            id: e.id,
+            created_at: format_rfc3339(e.created_at),
+            rule: e.rule,
+            subject: e.subject,
+            event_type: e.event_type,
+            episode: e.episode,
+            level: e.level,
+            summary: e.summary,
+            facts: e.facts,
+            action: e.action,
         })
         .collect();
-    Ok(json!({ "data": data }))
+    Ok(List { data })
 }
 
 /// `GET /alerts/deliveries`, `tollgate alerts deliveries --json`.
@@ -109,7 +187,7 @@ pub async fn deliveries(
     rule: Option<&str>,
     state: Option<&str>,
     limit: u32,
-) -> Result<Value, OpError> {
+) -> Result<List<Delivery>, OpError> {
     if let Some(s) = state
         && !["pending", "delivered", "failed"].contains(&s)
     {
@@ -121,57 +199,113 @@ pub async fn deliveries(
     let deliveries = store
         .alert_deliveries(rule, state, i64::from(limit))
         .await?;
-    Ok(json!({ "data": deliveries.iter().map(|d| delivery(d, None)).collect::<Vec<_>>() }))
+    Ok(List {
+        data: deliveries.iter().map(|d| delivery(d, None)).collect(),
+    })
 }
 
 /// `GET /alerts/deliveries/{id}`, `tollgate alerts show`: with its attempts.
-pub async fn one(store: &Store, id: &str) -> Result<Value, OpError> {
+pub async fn one(store: &Store, id: &str) -> Result<Delivery, OpError> {
     let (d, attempts) = store.alert_delivery(id).await?;
     Ok(delivery(&d, Some(&attempts)))
 }
 
 /// `POST /alerts/deliveries/{id}/redeliver`, `tollgate alerts redeliver`: due now again, the
 /// same `webhook-id`.
-pub async fn redeliver(store: &Store, actor: &Actor, id: &str) -> Result<Value, OpError> {
+pub async fn redeliver(store: &Store, actor: &Actor, id: &str) -> Result<Delivery, OpError> {
     store.redeliver(id, &actor.name).await?;
     one(store, id).await
+}
+
+/// A webhook delivery: one per event, the same `webhook-id` on every attempt.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(rename = "AlertDelivery")]
+pub struct Delivery {
+    /// The webhook-id, the same on every attempt.
+    pub id: String,
+    /// The event it delivers.
+    pub event_id: String,
+    /// The rule.
+    pub rule: String,
+    /// Where it is posted.
+    pub url: String,
+    /// `standard` or `slack`.
+    #[schemars(extend("enum" = ["standard", "slack"]))]
+    pub format: String,
+    /// `pending`, `delivered` or `failed` (its schedule spent).
+    #[schemars(extend("enum" = ["pending", "delivered", "failed"]))]
+    pub state: String,
+    /// Attempts made.
+    pub attempts: i64,
+    /// When it is tried next, RFC 3339.
+    #[schemars(extend("format" = "date-time"))]
+    pub next_attempt_at: Option<String>,
+    /// RFC 3339.
+    #[schemars(extend("format" = "date-time"))]
+    pub created_at: String,
+    /// When a receiver answered 2xx, RFC 3339.
+    #[schemars(extend("format" = "date-time"))]
+    pub delivered_at: Option<String>,
+    /// What is posted.
+    pub payload: Value,
+    /// Every attempt (one delivery's answer only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<Vec<Attempt>>,
+}
+
+/// One attempt of a delivery.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Attempt {
+    /// 1, 2, …
+    pub attempt: i64,
+    /// RFC 3339.
+    #[schemars(extend("format" = "date-time"))]
+    pub started_at: String,
+    /// How long it took.
+    pub duration_ms: i64,
+    /// The replica that made it.
+    pub replica: String,
+    /// The HTTP status of the answer, if there was one.
+    pub status: Option<i64>,
+    /// Always null: a receiver's body is not kept (its status and timing say what happened).
+    pub answer: Option<String>,
+    /// Why there was no answer (refused, timed out, …).
+    pub error: Option<String>,
 }
 
 fn delivery(
     d: &tollgate_store::AlertDelivery,
     attempts: Option<&[tollgate_store::AlertAttempt]>,
-) -> Value {
+) -> Delivery {
     let time = |t: Option<i64>| t.map(format_rfc3339);
-    let mut v = json!({
-        "id": d.id,
-        "event_id": d.event_id,
-        "rule": d.rule,
-        "url": d.url,
-        "format": d.format,
-        "state": d.state,
-        "attempts": d.attempts,
-        "next_attempt_at": time(d.next_attempt_at),
-        "created_at": format_rfc3339(d.created_at),
-        "delivered_at": time(d.delivered_at),
-        "payload": serde_json::from_str::<Value>(&d.payload).unwrap_or(Value::String(d.payload.clone())),
-    });
-    if let Some(attempts) = attempts {
-        v["history"] = attempts
-            .iter()
-            .map(|a| {
-                json!({
-                    "attempt": a.attempt,
-                    "started_at": format_rfc3339(a.started_at),
-                    "duration_ms": a.duration_ms,
-                    "replica": a.owner,
-                    "status": a.status,
+    Delivery {
+        id: d.id.clone(),
+        event_id: d.event_id.clone(),
+        rule: d.rule.clone(),
+        url: d.url.clone(),
+        format: d.format.clone(),
+        state: d.state.clone(),
+        attempts: d.attempts,
+        next_attempt_at: time(d.next_attempt_at),
+        created_at: format_rfc3339(d.created_at),
+        delivered_at: time(d.delivered_at),
+        payload: serde_json::from_str::<Value>(&d.payload)
+            .unwrap_or(Value::String(d.payload.clone())),
+        history: attempts.map(|attempts| {
+            attempts
+                .iter()
+                .map(|a| Attempt {
+                    attempt: a.attempt,
+                    started_at: format_rfc3339(a.started_at),
+                    duration_ms: a.duration_ms,
+                    replica: a.owner.clone(),
+                    status: a.status,
                     // Never a receiver's body (issue 42), not even one an earlier version
                     // kept: status and timing say what happened.
-                    "answer": Value::Null,
-                    "error": a.error,
+                    answer: None,
+                    error: a.error.clone(),
                 })
-            })
-            .collect();
+                .collect()
+        }),
     }
-    v
 }

@@ -8,13 +8,17 @@ use crate::ops::{self, Actor, OpError, PolicyEdit, UsageQuery};
 use crate::views;
 use http::{HeaderMap, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
+use schemars::JsonSchema;
 use serde_json::{Value, json};
 use std::sync::Arc;
+use tollgate_billing::Amount;
 use tollgate_gateway_core::auth::query_param;
 use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::clock::format_rfc3339;
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::reload::Reload;
+use tollgate_store::MAX_ADMIN_TEXT;
 use tollgate_store::{AdminToken, TaskState, UsageGroup};
 
 /// What an operation answers.
@@ -66,7 +70,7 @@ const DEFAULT_LIMIT: u32 = 50;
 const MAX_LIMIT: u32 = 1000;
 
 /// A 200 with `value`.
-fn ok(value: Value) -> Answer {
+fn ok(value: impl serde::Serialize) -> Answer {
     Ok(body::json_response(StatusCode::OK, &value))
 }
 
@@ -80,11 +84,11 @@ pub(crate) async fn list_accounts(call: Call) -> Answer {
         .await
         .map_err(OpError::from)?;
     let next = next_cursor(&accounts, limit, |a| a.id.clone());
-    ok(json!({
-        "data": accounts.iter().map(views::account).collect::<Vec<_>>(),
-        "total": total,
-        "next_cursor": next,
-    }))
+    ok(views::AccountPage {
+        data: accounts.iter().map(views::account).collect(),
+        total,
+        next_cursor: next,
+    })
 }
 
 /// `AdminOp::CreateAccount`.
@@ -100,7 +104,14 @@ pub(crate) async fn create_account(call: Call, request: Request<Incoming>) -> An
     .await?;
     Ok(body::json_response(
         StatusCode::CREATED,
-        &json!({"account": views::account(&account), "key": {"id": key.id, "secret": key.secret}}),
+        &views::CreatedAccount {
+            account: views::account(&account),
+            key: views::NewKey {
+                id: key.id,
+                secret: key.secret,
+                ..Default::default()
+            },
+        },
     ))
 }
 
@@ -142,11 +153,11 @@ pub(crate) async fn credit(call: Call, request: Request<Incoming>) -> Answer {
     };
     let mut response = body::json_response(
         status,
-        &json!({
-            "ledger_id": credited.ledger_id,
-            "account": views::account(&credited.account),
-            "replayed": credited.replayed,
-        }),
+        &views::Credited {
+            ledger_id: credited.ledger_id,
+            account: views::account(&credited.account),
+            replayed: credited.replayed,
+        },
     );
     if credited.replayed {
         response.headers_mut().insert(
@@ -166,7 +177,7 @@ pub(crate) async fn account_keys(call: Call) -> Answer {
         .account_keys(&account.id)
         .await
         .map_err(OpError::from)?;
-    ok(json!({"data": keys}))
+    ok(views::List { data: keys })
 }
 
 /// `AdminOp::AddKey`.
@@ -178,7 +189,13 @@ pub(crate) async fn add_key(call: Call, request: Request<Incoming>) -> Answer {
     let (account, key) = ops::add_key(store, &call.actor, id, name).await?;
     Ok(body::json_response(
         StatusCode::CREATED,
-        &json!({"id": key.id, "secret": key.secret, "account_id": account.id, "name": name}),
+        &views::NewKey {
+            id: key.id,
+            secret: key.secret,
+            account_id: Some(account.id),
+            name: Some(name.to_owned()),
+            replaces: None,
+        },
     ))
 }
 
@@ -193,10 +210,10 @@ pub(crate) async fn ledger_page(call: Call) -> Answer {
         .await
         .map_err(OpError::from)?;
     let next = next_cursor(&rows, limit, |r| r.id.clone());
-    ok(json!({
-        "data": rows.iter().map(views::ledger_entry).collect::<Vec<_>>(),
-        "next_cursor": next,
-    }))
+    ok(views::LedgerPage {
+        data: rows.iter().map(views::ledger_entry).collect(),
+        next_cursor: next,
+    })
 }
 
 /// `AdminOp::Policy`.
@@ -233,7 +250,12 @@ pub(crate) async fn revoke_key(call: Call) -> Answer {
     let store = call.store();
     let account = ops::revoke_key(store, &call.actor, id).await?;
     call.ctx.state.keys.clear();
-    ok(json!({"id": id, "account_id": account, "revoked": true}))
+    ok(views::KeyState {
+        id: id.to_owned(),
+        account_id: Some(account),
+        revoked: Some(true),
+        disabled: None,
+    })
 }
 
 /// `AdminOp::EnableKey`.
@@ -242,7 +264,12 @@ pub(crate) async fn enable_key(call: Call) -> Answer {
     let store = call.store();
     ops::enable_key(store, &call.actor, id).await?;
     call.ctx.state.keys.clear();
-    ok(json!({"id": id, "disabled": false}))
+    ok(views::KeyState {
+        id: id.to_owned(),
+        account_id: None,
+        revoked: None,
+        disabled: Some(false),
+    })
 }
 
 /// `AdminOp::RotateKey`.
@@ -253,7 +280,13 @@ pub(crate) async fn rotate_key(call: Call) -> Answer {
     call.ctx.state.keys.clear();
     Ok(body::json_response(
         StatusCode::CREATED,
-        &json!({"id": key.id, "secret": key.secret, "account_id": account, "replaces": id}),
+        &views::NewKey {
+            id: key.id,
+            secret: key.secret,
+            account_id: Some(account),
+            name: None,
+            replaces: Some(id.to_owned()),
+        },
     ))
 }
 
@@ -261,7 +294,9 @@ pub(crate) async fn rotate_key(call: Call) -> Answer {
 pub(crate) async fn groups(call: Call) -> Answer {
     let store = call.store();
     let groups = store.price_groups().await.map_err(OpError::from)?;
-    ok(json!({"data": groups.iter().map(views::group).collect::<Vec<_>>()}))
+    ok(views::List {
+        data: groups.iter().map(views::group).collect(),
+    })
 }
 
 /// `AdminOp::SetGroup`.
@@ -296,11 +331,11 @@ pub(crate) async fn prices(call: Call) -> Answer {
         .iter()
         .map(|m| m.public.as_str())
         .collect();
-    let data: Vec<Value> = models
+    let data = models
         .iter()
         .map(|model| model_prices(model, &schedule))
         .collect();
-    ok(json!({"data": data}))
+    ok(views::List { data })
 }
 
 /// `AdminOp::PriceHistory`.
@@ -401,10 +436,10 @@ pub(crate) async fn usage(call: Call) -> Answer {
         .await
         .map_err(OpError::from)?;
     let next = next_cursor(&records, limit, |r| r.id.clone());
-    ok(json!({
-        "data": records.iter().map(views::usage_record).collect::<Vec<_>>(),
-        "next_cursor": next,
-    }))
+    ok(views::UsagePage {
+        data: records.iter().map(views::usage_record).collect(),
+        next_cursor: next,
+    })
 }
 
 /// `AdminOp::UsageSummary`.
@@ -416,10 +451,10 @@ pub(crate) async fn usage_summary(call: Call) -> Answer {
         .usage_summary(&filter, group)
         .await
         .map_err(OpError::from)?;
-    ok(json!({
-        "group_by": group.as_str(),
-        "data": rows.iter().map(|s| views::summary(group, s)).collect::<Vec<_>>(),
-    }))
+    ok(views::UsageTotals {
+        group_by: group.as_str(),
+        data: rows.iter().map(|s| views::summary(group, s)).collect(),
+    })
 }
 
 /// `AdminOp::UsageCsv`.
@@ -440,21 +475,26 @@ pub(crate) async fn holds(call: Call) -> Answer {
         .open_holds(account.as_deref(), limit(call.q("limit"))?)
         .await
         .map_err(OpError::from)?;
-    ok(json!({"data": holds}))
+    ok(views::List { data: holds })
 }
 
 /// `AdminOp::Leases`.
 pub(crate) async fn leases(call: Call) -> Answer {
     let store = call.store();
     let leases = store.open_leases().await.map_err(OpError::from)?;
-    let data: Vec<Value> = leases
+    let data: Vec<views::Lease> = leases
         .into_iter()
-        .map(|(id, account_id, owner, remaining, expires_at)| {
-            json!({"id": id, "account_id": account_id, "owner": owner,
-                   "remaining": remaining, "expires_at": expires_at})
-        })
+        .map(
+            |(id, account_id, owner, remaining, expires_at)| views::Lease {
+                id,
+                account_id,
+                owner,
+                remaining,
+                expires_at,
+            },
+        )
         .collect();
-    ok(json!({"data": data}))
+    ok(views::List { data })
 }
 
 /// `AdminOp::Audit`.
@@ -478,13 +518,9 @@ pub(crate) async fn audit(call: Call) -> Answer {
         .audit_trusting((!keys.is_empty()).then_some(keys.as_slice()))
         .await
         .map_err(OpError::from)?;
-    let mut value = serde_json::to_value(&report).unwrap_or(Value::Null);
-    match call.q("recompute").as_deref() {
-        None | Some("false") => {}
-        Some("true") => {
-            let recompute = store.recompute().await.map_err(OpError::from)?;
-            value["recompute"] = serde_json::to_value(&recompute).unwrap_or(Value::Null);
-        }
+    let recompute = match call.q("recompute").as_deref() {
+        None | Some("false") => None,
+        Some("true") => Some(store.recompute().await.map_err(OpError::from)?),
         Some(other) => {
             return Err(OpError::invalid(
                 "recompute",
@@ -492,8 +528,8 @@ pub(crate) async fn audit(call: Call) -> Answer {
             )
             .into());
         }
-    }
-    ok(value)
+    };
+    ok(views::Audit { report, recompute })
 }
 
 /// `AdminOp::Tasks`.
@@ -598,7 +634,7 @@ pub(crate) async fn redeliver(call: Call) -> Answer {
 pub(crate) async fn reload_config(call: Call) -> Answer {
     let store = call.store();
     let reloaded = ops::reload_config(store, &call.actor, call.reload.as_deref()).await?;
-    ok(json!(reloaded))
+    ok(reloaded)
 }
 
 /// `AdminOp::Changes`.
@@ -614,7 +650,10 @@ pub(crate) async fn changes(call: Call) -> Answer {
         .await
         .map_err(OpError::from)?;
     let next = next_cursor(&changes, limit, |c| c.id.clone());
-    ok(json!({"data": changes, "next_cursor": next}))
+    ok(views::ChangePage {
+        data: changes,
+        next_cursor: next,
+    })
 }
 
 /// `AdminOp::Overview`.
@@ -626,7 +665,10 @@ pub(crate) async fn show_overview(call: Call) -> Answer {
 
 /// An account as the admin API shows it: balance, holds, keys, usage by model (from the usage
 /// log's rollup, not a scan of the ledger: an account may have millions of rows) and policy.
-async fn account_detail(store: &tollgate_store::Store, id: &str) -> Result<Value, ApiError> {
+async fn account_detail(
+    store: &tollgate_store::Store,
+    id: &str,
+) -> Result<views::AccountDetail, ApiError> {
     let account = store.find_account(id).await.map_err(OpError::from)?;
     let keys = store
         .account_keys(&account.id)
@@ -646,17 +688,16 @@ async fn account_detail(store: &tollgate_store::Store, id: &str) -> Result<Value
         .open_holds_count(Some(&account.id))
         .await
         .map_err(OpError::from)?;
-    let mut v = views::account(&account);
-    v["open_holds"] = json!(holds);
-    v["keys"] = json!(keys);
-    v["usage"] = json!(
-        by_model
+    Ok(views::AccountDetail {
+        account: views::account(&account),
+        open_holds: holds,
+        keys,
+        usage: by_model
             .iter()
             .map(|s| views::summary(UsageGroup::Model, s))
-            .collect::<Vec<_>>()
-    );
-    v["policy"] = views::policy(&holder, &policy);
-    Ok(v)
+            .collect(),
+        policy: views::policy(&holder, &policy),
+    })
 }
 
 /// A policy route names an account (id or name) under `accounts/` and a key under `keys/`.
@@ -751,48 +792,72 @@ async fn read_json<T: serde::de::DeserializeOwned>(
     body::decode_json(&bytes)
 }
 
-#[derive(Debug, serde::Deserialize)]
+/// The body of `POST /admin/v1/accounts`.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct NewAccount {
+pub(crate) struct NewAccount {
+    /// Unique.
+    #[schemars(length(min = 1, max = MAX_ADMIN_TEXT))]
     name: String,
+    /// The opening balance; 0 when left out, never negative.
+    #[schemars(with = "Option<Amount>")]
     balance: Option<String>,
 }
 
-#[derive(Debug, serde::Deserialize)]
+/// The body of `POST /admin/v1/accounts/{id}/credits`.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct NewCredit {
+pub(crate) struct NewCredit {
+    /// What to add; negative corrects.
+    #[schemars(with = "Amount")]
     amount: String,
+    /// Why, on the ledger row.
+    #[schemars(length(min = 1, max = MAX_ADMIN_TEXT))]
     reason: String,
+    /// A correction may take the balance below zero.
     #[serde(default)]
     allow_negative: bool,
 }
 
-#[derive(Debug, serde::Deserialize)]
+/// The body of `POST /admin/v1/accounts/{id}/keys`.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct NewKeyInput {
+#[schemars(rename = "KeyName")]
+pub(crate) struct NewKeyInput {
+    /// Its label; `default` when left out.
+    #[schemars(length(min = 1, max = MAX_ADMIN_TEXT))]
     name: Option<String>,
 }
 
-#[derive(Debug, serde::Deserialize)]
+/// The body of `PUT /admin/v1/groups/{name}`: what to change of a price group.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct GroupInput {
+#[schemars(rename = "GroupEdit")]
+pub(crate) struct GroupInput {
+    /// The multiplier of every model's list price, a decimal string.
     multiplier: Option<String>,
+    /// Models' own multipliers to set, decimal strings.
     #[serde(default)]
     models: std::collections::BTreeMap<String, String>,
+    /// Models whose own multipliers to remove.
     #[serde(default)]
     drop_models: Vec<String>,
 }
 
-#[derive(Debug, serde::Deserialize)]
+/// The body of `POST /admin/v1/prices/{name}`: a new version of a model's price.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct PriceInput {
+#[schemars(rename = "PriceEdit")]
+pub(crate) struct PriceInput {
+    /// The list tariff.
     price: tollgate_billing::Tariff,
+    /// RFC 3339; now when left out, never in the past.
     effective_from: Option<String>,
 }
 
 /// A model's versions (of `versions`, every model's) and the one in effect now.
 /// `model`'s versions among `versions`, and the one in effect now.
-fn model_prices(model: &str, versions: &[tollgate_store::StoredPrice]) -> Value {
+fn model_prices(model: &str, versions: &[tollgate_store::StoredPrice]) -> views::ModelPrices {
     let mine: Vec<tollgate_store::StoredPrice> = versions
         .iter()
         .filter(|p| p.model == model)
@@ -802,75 +867,78 @@ fn model_prices(model: &str, versions: &[tollgate_store::StoredPrice]) -> Value 
     let current = tollgate_store::StoredPrice::in_effect(&mine, now)
         .first()
         .map(|p| p.version);
-    json!({
-        "model": model,
-        "current": current,
-        "versions": mine.iter().map(views::price).collect::<Vec<_>>(),
-    })
+    views::ModelPrices {
+        model: model.to_owned(),
+        current,
+        versions: mine.iter().map(views::price).collect(),
+    }
 }
 
 /// `GET /config`: the settings' generation in force, since when, where they are read from, and
 /// the last reload refused (`docs/operations.md`, "Reloading the configuration").
-fn config_status(ctx: &RequestCtx, reload: Option<&dyn Reload>) -> Value {
+fn config_status(ctx: &RequestCtx, reload: Option<&dyn Reload>) -> views::ConfigStatus {
     let live = &ctx.state.settings;
-    let last_refusal = live.last_refusal().map(
-        |(at, error)| json!({"at": tollgate_gateway_core::clock::format_rfc3339(at), "error": error}),
-    );
-    json!({
-        "generation": live.generation(),
-        "installed_at": tollgate_gateway_core::clock::format_rfc3339(live.installed_at()),
-        "source": reload.map(Reload::source),
-        "reloads_refused": live.refused(),
-        "last_refusal": last_refusal,
-    })
+    views::ConfigStatus {
+        generation: live.generation(),
+        installed_at: format_rfc3339(live.installed_at()),
+        source: reload.map(Reload::source),
+        reloads_refused: live.refused(),
+        last_refusal: live.last_refusal().map(|(at, error)| views::Refusal {
+            at: format_rfc3339(at),
+            error,
+        }),
+    }
 }
 
-fn channels(ctx: &RequestCtx) -> Value {
-    let data: Vec<Value> = ctx
+fn channels(ctx: &RequestCtx) -> views::List<views::Channel> {
+    let data = ctx
         .settings
         .catalog
         .channels()
         .iter()
-        .map(|c| {
-            let in_flight = c
+        .map(|c| views::Channel {
+            name: c.name.clone(),
+            format: c.format.name(),
+            base_url: c.endpoint.base_url.clone(),
+            health: c.health.report(),
+            in_flight: c
                 .max_concurrency
-                .saturating_sub(c.permits.available_permits());
-            let mut v = serde_json::to_value(c.health.report()).unwrap_or(Value::Null);
-            v["name"] = json!(c.name);
-            v["format"] = json!(c.format.name());
-            v["base_url"] = json!(c.endpoint.base_url);
-            v["in_flight"] = json!(in_flight);
-            v["max_concurrency"] = json!(c.max_concurrency);
-            v
+                .saturating_sub(c.permits.available_permits()),
+            max_concurrency: c.max_concurrency,
         })
         .collect();
-    json!({"data": data})
+    views::List { data }
 }
 
-fn models(ctx: &RequestCtx) -> Value {
+fn models(ctx: &RequestCtx) -> views::List<views::CatalogModel> {
     let catalog = &ctx.settings.catalog;
     let now = tollgate_gateway_core::clock::now_millis();
-    let data: Vec<Value> = catalog
+    let data = catalog
         .models()
         .iter()
         .map(|m| {
-            json!({
-                "model": m.public,
-                "kind": m.kind,
-                "upstream_model": m.upstream_model,
-                "channels": m.channels.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
-                "price": ctx.state.prices.at(&m.public, &m.tariff, now).tariff,
-                "price_version": ctx.state.prices.at(&m.public, &m.tariff, now).version,
-                "aliases": catalog.aliases_of(&m.public),
-            })
+            let price = ctx.state.prices.at(&m.public, &m.tariff, now);
+            views::CatalogModel {
+                model: m.public.clone(),
+                kind: m.kind,
+                upstream_model: m.upstream_model.clone(),
+                channels: m.channels.iter().map(|c| c.name.clone()).collect(),
+                price: price.tariff,
+                price_version: price.version,
+                aliases: catalog
+                    .aliases_of(&m.public)
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect(),
+            }
         })
         .collect();
-    json!({"data": data})
+    views::List { data }
 }
 
 /// What the console's overview shows: spend and requests per hour (or day) over a period, by
 /// model and by status, the error rate, open holds and leases, tasks in flight.
-async fn overview(ctx: &RequestCtx, query: &str) -> Result<Value, ApiError> {
+async fn overview(ctx: &RequestCtx, query: &str) -> Result<views::Overview, ApiError> {
     let store = &ctx.state.store;
     let hours: i64 = match query_param(query, "hours").filter(|h| !h.is_empty()) {
         None => 24,
@@ -905,18 +973,27 @@ async fn overview(ctx: &RequestCtx, query: &str) -> Result<Value, ApiError> {
         .iter()
         .fold(0i64, |sum, lease| sum.saturating_add(lease.3.nanos()));
     let tasks_in_flight = store.tasks_in_flight().await.map_err(OpError::from)?;
-    Ok(json!({
-        "hours": hours,
-        "bucket": bucket.as_str(),
-        "over_time": over_time.iter().map(|s| views::summary(bucket, s)).collect::<Vec<_>>(),
-        "by_model": by_model.iter().map(|s| views::summary(UsageGroup::Model, s)).collect::<Vec<_>>(),
-        "by_status": by_status.iter().map(|s| views::summary(UsageGroup::Status, s)).collect::<Vec<_>>(),
-        "requests": requests,
-        "errors": errors,
-        "open_holds": {"count": holds, "amount": held},
-        "open_leases": {"count": leases.len(), "amount": tollgate_billing::Amount::from_nanos(leased)},
-        "tasks_in_flight": tasks_in_flight,
-    }))
+    let totals = |group: UsageGroup, rows: &[tollgate_store::UsageSummary]| {
+        rows.iter().map(|s| views::summary(group, s)).collect()
+    };
+    Ok(views::Overview {
+        hours,
+        bucket: bucket.as_str(),
+        over_time: totals(bucket, &over_time),
+        by_model: totals(UsageGroup::Model, &by_model),
+        by_status: totals(UsageGroup::Status, &by_status),
+        requests,
+        errors,
+        open_holds: views::Open {
+            count: u64::try_from(holds).unwrap_or(0),
+            amount: held,
+        },
+        open_leases: views::Open {
+            count: leases.len() as u64,
+            amount: tollgate_billing::Amount::from_nanos(leased),
+        },
+        tasks_in_flight,
+    })
 }
 
 mod tasks {
@@ -955,7 +1032,10 @@ mod tasks {
         let next = next_cursor(&tasks, limit, |t| format!("{}:{}", t.created_at, t.id));
         Ok(body::json_response(
             StatusCode::OK,
-            &json!({"data": tasks.iter().map(views::task).collect::<Vec<_>>(), "next_cursor": next}),
+            &views::TaskPage {
+                data: tasks.iter().map(views::task).collect(),
+                next_cursor: next,
+            },
         ))
     }
 
@@ -991,9 +1071,11 @@ mod tasks {
             .task_events(id)
             .await
             .map_err(OpError::from)?;
-        let mut v = views::task(&task);
-        v["history"] = json!(events);
-        Ok(body::json_response(StatusCode::OK, &v))
+        let view = views::TaskView {
+            history: Some(events),
+            ..views::task(&task)
+        };
+        Ok(body::json_response(StatusCode::OK, &view))
     }
 
     pub async fn cancel(ctx: &RequestCtx, actor: &Actor, id: &str) -> Answer {

@@ -189,7 +189,7 @@ pub async fn create_account(
     }
     let (account, key) = store.create_account(&name, balance).await?;
     let mut change = actor.change("account.create", &account.id);
-    change.after = Some(views::account(&account));
+    change.after = Some(views::json(&views::account(&account)));
     store.record_admin_change(&change).await?;
     Ok((account, key))
 }
@@ -361,35 +361,67 @@ pub async fn enable_key(store: &Store, actor: &Actor, key: &str) -> Result<(), O
     Ok(())
 }
 
-/// Fields of a policy to change, as the CLI's flags and the API's JSON give them; `None`
-/// leaves a field as it is.
-#[derive(Debug, Clone, Default, serde::Deserialize)]
+/// Fields of a policy to change, as the CLI's flags and the API's JSON give them; a field
+/// left out stays as it is.
+#[derive(Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("minProperties" = 1))]
 pub struct PolicyEdit {
     /// Models or globs.
+    #[schemars(length(min = 1))]
     pub models: Option<Vec<String>>,
-    /// Endpoint names.
+    /// Endpoint names (the access policies' names of the routes).
+    #[schemars(length(min = 1), with = "Option<Vec<EndpointName>>")]
     pub endpoints: Option<Vec<String>>,
     /// Expiry, RFC 3339.
     pub expires: Option<String>,
     /// Client networks.
+    #[schemars(length(min = 1))]
     pub ips: Option<Vec<String>>,
     /// A price group's name.
     pub group: Option<String>,
     /// Requests per minute.
+    #[schemars(range(min = 1))]
     pub rpm: Option<u64>,
     /// Units of meters per minute.
+    #[schemars(extend("additionalProperties" = {"type": "integer", "minimum": 1}))]
     pub per_minute: Option<BTreeMap<String, u64>>,
     /// Requests in flight.
+    #[schemars(range(min = 1))]
     pub concurrency: Option<u32>,
     /// Open streams.
+    #[schemars(range(min = 1))]
     pub streams: Option<u32>,
-    /// Money per UTC day, a decimal string.
+    /// Money per UTC day, a decimal string above 0.
+    #[schemars(with = "Option<Amount>")]
     pub daily_budget: Option<String>,
-    /// Money per UTC month, a decimal string.
+    /// Money per UTC month, a decimal string above 0.
+    #[schemars(with = "Option<Amount>")]
     pub monthly_budget: Option<String>,
     /// Video tasks in flight.
+    #[schemars(range(min = 1))]
     pub tasks_in_flight: Option<u32>,
+}
+
+/// An endpoint's name in an access policy, as the document shows it: one of
+/// `policy::ENDPOINTS`.
+struct EndpointName;
+
+impl schemars::JsonSchema for EndpointName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EndpointName".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "enum": tollgate_gateway_core::policy::ENDPOINTS,
+        })
+    }
 }
 
 /// A limit of 0 would refuse everything; disabling a key does that.
@@ -579,8 +611,8 @@ pub async fn set_policy(
         "policy.clear"
     };
     let mut record = actor.change(action, views::holder_id(&holder));
-    record.before = Some(views::policy(&holder, &before));
-    record.after = Some(views::policy(&holder, &after));
+    record.before = Some(views::json(&views::policy(&holder, &before)));
+    record.after = Some(views::json(&views::policy(&holder, &after)));
     store.record_admin_change(&record).await?;
     Ok((holder, after))
 }
@@ -644,8 +676,8 @@ pub async fn set_group(
     }
     let after = store.price_group(&name).await?;
     let mut change = actor.change("group.set", &name);
-    change.before = before.as_ref().map(views::group);
-    change.after = Some(views::group(&after));
+    change.before = before.as_ref().map(|g| views::json(&views::group(g)));
+    change.after = Some(views::json(&views::group(&after)));
     store.record_admin_change(&change).await?;
     Ok(after)
 }
@@ -697,8 +729,8 @@ pub async fn set_price(
             e => OpError::from(e),
         })?;
     let mut change = actor.change("price.set", model);
-    change.before = Some(views::price(&before));
-    change.after = Some(views::price(&stored));
+    change.before = Some(views::json(&views::price(&before)));
+    change.after = Some(views::json(&views::price(&stored)));
     store.record_admin_change(&change).await?;
     Ok(stored)
 }

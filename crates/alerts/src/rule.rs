@@ -17,11 +17,18 @@ use tollgate_billing::Amount;
 /// An `[[alerts]]` table, or the body of `POST /admin/v1/alerts`, as written. Which fields a
 /// rule takes depends on its `when`; [`Rule::from_config`] refuses the others by name.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "AlertRule"))]
 #[serde(deny_unknown_fields)]
 pub struct RuleConfig {
     /// The rule's name: letters, digits, `-`, `_` and `.`.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(regex(pattern = "^[A-Za-z0-9._-]{1,64}$"))
+    )]
     pub name: String,
     /// `balance_below`, `budget_used`, `spend_velocity`, `channel_circuit` or `task_failures`.
+    #[cfg_attr(feature = "schema", schemars(extend("enum" = CONDITIONS)))]
     pub when: String,
     /// `balance_below`: the amount below which an account's balance fires.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -29,15 +36,22 @@ pub struct RuleConfig {
     /// `budget_used`: the percentages of a daily or monthly budget that each fire once per
     /// period (default 50, 80, 100).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(length(min = 1), inner(range(min = 1, max = 1000)))
+    )]
     pub percents: Option<Vec<u32>>,
     /// `spend_velocity`: how many times its own baseline a key must spend (default "5").
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(description = "A decimal, at least 1"))]
     pub factor: Option<String>,
     /// `spend_velocity` (default 5) and `task_failures` (default 15): the recent window, minutes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1440)))]
     pub window_minutes: Option<u64>,
     /// `spend_velocity`: the baseline, in hours before the window (default 24).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 720)))]
     pub baseline_hours: Option<u64>,
     /// `spend_velocity`: the least spend in the window that may fire (default "1").
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -59,22 +73,27 @@ pub struct RuleConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// Where events are posted (`http://` or `https://`).
+    #[cfg_attr(feature = "schema", schemars(regex(pattern = "^https?://")))]
     pub webhook_url: String,
     /// The environment variable holding the `whsec_…` signing secret; required unless `format`
     /// is `slack`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(regex(pattern = "^[A-Za-z0-9_]+$")))]
     pub secret_env: Option<String>,
     /// `standard` (the default: a Standard Webhooks JSON event) or `slack` (`{"text": …}`, for
     /// an incoming-webhook URL).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(extend("enum" = ["standard", "slack"])))]
     pub format: Option<String>,
     /// `budget_used`, `spend_velocity`: what the gateway does when the rule fires — `disable`
     /// (the key, or the account of an account's budget) or `throttle` (sets its policy's `rpm`
     /// to `throttle_rpm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(extend("enum" = ["disable", "throttle"])))]
     pub action: Option<String>,
     /// With `action = "throttle"`: the requests per minute left to the key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1)))]
     pub throttle_rpm: Option<u64>,
 }
 

@@ -15,6 +15,7 @@ use crate::money::Amount;
 use crate::tariff::Tariff;
 
 /// How a charge's quantity was measured.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Measure {
@@ -62,6 +63,7 @@ impl Measure {
 pub const ROUNDING: &str = "up to the nano-unit, once";
 
 /// One charge, explained.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Explanation {
     /// The ledger row (`led_…`).

@@ -55,6 +55,8 @@ pub mod meter;
 pub mod money;
 pub mod price_book;
 pub mod price_list;
+#[cfg(feature = "schema")]
+mod schema;
 pub mod tariff;
 pub mod versions;
 pub mod video;

@@ -18,6 +18,8 @@ use serde::{Deserialize, Serialize};
 ///
 /// Serialized externally tagged in snake case, e.g. `{"characters":11}` or
 /// `{"video_tokens":{"tokens":108900,"tier":"standard"}}`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "Quantity"))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Usage {
@@ -64,6 +66,7 @@ pub enum Usage {
 }
 
 /// The price tier of a clip-format video task (docs/api.md §8 rule 5).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClipTier {
@@ -81,6 +84,7 @@ pub enum ClipTier {
 ///
 /// Its text form is the `meter` tag of a tariff in the price book (`"characters"`,
 /// `"audio_seconds"`, `"tokens"`, `"video_tokens"`, `"video_seconds"`, `"text_tokens"`).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Meter {

@@ -49,6 +49,7 @@ const PER_UNIT: u32 = 0;
 /// assert_eq!(tariff, Tariff::Tokens { per_million_tokens: Decimal::new(2, 2) });
 /// # Ok::<(), serde_json::Error>(())
 /// ```
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "meter", rename_all = "snake_case")]
 pub enum Tariff {
@@ -56,28 +57,37 @@ pub enum Tariff {
     Characters {
         /// Price per million characters.
         #[serde(with = "price")]
+        #[cfg_attr(feature = "schema", schemars(with = "crate::schema::Price"))]
         per_million_characters: Decimal,
     },
     /// docs/api.md §8 rule 2: recognition, by audio seconds rounded up.
     AudioSeconds {
         /// Price per second of audio.
         #[serde(with = "price")]
+        #[cfg_attr(feature = "schema", schemars(with = "crate::schema::Price"))]
         per_second: Decimal,
     },
     /// docs/api.md §8 rule 3: embeddings, by input tokens.
     Tokens {
         /// Price per million input tokens.
         #[serde(with = "price")]
+        #[cfg_attr(feature = "schema", schemars(with = "crate::schema::Price"))]
         per_million_tokens: Decimal,
     },
     /// docs/api.md §8 rules 4–5: clip-format video, by completion tokens.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(transform = crate::schema::ratio_may_be_left_out)
+    )]
     VideoTokens {
         /// The Standard tier's price per million tokens: the catalog's main unit price.
         #[serde(with = "price")]
+        #[cfg_attr(feature = "schema", schemars(with = "crate::schema::Price"))]
         per_million_tokens: Decimal,
         /// The reference-video tier's price as a share of the Standard price per token
         /// (default [`DEFAULT_REFERENCE_VIDEO_RATIO`], 0.6).
         #[serde(with = "price", default = "default_reference_video_ratio")]
+        #[cfg_attr(feature = "schema", schemars(with = "crate::schema::Price"))]
         reference_video_ratio: Decimal,
     },
     /// docs/api.md §8 rule 6: generic video, by seconds generated (rounded up, minimum 1) —
@@ -87,6 +97,7 @@ pub enum Tariff {
     VideoSeconds {
         /// Price per second of video (of any size `per_second_by_size` does not name).
         #[serde(with = "price")]
+        #[cfg_attr(feature = "schema", schemars(with = "crate::schema::Price"))]
         per_second: Decimal,
         /// Price per second of video of a size, `WIDTHxHEIGHT`.
         #[serde(
@@ -94,15 +105,21 @@ pub enum Tariff {
             skip_serializing_if = "BTreeMap::is_empty",
             with = "price_by_size"
         )]
+        #[cfg_attr(
+            feature = "schema",
+            schemars(with = "BTreeMap<String, crate::schema::Price>")
+        )]
         per_second_by_size: BTreeMap<String, Decimal>,
     },
     /// docs/api.md §8 rule 7: native generation, by input and output tokens (thinking counted as output).
     TextTokens {
         /// Price per million input tokens.
         #[serde(with = "price")]
+        #[cfg_attr(feature = "schema", schemars(with = "crate::schema::Price"))]
         input_per_million_tokens: Decimal,
         /// Price per million output tokens, thinking tokens included.
         #[serde(with = "price")]
+        #[cfg_attr(feature = "schema", schemars(with = "crate::schema::Price"))]
         output_per_million_tokens: Decimal,
     },
 }

@@ -403,3 +403,42 @@ impl Catalog {
         all
     }
 }
+
+/// OpenAI's model object (`GET /v1/models`, `GET /v1/models/{model}`): a name a client may use.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "Model"))]
+pub struct ModelObject {
+    /// The name (a public model or an alias).
+    pub id: String,
+    /// `model`.
+    #[cfg_attr(feature = "schema", schemars(extend("const" = "model")))]
+    pub object: &'static str,
+    /// Always 0: a configured model has no creation time.
+    pub created: i64,
+    /// `tollgate`.
+    pub owned_by: &'static str,
+}
+
+impl ModelObject {
+    /// The object of a name a client may use.
+    pub fn named(id: &str) -> ModelObject {
+        ModelObject {
+            id: id.to_owned(),
+            object: "model",
+            created: 0,
+            owned_by: "tollgate",
+        }
+    }
+}
+
+/// OpenAI's model list (`GET /v1/models`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ModelList {
+    /// `list`.
+    #[cfg_attr(feature = "schema", schemars(extend("const" = "list")))]
+    pub object: &'static str,
+    /// The names the key may use.
+    pub data: Vec<ModelObject>,
+}

@@ -27,6 +27,7 @@ pub const OPEN_FOR: Duration = Duration::from_secs(30);
 const LATENCY_WINDOW: usize = 512;
 
 /// A circuit breaker's state.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CircuitState {
@@ -114,6 +115,7 @@ pub struct ChannelHealth {
 }
 
 /// What `GET /admin/v1/channels` shows of one channel.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HealthReport {
     /// Calls that succeeded since the start.
@@ -133,6 +135,7 @@ pub struct HealthReport {
 }
 
 /// Latency percentiles, milliseconds (`None` before the first call).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Latency {
     /// Median.

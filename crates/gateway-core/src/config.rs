@@ -566,6 +566,7 @@ impl ChannelLevel {
 }
 
 /// What kind of endpoint a model serves.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ModelKind {

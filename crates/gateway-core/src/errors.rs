@@ -2,7 +2,7 @@
 //! endpoint's own vendor ([`Family`], DESIGN §7) with an honest HTTP status.
 
 use http::StatusCode;
-use serde_json::json;
+use serde::Serialize;
 
 /// The four inbound families and their error shapes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,42 +220,163 @@ impl ApiError {
 
     /// The error body in `family`'s shape (also what a stream sends as its error event).
     pub fn body(&self, family: Family) -> serde_json::Value {
-        match family {
-            Family::OpenAi => json!({"error": {
-                "message": self.message,
-                "type": openai_type(self.kind),
-                "param": self.param,
-                "code": self.code.clone().or_else(|| openai_code(self.kind).map(str::to_owned)),
-            }}),
-            Family::T2a => json!({"base_resp": {
-                "status_code": t2a_code(self.kind),
-                "status_msg": self.message,
-            }}),
+        let body = match family {
+            Family::OpenAi => serde_json::to_value(OpenAiError {
+                error: OpenAiErrorDetail {
+                    message: self.message.clone(),
+                    kind: openai_type(self.kind),
+                    param: self.param.clone(),
+                    code: self
+                        .code
+                        .clone()
+                        .or_else(|| openai_code(self.kind).map(str::to_owned)),
+                },
+            }),
+            Family::T2a => serde_json::to_value(T2aError {
+                base_resp: T2aErrorStatus {
+                    status_code: t2a_code(self.kind),
+                    status_msg: self.message.clone(),
+                },
+            }),
             Family::Ark => {
                 let (kind, code) = ark_type_and_code(self);
-                json!({"error": {
-                    "code": code,
-                    "message": self.message,
-                    "param": self.param.clone().unwrap_or_default(),
-                    "type": kind,
-                }})
+                serde_json::to_value(ArkError {
+                    error: ArkErrorDetail {
+                        code,
+                        message: self.message.clone(),
+                        param: self.param.clone().unwrap_or_default(),
+                        kind: kind.to_owned(),
+                    },
+                })
             }
             Family::Google => {
-                let (status_code, status) = google_status(self.kind);
-                let mut error = json!({
-                    "code": status_code,
-                    "message": self.message,
-                    "status": status,
-                });
-                if self.kind == ErrorKind::InvalidCredential {
-                    error["details"] = json!([{
-                        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-                        "reason": "API_KEY_INVALID",
-                        "domain": "googleapis.com",
-                    }]);
-                }
-                json!({"error": error})
+                let (code, status) = google_status(self.kind);
+                let details = if self.kind == ErrorKind::InvalidCredential {
+                    vec![GoogleErrorInfo::api_key_invalid()]
+                } else {
+                    Vec::new()
+                };
+                serde_json::to_value(GoogleError {
+                    error: GoogleErrorDetail {
+                        code,
+                        message: self.message.clone(),
+                        status: status.to_owned(),
+                        details,
+                    },
+                })
             }
+        };
+        body.unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// The OpenAI family's error body (also the admin API's).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct OpenAiError {
+    /// What went wrong.
+    pub error: OpenAiErrorDetail,
+}
+
+/// What went wrong, in OpenAI's words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct OpenAiErrorDetail {
+    /// For a person.
+    pub message: String,
+    /// The kind (`invalid_request_error`, `insufficient_quota`, …).
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The field at fault.
+    pub param: Option<String>,
+    /// The rule or condition (`invalid_value`, `model_not_found`, …).
+    pub code: Option<String>,
+}
+
+/// The t2a family's error body: `base_resp.status_code` is not 0.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct T2aError {
+    /// The status.
+    pub base_resp: T2aErrorStatus,
+}
+
+/// A t2a status: its code (wire-formats §3.2) and message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct T2aErrorStatus {
+    /// Not 0.
+    pub status_code: i64,
+    /// For a person.
+    pub status_msg: String,
+}
+
+/// The clip-task family's error body: string codes such as `InvalidParameter.duration`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ArkError {
+    /// What went wrong.
+    pub error: ArkErrorDetail,
+}
+
+/// What went wrong, in Ark's words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ArkErrorDetail {
+    /// The code (`InvalidParameter.duration`, `AuthenticationError`, …).
+    pub code: String,
+    /// For a person.
+    pub message: String,
+    /// The field at fault; empty when none is.
+    pub param: String,
+    /// The kind.
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+/// The native family's error body (an RPC status).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct GoogleError {
+    /// The status.
+    pub error: GoogleErrorDetail,
+}
+
+/// An RPC status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct GoogleErrorDetail {
+    /// The HTTP status it stands for.
+    pub code: u16,
+    /// For a person.
+    pub message: String,
+    /// The RPC code's name (`INVALID_ARGUMENT`, `PERMISSION_DENIED`, …).
+    pub status: String,
+    /// Why, for a machine (an invalid key's `API_KEY_INVALID`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<GoogleErrorInfo>,
+}
+
+/// `google.rpc.ErrorInfo`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct GoogleErrorInfo {
+    /// `type.googleapis.com/google.rpc.ErrorInfo`.
+    #[serde(rename = "@type")]
+    pub type_url: &'static str,
+    /// The reason (`API_KEY_INVALID`).
+    pub reason: &'static str,
+    /// `googleapis.com`.
+    pub domain: &'static str,
+}
+
+impl GoogleErrorInfo {
+    /// What the vendor says of an invalid key (wire-formats §6.4), which its SDK reads.
+    fn api_key_invalid() -> GoogleErrorInfo {
+        GoogleErrorInfo {
+            type_url: "type.googleapis.com/google.rpc.ErrorInfo",
+            reason: "API_KEY_INVALID",
+            domain: "googleapis.com",
         }
     }
 }

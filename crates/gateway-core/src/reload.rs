@@ -18,6 +18,7 @@ pub trait Reload: Send + Sync + std::fmt::Debug {
 }
 
 /// A reload that took.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Reloaded {
     /// The generation in force after it (the same as before when nothing changed).

@@ -101,6 +101,7 @@ pub struct ChatCompletionRequest {
 /// `stream_options`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "ChatStreamOptions"))]
 pub struct StreamOptions {
     /// Whether a last chunk with `choices: []` carries the usage.
     #[serde(default, skip_serializing_if = "Option::is_none")]

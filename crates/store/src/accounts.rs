@@ -101,6 +101,8 @@ pub struct AccountReport {
 }
 
 /// A key as listings show it (never the secret).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "Key"))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct KeySummary {
     /// `key_…`

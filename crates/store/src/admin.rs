@@ -29,6 +29,7 @@ pub struct AdminToken {
 }
 
 /// A change to record in the admin audit log.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct AdminChange {
     /// Who: `token:NAME` for the API, `cli:USER` for the command line.
@@ -46,6 +47,8 @@ pub struct AdminChange {
 }
 
 /// A recorded change, as the log lists it: the change, its id and its time.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "AdminChange"))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AdminChangeRecord {
     /// `aud_…` (time-ordered: the paging cursor).
@@ -69,6 +72,8 @@ pub struct Credited {
 }
 
 /// An open hold, as the admin API lists it.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "Hold"))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OpenHold {
     /// `hold_…`

@@ -17,6 +17,7 @@ const LISTED_PER_RULE: usize = 100;
 const RECORD_TO_CHARGE_MS: i64 = 60_000;
 
 /// One broken invariant.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Violation {
     /// Which invariant (`balance_is_ledger_sum`, `held_is_open_holds`, …).
@@ -28,6 +29,7 @@ pub struct Violation {
 }
 
 /// What the audit found.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AuditReport {
     /// Accounts checked.

@@ -159,6 +159,7 @@ pub enum Closed {
 }
 
 /// Kinds of ledger row.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LedgerKind {
@@ -191,6 +192,7 @@ impl LedgerKind {
 }
 
 /// One ledger row.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LedgerEntry {
     /// `led_…`

@@ -9,6 +9,7 @@ use tollgate_billing::{PriceBook, PriceSchedule, PriceVersion, Tariff};
 pub const SOURCES: [&str; 3] = ["config", "cli", "admin"];
 
 /// One stored version of one model's price.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct StoredPrice {
     /// The public model.

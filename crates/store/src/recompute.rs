@@ -17,6 +17,7 @@ const PAGE: i64 = 5_000;
 const LISTED: usize = 100;
 
 /// What re-deriving the charges found.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct RecomputeReport {
     /// Charge rows read.

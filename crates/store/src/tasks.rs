@@ -17,6 +17,7 @@ use sqlx::Row;
 use tollgate_billing::{Amount, Usage};
 
 /// Where a task is.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskState {
@@ -143,6 +144,7 @@ pub struct Task {
 }
 
 /// One entry of a task's history.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct TaskEvent {
     /// Unix ms.

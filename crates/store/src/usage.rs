@@ -14,6 +14,7 @@ use sqlx::Row;
 use tollgate_billing::{Amount, Total, Usage};
 
 /// One record of the usage log.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct UsageRecord {
     /// Time-ordered id (`use_…`), made with `created_at` ([`UsageRecord::stamp`]): a page's

@@ -4,7 +4,7 @@
 //! "The OpenAPI document"). A request's schema says what the gateway reads (the type's
 //! `Deserialize`), an answer's what it writes (its `Serialize`); the rules a field must also
 //! keep are the protocol crate's validation, named on the type where a schema can say them
-//! (`#[schemars(range(min = 1))]`). What is not derived yet is written in [`super::schemas`].
+//! (`#[schemars(range(min = 1))]`). [`super::schemas`] only joins derived shapes.
 
 use schemars::generate::{Contract, SchemaSettings};
 use schemars::transform::RecursiveTransform;
@@ -39,6 +39,14 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     // The chat bridge's answer shares its message with the request: one shape, the reader's.
     requests.subschema_for::<tollgate_native_genai::ChatCompletionRequest>();
     requests.subschema_for::<tollgate_native_genai::ChatCompletion>();
+    // The operator's: the admin API's request bodies.
+    requests.subschema_for::<crate::api::NewAccount>();
+    requests.subschema_for::<crate::api::NewCredit>();
+    requests.subschema_for::<crate::api::NewKeyInput>();
+    requests.subschema_for::<crate::api::GroupInput>();
+    requests.subschema_for::<crate::api::PriceInput>();
+    requests.subschema_for::<crate::ops::PolicyEdit>();
+    requests.subschema_for::<tollgate_alerts::RuleConfig>();
     // What the gateway writes.
     let mut answers = generator(Contract::Serialize);
     answers.subschema_for::<tollgate_embeddings::EmbeddingResponse>();
@@ -58,6 +66,37 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     answers.subschema_for::<tollgate_native_genai::embed::BatchEmbedContentsResponse>();
     answers.subschema_for::<tollgate_native_genai::Response>();
     answers.subschema_for::<tollgate_native_genai::responses::InputTokens>();
+    // Errors, in each family's shape, and OpenAI's model list.
+    answers.subschema_for::<tollgate_gateway_core::errors::OpenAiError>();
+    answers.subschema_for::<tollgate_gateway_core::errors::ArkError>();
+    answers.subschema_for::<tollgate_gateway_core::errors::T2aError>();
+    answers.subschema_for::<tollgate_gateway_core::errors::GoogleError>();
+    answers.subschema_for::<tollgate_gateway_core::catalog::ModelList>();
+    // The operator's: the admin API's answers (`crate::views`).
+    answers.subschema_for::<crate::views::AccountPage>();
+    answers.subschema_for::<crate::views::AccountDetail>();
+    answers.subschema_for::<crate::views::CreatedAccount>();
+    answers.subschema_for::<crate::views::Credited>();
+    answers.subschema_for::<crate::views::KeyState>();
+    answers.subschema_for::<crate::views::Group>();
+    answers.subschema_for::<crate::views::ModelPrices>();
+    answers.subschema_for::<crate::views::RequestCharges>();
+    answers.subschema_for::<crate::views::LedgerPage>();
+    answers.subschema_for::<crate::views::UsagePage>();
+    answers.subschema_for::<crate::views::UsageTotals>();
+    answers.subschema_for::<crate::views::Lease>();
+    answers.subschema_for::<crate::views::Audit>();
+    answers.subschema_for::<tollgate_store::OpenHold>();
+    answers.subschema_for::<crate::views::ChangePage>();
+    answers.subschema_for::<crate::views::TaskPage>();
+    answers.subschema_for::<crate::views::ConfigStatus>();
+    answers.subschema_for::<crate::views::Overview>();
+    answers.subschema_for::<crate::views::Channel>();
+    answers.subschema_for::<crate::views::CatalogModel>();
+    answers.subschema_for::<crate::alerts::RuleInForce>();
+    answers.subschema_for::<crate::alerts::Event>();
+    answers.subschema_for::<crate::alerts::Delivery>();
+    answers.subschema_for::<tollgate_gateway_core::reload::Reloaded>();
     (
         requests.take_definitions(true),
         answers.take_definitions(true),

@@ -10,6 +10,7 @@ use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::registry::Registry;
 use serde_json::json;
 use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_gateway_core::catalog::{ModelList, ModelObject};
 use tollgate_gateway_core::context::RequestCtx;
 use tollgate_gateway_core::errors::{ApiError, ErrorKind};
 use tollgate_gateway_core::policy;
@@ -245,11 +246,14 @@ pub async fn list_models(
                 .lookup(name)
                 .is_some_and(|entry| policy::may_use_model(&principal, &entry.public))
         })
-        .map(model_object)
+        .map(ModelObject::named)
         .collect();
     Ok(body::json_response(
         StatusCode::OK,
-        &json!({"object": "list", "data": data}),
+        &ModelList {
+            object: "list",
+            data,
+        },
     ))
 }
 
@@ -268,12 +272,7 @@ pub async fn get_model(
         .code("model_not_found")
     })?;
     crate::admission::admit_model(&principal, &entry.public)?;
-    Ok(body::json_response(StatusCode::OK, &model_object(id)))
-}
-
-/// OpenAI's model object for a name a client may use.
-fn model_object(id: &str) -> serde_json::Value {
-    json!({"id": id, "object": "model", "created": 0, "owned_by": "tollgate"})
+    Ok(body::json_response(StatusCode::OK, &ModelObject::named(id)))
 }
 
 /// `/v1/audio/translations` (docs/api.md §4 rule 5): 404, not 501 — the OpenAI SDKs retry every 5xx

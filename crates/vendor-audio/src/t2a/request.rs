@@ -169,6 +169,7 @@ impl T2aRequest {
 /// The `stream_options` object (wire-formats §3.1).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "T2aStreamOptions"))]
 pub struct StreamOptions {
     /// When `true`, the final frame does not repeat the whole audio (default `false`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
