@@ -124,243 +124,12 @@ impl Store {
                 .await?;
         }
 
-        // Per account: the stored figures against what the rows say, summed so that no sum
-        // overflows on either database (`crate::wide_sum`).
-        let accounts: Vec<AccountFigures> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT a.id, a.name, a.balance_nanos, a.held_nanos, a.leased_nanos,
-                COALESCE(l.sum_high, 0), COALESCE(l.sum_low, 0),
-                COALESCE(h.sum_high, 0), COALESCE(h.sum_low, 0),
-                COALESCE(s.sum_high, 0), COALESCE(s.sum_low, 0)
-             FROM accounts a
-             LEFT JOIN (SELECT account_id, {} FROM ledger GROUP BY account_id) l
-                 ON l.account_id = a.id
-             LEFT JOIN (SELECT account_id, {} FROM holds WHERE state = 'open' GROUP BY account_id) h
-                 ON h.account_id = a.id
-             LEFT JOIN (SELECT account_id, {} FROM leases WHERE state = 'open' GROUP BY account_id) s
-                 ON s.account_id = a.id
-             ORDER BY a.id",
-            wide_sum("amount_nanos", "sum"),
-            wide_sum("amount_nanos", "sum"),
-            wide_sum("amount_nanos", "sum"),
-        )))
-        .fetch_all(&mut *tx)
-        .await?;
-        let mut negative_accounts = Vec::new();
-        let mut total_balance = Total::ZERO;
-        for (id, name, balance, held, leased, lh, ll, hh, hl, sh, sl) in &accounts {
-            let subject = format!("{name} ({id})");
-            let (ledger_sum, open_holds, open_leases) =
-                (total(*lh, *ll), total(*hh, *hl), total(*sh, *sl));
-            if Total::from(Amount::from_nanos(*balance)) != ledger_sum {
-                flag(
-                    "balance_is_ledger_sum",
-                    &subject,
-                    format!(
-                        "balance {} but the ledger sums to {ledger_sum}",
-                        Amount::from_nanos(*balance),
-                    ),
-                );
-            }
-            if Total::from(Amount::from_nanos(*held)) != open_holds {
-                flag(
-                    "held_is_open_holds",
-                    &subject,
-                    format!(
-                        "held {} but open holds sum to {open_holds}",
-                        Amount::from_nanos(*held),
-                    ),
-                );
-            }
-            if Total::from(Amount::from_nanos(*leased)) != open_leases {
-                flag(
-                    "leased_is_open_leases",
-                    &subject,
-                    format!(
-                        "leased {} but open leases sum to {open_leases}",
-                        Amount::from_nanos(*leased),
-                    ),
-                );
-            }
-            if *held < 0 || *leased < 0 {
-                flag(
-                    "reservations_not_negative",
-                    &subject,
-                    format!("held {held}, leased {leased} nano-units"),
-                );
-            }
-            if *balance < 0 {
-                negative_accounts.push(format!("{name} ({id}): {}", Amount::from_nanos(*balance)));
-            }
-            total_balance = total_balance.add(Amount::from_nanos(*balance));
-        }
-
-        // Holds: closed once, with exactly the ledger rows their state implies.
-        let holds: Vec<(String, String, Option<i64>, i64, i64, i64)> =
-            sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                "SELECT h.id, h.state, h.captured_nanos, COALESCE(l.n, 0),
-                        COALESCE(l.charged_high, 0), COALESCE(l.charged_low, 0)
-                 FROM holds h
-                 LEFT JOIN (SELECT hold_id, CAST(COUNT(*) AS BIGINT) AS n, {}
-                            FROM ledger WHERE hold_id IS NOT NULL GROUP BY hold_id) l
-                     ON l.hold_id = h.id
-                 ORDER BY h.id",
-                wide_sum("amount_nanos", "charged")
-            )))
-            .fetch_all(&mut *tx)
-            .await?;
-        for (id, state, captured, rows, high, low) in &holds {
-            // Charge rows are negative; negated once summed (no row's negation can overflow).
-            let charged = Total::ZERO.minus(total(*high, *low));
-            let captured_total = captured.map(|c| Total::from(Amount::from_nanos(c)));
-            match state.as_str() {
-                "open" | "released" if *rows != 0 => flag(
-                    "hold_charged_once",
-                    id,
-                    format!("{state} but has {rows} charge rows"),
-                ),
-                "settled" if *rows != 1 || Some(charged) != captured_total => flag(
-                    "hold_charged_once",
-                    id,
-                    format!("settled at {captured:?} with {rows} charge rows summing to {charged}"),
-                ),
-                "open" | "released" | "settled" => {}
-                other => flag("hold_state_known", id, format!("state {other:?}")),
-            }
-        }
-
-        // Tasks: a finished task's hold is closed the matching way; a live one's is open.
-        let tasks: Vec<(String, String, Option<String>, Option<String>)> = sqlx::query_as(
-            "SELECT t.id, t.status, t.hold_id, h.state FROM tasks t
-             LEFT JOIN holds h ON h.id = t.hold_id ORDER BY t.id",
-        )
-        .fetch_all(&mut *tx)
-        .await?;
-        for (id, status, hold, hold_state) in &tasks {
-            let expected = match status.as_str() {
-                "succeeded" => "settled",
-                "failed" | "cancelled" | "expired" => "released",
-                _ => "open",
-            };
-            match (hold, hold_state.as_deref()) {
-                (None, _) => flag("task_has_hold", id, format!("{status} without a hold")),
-                (Some(h), state) if state != Some(expected) => flag(
-                    "task_settled_once",
-                    id,
-                    format!("{status} but hold {h} is {state:?}, expected {expected}"),
-                ),
-                _ => {}
-            }
-        }
-
-        // Leases: none open long past its expiry; none below zero.
-        let now = now_millis();
-        let leases: Vec<(String, String, i64, i64)> =
-            sqlx::query_as("SELECT id, state, amount_nanos, expires_at FROM leases ORDER BY id")
-                .fetch_all(&mut *tx)
-                .await?;
-        for (id, state, amount, expires_at) in &leases {
-            if state == "open" && *expires_at < now - LEASE_EXPIRY_GRACE_MS {
-                flag(
-                    "lease_not_past_expiry",
-                    id,
-                    format!("open {} ms past its expiry", now - expires_at),
-                );
-            }
-            if *amount < 0 {
-                flag("lease_not_negative", id, format!("{amount} nano-units"));
-            }
-        }
-
-        // A lease's arithmetic (issue 42): what it was granted went to charges, back to the
-        // balance, or is still in it; and it paid no more than the charge rows that name it —
-        // rows in the account's chain — came to. Leases made before the counters are not
-        // checked.
-        type LeaseBooks = (String, String, i64, i64, i64, i64, i64, i64);
-        let books: Vec<LeaseBooks> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT s.id, s.state, s.granted_nanos, s.amount_nanos, s.charged_nanos,
-                    s.returned_nanos, COALESCE(r.named_high, 0), COALESCE(r.named_low, 0)
-             FROM leases s
-             LEFT JOIN (SELECT lease_id, {} FROM ledger
-                        WHERE kind = 'charge' AND lease_id IS NOT NULL GROUP BY lease_id) r
-                 ON r.lease_id = s.id
-             WHERE s.charged_nanos IS NOT NULL AND s.returned_nanos IS NOT NULL
-             ORDER BY s.id",
-            wide_sum("amount_nanos", "named")
-        )))
-        .fetch_all(&mut *tx)
-        .await?;
-        for (id, state, granted, amount, charged, returned, high, low) in &books {
-            let left = if state == "open" { *amount } else { 0 };
-            let accounted = i128::from(*charged) + i128::from(*returned) + i128::from(left);
-            if i128::from(*granted) != accounted {
-                flag(
-                    "lease_arithmetic",
-                    id,
-                    format!(
-                        "granted {} but charged {} + returned {} + left {} = {}",
-                        Amount::from_nanos(*granted),
-                        Amount::from_nanos(*charged),
-                        Amount::from_nanos(*returned),
-                        Amount::from_nanos(left),
-                        Total::from_nanos(accounted)
-                    ),
-                );
-            }
-            // Charge rows are negative: what they came to is the negated sum.
-            let named = Total::ZERO.minus(total(*high, *low));
-            if Total::from(Amount::from_nanos(*charged)) > named {
-                flag(
-                    "lease_arithmetic",
-                    id,
-                    format!(
-                        "paid {} of charges, more than the {named} its charge rows came to",
-                        Amount::from_nanos(*charged)
-                    ),
-                );
-            }
-        }
-
-        // Conservation: what came in minus what was charged is what the accounts hold.
-        let (credited_high, credited_low, charged_high, charged_low, ledger_rows, anomalies): (
-            i64,
-            i64,
-            i64,
-            i64,
-            i64,
-            i64,
-        ) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT {}, {},
-                    CAST(COUNT(*) AS BIGINT),
-                    CAST(COALESCE(SUM(CASE WHEN anomaly IS NOT NULL THEN 1 ELSE 0 END), 0) AS BIGINT)
-             FROM ledger",
-            wide_sum(
-                "CASE WHEN kind <> 'charge' THEN amount_nanos ELSE 0 END",
-                "credited"
-            ),
-            wide_sum("CASE WHEN kind = 'charge' THEN amount_nanos ELSE 0 END", "charged"),
-        )))
-        .fetch_one(&mut *tx)
-        .await?;
-        let (credited, charged) = (
-            total(credited_high, credited_low),
-            Total::ZERO.minus(total(charged_high, charged_low)),
-        );
-        if credited.minus(charged) != total_balance {
-            flag(
-                "money_is_conserved",
-                "all accounts",
-                format!("credited {credited} − charged {charged} ≠ balances {total_balance}"),
-            );
-        }
-        let charge_without_hold: Vec<(String,)> = sqlx::query_as(
-            "SELECT id FROM ledger WHERE kind = 'charge' AND hold_id IS NULL ORDER BY id",
-        )
-        .fetch_all(&mut *tx)
-        .await?;
-        for (id,) in &charge_without_hold {
-            flag("charge_has_hold", id, "a charge row names no hold".into());
-        }
-
+        let (accounts, negative_accounts, total_balance) =
+            account_checks(&mut tx, &mut flag).await?;
+        let holds = hold_checks(&mut tx, &mut flag).await?;
+        let tasks = task_checks(&mut tx, &mut flag).await?;
+        let leases = lease_checks(&mut tx, now_millis(), &mut flag).await?;
+        let ledger = conservation(&mut tx, total_balance, &mut flag).await?;
         ledger_checks(&mut tx, &mut flag).await?;
         let (chained_rows, checkpoint) =
             audit_chains(&mut tx, checkpoints, now_millis(), &mut flag).await?;
@@ -375,15 +144,15 @@ impl Store {
 
         let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
         Ok(AuditReport {
-            accounts: count(accounts.len()),
-            ledger_rows: u64::try_from(ledger_rows).unwrap_or(0),
-            holds: count(holds.len()),
-            leases: count(leases.len()),
-            tasks: count(tasks.len()),
+            accounts: count(accounts),
+            ledger_rows: u64::try_from(ledger.rows).unwrap_or(0),
+            holds: count(holds),
+            leases: count(leases),
+            tasks: count(tasks),
             total_balance,
-            total_credited: credited,
-            total_charged: charged,
-            anomalies: u64::try_from(anomalies).unwrap_or(0),
+            total_credited: ledger.credited,
+            total_charged: ledger.charged,
+            anomalies: u64::try_from(ledger.anomalies).unwrap_or(0),
             operator_losses: total(losses_high, losses_low),
             negative_accounts,
             chained_rows,
@@ -391,6 +160,302 @@ impl Store {
             violations,
         })
     }
+}
+
+/// The audit's one snapshot: the read-only transaction every check reads in.
+type Snapshot = sqlx::Transaction<'static, sqlx::Any>;
+
+/// Per account: the stored figures against what the rows say (`balance_is_ledger_sum`,
+/// `held_is_open_holds`, `leased_is_open_leases`, `reservations_not_negative`); returns the
+/// accounts read, those below zero and the sum of every balance.
+async fn account_checks(
+    tx: &mut Snapshot,
+    flag: &mut impl FnMut(&'static str, &str, String),
+) -> Result<(usize, Vec<String>, Total), StoreError> {
+    // Per account: the stored figures against what the rows say, summed so that no sum
+    // overflows on either database (`crate::wide_sum`).
+    let accounts: Vec<AccountFigures> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT a.id, a.name, a.balance_nanos, a.held_nanos, a.leased_nanos,
+            COALESCE(l.sum_high, 0), COALESCE(l.sum_low, 0),
+            COALESCE(h.sum_high, 0), COALESCE(h.sum_low, 0),
+            COALESCE(s.sum_high, 0), COALESCE(s.sum_low, 0)
+         FROM accounts a
+         LEFT JOIN (SELECT account_id, {} FROM ledger GROUP BY account_id) l
+             ON l.account_id = a.id
+         LEFT JOIN (SELECT account_id, {} FROM holds WHERE state = 'open' GROUP BY account_id) h
+             ON h.account_id = a.id
+         LEFT JOIN (SELECT account_id, {} FROM leases WHERE state = 'open' GROUP BY account_id) s
+             ON s.account_id = a.id
+         ORDER BY a.id",
+        wide_sum("amount_nanos", "sum"),
+        wide_sum("amount_nanos", "sum"),
+        wide_sum("amount_nanos", "sum"),
+    )))
+    .fetch_all(&mut **tx)
+    .await?;
+    let mut negative_accounts = Vec::new();
+    let mut total_balance = Total::ZERO;
+    for (id, name, balance, held, leased, lh, ll, hh, hl, sh, sl) in &accounts {
+        let subject = format!("{name} ({id})");
+        let (ledger_sum, open_holds, open_leases) =
+            (total(*lh, *ll), total(*hh, *hl), total(*sh, *sl));
+        if Total::from(Amount::from_nanos(*balance)) != ledger_sum {
+            flag(
+                "balance_is_ledger_sum",
+                &subject,
+                format!(
+                    "balance {} but the ledger sums to {ledger_sum}",
+                    Amount::from_nanos(*balance),
+                ),
+            );
+        }
+        if Total::from(Amount::from_nanos(*held)) != open_holds {
+            flag(
+                "held_is_open_holds",
+                &subject,
+                format!(
+                    "held {} but open holds sum to {open_holds}",
+                    Amount::from_nanos(*held),
+                ),
+            );
+        }
+        if Total::from(Amount::from_nanos(*leased)) != open_leases {
+            flag(
+                "leased_is_open_leases",
+                &subject,
+                format!(
+                    "leased {} but open leases sum to {open_leases}",
+                    Amount::from_nanos(*leased),
+                ),
+            );
+        }
+        if *held < 0 || *leased < 0 {
+            flag(
+                "reservations_not_negative",
+                &subject,
+                format!("held {held}, leased {leased} nano-units"),
+            );
+        }
+        if *balance < 0 {
+            negative_accounts.push(format!("{name} ({id}): {}", Amount::from_nanos(*balance)));
+        }
+        total_balance = total_balance.add(Amount::from_nanos(*balance));
+    }
+    Ok((accounts.len(), negative_accounts, total_balance))
+}
+
+/// Holds (`hold_charged_once`, `hold_state_known`, `charge_has_hold`); returns the holds read.
+async fn hold_checks(
+    tx: &mut Snapshot,
+    flag: &mut impl FnMut(&'static str, &str, String),
+) -> Result<usize, StoreError> {
+    // Holds: closed once, with exactly the ledger rows their state implies.
+    let holds: Vec<(String, String, Option<i64>, i64, i64, i64)> =
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT h.id, h.state, h.captured_nanos, COALESCE(l.n, 0),
+                    COALESCE(l.charged_high, 0), COALESCE(l.charged_low, 0)
+             FROM holds h
+             LEFT JOIN (SELECT hold_id, CAST(COUNT(*) AS BIGINT) AS n, {}
+                        FROM ledger WHERE hold_id IS NOT NULL GROUP BY hold_id) l
+                 ON l.hold_id = h.id
+             ORDER BY h.id",
+            wide_sum("amount_nanos", "charged")
+        )))
+        .fetch_all(&mut **tx)
+        .await?;
+    for (id, state, captured, rows, high, low) in &holds {
+        // Charge rows are negative; negated once summed (no row's negation can overflow).
+        let charged = Total::ZERO.minus(total(*high, *low));
+        let captured_total = captured.map(|c| Total::from(Amount::from_nanos(c)));
+        match state.as_str() {
+            "open" | "released" if *rows != 0 => flag(
+                "hold_charged_once",
+                id,
+                format!("{state} but has {rows} charge rows"),
+            ),
+            "settled" if *rows != 1 || Some(charged) != captured_total => flag(
+                "hold_charged_once",
+                id,
+                format!("settled at {captured:?} with {rows} charge rows summing to {charged}"),
+            ),
+            "open" | "released" | "settled" => {}
+            other => flag("hold_state_known", id, format!("state {other:?}")),
+        }
+    }
+    let charge_without_hold: Vec<(String,)> = sqlx::query_as(
+        "SELECT id FROM ledger WHERE kind = 'charge' AND hold_id IS NULL ORDER BY id",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    for (id,) in &charge_without_hold {
+        flag("charge_has_hold", id, "a charge row names no hold".into());
+    }
+    Ok(holds.len())
+}
+
+/// Tasks (`task_has_hold`, `task_settled_once`); returns the tasks read.
+async fn task_checks(
+    tx: &mut Snapshot,
+    flag: &mut impl FnMut(&'static str, &str, String),
+) -> Result<usize, StoreError> {
+    // Tasks: a finished task's hold is closed the matching way; a live one's is open.
+    let tasks: Vec<(String, String, Option<String>, Option<String>)> = sqlx::query_as(
+        "SELECT t.id, t.status, t.hold_id, h.state FROM tasks t
+         LEFT JOIN holds h ON h.id = t.hold_id ORDER BY t.id",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    for (id, status, hold, hold_state) in &tasks {
+        let expected = match status.as_str() {
+            "succeeded" => "settled",
+            "failed" | "cancelled" | "expired" => "released",
+            _ => "open",
+        };
+        match (hold, hold_state.as_deref()) {
+            (None, _) => flag("task_has_hold", id, format!("{status} without a hold")),
+            (Some(h), state) if state != Some(expected) => flag(
+                "task_settled_once",
+                id,
+                format!("{status} but hold {h} is {state:?}, expected {expected}"),
+            ),
+            _ => {}
+        }
+    }
+    Ok(tasks.len())
+}
+
+/// Leases (`lease_not_past_expiry`, `lease_not_negative`, `lease_arithmetic`) at `now`; returns
+/// the leases read.
+async fn lease_checks(
+    tx: &mut Snapshot,
+    now: i64,
+    flag: &mut impl FnMut(&'static str, &str, String),
+) -> Result<usize, StoreError> {
+    // Leases: none open long past its expiry; none below zero.
+    let leases: Vec<(String, String, i64, i64)> =
+        sqlx::query_as("SELECT id, state, amount_nanos, expires_at FROM leases ORDER BY id")
+            .fetch_all(&mut **tx)
+            .await?;
+    for (id, state, amount, expires_at) in &leases {
+        if state == "open" && *expires_at < now - LEASE_EXPIRY_GRACE_MS {
+            flag(
+                "lease_not_past_expiry",
+                id,
+                format!("open {} ms past its expiry", now - expires_at),
+            );
+        }
+        if *amount < 0 {
+            flag("lease_not_negative", id, format!("{amount} nano-units"));
+        }
+    }
+
+    // A lease's arithmetic (issue 42): what it was granted went to charges, back to the
+    // balance, or is still in it; and it paid no more than the charge rows that name it —
+    // rows in the account's chain — came to. Leases made before the counters are not
+    // checked.
+    type LeaseBooks = (String, String, i64, i64, i64, i64, i64, i64);
+    let books: Vec<LeaseBooks> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT s.id, s.state, s.granted_nanos, s.amount_nanos, s.charged_nanos,
+                s.returned_nanos, COALESCE(r.named_high, 0), COALESCE(r.named_low, 0)
+         FROM leases s
+         LEFT JOIN (SELECT lease_id, {} FROM ledger
+                    WHERE kind = 'charge' AND lease_id IS NOT NULL GROUP BY lease_id) r
+             ON r.lease_id = s.id
+         WHERE s.charged_nanos IS NOT NULL AND s.returned_nanos IS NOT NULL
+         ORDER BY s.id",
+        wide_sum("amount_nanos", "named")
+    )))
+    .fetch_all(&mut **tx)
+    .await?;
+    for (id, state, granted, amount, charged, returned, high, low) in &books {
+        let left = if state == "open" { *amount } else { 0 };
+        let accounted = i128::from(*charged) + i128::from(*returned) + i128::from(left);
+        if i128::from(*granted) != accounted {
+            flag(
+                "lease_arithmetic",
+                id,
+                format!(
+                    "granted {} but charged {} + returned {} + left {} = {}",
+                    Amount::from_nanos(*granted),
+                    Amount::from_nanos(*charged),
+                    Amount::from_nanos(*returned),
+                    Amount::from_nanos(left),
+                    Total::from_nanos(accounted)
+                ),
+            );
+        }
+        // Charge rows are negative: what they came to is the negated sum.
+        let named = Total::ZERO.minus(total(*high, *low));
+        if Total::from(Amount::from_nanos(*charged)) > named {
+            flag(
+                "lease_arithmetic",
+                id,
+                format!(
+                    "paid {} of charges, more than the {named} its charge rows came to",
+                    Amount::from_nanos(*charged)
+                ),
+            );
+        }
+    }
+    Ok(leases.len())
+}
+
+/// What the ledger's credits and charges come to.
+struct LedgerTotals {
+    credited: Total,
+    charged: Total,
+    rows: i64,
+    anomalies: i64,
+}
+
+/// Conservation (`money_is_conserved`): what came in minus what was charged is what the
+/// accounts hold, `total_balance`.
+async fn conservation(
+    tx: &mut Snapshot,
+    total_balance: Total,
+    flag: &mut impl FnMut(&'static str, &str, String),
+) -> Result<LedgerTotals, StoreError> {
+    // Conservation: what came in minus what was charged is what the accounts hold.
+    let (credited_high, credited_low, charged_high, charged_low, ledger_rows, anomalies): (
+        i64,
+        i64,
+        i64,
+        i64,
+        i64,
+        i64,
+    ) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {}, {},
+                CAST(COUNT(*) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN anomaly IS NOT NULL THEN 1 ELSE 0 END), 0) AS BIGINT)
+         FROM ledger",
+        wide_sum(
+            "CASE WHEN kind <> 'charge' THEN amount_nanos ELSE 0 END",
+            "credited"
+        ),
+        wide_sum(
+            "CASE WHEN kind = 'charge' THEN amount_nanos ELSE 0 END",
+            "charged"
+        ),
+    )))
+    .fetch_one(&mut **tx)
+    .await?;
+    let (credited, charged) = (
+        total(credited_high, credited_low),
+        Total::ZERO.minus(total(charged_high, charged_low)),
+    );
+    if credited.minus(charged) != total_balance {
+        flag(
+            "money_is_conserved",
+            "all accounts",
+            format!("credited {credited} − charged {charged} ≠ balances {total_balance}"),
+        );
+    }
+    Ok(LedgerTotals {
+        credited,
+        charged,
+        rows: ledger_rows,
+        anomalies,
+    })
 }
 
 /// Rows read at a time when the audit walks a chain: an account of millions of rows is walked
@@ -422,38 +487,7 @@ async fn audit_chains(
             .fetch_all(&mut *db)
             .await?;
     let stored = crate::checkpoint::newest_first(db).await?;
-    for c in &checkpoints.published {
-        match stored.iter().find(|s| s.id == c.id) {
-            None => flag(
-                "checkpoint_deleted",
-                &c.id,
-                "published, but no longer in the database's ledger_checkpoints".into(),
-            ),
-            Some(s) if s.signature != c.signature || s.heads != c.heads => flag(
-                "checkpoint_deleted",
-                &c.id,
-                "the database's copy differs from the published one".into(),
-            ),
-            Some(_) => {}
-        }
-    }
-    // Every checkpoint of a trusted key, from either place, once; a bad signature is named.
-    let mut believed: Vec<&crate::checkpoint::Checkpoint> = Vec::new();
-    let mut seen = BTreeSet::new();
-    for c in checkpoints.published.iter().chain(stored.iter()) {
-        if !seen.insert(c.id.as_str()) {
-            continue;
-        }
-        if let Some(keys) = &checkpoints.trusted
-            && !c.signed_by(keys)
-        {
-            continue;
-        }
-        match c.verify() {
-            Ok(()) => believed.push(c),
-            Err(why) => flag("checkpoint_signature", &c.id, why),
-        }
-    }
+    let believed = believed(checkpoints, &stored, flag);
     // What each account's chain must pass through: (seq, hash, the first checkpoint that
     // signed it), each once however many checkpoints signed an unchanged head — bounded by
     // the rows, not by the checkpoints.
@@ -614,6 +648,48 @@ async fn audit_chains(
     Ok((chained, newest))
 }
 
+/// The checkpoints the audit believes: every one of a trusted key, from the published log and
+/// the database, once, whose signature verifies (`checkpoint_signature` names the others); a
+/// published one missing from the database, or changed there, is `checkpoint_deleted`.
+fn believed<'a>(
+    checkpoints: &'a crate::checkpoint::Checkpoints,
+    stored: &'a [crate::checkpoint::Checkpoint],
+    flag: &mut impl FnMut(&'static str, &str, String),
+) -> Vec<&'a crate::checkpoint::Checkpoint> {
+    for c in &checkpoints.published {
+        match stored.iter().find(|s| s.id == c.id) {
+            None => flag(
+                "checkpoint_deleted",
+                &c.id,
+                "published, but no longer in the database's ledger_checkpoints".into(),
+            ),
+            Some(s) if s.signature != c.signature || s.heads != c.heads => flag(
+                "checkpoint_deleted",
+                &c.id,
+                "the database's copy differs from the published one".into(),
+            ),
+            Some(_) => {}
+        }
+    }
+    let mut believed: Vec<&crate::checkpoint::Checkpoint> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for c in checkpoints.published.iter().chain(stored.iter()) {
+        if !seen.insert(c.id.as_str()) {
+            continue;
+        }
+        if let Some(keys) = &checkpoints.trusted
+            && !c.signed_by(keys)
+        {
+            continue;
+        }
+        match c.verify() {
+            Ok(()) => believed.push(c),
+            Err(why) => flag("checkpoint_signature", &c.id, why),
+        }
+    }
+    believed
+}
+
 /// A charge and its usage records: id, account, hold, amount, records, their lowest and highest
 /// charge.
 type UnpairedCharge = (String, String, Option<String>, i64, i64, i64, i64);
@@ -639,23 +715,42 @@ type ChainLink = (String, String, i64, i64, i64, Option<i64>, Option<i64>, i64);
 ///   recorded (an operator's correction with `allow_negative`), and every overdraw and every
 ///   loss says why in `anomaly`.
 async fn ledger_checks(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut Snapshot,
     flag: &mut impl FnMut(&'static str, &str, String),
 ) -> Result<(), StoreError> {
-    let mut listed = |rule: &'static str, rows: Vec<(String, String)>| {
-        let total = rows.len();
-        for (subject, detail) in rows.into_iter().take(LISTED_PER_RULE) {
-            flag(rule, &subject, detail);
-        }
-        if total > LISTED_PER_RULE {
-            flag(
-                rule,
-                "more",
-                format!("{} more not listed", total - LISTED_PER_RULE),
-            );
-        }
-    };
+    listed(flag, "one_charge_per_hold", doubled_charges(tx).await?);
+    let (unpaired, orphans) = usage_pairing(tx).await?;
+    listed(flag, "charge_has_usage_record", unpaired);
+    listed(flag, "usage_record_has_charge", orphans);
+    listed(flag, "balance_after_chain", chain_breaks(tx).await?);
+    listed(
+        flag,
+        "negative_balance_explained",
+        unexplained_overdraws(tx).await?,
+    );
+    Ok(())
+}
 
+/// What a check found: (subject, detail), one per violation.
+type Findings = Vec<(String, String)>;
+
+/// Flags `rows` under `rule`, at most [`LISTED_PER_RULE`] of them and a count of the rest.
+fn listed(flag: &mut impl FnMut(&'static str, &str, String), rule: &'static str, rows: Findings) {
+    let total = rows.len();
+    for (subject, detail) in rows.into_iter().take(LISTED_PER_RULE) {
+        flag(rule, &subject, detail);
+    }
+    if total > LISTED_PER_RULE {
+        flag(
+            rule,
+            "more",
+            format!("{} more not listed", total - LISTED_PER_RULE),
+        );
+    }
+}
+
+/// `one_charge_per_hold`: the holds with two charge rows or more.
+async fn doubled_charges(tx: &mut Snapshot) -> Result<Findings, StoreError> {
     let doubled: Vec<(String, i64)> = sqlx::query_as(
         "SELECT hold_id, CAST(COUNT(*) AS BIGINT) FROM ledger
          WHERE kind = 'charge' AND hold_id IS NOT NULL
@@ -663,14 +758,15 @@ async fn ledger_checks(
     )
     .fetch_all(&mut **tx)
     .await?;
-    listed(
-        "one_charge_per_hold",
-        doubled
-            .into_iter()
-            .map(|(hold, n)| (hold, format!("{n} charge rows")))
-            .collect(),
-    );
+    Ok(doubled
+        .into_iter()
+        .map(|(hold, n)| (hold, format!("{n} charge rows")))
+        .collect())
+}
 
+/// `charge_has_usage_record` and `usage_record_has_charge`: the charges without their one usage
+/// record, and the records without their charge.
+async fn usage_pairing(tx: &mut Snapshot) -> Result<(Findings, Findings), StoreError> {
     // Charges and usage records are paired from when this version began writing them (the
     // first row of a chain) and after any pruning of the usage log.
     let (since, pruned): (i64, i64) = sqlx::query_as(
@@ -699,33 +795,30 @@ async fn ledger_checks(
     .bind(from)
     .fetch_all(&mut **tx)
     .await?;
-    listed(
-        "charge_has_usage_record",
-        unpaired
-            .into_iter()
-            .map(|(id, account, hold, amount, n, low, high)| {
-                let detail = match n {
-                    0 => format!(
-                        "a charge of {} (hold {}) has no usage record",
-                        Amount::from_nanos(amount),
-                        hold.as_deref().unwrap_or("none")
-                    ),
-                    1 => format!(
-                        "a charge of {} but its usage record says {}",
-                        Amount::from_nanos(amount),
-                        Amount::from_nanos(low)
-                    ),
-                    n => format!(
-                        "a charge of {} has {n} usage records ({} … {})",
-                        Amount::from_nanos(amount),
-                        Amount::from_nanos(low),
-                        Amount::from_nanos(high)
-                    ),
-                };
-                (format!("{id} of {account}"), detail)
-            })
-            .collect(),
-    );
+    let unpaired = unpaired
+        .into_iter()
+        .map(|(id, account, hold, amount, n, low, high)| {
+            let detail = match n {
+                0 => format!(
+                    "a charge of {} (hold {}) has no usage record",
+                    Amount::from_nanos(amount),
+                    hold.as_deref().unwrap_or("none")
+                ),
+                1 => format!(
+                    "a charge of {} but its usage record says {}",
+                    Amount::from_nanos(amount),
+                    Amount::from_nanos(low)
+                ),
+                n => format!(
+                    "a charge of {} has {n} usage records ({} … {})",
+                    Amount::from_nanos(amount),
+                    Amount::from_nanos(low),
+                    Amount::from_nanos(high)
+                ),
+            };
+            (format!("{id} of {account}"), detail)
+        })
+        .collect();
     let orphans: Vec<(String, String, Option<String>, i64)> = sqlx::query_as(
         "SELECT u.id, u.account_id, u.hold_id, u.charge_nanos FROM usage_log u
          LEFT JOIN ledger l ON l.hold_id = u.hold_id AND l.kind = 'charge'
@@ -736,26 +829,28 @@ async fn ledger_checks(
     .bind(from)
     .fetch_all(&mut **tx)
     .await?;
-    listed(
-        "usage_record_has_charge",
-        orphans
-            .into_iter()
-            .map(|(id, account, hold, charge)| {
-                let detail = match hold {
-                    Some(hold) => format!(
-                        "a record of a charge of {} on hold {hold}, which has no charge row",
-                        Amount::from_nanos(charge)
-                    ),
-                    None => format!(
-                        "a record of a charge of {} that names no hold",
-                        Amount::from_nanos(charge)
-                    ),
-                };
-                (format!("{id} of {account}"), detail)
-            })
-            .collect(),
-    );
+    let orphans = orphans
+        .into_iter()
+        .map(|(id, account, hold, charge)| {
+            let detail = match hold {
+                Some(hold) => format!(
+                    "a record of a charge of {} on hold {hold}, which has no charge row",
+                    Amount::from_nanos(charge)
+                ),
+                None => format!(
+                    "a record of a charge of {} that names no hold",
+                    Amount::from_nanos(charge)
+                ),
+            };
+            (format!("{id} of {account}"), detail)
+        })
+        .collect();
+    Ok((unpaired, orphans))
+}
 
+/// `balance_after_chain`: the rows whose number or `balance_after` break their account's chain,
+/// and the accounts whose `ledger_seq` is not their last row's.
+async fn chain_breaks(tx: &mut Snapshot) -> Result<Findings, StoreError> {
     let broken: Vec<ChainLink> = sqlx::query_as(
         "SELECT x.account_id, x.id, x.seq, x.amount_nanos, x.balance_after_nanos, x.prev_seq,
                     x.prev_after, x.before_chain
@@ -814,8 +909,12 @@ async fn ledger_checks(
             format!("the account's chain ends at number {last}, its last row is number {found}"),
         )
     }));
-    listed("balance_after_chain", chain);
+    Ok(chain)
+}
 
+/// `negative_balance_explained`: the balances below zero that recorded overdraws do not cover,
+/// and the overdraws and losses that do not say why.
+async fn unexplained_overdraws(tx: &mut Snapshot) -> Result<Findings, StoreError> {
     let negative: Vec<(String, i64, i64, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT a.id, a.balance_nanos, COALESCE(o.covered_high, 0), COALESCE(o.covered_low, 0)
          FROM accounts a
@@ -859,6 +958,5 @@ async fn ledger_checks(
             ),
         )
     }));
-    listed("negative_balance_explained", unexplained);
-    Ok(())
+    Ok(unexplained)
 }

@@ -584,16 +584,13 @@ fn loss_note(fenced: bool, lease: Option<&str>, charged: i64, loss: i64) -> Stri
     )
 }
 
-/// Writes a run of charges on SQLite: reads the named leases and the accounts (in the lock
-/// order: leases, then accounts, each sorted), pays each charge by [`pay`], then writes the
-/// leases, the accounts and the rows, each row with its place in its account's chain
-/// (`seq`) and its `balance_after`. Returns the charges that took less than they asked.
-async fn write_charges<S: Statements>(
+/// The leases `charges` name, read for [`write_charges`]: what each has left to pay (0 for
+/// one this replica no longer holds) and whether it is fenced (closed, or another's).
+async fn read_leases<S: Statements>(
     db: &mut S,
     writer: &JournalWriter,
     charges: &[&ChargeRow],
-    now: i64,
-) -> Result<Vec<ChargeLoss>, StoreError> {
+) -> Result<(BTreeMap<String, i64>, BTreeMap<String, bool>), StoreError> {
     let mut pools: BTreeMap<String, i64> = BTreeMap::new();
     let mut fenced: BTreeMap<String, bool> = BTreeMap::new();
     for lease in charges.iter().filter_map(|c| c.lease_id.as_deref()) {
@@ -618,6 +615,26 @@ async fn write_charges<S: Statements>(
         pools.insert(lease.to_owned(), valid.unwrap_or(0));
         fenced.insert(lease.to_owned(), valid.is_none());
     }
+    Ok((pools, fenced))
+}
+
+/// The accounts of a run of charges as [`write_charges`] reads them, by id.
+struct Books {
+    /// What each may still pay: balance less holds and leases, never below zero.
+    free: BTreeMap<String, i64>,
+    /// The last number of its chain.
+    seqs: BTreeMap<String, i64>,
+    /// Its chain's head.
+    heads: BTreeMap<String, String>,
+    /// Its balance.
+    balances: BTreeMap<String, i64>,
+}
+
+/// Reads the accounts `charges` name, for [`write_charges`].
+async fn read_books<S: Statements>(
+    db: &mut S,
+    charges: &[&ChargeRow],
+) -> Result<Books, StoreError> {
     let mut free: BTreeMap<String, i64> = BTreeMap::new();
     let mut seqs: BTreeMap<String, i64> = BTreeMap::new();
     let mut heads: BTreeMap<String, String> = BTreeMap::new();
@@ -648,6 +665,31 @@ async fn write_charges<S: Statements>(
                 .unwrap_or_else(|| crate::chain::GENESIS.to_owned()),
         );
     }
+    Ok(Books {
+        free,
+        seqs,
+        heads,
+        balances,
+    })
+}
+
+/// Writes a run of charges on SQLite: reads the named leases and the accounts (in the lock
+/// order: leases, then accounts, each sorted), pays each charge by [`pay`], then writes the
+/// leases, the accounts and the rows, each row with its place in its account's chain
+/// (`seq`) and its `balance_after`. Returns the charges that took less than they asked.
+async fn write_charges<S: Statements>(
+    db: &mut S,
+    writer: &JournalWriter,
+    charges: &[&ChargeRow],
+    now: i64,
+) -> Result<Vec<ChargeLoss>, StoreError> {
+    let (mut pools, fenced) = read_leases(db, writer, charges).await?;
+    let Books {
+        mut free,
+        seqs,
+        mut heads,
+        balances,
+    } = read_books(db, charges).await?;
     let leases_before = pools.clone();
     let paid = pay(charges, &mut pools, &mut free);
 
