@@ -13,7 +13,7 @@ use tollgate_billing::{Amount, Explanation, Total};
 use tollgate_gateway_core::clock::format_rfc3339;
 use tollgate_store::{
     AccessPolicy, KeySummary, LedgerEntry, PolicyHolder, PriceGroup, StoredPrice, Task, TaskEvent,
-    TaskState, UsageGroup, UsageSummary,
+    UsageGroup, UsageSummary,
 };
 
 /// A view as JSON: what the admin audit log keeps of a change (`before`, `after`) and what
@@ -29,38 +29,21 @@ pub struct List<T> {
     pub data: Vec<T>,
 }
 
-/// An account.
+/// An account, and what it may still hold or lease.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Account {
-    /// `acct_…`
-    pub id: String,
-    /// Unique, chosen by the operator.
-    pub name: String,
-    /// Credits minus captured charges: the sum of the ledger.
-    pub balance: Amount,
-    /// The sum of open holds.
-    pub held: Amount,
-    /// The sum of the replicas' open credit leases.
-    pub leased: Amount,
+    /// The account.
+    #[serde(flatten)]
+    pub account: tollgate_store::Account,
     /// What the account may still hold or lease: balance minus holds and leases.
     pub available: Amount,
-    /// A disabled account's keys are refused.
-    pub disabled: bool,
-    /// Unix milliseconds.
-    pub created_at: i64,
 }
 
 /// An account.
 pub fn account(a: &tollgate_store::Account) -> Account {
     Account {
-        id: a.id.clone(),
-        name: a.name.clone(),
-        balance: a.balance,
-        held: a.held,
-        leased: a.leased,
+        account: a.clone(),
         available: a.available(),
-        disabled: a.disabled,
-        created_at: a.created_at,
     }
 }
 
@@ -574,46 +557,9 @@ pub struct ChangePage {
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(rename = "AdminTask")]
 pub struct TaskView {
-    /// The gateway's task id.
-    pub id: String,
-    /// The task API it was made through.
-    pub format: String,
-    /// Whose.
-    pub account_id: String,
-    /// The key that made it.
-    pub key_id: String,
-    /// The public model.
-    pub model: String,
-    /// The channel that runs it.
-    pub channel: String,
-    /// The model's name at that channel.
-    pub upstream_model: String,
-    /// The vendor's id, once submitted.
-    pub upstream_id: Option<String>,
-    /// Where it stands.
-    pub state: TaskState,
-    /// The vendor's status word, when it gave one.
-    pub upstream_status: Option<String>,
-    /// 0–100.
-    pub progress: i64,
-    /// The hold that pays for it, while open.
-    pub hold_id: Option<String>,
-    /// The client's request, as validated.
-    pub request: Value,
-    /// The result, once it succeeded.
-    pub result: Option<Value>,
-    /// The error, once it failed.
-    pub error: Option<Value>,
-    /// Unix milliseconds.
-    pub created_at: i64,
-    /// Unix milliseconds.
-    pub updated_at: i64,
-    /// When it is given up, Unix milliseconds.
-    pub deadline_at: i64,
-    /// When it is polled next, Unix milliseconds.
-    pub next_poll_at: Option<i64>,
-    /// Polls in a row that failed.
-    pub poll_failures: i64,
+    /// The task.
+    #[serde(flatten)]
+    pub task: Task,
     /// Its history, oldest first (`GET /admin/v1/tasks/{id}` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub history: Option<Vec<TaskEvent>>,
@@ -622,26 +568,7 @@ pub struct TaskView {
 /// A task as the operator sees it.
 pub fn task(t: &Task) -> TaskView {
     TaskView {
-        id: t.id.clone(),
-        format: t.format.clone(),
-        account_id: t.account_id.clone(),
-        key_id: t.key_id.clone(),
-        model: t.model.clone(),
-        channel: t.channel.clone(),
-        upstream_model: t.upstream_model.clone(),
-        upstream_id: t.upstream_id.clone(),
-        state: t.state,
-        upstream_status: t.upstream_status.clone(),
-        progress: t.progress,
-        hold_id: t.hold_id.clone(),
-        request: t.request.clone(),
-        result: t.result.clone(),
-        error: t.error.clone(),
-        created_at: t.created_at,
-        updated_at: t.updated_at,
-        deadline_at: t.deadline_at,
-        next_poll_at: t.next_poll_at,
-        poll_failures: t.poll_failures,
+        task: t.clone(),
         history: None,
     }
 }

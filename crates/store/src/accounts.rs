@@ -10,6 +10,7 @@ use tollgate_billing::{Amount, Total};
 
 /// An account: the owner of a balance and of one or more keys.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Account {
     /// `acct_…`
     pub id: String,

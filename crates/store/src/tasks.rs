@@ -94,8 +94,10 @@ pub struct NewTask {
     pub traceparent: Option<String>,
 }
 
-/// A task row.
-#[derive(Debug, Clone, PartialEq)]
+/// A task row (serialized as the operator's side shows it: without its billing inputs and
+/// trace).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Task {
     /// Public id.
     pub id: String,
@@ -122,6 +124,7 @@ pub struct Task {
     /// The hold that pays for it.
     pub hold_id: Option<String>,
     /// Billing inputs.
+    #[serde(skip)]
     pub pricing: serde_json::Value,
     /// The client's request.
     pub request: serde_json::Value,
@@ -140,6 +143,7 @@ pub struct Task {
     /// Consecutive failed polls (for backoff).
     pub poll_failures: i64,
     /// The submitting request's W3C `traceparent`, when traces were exported.
+    #[serde(skip)]
     pub traceparent: Option<String>,
 }
 
