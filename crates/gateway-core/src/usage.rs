@@ -5,9 +5,10 @@
 //! - a request that is charged writes its record with its charge, in the same journal entry
 //!   ([`Recorder::settled`], called by the settlement), so the log costs no transaction of its
 //!   own;
-//! - any other request writes it when the last holder of its draft lets go (the service after
-//!   the answer, or a stream's hold at the stream's end), with the answer's status — 499 when
-//!   the client left before any answer.
+//! - any other request writes it at its end, with the answer's status: in the service's end
+//!   hook ([`Recorder::end`]) for a whole answer, when a stream's hold lets go at the stream's
+//!   end for a stream, and when the request is dropped unanswered — 499, the client left
+//!   before any answer.
 //!
 //! The draft travels in the request's context (`crate::context::RequestCtx::usage`); work
 //! spawned for the request takes a clone by value. Authentication, the hold and the channel
@@ -93,9 +94,16 @@ impl Recorder {
         f(&mut fields);
     }
 
-    /// The answer's status, from the service.
-    pub fn answered(&self, status: u16) {
+    /// The end hook's part (the service's `finish`): the answer's `status`, and what the
+    /// request was charged. When the service holds the draft alone — every answer but a stream,
+    /// whose hold keeps it to the stream's end — an uncharged request's record is written now.
+    pub fn end(self, status: u16) -> Option<Charged> {
         self.with(|f| f.status = Some(status));
+        let charged = self.charged();
+        if let Some(mut draft) = Arc::into_inner(self.0) {
+            draft.write(status);
+        }
+        charged
     }
 
     /// What the request was charged, once its settlement has been made.
@@ -174,8 +182,10 @@ fn finish(record: &mut UsageRecord, elapsed: Duration) {
     record.latency_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
 }
 
-impl Drop for Draft {
-    fn drop(&mut self) {
+impl Draft {
+    /// Writes the record of a request that was not charged, once: with its answer's status, or
+    /// `unanswered` when nobody saw one.
+    fn write(&mut self, unanswered: u16) {
         let fields = self
             .fields
             .get_mut()
@@ -183,11 +193,18 @@ impl Drop for Draft {
         if fields.written || !fields.authenticated {
             return;
         }
+        fields.written = true;
         let mut record = std::mem::take(&mut fields.record);
-        // Nobody saw an answer: the client went away first.
-        record.status = fields.status.unwrap_or(499);
+        record.status = fields.status.unwrap_or(unanswered);
         finish(&mut record, self.started.elapsed());
         self.ledger.log_usage(record);
+    }
+}
+
+impl Drop for Draft {
+    /// A stream's end, or a request dropped before its end hook: the client went away first.
+    fn drop(&mut self) {
+        self.write(499);
     }
 }
 

@@ -155,7 +155,8 @@ impl Gateway {
 
     /// The end of every request, whatever answered it (pingora's `logging()`): an error in the
     /// row's shape, the headers every answer carries (its id, its rate limits, what it cost),
-    /// the metrics, the usage record's status and the access line with the span's status.
+    /// the metrics, the usage record (written here for a whole answer; a stream's at the
+    /// stream's end) and the access line with the span's status.
     fn finish(
         &self,
         begun: Begun,
@@ -200,10 +201,7 @@ impl Gateway {
             .record(routed.label, status, elapsed, upstream);
         // A whole answer was charged before it is sent: it says what it cost (docs/api.md,
         // "What a request cost"). A stream says it in its last event.
-        let charged = usage.as_ref().and_then(|usage| {
-            usage.answered(status);
-            usage.charged()
-        });
+        let charged = usage.and_then(|usage| usage.end(status));
         let charge = charged.iter().flat_map(charge_headers);
         for (name, value) in admission.rate_headers().into_iter().chain(charge) {
             if let Ok(v) = HeaderValue::from_str(&value) {
