@@ -1167,3 +1167,62 @@ async fn responses_audio_and_files_by_url_are_charged_as_the_vendor_counts_them(
         charged_as_the_vendor_counted(&gw, &account, &native).await;
     }
 }
+
+/// A channel whose `countTokens` answer is not a count (a page, a count that is not a number):
+/// both counting endpoints answer 502 in their own shape, none of the channel's bytes reach the
+/// client, and nothing is held or charged (`generation::count_tokens`).
+#[tokio::test]
+async fn a_count_the_channel_cannot_vouch_for_is_a_502_and_none_of_its_bytes() {
+    for answer in [
+        "<html>vendor-secret-page</html>",
+        r#"{"totalTokens": "vendor-secret-many"}"#,
+    ] {
+        let vendor = common::typed_server(move |_| {
+            (
+                200,
+                Some("application/json".to_owned()),
+                Bytes::from_static(answer.as_bytes()),
+            )
+        })
+        .await;
+        let config = format!(
+            r#"
+[[channels]]
+name = "garbled"
+format = "genai"
+base_url = "{vendor}"
+
+[models."gen-garbled"]
+kind = "native-text"
+channels = ["garbled"]
+price = {{ meter = "text_tokens", input_per_million_tokens = "0.30", output_per_million_tokens = "2.50" }}
+"#
+        );
+        let gw = TestGateway::with_config(&config).await;
+        let (account, key) = gw.account("1").await;
+
+        let native = post(
+            &gw,
+            "/v1beta/models/gen-garbled:countTokens",
+            ("x-goog-api-key", &key),
+            &json!({"contents": [{"parts": [{"text": "How many?"}]}]}),
+        )
+        .await;
+        let bridged = gw
+            .post_json(
+                "/v1/responses/input_tokens",
+                &key,
+                &json!({"model": "gen-garbled", "input": "How many?"}),
+            )
+            .await;
+        for (reply, shape) in [(&native, "status"), (&bridged, "type")] {
+            let text = String::from_utf8_lossy(&reply.body).into_owned();
+            assert_eq!(reply.status, 502, "{answer}: {text}");
+            assert!(reply.json()["error"][shape].is_string(), "{text}");
+            assert!(!text.contains("vendor-secret"), "relayed: {text}");
+        }
+        gw.settled(&account).await;
+        assert_eq!(gw.balance(&account).await, "1".parse().unwrap());
+        assert!(gw.store.ledger(&account).await.unwrap().len() <= 1);
+    }
+}

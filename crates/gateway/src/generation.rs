@@ -35,7 +35,8 @@ use tollgate_metering::prompt;
 use tollgate_metering::{Basis, Measure};
 use tollgate_native_genai::models::ModelLimits;
 use tollgate_native_genai::{
-    FieldError, GenerateContentRequest, GenerateContentResponse, UsageMetadata, validate,
+    CountTokensResponse, FieldError, GenerateContentRequest, GenerateContentResponse,
+    UsageMetadata, validate,
 };
 use tollgate_sse::ByteString;
 use tollgate_store::Principal;
@@ -204,6 +205,36 @@ pub fn bridged_model(
         return Err(ApiError::unknown_model(model));
     }
     native_model(catalog, model)
+}
+
+/// A prompt's tokens, counted by the model's channels in turn (`request` is a `countTokens`
+/// body, the same bytes to each), for `:countTokens` and `POST /v1/responses/input_tokens`.
+/// Free: nothing is held. The channel's answer is vetted like every answer: one that is not a
+/// count is the channel's failure (502), and none of its bytes reach the client.
+pub async fn count_tokens(
+    ctx: &RequestCtx,
+    entry: &ModelEntry,
+    request: Bytes,
+) -> Result<(CountTokensResponse, UpstreamTime), ApiError> {
+    let (answer, _) = relay::with_failover(entry, ctx.usage.as_ref(), |channel, endpoint| {
+        let (state, request) = (ctx.state.clone(), request.clone());
+        let model = entry.upstream_model.clone();
+        async move {
+            registry::text_generator(channel.format)?
+                .count_tokens(&state.http, &endpoint, &model, request)
+                .await
+        }
+    })
+    .await
+    .map_err(|e| relay::upstream_error(&e))?;
+    let counted = serde_json::from_slice(&answer.body).map_err(|e| {
+        tracing::error!(error = %e, "the upstream's answer is not a countTokens response");
+        ApiError::new(
+            ErrorKind::UpstreamFailed,
+            "The upstream's answer could not be read",
+        )
+    })?;
+    Ok((counted, UpstreamTime(answer.upstream_time)))
 }
 
 /// The limits of a model's row in the table (by its upstream id, then its public one).

@@ -9,7 +9,6 @@
 
 use crate::generation::NativeSse;
 use crate::generation::{self, generate_whole, hold_prompt, limits_of, native_model};
-use crate::relay;
 use crate::translate::native as translate;
 use bytes::Bytes;
 use http::{HeaderValue, Request, Response, StatusCode, header};
@@ -26,7 +25,6 @@ use tollgate_gateway_core::route_doc::{About, ok, query_as, r};
 use tollgate_gateway_core::routes;
 use tollgate_native_genai::{CountTokensRequest, GenerateContentRequest};
 use tollgate_store::Principal;
-use tollgate_upstream::registry;
 
 /// How `generateContent`'s answer is delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,7 +134,6 @@ pub async fn count_tokens(
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (parts, body) = request.into_parts();
-    let state = ctx.state.clone();
     let _query = parts.uri.query().unwrap_or_default();
     body::require_json(&parts.headers)?;
     let raw = body::read_limited(&parts.headers, body, ctx.body_bounds()).await?;
@@ -153,24 +150,9 @@ pub async fn count_tokens(
     let (model, _) = routes::native_model(parts.uri.path());
     let (entry, _) = native_model(&ctx.settings.catalog, model)?;
     crate::admission::admit_model(&principal, &entry.public)?;
-    let (answer, _) = relay::with_failover(&entry, ctx.usage.as_ref(), |channel, endpoint| {
-        let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
-        async move {
-            registry::text_generator(channel.format)?
-                .count_tokens(&state.http, &endpoint, &model, raw)
-                .await
-        }
-    })
-    .await
-    .map_err(|e| relay::upstream_error(&e))?;
-    let mut response = Response::new(body::full(answer.body));
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json; charset=UTF-8"),
-    );
-    response
-        .extensions_mut()
-        .insert(UpstreamTime(answer.upstream_time));
+    let (counted, took) = generation::count_tokens(&ctx, &entry, raw).await?;
+    let mut response = body::json_response(StatusCode::OK, &counted);
+    response.extensions_mut().insert(took);
     Ok(response)
 }
 

@@ -5,18 +5,16 @@
 //! what such a request would send, translated the same way, by the model's channel.
 
 use crate::generation::{self, Bridge};
-use crate::relay;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use serde_json::json;
 use tollgate_gateway_core::body::{self, ResponseBody};
 use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+use tollgate_gateway_core::errors::ApiError;
 use tollgate_gateway_core::route_doc::{About, ok, r};
 use tollgate_native_genai::responses::{InputTokens, ResponsesRequest};
-use tollgate_native_genai::{CountTokensRequest, CountTokensResponse, validate};
+use tollgate_native_genai::{CountTokensRequest, validate};
 use tollgate_store::Principal;
-use tollgate_upstream::registry;
 
 /// The request flow of DESIGN §2, top to bottom.
 pub async fn create(
@@ -60,30 +58,12 @@ pub async fn input_tokens(
         serde_json::to_vec(&count).map_err(|e| ApiError::internal("translating the request", e))?;
 
     // 6. The count, from the model's channels in turn.
-    let state = ctx.state.clone();
-    let (answer, _) = relay::with_failover(&entry, ctx.usage.as_ref(), |channel, endpoint| {
-        let (state, raw, model) = (state.clone(), raw.clone(), entry.upstream_model.clone());
-        async move {
-            registry::text_generator(channel.format)?
-                .count_tokens(&state.http, &endpoint, &model, raw.into())
-                .await
-        }
-    })
-    .await
-    .map_err(|e| relay::upstream_error(&e))?;
+    let (counted, took) = generation::count_tokens(&ctx, &entry, raw.into()).await?;
 
     // 7. The answer, in the Responses format: only the count crosses from the vendor.
-    let counted: CountTokensResponse = serde_json::from_slice(&answer.body).map_err(|e| {
-        tracing::error!(error = %e, "the upstream's answer is not a countTokens response");
-        ApiError::new(
-            ErrorKind::UpstreamFailed,
-            "The upstream's answer could not be read",
-        )
-    })?;
-    Ok(body::json_response(
-        StatusCode::OK,
-        &InputTokens::new(counted.total_tokens),
-    ))
+    let mut response = body::json_response(StatusCode::OK, &InputTokens::new(counted.total_tokens));
+    response.extensions_mut().insert(took);
+    Ok(response)
 }
 
 /// `POST /v1/responses/input_tokens`, in the OpenAPI document.
