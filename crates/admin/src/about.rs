@@ -157,7 +157,7 @@ pub fn add_key() -> About {
 pub fn ledger() -> About {
     admin(
         "The account's ledger, newest first",
-        ok(r("LedgerPage")),
+        ok(r("LedgerRowPage")),
         vec![account(), limit(), before()],
     )
 }
@@ -286,7 +286,7 @@ pub fn usage() -> About {
     parameters.extend([limit(), before()]);
     admin(
         "The usage log, newest first",
-        ok(r("UsagePage")),
+        ok(r("UsageRecordPage")),
         parameters,
     )
 }
@@ -344,7 +344,7 @@ pub fn audit() -> About {
 pub fn tasks() -> About {
     admin(
         "Video tasks of every account, newest first",
-        ok(r("TaskPage")),
+        ok(r("AdminTaskPage")),
         vec![
             query("account", "An account's id or name"),
             query_as(
@@ -421,7 +421,7 @@ pub fn reload_config() -> About {
 pub fn changes() -> About {
     admin(
         "The admin audit log: who changed what, before and after",
-        ok(r("ChangePage")),
+        ok(r("AdminChangePage")),
         vec![query("target", "An id or name"), limit(), before()],
     )
 }

@@ -210,7 +210,7 @@ pub(crate) async fn ledger_page(call: Call) -> Answer {
         .await
         .map_err(OpError::from)?;
     let next = next_cursor(&rows, limit, |r| r.id.clone());
-    ok(views::LedgerPage {
+    ok(views::Page {
         data: rows.iter().map(views::ledger_entry).collect(),
         next_cursor: next,
     })
@@ -436,7 +436,7 @@ pub(crate) async fn usage(call: Call) -> Answer {
         .await
         .map_err(OpError::from)?;
     let next = next_cursor(&records, limit, |r| r.id.clone());
-    ok(views::UsagePage {
+    ok(views::Page {
         data: records.iter().map(views::usage_record).collect(),
         next_cursor: next,
     })
@@ -650,7 +650,7 @@ pub(crate) async fn changes(call: Call) -> Answer {
         .await
         .map_err(OpError::from)?;
     let next = next_cursor(&changes, limit, |c| c.id.clone());
-    ok(views::ChangePage {
+    ok(views::Page {
         data: changes,
         next_cursor: next,
     })
@@ -1032,7 +1032,7 @@ mod tasks {
         let next = next_cursor(&tasks, limit, |t| format!("{}:{}", t.created_at, t.id));
         Ok(body::json_response(
             StatusCode::OK,
-            &views::TaskPage {
+            &views::Page {
                 data: tasks.iter().map(views::task).collect(),
                 next_cursor: next,
             },

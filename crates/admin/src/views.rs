@@ -29,6 +29,17 @@ pub struct List<T> {
     pub data: Vec<T>,
 }
 
+/// A page of a listing, newest first: its items and the cursor of the next (`LedgerRowPage`,
+/// `UsageRecordPage`, `AdminChangePage`, `AdminTaskPage` in the document).
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(rename = "{T}Page")]
+pub struct Page<T> {
+    /// The page.
+    pub data: Vec<T>,
+    /// The `before` of the next page; `null` on the last.
+    pub next_cursor: Option<String>,
+}
+
 /// An account, and what it may still hold or lease.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Account {
@@ -354,15 +365,6 @@ pub fn ledger_entry(e: &LedgerEntry) -> LedgerRow {
     }
 }
 
-/// A page of an account's ledger, newest first.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct LedgerPage {
-    /// The page.
-    pub data: Vec<LedgerRow>,
-    /// The `before` of the next page; `null` on the last.
-    pub next_cursor: Option<String>,
-}
-
 /// A usage record, its time also in RFC 3339.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct UsageRecord {
@@ -379,15 +381,6 @@ pub fn usage_record(r: &tollgate_store::UsageRecord) -> UsageRecord {
         record: r.clone(),
         time: format_rfc3339(r.created_at),
     }
-}
-
-/// A page of the usage log, newest first.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct UsagePage {
-    /// The page.
-    pub data: Vec<UsageRecord>,
-    /// The `before` of the next page; `null` on the last.
-    pub next_cursor: Option<String>,
 }
 
 /// A usage total: a group's records on one meter.
@@ -544,15 +537,6 @@ pub struct Open {
     pub amount: Amount,
 }
 
-/// A page of the admin audit log, newest first.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ChangePage {
-    /// The page.
-    pub data: Vec<tollgate_store::AdminChangeRecord>,
-    /// The `before` of the next page; `null` on the last.
-    pub next_cursor: Option<String>,
-}
-
 /// A video task as the operator sees it: the client's request and the result included.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(rename = "AdminTask")]
@@ -571,15 +555,6 @@ pub fn task(t: &Task) -> TaskView {
         task: t.clone(),
         history: None,
     }
-}
-
-/// A page of tasks, newest first.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct TaskPage {
-    /// The page.
-    pub data: Vec<TaskView>,
-    /// The `before` of the next page; `null` on the last.
-    pub next_cursor: Option<String>,
 }
 
 /// The columns of a usage record in CSV, in order.

@@ -81,14 +81,14 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     answers.subschema_for::<crate::views::Group>();
     answers.subschema_for::<crate::views::ModelPrices>();
     answers.subschema_for::<crate::views::RequestCharges>();
-    answers.subschema_for::<crate::views::LedgerPage>();
-    answers.subschema_for::<crate::views::UsagePage>();
+    answers.subschema_for::<crate::views::Page<crate::views::LedgerRow>>();
+    answers.subschema_for::<crate::views::Page<crate::views::UsageRecord>>();
     answers.subschema_for::<crate::views::UsageTotals>();
     answers.subschema_for::<crate::views::Lease>();
     answers.subschema_for::<crate::views::Audit>();
     answers.subschema_for::<tollgate_store::OpenHold>();
-    answers.subschema_for::<crate::views::ChangePage>();
-    answers.subschema_for::<crate::views::TaskPage>();
+    answers.subschema_for::<crate::views::Page<tollgate_store::AdminChangeRecord>>();
+    answers.subschema_for::<crate::views::Page<crate::views::TaskView>>();
     answers.subschema_for::<crate::views::ConfigStatus>();
     answers.subschema_for::<crate::views::Overview>();
     answers.subschema_for::<crate::views::Channel>();
