@@ -7,7 +7,7 @@ mod common;
 
 use common::TestGateway;
 use serde_json::json;
-use tollgate_gateway_core::config::DEFAULT_CONFIG;
+use tollgate_settings::config::DEFAULT_CONFIG;
 
 #[tokio::test]
 async fn a_lone_empty_embedding_input_gets_a_vector_but_an_empty_item_of_a_batch_does_not() {

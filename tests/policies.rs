@@ -424,7 +424,7 @@ async fn endpoints_outside_the_policy_are_refused_and_listings_stay_open() {
 async fn an_expired_key_is_refused_but_a_stream_it_started_finishes() {
     let gw = TestGateway::with_config(CONFIG).await;
     let (account, _) = gw.account("10").await;
-    let now = tollgate_gateway_core::clock::now_millis();
+    let now = tollgate_journal::clock::now_millis();
     let expired = key_with(
         &gw,
         &account,
@@ -466,7 +466,7 @@ async fn an_expired_key_is_refused_but_a_stream_it_started_finishes() {
     let mut body = response.into_body();
     let first = body.frame().await.unwrap().unwrap();
     assert!(first.is_data());
-    let wait = (now + 1_600 - tollgate_gateway_core::clock::now_millis()).max(0);
+    let wait = (now + 1_600 - tollgate_journal::clock::now_millis()).max(0);
     tokio::time::sleep(Duration::from_millis(u64::try_from(wait).unwrap())).await;
     let rest = body.collect().await.unwrap().to_bytes();
     let text = String::from_utf8_lossy(&rest);

@@ -337,9 +337,9 @@ fn a_model_cannot_list_a_channel_of_another_modality() {
         "{}\n[models.\"confused\"]\nkind = \"speech\"\nchannels = [\"oai-transcription\"]\nprice = {{ meter = \"characters\", per_million_characters = \"1\" }}\n",
         config()
     );
-    let config = tollgate_gateway_core::Config::parse(&bad).unwrap();
+    let config = tollgate_settings::Config::parse(&bad).unwrap();
     let error =
-        tollgate_gateway_core::catalog::Catalog::from_config(&config, Some("http://sim"), |_| None)
+        tollgate_settings::catalog::Catalog::from_config(&config, Some("http://sim"), |_| None)
             .unwrap_err()
             .to_string();
     assert!(

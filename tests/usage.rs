@@ -349,7 +349,7 @@ async fn old_records_are_pruned_pages_follow_each_other_and_the_ledger_stays() {
         .create_account("pruned", "1".parse().unwrap())
         .await
         .unwrap();
-    let now = tollgate_gateway_core::clock::now_millis();
+    let now = tollgate_journal::clock::now_millis();
     let day = 86_400_000;
     let entries: Vec<JournalEntry> = (0..5)
         .map(|i| {
@@ -403,7 +403,7 @@ async fn the_rollup_sums_exactly_what_the_records_sum() {
         .create_account("b", "1".parse().unwrap())
         .await
         .unwrap();
-    let now = tollgate_gateway_core::clock::now_millis();
+    let now = tollgate_journal::clock::now_millis();
     let hour = 3_600_000;
     let models = [Some("m1"), Some("m2"), None];
     let mut seed = 7u64;

@@ -2217,8 +2217,8 @@ fn a_price_by_size_names_only_sizes_the_model_makes() {
         let toml = format!(
             "{SORA}\n[models.\"{model}-priced\"]\nkind = \"generic-video\"\nchannels = [\"sora-CHANNEL\"]\nupstream_model = \"{model}\"\nprice = {{ meter = \"video_seconds\", per_second = \"0.1\", per_second_by_size = {{ {sizes} }} }}\n"
         );
-        let config = tollgate_gateway_core::Config::parse(&toml).unwrap();
-        tollgate_gateway_core::catalog::Catalog::from_config(&config, Some("http://sim"), |_| {
+        let config = tollgate_settings::Config::parse(&toml).unwrap();
+        tollgate_settings::catalog::Catalog::from_config(&config, Some("http://sim"), |_| {
             Some("k".into())
         })
         .map(|_| ())
@@ -2232,7 +2232,7 @@ fn a_price_by_size_names_only_sizes_the_model_makes() {
     );
     let error = priced("no-such-model", r#""1280x720" = "0.5""#).unwrap_err();
     assert!(error.contains("no sizes to price"), "{error}");
-    let error = tollgate_gateway_core::Config::parse(&format!(
+    let error = tollgate_settings::Config::parse(&format!(
         "{SORA}\n[models.\"typo\"]\nkind = \"generic-video\"\nchannels = [\"sora-CHANNEL\"]\nprice = {{ meter = \"video_seconds\", per_second = \"0.1\", per_second_by_size = {{ \"big\" = \"1\" }} }}\n"
     ))
     .map(|_| ())

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 use tollgate_gateway::{Gateway, Parts, server};
-use tollgate_gateway_core::{Config, State};
+use tollgate_request::State;
+use tollgate_settings::Config;
 use tollgate_sim::{KnobSettings, SimHandle};
 
 /// A running simulator and gateway.
@@ -53,7 +54,7 @@ pub async fn start(knobs: KnobSettings, database_url: Option<String>) -> Stack {
             store,
             sim_base_url: Some(&sim.base_url()),
             env: &|_| None,
-            media: tollgate_gateway_core::media::MediaLinks::new(&config.media, &[7u8; 32]),
+            media: tollgate_settings::media::MediaLinks::new(&config.media, &[7u8; 32]),
         },
     )
     .unwrap();

@@ -5,8 +5,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use std::net::IpAddr;
-use tollgate_gateway_core::auth::client_address;
-use tollgate_gateway_core::clock::{format_rfc3339, parse_rfc3339};
+use tollgate_request::auth::client_address;
+use tollgate_journal::clock::{format_rfc3339, parse_rfc3339};
 use tollgate_store::{Cidr, glob_matches};
 
 fuzz_target!(|data: &[u8]| {

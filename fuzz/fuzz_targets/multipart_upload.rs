@@ -1,4 +1,4 @@
-//! The multipart upload reader (`tollgate_gateway_core::upload::read`) over arbitrary bodies, with
+//! The multipart upload reader (`tollgate_gateway::upload::read`) over arbitrary bodies, with
 //! small limits so that every limit is reached: it never panics, never keeps more than its
 //! limits allow, and every refusal is a 4xx (a malformed form is the client's fault, never a
 //! 500).
@@ -9,14 +9,14 @@ use http::HeaderMap;
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 use std::time::Duration;
-use tollgate_gateway_core::upload::{UploadLimits, read};
+use tollgate_gateway::upload::{UploadLimits, read};
 
 const LIMITS: UploadLimits = UploadLimits {
     file_field: "file",
     file_bytes: 4096,
     field_bytes: 256,
     max_fields: 8,
-    pace: tollgate_gateway_core::body::Pace {
+    pace: tollgate_exchange::body::Pace {
         pause: Duration::from_secs(30),
         min_rate: 0,
         window: Duration::from_secs(30),

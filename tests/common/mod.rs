@@ -14,8 +14,9 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tollgate_billing::Amount;
 use tollgate_gateway::{Gateway, Parts, server};
-use tollgate_gateway_core::media::MediaLinks;
-use tollgate_gateway_core::{Config, State};
+use tollgate_request::State;
+use tollgate_settings::Config;
+use tollgate_settings::media::MediaLinks;
 use tollgate_sim::{KnobSettings, SimHandle};
 use tollgate_store::Store;
 

@@ -7,8 +7,8 @@ use crate::common::{load_config, open_store};
 use serde_json::json;
 use tollgate_admin::ops::{self, Actor};
 use tollgate_admin::views;
-use tollgate_gateway_core::catalog::Catalog;
-use tollgate_gateway_core::clock::format_rfc3339;
+use tollgate_journal::clock::format_rfc3339;
+use tollgate_settings::catalog::Catalog;
 use tollgate_store::{Store, TaskState};
 
 pub async fn run(common: &Common, command: AdminCommand) -> Result<(), String> {
@@ -99,7 +99,7 @@ pub async fn tasks(common: &Common, command: TasksCommand) -> Result<(), String>
 }
 
 async fn execute_tasks(
-    config: &tollgate_gateway_core::Config,
+    config: &tollgate_settings::Config,
     store: &Store,
     command: TasksCommand,
 ) -> Result<(), String> {
@@ -291,7 +291,7 @@ async fn switch(store: &Store, known: &[&str], name: &str, disabled: bool) -> Re
     println!(
         "{name}: {} (running gateways follow within {} s)",
         if disabled { "off" } else { "on" },
-        tollgate_gateway_core::channels::SWITCHES_EVERY.as_secs()
+        tollgate_settings::channels::SWITCHES_EVERY.as_secs()
     );
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 use crate::cli::{AuditArgs, Common};
 use crate::common::{load_config, open_store};
-use tollgate_gateway_core::ledger_keys;
+use tollgate_settings::ledger_keys;
 
 pub async fn run(common: &Common, args: AuditArgs) -> Result<(), String> {
     let config = load_config(common)?;

@@ -2,7 +2,7 @@
 //! command may import this module; it imports none of them (`docs/architecture.md`).
 
 use crate::cli::Common;
-use tollgate_gateway_core::Config;
+use tollgate_settings::Config;
 
 /// The configuration in force: the file named by --config / TOLLGATE_CONFIG, or the default.
 pub fn load_config(common: &Common) -> Result<Config, String> {
@@ -61,7 +61,7 @@ pub fn redact_url(url: &str) -> String {
 /// the command's output). Only a command that creates something (`keys create`) may create the
 /// database; the others refuse a missing SQLite file instead of reporting on an empty new one.
 pub async fn open_store(
-    config: &tollgate_gateway_core::Config,
+    config: &tollgate_settings::Config,
     may_create: bool,
 ) -> Result<tollgate_store::Store, String> {
     let url = redact_url(&config.database_url);

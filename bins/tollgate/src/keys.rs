@@ -140,7 +140,7 @@ async fn execute(store: &Store, command: KeysCommand) -> Result<(), String> {
                 for r in rows {
                     println!(
                         "{:<22} {:<10} {:>18} {:>18}  {:<28} {}",
-                        tollgate_gateway_core::clock::format_rfc3339(r.created_at),
+                        tollgate_journal::clock::format_rfc3339(r.created_at),
                         r.kind.as_str(),
                         r.amount.to_string(),
                         r.balance_after.to_string(),

@@ -5,8 +5,8 @@ use crate::cli::{Common, LedgerCommand};
 use crate::common::{load_config, open_store};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use tollgate_gateway_core::clock::{format_rfc3339, now_millis, parse_rfc3339};
-use tollgate_gateway_core::ledger_keys;
+use tollgate_journal::clock::{format_rfc3339, now_millis, parse_rfc3339};
+use tollgate_settings::ledger_keys;
 use tollgate_store::checkpoint;
 use tollgate_store::statement::{self, Statement};
 

@@ -55,13 +55,13 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Policy(command) => crate::policy::run(&cli.common, command).await,
         Command::Groups(command) => crate::policy::groups(&cli.common, command).await,
         Command::Config(ConfigCommand::Default) => {
-            print!("{}", tollgate_gateway_core::config::DEFAULT_CONFIG);
+            print!("{}", tollgate_settings::config::DEFAULT_CONFIG);
             Ok(())
         }
         Command::Config(ConfigCommand::Check) => crate::common::check_config(&cli.common),
         Command::Sim(args) => {
             crate::serve::init_logging(
-                &tollgate_gateway_core::Config::embedded_default().map_err(|e| e.to_string())?,
+                &tollgate_settings::Config::embedded_default().map_err(|e| e.to_string())?,
             );
             crate::simulator::run(args).await
         }

@@ -7,7 +7,7 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use tollgate_admin::ops::{self, Actor, PolicyEdit};
 use tollgate_admin::views;
-use tollgate_gateway_core::clock::format_rfc3339;
+use tollgate_journal::clock::format_rfc3339;
 use tollgate_store::{AccessPolicy, Cidr, PolicyHolder, Store};
 
 pub async fn run(common: &Common, command: PolicyCommand) -> Result<(), String> {

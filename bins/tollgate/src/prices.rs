@@ -5,7 +5,7 @@ use crate::cli::{Common, ImportArgs, PricesCommand};
 use crate::common::{load_config, open_store};
 use tollgate_admin::ops::{self, Actor};
 use tollgate_billing::Tariff;
-use tollgate_gateway_core::clock::{format_rfc3339, now_millis, parse_rfc3339};
+use tollgate_journal::clock::{format_rfc3339, now_millis, parse_rfc3339};
 use tollgate_store::StoredPrice;
 
 pub async fn run(common: &Common, command: PricesCommand) -> Result<(), String> {
@@ -45,7 +45,7 @@ pub async fn run(common: &Common, command: PricesCommand) -> Result<(), String> 
 
 async fn set(
     store: &tollgate_store::Store,
-    config: &tollgate_gateway_core::Config,
+    config: &tollgate_settings::Config,
     model: &str,
     prices: &[String],
     from: Option<&str>,
@@ -65,7 +65,7 @@ async fn set(
         "{model}: version {} from {} (running gateways follow within {} s)",
         stored.version,
         format_rfc3339(stored.effective_from),
-        tollgate_gateway_core::prices::PRICES_EVERY.as_secs()
+        tollgate_settings::prices::PRICES_EVERY.as_secs()
     );
     Ok(())
 }
@@ -85,7 +85,7 @@ fn effective_from(from: Option<&str>) -> Result<Option<i64>, String> {
 /// (unless `--force`). Fails when a mapping cannot be priced or, applying, one was held back.
 async fn import_list(
     store: &tollgate_store::Store,
-    config: &tollgate_gateway_core::Config,
+    config: &tollgate_settings::Config,
     import: &ImportArgs,
 ) -> Result<(), String> {
     let file = &import.file;

@@ -5,8 +5,8 @@ use crate::common::load_config;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tollgate_gateway::{Background, Gateway, Parts, Reloader, server};
-use tollgate_gateway_core::Config;
-use tollgate_gateway_core::media::MediaLinks;
+use tollgate_settings::Config;
+use tollgate_settings::media::MediaLinks;
 use tollgate_store::Store;
 
 /// How often request holds left in the database by versions before the ledger engine are
@@ -141,7 +141,7 @@ fn warn_when_exposed(config: &Config, bound: SocketAddr) {
     if bound.ip().is_loopback() {
         return;
     }
-    let follows_host = config.media.mode == tollgate_gateway_core::config::MediaMode::Signed
+    let follows_host = config.media.mode == tollgate_settings::config::MediaMode::Signed
         && config.media.public_base_url.is_none();
     if follows_host {
         tracing::warn!(

@@ -5,7 +5,7 @@
 //! (`docs/decisions.md`, "The simulator as a cargo feature").
 
 use crate::cli::SimArgs;
-use tollgate_gateway_core::Config;
+use tollgate_settings::Config;
 
 #[cfg(feature = "sim")]
 pub use tollgate_sim::SimHandle as Handle;

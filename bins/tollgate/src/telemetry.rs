@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::time::Duration;
-use tollgate_gateway_core::config::TracingConfig;
+use tollgate_settings::config::TracingConfig;
 
 /// How traces are exported, as `[tracing]` and the standard `OTEL_*` variables say.
 #[derive(Debug, Clone)]

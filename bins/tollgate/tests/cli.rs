@@ -92,9 +92,9 @@ fn config_default_prints_the_embedded_configuration() {
     let cli = Cli::new();
     let text = cli.ok(&["config", "default"]);
     assert!(text.starts_with("# tollgate configuration."));
-    let config = tollgate_gateway_core::Config::parse(&text).unwrap();
+    let config = tollgate_settings::Config::parse(&text).unwrap();
     assert_eq!(config.listen, "127.0.0.1:8080");
-    assert_eq!(text, tollgate_gateway_core::config::DEFAULT_CONFIG);
+    assert_eq!(text, tollgate_settings::config::DEFAULT_CONFIG);
 }
 
 #[test]

@@ -87,7 +87,7 @@ async fn two_replicas_share_a_rate_and_a_daily_budget() {
     let replicas = [a.addr.as_str(), b.addr.as_str()];
 
     // The rate: one minute's window, not two.
-    let now = u64::try_from(tollgate_gateway_core::clock::now_millis()).unwrap();
+    let now = u64::try_from(tollgate_journal::clock::now_millis()).unwrap();
     if 60_000 - now % 60_000 < 25_000 {
         tokio::time::sleep(Duration::from_millis(60_000 - now % 60_000 + 50)).await;
     }

@@ -4,7 +4,7 @@
 //! derived in `crate::openapi`.
 
 use serde_json::{Value, json};
-use tollgate_gateway_core::route_doc::{
+use tollgate_exchange::route_doc::{
     About, described, json_body, ok, path_param, query, query_as, r, text,
 };
 
@@ -72,7 +72,7 @@ fn usage_filters() -> Vec<Value> {
         query_as(
             "endpoint",
             "An endpoint name.",
-            json!({"type": "string", "enum": tollgate_gateway_core::policy::ENDPOINTS}),
+            json!({"type": "string", "enum": tollgate_request::policy::ENDPOINTS}),
         ),
         query("since", "From this time: RFC 3339 or a UTC date."),
         query("until", "Before this time: RFC 3339 or a UTC date."),

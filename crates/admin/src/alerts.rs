@@ -9,8 +9,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tollgate_alerting::{check_webhook, rules_in_force, signing_secret};
 use tollgate_alerts::{Rule, RuleConfig};
-use tollgate_gateway_core::clock::format_rfc3339;
-use tollgate_gateway_core::context::RequestCtx;
+use tollgate_journal::clock::format_rfc3339;
+use tollgate_request::context::RequestCtx;
 use tollgate_store::Store;
 
 /// A rule in force: where it comes from, and the subjects it fires on.

@@ -12,12 +12,12 @@ use schemars::JsonSchema;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tollgate_billing::Amount;
-use tollgate_gateway_core::auth::query_param;
-use tollgate_gateway_core::body::{self, ResponseBody};
-use tollgate_gateway_core::clock::format_rfc3339;
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, ErrorKind};
-use tollgate_gateway_core::reload::Reload;
+use tollgate_exchange::body::{self, ResponseBody};
+use tollgate_exchange::errors::{ApiError, ErrorKind};
+use tollgate_journal::clock::format_rfc3339;
+use tollgate_request::auth::query_param;
+use tollgate_request::context::RequestCtx;
+use tollgate_settings::reload::Reload;
 use tollgate_store::MAX_ADMIN_TEXT;
 use tollgate_store::{AdminToken, TaskState, UsageGroup};
 
@@ -366,7 +366,7 @@ pub(crate) async fn set_price(call: Call, request: Request<Incoming>) -> Answer 
         .effective_from
         .as_deref()
         .map(|t| {
-            tollgate_gateway_core::clock::parse_rfc3339(t).map_err(|_| {
+            tollgate_journal::clock::parse_rfc3339(t).map_err(|_| {
                 OpError::invalid(
                     "effective_from",
                     format!("{t:?} is not an RFC 3339 time such as 2027-01-31T00:00:00Z"),
@@ -402,7 +402,7 @@ pub(crate) async fn statement(call: Call) -> Answer {
             .transpose()
     };
     let from = millis("from")?.unwrap_or(0);
-    let until = millis("until")?.unwrap_or_else(|| tollgate_gateway_core::clock::now_millis() + 1);
+    let until = millis("until")?.unwrap_or_else(|| tollgate_journal::clock::now_millis() + 1);
     let made = store
         .statement(id, from, until, None, None)
         .await
@@ -782,7 +782,7 @@ async fn read_json<T: serde::de::DeserializeOwned>(
     body::require_json(&parts.headers)?;
     let bounds = body::Bounds {
         limit: MAX_BODY,
-        pace: body::Pace::of(&ctx.state.server),
+        pace: ctx.body_pace(),
     };
     let bytes = body::read_limited(&parts.headers, incoming, bounds).await?;
     // An empty body stands for `{}` (a POST with no options).
@@ -863,7 +863,7 @@ fn model_prices(model: &str, versions: &[tollgate_store::StoredPrice]) -> views:
         .filter(|p| p.model == model)
         .cloned()
         .collect();
-    let now = tollgate_gateway_core::clock::now_millis();
+    let now = tollgate_journal::clock::now_millis();
     let current = tollgate_store::StoredPrice::in_effect(&mine, now)
         .first()
         .map(|p| p.version);
@@ -912,7 +912,7 @@ fn channels(ctx: &RequestCtx) -> views::List<views::Channel> {
 
 fn models(ctx: &RequestCtx) -> views::List<views::CatalogModel> {
     let catalog = &ctx.settings.catalog;
-    let now = tollgate_gateway_core::clock::now_millis();
+    let now = tollgate_journal::clock::now_millis();
     let data = catalog
         .models()
         .iter()
@@ -950,7 +950,7 @@ async fn overview(ctx: &RequestCtx, query: &str) -> Result<views::Overview, ApiE
                 ApiError::invalid("hours", "invalid_value", "hours must be from 1 to 2160")
             })?,
     };
-    let now = tollgate_gateway_core::clock::now_millis();
+    let now = tollgate_journal::clock::now_millis();
     let filter = tollgate_store::UsageFilter {
         since: Some(now - hours * 3_600_000),
         ..Default::default()

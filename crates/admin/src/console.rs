@@ -8,7 +8,7 @@
 //! script's DOM discipline (it builds nodes with `textContent`, never `innerHTML`).
 
 use http::{HeaderValue, Response, StatusCode, header};
-use tollgate_gateway_core::body::{self, ResponseBody};
+use tollgate_exchange::body::{self, ResponseBody};
 
 const PAGE: &str = include_str!("assets/console.html");
 const SCRIPT: &str = include_str!("assets/console.js");

@@ -2,8 +2,9 @@
 //!
 //! The operator's side: the admin API under `/admin/v1/` (`docs/decisions.md`, "The admin
 //! API"; `docs/operations.md`), the OpenAPI document and the console — a crate of its own that
-//! the request path (`tollgate-gateway`) does not depend on, standing on the floor
-//! (`tollgate-gateway-core`) and the store alone. The binary mounts [`Admin`] on the
+//! the request path (`tollgate-gateway`) does not depend on, standing on the crates every
+//! request stands on (the exchange's vocabulary, the settings, the books, the request's context:
+//! `docs/architecture.md`, "Crates by concern") and the store alone. The binary mounts [`Admin`] on the
 //! gateway (`Gateway::with_operator_side`); the CLI runs [`ops`] directly.
 //!
 //! Every request is authenticated by an admin token (`tga-…`, made with `tollgate admin token
@@ -30,12 +31,12 @@ use hyper::body::Incoming;
 use ops::{Actor, OpError, OpErrorKind};
 use routes::Routed;
 use std::sync::Arc;
-use tollgate_gateway_core::body::ResponseBody;
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, ErrorKind};
-use tollgate_gateway_core::operator::OperatorSide;
-use tollgate_gateway_core::reload::Reload;
-use tollgate_gateway_core::routes::{Route, RouteSpec};
+use tollgate_exchange::body::ResponseBody;
+use tollgate_exchange::errors::{ApiError, ErrorKind};
+use tollgate_request::context::RequestCtx;
+use tollgate_request::operator::OperatorSide;
+use tollgate_request::routes::{Route, RouteSpec};
+use tollgate_settings::reload::Reload;
 use tollgate_store::AdminToken;
 
 /// The operator's side, as mounted on a gateway: the admin API, the console and the OpenAPI
@@ -142,8 +143,8 @@ pub async fn handle(
 
 /// The admin token of a request: `Authorization: Bearer tga-…`.
 async fn authenticate(ctx: &RequestCtx, headers: &HeaderMap) -> Result<AdminToken, ApiError> {
-    let Some(secret) = tollgate_gateway_core::auth::presented_secret(
-        tollgate_gateway_core::errors::Family::OpenAi,
+    let Some(secret) = tollgate_request::auth::presented_secret(
+        tollgate_exchange::errors::Family::OpenAi,
         headers,
         None,
     ) else {

@@ -11,9 +11,9 @@ use tollgate_store::{
 };
 
 use super::views;
-use tollgate_gateway_core::clock::parse_rfc3339;
-use tollgate_gateway_core::policy::ENDPOINTS as POLICY_ENDPOINTS;
-use tollgate_gateway_core::reload::{Reload, ReloadError, Reloaded};
+use tollgate_journal::clock::parse_rfc3339;
+use tollgate_request::policy::ENDPOINTS as POLICY_ENDPOINTS;
+use tollgate_settings::reload::{Reload, ReloadError, Reloaded};
 
 /// Who made a change: `token:NAME` through the API, `cli:USER` on the command line.
 #[derive(Debug, Clone)]
@@ -419,7 +419,7 @@ impl schemars::JsonSchema for EndpointName {
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
             "type": "string",
-            "enum": tollgate_gateway_core::policy::ENDPOINTS,
+            "enum": tollgate_request::policy::ENDPOINTS,
         })
     }
 }
@@ -707,7 +707,7 @@ pub async fn set_price(
     } else {
         "cli"
     };
-    let effective_from = effective_from.unwrap_or_else(tollgate_gateway_core::clock::now_millis);
+    let effective_from = effective_from.unwrap_or_else(tollgate_journal::clock::now_millis);
     let Some(before) = store.price_versions(Some(model)).await?.pop() else {
         // The first version is the configuration's, made when a gateway first starts with it.
         return Err(OpError {
@@ -736,7 +736,7 @@ pub async fn set_price(
 }
 
 /// Switches a channel off or on for every replica (they read the switch within
-/// `tollgate_gateway_core::channels::SWITCHES_EVERY`). `known` are the configured channels' names.
+/// `tollgate_settings::channels::SWITCHES_EVERY`). `known` are the configured channels' names.
 pub async fn set_channel_disabled(
     store: &Store,
     actor: &Actor,

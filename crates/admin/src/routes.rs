@@ -7,9 +7,9 @@ use crate::api::{self, Call, Holder};
 use futures_util::future::BoxFuture;
 use http::{Method, Request, Response};
 use hyper::body::Incoming;
-use tollgate_gateway_core::body::ResponseBody;
-use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::route_doc::About;
+use tollgate_exchange::body::ResponseBody;
+use tollgate_exchange::errors::ApiError;
+use tollgate_exchange::route_doc::About;
 
 /// An operation of the admin API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use tollgate_billing::{Amount, Explanation, Total};
-use tollgate_gateway_core::clock::format_rfc3339;
+use tollgate_journal::clock::format_rfc3339;
 use tollgate_store::{
     AccessPolicy, KeySummary, LedgerEntry, PolicyHolder, PriceGroup, StoredPrice, Task, TaskEvent,
     UsageGroup, UsageSummary,
@@ -476,7 +476,7 @@ pub struct Channel {
     pub base_url: String,
     /// Its health.
     #[serde(flatten)]
-    pub health: tollgate_gateway_core::channels::HealthReport,
+    pub health: tollgate_settings::channels::HealthReport,
     /// Calls to it in flight now.
     pub in_flight: usize,
     /// The most at once.
@@ -489,7 +489,7 @@ pub struct CatalogModel {
     /// The public name.
     pub model: String,
     /// What kind of endpoint serves it.
-    pub kind: tollgate_gateway_core::config::ModelKind,
+    pub kind: tollgate_settings::config::ModelKind,
     /// The name its channels know it by.
     pub upstream_model: String,
     /// Its channels, in the order they are tried.

@@ -2,7 +2,7 @@
 //!
 //! Alerts (`docs/decisions.md`, "Alerts"; `docs/operations.md`, "Alerts"): the I/O around the
 //! sans-IO rules of `tollgate-alerts`, run beside requests, never on their path — a crate of its
-//! own, so the request path's floor (`tollgate-gateway-core`) holds no loop. Every replica runs
+//! own, so the crates every request stands on (`tollgate-request` and those under it) hold no loop. Every replica runs
 //! two loops:
 //!
 //! The loops are started by the gateway's `Background` ([`spawn`]); the admin API lists the
@@ -15,7 +15,7 @@
 //!   (`Store::record_alert`);
 //! * the **courier** ([`deliver_due`]), every second: leases the deliveries due (one a receiver
 //!   at a time), posts each signed the Standard Webhooks way by the one address rule
-//!   (`tollgate_gateway_core::outbound`), each in a task of its own within one deadline, and records the
+//!   (`tollgate_settings::outbound`), each in a task of its own within one deadline, and records the
 //!   attempt — its status and timing, not the receiver's body — under the lease's fencing
 //!   token (`Store::record_attempt`); a failure is tried again on the schedule.
 
@@ -30,10 +30,10 @@ use tollgate_alerts::rule::{
 };
 use tollgate_alerts::{Change, Observed, RetrySchedule, Secret, Verdict};
 use tollgate_billing::Amount;
-use tollgate_gateway_core::State;
-use tollgate_gateway_core::clock::{format_rfc3339, now_millis};
-use tollgate_gateway_core::config::{AlertingConfig, ConfigError};
-use tollgate_gateway_core::quotas::QuotaName;
+use tollgate_journal::clock::{format_rfc3339, now_millis};
+use tollgate_request::State;
+use tollgate_request::quotas::QuotaName;
+use tollgate_settings::config::{AlertingConfig, ConfigError};
 use tollgate_store::{
     AlertAction, AlertDelivery, AlertLevel, AttemptOutcome, NewAlertEvent, PolicyHolder, Store,
     StoreError,
@@ -68,11 +68,11 @@ pub fn check_rules(
 }
 
 /// Whether `rule`'s `webhook_url` may be posted to: the one address rule of every URL the
-/// gateway posts to (`tollgate_gateway_core::outbound`) — a public host, or one of `trusted_hosts`. An alert
+/// gateway posts to (`tollgate_settings::outbound`) — a public host, or one of `trusted_hosts`. An alert
 /// rule is written by whoever holds an admin token; a receiver on the gateway's own network
 /// must be listed by the operator.
 pub fn check_webhook(rule: &Rule, trusted_hosts: &[String]) -> Result<(), String> {
-    tollgate_gateway_core::outbound::check_url(&rule.target.url, trusted_hosts).map_err(|e| {
+    tollgate_settings::outbound::check_url(&rule.target.url, trusted_hosts).map_err(|e| {
         format!(
             "alert {:?}: webhook_url: {e} (list an internal receiver in [outbound] trusted_hosts)",
             rule.name
@@ -176,7 +176,7 @@ pub async fn judge_all(state: &State, replica: &str, every: Duration) {
         .channels()
         .iter()
         .map(|c| {
-            let open = c.health.circuit() != tollgate_gateway_core::channels::CircuitState::Closed;
+            let open = c.health.circuit() != tollgate_settings::channels::CircuitState::Closed;
             (c.name.clone(), open)
         })
         .collect();
@@ -580,7 +580,7 @@ async fn attempt(state: &State, courier: &Courier, delivery: &AlertDelivery) {
     }
 }
 
-/// Posts the delivery's body, signed, by the one address rule (`tollgate_gateway_core::outbound`): the
+/// Posts the delivery's body, signed, by the one address rule (`tollgate_settings::outbound`): the
 /// answer's status, or why there was none. The answer's body is not read.
 async fn post(
     state: &State,

@@ -5,7 +5,7 @@
 //! user that names both. Each format keeps its own rules (an enum implementing [`Rule`], whose
 //! codes are the machine-readable `code` of a 400); the error around them is this one type, so
 //! the gateway turns any of them into its client error in one place
-//! (`tollgate_gateway_core::errors`), without depending on the formats for it.
+//! (`tollgate_exchange::errors`), without depending on the formats for it.
 //!
 //! ```
 //! use tollgate_field_error::{FieldError, Rule};

@@ -22,17 +22,17 @@ use crate::hold::{HeldCharge, Holder, Priced};
 use http::Request;
 use std::sync::Arc;
 use tollgate_billing::{Amount, Tariff, Usage};
-use tollgate_gateway_core::auth::{self, Lookup};
-use tollgate_gateway_core::catalog::ModelEntry;
-use tollgate_gateway_core::clock::now_millis;
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, ErrorKind, Family};
-use tollgate_gateway_core::policy;
-use tollgate_gateway_core::prices::Price;
-pub use tollgate_gateway_core::quotas::StreamPermit;
-use tollgate_gateway_core::quotas::{Admitted, RateHeaders, UploadSlot};
-use tollgate_gateway_core::routes::Credentials;
+use tollgate_exchange::errors::{ApiError, ErrorKind, Family};
+use tollgate_journal::clock::now_millis;
 use tollgate_ledger::Refusal;
+use tollgate_request::auth::{self, Lookup};
+use tollgate_request::context::RequestCtx;
+use tollgate_request::policy;
+pub use tollgate_request::quotas::StreamPermit;
+use tollgate_request::quotas::{Admitted, RateHeaders, UploadSlot};
+use tollgate_request::routes::Credentials;
+use tollgate_settings::catalog::ModelEntry;
+use tollgate_settings::prices::Price;
 use tollgate_store::{PriceGroup, Principal};
 
 /// Authenticates a request: the key must exist and be enabled, with its account, and the
@@ -235,7 +235,7 @@ pub async fn place_hold(
     let price = ctx.state.prices.at(
         &entry.public,
         &entry.tariff,
-        tollgate_gateway_core::clock::now_millis(),
+        tollgate_journal::clock::now_millis(),
     );
     let priced = admit(ctx, principal, &entry.public, &price, estimate).await?;
     let hold = ctx

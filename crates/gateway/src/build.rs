@@ -3,14 +3,14 @@
 
 use std::sync::Arc;
 use tokio::task::JoinHandle;
-use tollgate_gateway_core::catalog::{Catalog, Channel};
-use tollgate_gateway_core::config::{Config, ConfigError, TaskSettings};
-use tollgate_gateway_core::ledger_keys;
-use tollgate_gateway_core::limits::Limits;
-use tollgate_gateway_core::media::MediaLinks;
-use tollgate_gateway_core::outbound::Outbound;
-use tollgate_gateway_core::state::Settings;
-use tollgate_gateway_core::state::State;
+use tollgate_request::state::Settings;
+use tollgate_request::state::State;
+use tollgate_settings::catalog::{Catalog, Channel};
+use tollgate_settings::config::{Config, ConfigError, TaskSettings};
+use tollgate_settings::ledger_keys;
+use tollgate_settings::limits::Limits;
+use tollgate_settings::media::MediaLinks;
+use tollgate_settings::outbound::Outbound;
 use tollgate_store::Store;
 use tollgate_upstream::{ClientConfig, HttpClient, UpstreamError};
 
@@ -70,7 +70,7 @@ pub fn build(config: &Config, parts: Parts<'_>) -> Result<Arc<State>, BuildError
     ))
 }
 
-/// The settings a reload changes (`tollgate_gateway_core::state::Settings`) as `config` gives them —
+/// The settings a reload changes (`tollgate_request::state::Settings`) as `config` gives them —
 /// the one way they are made, at start and at each reload. `keep` hands back a channel of the
 /// settings in force to serve on, with its circuit, key rotation and counters, where the
 /// reload leaves it unchanged.
@@ -109,7 +109,7 @@ pub async fn load_prices_of(
         .into_iter()
         .map(|entry| (entry.public.clone(), entry.tariff.clone()))
         .collect();
-    let now = tollgate_gateway_core::clock::now_millis();
+    let now = tollgate_journal::clock::now_millis();
     for event in state.store.sync_config_prices(&book, now).await? {
         match event {
             tollgate_store::PriceSync::First { model, attributed } if attributed > 0 => {
@@ -145,11 +145,11 @@ impl Background {
         let mut handles = vec![
             tokio::spawn(follow_switches(state.clone())),
             tokio::spawn(follow_prices(state.clone())),
-            tokio::spawn(tollgate_gateway_core::usage::prune(
+            tokio::spawn(tollgate_journal::usage::prune(
                 store.clone(),
                 config.usage.retention_days,
             )),
-            tokio::spawn(tollgate_gateway_core::usage::roll_up(store)),
+            tokio::spawn(tollgate_journal::usage::roll_up(store)),
         ];
         match ledger_keys::signing_key(&config.ledger) {
             Ok(Some(key)) => handles.push(tokio::spawn(sign_checkpoints(
@@ -184,8 +184,8 @@ impl Background {
 
 /// Keeps this replica's channel switches in step with the database's, for as long as it runs
 /// (the first read at once, so a replica starts with the channels switched off already off).
-async fn follow_switches(state: std::sync::Arc<tollgate_gateway_core::state::State>) {
-    let mut tick = tokio::time::interval(tollgate_gateway_core::channels::SWITCHES_EVERY);
+async fn follow_switches(state: std::sync::Arc<tollgate_request::state::State>) {
+    let mut tick = tokio::time::interval(tollgate_settings::channels::SWITCHES_EVERY);
     loop {
         tick.tick().await;
         apply_switches(&state.store, &state.settings.snapshot().catalog).await;
@@ -193,7 +193,7 @@ async fn follow_switches(state: std::sync::Arc<tollgate_gateway_core::state::Sta
 }
 
 /// Switches `catalog`'s channels off and on as the operators' switches in the database say:
-/// every [`tollgate_gateway_core::channels::SWITCHES_EVERY`], and at once for a reload's
+/// every [`tollgate_settings::channels::SWITCHES_EVERY`], and at once for a reload's
 /// catalog.
 pub async fn apply_switches(store: &Store, catalog: &Catalog) {
     match store.disabled_channels().await {
@@ -210,9 +210,9 @@ pub async fn apply_switches(store: &Store, catalog: &Catalog) {
 
 /// Keeps this replica's price versions in step with the database's, so that a version an
 /// operator adds anywhere prices requests here within
-/// `tollgate_gateway_core::prices::PRICES_EVERY` of taking effect.
-async fn follow_prices(state: std::sync::Arc<tollgate_gateway_core::state::State>) {
-    let mut tick = tokio::time::interval(tollgate_gateway_core::prices::PRICES_EVERY);
+/// `tollgate_settings::prices::PRICES_EVERY` of taking effect.
+async fn follow_prices(state: std::sync::Arc<tollgate_request::state::State>) {
+    let mut tick = tokio::time::interval(tollgate_settings::prices::PRICES_EVERY);
     loop {
         tick.tick().await;
         match state.store.price_schedule().await {
@@ -234,7 +234,7 @@ async fn sign_checkpoints(
     let every_ms = i64::try_from(every.as_millis()).unwrap_or(i64::MAX);
     loop {
         tick.tick().await;
-        let now = tollgate_gateway_core::clock::now_millis();
+        let now = tollgate_journal::clock::now_millis();
         match store.last_checkpoint().await {
             Ok(Some(last)) if now - last.created_at < every_ms * 9 / 10 => continue,
             Ok(_) => {}

@@ -14,11 +14,11 @@ use tollgate_embeddings::{
     AnswerError, AnswerShape, EmbeddingRequest, EmbeddingUsage, model_family, validate,
     validate_input_token_counts,
 };
-use tollgate_gateway_core::catalog::ModelEntry;
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::ApiError;
+use tollgate_exchange::errors::ApiError;
 use tollgate_metering::tokens;
 use tollgate_metering::{Basis, Measure};
+use tollgate_request::context::RequestCtx;
+use tollgate_settings::catalog::ModelEntry;
 use tollgate_store::Principal;
 use tollgate_upstream::UpstreamError;
 use tollgate_upstream::registry;

@@ -6,11 +6,11 @@
 use futures_util::future::BoxFuture;
 use http::{Method, Request, Response};
 use hyper::body::Incoming;
-use tollgate_gateway_core::body::ResponseBody;
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, ErrorKind};
-use tollgate_gateway_core::route_doc::Doc;
-use tollgate_gateway_core::routes::{Allow, Credentials, RouteSpec};
+use tollgate_exchange::body::ResponseBody;
+use tollgate_exchange::errors::{ApiError, ErrorKind};
+use tollgate_exchange::route_doc::Doc;
+use tollgate_request::context::RequestCtx;
+use tollgate_request::routes::{Allow, Credentials, RouteSpec};
 use tollgate_store::Principal;
 
 /// What a handler answers.
@@ -87,7 +87,7 @@ pub struct Routed {
 
 impl Table {
     /// Routes a request: the first row whose path, method and clients match (`native`: the
-    /// client presents its key natively, `tollgate_gateway_core::routes::is_native_client`); a
+    /// client presents its key natively, `tollgate_request::routes::is_native_client`); a
     /// path some row has with another method is 405 with the methods it allows.
     pub fn route(&self, method: &Method, path: &str, native: bool) -> Routed {
         if let Some(endpoint) = self

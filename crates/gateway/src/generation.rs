@@ -19,18 +19,14 @@
 use crate::hold::HeldCharge;
 use crate::pump::{Closing, End, Meter, Settlement};
 use crate::relay;
+use crate::stream_body;
 use bytes::Bytes;
 use http::{Response, StatusCode};
 use std::sync::Arc;
 use tollgate_billing::{Amount, Usage};
-use tollgate_gateway_core::body;
-use tollgate_gateway_core::catalog::{Catalog, ModelEntry};
-use tollgate_gateway_core::config::ModelKind;
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, ErrorKind};
-use tollgate_gateway_core::response::{ResponseBody, UpstreamTime, sse_response};
-use tollgate_gateway_core::state::State;
-use tollgate_gateway_core::stream_body;
+use tollgate_exchange::body;
+use tollgate_exchange::errors::{ApiError, ErrorKind};
+use tollgate_exchange::response::{ResponseBody, UpstreamTime, sse_response};
 use tollgate_metering::prompt;
 use tollgate_metering::{Basis, Measure};
 use tollgate_native_genai::models::ModelLimits;
@@ -38,6 +34,10 @@ use tollgate_native_genai::{
     CountTokensResponse, FieldError, GenerateContentRequest, GenerateContentResponse,
     UsageMetadata, validate,
 };
+use tollgate_request::context::RequestCtx;
+use tollgate_request::state::State;
+use tollgate_settings::catalog::{Catalog, ModelEntry};
+use tollgate_settings::config::ModelKind;
 use tollgate_sse::ByteString;
 use tollgate_store::Principal;
 use tollgate_upstream::UpstreamError;
@@ -54,7 +54,7 @@ use tollgate_upstream::seams::genai::{Frame, FrameStream};
 pub async fn hold_prompt(
     ctx: &RequestCtx,
     principal: &Principal,
-    entry: &Arc<tollgate_gateway_core::catalog::ModelEntry>,
+    entry: &Arc<tollgate_settings::catalog::ModelEntry>,
     limits: &ModelLimits,
     request: GenerateContentRequest,
     size: usize,
@@ -101,8 +101,8 @@ pub async fn hold_prompt(
 /// response head took.
 async fn open_stream(
     state: &Arc<State>,
-    entry: &Arc<tollgate_gateway_core::catalog::ModelEntry>,
-    usage: Option<&tollgate_gateway_core::usage::Recorder>,
+    entry: &Arc<tollgate_settings::catalog::ModelEntry>,
+    usage: Option<&tollgate_journal::usage::Recorder>,
     raw: Bytes,
 ) -> Result<(FrameStream, std::time::Duration), tollgate_upstream::UpstreamError> {
     let opened = relay::with_failover(entry, usage, |channel, endpoint| {
@@ -123,7 +123,7 @@ async fn open_stream(
 /// bills the work once it has the request): the upstream's bytes and time, after settling.
 pub async fn generate_whole(
     state: &Arc<State>,
-    entry: &Arc<tollgate_gateway_core::catalog::ModelEntry>,
+    entry: &Arc<tollgate_settings::catalog::ModelEntry>,
     raw: Bytes,
     held: HeldCharge,
     local_input: u64,
@@ -175,7 +175,7 @@ pub async fn generate_whole(
 pub fn native_model(
     catalog: &Catalog,
     model: &str,
-) -> Result<(Arc<tollgate_gateway_core::catalog::ModelEntry>, ModelLimits), ApiError> {
+) -> Result<(Arc<tollgate_settings::catalog::ModelEntry>, ModelLimits), ApiError> {
     let model = model.strip_prefix("models/").unwrap_or(model);
     let entry = catalog
         .resolve(model, ModelKind::NativeText)
@@ -200,7 +200,7 @@ pub fn native_model(
 pub fn bridged_model(
     catalog: &Catalog,
     model: &str,
-) -> Result<(Arc<tollgate_gateway_core::catalog::ModelEntry>, ModelLimits), ApiError> {
+) -> Result<(Arc<tollgate_settings::catalog::ModelEntry>, ModelLimits), ApiError> {
     if catalog.resolve(model, ModelKind::NativeText).is_none() {
         return Err(ApiError::unknown_model(model));
     }
@@ -238,7 +238,7 @@ pub async fn count_tokens(
 }
 
 /// The limits of a model's row in the table (by its upstream id, then its public one).
-pub fn limits_of(entry: &tollgate_gateway_core::catalog::ModelEntry) -> Option<ModelLimits> {
+pub fn limits_of(entry: &tollgate_settings::catalog::ModelEntry) -> Option<ModelLimits> {
     tollgate_native_genai::models::limits(&entry.upstream_model)
         .or_else(|| tollgate_native_genai::models::limits(&entry.public))
 }
@@ -341,7 +341,7 @@ pub async fn bridge<B: Bridge>(
             B::ID_PREFIX,
             ctx.request_id.trim_start_matches("req_")
         ),
-        created: tollgate_gateway_core::clock::unix_now(),
+        created: tollgate_journal::clock::unix_now(),
     };
     if format.streams() {
         let events = format.events(&answering);
@@ -535,7 +535,7 @@ impl Encoder for NativeSse {
 /// An error in the vendor's shape, as JSON text.
 pub fn google_error_json(error: &ApiError) -> String {
     error
-        .body(tollgate_gateway_core::errors::Family::Google)
+        .body(tollgate_exchange::errors::Family::Google)
         .to_string()
 }
 

@@ -1,19 +1,19 @@
 //! A placed hold (DESIGN §2 step 8): settled to the actual cost — bounded by what the gateway can
 //! justify — or released, exactly once by construction: the engine closes the hold synchronously
-//! on settle, release or drop (`tollgate_gateway_core::ledger`). Placing one — the model rule,
+//! on settle, release or drop (`tollgate_journal::ledger`). Placing one — the model rule,
 //! the price, admission — is [`crate::admission`]; what runs under a hold (a stream's pump, a
 //! relay) needs only this.
 
 use std::sync::Arc;
 use tollgate_billing::{Amount, Tariff, Usage};
-use tollgate_gateway_core::admission::Admission;
-use tollgate_gateway_core::catalog::ModelEntry;
-use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::ledger::{ChargeMemo, Hold};
-use tollgate_gateway_core::quotas::Admitted;
-use tollgate_gateway_core::state::State;
-use tollgate_gateway_core::usage::{Explained, Recorder};
+use tollgate_exchange::errors::ApiError;
+use tollgate_journal::ledger::{ChargeMemo, Hold};
+use tollgate_journal::usage::{Explained, Recorder};
 use tollgate_metering::{Basis, Bound};
+use tollgate_request::admission::Admission;
+use tollgate_request::quotas::Admitted;
+use tollgate_request::state::State;
+use tollgate_settings::catalog::ModelEntry;
 use tollgate_store::PriceGroup;
 
 /// What every hold — a request's in memory, a task's with its row — starts from: the model

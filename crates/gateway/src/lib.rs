@@ -26,10 +26,13 @@
 //! from its configuration (the binary, the tests and the examples all use it); a [`Reloader`]
 //! changes its settings (`state::LiveSettings`) while it serves.
 //!
-//! What every request shares — the state, the context, errors, bodies, the route row's facts,
-//! `auth`, `policy`, `usage`, … — is the crate `tollgate-gateway-core`; this crate names it as
-//! `tollgate_gateway_core::…` and does not re-export it (a reader sees which side of the line a
-//! thing is on), nor does anyone else reach it through here.
+//! What every request stands on lives in crates by concern, each named by its own path and none
+//! re-exported here (a reader sees which crate a thing is in): the exchange with the client —
+//! bodies, responses, errors, a route's description — is `tollgate-exchange`; what the operator
+//! configured is `tollgate-settings`; holds, settlements and the usage record are
+//! `tollgate-journal`; the request's context, its route row, admission's rules and the shared
+//! state are `tollgate-request`. What only this crate reads — a multipart [`upload`] spooled to
+//! disk ([`spool`]), a client's [`stream_body`] — lives here.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
@@ -48,9 +51,12 @@ pub mod routes;
 pub mod server;
 pub mod service;
 pub mod speech_relay;
+pub mod spool;
+pub mod stream_body;
 pub mod tasks;
 pub mod trace;
 pub mod translate;
+pub mod upload;
 pub mod video_file;
 
 pub use build::{Background, BuildError, Parts, build};

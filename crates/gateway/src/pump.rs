@@ -8,11 +8,11 @@
 //! each is tested on its own (`speech_relay`, `recognition`, `generation`).
 
 use crate::hold::HeldCharge;
+use crate::stream_body::BodySender;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use std::pin::Pin;
 use tollgate_billing::{Amount, Usage};
-use tollgate_gateway_core::stream_body::BodySender;
 use tollgate_metering::Basis;
 use tollgate_upstream::UpstreamError;
 
@@ -65,7 +65,7 @@ impl Closing {
     pub fn cut(
         e: &UpstreamError,
         charged: Option<Amount>,
-        failed: impl FnOnce(&tollgate_gateway_core::errors::ApiError) -> Option<Bytes>,
+        failed: impl FnOnce(&tollgate_exchange::errors::ApiError) -> Option<Bytes>,
     ) -> Closing {
         let error = crate::relay::stream_cut_error(e, charged);
         match failed(&error) {

@@ -7,6 +7,8 @@
 
 use crate::hold::HeldCharge;
 use crate::pump::{Closing, End, Meter, Settlement};
+use crate::stream_body::BodySender;
+use crate::upload::{self, Upload, UploadLimits, UploadedFile};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http::HeaderMap;
@@ -14,18 +16,16 @@ use http::Response;
 use hyper::body::Incoming;
 use std::time::Duration;
 use tollgate_billing::{Amount, Usage, audio_seconds};
-use tollgate_gateway_core::body::ResponseBody;
-use tollgate_gateway_core::catalog::ModelEntry;
-use tollgate_gateway_core::config::ModelKind;
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::response::UpstreamTime;
-use tollgate_gateway_core::state::State;
-use tollgate_gateway_core::stream_body::BodySender;
-use tollgate_gateway_core::upload::{self, Upload, UploadLimits, UploadedFile};
+use tollgate_exchange::body::ResponseBody;
+use tollgate_exchange::errors::ApiError;
+use tollgate_exchange::response::UpstreamTime;
 use tollgate_metering::recognition::billed_seconds;
 use tollgate_metering::{Basis, Measure};
 use tollgate_probe::{Container, ProbeError};
+use tollgate_request::context::RequestCtx;
+use tollgate_request::state::State;
+use tollgate_settings::catalog::ModelEntry;
+use tollgate_settings::config::ModelKind;
 use tollgate_store::Principal;
 use tollgate_upstream::Answer;
 use tollgate_upstream::UpstreamError;
@@ -138,7 +138,7 @@ pub const MAX_SECONDS: u64 = 500;
 /// Reads the form: the file under the endpoint's limit, at most 32 other fields of 64 KiB,
 /// while the caller's key holds one of its upload slots (`[server] max_uploads_per_key`).
 pub async fn read_form(
-    ctx: &tollgate_gateway_core::context::RequestCtx,
+    ctx: &tollgate_request::context::RequestCtx,
     principal: &tollgate_store::Principal,
     headers: &HeaderMap,
     body: Incoming,
@@ -243,8 +243,8 @@ fn content_type(container: Container) -> &'static str {
 /// adapter — and waits for its first piece.
 pub async fn open_stream(
     state: &State,
-    entry: &tollgate_gateway_core::catalog::ModelEntry,
-    usage: Option<&tollgate_gateway_core::usage::Recorder>,
+    entry: &tollgate_settings::catalog::ModelEntry,
+    usage: Option<&tollgate_journal::usage::Recorder>,
     recognition: &Recognition,
     file: FilePart<'_>,
 ) -> Result<(TextDelta, DeltaStream), UpstreamError> {
@@ -367,8 +367,8 @@ impl<E: Encoder> Meter for RecognitionMeter<E> {
 /// keeps the spooled upload alive, and answers with the event stream at once.
 #[allow(clippy::too_many_arguments)]
 pub async fn stream_response<E: Encoder>(
-    ctx: &tollgate_gateway_core::context::RequestCtx,
-    entry: &tollgate_gateway_core::catalog::ModelEntry,
+    ctx: &tollgate_request::context::RequestCtx,
+    entry: &tollgate_settings::catalog::ModelEntry,
     upstream: &Recognition,
     file: UploadedFile,
     part_name: &str,
@@ -376,7 +376,7 @@ pub async fn stream_response<E: Encoder>(
     held: HeldCharge,
     encoder: E,
     probed_seconds: u64,
-) -> Result<http::Response<tollgate_gateway_core::body::ResponseBody>, ApiError> {
+) -> Result<http::Response<tollgate_exchange::body::ResponseBody>, ApiError> {
     let permit = crate::admission::open_stream(ctx)?;
     let started = std::time::Instant::now();
     let opened = open_stream(
@@ -395,12 +395,12 @@ pub async fn stream_response<E: Encoder>(
         }
     };
     let first_frame_time = started.elapsed();
-    let (sender, body) = tollgate_gateway_core::stream_body::channel(permit);
+    let (sender, body) = crate::stream_body::channel(permit);
     crate::trace::spawn_for_request(async move {
         let _upload = file;
         relay(held, first, frames, sender, encoder, probed_seconds).await;
     });
-    Ok(tollgate_gateway_core::response::sse_response(
+    Ok(tollgate_exchange::response::sse_response(
         body,
         first_frame_time,
     ))
@@ -410,7 +410,7 @@ pub async fn stream_response<E: Encoder>(
 /// failure, releases the hold. On success the hold comes back with the answer, to be settled.
 pub async fn transcribe_whole(
     state: &State,
-    entry: &tollgate_gateway_core::catalog::ModelEntry,
+    entry: &tollgate_settings::catalog::ModelEntry,
     recognition: &Recognition,
     part: FilePart<'_>,
     held: HeldCharge,

@@ -8,10 +8,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
-use tollgate_gateway_core::catalog::{Channel, ModelEntry};
-use tollgate_gateway_core::channels::{Admit, rest_for};
-use tollgate_gateway_core::errors::{ApiError, ErrorKind};
-use tollgate_gateway_core::usage::Recorder;
+use tollgate_exchange::errors::{ApiError, ErrorKind};
+use tollgate_journal::usage::Recorder;
+use tollgate_settings::catalog::{Channel, ModelEntry};
+use tollgate_settings::channels::{Admit, rest_for};
 use tollgate_upstream::common::error::redacted;
 use tollgate_upstream::{Endpoint, UpstreamError};
 

@@ -6,14 +6,14 @@
 //! not fit together or changes a setting only a restart can change, and otherwise makes the
 //! next [`Settings`] the way the gateway's start makes the first ([`crate::build::settings`]),
 //! records its prices as versions and installs it. Requests already started keep the settings
-//! they started with ([`tollgate_gateway_core::state::LiveSettings`]); the connections stay open.
+//! they started with ([`tollgate_request::state::LiveSettings`]); the connections stay open.
 
 use futures_util::future::BoxFuture;
 use std::sync::Arc;
-use tollgate_gateway_core::config::Config;
-use tollgate_gateway_core::reload::{Reload, ReloadError, Reloaded};
-use tollgate_gateway_core::state::Settings;
-use tollgate_gateway_core::state::State;
+use tollgate_request::state::Settings;
+use tollgate_request::state::State;
+use tollgate_settings::config::Config;
+use tollgate_settings::reload::{Reload, ReloadError, Reloaded};
 
 /// Reads the configuration as the process first read it (the same file, the same command-line
 /// overrides).

@@ -10,13 +10,13 @@ use crate::endpoint::{Endpoint, Handler, Table, unknown_url};
 use crate::handlers;
 use http::{HeaderValue, Request, Response, header};
 use hyper::body::Incoming;
-use tollgate_gateway_core::body::ResponseBody;
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, ErrorKind};
-use tollgate_gateway_core::limits::Endpoint as Body;
-use tollgate_gateway_core::routes::{
+use tollgate_exchange::body::ResponseBody;
+use tollgate_exchange::errors::{ApiError, ErrorKind};
+use tollgate_request::context::RequestCtx;
+use tollgate_request::routes::{
     Credentials, PathPattern, Route, Streams, Verb, family_of, item, row,
 };
+use tollgate_settings::limits::Endpoint as Body;
 
 /// A client handler `f(ctx, principal, request)`.
 macro_rules! client {
@@ -43,7 +43,7 @@ macro_rules! open {
 
 use Credentials::Key;
 use PathPattern::{Exact, Item, ItemThen, Model, Under};
-use tollgate_gateway_core::errors::Family::{Ark, Google, OpenAi, T2a};
+use tollgate_exchange::errors::Family::{Ark, Google, OpenAi, T2a};
 
 const GET: Verb = Verb::Get;
 const POST: Verb = Verb::Post;
@@ -235,8 +235,8 @@ async fn method_not_allowed(
 mod tests {
     use super::*;
     use http::Method;
-    use tollgate_gateway_core::errors::Family;
-    use tollgate_gateway_core::routes::native_model;
+    use tollgate_exchange::errors::Family;
+    use tollgate_request::routes::native_model;
 
     fn name(method: &Method, path: &str) -> Route {
         TABLE.route(method, path, false).endpoint.spec.route
@@ -427,7 +427,7 @@ mod tests {
             }
             if let Some(policy) = spec.policy {
                 assert!(
-                    tollgate_gateway_core::policy::ENDPOINTS.contains(&policy),
+                    tollgate_request::policy::ENDPOINTS.contains(&policy),
                     "{spec:?} names an unknown policy endpoint"
                 );
                 if !named.contains(&policy) {
@@ -435,7 +435,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(named, tollgate_gateway_core::policy::ENDPOINTS);
+        assert_eq!(named, tollgate_request::policy::ENDPOINTS);
     }
 
     #[test]

@@ -10,8 +10,8 @@ use hyper_util::server::graceful::GracefulShutdown;
 use std::future::Future;
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tollgate_gateway_core::config::ServerConfig;
-use tollgate_gateway_core::connections::{Admitted, Class, Connections};
+use tollgate_request::connections::{Admitted, Class, Connections};
+use tollgate_settings::config::ServerConfig;
 
 /// The protocol settings of `[server]`.
 fn builder(server: &ServerConfig) -> auto::Builder<TokioExecutor> {
@@ -92,8 +92,8 @@ pub async fn serve(
     let server = gateway.state().server.clone();
     let builder = builder(&server);
     let graceful = GracefulShutdown::new();
-    // Who is connected, and who gives way when full (`tollgate_gateway_core::connections`).
-    let connections = Connections::new(tollgate_gateway_core::connections::Caps {
+    // Who is connected, and who gives way when full (`tollgate_request::connections`).
+    let connections = Connections::new(tollgate_request::connections::Caps {
         full: server.max_connections,
         reserve: server.reserved_connections,
         per_source: server.max_connections_per_source,
@@ -133,7 +133,7 @@ pub async fn serve(
                     Class::Full => served,
                     Class::Reserve => served.ops_only(),
                 };
-                let open = tollgate_gateway_core::metrics::OpenConnection::new(gateway.state().clone());
+                let open = tollgate_request::metrics::OpenConnection::new(gateway.state().clone());
                 let _ = stream.set_nodelay(true);
                 let header_timeout = Duration::from_secs(server.header_read_timeout_seconds);
                 let builder = builder.clone();

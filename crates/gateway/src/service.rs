@@ -14,18 +14,18 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
-use tollgate_gateway_core::admission::Admission;
-use tollgate_gateway_core::auth;
-use tollgate_gateway_core::body::ResponseBody;
-use tollgate_gateway_core::connections::{self, Ticket};
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, ErrorKind, ErrorStatus, Shape};
-use tollgate_gateway_core::operator::OperatorSide;
-use tollgate_gateway_core::policy;
-use tollgate_gateway_core::response::UpstreamTime;
-use tollgate_gateway_core::routes::{self, Route};
-use tollgate_gateway_core::state::State;
-use tollgate_gateway_core::usage::Recorder;
+use tollgate_exchange::body::ResponseBody;
+use tollgate_exchange::errors::{ApiError, ErrorKind, ErrorStatus, Shape};
+use tollgate_exchange::response::UpstreamTime;
+use tollgate_journal::usage::Recorder;
+use tollgate_request::admission::Admission;
+use tollgate_request::auth;
+use tollgate_request::connections::{self, Ticket};
+use tollgate_request::context::RequestCtx;
+use tollgate_request::operator::OperatorSide;
+use tollgate_request::policy;
+use tollgate_request::routes::{self, Route};
+use tollgate_request::state::State;
 use tollgate_store::Cidr;
 use tracing::Instrument;
 
@@ -41,7 +41,7 @@ pub struct Gateway {
     /// The peer is one of `[server] trusted_proxies`.
     from_trusted_proxy: bool,
     /// The connection's place in the registry, when served on a socket: requests mark it busy
-    /// so that it is not chosen to give way (`tollgate_gateway_core::connections`).
+    /// so that it is not chosen to give way (`tollgate_request::connections`).
     connection: Option<Arc<Ticket>>,
     /// `[server] trusted_proxies`, parsed.
     trusted_proxies: Arc<[Cidr]>,
@@ -326,7 +326,7 @@ async fn serve(
 /// The `x-tollgate-charge`, `x-tollgate-units` and `x-tollgate-price` headers of a charged
 /// answer.
 fn charge_headers(
-    charged: &tollgate_gateway_core::usage::Charged,
+    charged: &tollgate_journal::usage::Charged,
 ) -> impl Iterator<Item = (&'static str, String)> + '_ {
     [
         Some(("x-tollgate-charge", charged.amount.to_string())),

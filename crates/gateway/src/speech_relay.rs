@@ -15,21 +15,21 @@
 
 use crate::hold::HeldCharge;
 use crate::pump::{Closing, End, Meter, Settlement};
+use crate::stream_body;
+use crate::stream_body::BodySender;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http::Response;
 use std::time::Instant;
 use tollgate_billing::{Amount, Usage, speech_characters};
-use tollgate_gateway_core::body::ResponseBody;
-use tollgate_gateway_core::catalog::ModelEntry;
-use tollgate_gateway_core::config::{ModelKind, SpeechConfig};
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::response::UpstreamTime;
-use tollgate_gateway_core::stream_body;
-use tollgate_gateway_core::stream_body::BodySender;
+use tollgate_exchange::body::ResponseBody;
+use tollgate_exchange::errors::ApiError;
+use tollgate_exchange::response::UpstreamTime;
 pub use tollgate_metering::speech::AudioShape;
 use tollgate_metering::{Basis, Measure};
+use tollgate_request::context::RequestCtx;
+use tollgate_settings::catalog::ModelEntry;
+use tollgate_settings::config::{ModelKind, SpeechConfig};
 use tollgate_store::Principal;
 use tollgate_upstream::UpstreamError;
 use tollgate_upstream::registry;
@@ -232,9 +232,9 @@ impl<E: Encoder> Meter for SpeechMeter<E> {
 /// — and waits for its first piece, so that a failure before the first byte is an ordinary
 /// error (and a full release), not a cut stream.
 pub async fn open(
-    state: &std::sync::Arc<tollgate_gateway_core::state::State>,
-    entry: &tollgate_gateway_core::catalog::ModelEntry,
-    usage: Option<&tollgate_gateway_core::usage::Recorder>,
+    state: &std::sync::Arc<tollgate_request::state::State>,
+    entry: &tollgate_settings::catalog::ModelEntry,
+    usage: Option<&tollgate_journal::usage::Recorder>,
     synthesis: &Synthesis,
 ) -> Result<(AudioChunk, ChunkStream), UpstreamError> {
     let (opened, _channel) =
@@ -258,8 +258,8 @@ pub async fn open(
 /// cannot skip the charge for work the upstream did. Returns the audio (with the vendor's own
 /// answer when the channel speaks `t2a`), the characters charged and the upstream's time.
 pub async fn synthesize_whole(
-    state: std::sync::Arc<tollgate_gateway_core::state::State>,
-    entry: std::sync::Arc<tollgate_gateway_core::catalog::ModelEntry>,
+    state: std::sync::Arc<tollgate_request::state::State>,
+    entry: std::sync::Arc<tollgate_settings::catalog::ModelEntry>,
     held: HeldCharge,
     synthesis: Synthesis,
     local_characters: u64,

@@ -3,16 +3,16 @@
 //! whole), with `Range` passed through so players can seek (DESIGN §5): what a signed media
 //! link (`handlers::media`) and `GET /v1/videos/{id}/content` (`handlers::videos`) answer.
 
+use crate::stream_body;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http::{Request, Response, header};
 use std::time::Duration;
-use tollgate_gateway_core::body::ResponseBody;
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, ErrorKind};
-use tollgate_gateway_core::outbound::same_origin;
-use tollgate_gateway_core::stream_body;
+use tollgate_exchange::body::ResponseBody;
+use tollgate_exchange::errors::{ApiError, ErrorKind};
 use tollgate_openai_videos::Variant;
+use tollgate_request::context::RequestCtx;
+use tollgate_settings::outbound::same_origin;
 use tollgate_store::Task;
 use tollgate_upstream::registry;
 use tollgate_upstream::{Timeouts, body_stream, full_body};
@@ -74,7 +74,7 @@ pub async fn stream(
         .map_err(|e| ApiError::internal("fetching the video", e))?;
     // The vendor's record names where its file is: the vendor's own origin is the operator's to
     // configure; any other URL — a CDN, or a compromised vendor's pointer into the gateway's
-    // network — passes the one address rule (`tollgate_gateway_core::outbound`).
+    // network — passes the one address rule (`tollgate_settings::outbound`).
     let own_origin = channel.is_some_and(|c| same_origin(upstream.uri(), &c.endpoint.base_url));
     let answer = if own_origin {
         state.http.send(upstream, &timeouts).await

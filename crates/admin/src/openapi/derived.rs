@@ -67,11 +67,11 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     answers.subschema_for::<tollgate_native_genai::Response>();
     answers.subschema_for::<tollgate_native_genai::responses::InputTokens>();
     // Errors, in each family's shape, and OpenAI's model list.
-    answers.subschema_for::<tollgate_gateway_core::errors::OpenAiError>();
-    answers.subschema_for::<tollgate_gateway_core::errors::ArkError>();
-    answers.subschema_for::<tollgate_gateway_core::errors::T2aError>();
-    answers.subschema_for::<tollgate_gateway_core::errors::GoogleError>();
-    answers.subschema_for::<tollgate_gateway_core::catalog::ModelList>();
+    answers.subschema_for::<tollgate_exchange::errors::OpenAiError>();
+    answers.subschema_for::<tollgate_exchange::errors::ArkError>();
+    answers.subschema_for::<tollgate_exchange::errors::T2aError>();
+    answers.subschema_for::<tollgate_exchange::errors::GoogleError>();
+    answers.subschema_for::<tollgate_settings::catalog::ModelList>();
     // The operator's: the admin API's answers (`crate::views`).
     answers.subschema_for::<crate::views::AccountPage>();
     answers.subschema_for::<crate::views::AccountDetail>();
@@ -96,7 +96,7 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     answers.subschema_for::<crate::alerts::RuleInForce>();
     answers.subschema_for::<crate::alerts::Event>();
     answers.subschema_for::<crate::alerts::Delivery>();
-    answers.subschema_for::<tollgate_gateway_core::reload::Reloaded>();
+    answers.subschema_for::<tollgate_settings::reload::Reloaded>();
     (
         requests.take_definitions(true),
         answers.take_definitions(true),

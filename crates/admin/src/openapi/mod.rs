@@ -15,8 +15,8 @@ use http::{Response, StatusCode};
 use operations::Operation;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
-use tollgate_gateway_core::body::{self, ResponseBody};
-use tollgate_gateway_core::routes::RouteSpec;
+use tollgate_exchange::body::{self, ResponseBody};
+use tollgate_request::routes::RouteSpec;
 
 /// The document's bytes, built once when the operator's side is made; every answer shares them.
 pub fn bytes(table: &[&RouteSpec]) -> Bytes {
@@ -77,7 +77,7 @@ pub fn document(table: &[&RouteSpec]) -> Value {
                 format!("{schema}{status}"),
                 json!({
                     "description": operations::meaning(status),
-                    "content": {"application/json": {"schema": tollgate_gateway_core::route_doc::r(schema)}},
+                    "content": {"application/json": {"schema": tollgate_exchange::route_doc::r(schema)}},
                 }),
             )
         })
@@ -126,7 +126,7 @@ mod tests {
     use super::document;
     use http::Method;
     use tollgate_gateway::routes::TABLE;
-    use tollgate_gateway_core::routes::{PathPattern, Route, Verb};
+    use tollgate_request::routes::{PathPattern, Route, Verb};
 
     fn paths() -> Vec<(Method, String)> {
         let doc = document(&TABLE.specs());

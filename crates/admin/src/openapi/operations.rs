@@ -7,9 +7,9 @@
 
 use crate::routes::ADMIN_ROUTES;
 use serde_json::{Value, json};
-use tollgate_gateway_core::errors::Family;
-use tollgate_gateway_core::route_doc::{About, Doc, ok, path_param, r};
-use tollgate_gateway_core::routes::{
+use tollgate_exchange::errors::Family;
+use tollgate_exchange::route_doc::{About, Doc, ok, path_param, r};
+use tollgate_request::routes::{
     Clients, Credentials, PathPattern, Route, RouteSpec, Streams, Verb,
 };
 

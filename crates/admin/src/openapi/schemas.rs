@@ -4,7 +4,7 @@
 //! answers that take either of two shapes (docs/decisions.md, "The OpenAPI document").
 
 use serde_json::{Map, Value, json};
-use tollgate_gateway_core::route_doc::r;
+use tollgate_exchange::route_doc::r;
 
 /// Every schema, by name: the derived ones and their unions.
 pub(super) fn schemas() -> Map<String, Value> {

@@ -4,10 +4,10 @@
 
 use http::StatusCode;
 use serde_json::json;
-use tollgate_gateway_core::body::{self, ResponseBody};
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, ErrorKind};
-use tollgate_gateway_core::route_doc::{About, ok, r};
+use tollgate_exchange::body::{self, ResponseBody};
+use tollgate_exchange::errors::{ApiError, ErrorKind};
+use tollgate_exchange::route_doc::{About, ok, r};
+use tollgate_request::context::RequestCtx;
 use tollgate_store::{Principal, Viewer};
 
 pub async fn get(
@@ -15,7 +15,7 @@ pub async fn get(
     principal: Principal,
     request: http::Request<hyper::body::Incoming>,
 ) -> Result<http::Response<ResponseBody>, ApiError> {
-    let request_id = tollgate_gateway_core::routes::last_segment(request.uri().path());
+    let request_id = tollgate_request::routes::last_segment(request.uri().path());
     let viewer = Viewer {
         account_id: Some(&principal.account_id),
         key_id: Some(&principal.key_id),

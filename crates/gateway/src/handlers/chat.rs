@@ -8,11 +8,11 @@ use crate::generation;
 use http::{Request, Response};
 use hyper::body::Incoming;
 use serde_json::json;
-use tollgate_gateway_core::body::{self, ResponseBody};
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::route_doc::{About, r};
+use tollgate_exchange::body::{self, ResponseBody};
+use tollgate_exchange::errors::ApiError;
+use tollgate_exchange::route_doc::{About, r};
 use tollgate_native_genai::chat::ChatCompletionRequest;
+use tollgate_request::context::RequestCtx;
 use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.

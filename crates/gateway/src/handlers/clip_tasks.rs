@@ -11,11 +11,11 @@ use tollgate_clip_tasks::{
     CreateTaskRequest, CreateTaskResponse, DeleteEffect, ListQuery, ListResponse, TaskStatus,
     delete_effect, lift_inline_flags, series, validate_reference_seconds, validate_trusting,
 };
-use tollgate_gateway_core::body::{self, ResponseBody};
-use tollgate_gateway_core::config::ModelKind;
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, ErrorKind};
-use tollgate_gateway_core::route_doc::{About, ok, query, query_as, r};
+use tollgate_exchange::body::{self, ResponseBody};
+use tollgate_exchange::errors::{ApiError, ErrorKind};
+use tollgate_exchange::route_doc::{About, ok, query, query_as, r};
+use tollgate_request::context::RequestCtx;
+use tollgate_settings::config::ModelKind;
 use tollgate_store::Principal;
 use tollgate_store::Store;
 use tollgate_upstream::registry;
@@ -170,8 +170,8 @@ pub async fn delete(
 /// the winner refunds. What the client hears is what happened: cancelled and refunded, refused
 /// like any running task, or that it lost the race to completion.
 async fn cancel(
-    state: &tollgate_gateway_core::state::State,
-    catalog: &tollgate_gateway_core::catalog::Catalog,
+    state: &tollgate_request::state::State,
+    catalog: &tollgate_settings::catalog::Catalog,
     task: &tollgate_store::Task,
     id: &str,
 ) -> Result<Response<ResponseBody>, ApiError> {

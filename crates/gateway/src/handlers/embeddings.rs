@@ -5,12 +5,12 @@ use crate::translate::embeddings as translate;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tollgate_embeddings::EmbeddingRequest;
-use tollgate_gateway_core::body::{self, ResponseBody};
-use tollgate_gateway_core::config::ModelKind;
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::response::UpstreamTime;
-use tollgate_gateway_core::route_doc::{About, ok, r};
+use tollgate_exchange::body::{self, ResponseBody};
+use tollgate_exchange::errors::ApiError;
+use tollgate_exchange::response::UpstreamTime;
+use tollgate_exchange::route_doc::{About, ok, r};
+use tollgate_request::context::RequestCtx;
+use tollgate_settings::config::ModelKind;
 use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.

@@ -7,11 +7,11 @@ use crate::tasks::record::TaskResult;
 use http::{Request, Response};
 use hyper::body::Incoming;
 use serde_json::json;
-use tollgate_gateway_core::body::ResponseBody;
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, ErrorKind};
-use tollgate_gateway_core::media::LinkError;
-use tollgate_gateway_core::route_doc::{About, binary, query};
+use tollgate_exchange::body::ResponseBody;
+use tollgate_exchange::errors::{ApiError, ErrorKind};
+use tollgate_exchange::route_doc::{About, binary, query};
+use tollgate_request::context::RequestCtx;
+use tollgate_settings::media::LinkError;
 use tollgate_store::TaskState;
 
 /// Streams the video behind a signed link.
@@ -20,18 +20,18 @@ pub async fn get(
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let state = &ctx.state;
-    let file = tollgate_gateway_core::routes::last_segment(request.uri().path()).to_owned();
+    let file = tollgate_request::routes::last_segment(request.uri().path()).to_owned();
     let id = file.strip_suffix(".mp4").unwrap_or(&file);
     let query = request.uri().query().unwrap_or_default();
-    let expires = tollgate_gateway_core::auth::query_param(query, "expires")
-        .and_then(|v| v.parse::<i64>().ok());
-    let signature = tollgate_gateway_core::auth::query_param(query, "signature");
+    let expires =
+        tollgate_request::auth::query_param(query, "expires").and_then(|v| v.parse::<i64>().ok());
+    let signature = tollgate_request::auth::query_param(query, "signature");
     let (Some(expires), Some(signature)) = (expires, signature) else {
         return Err(forbidden(
             "This media link is incomplete: it needs expires and signature",
         ));
     };
-    let now = tollgate_gateway_core::clock::unix_now();
+    let now = tollgate_journal::clock::unix_now();
     match state.media.verify(id, expires, &signature, now) {
         Ok(()) => {}
         Err(LinkError::BadSignature) => {

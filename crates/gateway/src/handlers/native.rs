@@ -14,16 +14,16 @@ use bytes::Bytes;
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use serde_json::json;
-use tollgate_gateway_core::auth;
-use tollgate_gateway_core::body::{self, ResponseBody};
-use tollgate_gateway_core::config::ModelKind;
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::policy;
-use tollgate_gateway_core::response::UpstreamTime;
-use tollgate_gateway_core::route_doc::{About, ok, query_as, r};
-use tollgate_gateway_core::routes;
+use tollgate_exchange::body::{self, ResponseBody};
+use tollgate_exchange::errors::ApiError;
+use tollgate_exchange::response::UpstreamTime;
+use tollgate_exchange::route_doc::{About, ok, query_as, r};
 use tollgate_native_genai::{CountTokensRequest, GenerateContentRequest};
+use tollgate_request::auth;
+use tollgate_request::context::RequestCtx;
+use tollgate_request::policy;
+use tollgate_request::routes;
+use tollgate_settings::config::ModelKind;
 use tollgate_store::Principal;
 
 /// How `generateContent`'s answer is delivered.

@@ -10,17 +10,17 @@ use crate::translate::embeddings as translate;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tollgate_embeddings::{EmbeddingInput, EmbeddingRequest, EncodingFormat};
-use tollgate_gateway_core::body::{self, ResponseBody};
-use tollgate_gateway_core::config::ModelKind;
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, ErrorKind};
-use tollgate_gateway_core::response::UpstreamTime;
-use tollgate_gateway_core::route_doc::{About, ok, r};
-use tollgate_gateway_core::routes::{self, Route};
+use tollgate_exchange::body::{self, ResponseBody};
+use tollgate_exchange::errors::{ApiError, ErrorKind};
+use tollgate_exchange::response::UpstreamTime;
+use tollgate_exchange::route_doc::{About, ok, r};
 use tollgate_native_genai::embed::{
     self, BatchEmbedContentsRequest, BatchEmbedContentsResponse, ContentEmbedding,
     EmbedContentRequest, EmbedContentResponse,
 };
+use tollgate_request::context::RequestCtx;
+use tollgate_request::routes::{self, Route};
+use tollgate_settings::config::ModelKind;
 use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom, for both methods.

@@ -9,12 +9,12 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::registry::Registry;
 use serde_json::json;
-use tollgate_gateway_core::body::{self, ResponseBody};
-use tollgate_gateway_core::catalog::{ModelList, ModelObject};
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, ErrorKind};
-use tollgate_gateway_core::policy;
-use tollgate_gateway_core::route_doc::{About, described, ok, ok_json, r, text};
+use tollgate_exchange::body::{self, ResponseBody};
+use tollgate_exchange::errors::{ApiError, ErrorKind};
+use tollgate_exchange::route_doc::{About, described, ok, ok_json, r, text};
+use tollgate_request::context::RequestCtx;
+use tollgate_request::policy;
+use tollgate_settings::catalog::{ModelList, ModelObject};
 use tollgate_store::Principal;
 
 /// What an open route answers.
@@ -103,10 +103,10 @@ async fn readiness(ctx: &RequestCtx) -> Response<ResponseBody> {
 /// 2 open), calls in flight, latency percentiles, keys resting, the operator's switch, and
 /// error answers of the upstream by status — read from each channel's health at the scrape.
 fn register_channel_metrics(
-    channels: &[std::sync::Arc<tollgate_gateway_core::catalog::Channel>],
+    channels: &[std::sync::Arc<tollgate_settings::catalog::Channel>],
     registry: &mut Registry,
 ) {
-    use tollgate_gateway_core::channels::CircuitState;
+    use tollgate_settings::channels::CircuitState;
     type Labels = Vec<(&'static str, String)>;
     let now = std::time::Instant::now();
     let calls: Family<Labels, Counter> = Family::default();
@@ -221,11 +221,11 @@ pub async fn metrics(ctx: RequestCtx, _request: Request<Incoming>) -> Answer {
         );
     }
     let mut text = String::new();
-    tollgate_gateway_core::metrics::encode(&mut text, &scrape);
+    tollgate_request::metrics::encode(&mut text, &scrape);
     let mut response = Response::new(body::full(text));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
-        header::HeaderValue::from_static(tollgate_gateway_core::metrics::CONTENT_TYPE),
+        header::HeaderValue::from_static(tollgate_request::metrics::CONTENT_TYPE),
     );
     Ok(response)
 }
@@ -263,7 +263,7 @@ pub async fn get_model(
     principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
-    let id = tollgate_gateway_core::routes::last_segment(request.uri().path());
+    let id = tollgate_request::routes::last_segment(request.uri().path());
     let entry = ctx.settings.catalog.lookup(id).ok_or_else(|| {
         ApiError::new(
             ErrorKind::NotFound,

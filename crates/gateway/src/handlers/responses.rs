@@ -8,12 +8,12 @@ use crate::generation::{self, Bridge};
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use serde_json::json;
-use tollgate_gateway_core::body::{self, ResponseBody};
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::route_doc::{About, ok, r};
+use tollgate_exchange::body::{self, ResponseBody};
+use tollgate_exchange::errors::ApiError;
+use tollgate_exchange::route_doc::{About, ok, r};
 use tollgate_native_genai::responses::{InputTokens, ResponsesRequest};
 use tollgate_native_genai::{CountTokensRequest, validate};
+use tollgate_request::context::RequestCtx;
 use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.

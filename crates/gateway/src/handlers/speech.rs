@@ -7,10 +7,10 @@ use hyper::body::Incoming;
 use serde_json::json;
 use tollgate_compat_audio::SpeechRequest;
 use tollgate_compat_audio::speech::validate;
-use tollgate_gateway_core::body::{self, ResponseBody};
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::route_doc::{About, binary};
+use tollgate_exchange::body::{self, ResponseBody};
+use tollgate_exchange::errors::ApiError;
+use tollgate_exchange::route_doc::{About, binary};
+use tollgate_request::context::RequestCtx;
 use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.

@@ -8,10 +8,10 @@ use hyper::body::Incoming;
 use serde_json::json;
 use tollgate_compat_audio::TranscriptionParams;
 use tollgate_compat_audio::transcription::validate;
-use tollgate_gateway_core::body::ResponseBody;
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::route_doc::{About, multipart, r, text};
+use tollgate_exchange::body::ResponseBody;
+use tollgate_exchange::errors::ApiError;
+use tollgate_exchange::route_doc::{About, multipart, r, text};
+use tollgate_request::context::RequestCtx;
 use tollgate_store::Principal;
 
 /// The request flow of DESIGN §2, top to bottom.

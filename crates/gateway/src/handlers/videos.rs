@@ -9,18 +9,18 @@ use http::{HeaderValue, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use serde_json::json;
 use std::sync::Arc;
-use tollgate_gateway_core::body::{self, ResponseBody};
-use tollgate_gateway_core::catalog::ModelEntry;
-use tollgate_gateway_core::config::ModelKind;
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, ErrorKind};
-use tollgate_gateway_core::route_doc::{
+use tollgate_exchange::body::{self, ResponseBody};
+use tollgate_exchange::errors::{ApiError, ErrorKind};
+use tollgate_exchange::route_doc::{
     About, binary, described, json_body, ok, ok_json, query, query_as, r,
 };
 use tollgate_generic_tasks::spec;
 use tollgate_openai_videos::{
     Checked, CreateVideoBody, RemixBody, Variant, VideoDeleted, VideoList,
 };
+use tollgate_request::context::RequestCtx;
+use tollgate_settings::catalog::ModelEntry;
+use tollgate_settings::config::ModelKind;
 use tollgate_store::{Principal, Store, TaskFilter, TaskState};
 use tollgate_upstream::registry;
 use tollgate_upstream::seams::tasks::TaskRequest;
@@ -188,7 +188,7 @@ fn remixed_on(
 async fn generate(
     ctx: &RequestCtx,
     principal: &Principal,
-    origin: &tollgate_gateway_core::media::Origin,
+    origin: &tollgate_settings::media::Origin,
     checked: &Checked,
     source: Source<'_>,
     record: serde_json::Value,
@@ -284,7 +284,7 @@ async fn read_body(
         return Ok(body);
     }
     let bounds = ctx.body_bounds();
-    let limits = tollgate_gateway_core::upload::UploadLimits {
+    let limits = crate::upload::UploadLimits {
         file_field: "input_reference",
         // A `data:` URL of it stays within the clip format's inline bound.
         file_bytes: (tollgate_media_url::MAX_INLINE_IMAGE_BYTES / 4 * 3) as u64,
@@ -292,7 +292,7 @@ async fn read_body(
         max_fields: 16,
         pace: bounds.pace,
     };
-    let form = tollgate_gateway_core::upload::read(headers, body, limits).await?;
+    let form = crate::upload::read(headers, body, limits).await?;
     let mut body = CreateVideoBody::from_fields(form.field_pairs());
     if let Some(file) = form.file {
         body.input_reference = Some(serde_json::json!({"image_url": data_url(&file)?}));
@@ -301,7 +301,7 @@ async fn read_body(
 }
 
 /// A form's image file as a `data:` URL (the clip format takes images inline).
-fn data_url(file: &tollgate_gateway_core::upload::UploadedFile) -> Result<String, ApiError> {
+fn data_url(file: &crate::upload::UploadedFile) -> Result<String, ApiError> {
     use std::io::Read as _;
     let mut bytes = Vec::new();
     file.data
@@ -357,7 +357,7 @@ pub async fn list(
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let query = request.uri().query().unwrap_or_default();
-    let q = |name: &str| tollgate_gateway_core::auth::query_param(query, name);
+    let q = |name: &str| tollgate_request::auth::query_param(query, name);
     let limit = match q("limit") {
         None => 20,
         Some(text) => text
@@ -446,7 +446,7 @@ pub async fn content(
     id: &str,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let query = request.uri().query().unwrap_or_default();
-    let asked = tollgate_gateway_core::auth::query_param(query, "variant");
+    let asked = tollgate_request::auth::query_param(query, "variant");
     let variant = Variant::parse(asked.as_deref()).ok_or_else(|| {
         ApiError::invalid(
             "variant",
@@ -477,7 +477,7 @@ pub async fn content(
         ctx.state
             .media
             .link(&origin, &task.id, result.finished_at, &result.video_url);
-    if expires.is_some_and(|at| at < tollgate_gateway_core::clock::unix_now()) {
+    if expires.is_some_and(|at| at < tollgate_journal::clock::unix_now()) {
         return Err(ApiError::new(
             ErrorKind::NotFound,
             format!("Video {id}'s content has expired"),

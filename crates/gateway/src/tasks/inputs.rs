@@ -17,10 +17,10 @@ use http_body_util::BodyExt;
 use std::net::IpAddr;
 use std::time::Duration;
 use tollgate_clip_tasks::{ContentItem, CreateTaskRequest, Rule};
-use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::state::State;
+use tollgate_exchange::errors::ApiError;
 use tollgate_media_url::{Host, is_public_ip, parse_http_url, url_host};
 use tollgate_probe::mp4::{Mp4Scan, scan_mp4};
+use tollgate_request::state::State;
 use tollgate_upstream::{Timeouts, full_body};
 
 /// How long a name may take to resolve.
@@ -143,7 +143,7 @@ async fn fetch_range(state: &State, url: &str, offset: u64, timeouts: &Timeouts)
         .body(full_body(Bytes::new()))
         .ok()?;
     // The one address rule, and its guarded client: the address connected to is checked, not
-    // only the one resolved earlier (`tollgate_gateway_core::outbound`).
+    // only the one resolved earlier (`tollgate_settings::outbound`).
     let response = state.outbound.send(request, timeouts).await.ok()?;
     let partial = response.status() == http::StatusCode::PARTIAL_CONTENT;
     if !(partial || response.status().is_success() && offset == 0) {

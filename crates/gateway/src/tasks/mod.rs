@@ -15,15 +15,15 @@ use crate::relay;
 use crate::tasks::record::{Pricing, Quote};
 use std::sync::Arc;
 use std::time::Duration;
-use tollgate_gateway_core::catalog::ModelEntry;
-use tollgate_gateway_core::context::RequestCtx;
-use tollgate_gateway_core::errors::{ApiError, ErrorKind};
-use tollgate_gateway_core::state::State;
+use tollgate_exchange::errors::{ApiError, ErrorKind};
+use tollgate_request::context::RequestCtx;
+use tollgate_request::state::State;
+use tollgate_settings::catalog::ModelEntry;
 use tollgate_store::{NewTask, Outcome, Poll, Principal, Task};
 use tollgate_upstream::registry;
 use tollgate_upstream::seams::tasks::TaskRequest;
 
-pub use tollgate_gateway_core::config::TaskSettings;
+pub use tollgate_settings::config::TaskSettings;
 
 /// A task about to be submitted: the row's contents, priced.
 #[derive(Debug)]
@@ -56,7 +56,7 @@ pub async fn submit(
     let price = state.prices.at(
         &entry.public,
         &entry.tariff,
-        tollgate_gateway_core::clock::now_millis(),
+        tollgate_journal::clock::now_millis(),
     );
     // A tariff priced by size prices the size asked (validated against the model's sizes, not
     // measured: the vendor bills the size asked, and the hold bounds the charge either way); the
@@ -202,7 +202,7 @@ pub async fn submit(
 /// the sweeper would refund a task the upstream is about to accept. A submit may wait a
 /// channel slot (up to its first-byte timeout) and then connect and wait the answer.
 pub fn check_submission_timeout(
-    catalog: &tollgate_gateway_core::catalog::Catalog,
+    catalog: &tollgate_settings::catalog::Catalog,
     settings: &TaskSettings,
 ) -> Result<(), String> {
     for channel in catalog.channels() {

@@ -17,8 +17,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::task::JoinHandle;
-use tollgate_gateway_core::catalog::Channel;
-use tollgate_gateway_core::state::State;
+use tollgate_request::state::State;
+use tollgate_settings::catalog::Channel;
 use tollgate_store::{Outcome, Task};
 use tollgate_upstream::registry;
 use tollgate_upstream::{Endpoint, Timeouts, UpstreamError};
@@ -175,7 +175,7 @@ async fn poll_one(
     let Some(upstream_id) = task.upstream_id.clone() else {
         return;
     };
-    let now = tollgate_gateway_core::clock::unix_now();
+    let now = tollgate_journal::clock::unix_now();
     let endpoint = Endpoint {
         timeouts: *timeouts,
         traceparent: crate::trace::traceparent(),
@@ -297,7 +297,7 @@ async fn finish(state: &State, task: &Task, outcome: Outcome, word: &str) {
 /// tens of seconds to minutes (docs/api.md §4 rule 6), and a quick one is still seen soon.
 fn next_poll_in(state: &State, task: &Task) -> Duration {
     let age = Duration::from_millis(
-        u64::try_from(tollgate_gateway_core::clock::now_millis() - task.created_at).unwrap_or(0),
+        u64::try_from(tollgate_journal::clock::now_millis() - task.created_at).unwrap_or(0),
     );
     (age / 4).clamp(
         state.tasks.first_poll,

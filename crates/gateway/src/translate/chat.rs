@@ -7,7 +7,7 @@
 use crate::generation::Encoder;
 use crate::generation::{Answering, Bridge};
 use bytes::Bytes;
-use tollgate_gateway_core::errors::{ApiError, Family};
+use tollgate_exchange::errors::{ApiError, Family};
 use tollgate_native_genai::bridge::{self, ChunkMapper};
 use tollgate_native_genai::chat::{ChatCompletion, ChatCompletionRequest};
 use tollgate_native_genai::models::ModelLimits;

@@ -5,8 +5,8 @@
 use crate::tasks::record::{Pricing, Quote, TaskResult, error_parts, unix_seconds};
 use tollgate_billing::{ClipTier, Usage, clip_frame_size, clip_token_estimate_with_reference};
 use tollgate_clip_tasks::{ListQuery, Task as ClipTask, TaskError, TaskStatus, Tier, Validated};
-use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::media::{MediaLinks, Origin};
+use tollgate_exchange::errors::ApiError;
+use tollgate_settings::media::{MediaLinks, Origin};
 use tollgate_store::{Task, TaskFilter, TaskState};
 
 /// docs/api.md §8 rules 4–5: the hold of a clip task. The estimate is

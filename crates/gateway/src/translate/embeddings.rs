@@ -11,7 +11,7 @@
 use tollgate_embeddings::{
     AnswerError, AnswerShape, EmbeddingRequest, EmbeddingUsage, RelayedResponse,
 };
-use tollgate_gateway_core::catalog::ModelEntry;
+use tollgate_settings::catalog::ModelEntry;
 
 /// What the client asked of the answer.
 pub fn shape(request: &EmbeddingRequest) -> AnswerShape {

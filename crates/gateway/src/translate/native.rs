@@ -3,8 +3,8 @@
 //! `tollgate_metering::prompt` and `tollgate_metering::text`.)
 
 use serde_json::{Value, json};
-use tollgate_gateway_core::catalog::ModelEntry;
 use tollgate_native_genai::models::ModelLimits;
+use tollgate_settings::catalog::ModelEntry;
 
 /// A configured native model as the vendor's model object.
 pub fn model_object(entry: &ModelEntry, limits: Option<&ModelLimits>) -> Value {

@@ -6,10 +6,10 @@
 //! openai_videos::report`).
 
 use crate::tasks::record::{Pricing, TaskResult, error_parts, unix_seconds};
-use tollgate_gateway_core::errors::ApiError;
-use tollgate_gateway_core::media::{MediaLinks, Origin};
+use tollgate_exchange::errors::ApiError;
 use tollgate_generic_tasks::{CreateVideoRequest, FieldError, MODEL_DEFAULT, ModelSpec, Validated};
 use tollgate_openai_videos::{Checked, Size, Video, VideoError};
+use tollgate_settings::media::{MediaLinks, Origin};
 use tollgate_store::{Task, TaskState};
 
 /// The store's `format` of the tasks made through `/v1/videos`: readable only there.

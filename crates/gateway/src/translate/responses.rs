@@ -6,7 +6,7 @@
 use crate::generation::Encoder;
 use crate::generation::{Answering, Bridge};
 use bytes::Bytes;
-use tollgate_gateway_core::errors::ApiError;
+use tollgate_exchange::errors::ApiError;
 use tollgate_native_genai::models::ModelLimits;
 use tollgate_native_genai::responses::{
     self, Response, ResponseEvents, ResponseTemplate, ResponsesRequest, StreamEvent,

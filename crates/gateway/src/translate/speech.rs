@@ -19,9 +19,9 @@ use http::{HeaderValue, Response, StatusCode, header};
 use tollgate_compat_audio::{
     AudioFormat, SpeechRequest, SpeechStreamEvent, SpeechUsage, StreamFormat,
 };
-use tollgate_gateway_core::body::{self, ResponseBody};
-use tollgate_gateway_core::catalog::ModelEntry;
-use tollgate_gateway_core::config::SpeechConfig;
+use tollgate_exchange::body::{self, ResponseBody};
+use tollgate_settings::catalog::ModelEntry;
+use tollgate_settings::config::SpeechConfig;
 use tollgate_upstream::seams::speech::{Synthesis, Synthesized};
 use tollgate_vendor_audio::t2a::{ExtraInfo, T2aData};
 use tollgate_vendor_audio::{T2aFormat, T2aRequest, T2aResponse};
@@ -180,7 +180,7 @@ impl crate::speech_relay::Format for T2aRequest {
     }
 
     fn streamed(&self, body: ResponseBody, _settings: &SpeechConfig) -> Response<ResponseBody> {
-        tollgate_gateway_core::response::sse_response(body, std::time::Duration::ZERO)
+        tollgate_exchange::response::sse_response(body, std::time::Duration::ZERO)
     }
 }
 
@@ -279,7 +279,7 @@ pub mod encoders {
     use crate::speech_relay::Encoder;
     use bytes::Bytes;
     use tollgate_compat_audio::{SpeechStreamEvent, SpeechUsage};
-    use tollgate_gateway_core::errors::{ApiError, ErrorKind};
+    use tollgate_exchange::errors::{ApiError, ErrorKind};
     use tollgate_sse::Event;
     use tollgate_upstream::seams::speech::{AudioChunk, Synthesis};
     use tollgate_vendor_audio::T2aResponse;
@@ -476,7 +476,7 @@ mod tests {
     use bytes::Bytes;
     use tollgate_billing::{Decimal, Tariff};
     use tollgate_compat_audio::Voice;
-    use tollgate_gateway_core::config::ModelKind;
+    use tollgate_settings::config::ModelKind;
     use tollgate_upstream::seams::speech::{Audio, AudioChunk};
     use tollgate_vendor_audio::t2a::T2aFrame;
 

@@ -17,9 +17,9 @@
 use http::{HeaderValue, Response, StatusCode, header};
 use tollgate_compat_audio::TranscriptionParams;
 use tollgate_compat_audio::transcription::{Segment, Transcript, Word, speaker_label, split_words};
-use tollgate_gateway_core::body::{self, ResponseBody};
-use tollgate_gateway_core::catalog::ModelEntry;
+use tollgate_exchange::body::{self, ResponseBody};
 use tollgate_metering::{Basis, Measure};
+use tollgate_settings::catalog::ModelEntry;
 use tollgate_upstream::seams::recognition::SttBody;
 use tollgate_upstream::seams::recognition::{Recognition, Transcription};
 use tollgate_vendor_audio::{
@@ -333,7 +333,7 @@ pub mod encoders {
     use bytes::Bytes;
     use tollgate_compat_audio::TranscriptionStreamEvent;
     use tollgate_compat_audio::transcription::StreamUsage;
-    use tollgate_gateway_core::errors::ApiError;
+    use tollgate_exchange::errors::ApiError;
     use tollgate_sse::Event;
     use tollgate_upstream::seams::recognition::TextDelta;
     use tollgate_vendor_audio::SttStreamFrame;

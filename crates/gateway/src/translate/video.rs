@@ -4,8 +4,8 @@
 
 use crate::tasks::record::{Pricing, Quote, TaskResult, error_parts, unix_seconds};
 use tollgate_billing::Usage;
-use tollgate_gateway_core::media::{MediaLinks, Origin};
 use tollgate_generic_tasks::{CreateVideoRequest, Validated, VideoError, VideoTask, spec};
+use tollgate_settings::media::{MediaLinks, Origin};
 use tollgate_store::{Task, TaskState};
 
 /// The store's `format` of generic tasks.

@@ -2,7 +2,7 @@
 //! configuration"): the operator's side (`POST /admin/v1/config/reload`) and the binary
 //! (`SIGHUP`) call a [`Reload`]; `tollgate-gateway`'s `Reloader` is the one there is. What a
 //! reload changes, and how requests keep what they started with, is
-//! [`crate::state::LiveSettings`].
+//! `tollgate_request::state::LiveSettings`.
 
 use futures_util::future::BoxFuture;
 

@@ -2,8 +2,8 @@
 //! caller's principal and what the request asks: expiry, endpoint, network and model. Admission
 //! (`tollgate_gateway::admission`) and the hold (`tollgate_gateway::charge`) ask them; `/metrics` names their refusals.
 
-use crate::errors::{ApiError, ErrorKind, Family};
 use std::net::IpAddr;
+use tollgate_exchange::errors::{ApiError, ErrorKind, Family};
 use tollgate_store::Principal;
 
 /// The endpoint names an access policy's `endpoints` list may use (`docs/decisions.md`,

@@ -3,12 +3,12 @@
 //! the rest of the body is never read — and the other fields are bounded in number and size.
 //! Parsing is multer's; this module maps its outcomes to the client's errors.
 
-use crate::errors::{ApiError, ErrorKind};
 use crate::spool::{Spool, Spooled};
 use bytes::Bytes;
 use http::HeaderMap;
 use http::header::CONTENT_TYPE;
 use http_body_util::BodyExt;
+use tollgate_exchange::errors::{ApiError, ErrorKind};
 
 /// The limits of one form.
 #[derive(Debug, Clone, Copy)]
@@ -22,7 +22,7 @@ pub struct UploadLimits {
     /// Number of fields besides the file.
     pub max_fields: usize,
     /// How the body must arrive.
-    pub pace: crate::body::Pace,
+    pub pace: tollgate_exchange::body::Pace,
 }
 
 /// A received form.
@@ -103,7 +103,7 @@ where
             .for_field(limits.file_field, limits.file_bytes),
     );
     let mut form = multer::Multipart::with_constraints(
-        crate::body::Paced::new(body, limits.pace).into_data_stream(),
+        tollgate_exchange::body::Paced::new(body, limits.pace).into_data_stream(),
         boundary,
         constraints,
     );
@@ -211,7 +211,7 @@ fn multipart_error(
         },
         multer::Error::StreamSizeExceeded { .. } => too_large_file(),
         multer::Error::StreamReadFailed(e)
-            if let Some(failure) = crate::body::read_failure(&*e) =>
+            if let Some(failure) = tollgate_exchange::body::read_failure(&*e) =>
         {
             failure
         }
@@ -233,7 +233,7 @@ mod tests {
         file_bytes: 4096,
         field_bytes: 256,
         max_fields: 8,
-        pace: crate::body::Pace {
+        pace: tollgate_exchange::body::Pace {
             pause: std::time::Duration::from_secs(30),
             min_rate: 0,
             window: std::time::Duration::from_secs(30),

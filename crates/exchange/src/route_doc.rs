@@ -1,7 +1,7 @@
 //! What the OpenAPI document (`/openapi.json`, docs/api.md) says of an endpoint beside what its
 //! row's facts say: a summary, a tag, the answers that are not errors, the parameters and the
 //! request body. Each handler module writes its routes' ([`About`], built when the document is),
-//! the row carries it ([`crate::routes::RouteSpec::doc`]), and the operator's side builds the
+//! the row carries it (`tollgate_request::routes::RouteSpec::doc`), and the operator's side builds the
 //! document from the rows (`tollgate-admin`'s `openapi`): a route and its description are one
 //! unit, and a row without one does not compile (`docs/architecture.md`, "Adding an endpoint").
 //! Schemas are named, not written here: the document derives them from the wire types.

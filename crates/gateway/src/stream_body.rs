@@ -2,14 +2,14 @@
 //! upstream (DESIGN §8: relayed frame by frame, never collected first), and learns when the
 //! client has gone because the body — and with it the receiver — was dropped.
 
-use crate::body::ResponseBody;
-use crate::quotas::StreamPermit;
 use bytes::Bytes;
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::mpsc;
+use tollgate_exchange::body::ResponseBody;
+use tollgate_request::quotas::StreamPermit;
 
 /// Frames buffered between the relay task and the connection: small, so a slow client slows
 /// the relay instead of filling memory.
@@ -97,9 +97,19 @@ mod tests {
     use super::*;
     use http_body_util::BodyExt;
 
+    /// A permit that holds no slot, from real quotas: there is no other way to one.
+    async fn permit() -> StreamPermit {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("quotas.db").display());
+        let store = tollgate_store::Store::connect(&url).await.unwrap();
+        tollgate_request::quotas::Quotas::new(store)
+            .admit_stream(None)
+            .unwrap()
+    }
+
     #[tokio::test]
     async fn frames_flow_in_order_and_a_dropped_body_is_noticed() {
-        let (tx, body) = channel(StreamPermit::unlimited());
+        let (tx, body) = channel(permit().await);
         let sender = tokio::spawn(async move {
             tx.send(Bytes::from_static(b"ab")).await.unwrap();
             tx.send(Bytes::from_static(b"cd")).await.unwrap();
@@ -108,7 +118,7 @@ mod tests {
         sender.await.unwrap();
         assert_eq!(&collected[..], b"abcd");
 
-        let (tx, body) = channel(StreamPermit::unlimited());
+        let (tx, body) = channel(permit().await);
         drop(body);
         assert_eq!(tx.send(Bytes::from_static(b"x")).await, Err(ClientGone));
         assert!(tx.is_closed());
@@ -116,7 +126,7 @@ mod tests {
 
     #[tokio::test]
     async fn weight_counts_only_what_the_connection_took() {
-        let (tx, mut body) = channel(StreamPermit::unlimited());
+        let (tx, mut body) = channel(permit().await);
         tx.send_weighed(Bytes::from_static(b"aaaa"), 4)
             .await
             .unwrap();

@@ -27,16 +27,6 @@ pub struct Pace {
 }
 
 impl Pace {
-    /// The pace `[server]` asks of every request body.
-    pub fn of(server: &crate::config::ServerConfig) -> Pace {
-        Pace {
-            pause: Duration::from_secs(server.body_pause_timeout_seconds),
-            min_rate: server.body_min_rate_bytes_per_second,
-            window: Duration::from_secs(server.body_min_rate_window_seconds),
-            deadline: Duration::from_secs(server.body_deadline_seconds),
-        }
-    }
-
     /// Only a pause bound (what tests and the fuzz targets use).
     pub fn pause(pause: Duration) -> Pace {
         Pace {

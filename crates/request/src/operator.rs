@@ -4,12 +4,12 @@
 //! the operator's routes once the client's network may reach them
 //! (`docs/architecture.md`, "The operator's side").
 
-use crate::body::ResponseBody;
 use crate::context::RequestCtx;
-use crate::errors::ApiError;
 use futures_util::future::BoxFuture;
 use http::{Request, Response};
 use hyper::body::Incoming;
+use tollgate_exchange::body::ResponseBody;
+use tollgate_exchange::errors::ApiError;
 
 /// What serves the operator's routes (`Route::Admin`, `Route::Console`, `Route::OpenApi`;
 /// `ctx.route` says which).

@@ -357,11 +357,11 @@ impl Catalog {
         &self,
         requested: &str,
         kind: ModelKind,
-    ) -> Result<Arc<ModelEntry>, crate::errors::ApiError> {
+    ) -> Result<Arc<ModelEntry>, tollgate_exchange::errors::ApiError> {
         // A missing `model` (decoded as empty where the protocol crate defaults it) is a missing
         // field, not an unknown model called ''.
         if requested.trim().is_empty() {
-            return Err(crate::errors::ApiError::invalid(
+            return Err(tollgate_exchange::errors::ApiError::invalid(
                 "model",
                 "required",
                 "'model' is required",
@@ -369,7 +369,7 @@ impl Catalog {
         }
         self.resolve(requested, kind)
             .cloned()
-            .ok_or_else(|| crate::errors::ApiError::unknown_model(requested))
+            .ok_or_else(|| tollgate_exchange::errors::ApiError::unknown_model(requested))
     }
 
     /// The aliases that stand for `public`, sorted.

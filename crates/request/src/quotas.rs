@@ -10,11 +10,11 @@
 //! gives back on drop what a request that was not charged did not use, and is trued up by the
 //! settlement ([`Admitted::settle`]).
 
-use crate::clock::{civil_from_days, days_from_civil, now_millis_unsigned};
-use crate::errors::{ApiError, ErrorKind};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tollgate_billing::{Amount, Meter, Usage};
+use tollgate_exchange::errors::{ApiError, ErrorKind};
+use tollgate_journal::clock::{civil_from_days, days_from_civil, now_millis_unsigned};
 use tollgate_ledger::quota::{Admission, Quota, SliceAsk, Window};
 use tollgate_store::{AccessPolicy, Principal, Store};
 
@@ -201,18 +201,10 @@ pub struct Admitted {
 
 /// Leave to open one client stream, from [`Quotas::admit_stream`]: it holds the stream's slots
 /// of the open-streams limits, released when the stream's sender — which owns the permit —
-/// is dropped at the stream's end (`crate::stream_body`).
+/// is dropped at the stream's end (`tollgate_gateway::stream_body`).
 #[derive(Debug)]
 pub struct StreamPermit {
     _slots: Option<Admitted>,
-}
-
-#[cfg(test)]
-impl StreamPermit {
-    /// A permit under no limit, for unit tests of what takes one.
-    pub(crate) fn unlimited() -> StreamPermit {
-        StreamPermit { _slots: None }
-    }
 }
 
 /// The `x-ratelimit-*` figures of the tightest limit of each kind.
@@ -364,7 +356,7 @@ impl Quotas {
     /// Admits a streamed answer about to be opened: one of the open streams each holder with a
     /// limit in `limited_by` allows (none: a permit that holds nothing). The only way to a
     /// [`StreamPermit`], without which no client stream can be opened
-    /// (`crate::stream_body::channel`).
+    /// (`tollgate_gateway::stream_body::channel`).
     pub fn admit_stream(
         &self,
         limited_by: Option<&[(Arc<str>, AccessPolicy)]>,
@@ -756,8 +748,10 @@ mod tests {
     #[test]
     fn windows_are_utc_minutes_days_and_calendar_months() {
         let t =
-            u64::try_from(crate::clock::parse_rfc3339("2026-02-14T10:20:30Z").unwrap()).unwrap();
-        let at = |s: &str| u64::try_from(crate::clock::parse_rfc3339(s).unwrap()).unwrap();
+            u64::try_from(tollgate_journal::clock::parse_rfc3339("2026-02-14T10:20:30Z").unwrap())
+                .unwrap();
+        let at =
+            |s: &str| u64::try_from(tollgate_journal::clock::parse_rfc3339(s).unwrap()).unwrap();
         assert_eq!(
             QuotaName::Requests.window(t),
             Window {

@@ -10,10 +10,10 @@
 //!   end for a stream, and when the request is dropped unanswered — 499, the client left
 //!   before any answer.
 //!
-//! The draft travels in the request's context (`crate::context::RequestCtx::usage`); work
+//! The draft travels in the request's context (`tollgate_request::context::RequestCtx::usage`); work
 //! spawned for the request takes a clone by value. Authentication, the hold and the channel
 //! choice each note their part on it. It keeps only the record: what admission holds of the
-//! key's limits and the rate headers are the request's [`crate::admission::Admission`].
+//! key's limits and the rate headers are the request's `tollgate_request::admission::Admission`.
 
 use crate::ledger::Ledger;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -72,7 +72,7 @@ struct Fields {
 
 impl Recorder {
     /// A draft for a request `request_id` on `endpoint` (its route's policy endpoint name;
-    /// the service starts one for each metered route, `crate::routes::RouteSpec::metered`).
+    /// the service starts one for each metered route, `tollgate_request::routes::RouteSpec::metered`).
     pub fn start(ledger: &Ledger, endpoint: &str, request_id: &str) -> Recorder {
         let mut record = UsageRecord::new("request", String::new(), endpoint);
         record.request_id = Some(request_id.to_owned());

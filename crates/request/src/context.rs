@@ -8,9 +8,10 @@ use crate::admission::Admission;
 use crate::routes::RouteSpec;
 use crate::state::Settings;
 use crate::state::State;
-use crate::usage::Recorder;
 use std::net::IpAddr;
 use std::sync::Arc;
+use std::time::Duration;
+use tollgate_journal::usage::Recorder;
 use tollgate_store::UsageRecord;
 
 /// One request's context.
@@ -42,19 +43,31 @@ pub struct RequestCtx {
 
 impl RequestCtx {
     /// Where the request says it was addressed to, for links handed back to it.
-    pub fn origin(&self, headers: &http::HeaderMap) -> crate::media::Origin {
-        crate::media::Origin::of(headers, self.from_trusted_proxy)
+    pub fn origin(&self, headers: &http::HeaderMap) -> tollgate_settings::media::Origin {
+        tollgate_settings::media::Origin::of(headers, self.from_trusted_proxy)
     }
 
     /// What the request's body must keep to: its route's limit (the row's `body` in
     /// route table, `[limits]`; 1 MiB for none) and the pace of `[server]`.
-    pub fn body_bounds(&self) -> crate::body::Bounds {
-        crate::body::Bounds {
+    pub fn body_bounds(&self) -> tollgate_exchange::body::Bounds {
+        tollgate_exchange::body::Bounds {
             limit: self
                 .route
                 .body
                 .map_or(1 << 20, |e| self.settings.limits.of(e)),
-            pace: crate::body::Pace::of(&self.state.server),
+            pace: self.body_pace(),
+        }
+    }
+
+    /// The pace `[server]` asks of every request body (`docs/decisions.md`, "Connection
+    /// hygiene").
+    pub fn body_pace(&self) -> tollgate_exchange::body::Pace {
+        let server = &self.state.server;
+        tollgate_exchange::body::Pace {
+            pause: Duration::from_secs(server.body_pause_timeout_seconds),
+            min_rate: server.body_min_rate_bytes_per_second,
+            window: Duration::from_secs(server.body_min_rate_window_seconds),
+            deadline: Duration::from_secs(server.body_deadline_seconds),
         }
     }
 

@@ -22,8 +22,8 @@
 //! * `tollgate_charged_nanos_total{group}`, `tollgate_charges_total{group}` — money charged and
 //!   charges, by price group (`none`: list prices)
 //! * `tollgate_ledger_*` — the ledger engine's journal and leases, and the histograms
-//!   `tollgate_ledger_commit_seconds` and `tollgate_ledger_batch_entries` (`crate::ledger`)
-//! * `tollgate_usage_records_total` — usage-log records journaled (`crate::ledger`)
+//!   `tollgate_ledger_commit_seconds` and `tollgate_ledger_batch_entries` (`tollgate_journal::ledger`)
+//! * `tollgate_usage_records_total` — usage-log records journaled (`tollgate_journal::ledger`)
 //! * `tollgate_alert_events_total{rule,type}`, `tollgate_alert_attempts_total{outcome}` —
 //!   alert events this replica recorded, and webhook attempts it made (`delivered`, `retry`,
 //!   `given_up`)

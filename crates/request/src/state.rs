@@ -1,15 +1,15 @@
 //! What every request shares.
 
 use crate::auth::KeyCache;
-use crate::catalog::Catalog;
-use crate::config::{ServerConfig, SpeechConfig, TaskSettings};
-use crate::ledger::Ledger;
-use crate::limits::Limits;
-use crate::media::MediaLinks;
 use crate::metrics::Metrics;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use tokio::sync::watch;
+use tollgate_journal::ledger::Ledger;
+use tollgate_settings::catalog::Catalog;
+use tollgate_settings::config::{ServerConfig, SpeechConfig, TaskSettings};
+use tollgate_settings::limits::Limits;
+use tollgate_settings::media::MediaLinks;
 use tollgate_store::Store;
 use tollgate_upstream::HttpClient;
 
@@ -56,7 +56,7 @@ impl LiveSettings {
             current: arc_swap::ArcSwap::from_pointee(first),
             generation: watch::Sender::new(1),
             refused: AtomicU64::new(0),
-            installed_at: AtomicI64::new(crate::clock::now_millis()),
+            installed_at: AtomicI64::new(tollgate_journal::clock::now_millis()),
             last_refusal: std::sync::Mutex::new(None),
         }
     }
@@ -71,7 +71,7 @@ impl LiveSettings {
     pub fn install(&self, next: Settings) -> u64 {
         self.current.store(Arc::new(next));
         self.installed_at
-            .store(crate::clock::now_millis(), Ordering::Relaxed);
+            .store(tollgate_journal::clock::now_millis(), Ordering::Relaxed);
         let mut generation = 0;
         self.generation.send_modify(|g| {
             *g += 1;
@@ -92,7 +92,7 @@ impl LiveSettings {
             .last_refusal
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) =
-            Some((crate::clock::now_millis(), why));
+            Some((tollgate_journal::clock::now_millis(), why));
     }
 
     /// When the generation in force was installed (Unix ms).
@@ -135,15 +135,15 @@ pub struct State {
     /// (`crate::settings`). A request reads them from its context's snapshot.
     pub settings: LiveSettings,
     /// The price versions requests are priced at.
-    pub prices: crate::prices::Prices,
+    pub prices: tollgate_settings::prices::Prices,
     /// The public keys (hex) whose ledger checkpoints are believed, served at
     /// `/.well-known/tollgate-ledger-keys`: the signing key's first.
     pub ledger_keys: Vec<String>,
     /// The shared upstream client.
     pub http: HttpClient,
     /// The one address rule for URLs no channel configures — clients' media, vendors'
-    /// records, alert webhooks — and its guarded client (`crate::outbound`).
-    pub outbound: crate::outbound::Outbound,
+    /// records, alert webhooks — and its guarded client (`tollgate_settings::outbound`).
+    pub outbound: tollgate_settings::outbound::Outbound,
     /// Counters and histograms for `/metrics`.
     pub metrics: std::sync::Arc<Metrics>,
     /// Video-task settings.
@@ -173,13 +173,16 @@ impl State {
             keys: KeyCache::default(),
             store,
             settings: LiveSettings::new(settings),
-            prices: crate::prices::Prices::default(),
+            prices: tollgate_settings::prices::Prices::default(),
             ledger_keys: Vec::new(),
             http,
-            outbound: crate::outbound::Outbound::default(),
+            outbound: tollgate_settings::outbound::Outbound::default(),
             metrics: std::sync::Arc::new(Metrics::default()),
             tasks: TaskSettings::default(),
-            media: MediaLinks::new(&crate::config::MediaConfig::default(), &random_key()),
+            media: MediaLinks::new(
+                &tollgate_settings::config::MediaConfig::default(),
+                &random_key(),
+            ),
             server: ServerConfig::default(),
             uploads: crate::quotas::UploadSlots::default(),
             draining: AtomicBool::new(false),
@@ -194,8 +197,8 @@ impl State {
         self
     }
 
-    /// Replaces the address rule (`[outbound]`, `crate::outbound`).
-    pub fn with_outbound(mut self, outbound: crate::outbound::Outbound) -> State {
+    /// Replaces the address rule (`[outbound]`, `tollgate_settings::outbound`).
+    pub fn with_outbound(mut self, outbound: tollgate_settings::outbound::Outbound) -> State {
         self.outbound = outbound;
         self
     }

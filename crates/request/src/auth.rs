@@ -1,13 +1,13 @@
 //! Credentials, read the way each family's own clients send them (DESIGN §2 step 2, docs/api.md §5),
 //! and looked up through a cache; what the caller may then do is `tollgate_gateway::admission`'s.
 
-use crate::errors::{ApiError, Family};
 use http::HeaderMap;
 use http::header::AUTHORIZATION;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
+use tollgate_exchange::errors::{ApiError, Family};
 use tollgate_store::{Cidr, Principal, Store, StoreError, hash_secret};
 
 /// How long a key lookup is trusted: a key or account disabled, or a key created, elsewhere
@@ -212,7 +212,7 @@ fn percent_decode(s: &str) -> String {
 /// The refusal of a request whose key could not be checked: the database did not answer.
 fn unreachable_store() -> ApiError {
     ApiError::new(
-        crate::errors::ErrorKind::Unavailable,
+        tollgate_exchange::errors::ErrorKind::Unavailable,
         "The gateway could not reach its database to check the API key in time; nothing was charged. Retry shortly",
     )
     .retry_after(1)

@@ -4,10 +4,10 @@
 //! with its handler, is the gateway's (`tollgate_gateway::routes::TABLE`, `docs/architecture.md`,
 //! "Adding an endpoint"); a request's context carries its row ([`crate::context::RequestCtx::route`]).
 
-use crate::errors::Family;
-use crate::limits;
-use crate::route_doc::{About, Doc};
 use http::Method;
+use tollgate_exchange::errors::Family;
+use tollgate_exchange::route_doc::{About, Doc};
+use tollgate_settings::limits;
 
 /// A row's name: what a request is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,7 +234,7 @@ pub struct RouteSpec {
     /// It answers on a connection of the reserve, past `max_connections` (the operational
     /// routes; `docs/decisions.md`, "Connection hygiene").
     pub in_reserve: bool,
-    /// What the OpenAPI document says of it beside these facts ([`crate::route_doc`]); a row
+    /// What the OpenAPI document says of it beside these facts ([`tollgate_exchange::route_doc`]); a row
     /// still [`Doc::Missing`] stops the build.
     pub doc: Doc,
 }
@@ -331,7 +331,7 @@ impl RouteSpec {
     /// The shape of the row's errors for a request on `path` with `query`: its key's family,
     /// the path's for a route without one (DESIGN §7); a native stream asked without `alt=sse`
     /// answers in the vendor's JSON-array form, its errors too (wire-formats §6.3).
-    pub fn error_shape(&self, path: &str, query: Option<&str>) -> crate::errors::Shape {
+    pub fn error_shape(&self, path: &str, query: Option<&str>) -> tollgate_exchange::errors::Shape {
         let family = match self.credentials {
             Credentials::Key(family) => family,
             Credentials::Open | Credentials::Operator => family_of(path),
@@ -339,7 +339,7 @@ impl RouteSpec {
         let array = self.streams == Streams::Always
             && family == Family::Google
             && crate::auth::query_param(query.unwrap_or_default(), "alt").as_deref() != Some("sse");
-        crate::errors::Shape { family, array }
+        tollgate_exchange::errors::Shape { family, array }
     }
 }
 

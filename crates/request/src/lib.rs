@@ -1,0 +1,31 @@
+//! # tollgate-request
+//!
+//! One request, and what it is admitted by (`docs/architecture.md`, "Crates by concern"): what
+//! every request of `tollgate-gateway` carries and shares, standing on the exchange's vocabulary
+//! (`tollgate-exchange`), the operator's settings (`tollgate-settings`) and the books
+//! (`tollgate-journal`). It never imports the request flow — Cargo, not a convention, keeps it
+//! that way.
+//!
+//! - the request's [`context`] every step is handed, and what [`admission`] holds for it;
+//! - a [`routes`] row's facts: family, credentials, policy, limits, logging, its description;
+//! - the rules a request is admitted by: the key cache of [`auth`], the access [`policy`], the
+//!   [`quotas`];
+//! - the gateway's shared [`state`] (the live settings, the ledger, the quotas, the store) and
+//!   its instruments: [`metrics`] and the [`connections`] registry;
+//! - the seam to the [`operator`]'s side (the admin API and console, `tollgate-admin`, which
+//!   does not stand on the request path).
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod admission;
+pub mod auth;
+pub mod connections;
+pub mod context;
+pub mod metrics;
+pub mod operator;
+pub mod policy;
+pub mod quotas;
+pub mod routes;
+pub mod state;
+
+pub use state::State;
