@@ -464,7 +464,7 @@ pub enum PolicyCommand {
         #[arg(long)]
         rpm: Option<u64>,
         /// Units of a meter per minute, METER=N (tokens, text_tokens, characters,
-        /// audio_seconds, video_tokens, video_seconds); repeat for several meters.
+        /// audio_seconds, video_tokens, video_seconds, token_classes); repeat for several meters.
         #[arg(long, value_name = "METER=N")]
         per_minute: Vec<String>,
         /// Billable requests in flight at once (a stream counts until its end).

@@ -3,6 +3,7 @@
 use rust_decimal::Decimal;
 
 use crate::meter::Meter;
+use crate::token_class::TokenClass;
 
 /// Why a usage could not be priced.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
@@ -24,6 +25,13 @@ pub enum BillingError {
     NegativePrice {
         /// The offending price or ratio.
         price: Decimal,
+    },
+    /// A usage counts tokens of a class its tariff names no price for (nor, for a cached class,
+    /// its uncached class): the vendor billed a part the operator did not price.
+    #[error("the tariff names no price for {class} tokens")]
+    Unpriced {
+        /// The class without a price.
+        class: TokenClass,
     },
     /// The charge, or a step of computing it exactly, is out of range.
     #[error("the charge is out of range")]

@@ -58,6 +58,7 @@ pub mod price_list;
 #[cfg(feature = "schema")]
 mod schema;
 pub mod tariff;
+pub mod token_class;
 pub mod versions;
 pub mod video;
 
@@ -71,6 +72,7 @@ pub use money::{Amount, MoneyError, Total};
 pub use price_book::PriceBook;
 pub use rust_decimal::Decimal;
 pub use tariff::{DEFAULT_REFERENCE_VIDEO_RATIO, Tariff};
+pub use token_class::{TokenClass, TokenClasses};
 pub use versions::{PriceSchedule, PriceVersion};
 pub use video::{
     ClipSeries, FrameSize, clip_frame_size, clip_max_reference_seconds, clip_submission_usage,

@@ -8,11 +8,14 @@
 //! | 4–5 clip video | completion tokens, per price tier | [`Usage::VideoTokens`] | the upstream; [`crate::video`] estimates |
 //! | 6 generic video | seconds generated, rounded up, minimum 1 | [`Usage::VideoSeconds`] | [`video_seconds`] |
 //! | 7 native generation | input and output tokens, thinking counted as output | [`Usage::TextTokens`] | the upstream's usage |
+//! | 8 live sessions, images | tokens by class: text, audio, image; in, cached in, out | [`Usage::TokenClasses`] | the upstream's usage, bounded by the gateway's measure |
 
 use std::fmt;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use crate::token_class::TokenClasses;
 
 /// The quantity a request consumed, one variant per docs/api.md §8 billing rule.
 ///
@@ -63,6 +66,9 @@ pub enum Usage {
         /// Candidate tokens plus thinking tokens.
         output: u64,
     },
+    /// docs/api.md §8 rule 8: tokens by class, each at its own price — one response of a live
+    /// voice session, one image call ([`crate::token_class`]).
+    TokenClasses(TokenClasses),
 }
 
 /// The price tier of a clip-format video task (docs/api.md §8 rule 5).
@@ -83,7 +89,8 @@ pub enum ClipTier {
 /// The kind of quantity a [`Usage`] measures and a [`crate::Tariff`] prices; the two must agree.
 ///
 /// Its text form is the `meter` tag of a tariff in the price book (`"characters"`,
-/// `"audio_seconds"`, `"tokens"`, `"video_tokens"`, `"video_seconds"`, `"text_tokens"`).
+/// `"audio_seconds"`, `"tokens"`, `"video_tokens"`, `"video_seconds"`, `"text_tokens"`,
+/// `"token_classes"`).
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -100,17 +107,20 @@ pub enum Meter {
     VideoSeconds,
     /// docs/api.md §8 rule 7.
     TextTokens,
+    /// docs/api.md §8 rule 8.
+    TokenClasses,
 }
 
 impl Meter {
     /// Every meter, in declaration order.
-    pub const ALL: [Meter; 6] = [
+    pub const ALL: [Meter; 7] = [
         Meter::Characters,
         Meter::AudioSeconds,
         Meter::Tokens,
         Meter::VideoTokens,
         Meter::VideoSeconds,
         Meter::TextTokens,
+        Meter::TokenClasses,
     ];
 
     /// The name used as the `meter` tag in the price book.
@@ -122,6 +132,7 @@ impl Meter {
             Meter::VideoTokens => "video_tokens",
             Meter::VideoSeconds => "video_seconds",
             Meter::TextTokens => "text_tokens",
+            Meter::TokenClasses => "token_classes",
         }
     }
 }
@@ -142,6 +153,7 @@ impl Usage {
             Usage::VideoTokens { .. } => Meter::VideoTokens,
             Usage::VideoSeconds(_) | Usage::VideoSecondsAtSize { .. } => Meter::VideoSeconds,
             Usage::TextTokens { .. } => Meter::TextTokens,
+            Usage::TokenClasses(_) => Meter::TokenClasses,
         }
     }
 
@@ -180,7 +192,8 @@ impl Usage {
     }
 
     /// How many units of its meter this usage counts: for text generation, input and output
-    /// tokens together (the usage log's `units`, summed per meter).
+    /// tokens together; for tokens by class, every class together (the usage log's `units`,
+    /// summed per meter).
     ///
     /// ```
     /// use tollgate_billing::Usage;
@@ -197,6 +210,7 @@ impl Usage {
             | Usage::VideoSecondsAtSize { seconds: n, .. }
             | Usage::VideoTokens { tokens: n, .. } => n,
             Usage::TextTokens { input, output } => input.saturating_add(output),
+            Usage::TokenClasses(classes) => classes.total(),
         }
     }
 
@@ -230,6 +244,7 @@ impl Usage {
             Usage::TextTokens { input, output } => {
                 format!("input_tokens={input};output_tokens={output}")
             }
+            Usage::TokenClasses(classes) => classes.in_words(),
         }
     }
 }

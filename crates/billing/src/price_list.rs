@@ -13,9 +13,11 @@
 //! | `audio_seconds` | `input_cost_per_second` | `cost.per_minute` ÷ 60 |
 //! | `video_seconds` | `output_cost_per_video_per_second` | — |
 //! | `video_tokens` | — | — |
+//! | `token_classes` | per class × 10⁶: `input_cost_per_token` (`text_in`), `cache_read_input_token_cost`, `input_cost_per_audio_token`, `cache_read_input_audio_token_cost`, `input_cost_per_image_token`, `cache_read_input_image_token_cost`, `output_cost_per_token` (`text_out`), `output_cost_per_audio_token`, `output_cost_per_image_token` | `cost.input`, `cost.cache_read` (cached text), `cost.input_audio`, `cost.output`, `cost.output_audio` |
 //!
 //! A field the list does not have for the model's meter is [`Unlisted`]: the model keeps its
-//! price. The clip tier's `reference_video_ratio` is not in either list and is kept.
+//! price. The clip tier's `reference_video_ratio` is not in either list and is kept, and so is
+//! the price of a token class the list does not name.
 
 use std::collections::BTreeMap;
 
@@ -25,6 +27,7 @@ use serde_json::value::RawValue;
 
 use crate::meter::Meter;
 use crate::tariff::Tariff;
+use crate::token_class::TokenClass;
 
 /// Which list a file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +69,50 @@ pub struct Listed {
     pub audio_second: Option<Decimal>,
     /// A second of video generated.
     pub video_second: Option<Decimal>,
+    /// A token of each class the list prices apart (`token_classes`).
+    pub classes: BTreeMap<TokenClass, Decimal>,
+}
+
+/// LiteLLM's field for each token class, USD a token.
+const LITELLM_CLASSES: [(TokenClass, &str); 9] = [
+    (TokenClass::TextIn, "input_cost_per_token"),
+    (TokenClass::CachedTextIn, "cache_read_input_token_cost"),
+    (TokenClass::AudioIn, "input_cost_per_audio_token"),
+    (
+        TokenClass::CachedAudioIn,
+        "cache_read_input_audio_token_cost",
+    ),
+    (TokenClass::ImageIn, "input_cost_per_image_token"),
+    (
+        TokenClass::CachedImageIn,
+        "cache_read_input_image_token_cost",
+    ),
+    (TokenClass::TextOut, "output_cost_per_token"),
+    (TokenClass::AudioOut, "output_cost_per_audio_token"),
+    (TokenClass::ImageOut, "output_cost_per_image_token"),
+];
+
+/// models.dev's `cost` field for each token class it lists, USD a million tokens.
+const MODELS_DEV_CLASSES: [(TokenClass, &str); 5] = [
+    (TokenClass::TextIn, "input"),
+    (TokenClass::CachedTextIn, "cache_read"),
+    (TokenClass::AudioIn, "input_audio"),
+    (TokenClass::TextOut, "output"),
+    (TokenClass::AudioOut, "output_audio"),
+];
+
+/// The classes of `fields` that have a price.
+fn classes<E>(
+    fields: &[(TokenClass, &str)],
+    price: impl Fn(&str) -> Result<Option<Decimal>, E>,
+) -> Result<BTreeMap<TokenClass, Decimal>, E> {
+    let mut out = BTreeMap::new();
+    for (class, field) in fields {
+        if let Some(p) = price(field)? {
+            out.insert(*class, p);
+        }
+    }
+    Ok(out)
 }
 
 /// A price list read from its file.
@@ -128,6 +175,7 @@ impl PriceList {
                             character: price("input_cost_per_character")?,
                             audio_second: price("input_cost_per_second")?,
                             video_second: price("output_cost_per_video_per_second")?,
+                            classes: classes(&LITELLM_CLASSES, price)?,
                         },
                     );
                 }
@@ -169,6 +217,7 @@ impl PriceList {
                                         .normalize()
                                 }),
                                 video_second: None,
+                                classes: classes(&MODELS_DEV_CLASSES, per_million)?,
                             },
                         );
                     }
@@ -213,6 +262,21 @@ impl PriceList {
                 per_second_by_size: per_second_by_size.clone(),
             }),
             Tariff::VideoTokens { .. } => None,
+            // The classes the list prices, over those priced here.
+            Tariff::TokenClasses { per_million: here } => {
+                (!listed.classes.is_empty()).then(|| Tariff::TokenClasses {
+                    per_million: here
+                        .iter()
+                        .map(|(class, price)| (*class, *price))
+                        .chain(
+                            listed
+                                .classes
+                                .iter()
+                                .map(|(class, price)| (*class, (*price * million).normalize())),
+                        )
+                        .collect(),
+                })
+            }
         };
         tariff.ok_or_else(|| Unlisted::NoPrice {
             id: id.to_owned(),
@@ -392,6 +456,54 @@ mod tests {
             ),
             Ok(Tariff::AudioSeconds {
                 per_second: "0.0001".parse().unwrap()
+            })
+        );
+    }
+
+    #[test]
+    fn token_classes_are_read_from_each_list_and_a_class_the_list_lacks_keeps_its_price() {
+        let litellm = r#"{"gpt-realtime": {"input_cost_per_token": 4e-06, "cache_read_input_token_cost": 4e-07,
+            "input_cost_per_audio_token": 3.2e-05, "cache_read_input_audio_token_cost": 4e-07,
+            "output_cost_per_token": 1.6e-05, "output_cost_per_audio_token": 6.4e-05, "litellm_provider": "openai", "mode": "chat"}}"#;
+        let here: Tariff = serde_json::from_str(
+            r#"{"meter":"token_classes","per_million":{"text_in":"1","image_in":"5"}}"#,
+        )
+        .unwrap();
+        let read = PriceList::parse(litellm, None)
+            .unwrap()
+            .tariff("gpt-realtime", &here)
+            .unwrap();
+        let expected: Tariff = serde_json::from_str(
+            r#"{"meter":"token_classes","per_million":{"text_in":"4","cached_text_in":"0.4","audio_in":"32","cached_audio_in":"0.4","image_in":"5","text_out":"16","audio_out":"64"}}"#,
+        )
+        .unwrap();
+        assert_eq!(read, expected);
+
+        let models_dev = r#"{"openai": {"id": "openai", "models": {"gpt-realtime": {"cost":
+            {"input": 4, "output": 16, "cache_read": 0.4, "input_audio": 32, "output_audio": 64}}}}}"#;
+        let read = PriceList::parse(models_dev, None)
+            .unwrap()
+            .tariff("openai/gpt-realtime", &here)
+            .unwrap();
+        assert_eq!(
+            read.class_price(TokenClass::AudioOut),
+            Some(Decimal::from(64))
+        );
+        assert_eq!(
+            read.class_price(TokenClass::ImageIn),
+            Some(Decimal::from(5))
+        );
+        assert_eq!(
+            read.class_price(TokenClass::CachedAudioIn),
+            Some(Decimal::from(32))
+        );
+
+        let none = PriceList::parse(LITELLM, None).unwrap();
+        assert_eq!(
+            none.tariff("whisper-1", &here),
+            Err(Unlisted::NoPrice {
+                id: "whisper-1".into(),
+                meter: Meter::TokenClasses
             })
         );
     }

@@ -14,6 +14,10 @@
 //! meter = "video_tokens"
 //! per_million_tokens = "7"
 //! reference_video_ratio = "0.6"   # optional, 0.6 when left out
+//!
+//! [models."gpt-realtime"]
+//! meter = "token_classes"           # docs/api.md §8 rule 8; crate::token_class
+//! per_million = { text_in = "4", cached_text_in = "0.4", audio_in = "32", text_out = "16", audio_out = "64" }
 //! ```
 
 use std::collections::BTreeMap;
@@ -26,6 +30,7 @@ use crate::error::BillingError;
 use crate::exact::Cost;
 use crate::meter::{ClipTier, Meter, Usage};
 use crate::money::Amount;
+use crate::token_class::{TokenClass, TokenClasses};
 
 /// The reference-video tier's share of the standard per-token price when a tariff does not say:
 /// 0.6 ("about 60 % of Standard per token", docs/api.md §8 rule 5).
@@ -103,7 +108,8 @@ pub enum Tariff {
         #[serde(
             default,
             skip_serializing_if = "BTreeMap::is_empty",
-            with = "price_by_size"
+            serialize_with = "price_table::serialize",
+            deserialize_with = "price_by_size::deserialize"
         )]
         #[cfg_attr(
             feature = "schema",
@@ -122,6 +128,21 @@ pub enum Tariff {
         #[cfg_attr(feature = "schema", schemars(with = "crate::schema::Price"))]
         output_per_million_tokens: Decimal,
     },
+    /// docs/api.md §8 rule 8: live sessions and images, by tokens of each class at the class's
+    /// price ([`crate::token_class`]). A cached class left out is priced as its uncached class;
+    /// a usage counting another class left out cannot be priced ([`BillingError::Unpriced`]).
+    TokenClasses {
+        /// Price per million tokens of each class priced; at least one.
+        #[serde(
+            serialize_with = "price_table::serialize",
+            deserialize_with = "price_by_class::deserialize"
+        )]
+        #[cfg_attr(
+            feature = "schema",
+            schemars(with = "BTreeMap<TokenClass, crate::schema::Price>")
+        )]
+        per_million: BTreeMap<TokenClass, Decimal>,
+    },
 }
 
 fn default_reference_video_ratio() -> Decimal {
@@ -138,6 +159,7 @@ impl Tariff {
             Tariff::VideoTokens { .. } => Meter::VideoTokens,
             Tariff::VideoSeconds { .. } => Meter::VideoSeconds,
             Tariff::TextTokens { .. } => Meter::TextTokens,
+            Tariff::TokenClasses { .. } => Meter::TokenClasses,
         }
     }
 
@@ -166,6 +188,7 @@ impl Tariff {
                 input_per_million_tokens,
                 output_per_million_tokens,
             } => vec![input_per_million_tokens, output_per_million_tokens],
+            Tariff::TokenClasses { ref per_million } => per_million.values().copied().collect(),
         }
     }
 
@@ -226,7 +249,49 @@ impl Tariff {
                 input_per_million_tokens: scale(input_per_million_tokens)?,
                 output_per_million_tokens: scale(output_per_million_tokens)?,
             },
+            Tariff::TokenClasses { ref per_million } => Tariff::TokenClasses {
+                per_million: per_million
+                    .iter()
+                    .map(|(class, price)| Ok((*class, scale(*price)?)))
+                    .collect::<Result<_, BillingError>>()?,
+            },
         })
+    }
+
+    /// The price per million tokens of `class` under a [`Tariff::TokenClasses`] tariff: its own,
+    /// or for a cached class left out its uncached class's. `None` for a class the tariff does
+    /// not price, and for any other tariff.
+    ///
+    /// ```
+    /// use tollgate_billing::{Decimal, Tariff, TokenClass};
+    ///
+    /// let tariff: Tariff = serde_json::from_str(
+    ///     r#"{"meter":"token_classes","per_million":{"text_in":"4","audio_out":"64"}}"#,
+    /// )?;
+    /// assert_eq!(tariff.class_price(TokenClass::CachedTextIn), Some(Decimal::from(4)));
+    /// assert_eq!(tariff.class_price(TokenClass::AudioIn), None);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn class_price(&self, class: TokenClass) -> Option<Decimal> {
+        let Tariff::TokenClasses { per_million } = self else {
+            return None;
+        };
+        per_million
+            .get(&class)
+            .or_else(|| class.uncached().and_then(|base| per_million.get(&base)))
+            .copied()
+    }
+
+    /// `classes` at this tariff's class prices, exactly.
+    fn classes_cost(&self, classes: &TokenClasses) -> Result<Cost, BillingError> {
+        classes
+            .counted()
+            .try_fold(Cost::ZERO, |sum, (class, tokens)| {
+                let price = self
+                    .class_price(class)
+                    .ok_or(BillingError::Unpriced { class })?;
+                sum.checked_add(Cost::of(tokens, &[price], PER_MILLION)?)
+            })
     }
 
     /// Video seconds at `per_second`, whatever the size.
@@ -280,6 +345,7 @@ impl Tariff {
     ///   [`ClipTier::ReferenceVideo`] tier (rules 4–5).
     /// - Text tokens: `(input × input price + output × output price) / 1 000 000`, the output
     ///   including thinking tokens (rule 7).
+    /// - Tokens by class: `Σ tokens of a class × the class's price / 1 000 000` (rule 8).
     ///
     /// Errors: [`BillingError::MeterMismatch`] if the usage was counted on another meter than this
     /// tariff prices, [`BillingError::NegativePrice`] for a negative price, and
@@ -401,6 +467,9 @@ impl Tariff {
                     &[*output_per_million_tokens],
                     PER_MILLION,
                 )?)?,
+            (Tariff::TokenClasses { .. }, Usage::TokenClasses(classes)) => {
+                self.classes_cost(&classes)?
+            }
             (tariff, usage) => {
                 return Err(BillingError::MeterMismatch {
                     tariff: tariff.meter(),
@@ -474,25 +543,57 @@ mod price {
     }
 }
 
+/// Serde for a table of prices: its keys as they are, its prices as decimal strings (read back
+/// as [`price`] reads them).
+mod price_table {
+    use super::*;
+    use serde::ser::{SerializeMap, Serializer};
+
+    #[derive(Deserialize)]
+    pub(super) struct Price(#[serde(with = "super::price")] pub(super) Decimal);
+
+    pub(super) fn serialize<K: Serialize, S: Serializer>(
+        prices: &BTreeMap<K, Decimal>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(prices.len()))?;
+        for (key, price) in prices {
+            map.serialize_entry(key, &price.to_string())?;
+        }
+        map.end()
+    }
+}
+
+/// Serde for a token-class tariff's prices: an object of class names to decimal strings, at
+/// least one; an unknown class is refused by name.
+mod price_by_class {
+    use super::*;
+    use serde::de::{self, Deserializer};
+
+    use super::price_table::Price;
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<BTreeMap<TokenClass, Decimal>, D::Error> {
+        let read: BTreeMap<TokenClass, Price> = BTreeMap::deserialize(deserializer)?;
+        if read.is_empty() {
+            return Err(de::Error::custom(
+                "per_million prices no class: name at least one, e.g. { text_in = \"4\" }",
+            ));
+        }
+        Ok(read
+            .into_iter()
+            .map(|(class, Price(price))| (class, price))
+            .collect())
+    }
+}
+
 /// Serde for a table of prices by size: keys `WIDTHxHEIGHT`, prices as [`price`] reads them.
 mod price_by_size {
     use super::*;
     use serde::de::{self, Deserializer};
-    use serde::ser::{SerializeMap, Serializer};
 
-    #[derive(Deserialize)]
-    struct Price(#[serde(with = "super::price")] Decimal);
-
-    pub(super) fn serialize<S: Serializer>(
-        prices: &BTreeMap<String, Decimal>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(prices.len()))?;
-        for (size, price) in prices {
-            map.serialize_entry(size, &price.to_string())?;
-        }
-        map.end()
-    }
+    use super::price_table::Price;
 
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
@@ -668,6 +769,9 @@ mod tests {
                 input_per_million_tokens: dec("1"),
                 output_per_million_tokens: dec("1"),
             },
+            Tariff::TokenClasses {
+                per_million: TokenClass::ALL.iter().map(|c| (*c, dec("1"))).collect(),
+            },
         ];
         let usages = [
             Usage::Characters(1),
@@ -682,6 +786,10 @@ mod tests {
                 input: 1,
                 output: 1,
             },
+            Usage::TokenClasses(TokenClasses {
+                audio_out: 1,
+                ..TokenClasses::default()
+            }),
         ];
         for tariff in &tariffs {
             for usage in &usages {
@@ -721,5 +829,154 @@ mod tests {
             }),
             Err(BillingError::Overflow)
         );
+    }
+
+    fn realtime() -> Tariff {
+        serde_json::from_str(
+            r#"{"meter":"token_classes","per_million":{"text_in":"4","cached_text_in":"0.4","audio_in":"32","text_out":"16","audio_out":"64"}}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn tokens_by_class_are_each_charged_at_their_class_price_rounded_up_once() {
+        let usage = Usage::TokenClasses(TokenClasses {
+            text_in: 1,
+            cached_text_in: 1,
+            audio_in: 1,
+            text_out: 1,
+            audio_out: 1,
+            ..TokenClasses::default()
+        });
+        // (4 + 0.4 + 32 + 16 + 64) / 1e6 = 0.0001164 exactly: 116,400 nanos.
+        assert_eq!(realtime().exact_cost(&usage).unwrap(), "0.0001164");
+        assert_eq!(
+            realtime().charge(&usage).unwrap(),
+            Amount::from_nanos(116_400)
+        );
+        // A third of a nano for each of three classes: 1 nano rounded once, not 3.
+        let thirds = Tariff::TokenClasses {
+            per_million: [
+                (TokenClass::TextIn, dec("0.000333")),
+                (TokenClass::AudioIn, dec("0.000333")),
+                (TokenClass::TextOut, dec("0.000333")),
+            ]
+            .into_iter()
+            .collect(),
+        };
+        let one_each = Usage::TokenClasses(TokenClasses {
+            text_in: 1,
+            audio_in: 1,
+            text_out: 1,
+            ..TokenClasses::default()
+        });
+        assert_eq!(thirds.charge(&one_each).unwrap(), Amount::from_nanos(1));
+    }
+
+    #[test]
+    fn a_cached_class_left_out_costs_its_uncached_price_and_another_class_left_out_is_unpriced() {
+        let cached_audio = Usage::TokenClasses(TokenClasses {
+            cached_audio_in: 1_000_000,
+            ..TokenClasses::default()
+        });
+        assert_eq!(
+            realtime().charge(&cached_audio).unwrap(),
+            Amount::from_nanos(32_000_000_000)
+        );
+        let image = Usage::TokenClasses(TokenClasses {
+            text_in: 10,
+            image_in: 1,
+            ..TokenClasses::default()
+        });
+        assert_eq!(
+            realtime().charge(&image),
+            Err(BillingError::Unpriced {
+                class: TokenClass::ImageIn
+            })
+        );
+        // Unpriced, a usage is charged its bound, never a price the gateway made up.
+        let bound = Amount::from_nanos(7);
+        assert_eq!(realtime().charge_within(&image, bound).0, bound);
+        // Zero tokens of an unpriced class are no reason to refuse.
+        let text = Usage::TokenClasses(TokenClasses {
+            text_in: 1_000_000,
+            ..TokenClasses::default()
+        });
+        assert_eq!(
+            realtime().charge(&text).unwrap(),
+            Amount::from_nanos(4_000_000_000)
+        );
+    }
+
+    #[test]
+    fn a_token_class_tariff_reads_back_as_written_and_refuses_what_it_cannot_price() {
+        let tariff = realtime();
+        let json = serde_json::to_string(&tariff).unwrap();
+        assert_eq!(serde_json::from_str::<Tariff>(&json).unwrap(), tariff);
+        for bad in [
+            r#"{"meter":"token_classes","per_million":{}}"#,
+            r#"{"meter":"token_classes","per_million":{"video_in":"1"}}"#,
+            r#"{"meter":"token_classes","per_million":{"text_in":"-1"}}"#,
+            r#"{"meter":"token_classes","per_million":{"text_in":0.1}}"#,
+            r#"{"meter":"token_classes"}"#,
+        ] {
+            assert!(serde_json::from_str::<Tariff>(bad).is_err(), "{bad}");
+        }
+        let doubled = tariff.scaled(dec("2")).unwrap();
+        assert_eq!(doubled.class_price(TokenClass::AudioOut), Some(dec("128")));
+        assert_eq!(
+            doubled.class_price(TokenClass::CachedAudioIn),
+            Some(dec("64"))
+        );
+    }
+
+    proptest::proptest! {
+        /// A token-class tariff that prices text in and out as a text tariff does charges what
+        /// the text tariff charges for the same tokens: the model the new rule answers to.
+        #[test]
+        fn token_classes_priced_as_text_charge_as_text_tokens(
+            input in 0u64..10_000_000_000,
+            output in 0u64..10_000_000_000,
+            input_price in 0u64..100_000_000,
+            output_price in 0u64..100_000_000,
+            scale in 0u32..9,
+        ) {
+            let input_price = Decimal::new(i64::try_from(input_price).unwrap(), scale);
+            let output_price = Decimal::new(i64::try_from(output_price).unwrap(), scale);
+            let text = Tariff::TextTokens {
+                input_per_million_tokens: input_price,
+                output_per_million_tokens: output_price,
+            };
+            let classes = Tariff::TokenClasses {
+                per_million: [(TokenClass::TextIn, input_price), (TokenClass::TextOut, output_price)]
+                    .into_iter()
+                    .collect(),
+            };
+            let by_class = Usage::TokenClasses(TokenClasses { text_in: input, text_out: output, ..TokenClasses::default() });
+            proptest::prop_assert_eq!(
+                classes.charge(&by_class),
+                text.charge(&Usage::TextTokens { input, output })
+            );
+        }
+
+        /// More tokens of any class never cost less.
+        #[test]
+        fn more_tokens_never_cost_less(
+            counts in proptest::collection::vec(0u64..1_000_000_000, 9),
+            class in 0usize..9,
+            more in 1u64..1_000_000,
+        ) {
+            let tariff = Tariff::TokenClasses {
+                per_million: TokenClass::ALL.iter().zip(["4", "0.4", "32", "0.4", "5", "0.5", "16", "64", "40"]).map(|(c, p)| (*c, dec(p))).collect(),
+            };
+            let mut usage = TokenClasses::default();
+            for (c, n) in TokenClass::ALL.iter().zip(&counts) {
+                usage.add(*c, *n);
+            }
+            let before = tariff.charge(&Usage::TokenClasses(usage)).unwrap();
+            usage.add(TokenClass::ALL[class], more);
+            let after = tariff.charge(&Usage::TokenClasses(usage)).unwrap();
+            proptest::prop_assert!(after >= before);
+        }
     }
 }

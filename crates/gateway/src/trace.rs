@@ -174,6 +174,10 @@ pub fn record_charge(usage: &tollgate_billing::Usage, charge: tollgate_billing::
             span.record("gen_ai.usage.input_tokens", input);
             span.record("gen_ai.usage.output_tokens", output);
         }
+        Usage::TokenClasses(classes) => {
+            span.record("gen_ai.usage.input_tokens", classes.input());
+            span.record("gen_ai.usage.output_tokens", classes.output());
+        }
         _ => {}
     }
 }

@@ -223,11 +223,12 @@ impl RateHeaders {
         }
     }
 
-    /// Notes `figure` for a quota the headers report (requests; tokens and text tokens).
+    /// Notes `figure` for a quota the headers report (requests; tokens, text tokens and
+    /// tokens by class).
     fn note_quota(&mut self, name: QuotaName, figure: (u64, u64, u64)) {
         match name {
             QuotaName::Requests => Self::note(&mut self.requests, figure),
-            QuotaName::Units(Meter::Tokens | Meter::TextTokens) => {
+            QuotaName::Units(Meter::Tokens | Meter::TextTokens | Meter::TokenClasses) => {
                 Self::note(&mut self.tokens, figure);
             }
             _ => {}
