@@ -331,21 +331,39 @@ async fn a_model_may_mix_channel_formats_and_fails_over_between_them() {
     gw.stop().await;
 }
 
+/// Why the catalog refuses the test configuration with `extra` appended.
+fn catalog_refusal(extra: &str) -> String {
+    let config = tollgate_settings::Config::parse(&format!("{}\n{extra}", config())).unwrap();
+    tollgate_settings::catalog::Catalog::from_config(&config, Some("http://sim"), |_| None)
+        .unwrap_err()
+        .to_string()
+}
+
 #[test]
 fn a_model_cannot_list_a_channel_of_another_modality() {
-    let bad = format!(
-        "{}\n[models.\"confused\"]\nkind = \"speech\"\nchannels = [\"oai-transcription\"]\nprice = {{ meter = \"characters\", per_million_characters = \"1\" }}\n",
-        config()
+    let error = catalog_refusal(
+        "[models.\"confused\"]\nkind = \"speech\"\nchannels = [\"oai-transcription\"]\nprice = { meter = \"characters\", per_million_characters = \"1\" }\n",
     );
-    let config = tollgate_settings::Config::parse(&bad).unwrap();
-    let error =
-        tollgate_settings::catalog::Catalog::from_config(&config, Some("http://sim"), |_| None)
-            .unwrap_err()
-            .to_string();
     assert!(
         error.contains("confused") && error.contains("oai-transcription"),
         "{error}"
     );
+}
+
+#[test]
+fn a_model_priced_on_another_meter_than_its_endpoints_charge_by_is_refused() {
+    for price in [
+        r#"{ meter = "characters", per_million_characters = "1" }"#,
+        r#"{ meter = "token_classes", per_million = { audio_in = "1" } }"#,
+    ] {
+        let error = catalog_refusal(&format!(
+            "[models.\"mispriced\"]\nkind = \"transcription\"\nchannels = [\"oai-transcription\"]\nprice = {price}\n"
+        ));
+        assert!(
+            error.contains("mispriced") && error.contains("charge by audio_seconds"),
+            "{error}"
+        );
+    }
 }
 
 /// A model whose one priority level pools two channels (weights 3 and 1), the first with three

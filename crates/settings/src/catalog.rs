@@ -249,6 +249,13 @@ impl Catalog {
             m.price
                 .validate()
                 .map_err(|e| ConfigError::Invalid(format!("model {public:?}: price: {e}")))?;
+            if m.price.meter() != m.kind.meter() {
+                return Err(ConfigError::Invalid(format!(
+                    "model {public:?}: its endpoints charge by {}, but its price says meter = {:?}",
+                    m.kind.meter(),
+                    m.price.meter().as_str()
+                )));
+            }
             check_sizes_priced(public, m)?;
             // Each level's positions in the flat list of the model's channels.
             let mut levels = Vec::new();

@@ -6,7 +6,7 @@
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use tollgate_billing::Tariff;
+use tollgate_billing::{Meter, Tariff};
 use tollgate_upstream::formats::{Format, Modality};
 
 /// The embedded default configuration, with comments.
@@ -598,6 +598,18 @@ impl ModelKind {
                 ModelKind::GenericVideo => Modality::GenericVideoTasks,
                 ModelKind::NativeText => Modality::TextGeneration,
             }
+    }
+    /// The meter its endpoints count a charge on (docs/api.md §8): a price on another meter
+    /// could only charge every request its bound, so the configuration refuses one.
+    pub const fn meter(self) -> Meter {
+        match self {
+            ModelKind::Embeddings => Meter::Tokens,
+            ModelKind::Speech => Meter::Characters,
+            ModelKind::Transcription => Meter::AudioSeconds,
+            ModelKind::ClipVideo => Meter::VideoTokens,
+            ModelKind::GenericVideo => Meter::VideoSeconds,
+            ModelKind::NativeText => Meter::TextTokens,
+        }
     }
 }
 
