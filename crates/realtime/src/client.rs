@@ -142,8 +142,10 @@ pub struct Session {
 pub struct Measured {
     /// Audio bytes, decoded, in the session's input format.
     pub audio_bytes: u64,
-    /// Characters of text (instructions, messages, a tool's output).
-    pub text_chars: u64,
+    /// Bytes of text (UTF-8): messages, transcripts given, a tool's output and arguments, and
+    /// a `session.update`'s whole session (instructions, tools and every setting the vendor may
+    /// read as input). A token covers at least a byte, so they bound the text's tokens.
+    pub text_bytes: u64,
     /// Images.
     pub images: u64,
 }
@@ -234,7 +236,7 @@ pub fn inspect(frame: &str, session: &Session) -> Result<ClientEvent, ClientErro
         ClientKind::SessionUpdate => {
             let raw = envelope.session.ok_or_else(|| required("session"))?;
             change = Some(session_change(raw, session)?);
-            measured.text_chars = text_of(raw, "session", &["instructions"])?;
+            measured.text_bytes = raw.get().len() as u64;
         }
         ClientKind::ItemCreate => {
             let item = envelope.item.ok_or_else(|| required("item"))?;
@@ -411,21 +413,6 @@ fn read_format((raw, field): (&RawValue, &str)) -> Result<AudioFormat, ClientErr
     })
 }
 
-/// Characters of the string fields `names` of the object `raw` (absent: 0).
-fn text_of(raw: &RawValue, at: &str, names: &[&str]) -> Result<u64, ClientError> {
-    let object: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(raw.get()).map_err(|_| wrong_type(at, "an object"))?;
-    let mut chars = 0u64;
-    for name in names {
-        match object.get(*name) {
-            None | Some(serde_json::Value::Null) => {}
-            Some(serde_json::Value::String(text)) => chars += text.chars().count() as u64,
-            Some(_) => return Err(wrong_type(&format!("{at}.{name}"), "a string")),
-        }
-    }
-    Ok(chars)
-}
-
 #[derive(Deserialize)]
 struct ItemFields<'a> {
     #[serde(borrow, default)]
@@ -460,11 +447,11 @@ fn measure_item(
     let item: ItemFields<'_> =
         serde_json::from_str(raw.get()).map_err(|_| wrong_type(at, "a conversation item"))?;
     for text in [&item.output, &item.arguments].into_iter().flatten() {
-        measured.text_chars += text.chars().count() as u64;
+        measured.text_bytes += text.len() as u64;
     }
     for (i, part) in item.content.iter().enumerate() {
         for text in [&part.text, &part.transcript].into_iter().flatten() {
-            measured.text_chars += text.chars().count() as u64;
+            measured.text_bytes += text.len() as u64;
         }
         if let Some(audio) = part.audio {
             let field = format!("{at}.content[{i}].audio");
@@ -493,7 +480,7 @@ fn measure_response(
     let response: ResponseFields<'_> =
         serde_json::from_str(raw.get()).map_err(|_| wrong_type("response", "an object"))?;
     if let Some(instructions) = &response.instructions {
-        measured.text_chars += instructions.chars().count() as u64;
+        measured.text_bytes += instructions.len() as u64;
     }
     for (i, item) in response.input.iter().enumerate() {
         measure_item(item, &format!("response.input[{i}]"), session, measured)?;
@@ -603,7 +590,8 @@ mod tests {
                 voice: Some("marin".into()),
             })
         );
-        assert_eq!(event.measured.text_chars, 9);
+        // The whole session object counts: instructions, tools, settings.
+        assert!(event.measured.text_bytes > 9);
         let beta = inspect(
             r#"{"type":"session.update","session":{"input_audio_format":"g711_alaw","voice":"alloy"}}"#,
             &session(),
@@ -631,14 +619,14 @@ mod tests {
             measured,
             Measured {
                 audio_bytes: 8,
-                text_chars: 5,
+                text_bytes: 6,
                 images: 1
             }
         );
         let response = r#"{"type":"response.create","response":{"instructions":"Say hi",
             "input":[{"type":"function_call_output","call_id":"c","output":"{\"ok\":true}"}]}}"#;
         assert_eq!(
-            inspect(response, &session()).unwrap().measured.text_chars,
+            inspect(response, &session()).unwrap().measured.text_bytes,
             6 + 11
         );
         let bad_audio = format!(

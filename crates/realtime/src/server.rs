@@ -145,8 +145,8 @@ pub struct ServerEvent {
     pub response_id: Option<String>,
     /// Audio bytes a delta delivers, decoded.
     pub audio_bytes: u64,
-    /// Characters of text a delta delivers.
-    pub text_chars: u64,
+    /// Bytes of text (UTF-8) a delta delivers.
+    pub text_bytes: u64,
     /// The status of a finished response (`completed`, `cancelled`, `failed`, `incomplete`).
     pub status: Option<String>,
     /// A finished response's usage, when it says one.
@@ -232,9 +232,7 @@ pub fn inspect(frame: &str) -> Result<ServerEvent, Unvetted> {
             event.audio_bytes = bytes.len() as u64;
         }
         ServerKind::TextDelta => {
-            event.text_chars = envelope
-                .delta
-                .map_or(0, |delta| delta.chars().count() as u64);
+            event.text_bytes = envelope.delta.map_or(0, |delta| delta.len() as u64);
         }
         ServerKind::ResponseDone | ServerKind::ResponseCreated => {
             let raw = envelope
@@ -365,7 +363,7 @@ mod tests {
         );
         let text = inspect(r#"{"type":"response.output_audio_transcript.delta","delta":"héllo"}"#)
             .unwrap();
-        assert_eq!(text.text_chars, 5);
+        assert_eq!(text.text_bytes, 6);
         assert!(inspect(r#"{"type":"response.output_audio.delta","delta":"@@"}"#).is_err());
         assert!(inspect(r#"{"type":"response.output_audio.delta"}"#).is_err());
     }
