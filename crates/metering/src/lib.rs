@@ -16,6 +16,8 @@
 //! - [`recognition`]: a recognition stream's seconds;
 //! - [`prompt`]: a text-generation prompt's estimate for its hold (counted and measured);
 //! - [`text`]: a text-generation answer's tokens;
+//! - [`session`]: a live voice session's meter — what it relayed each way, and the bound by
+//!   token class of each response;
 //! - [`tokens`]: the local token counts (`cl100k_base`) that hold and back up the upstream's.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
@@ -24,6 +26,7 @@ pub mod basis;
 pub mod bound;
 pub mod prompt;
 pub mod recognition;
+pub mod session;
 pub mod speech;
 pub mod text;
 pub mod tokens;

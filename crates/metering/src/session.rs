@@ -1,0 +1,293 @@
+//! A live voice session's meter (docs/decisions.md, "Live voice sessions"): what the gateway
+//! relayed each way, and from it the most each response may be charged — a bound by token
+//! class that no figure of the vendor's can pass.
+//!
+//! A response of a session reads the whole conversation so far as its input: everything the
+//! client put in (audio heard, text, images) and everything said before it (the vendor's earlier
+//! audio and text come back as input of later turns; cached or not, each is a token of its
+//! modality). Its output is what it delivered — the audio and text the gateway relayed to the
+//! client. So the bound of a response is, by modality:
+//!
+//! - audio in: the seconds heard at the model's input rate, and the seconds spoken before at
+//!   the dearer of its two rates, with [`PROMPT_MARGIN_PERCENT`];
+//! - text in: the bytes of text put in and said before (a token covers at least a byte of
+//!   UTF-8, whatever the tokenizer), the vendor's markers around each turn, with the margin;
+//! - images in: each image at the model's most tokens per image;
+//! - audio out: the seconds the response delivered at the model's output rate, with the margin;
+//! - text out: the bytes of text the response delivered;
+//! - images out: none (a voice session draws nothing).
+//!
+//! Cached input is a part of its modality's input (`tollgate_billing::token_class`), so the
+//! bound prices each input modality at the dearer of its cached and uncached prices
+//! ([`ResponseBound::amount`]): whatever split of cached and uncached tokens a vendor reports
+//! within the modality's bound, its charge is within the amount.
+
+use tollgate_billing::{Amount, BillingError, Tariff, TokenClass, TokenClasses, Usage};
+
+use crate::prompt::{PROMPT_MARGIN_PERCENT, TOKENS_PER_CONTENT, TOKENS_PER_REQUEST};
+
+/// A model's audio and image token rates, as its vendor documents them (the model's
+/// configuration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionRates {
+    /// Audio tokens a second of audio heard (OpenAI's realtime models: 10, one per 100 ms).
+    pub audio_in_per_second: u64,
+    /// Audio tokens a second of audio spoken (OpenAI's realtime models: 20, one per 50 ms).
+    pub audio_out_per_second: u64,
+    /// The most tokens one image may count.
+    pub tokens_per_image: u64,
+}
+
+/// What a session relayed, and the response in progress.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionMeter {
+    rates: SessionRates,
+    /// Milliseconds of audio the client put in.
+    heard_ms: u64,
+    /// Milliseconds of audio earlier responses delivered.
+    spoken_ms: u64,
+    /// Bytes of text put in: the client's, and the session as the vendor states it.
+    text_in_bytes: u64,
+    /// Bytes of text earlier responses delivered.
+    said_bytes: u64,
+    /// Images put in.
+    images: u64,
+    /// Events that put something in, and responses: each a turn the vendor marks.
+    turns: u64,
+    /// Milliseconds of audio the response in progress delivered.
+    turn_spoken_ms: u64,
+    /// Bytes of text the response in progress delivered.
+    turn_said_bytes: u64,
+}
+
+/// The most one response may count of each modality (see the [module documentation](self)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ResponseBound {
+    /// Text tokens read, cached or not.
+    pub text_in: u64,
+    /// Audio tokens heard, cached or not.
+    pub audio_in: u64,
+    /// Image tokens seen, cached or not.
+    pub image_in: u64,
+    /// Text tokens written.
+    pub text_out: u64,
+    /// Audio tokens spoken.
+    pub audio_out: u64,
+}
+
+impl SessionMeter {
+    /// A session that has relayed nothing yet.
+    pub const fn new(rates: SessionRates) -> SessionMeter {
+        SessionMeter {
+            rates,
+            heard_ms: 0,
+            spoken_ms: 0,
+            text_in_bytes: 0,
+            said_bytes: 0,
+            images: 0,
+            turns: 0,
+            turn_spoken_ms: 0,
+            turn_said_bytes: 0,
+        }
+    }
+
+    /// What one event put into the conversation: a client's (audio heard, text, images), or
+    /// the session as the vendor states it (`session.created|updated`: its instructions, tools
+    /// and settings, which the vendor reads as input though the client never sent them).
+    pub fn heard(&mut self, audio_ms: u64, text_bytes: u64, images: u64) {
+        self.heard_ms = self.heard_ms.saturating_add(audio_ms);
+        self.text_in_bytes = self.text_in_bytes.saturating_add(text_bytes);
+        self.images = self.images.saturating_add(images);
+        if audio_ms > 0 || text_bytes > 0 || images > 0 {
+            self.turns = self.turns.saturating_add(1);
+        }
+    }
+
+    /// What the vendor delivered of the response in progress: audio and text relayed to the
+    /// client.
+    pub fn delivered(&mut self, audio_ms: u64, text_bytes: u64) {
+        self.turn_spoken_ms = self.turn_spoken_ms.saturating_add(audio_ms);
+        self.turn_said_bytes = self.turn_said_bytes.saturating_add(text_bytes);
+    }
+
+    /// The bound of the response now done; what it delivered becomes part of the conversation,
+    /// and the next response starts from nothing delivered.
+    pub fn close_response(&mut self) -> ResponseBound {
+        let rates = self.rates;
+        let dearer_audio = rates.audio_in_per_second.max(rates.audio_out_per_second);
+        let audio_in = tokens_of(self.heard_ms, rates.audio_in_per_second)
+            .saturating_add(tokens_of(self.spoken_ms, dearer_audio));
+        let markers = TOKENS_PER_CONTENT
+            .saturating_mul(self.turns.saturating_add(1))
+            .saturating_add(TOKENS_PER_REQUEST);
+        let bound = ResponseBound {
+            text_in: with_margin(
+                self.text_in_bytes
+                    .saturating_add(self.said_bytes)
+                    .saturating_add(markers),
+            ),
+            audio_in: with_margin(audio_in),
+            image_in: self.images.saturating_mul(rates.tokens_per_image),
+            text_out: self.turn_said_bytes,
+            audio_out: with_margin(tokens_of(self.turn_spoken_ms, rates.audio_out_per_second)),
+        };
+        self.spoken_ms = self.spoken_ms.saturating_add(self.turn_spoken_ms);
+        self.said_bytes = self.said_bytes.saturating_add(self.turn_said_bytes);
+        self.turns = self.turns.saturating_add(1);
+        self.turn_spoken_ms = 0;
+        self.turn_said_bytes = 0;
+        bound
+    }
+}
+
+/// Tokens `ms` of audio count at `per_second`, rounded up.
+fn tokens_of(ms: u64, per_second: u64) -> u64 {
+    let whole = (ms / 1_000).saturating_mul(per_second);
+    whole.saturating_add(((ms % 1_000) * per_second).div_ceil(1_000))
+}
+
+fn with_margin(tokens: u64) -> u64 {
+    tokens.saturating_mul(PROMPT_MARGIN_PERCENT).div_ceil(100)
+}
+
+impl ResponseBound {
+    /// The dearest quantity within the bound at `tariff`: each input modality's tokens all in
+    /// the dearer of its cached and uncached classes.
+    pub fn dearest(&self, tariff: &Tariff) -> TokenClasses {
+        let dearer = |uncached: TokenClass, cached: TokenClass| match (
+            tariff.class_price(uncached),
+            tariff.class_price(cached),
+        ) {
+            (Some(u), Some(c)) if c > u => cached,
+            _ => uncached,
+        };
+        let mut usage = TokenClasses::default();
+        usage.add(
+            dearer(TokenClass::TextIn, TokenClass::CachedTextIn),
+            self.text_in,
+        );
+        usage.add(
+            dearer(TokenClass::AudioIn, TokenClass::CachedAudioIn),
+            self.audio_in,
+        );
+        usage.add(
+            dearer(TokenClass::ImageIn, TokenClass::CachedImageIn),
+            self.image_in,
+        );
+        usage.add(TokenClass::TextOut, self.text_out);
+        usage.add(TokenClass::AudioOut, self.audio_out);
+        usage
+    }
+
+    /// The most the response may be charged at `tariff`: the price of [`ResponseBound::dearest`].
+    /// Every usage within the bound — each modality's input, cached and uncached together, and
+    /// each output at most the bound's — prices at most this.
+    pub fn amount(&self, tariff: &Tariff) -> Result<Amount, BillingError> {
+        tariff.charge(&Usage::TokenClasses(self.dearest(tariff)))
+    }
+
+    /// Whether `usage` keeps within the bound, modality by modality.
+    pub fn admits(&self, usage: &TokenClasses) -> bool {
+        usage.text_in.saturating_add(usage.cached_text_in) <= self.text_in
+            && usage.audio_in.saturating_add(usage.cached_audio_in) <= self.audio_in
+            && usage.image_in.saturating_add(usage.cached_image_in) <= self.image_in
+            && usage.text_out <= self.text_out
+            && usage.audio_out <= self.audio_out
+            && usage.image_out == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use tollgate_billing::Decimal;
+
+    const OPENAI: SessionRates = SessionRates {
+        audio_in_per_second: 10,
+        audio_out_per_second: 20,
+        tokens_per_image: 1_000,
+    };
+
+    fn realtime(cached_audio: &str) -> Tariff {
+        serde_json::from_str(&format!(
+            r#"{{"meter":"token_classes","per_million":{{"text_in":"4","cached_text_in":"0.4","audio_in":"32","cached_audio_in":"{cached_audio}","image_in":"5","text_out":"16","audio_out":"64"}}}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_response_reads_the_conversation_so_far_and_outputs_what_it_delivered() {
+        let mut meter = SessionMeter::new(OPENAI);
+        meter.heard(0, 1_000, 0); // the session as the vendor states it
+        meter.heard(3_000, 0, 0); // three seconds heard
+        meter.delivered(2_000, 120); // two seconds spoken, its transcript
+        let first = meter.close_response();
+        // 3 s × 10 = 30 audio tokens, × 1.25.
+        assert_eq!(first.audio_in, 38);
+        // 1,000 bytes + 4 × 3 turns + 8, × 1.25.
+        assert_eq!(first.text_in, (1_000 + 12 + 8) * 125 / 100);
+        assert_eq!(
+            (first.audio_out, first.text_out, first.image_in),
+            (50, 120, 0)
+        );
+        // The next response reads the first one's audio back, at the dearer rate.
+        meter.heard(1_000, 0, 1);
+        let second = meter.close_response();
+        assert_eq!(second.audio_in, ((30 + 40 + 10) * 125_u64).div_ceil(100));
+        assert_eq!((second.audio_out, second.text_out), (0, 0));
+        assert_eq!(second.image_in, 1_000);
+    }
+
+    #[test]
+    fn the_bound_prices_each_input_modality_at_its_dearer_class() {
+        let bound = ResponseBound {
+            audio_in: 1_000_000,
+            ..ResponseBound::default()
+        };
+        assert_eq!(
+            bound.amount(&realtime("0.4")).unwrap(),
+            Amount::from_nanos(32_000_000_000)
+        );
+        // A cached price above the uncached one (an operator's slip) still bounds the charge.
+        assert_eq!(
+            bound.amount(&realtime("40")).unwrap(),
+            Amount::from_nanos(40_000_000_000)
+        );
+    }
+
+    proptest! {
+        /// Whatever the vendor reports within the bound, modality by modality and however it
+        /// splits cached from uncached, its charge is within the bound's amount.
+        #[test]
+        fn every_usage_the_bound_admits_prices_within_its_amount(
+            heard in 0u64..600_000, spoken in 0u64..600_000, text in 0u64..100_000,
+            images in 0u64..4, reported in proptest::collection::vec(0u64..2_000_000, 8),
+            cached_audio in 0u32..100,
+        ) {
+            let mut meter = SessionMeter::new(OPENAI);
+            meter.heard(heard, text, images);
+            meter.delivered(spoken, text / 2);
+            let bound = meter.close_response();
+            let tariff = realtime(&Decimal::new(i64::from(cached_audio), 0).to_string());
+            let clamp = |n: u64, most: u64| n.min(most);
+            let text_in = clamp(reported[0], bound.text_in);
+            let audio_in = clamp(reported[2], bound.audio_in);
+            let image_in = clamp(reported[4], bound.image_in);
+            let usage = TokenClasses {
+                text_in: text_in - clamp(reported[1], text_in),
+                cached_text_in: clamp(reported[1], text_in),
+                audio_in: audio_in - clamp(reported[3], audio_in),
+                cached_audio_in: clamp(reported[3], audio_in),
+                image_in: image_in - clamp(reported[5], image_in),
+                cached_image_in: clamp(reported[5], image_in),
+                text_out: clamp(reported[6], bound.text_out),
+                audio_out: clamp(reported[7], bound.audio_out),
+                image_out: 0,
+            };
+            prop_assert!(bound.admits(&usage));
+            let charged = tariff.charge(&Usage::TokenClasses(usage)).unwrap();
+            prop_assert!(charged <= bound.amount(&tariff).unwrap());
+        }
+    }
+}
