@@ -262,6 +262,38 @@ mod tests {
     }
 
     #[test]
+    fn a_charge_by_token_class_derives_from_its_recorded_quantity() {
+        let tariff: Tariff = serde_json::from_str(
+            r#"{"meter":"token_classes","per_million":{"text_in":"4","cached_text_in":"0.4","audio_in":"32","text_out":"16","audio_out":"64"}}"#,
+        )
+        .unwrap();
+        let quantity = Usage::TokenClasses(crate::TokenClasses {
+            text_in: 60,
+            cached_text_in: 40,
+            audio_in: 500,
+            audio_out: 900,
+            ..crate::TokenClasses::default()
+        });
+        // (60 × 4 + 40 × 0.4 + 500 × 32 + 900 × 64) / 10⁶ × 0.5 = 0.036928.
+        let mut e = explanation(quantity, 36_928_000, Some(100_000_000));
+        assert_eq!(
+            e.units,
+            "text_in=60;cached_text_in=40;audio_in=500;audio_out=900"
+        );
+        assert!(e.derive(&tariff));
+        assert_eq!(e.exact.as_deref(), Some("0.036928"));
+        assert!(!e.cut_by_bound);
+        // Image tokens on a model not priced for them: charged the bound, which derives too.
+        let unpriced = Usage::TokenClasses(crate::TokenClasses {
+            image_in: 1,
+            ..crate::TokenClasses::default()
+        });
+        let mut cut = explanation(unpriced, 7, Some(7));
+        assert!(cut.derive(&tariff));
+        assert!(cut.cut_by_bound && cut.priced.is_none());
+    }
+
+    #[test]
     fn measures_round_trip_by_name() {
         for m in [
             Measure::Vendor,
