@@ -22,7 +22,9 @@
 //! ([`ResponseBound::amount`]): whatever split of cached and uncached tokens a vendor reports
 //! within the modality's bound, its charge is within the amount.
 
+use tollgate_billing::token_class::Reported;
 use tollgate_billing::{Amount, BillingError, Tariff, TokenClass, TokenClasses, Usage};
+use tollgate_realtime::server::ResponseUsage;
 
 use crate::prompt::{PROMPT_MARGIN_PERCENT, TOKENS_PER_CONTENT, TOKENS_PER_REQUEST};
 
@@ -197,6 +199,74 @@ impl ResponseBound {
     }
 }
 
+/// What a vendor's `response.done` claims, by class, at `tariff`: each modality's cached part
+/// apart from the rest. The vendor's totals count every token it bills, so none is left out
+/// for lack of a modality: input or output tokens its details do not attribute are counted in
+/// the dearest class of their side the tariff prices, and cached tokens its details do not
+/// attribute are not believed cached (no discount the vendor did not itemise). What the claim
+/// adds up to is then capped by the response's bound ([`ResponseBound::amount`]).
+///
+/// ```
+/// use tollgate_metering::session::claimed;
+/// use tollgate_realtime::server::ResponseUsage;
+///
+/// let tariff = serde_json::from_str(r#"{"meter":"token_classes","per_million":{"text_in":"4","audio_in":"32","text_out":"16","audio_out":"64"}}"#)?;
+/// let usage: ResponseUsage = serde_json::from_str(r#"{"input_tokens":130,"output_tokens":900,
+///     "input_token_details":{"text_tokens":20,"audio_tokens":100,"cached_tokens":15,"cached_tokens_details":{"text_tokens":10}},
+///     "output_token_details":{"text_tokens":60,"audio_tokens":800}}"#)?;
+/// let classes = claimed(&usage, &tariff);
+/// // 10 input tokens no modality claims: at the dearest input price, audio's.
+/// assert_eq!((classes.text_in, classes.cached_text_in, classes.audio_in), (10, 10, 110));
+/// // 40 output tokens likewise at audio's; 5 cached tokens not itemised stay uncached.
+/// assert_eq!((classes.text_out, classes.audio_out, classes.total()), (60, 840, 1_030));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn claimed(usage: &ResponseUsage, tariff: &Tariff) -> TokenClasses {
+    let input = &usage.input_token_details;
+    let cached = &input.cached_tokens_details;
+    let output = &usage.output_token_details;
+    let reported = |total: u64, cached: u64| Reported {
+        total,
+        cached: cached.min(total),
+    };
+    let mut classes = TokenClasses::from_parts(
+        reported(input.text_tokens, cached.text_tokens),
+        reported(input.audio_tokens, cached.audio_tokens),
+        reported(input.image_tokens, cached.image_tokens),
+        [output.text_tokens, output.audio_tokens, 0],
+    );
+    let attributed_in = input
+        .text_tokens
+        .saturating_add(input.audio_tokens)
+        .saturating_add(input.image_tokens);
+    let attributed_out = output.text_tokens.saturating_add(output.audio_tokens);
+    classes.add(
+        dearest(
+            tariff,
+            &[TokenClass::TextIn, TokenClass::AudioIn, TokenClass::ImageIn],
+        ),
+        usage.input_tokens.saturating_sub(attributed_in),
+    );
+    classes.add(
+        dearest(tariff, &[TokenClass::TextOut, TokenClass::AudioOut]),
+        usage.output_tokens.saturating_sub(attributed_out),
+    );
+    classes
+}
+
+/// The class of `classes` the tariff prices dearest (the first, when it prices none of them).
+fn dearest(tariff: &Tariff, classes: &[TokenClass]) -> TokenClass {
+    classes
+        .iter()
+        .copied()
+        .filter_map(|class| tariff.class_price(class).map(|price| (class, price)))
+        .reduce(|best, next| if next.1 > best.1 { next } else { best })
+        .map_or(
+            classes.first().copied().unwrap_or(TokenClass::TextIn),
+            |(class, _)| class,
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,6 +327,35 @@ mod tests {
     }
 
     proptest! {
+        /// Every token a vendor's totals bill is counted once, in some class: none dropped for
+        /// lacking a modality, none counted twice for being cached.
+        #[test]
+        fn a_claim_counts_every_billed_token_once(n in proptest::collection::vec(0u64..1_000_000, 10)) {
+            let usage = ResponseUsage {
+                input_tokens: n[0],
+                output_tokens: n[1],
+                input_token_details: tollgate_realtime::server::InputDetails {
+                    text_tokens: n[2],
+                    audio_tokens: n[3],
+                    image_tokens: n[4],
+                    cached_tokens: n[5],
+                    cached_tokens_details: tollgate_realtime::server::CachedDetails {
+                        text_tokens: n[5].min(n[6]),
+                        audio_tokens: n[7],
+                        image_tokens: 0,
+                    },
+                },
+                output_token_details: tollgate_realtime::server::OutputDetails {
+                    text_tokens: n[8],
+                    audio_tokens: n[9],
+                },
+            };
+            let classes = claimed(&usage, &realtime("0.4"));
+            prop_assert_eq!(classes.input(), n[0].max(n[2] + n[3] + n[4]));
+            prop_assert_eq!(classes.output(), n[1].max(n[8] + n[9]));
+            prop_assert!(classes.cached_audio_in <= n[3]);
+        }
+
         /// Whatever the vendor reports within the bound, modality by modality and however it
         /// splits cached from uncached, its charge is within the bound's amount.
         #[test]
