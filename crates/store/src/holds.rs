@@ -373,7 +373,7 @@ impl Store {
         Ok(Amount::from_nanos(sum))
     }
 
-    /// Releases open holds of ordinary requests (not tasks) placed more than `age` ago. No
+    /// Releases open holds of ordinary requests (not tasks, not sessions) placed more than `age` ago. No
     /// synchronous request lives that long, so such a hold was orphaned by a crash or a failed
     /// settlement; releasing it returns the money rather than keeping it held forever.
     /// Returns how many were released.
@@ -381,7 +381,8 @@ impl Store {
         let cutoff =
             now_millis().saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX));
         let stale: Vec<(String,)> = sqlx::query_as(
-            "SELECT id FROM holds WHERE state = 'open' AND task_id IS NULL AND created_at < $1",
+            "SELECT id FROM holds
+             WHERE state = 'open' AND task_id IS NULL AND session_id IS NULL AND created_at < $1",
         )
         .bind(cutoff)
         .fetch_all(self.pool())

@@ -55,6 +55,7 @@ mod quota;
 mod recompute;
 mod rollup;
 mod schema;
+mod sessions;
 mod settings;
 mod sql;
 mod sqlite_journal;
@@ -81,6 +82,7 @@ pub use journal::{
 pub use policy::{AccessPolicy, Cidr, PolicyChange, PolicyHolder, PriceGroup, glob_matches};
 pub use prices::{PriceSync, SOURCES as PRICE_SOURCES, StoredPrice};
 pub use recompute::{RecomputeReport, RecordedCharge, rederive};
+pub use sessions::{OpenSession, OpenedSession, ResponseSettled, SessionOpening, Step};
 pub use tasks::{NewTask, Outcome, Poll, Task, TaskEvent, TaskFilter, TaskState};
 pub use usage::{UsageFilter, UsageGroup, UsageRecord, UsageSummary};
 

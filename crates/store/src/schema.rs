@@ -541,6 +541,34 @@ const MIGRATIONS: &[Migration] = &[
             "ALTER TABLE leases ADD COLUMN returned_nanos BIGINT",
         ],
     },
+    Migration {
+        version: 17,
+        name: "live voice sessions",
+        statements: &[
+            // `crate::sessions`: a session names the hold of its response in progress, beats
+            // while its replica relays, and journals what that response delivered as measured
+            // (`unsettled_nanos`) — what the sweeper charges when the heartbeat stops.
+            "CREATE TABLE IF NOT EXISTS sessions (
+                id TEXT PRIMARY KEY,
+                account_id TEXT NOT NULL REFERENCES accounts(id),
+                key_id TEXT,
+                model TEXT NOT NULL,
+                request_id TEXT,
+                hold_id TEXT,
+                state TEXT NOT NULL,
+                unsettled_nanos BIGINT NOT NULL,
+                responses BIGINT NOT NULL,
+                charged_nanos BIGINT NOT NULL,
+                close_reason TEXT,
+                created_at BIGINT NOT NULL,
+                heartbeat_at BIGINT NOT NULL,
+                closed_at BIGINT
+            )",
+            "CREATE INDEX IF NOT EXISTS sessions_state_heartbeat ON sessions (state, heartbeat_at)",
+            // A session's holds, which no sweep of orphaned request holds may take.
+            "ALTER TABLE holds ADD COLUMN session_id TEXT",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.
