@@ -295,7 +295,7 @@ pub struct UsageArgs {
     #[arg(long)]
     pub model: Option<String>,
     /// Only this endpoint (embeddings, speech, t2a, transcriptions, speech_to_text, clip_tasks,
-    /// video_generations, native, chat, responses).
+    /// video_generations, videos, native, chat, responses, realtime).
     #[arg(long)]
     pub endpoint: Option<String>,
     /// From this time on: RFC 3339 (2026-11-24T08:00:00Z) or a UTC date (2026-11-24).
@@ -448,7 +448,7 @@ pub enum PolicyCommand {
         #[arg(long)]
         models: Option<String>,
         /// Endpoints, comma-separated: embeddings, speech, t2a, transcriptions,
-        /// speech_to_text, clip_tasks, video_generations, native, chat, responses.
+        /// speech_to_text, clip_tasks, video_generations, videos, native, chat, responses, realtime.
         #[arg(long)]
         endpoints: Option<String>,
         /// Expiry, RFC 3339 (2027-01-31T00:00:00Z, or with an offset such as +08:00).

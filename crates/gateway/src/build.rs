@@ -58,9 +58,14 @@ pub fn build(config: &Config, parts: Parts<'_>) -> Result<Arc<State>, BuildError
         ..ClientConfig::default()
     };
     let http = HttpClient::new(&client)?;
+    let live_http = HttpClient::new(&ClientConfig {
+        http1_only: true,
+        ..client.clone()
+    })?;
     let outbound = Outbound::new(&config.trusted_hosts(), client);
     Ok(Arc::new(
         State::new(parts.store, settings, http)
+            .with_live_http(live_http)
             .with_server(config.server.clone())
             .with_tasks(TaskSettings::from(&config.tasks), parts.media)
             .with_outbound(outbound)

@@ -98,6 +98,10 @@ static ROUTES: &[Endpoint] = &[
         .key(Key(OpenAi), Some("transcriptions"))
         .metered(Body::Transcriptions, Streams::OnRequest)
         .about(handlers::transcriptions::about), client!(handlers::transcriptions::create)),
+    Endpoint::new(row(Route::Realtime, GET, Exact("/v1/realtime"), "realtime")
+        .key(Key(OpenAi), Some("realtime"))
+        .session()
+        .about(handlers::realtime::about), client!(handlers::realtime::connect)),
     Endpoint::new(row(Route::Translations, POST, Exact("/v1/audio/translations"), "translations")
         .about(handlers::ops::about_translations), open!(handlers::ops::translations_unsupported)),
     Endpoint::new(row(Route::SpeechToText, POST, Exact("/v1/speech_to_text"), "speech_to_text")
@@ -421,9 +425,11 @@ mod tests {
         let mut named: Vec<&str> = Vec::new();
         for endpoint in ROUTES {
             let spec = &endpoint.spec;
-            // A metered route reads a body and names its policy endpoint.
+            // A metered route reads a body (a live session: its socket instead) and names its
+            // policy endpoint.
             if spec.metered {
-                assert!(spec.body.is_some() && spec.policy.is_some(), "{spec:?}");
+                let reads = spec.body.is_some() || spec.route == Route::Realtime;
+                assert!(reads && spec.policy.is_some(), "{spec:?}");
             }
             if let Some(policy) = spec.policy {
                 assert!(

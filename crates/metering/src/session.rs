@@ -115,6 +115,17 @@ impl SessionMeter {
     /// The bound of the response now done; what it delivered becomes part of the conversation,
     /// and the next response starts from nothing delivered.
     pub fn close_response(&mut self) -> ResponseBound {
+        let bound = self.bound();
+        self.spoken_ms = self.spoken_ms.saturating_add(self.turn_spoken_ms);
+        self.said_bytes = self.said_bytes.saturating_add(self.turn_said_bytes);
+        self.turns = self.turns.saturating_add(1);
+        self.turn_spoken_ms = 0;
+        self.turn_said_bytes = 0;
+        bound
+    }
+
+    /// The bound of the response in progress as it stands: what the session's hold must cover.
+    pub fn bound(&self) -> ResponseBound {
         let rates = self.rates;
         let dearer_audio = rates.audio_in_per_second.max(rates.audio_out_per_second);
         let audio_in = tokens_of(self.heard_ms, rates.audio_in_per_second)
@@ -122,7 +133,7 @@ impl SessionMeter {
         let markers = TOKENS_PER_CONTENT
             .saturating_mul(self.turns.saturating_add(1))
             .saturating_add(TOKENS_PER_REQUEST);
-        let bound = ResponseBound {
+        ResponseBound {
             text_in: with_margin(
                 self.text_in_bytes
                     .saturating_add(self.said_bytes)
@@ -132,13 +143,15 @@ impl SessionMeter {
             image_in: self.images.saturating_mul(rates.tokens_per_image),
             text_out: self.turn_said_bytes,
             audio_out: with_margin(tokens_of(self.turn_spoken_ms, rates.audio_out_per_second)),
-        };
-        self.spoken_ms = self.spoken_ms.saturating_add(self.turn_spoken_ms);
-        self.said_bytes = self.said_bytes.saturating_add(self.turn_said_bytes);
-        self.turns = self.turns.saturating_add(1);
-        self.turn_spoken_ms = 0;
-        self.turn_said_bytes = 0;
-        bound
+        }
+    }
+
+    /// Milliseconds of audio heard and spoken in the whole session, for its usage record.
+    pub fn audio_ms(&self) -> (u64, u64) {
+        (
+            self.heard_ms,
+            self.spoken_ms.saturating_add(self.turn_spoken_ms),
+        )
     }
 }
 

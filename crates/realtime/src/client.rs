@@ -257,6 +257,25 @@ pub fn inspect(frame: &str, session: &Session) -> Result<ClientEvent, ClientErro
     })
 }
 
+/// The `event_id` of a frame [`inspect`] refused, to echo in the error about it (`None` for a
+/// frame that is no JSON object, or names none).
+///
+/// ```
+/// use tollgate_realtime::client::event_id;
+///
+/// assert_eq!(event_id(r#"{"type":"no.such","event_id":"e1"}"#).as_deref(), Some("e1"));
+/// assert_eq!(event_id("not json"), None);
+/// ```
+pub fn event_id(frame: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Id<'a> {
+        #[serde(borrow)]
+        event_id: Option<Cow<'a, str>>,
+    }
+    let id: Id<'_> = serde_json::from_str(frame).ok()?;
+    id.event_id.map(Cow::into_owned)
+}
+
 fn required(field: &str) -> ClientError {
     FieldError::new(
         field,

@@ -62,7 +62,12 @@ impl KeyCache {
     }
 }
 
-/// The presented secret, if any: `Authorization: Bearer` for the OpenAI, t2a and Ark families;
+/// The subprotocol a browser's WebSocket names its key with (a browser cannot set headers on
+/// one): `Sec-WebSocket-Protocol: realtime, openai-insecure-api-key.<key>`.
+pub const KEY_SUBPROTOCOL: &str = "openai-insecure-api-key.";
+
+/// The presented secret, if any: `Authorization: Bearer` for the OpenAI, t2a and Ark families
+/// (or, on a WebSocket upgrade, the [`KEY_SUBPROTOCOL`] the browser offers);
 /// `x-vendor-api-key`, `x-goog-api-key`, the `key` query parameter (or a Bearer token, which
 /// some native-format clients send) for the Google family.
 pub fn presented_secret(
@@ -83,7 +88,8 @@ pub fn presented_secret(
             .filter(|t| !t.is_empty())
     };
     match family {
-        Family::OpenAi | Family::T2a | Family::Ark => bearer(),
+        Family::OpenAi => bearer().or_else(|| subprotocol_key(headers)),
+        Family::T2a | Family::Ark => bearer(),
         Family::Google => ["x-vendor-api-key", "x-goog-api-key"]
             .iter()
             .find_map(|name| headers.get(*name).and_then(|v| v.to_str().ok()))
@@ -92,6 +98,18 @@ pub fn presented_secret(
             .or_else(|| query_param(query?, "key"))
             .or_else(bearer),
     }
+}
+
+/// The key a WebSocket upgrade offers as a subprotocol ([`KEY_SUBPROTOCOL`]).
+fn subprotocol_key(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(http::header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .find_map(|p| p.trim().strip_prefix(KEY_SUBPROTOCOL))
+        .map(str::to_owned)
+        .filter(|k| !k.is_empty())
 }
 
 /// How long a key the cache does not hold may wait for the database: past it the request is
@@ -251,6 +269,22 @@ mod tests {
         assert_eq!(
             presented_secret(Family::Google, &v, Some("key=other")).as_deref(),
             Some("tg-v")
+        );
+        // A browser's WebSocket: the key as a subprotocol beside `realtime`, OpenAI's only.
+        let mut w = HeaderMap::new();
+        w.insert(
+            http::header::SEC_WEBSOCKET_PROTOCOL,
+            "realtime, openai-insecure-api-key.tg-w".parse().unwrap(),
+        );
+        assert_eq!(
+            presented_secret(Family::OpenAi, &w, None).as_deref(),
+            Some("tg-w")
+        );
+        assert_eq!(presented_secret(Family::Ark, &w, None), None);
+        w.insert(AUTHORIZATION, "Bearer tg-h".parse().unwrap());
+        assert_eq!(
+            presented_secret(Family::OpenAi, &w, None).as_deref(),
+            Some("tg-h")
         );
     }
 

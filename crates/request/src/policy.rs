@@ -15,6 +15,7 @@ pub const ENDPOINTS: &[&str] = &[
     "speech",
     "t2a",
     "transcriptions",
+    "realtime",
     "speech_to_text",
     "clip_tasks",
     "video_generations",

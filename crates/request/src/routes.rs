@@ -86,6 +86,8 @@ pub enum Route {
     Responses,
     /// `POST /v1/responses/input_tokens`: a Responses request's input tokens, counted (not billed)
     ResponsesInputTokens,
+    /// `GET /v1/realtime` upgraded to a WebSocket: an OpenAI Realtime session.
+    Realtime,
     /// `POST /v1/audio/translations` — not supported (docs/api.md §4 rule 5).
     Translations,
     /// Anything under `/admin/v1/` — the admin API, which routes within itself.
@@ -275,6 +277,14 @@ impl RouteSpec {
         self.metered = true;
         self.body = Some(body);
         self.streams = streams;
+        self
+    }
+
+    /// It spends over a WebSocket session: admitted like a stream (an open-streams slot for
+    /// the session's life), with no body.
+    pub const fn session(mut self) -> RouteSpec {
+        self.metered = true;
+        self.streams = Streams::Always;
         self
     }
 

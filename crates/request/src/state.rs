@@ -141,6 +141,9 @@ pub struct State {
     pub ledger_keys: Vec<String>,
     /// The shared upstream client.
     pub http: HttpClient,
+    /// The client live sessions open their channel's socket with: HTTP/1.1 only, the
+    /// WebSocket upgrade's (the shared one when none was set).
+    pub live_http: Option<HttpClient>,
     /// The one address rule for URLs no channel configures — clients' media, vendors'
     /// records, alert webhooks — and its guarded client (`tollgate_settings::outbound`).
     pub outbound: tollgate_settings::outbound::Outbound,
@@ -176,6 +179,7 @@ impl State {
             prices: tollgate_settings::prices::Prices::default(),
             ledger_keys: Vec::new(),
             http,
+            live_http: None,
             outbound: tollgate_settings::outbound::Outbound::default(),
             metrics: std::sync::Arc::new(Metrics::default()),
             tasks: TaskSettings::default(),
@@ -187,6 +191,12 @@ impl State {
             uploads: crate::quotas::UploadSlots::default(),
             draining: AtomicBool::new(false),
         }
+    }
+
+    /// Sets the client live sessions dial with.
+    pub fn with_live_http(mut self, client: HttpClient) -> State {
+        self.live_http = Some(client);
+        self
     }
 
     /// Replaces the video-task settings and the media links (whose key every replica must

@@ -51,6 +51,8 @@ pub struct ModelEntry {
     /// the gateway cannot measure of a prompt is held up to it (`docs/decisions.md`, "Bounded
     /// settlement").
     pub max_input_tokens: Option<u64>,
+    /// A realtime model's session settings (the defaults when it set none).
+    pub session: crate::config::SessionSettings,
 }
 
 /// One priority level of a model: channels that split its calls by weight.
@@ -85,6 +87,7 @@ impl ModelEntry {
             levels,
             tariff,
             max_input_tokens: None,
+            session: crate::config::SessionSettings::default(),
         }
     }
 
@@ -313,6 +316,7 @@ impl Catalog {
                     levels,
                     tariff: m.price.clone(),
                     max_input_tokens: m.max_input_tokens,
+                    session: m.session.unwrap_or_default(),
                 }),
             );
         }

@@ -582,6 +582,8 @@ pub enum ModelKind {
     GenericVideo,
     /// `/v1beta/models/…`
     NativeText,
+    /// `/v1/realtime`: live voice sessions.
+    Realtime,
 }
 
 impl ModelKind {
@@ -597,6 +599,7 @@ impl ModelKind {
                 ModelKind::ClipVideo => Modality::ClipTasks,
                 ModelKind::GenericVideo => Modality::GenericVideoTasks,
                 ModelKind::NativeText => Modality::TextGeneration,
+                ModelKind::Realtime => Modality::LiveSessions,
             }
     }
     /// The meter its endpoints count a charge on (docs/api.md §8): a price on another meter
@@ -609,6 +612,7 @@ impl ModelKind {
             ModelKind::ClipVideo => Meter::VideoTokens,
             ModelKind::GenericVideo => Meter::VideoSeconds,
             ModelKind::NativeText => Meter::TextTokens,
+            ModelKind::Realtime => Meter::TokenClasses,
         }
     }
 }
@@ -632,6 +636,37 @@ pub struct ModelConfig {
     /// gateway cannot measure (a `fileData` URI) is held up to it.
     #[serde(default)]
     pub max_input_tokens: Option<u64>,
+    /// A realtime model: its audio and image token rates and its session's hold (the defaults
+    /// are OpenAI's realtime models').
+    #[serde(default)]
+    pub session: Option<SessionSettings>,
+}
+
+/// A realtime model's session (`[models.NAME.session]`; docs/decisions.md, "Live voice
+/// sessions").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SessionSettings {
+    /// Audio tokens a second of audio heard, as the vendor documents it.
+    pub audio_in_tokens_per_second: u64,
+    /// Audio tokens a second of audio spoken.
+    pub audio_out_tokens_per_second: u64,
+    /// The most tokens one image may count.
+    pub tokens_per_image: u64,
+    /// A step of the session's hold: this many seconds of audio heard and spoken, at the
+    /// model's price. Opening needs one step; the hold grows a step at a time.
+    pub step_seconds: u64,
+}
+
+impl Default for SessionSettings {
+    fn default() -> SessionSettings {
+        SessionSettings {
+            audio_in_tokens_per_second: 10,
+            audio_out_tokens_per_second: 20,
+            tokens_per_image: 1_536,
+            step_seconds: 60,
+        }
+    }
 }
 
 /// A configuration that could not be read or does not hang together.

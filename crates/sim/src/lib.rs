@@ -43,6 +43,7 @@ mod genai;
 mod knobs;
 mod lies;
 mod openai_audio;
+mod realtime;
 mod server;
 mod stt;
 mod t2a;

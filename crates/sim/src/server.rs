@@ -92,7 +92,7 @@ pub async fn start(addr: SocketAddr, settings: KnobSettings) -> std::io::Result<
                 let service =
                     service_fn(move |req| handle(knobs.clone(), tasks.clone(), genai.clone(), req));
                 let builder = auto::Builder::new(TokioExecutor::new());
-                let conn = builder.serve_connection(TokioIo::new(stream), service);
+                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
                 tokio::pin!(conn);
                 tokio::select! {
                     _ = conn.as_mut() => {}
@@ -117,7 +117,7 @@ async fn handle(
     genai: Arc<Genai>,
     request: Request<Incoming>,
 ) -> Result<Response<SimBody>, Infallible> {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let body = match Limited::new(body, MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(e) => {
@@ -154,6 +154,20 @@ async fn handle(
                 ),
             ));
         }
+    }
+    if parts.method == Method::GET && path == "/v1/realtime" {
+        let upgrade = parts.extensions.remove::<hyper::upgrade::OnUpgrade>();
+        return Ok(
+            match crate::realtime::accept(knobs, &parts.headers, parts.uri.query(), upgrade) {
+                Ok(headers) => {
+                    let mut response = Response::new(empty_body());
+                    *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+                    *response.headers_mut() = headers;
+                    response
+                }
+                Err(why) => openai_error(400, "invalid_request_error", None, None, why),
+            },
+        );
     }
     Ok(match (&parts.method, path) {
         (&Method::GET, "/_sim/knobs") => json(StatusCode::OK, &knobs.get()),
@@ -661,6 +675,13 @@ fn paced(
 }
 
 /// A whole body with this `Content-Type`.
+/// An empty body (a `101`'s).
+fn empty_body() -> SimBody {
+    Full::new(Bytes::new())
+        .map_err(|never| match never {})
+        .boxed()
+}
+
 fn raw(status: StatusCode, content_type: &'static str, body: Bytes) -> Response<SimBody> {
     let full = Full::new(body).map_err(|never| match never {}).boxed();
     let mut response = Response::new(full);

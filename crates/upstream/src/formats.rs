@@ -31,6 +31,8 @@ pub enum Modality {
     /// Generic video tasks (`seams::tasks::VideoTasks`): the `generic-video` format, and
     /// `openai-videos` (a Sora-style vendor) which serves the generic format's requests.
     GenericVideoTasks,
+    /// Live voice sessions over a WebSocket (`seams::sessions::SessionDialer`).
+    LiveSessions,
 }
 
 /// One channel format: a row of [`Format::ALL`], its adapter [`crate::registry`]'s.
@@ -54,11 +56,13 @@ pub enum Format {
     OpenAiVideos,
     /// Gemini `generateContent`.
     Genai,
+    /// OpenAI Realtime: `/v1/realtime` over a WebSocket.
+    OpenAiRealtime,
 }
 
 impl Format {
     /// Every format, in the order the docs list them.
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 10] = [
         Format::OpenAiEmbeddings,
         Format::T2a,
         Format::OpenAiSpeech,
@@ -68,6 +72,7 @@ impl Format {
         Format::GenericVideo,
         Format::OpenAiVideos,
         Format::Genai,
+        Format::OpenAiRealtime,
     ];
 
     /// Its name in a channel's `format`.
@@ -82,6 +87,7 @@ impl Format {
             Format::GenericVideo => "generic-video",
             Format::OpenAiVideos => "openai-videos",
             Format::Genai => "genai",
+            Format::OpenAiRealtime => "openai-realtime",
         }
     }
 
@@ -94,6 +100,7 @@ impl Format {
             Format::Ark => Modality::ClipTasks,
             Format::GenericVideo | Format::OpenAiVideos => Modality::GenericVideoTasks,
             Format::Genai => Modality::TextGeneration,
+            Format::OpenAiRealtime => Modality::LiveSessions,
         }
     }
 

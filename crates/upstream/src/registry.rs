@@ -17,6 +17,7 @@ use crate::adapters::ark::Ark;
 use crate::adapters::genai::Genai;
 use crate::adapters::generic_video::GenericVideo;
 use crate::adapters::openai_embeddings::OpenAiEmbeddings;
+use crate::adapters::openai_realtime::OpenAiRealtime;
 use crate::adapters::openai_speech::OpenAiSpeech;
 use crate::adapters::openai_transcription::OpenAiTranscription;
 use crate::adapters::openai_videos::OpenAiVideos;
@@ -26,6 +27,7 @@ use crate::formats::Format;
 use crate::seams::embeddings::Embedder;
 use crate::seams::genai::TextGenerator;
 use crate::seams::recognition::Recognizer;
+use crate::seams::sessions::SessionDialer;
 use crate::seams::speech::Synthesizer;
 use crate::seams::tasks::VideoTasks;
 
@@ -42,6 +44,8 @@ pub enum Adapter {
     TextGeneration(&'static dyn TextGenerator),
     /// A video-task adapter.
     VideoTasks(&'static dyn VideoTasks),
+    /// A live-session adapter.
+    Sessions(&'static dyn SessionDialer),
 }
 
 impl std::fmt::Debug for Adapter {
@@ -52,6 +56,7 @@ impl std::fmt::Debug for Adapter {
             Adapter::Embeddings(_) => "Embeddings",
             Adapter::TextGeneration(_) => "TextGeneration",
             Adapter::VideoTasks(_) => "VideoTasks",
+            Adapter::Sessions(_) => "Sessions",
         })
     }
 }
@@ -68,6 +73,7 @@ pub const fn adapter(format: Format) -> Adapter {
         Format::GenericVideo => Adapter::VideoTasks(&GenericVideo),
         Format::OpenAiVideos => Adapter::VideoTasks(&OpenAiVideos),
         Format::Genai => Adapter::TextGeneration(&Genai),
+        Format::OpenAiRealtime => Adapter::Sessions(&OpenAiRealtime),
     }
 }
 
@@ -117,6 +123,14 @@ pub fn video_tasks(format: Format) -> Result<&'static dyn VideoTasks, UpstreamEr
     }
 }
 
+/// `format`'s live-session adapter.
+pub fn session_dialer(format: Format) -> Result<&'static dyn SessionDialer, UpstreamError> {
+    match adapter(format) {
+        Adapter::Sessions(a) => Ok(a),
+        _ => Err(not_a(format, "live session")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,6 +145,7 @@ mod tests {
                 embedder(f).is_ok(),
                 text_generator(f).is_ok(),
                 video_tasks(f).is_ok(),
+                session_dialer(f).is_ok(),
             ];
             let expected = match f.modality() {
                 Modality::Speech => 0,
@@ -138,6 +153,7 @@ mod tests {
                 Modality::Embeddings => 2,
                 Modality::TextGeneration => 3,
                 Modality::ClipTasks | Modality::GenericVideoTasks => 4,
+                Modality::LiveSessions => 5,
             };
             for (i, has) in adapters.iter().enumerate() {
                 assert_eq!(*has, i == expected, "{f}");

@@ -10,6 +10,7 @@ pub mod media;
 pub mod native;
 pub mod native_embeddings;
 pub mod ops;
+pub mod realtime;
 pub mod responses;
 pub mod speech;
 pub mod speech_to_text;

@@ -346,6 +346,17 @@ async fn sweep(state: Arc<State>) {
             }
             Err(e) => tracing::warn!(error = %e, "sweeping orphaned submissions failed"),
         }
+        // Live sessions whose replica stopped beating (killed, or paused past the staleness):
+        // charged what they journaled (`tollgate_store::sessions`).
+        match state
+            .store
+            .sweep_sessions(crate::live_session::STALE_AFTER)
+            .await
+        {
+            Ok(0) => {}
+            Ok(swept) => tracing::warn!(swept, "live sessions swept: their replica stopped"),
+            Err(e) => tracing::warn!(error = %e, "sweeping stale live sessions failed"),
+        }
         tokio::time::sleep(state.tasks.sweep_interval).await;
     }
 }

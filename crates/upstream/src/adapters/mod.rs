@@ -6,6 +6,7 @@ pub mod ark;
 pub mod genai;
 pub mod generic_video;
 pub mod openai_embeddings;
+pub mod openai_realtime;
 pub mod openai_speech;
 pub mod openai_transcription;
 pub mod openai_videos;

@@ -50,6 +50,9 @@ pub struct ClientConfig {
     /// For a client that fetches URLs clients gave: the addresses it may connect to, checked on
     /// the resolved addresses it connects to (`crate::common::resolve`). `None` for channels.
     pub address_guard: Option<crate::common::resolve::AddressGuard>,
+    /// HTTP/1.1 only: a WebSocket upgrade (live sessions) is HTTP/1.1's, and a TLS server
+    /// offered `h2` by ALPN would pick it and refuse the upgrade.
+    pub http1_only: bool,
 }
 
 /// A configured upstream address and its credential.
@@ -118,9 +121,12 @@ impl HttpClient {
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()
-            .enable_http1()
-            .enable_http2()
-            .wrap_connector(http);
+            .enable_http1();
+        let https = if config.http1_only {
+            https.wrap_connector(http)
+        } else {
+            https.enable_http2().wrap_connector(http)
+        };
         let inner = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(config.pool_idle_timeout.unwrap_or(Duration::from_secs(90)))
             .http1_max_buf_size(READ_BUFFER_MAX)

@@ -8,6 +8,7 @@ pub mod client;
 pub mod error;
 pub mod multipart;
 pub mod resolve;
+pub mod websocket;
 
 use self::client::{HttpClient, bearer_request, full_body};
 use crate::{Endpoint, UpstreamError};

@@ -5,5 +5,6 @@
 pub mod embeddings;
 pub mod genai;
 pub mod recognition;
+pub mod sessions;
 pub mod speech;
 pub mod tasks;

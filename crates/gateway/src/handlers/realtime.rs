@@ -1,0 +1,247 @@
+//! `GET /v1/realtime?model=…` upgraded to a WebSocket (docs/api.md §4.20): an OpenAI Realtime
+//! session, relayed frame by frame and billed per response on a hold that grows
+//! (`crate::live_session`; docs/decisions.md, "Live voice sessions"). Everything that can be
+//! refused is refused before the upgrade, in OpenAI's error shape: the key (as a Bearer token
+//! or the browser's subprotocol), the model, its access rule, the first step of the hold, the
+//! channel.
+
+use crate::admission;
+use crate::live_session::{self, LiveSession};
+use crate::relay;
+use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, header};
+use hyper::body::Incoming;
+use std::sync::Arc;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tollgate_billing::{TokenClasses, Usage};
+use tollgate_exchange::body::ResponseBody;
+use tollgate_exchange::errors::{ApiError, ErrorKind};
+use tollgate_exchange::route_doc::{About, query};
+use tollgate_metering::session::{SessionMeter, SessionRates};
+use tollgate_request::auth::query_param;
+use tollgate_request::context::RequestCtx;
+use tollgate_settings::catalog::ModelEntry;
+use tollgate_settings::config::{ModelKind, SessionSettings};
+use tollgate_store::{Principal, SessionOpening};
+use tollgate_upstream::registry;
+
+/// The subprotocol OpenAI's browser clients name beside their key.
+const REALTIME_PROTOCOL: &str = "realtime";
+
+/// The request flow of DESIGN §2, top to bottom, ending in the upgrade.
+pub async fn connect(
+    ctx: RequestCtx,
+    principal: Principal,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    // 3. The upgrade, as RFC 6455 §4.2.1 asks it.
+    let accept = upgrade_key(request.headers())?;
+
+    // 4. The model from the query: a realtime model served here.
+    let model = request
+        .uri()
+        .query()
+        .and_then(|q| query_param(q, "model"))
+        .ok_or_else(|| {
+            ApiError::invalid(
+                "model",
+                "missing_required_parameter",
+                "Missing required parameter: 'model'.",
+            )
+        })?;
+    let entry = ctx
+        .settings
+        .catalog
+        .resolve(&model, ModelKind::Realtime)
+        .cloned()
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorKind::NotFound,
+                format!(
+                    "The model '{model}' does not exist or is not a realtime model served here"
+                ),
+            )
+            .code("model_not_found")
+        })?;
+
+    // 5–7. The model rule, the price, the caller's units and budgets for the first step, and
+    // a slot among the key's open streams for the session's life.
+    let step = first_step(&entry.session);
+    let price = ctx.state.prices.at(
+        &entry.public,
+        &entry.tariff,
+        tollgate_journal::clock::now_millis(),
+    );
+    let priced = admission::admit(&ctx, &principal, &entry.public, &price, &step).await?;
+    let permit = admission::open_stream(&ctx)?;
+
+    // 8. The session's hold: its first step, in the database (it must survive the replica).
+    let opened = ctx
+        .state
+        .store
+        .open_session(&SessionOpening {
+            account_id: principal.account_id.clone(),
+            key_id: principal.key_id.clone(),
+            model: entry.public.clone(),
+            request_id: ctx.request_id.clone(),
+            first_step: priced.amount,
+        })
+        .await
+        .map_err(admission::store_refused)?;
+
+    // 9. The channel's socket, failing over at connect time like every call.
+    let dialed = dial(&ctx, &entry).await;
+    let (upstream, channel) = match dialed {
+        Ok(dialed) => dialed,
+        Err(e) => {
+            let _ = ctx
+                .state
+                .store
+                .close_session(&opened.id, Some(&opened.hold), None, None, "no channel")
+                .await;
+            return Err(e);
+        }
+    };
+
+    // 10. The answer: 101, and the relay on the upgraded connection.
+    let session = LiveSession {
+        state: ctx.state.clone(),
+        id: opened.id,
+        hold: opened.hold,
+        step: priced.amount,
+        entry: entry.clone(),
+        tariff: priced.tariff,
+        price_group: priced.price_group,
+        price_version: priced.price_version,
+        key_id: principal.key_id.clone(),
+        request_id: ctx.request_id.clone(),
+        channel: channel.name.clone(),
+        meter: SessionMeter::new(rates(&entry.session)),
+        max_frame: live_session::MAX_FRAME_BYTES,
+        _permit: permit,
+    };
+    let offered_realtime = offers_protocol(request.headers(), REALTIME_PROTOCOL);
+    tokio::spawn(live_session::run(
+        session,
+        hyper::upgrade::on(request),
+        upstream,
+    ));
+    let mut response = Response::new(tollgate_exchange::response::full(bytes::Bytes::new()));
+    *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+    let headers = response.headers_mut();
+    headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+    headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+    if let Ok(accept) = HeaderValue::from_str(&accept) {
+        headers.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
+    }
+    // A browser that offered subprotocols needs one chosen back, or it drops the socket.
+    if offered_realtime {
+        headers.insert(
+            header::SEC_WEBSOCKET_PROTOCOL,
+            HeaderValue::from_static(REALTIME_PROTOCOL),
+        );
+    }
+    Ok(response)
+}
+
+/// The accept key of a WebSocket upgrade, or the 400 that says what is missing. A plain `GET`
+/// is refused the way OpenAI refuses it: this path speaks WebSocket only.
+fn upgrade_key(headers: &HeaderMap) -> Result<String, ApiError> {
+    let has = |name: header::HeaderName, token: &str| {
+        headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|t| t.trim().eq_ignore_ascii_case(token))
+    };
+    if !has(header::UPGRADE, "websocket") || !has(header::CONNECTION, "upgrade") {
+        return Err(ApiError::invalid(
+            "Upgrade",
+            "websocket_required",
+            "This endpoint is a WebSocket: connect with 'Connection: Upgrade' and 'Upgrade: websocket'.",
+        ));
+    }
+    if headers
+        .get(header::SEC_WEBSOCKET_VERSION)
+        .is_none_or(|v| v.as_bytes() != b"13")
+    {
+        return Err(ApiError::invalid(
+            "Sec-WebSocket-Version",
+            "websocket_version",
+            "Only WebSocket version 13 is supported ('Sec-WebSocket-Version: 13').",
+        ));
+    }
+    let key = headers
+        .get(header::SEC_WEBSOCKET_KEY)
+        .map(HeaderValue::as_bytes)
+        .filter(|k| k.len() == 24)
+        .ok_or_else(|| {
+            ApiError::invalid(
+                "Sec-WebSocket-Key",
+                "websocket_key",
+                "A WebSocket upgrade needs a 'Sec-WebSocket-Key' of 16 bytes in base64.",
+            )
+        })?;
+    Ok(derive_accept_key(key))
+}
+
+fn offers_protocol(headers: &HeaderMap, protocol: &str) -> bool {
+    headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| p.trim() == protocol)
+}
+
+/// The model's token rates, as its configuration gives them.
+pub fn rates(settings: &SessionSettings) -> SessionRates {
+    SessionRates {
+        audio_in_per_second: settings.audio_in_tokens_per_second,
+        audio_out_per_second: settings.audio_out_tokens_per_second,
+        tokens_per_image: settings.tokens_per_image,
+    }
+}
+
+/// A step of the session's hold: `step_seconds` of audio heard and spoken.
+pub fn first_step(settings: &SessionSettings) -> Usage {
+    let seconds = settings.step_seconds.max(1);
+    Usage::TokenClasses(TokenClasses {
+        audio_in: seconds.saturating_mul(settings.audio_in_tokens_per_second),
+        audio_out: seconds.saturating_mul(settings.audio_out_tokens_per_second),
+        ..TokenClasses::default()
+    })
+}
+
+/// Opens the socket of the first channel of `entry` that takes the session.
+async fn dial(
+    ctx: &RequestCtx,
+    entry: &Arc<ModelEntry>,
+) -> Result<
+    (
+        tollgate_upstream::common::websocket::ChannelSocket,
+        Arc<tollgate_settings::catalog::Channel>,
+    ),
+    ApiError,
+> {
+    let client = ctx.state.live_http.as_ref().unwrap_or(&ctx.state.http);
+    let config = live_session::socket_config(live_session::MAX_FRAME_BYTES);
+    relay::with_failover(entry, ctx.usage.as_ref(), |channel, endpoint| async move {
+        let dialer = registry::session_dialer(channel.format)?;
+        dialer
+            .dial(client, &endpoint, &entry.upstream_model, config)
+            .await
+    })
+    .await
+    .map_err(|e| relay::upstream_error(&e))
+}
+
+/// The endpoint's entry in the OpenAPI document.
+pub fn about() -> About {
+    About::new(
+        "An OpenAI Realtime session over a WebSocket: upgrade with 'Upgrade: websocket'; the key as a Bearer token or the subprotocol 'openai-insecure-api-key.<key>' (docs/api.md §4.20)",
+        "realtime",
+        serde_json::json!({"101": {"description": "Switching Protocols: the session's events follow on the socket"}}),
+    )
+    .parameter(query("model", "The realtime model"))
+}

@@ -1,0 +1,549 @@
+//! A live voice session's relay (docs/decisions.md, "Live voice sessions"): one loop that
+//! carries each frame across as it came — inspected by `tollgate-realtime`, measured by the
+//! session's meter (`tollgate_metering::session`) — grows the session's hold ahead of what the
+//! response in progress could be charged, charges each `response.done` on its own hold, and
+//! ends the session exactly once, whichever side ends it.
+//!
+//! The money is the store's (`tollgate_store::sessions`): a durable hold, so that a replica
+//! killed mid-session leaves the sweeper what it journaled, and fenced by the hold's state, so
+//! that a replica back from a pause past the sweep charges nothing twice.
+
+use futures_util::{SinkExt, StreamExt};
+use hyper::upgrade::{OnUpgrade, Upgraded};
+use hyper_util::rt::TokioIo;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tollgate_billing::{Amount, Measure, Tariff, Usage};
+use tollgate_metering::Bound;
+use tollgate_metering::session::{ResponseBound, SessionMeter, claimed};
+use tollgate_realtime::audio::AudioFormat;
+use tollgate_realtime::client::{self, ClientKind};
+use tollgate_realtime::error::{ErrorType, error_event};
+use tollgate_realtime::server::{self, ServerKind};
+use tollgate_request::quotas::StreamPermit;
+use tollgate_request::state::State;
+use tollgate_settings::catalog::ModelEntry;
+use tollgate_store::{Hold, PriceGroup, Settlement, Step, UsageRecord};
+use tollgate_upstream::common::websocket::ChannelSocket;
+
+/// The largest frame either side may send: OpenAI's limit on one client event is 15 MiB of
+/// audio, which base64 makes 20 MiB.
+pub const MAX_FRAME_BYTES: usize = 21 << 20;
+
+/// The most audio one client event may carry, decoded (OpenAI's documented 15 MiB).
+const MAX_AUDIO_BYTES: usize = 15 << 20;
+
+/// How often a session beats and journals what its response in progress delivered.
+pub const HEARTBEAT: Duration = Duration::from_secs(5);
+
+/// A session whose heartbeat is older than this is swept (its replica killed or paused).
+pub const STALE_AFTER: Duration = Duration::from_secs(30);
+
+/// The framing both sockets use.
+pub fn socket_config(max_frame: usize) -> WebSocketConfig {
+    WebSocketConfig::default()
+        .max_message_size(Some(max_frame))
+        .max_frame_size(Some(max_frame))
+}
+
+/// A session admitted and held, with its channel's socket open.
+#[derive(Debug)]
+pub struct LiveSession {
+    /// The gateway's state.
+    pub state: Arc<State>,
+    /// `ses_…`
+    pub id: String,
+    /// The hold of the response in progress.
+    pub hold: Hold,
+    /// A step of the hold.
+    pub step: Amount,
+    /// The model.
+    pub entry: Arc<ModelEntry>,
+    /// Its tariff as the caller pays it.
+    pub tariff: Tariff,
+    /// The caller's price group, for the ledger rows.
+    pub price_group: Option<Arc<PriceGroup>>,
+    /// The price version.
+    pub price_version: Option<i64>,
+    /// The caller's key.
+    pub key_id: String,
+    /// The upgrade's request id.
+    pub request_id: String,
+    /// The channel that serves it.
+    pub channel: String,
+    /// What the session relayed.
+    pub meter: SessionMeter,
+    /// The largest frame.
+    pub max_frame: usize,
+    /// The key's open-streams slot, for the session's life.
+    pub _permit: StreamPermit,
+}
+
+/// Why a session ended: the reason written on its row and, for the client, its close frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum End {
+    /// The client closed or went away.
+    Client,
+    /// The channel closed or broke.
+    Vendor(String),
+    /// The balance or the account refused the next step.
+    Balance(String),
+    /// The sweeper closed the session (this replica was paused past its heartbeat).
+    Fenced,
+    /// The store failed.
+    Store(String),
+}
+
+impl End {
+    fn reason(&self) -> String {
+        match self {
+            End::Client => "client closed".into(),
+            End::Vendor(why) => format!("vendor closed: {why}"),
+            End::Balance(why) => format!("balance: {why}"),
+            End::Fenced => "fenced: swept while this replica was paused".into(),
+            End::Store(why) => format!("store: {why}"),
+        }
+    }
+}
+
+type ClientSocket = WebSocketStream<TokioIo<Upgraded>>;
+
+/// Relays the session until one side ends it, then settles it.
+pub async fn run(mut session: LiveSession, upgrade: OnUpgrade, mut upstream: ChannelSocket) {
+    let config = socket_config(session.max_frame);
+    let mut client = match upgrade.await {
+        Ok(upgraded) => {
+            WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config))
+                .await
+        }
+        Err(e) => {
+            tracing::warn!(session = %session.id, error = %e, "the client's upgrade failed");
+            let _ = upstream.close(None).await;
+            session.end(End::Client, false).await;
+            return;
+        }
+    };
+    let started = Instant::now();
+    let mut relay = Relay {
+        judged: client::Session {
+            model: session.entry.public.clone(),
+            input_format: AudioFormat::Pcm16,
+            max_audio_bytes: MAX_AUDIO_BYTES,
+        },
+        output_format: AudioFormat::Pcm16,
+        in_response: false,
+        events: 0,
+    };
+    let mut heartbeat = tokio::time::interval(HEARTBEAT);
+    heartbeat.tick().await;
+    let end = loop {
+        tokio::select! {
+            frame = client.next() => match frame {
+                Some(Ok(message)) => {
+                    if let Err(end) = session.on_client_frame(&mut relay, message, &mut client, &mut upstream).await {
+                        break end;
+                    }
+                }
+                _ => break End::Client,
+            },
+            frame = upstream.next() => match frame {
+                Some(Ok(message)) => {
+                    if let Err(end) = session.on_vendor_frame(&mut relay, message, &mut client).await {
+                        break end;
+                    }
+                }
+                Some(Err(e)) => break End::Vendor(e.to_string()),
+                None => break End::Vendor("the channel's socket closed".into()),
+            },
+            _ = heartbeat.tick() => {
+                if let Err(end) = session.beat(&relay).await {
+                    break end;
+                }
+            }
+        }
+    };
+    tracing::info!(session = %session.id, reason = %end.reason(), seconds = started.elapsed().as_secs(), "live session ended");
+    if let End::Balance(why) = &end {
+        // Why, in the API's own words, before the close.
+        let id = relay.event_id();
+        let message = format!(
+            "The session ended: the balance cannot cover its next step ({why}). What was delivered is charged."
+        );
+        let refusal = error_event(
+            &id,
+            ErrorType::InsufficientQuota,
+            "insufficient_quota",
+            &message,
+            None,
+            None,
+        );
+        let _ = send(&mut client, refusal).await;
+    }
+
+    // Both sockets closed, each with the reason its side can read.
+    let (code, said) = match &end {
+        End::Client => (CloseCode::Normal, String::new()),
+        End::Vendor(_) => (CloseCode::Error, "the vendor ended the session".to_owned()),
+        End::Balance(_) => (CloseCode::Policy, "insufficient_quota".to_owned()),
+        End::Fenced | End::Store(_) => (
+            CloseCode::Error,
+            "the session could not be billed".to_owned(),
+        ),
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        let _ = client
+            .send(Message::Close(Some(CloseFrame {
+                code,
+                reason: said.into(),
+            })))
+            .await;
+        let _ = upstream.close(None).await;
+    })
+    .await;
+    let in_response = relay.in_response;
+    session.end(end, in_response).await;
+}
+
+/// What the relay knows of the session beside its meter.
+#[derive(Debug)]
+struct Relay {
+    /// The session as a client's event is judged by it.
+    judged: client::Session,
+    /// The format of the audio the vendor speaks.
+    output_format: AudioFormat,
+    /// A response is in progress (created, not done).
+    in_response: bool,
+    /// Events the gateway wrote itself, for their ids.
+    events: u64,
+}
+
+impl Relay {
+    fn event_id(&mut self) -> String {
+        self.events += 1;
+        format!("event_tg_{}", self.events)
+    }
+}
+
+impl LiveSession {
+    /// A client's frame: judged, measured and relayed as it came, or refused with an `error`
+    /// event that never reaches the vendor.
+    async fn on_client_frame(
+        &mut self,
+        relay: &mut Relay,
+        message: Message,
+        client: &mut ClientSocket,
+        upstream: &mut ChannelSocket,
+    ) -> Result<(), End> {
+        let text = match message {
+            Message::Text(text) => text,
+            Message::Binary(_) => {
+                let id = relay.event_id();
+                let refusal = error_event(
+                    &id,
+                    ErrorType::InvalidRequest,
+                    "invalid_json",
+                    "Realtime events are JSON text frames; a binary frame is not one",
+                    None,
+                    None,
+                );
+                return send(client, refusal).await;
+            }
+            Message::Close(_) => return Err(End::Client),
+            // Pings are answered by the framing; pongs and raw frames carry nothing.
+            _ => return Ok(()),
+        };
+        let event = match client::inspect(text.as_str(), &relay.judged) {
+            Ok(event) => event,
+            Err(e) => {
+                let about = client::event_id(text.as_str());
+                let id = relay.event_id();
+                let refusal = error_event(
+                    &id,
+                    ErrorType::InvalidRequest,
+                    tollgate_field_error::Rule::code(&e.rule),
+                    &e.message,
+                    Some(&e.field),
+                    about.as_deref(),
+                );
+                return send(client, refusal).await;
+            }
+        };
+        if let Some(change) = &event.change
+            && let Some(format) = change.input_format
+        {
+            relay.judged.input_format = format;
+        }
+        let measured = event.measured;
+        self.meter.heard(
+            relay.judged.input_format.millis(measured.audio_bytes),
+            measured.text_bytes,
+            measured.images,
+        );
+        self.cover().await?;
+        // The model toward the vendor is the channel's; nothing else of the event changes.
+        let forward = if event.kind == ClientKind::SessionUpdate
+            && self.entry.upstream_model != self.entry.public
+        {
+            match server::with_session_model(text.as_str(), &self.entry.upstream_model) {
+                Ok(spliced) => Message::text(spliced),
+                Err(_) => Message::Text(text),
+            }
+        } else {
+            Message::Text(text)
+        };
+        upstream
+            .send(forward)
+            .await
+            .map_err(|e| End::Vendor(e.to_string()))
+    }
+
+    /// A vendor's frame: vetted, measured, its `response.done` charged, relayed as it came
+    /// (the session's model spliced back to the public name).
+    async fn on_vendor_frame(
+        &mut self,
+        relay: &mut Relay,
+        message: Message,
+        client: &mut ClientSocket,
+    ) -> Result<(), End> {
+        let text = match message {
+            Message::Text(text) => text,
+            Message::Close(_) => return Err(End::Vendor("the vendor closed the socket".into())),
+            // The Realtime API sends JSON text only; anything else is not relayed.
+            _ => return Ok(()),
+        };
+        let event = match server::inspect(text.as_str()) {
+            Ok(event) => event,
+            Err(unvetted) => {
+                tracing::warn!(session = %self.id, reason = %unvetted.0, "a vendor event was not relayed");
+                return Ok(());
+            }
+        };
+        let mut forward = Message::Text(text.clone());
+        match event.kind {
+            Some(ServerKind::SessionCreated | ServerKind::SessionUpdated) => {
+                if let Some(format) = event.output_format {
+                    relay.output_format = format;
+                }
+                if let Some(format) = event.input_format {
+                    relay.judged.input_format = format;
+                }
+                // The session as the vendor states it is input the vendor reads.
+                self.meter.heard(0, event.text_bytes, 0);
+                if event.model.is_some() {
+                    match server::with_session_model(text.as_str(), &self.entry.public) {
+                        Ok(spliced) => forward = Message::text(spliced),
+                        Err(e) => {
+                            tracing::warn!(session = %self.id, reason = %e.0, "a session event was not relayed");
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+            Some(ServerKind::ResponseCreated) => relay.in_response = true,
+            Some(ServerKind::AudioDelta) => {
+                self.meter
+                    .delivered(relay.output_format.millis(event.audio_bytes), 0);
+            }
+            Some(ServerKind::TextDelta) => self.meter.delivered(0, event.text_bytes),
+            Some(ServerKind::ResponseDone) => {
+                // Charged first: a client that reads its ledger on `response.done` finds the
+                // charge. A refused next step still relays the end of what was delivered.
+                relay.in_response = false;
+                let charged = self.charge_response(event.usage.as_ref()).await;
+                send_message(client, forward).await?;
+                return charged;
+            }
+            _ => {}
+        }
+        self.cover().await?;
+        send_message(client, forward).await
+    }
+
+    /// Grows the hold ahead of the response in progress: it always covers what that response
+    /// could be charged with half a step to spare, so a frame relayed before the next check
+    /// never spends past it. A step refused ends the session (`insufficient_quota`).
+    async fn cover(&mut self) -> Result<(), End> {
+        let need = self.bound_amount(&self.meter.bound());
+        let headroom = Amount::from_nanos(self.step.nanos() / 2);
+        let wanted = need.checked_add(headroom).unwrap_or(need);
+        if wanted <= self.hold.amount {
+            return Ok(());
+        }
+        let by = wanted
+            .checked_sub(self.hold.amount)
+            .unwrap_or(Amount::ZERO)
+            .max(self.step);
+        match self
+            .state
+            .store
+            .grow_session_hold(&self.id, &self.hold, by, need)
+            .await
+        {
+            Ok(Step::Held(hold)) => {
+                self.hold = hold;
+                Ok(())
+            }
+            Ok(Step::Refused(why)) => Err(End::Balance(why.to_string())),
+            Ok(Step::Fenced) => Err(End::Fenced),
+            Err(e) => Err(End::Store(e.to_string())),
+        }
+    }
+
+    /// The heartbeat: journals what the response in progress could be charged.
+    async fn beat(&mut self, relay: &Relay) -> Result<(), End> {
+        let unsettled = if relay.in_response {
+            self.bound_amount(&self.meter.bound())
+        } else {
+            Amount::ZERO
+        };
+        match self
+            .state
+            .store
+            .journal_session(&self.id, &self.hold, unsettled)
+            .await
+        {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(End::Fenced),
+            Err(e) => {
+                // A database that blips is not a reason to hang up; the sweeper's staleness
+                // is the limit.
+                tracing::warn!(session = %self.id, error = %e, "a session's heartbeat failed");
+                Ok(())
+            }
+        }
+    }
+
+    fn bound_amount(&self, bound: &ResponseBound) -> Amount {
+        bound.amount(&self.tariff).unwrap_or(self.hold.amount)
+    }
+
+    /// Charges a response that is done: the vendor's claim by class, capped by the bound of
+    /// what the gateway relayed; a response the vendor did not report, at that bound.
+    async fn charge_response(&mut self, usage: Option<&server::ResponseUsage>) -> Result<(), End> {
+        let bound = self.meter.close_response();
+        let (settlement, record) = self.settlement(&bound, usage);
+        match self
+            .state
+            .store
+            .settle_response(&self.id, &self.hold, settlement, Some(record), self.step)
+            .await
+        {
+            Ok(settled) => match settled.next {
+                Step::Held(hold) => {
+                    self.hold = hold;
+                    Ok(())
+                }
+                Step::Refused(why) => Err(End::Balance(why.to_string())),
+                Step::Fenced => Err(End::Fenced),
+            },
+            Err(e) => Err(End::Store(e.to_string())),
+        }
+    }
+
+    /// The settlement and usage record of a response with `bound`, as `usage` claims it.
+    fn settlement(
+        &self,
+        bound: &ResponseBound,
+        usage: Option<&server::ResponseUsage>,
+    ) -> (Settlement, UsageRecord) {
+        let cap = Bound {
+            amount: self.bound_amount(bound),
+            basis: "what the session relayed",
+        };
+        let (classes, measure) = match usage {
+            Some(usage) => (claimed(usage, &self.tariff), Measure::Vendor),
+            None => (bound.dearest(&self.tariff), Measure::LocalCount),
+        };
+        let usage = Usage::TokenClasses(classes);
+        let quantity = serde_json::to_string(&usage).unwrap_or_default();
+        let (actual, anomaly) = cap.charge(&self.tariff, &usage, &quantity);
+        let mut settlement = Settlement::new(actual)
+            .quantity(quantity.clone())
+            .price_group(self.price_group.as_deref().cloned())
+            .priced_at(self.price_version, cap.amount, cap.basis)
+            .measured(measure);
+        if measure == Measure::LocalCount {
+            settlement = settlement
+                .estimated()
+                .note("the vendor reported no usage: charged the bound of what was relayed");
+        }
+        if let Some(anomaly) = anomaly {
+            tracing::warn!(session = %self.id, anomaly, "a response's charge was capped");
+            settlement = settlement.anomaly(anomaly);
+        }
+        let mut record = UsageRecord::new("response", self.hold.account_id.clone(), "realtime");
+        record.key_id = Some(self.key_id.clone());
+        record.model = Some(self.entry.public.clone());
+        record.channel = Some(self.channel.clone());
+        record.status = 200;
+        record.meter = Some("token_classes".into());
+        record.quantity = Some(quantity);
+        record.units = classes.total();
+        record.charge = actual;
+        record.hold = self.hold.amount;
+        record.request_id = Some(self.request_id.clone());
+        record.estimated = measure == Measure::LocalCount;
+        record.note = settlement.note.clone();
+        record.price_group = self.price_group.as_ref().map(|g| g.name.clone());
+        record.price_version = self.price_version;
+        record.measured = Some(measure);
+        record.bound_basis = Some(cap.basis.into());
+        (settlement, record)
+    }
+
+    /// Ends the session exactly once: the response in progress charged as relayed (a response
+    /// cut off is charged what it delivered; none in progress releases the hold), the session's
+    /// own usage record written, the row closed. Fenced, it changes nothing.
+    async fn end(mut self, end: End, in_response: bool) {
+        if end == End::Fenced {
+            return;
+        }
+        let last = in_response.then(|| {
+            let bound = self.meter.close_response();
+            let (settlement, record) = self.settlement(&bound, None);
+            let settlement = settlement.note(format!(
+                "the session ended mid-response ({}): charged the bound of what was relayed",
+                end.reason()
+            ));
+            (settlement, Some(record))
+        });
+        let (heard, spoken) = self.meter.audio_ms();
+        let mut summary = UsageRecord::new("session", self.hold.account_id.clone(), "realtime");
+        summary.key_id = Some(self.key_id.clone());
+        summary.model = Some(self.entry.public.clone());
+        summary.channel = Some(self.channel.clone());
+        summary.status = 200;
+        summary.request_id = Some(self.request_id.clone());
+        summary.note = Some(format!(
+            "session {}: {}; audio heard {heard} ms, spoken {spoken} ms",
+            self.id,
+            end.reason()
+        ));
+        let closed = self
+            .state
+            .store
+            .close_session(
+                &self.id,
+                Some(&self.hold),
+                last,
+                Some(summary),
+                &end.reason(),
+            )
+            .await;
+        if let Err(e) = closed {
+            tracing::error!(session = %self.id, error = %e, "closing a session failed; the sweeper settles it from its journal");
+        }
+    }
+}
+
+async fn send(client: &mut ClientSocket, event: String) -> Result<(), End> {
+    send_message(client, Message::text(event)).await
+}
+
+async fn send_message(client: &mut ClientSocket, message: Message) -> Result<(), End> {
+    client.send(message).await.map_err(|_| End::Client)
+}

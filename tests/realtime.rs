@@ -1,0 +1,384 @@
+//! OpenAI Realtime sessions end to end (issue 44): a real WebSocket client against the gateway
+//! against the simulated vendor, each response charged to the nano-unit of what the vendor
+//! claimed, capped by what the gateway relayed, and the session ended exactly once however it
+//! ends.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use base64::Engine;
+use common::TestGateway;
+use futures_util::{SinkExt, StreamExt};
+use rust_decimal::Decimal;
+use serde_json::{Value, json};
+use std::time::Duration;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use tollgate_billing::Amount;
+use tollgate_sim::KnobSettings;
+
+const CONFIG: &str = r#"
+[[channels]]
+name = "sim-realtime"
+format = "openai-realtime"
+base_url = "sim"
+
+[models."voice-1"]
+kind = "realtime"
+channels = ["sim-realtime"]
+upstream_model = "gpt-realtime"
+price = { meter = "token_classes", per_million = { text_in = "4", cached_text_in = "0.40", audio_in = "32", cached_audio_in = "0.40", text_out = "16", audio_out = "64" } }
+session = { step_seconds = 30 }
+"#;
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+async fn connect(gw: &TestGateway, model: &str, key: &str) -> Result<Socket, http::StatusCode> {
+    let mut request = format!("ws://{}/v1/realtime?model={model}", gw.addr)
+        .into_client_request()
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("authorization", format!("Bearer {key}").parse().unwrap());
+    match tokio_tungstenite::connect_async(request).await {
+        Ok((socket, _)) => Ok(socket),
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => Err(response.status()),
+        Err(e) => panic!("connect: {e}"),
+    }
+}
+
+/// The next event of `type` (others skipped), within 10 s.
+async fn next_of(socket: &mut Socket, kind: &str, seen: &mut Vec<Value>) -> Value {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match socket.next().await {
+                Some(Ok(Message::Text(text))) => {
+                    let event: Value = serde_json::from_str(text.as_str()).unwrap();
+                    seen.push(event.clone());
+                    if event["type"] == kind {
+                        return event;
+                    }
+                }
+                Some(Ok(_)) => {}
+                other => panic!("the socket ended waiting for {kind}: {other:?}"),
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no {kind} within 10 s"))
+}
+
+async fn send(socket: &mut Socket, event: Value) {
+    socket.send(Message::text(event.to_string())).await.unwrap();
+}
+
+/// `ms` of PCM16 at 24 kHz (a 440 Hz tone), appended in 100 ms events, then committed.
+async fn speak(socket: &mut Socket, ms: usize) {
+    let samples: Vec<u8> = (0..ms * 24)
+        .flat_map(|i| {
+            let t = i as f64 / 24_000.0;
+            let v = ((t * 440.0 * std::f64::consts::TAU).sin() * 8_000.0) as i16;
+            v.to_le_bytes()
+        })
+        .collect();
+    for chunk in samples.chunks(4_800) {
+        let audio = base64::engine::general_purpose::STANDARD.encode(chunk);
+        send(
+            socket,
+            json!({"type": "input_audio_buffer.append", "audio": audio}),
+        )
+        .await;
+    }
+    send(socket, json!({"type": "input_audio_buffer.commit"})).await;
+}
+
+/// The price of a `response.done` usage at CONFIG's prices, class by class.
+fn price(usage: &Value) -> Amount {
+    let n = |v: &Value| Decimal::from(v.as_u64().unwrap_or(0));
+    let input = &usage["input_token_details"];
+    let cached = &input["cached_tokens_details"];
+    let output = &usage["output_token_details"];
+    let total = (n(&input["text_tokens"]) - n(&cached["text_tokens"])) * Decimal::from(4)
+        + n(&cached["text_tokens"]) * Decimal::new(40, 2)
+        + (n(&input["audio_tokens"]) - n(&cached["audio_tokens"])) * Decimal::from(32)
+        + n(&cached["audio_tokens"]) * Decimal::new(40, 2)
+        + n(&output["text_tokens"]) * Decimal::from(16)
+        + n(&output["audio_tokens"]) * Decimal::from(64);
+    let nanos = total * Decimal::from(1_000_000_000) / Decimal::from(1_000_000);
+    Amount::from_nanos(i64::try_from(nanos.round()).unwrap())
+}
+
+/// Waits until the account's session is closed (its row, its last charge).
+async fn session_closed(gw: &TestGateway, account: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let open = gw.store.open_sessions(10_000).await.unwrap();
+        if !open.iter().any(|s| s.account_id == account) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the session stayed open"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn charges(ledger: &[tollgate_store::LedgerEntry]) -> Vec<&tollgate_store::LedgerEntry> {
+    ledger.iter().filter(|e| e.hold_id.is_some()).collect()
+}
+
+async fn audit_account(gw: &TestGateway, account: &str) {
+    let report = gw.store.audit().await.unwrap();
+    let mine: Vec<_> = report
+        .violations
+        .iter()
+        .filter(|v| v.subject.contains(account))
+        .collect();
+    assert!(mine.is_empty(), "violations: {mine:?}");
+    let held = gw.store.open_holds_total(account).await.unwrap();
+    assert_eq!(held, Amount::ZERO, "no hold stays open");
+}
+
+#[tokio::test]
+async fn a_session_relays_audio_both_ways_and_charges_each_response_what_the_vendor_claimed() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("10").await;
+    let mut socket = connect(&gw, "voice-1", &key).await.unwrap();
+    let mut seen = Vec::new();
+    let created = next_of(&mut socket, "session.created", &mut seen).await;
+    // The public name toward the client, the channel's toward the vendor.
+    assert_eq!(created["session"]["model"], "voice-1");
+    send(
+        &mut socket,
+        json!({"type": "session.update", "session": {"type": "realtime", "model": "voice-1", "instructions": "Answer briefly."}}),
+    )
+    .await;
+    let updated = next_of(&mut socket, "session.updated", &mut seen).await;
+    assert_eq!(updated["session"]["instructions"], "Answer briefly.");
+    let mut claimed = Vec::new();
+    for _ in 0..2 {
+        speak(&mut socket, 1_500).await;
+        send(&mut socket, json!({"type": "response.create"})).await;
+        let done = next_of(&mut socket, "response.done", &mut seen).await;
+        claimed.push(price(&done["response"]["usage"]));
+    }
+    // Real audio came back: PCM16 at 24 kHz, seconds of it.
+    let audio: usize = seen
+        .iter()
+        .filter(|e| e["type"] == "response.output_audio.delta")
+        .map(|e| {
+            base64::engine::general_purpose::STANDARD
+                .decode(e["delta"].as_str().unwrap())
+                .unwrap()
+                .len()
+        })
+        .sum();
+    assert!(audio > 48_000, "only {audio} bytes of audio came back");
+    socket.close(None).await.unwrap();
+    session_closed(&gw, &account).await;
+
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    let charged: Vec<Amount> = charges(&ledger)
+        .iter()
+        .map(|e| Amount::from_nanos(-e.amount.nanos()))
+        .collect();
+    assert_eq!(
+        charged, claimed,
+        "each response charged its claim, to the nano-unit"
+    );
+    assert!(charges(&ledger).iter().all(|e| e.anomaly.is_none()));
+    let spent = claimed
+        .iter()
+        .fold(Amount::ZERO, |s, c| s.checked_add(*c).unwrap());
+    assert_eq!(
+        gw.balance(&account).await,
+        "10".parse::<Amount>().unwrap().checked_sub(spent).unwrap()
+    );
+    audit_account(&gw, &account).await;
+    gw.stop().await;
+}
+
+/// The lying vendor: it claims a million tokens of every class. Each response is charged the
+/// bound of what the gateway relayed, and the cut is recorded as an anomaly.
+#[tokio::test]
+async fn a_vendor_claiming_far_more_than_it_spoke_is_cut_at_the_bound() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("100").await;
+    gw.set_knobs(KnobSettings {
+        report_usage: Some(1_000_000),
+        ..KnobSettings::default()
+    });
+    let mut socket = connect(&gw, "voice-1", &key).await.unwrap();
+    let mut seen = Vec::new();
+    next_of(&mut socket, "session.created", &mut seen).await;
+    speak(&mut socket, 1_000).await;
+    send(&mut socket, json!({"type": "response.create"})).await;
+    let done = next_of(&mut socket, "response.done", &mut seen).await;
+    let claim = price(&done["response"]["usage"]);
+    socket.close(None).await.unwrap();
+    session_closed(&gw, &account).await;
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    let charges = charges(&ledger);
+    assert_eq!(charges.len(), 1);
+    let charged = Amount::from_nanos(-charges[0].amount.nanos());
+    assert!(charged < claim, "{charged} charged of a {claim} claim");
+    assert!(charged > Amount::ZERO);
+    assert!(charges[0].anomaly.is_some(), "the cut is recorded");
+    audit_account(&gw, &account).await;
+    gw.stop().await;
+}
+
+/// A vendor that drops the socket mid-response: the client is told and closed, and the
+/// response is charged what was relayed of it — once.
+#[tokio::test]
+async fn a_vendor_that_drops_mid_response_is_charged_what_it_delivered() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("100").await;
+    gw.set_knobs(KnobSettings {
+        cut_after_frames: Some(5),
+        ..KnobSettings::default()
+    });
+    let mut socket = connect(&gw, "voice-1", &key).await.unwrap();
+    let mut seen = Vec::new();
+    next_of(&mut socket, "session.created", &mut seen).await;
+    speak(&mut socket, 1_000).await;
+    send(&mut socket, json!({"type": "response.create"})).await;
+    // The socket ends with a close frame; nothing hangs.
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(Ok(message)) = socket.next().await {
+            if let Message::Close(frame) = message {
+                return frame;
+            }
+        }
+        None
+    })
+    .await
+    .unwrap();
+    assert!(
+        ended.is_some(),
+        "the gateway closed the client's socket with a reason"
+    );
+    session_closed(&gw, &account).await;
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    let charges = charges(&ledger);
+    assert_eq!(charges.len(), 1, "the response cut off is charged once");
+    assert!(charges[0].estimated);
+    assert!(charges[0].amount < Amount::ZERO);
+    audit_account(&gw, &account).await;
+    gw.stop().await;
+}
+
+/// A session that spends its balance: hung up with `insufficient_quota` when the next step
+/// cannot be held, and the account ends within its allowance.
+#[tokio::test]
+async fn a_session_that_spends_its_balance_is_hung_up_and_never_overdraws() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    // 30 s of audio heard and spoken at these prices is 30×10×32 + 30×20×64 = 48,000 tokens·$/M:
+    // $0.0480 a step; $0.06 covers the first step and little more.
+    let (account, key) = gw.account("0.06").await;
+    let mut socket = connect(&gw, "voice-1", &key).await.unwrap();
+    let mut seen = Vec::new();
+    next_of(&mut socket, "session.created", &mut seen).await;
+    let mut hung_up = None;
+    for _ in 0..20 {
+        speak(&mut socket, 5_000).await;
+        send(&mut socket, json!({"type": "response.create"})).await;
+        let ended = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                match socket.next().await {
+                    Some(Ok(Message::Text(text))) => {
+                        let event: Value = serde_json::from_str(text.as_str()).unwrap();
+                        if event["type"] == "error" {
+                            return Some(event);
+                        }
+                        if event["type"] == "response.done" {
+                            return None;
+                        }
+                    }
+                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => {
+                        return Some(json!({"closed": true}));
+                    }
+                    Some(Ok(_)) => {}
+                }
+            }
+        })
+        .await
+        .unwrap();
+        if let Some(event) = ended {
+            hung_up = Some(event);
+            break;
+        }
+    }
+    let hung_up = hung_up.expect("the session was never hung up");
+    assert_eq!(hung_up["error"]["code"], "insufficient_quota", "{hung_up}");
+    session_closed(&gw, &account).await;
+    let balance = gw.balance(&account).await;
+    assert!(balance >= Amount::ZERO, "the account overdrew: {balance}");
+    audit_account(&gw, &account).await;
+    gw.stop().await;
+}
+
+/// Refused before the upgrade, in OpenAI's shape: no key, a wrong key, an unknown model, a
+/// plain GET; and a balance that cannot hold the first step.
+#[tokio::test]
+async fn what_cannot_open_a_session_is_refused_before_the_upgrade() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (_, key) = gw.account("10").await;
+    assert_eq!(
+        connect(&gw, "voice-1", "tg-wrong").await.err(),
+        Some(http::StatusCode::UNAUTHORIZED)
+    );
+    assert_eq!(
+        connect(&gw, "no-such-model", &key).await.err(),
+        Some(http::StatusCode::NOT_FOUND)
+    );
+    let (_, poor) = gw.account("0.001").await;
+    assert_eq!(
+        connect(&gw, "voice-1", &poor).await.err(),
+        Some(http::StatusCode::TOO_MANY_REQUESTS)
+    );
+    let plain = gw.get("/v1/realtime?model=voice-1", &key).await;
+    assert_eq!(plain.status, 400, "{}", plain.text());
+    assert_eq!(plain.json()["error"]["code"], "websocket_required");
+    assert_eq!(
+        gw.calls("GET /v1/realtime"),
+        0,
+        "nothing reached the vendor"
+    );
+    gw.stop().await;
+}
+
+/// A browser cannot set headers on a WebSocket: its key comes as a subprotocol, and the
+/// gateway answers the `realtime` subprotocol it offered.
+#[tokio::test]
+async fn a_browser_presents_its_key_as_a_subprotocol() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (_, key) = gw.account("10").await;
+    let mut request = format!("ws://{}/v1/realtime?model=voice-1", gw.addr)
+        .into_client_request()
+        .unwrap();
+    request.headers_mut().insert(
+        "sec-websocket-protocol",
+        format!("realtime, openai-insecure-api-key.{key}")
+            .parse()
+            .unwrap(),
+    );
+    let (mut socket, response) = tokio_tungstenite::connect_async(request).await.unwrap();
+    assert_eq!(response.headers()["sec-websocket-protocol"], "realtime");
+    let mut seen = Vec::new();
+    next_of(&mut socket, "session.created", &mut seen).await;
+    // A client's event that breaks a rule is refused by name and never reaches the vendor.
+    send(
+        &mut socket,
+        json!({"type": "no.such.event", "event_id": "e1"}),
+    )
+    .await;
+    let error = next_of(&mut socket, "error", &mut seen).await;
+    assert_eq!(error["error"]["code"], "unknown_event");
+    assert_eq!(error["error"]["event_id"], "e1");
+    socket.close(None).await.unwrap();
+    gw.stop().await;
+}
