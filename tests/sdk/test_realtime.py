@@ -96,7 +96,7 @@ def test_a_spoken_turn_is_answered_with_audio_and_billed_per_response(base_url):
         assert time.monotonic() < deadline, "the session's hold stayed"
         time.sleep(0.05)
     # Each response one charge, at its claim; nothing else taken.
-    rows = json.loads(cli("keys", "ledger", name, "--json"))
+    rows = json.loads(cli("keys", "ledger", name, "--json"))["rows"]
     charges = [Decimal(r["amount"]) for r in rows if r["kind"] == "charge" and r["model"] == "gpt-realtime"]
     assert sorted(-c for c in charges) == sorted(claims)
     assert balance(name) == after_speech - sum(claims)
