@@ -402,3 +402,91 @@ async fn a_browser_presents_its_key_as_a_subprotocol() {
     socket.close(None).await.unwrap();
     gw.stop().await;
 }
+
+/// The next close frame (other events skipped), within 10 s: its code.
+async fn closed_with(socket: &mut Socket, seen: &mut Vec<Value>) -> Option<u16> {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(Ok(message)) = socket.next().await {
+            match message {
+                Message::Close(frame) => return frame.map(|f| u16::from(f.code)),
+                Message::Text(text) => seen.push(serde_json::from_str(text.as_str()).unwrap()),
+                _ => {}
+            }
+        }
+        None
+    })
+    .await
+    .unwrap()
+}
+
+/// SIGTERM: every session is told (`server_shutting_down`), closed as going away (1001), and
+/// its response in progress charged what was relayed of it; nothing stays held.
+#[tokio::test]
+async fn a_draining_gateway_tells_each_session_and_charges_what_was_delivered() {
+    let mut gw = TestGateway::with_config(CONFIG).await;
+    let slow = KnobSettings {
+        frame_interval_ms: Some(50),
+        ..KnobSettings::default()
+    };
+    let (account, mut socket, mut seen) = opened(&gw, "100", slow).await;
+    speak(&mut socket, 1_000).await;
+    send(&mut socket, json!({"type": "response.create"})).await;
+    next_of(&mut socket, "response.output_audio.delta", &mut seen).await;
+    gw.trigger_shutdown();
+    assert_eq!(closed_with(&mut socket, &mut seen).await, Some(1001));
+    let told = seen
+        .iter()
+        .find(|e| e["type"] == "error")
+        .expect("told why");
+    assert_eq!(told["error"]["code"], "server_shutting_down");
+    session_closed(&gw, &account).await;
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    let charges = charges(&ledger);
+    assert_eq!(charges.len(), 1, "the response cut short is charged once");
+    assert!(charges[0].estimated && charges[0].amount < Amount::ZERO);
+    audit_account(&gw, &account).await;
+    gw.stop().await;
+}
+
+/// `[realtime]`'s limits: a key's sessions at once, a session's longest duration, the largest
+/// frame.
+#[tokio::test]
+async fn a_session_keeps_its_limits() {
+    let config = format!(
+        "{CONFIG}\n[realtime]\nmax_sessions_per_key = 1\nmax_session_seconds = 2\nmax_frame_bytes = 65536\n"
+    );
+    let gw = TestGateway::with_config(&config).await;
+    let (account, key) = gw.account("10").await;
+    let mut first = connect(&gw, "voice-1", &key).await.unwrap();
+    assert_eq!(
+        connect(&gw, "voice-1", &key).await.err(),
+        Some(http::StatusCode::TOO_MANY_REQUESTS),
+        "a second session of the key"
+    );
+    let mut seen = Vec::new();
+    assert_eq!(closed_with(&mut first, &mut seen).await, Some(1000));
+    let told = seen
+        .iter()
+        .find(|e| e["type"] == "error")
+        .expect("told why");
+    assert_eq!(told["error"]["code"], "session_expired");
+    session_closed(&gw, &account).await;
+    // The slot came back; a frame over the limit ends the session (1009), told why.
+    let mut second = connect(&gw, "voice-1", &key).await.unwrap();
+    let big = "A".repeat(100_000);
+    send(
+        &mut second,
+        json!({"type": "input_audio_buffer.append", "audio": big}),
+    )
+    .await;
+    let mut seen = Vec::new();
+    assert_eq!(closed_with(&mut second, &mut seen).await, Some(1009));
+    let told = seen
+        .iter()
+        .find(|e| e["type"] == "error")
+        .expect("told why");
+    assert_eq!(told["error"]["code"], "frame_too_large");
+    session_closed(&gw, &account).await;
+    audit_account(&gw, &account).await;
+    gw.stop().await;
+}

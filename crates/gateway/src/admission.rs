@@ -27,10 +27,12 @@ use tollgate_journal::clock::now_millis;
 use tollgate_ledger::Refusal;
 use tollgate_request::auth::{self, Lookup};
 use tollgate_request::context::RequestCtx;
+use tollgate_request::live::LiveSlot;
 use tollgate_request::policy;
 pub use tollgate_request::quotas::StreamPermit;
-use tollgate_request::quotas::{Admitted, RateHeaders, UploadSlot};
+use tollgate_request::quotas::{Admitted, RateHeaders};
 use tollgate_request::routes::Credentials;
+use tollgate_request::slots::KeySlot;
 use tollgate_settings::catalog::ModelEntry;
 use tollgate_settings::prices::Price;
 use tollgate_store::{PriceGroup, Principal};
@@ -141,11 +143,33 @@ pub async fn admit_spend(
 
 /// One of the caller's key's upload slots (`[server] max_uploads_per_key`), held while a
 /// multipart body is read.
-pub fn upload_slot(ctx: &RequestCtx, principal: &Principal) -> Result<UploadSlot, ApiError> {
-    let state = &ctx.state;
-    state
+pub fn upload_slot(ctx: &RequestCtx, principal: &Principal) -> Result<KeySlot, ApiError> {
+    let max = ctx.state.server.max_uploads_per_key;
+    ctx.state
         .uploads
-        .admit(&principal.key_id, state.server.max_uploads_per_key)
+        .admit(&principal.key_id, max)
+        .ok_or_else(|| too_many("uploads in flight", max))
+}
+
+/// A live session's place among the key's (`[realtime] max_sessions_per_key`), counted for
+/// `/metrics` and told when the replica drains.
+pub fn live_slot(ctx: &RequestCtx, principal: &Principal) -> Result<LiveSlot, ApiError> {
+    let max = ctx.state.realtime.max_sessions_per_key;
+    ctx.state
+        .live
+        .enter(&principal.key_id, max)
+        .ok_or_else(|| too_many("live sessions open", max))
+}
+
+/// The 429 of a key at its cap of `what`.
+fn too_many(what: &str, max: usize) -> ApiError {
+    ApiError::too_many(
+        what,
+        "key",
+        u32::try_from(max).unwrap_or(u32::MAX),
+        "; retry when one finishes",
+        1,
+    )
 }
 
 /// Whether the request's client may reach the operator's side at all (`[server]

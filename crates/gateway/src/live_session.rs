@@ -24,18 +24,13 @@ use tollgate_realtime::audio::AudioFormat;
 use tollgate_realtime::client::{self, ClientKind};
 use tollgate_realtime::error::{ErrorType, error_event};
 use tollgate_realtime::server::{self, ServerKind};
+use tollgate_request::live::LiveSlot;
 use tollgate_request::quotas::StreamPermit;
 use tollgate_request::state::State;
 use tollgate_settings::catalog::ModelEntry;
+use tollgate_settings::config::RealtimeConfig;
 use tollgate_store::{Hold, PriceGroup, Settlement, Step, UsageRecord};
 use tollgate_upstream::common::websocket::ChannelSocket;
-
-/// The largest frame either side may send: OpenAI's limit on one client event is 15 MiB of
-/// audio, which base64 makes 20 MiB.
-pub const MAX_FRAME_BYTES: usize = 21 << 20;
-
-/// The most audio one client event may carry, decoded (OpenAI's documented 15 MiB).
-const MAX_AUDIO_BYTES: usize = 15 << 20;
 
 /// How often a session beats and journals what its response in progress delivered.
 pub const HEARTBEAT: Duration = Duration::from_secs(5);
@@ -77,8 +72,10 @@ pub struct LiveSession {
     pub channel: String,
     /// What the session relayed.
     pub meter: SessionMeter,
-    /// The largest frame.
-    pub max_frame: usize,
+    /// Its limits (`[realtime]`).
+    pub limits: RealtimeConfig,
+    /// Its place among the replica's live sessions (its key's slot, the drain signal).
+    pub live: LiveSlot,
     /// The key's open-streams slot, for the session's life.
     pub _permit: StreamPermit,
 }
@@ -96,6 +93,15 @@ enum End {
     Fenced,
     /// The store failed.
     Store(String),
+    /// The replica drains (SIGTERM).
+    Drained,
+    /// The session reached `[realtime] max_session_seconds`.
+    TooLong(u64),
+    /// No frame either way for `[realtime] idle_timeout_seconds`.
+    Idle(u64),
+    /// The client sent a frame over `[realtime] max_frame_bytes` (refused by the framing
+    /// before it was read whole).
+    FrameTooLarge(usize),
 }
 
 impl End {
@@ -106,6 +112,68 @@ impl End {
             End::Balance(why) => format!("balance: {why}"),
             End::Fenced => "fenced: swept while this replica was paused".into(),
             End::Store(why) => format!("store: {why}"),
+            End::Drained => "the gateway drains".into(),
+            End::TooLong(seconds) => format!("the session reached its {seconds} s"),
+            End::Idle(seconds) => format!("no frame for {seconds} s"),
+            End::FrameTooLarge(limit) => format!("a client frame over {limit} bytes"),
+        }
+    }
+
+    /// The `error` event the client is told before the close, when it is not the one who
+    /// ended the session: its type, code and message.
+    fn told(&self) -> Option<(ErrorType, &'static str, String)> {
+        match self {
+            End::Client => None,
+            End::Vendor(_) => Some((
+                ErrorType::Server,
+                "upstream_closed",
+                "The vendor ended the session; what was delivered is charged.".into(),
+            )),
+            End::Balance(why) => Some((
+                ErrorType::InsufficientQuota,
+                "insufficient_quota",
+                format!(
+                    "The session ended: the balance cannot cover its next step ({why}). What was delivered is charged."
+                ),
+            )),
+            End::Fenced | End::Store(_) => Some((
+                ErrorType::Server,
+                "billing_unavailable",
+                "The session ended: it could not be billed. What was delivered is charged once."
+                    .into(),
+            )),
+            End::Drained => Some((
+                ErrorType::Server,
+                "server_shutting_down",
+                "The gateway is restarting: reconnect to go on. What was delivered is charged."
+                    .into(),
+            )),
+            End::TooLong(seconds) => Some((
+                ErrorType::InvalidRequest,
+                "session_expired",
+                format!("Your session hit the maximum duration of {seconds} seconds."),
+            )),
+            End::Idle(seconds) => Some((
+                ErrorType::InvalidRequest,
+                "session_idle",
+                format!("The session ended after {seconds} seconds without an event either way."),
+            )),
+            End::FrameTooLarge(limit) => Some((
+                ErrorType::InvalidRequest,
+                "frame_too_large",
+                format!("A frame may hold at most {limit} bytes; the session ended."),
+            )),
+        }
+    }
+
+    /// The close frame's code.
+    fn close_code(&self) -> CloseCode {
+        match self {
+            End::Client | End::TooLong(_) | End::Idle(_) => CloseCode::Normal,
+            End::Balance(_) => CloseCode::Policy,
+            End::Drained => CloseCode::Away,
+            End::FrameTooLarge(_) => CloseCode::Size,
+            End::Vendor(_) | End::Fenced | End::Store(_) => CloseCode::Error,
         }
     }
 }
@@ -114,7 +182,7 @@ type ClientSocket = WebSocketStream<TokioIo<Upgraded>>;
 
 /// Relays the session until one side ends it, then settles it.
 pub async fn run(mut session: LiveSession, upgrade: OnUpgrade, mut upstream: ChannelSocket) {
-    let config = socket_config(session.max_frame);
+    let config = socket_config(session.limits.max_frame_bytes);
     let mut client = match upgrade.await {
         Ok(upgraded) => {
             WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config))
@@ -132,7 +200,8 @@ pub async fn run(mut session: LiveSession, upgrade: OnUpgrade, mut upstream: Cha
         judged: client::Session {
             model: session.entry.public.clone(),
             input_format: AudioFormat::Pcm16,
-            max_audio_bytes: MAX_AUDIO_BYTES,
+            // Decoded, a frame's base64 holds three bytes in four.
+            max_audio_bytes: session.limits.max_frame_bytes / 4 * 3,
         },
         output_format: AudioFormat::Pcm16,
         in_response: false,
@@ -140,18 +209,29 @@ pub async fn run(mut session: LiveSession, upgrade: OnUpgrade, mut upstream: Cha
     };
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
     heartbeat.tick().await;
+    let mut drain = session.live.drain_signal();
+    let longest = session.limits.max_session_seconds;
+    let deadline = tokio::time::sleep(Duration::from_secs(longest));
+    tokio::pin!(deadline);
+    let idle = Duration::from_secs(session.limits.idle_timeout_seconds);
+    let mut last_frame = Instant::now();
     let end = loop {
         tokio::select! {
             frame = client.next() => match frame {
                 Some(Ok(message)) => {
+                    last_frame = Instant::now();
                     if let Err(end) = session.on_client_frame(&mut relay, message, &mut client, &mut upstream).await {
                         break end;
                     }
+                }
+                Some(Err(tokio_tungstenite::tungstenite::Error::Capacity(_))) => {
+                    break End::FrameTooLarge(session.limits.max_frame_bytes);
                 }
                 _ => break End::Client,
             },
             frame = upstream.next() => match frame {
                 Some(Ok(message)) => {
+                    last_frame = Instant::now();
                     if let Err(end) = session.on_vendor_frame(&mut relay, message, &mut client).await {
                         break end;
                     }
@@ -160,40 +240,32 @@ pub async fn run(mut session: LiveSession, upgrade: OnUpgrade, mut upstream: Cha
                 None => break End::Vendor("the channel's socket closed".into()),
             },
             _ = heartbeat.tick() => {
+                if last_frame.elapsed() >= idle {
+                    break End::Idle(idle.as_secs());
+                }
                 if let Err(end) = session.beat(&relay).await {
                     break end;
                 }
             }
+            () = &mut deadline => break End::TooLong(longest),
+            // The borrow the wait returns is dropped at once (it is not `Send`).
+            () = async { drop(drain.wait_for(|drains| *drains).await) } => break End::Drained,
         }
     };
     tracing::info!(session = %session.id, reason = %end.reason(), seconds = started.elapsed().as_secs(), "live session ended");
-    if let End::Balance(why) = &end {
-        // Why, in the API's own words, before the close.
+    // Why, in the API's own words, before the close; both sockets closed.
+    if let Some((kind, code, message)) = end.told() {
         let id = relay.event_id();
-        let message = format!(
-            "The session ended: the balance cannot cover its next step ({why}). What was delivered is charged."
-        );
-        let refusal = error_event(
-            &id,
-            ErrorType::InsufficientQuota,
-            "insufficient_quota",
-            &message,
-            None,
-            None,
-        );
-        let _ = send(&mut client, refusal).await;
+        let _ = send(
+            &mut client,
+            error_event(&id, kind, code, &message, None, None),
+        )
+        .await;
     }
-
-    // Both sockets closed, each with the reason its side can read.
-    let (code, said) = match &end {
-        End::Client => (CloseCode::Normal, String::new()),
-        End::Vendor(_) => (CloseCode::Error, "the vendor ended the session".to_owned()),
-        End::Balance(_) => (CloseCode::Policy, "insufficient_quota".to_owned()),
-        End::Fenced | End::Store(_) => (
-            CloseCode::Error,
-            "the session could not be billed".to_owned(),
-        ),
-    };
+    let (code, said) = (
+        end.close_code(),
+        end.told().map(|(_, code, _)| code).unwrap_or(""),
+    );
     let _ = tokio::time::timeout(Duration::from_secs(2), async {
         let _ = client
             .send(Message::Close(Some(CloseFrame {

@@ -176,6 +176,15 @@ pub async fn serve(
         () = graceful.shutdown() => tracing::info!("all connections closed"),
         () = tokio::time::sleep(grace) => tracing::warn!(?grace, "grace period over; closing the remaining connections"),
     }
+    // Live sessions were told when the drain began (`tollgate_request::live`); each ends with
+    // its response in progress charged. One that outlives the grace is the sweeper's.
+    let live = &gateway.state().live;
+    if !live.ended(grace).await {
+        tracing::warn!(
+            open = live.open(),
+            "live sessions still open after the grace period; the sweeper settles them from their journal"
+        );
+    }
 }
 
 /// Resolves on SIGTERM or Ctrl-C (SIGINT).

@@ -21,11 +21,13 @@ pub mod admission;
 pub mod auth;
 pub mod connections;
 pub mod context;
+pub mod live;
 pub mod metrics;
 pub mod operator;
 pub mod policy;
 pub mod quotas;
 pub mod routes;
+pub mod slots;
 pub mod state;
 
 pub use state::State;

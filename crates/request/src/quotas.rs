@@ -685,62 +685,6 @@ impl Drop for Admitted {
     }
 }
 
-/// How many multipart uploads each key has in flight, against `[server] max_uploads_per_key`
-/// (`docs/decisions.md`, "Connection hygiene"): a key that opens many slow uploads — each
-/// held by a connection and a spool — is refused past the cap, at once, rather than let it
-/// hold the gateway's memory, files and connections.
-#[derive(Debug, Default)]
-pub struct UploadSlots {
-    in_flight: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
-}
-
-/// One upload in flight; its slot is given back when dropped.
-#[derive(Debug)]
-pub struct UploadSlot {
-    in_flight: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
-    key: String,
-}
-
-impl UploadSlots {
-    /// A slot for an upload of `key`, or 429 when it already has `max` in flight.
-    pub fn admit(&self, key: &str, max: usize) -> Result<UploadSlot, ApiError> {
-        let mut in_flight = self
-            .in_flight
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let n = in_flight.entry(key.to_owned()).or_default();
-        if *n >= max {
-            return Err(ApiError::too_many(
-                "uploads in flight",
-                "key",
-                u32::try_from(max).unwrap_or(u32::MAX),
-                "; retry when one finishes",
-                1,
-            ));
-        }
-        *n += 1;
-        Ok(UploadSlot {
-            in_flight: self.in_flight.clone(),
-            key: key.to_owned(),
-        })
-    }
-}
-
-impl Drop for UploadSlot {
-    fn drop(&mut self) {
-        let mut in_flight = self
-            .in_flight
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(n) = in_flight.get_mut(&self.key) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                in_flight.remove(&self.key);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

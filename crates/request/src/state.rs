@@ -156,7 +156,11 @@ pub struct State {
     /// Client connections: timeouts and limits.
     pub server: ServerConfig,
     /// Multipart uploads in flight, per key.
-    pub uploads: crate::quotas::UploadSlots,
+    pub uploads: crate::slots::KeySlots,
+    /// Live sessions open on this replica.
+    pub live: crate::live::LiveSessions,
+    /// Their limits (`[realtime]`).
+    pub realtime: tollgate_settings::config::RealtimeConfig,
     draining: AtomicBool,
 }
 
@@ -188,7 +192,9 @@ impl State {
                 &random_key(),
             ),
             server: ServerConfig::default(),
-            uploads: crate::quotas::UploadSlots::default(),
+            uploads: crate::slots::KeySlots::default(),
+            live: crate::live::LiveSessions::default(),
+            realtime: tollgate_settings::config::RealtimeConfig::default(),
             draining: AtomicBool::new(false),
         }
     }
@@ -219,6 +225,12 @@ impl State {
         self
     }
 
+    /// Replaces the live sessions' limits.
+    pub fn with_realtime(mut self, realtime: tollgate_settings::config::RealtimeConfig) -> State {
+        self.realtime = realtime;
+        self
+    }
+
     /// Replaces the connection settings.
     pub fn with_server(mut self, server: ServerConfig) -> State {
         self.server = server;
@@ -228,6 +240,7 @@ impl State {
     /// Marks the gateway as shutting down: `/readyz` fails so load balancers stop sending.
     pub fn start_draining(&self) {
         self.draining.store(true, Ordering::SeqCst);
+        self.live.drain();
     }
 
     /// Whether shutdown has begun.

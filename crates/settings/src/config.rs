@@ -72,6 +72,9 @@ pub struct Config {
     /// `tollgate_alerts::Rule::from_config`.
     #[serde(default)]
     pub alerts: Vec<tollgate_alerts::RuleConfig>,
+    /// Live voice sessions: their limits (`[realtime]`).
+    #[serde(default)]
+    pub realtime: RealtimeConfig,
     /// Configured upstreams.
     #[serde(default)]
     pub channels: Vec<ChannelConfig>,
@@ -642,6 +645,65 @@ pub struct ModelConfig {
     pub session: Option<SessionSettings>,
 }
 
+/// Live voice sessions' limits (`[realtime]`; docs/decisions.md, "Live voice sessions").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RealtimeConfig {
+    /// Sessions one key may have open at once; more are refused with 429 before the upgrade.
+    pub max_sessions_per_key: usize,
+    /// The longest a session may last, in seconds (OpenAI's own limit: 60 minutes); then it
+    /// ends with an `error` saying so, its response in progress charged.
+    pub max_session_seconds: u64,
+    /// The longest a session may go without a frame either way, in seconds.
+    pub idle_timeout_seconds: u64,
+    /// The largest frame either side may send, in bytes (OpenAI's 15 MiB of audio is 20 MiB of
+    /// base64); a client's larger frame closes its socket (1009).
+    pub max_frame_bytes: usize,
+    /// How long a client secret lives when its request does not say, in seconds (10 to 7,200).
+    pub client_secret_seconds: u64,
+    /// Sessions one client secret may open (OpenAI's open any number until the secret expires;
+    /// one by default here, so that a leaked secret opens nothing once its page has connected).
+    pub sessions_per_client_secret: u32,
+}
+
+impl Default for RealtimeConfig {
+    fn default() -> RealtimeConfig {
+        RealtimeConfig {
+            max_sessions_per_key: 8,
+            max_session_seconds: 3_600,
+            idle_timeout_seconds: 600,
+            max_frame_bytes: 21 << 20,
+            client_secret_seconds: 600,
+            sessions_per_client_secret: 1,
+        }
+    }
+}
+
+impl RealtimeConfig {
+    /// Refuses a limit of zero (none would mean "no session at all", not "no limit").
+    pub fn check(&self) -> Result<(), String> {
+        let zero = [
+            ("max_sessions_per_key", self.max_sessions_per_key == 0),
+            ("max_session_seconds", self.max_session_seconds == 0),
+            ("idle_timeout_seconds", self.idle_timeout_seconds == 0),
+            ("max_frame_bytes", self.max_frame_bytes < 1024),
+            (
+                "sessions_per_client_secret",
+                self.sessions_per_client_secret == 0,
+            ),
+        ];
+        if let Some((name, _)) = zero.iter().find(|(_, bad)| *bad) {
+            return Err(format!(
+                "realtime.{name} must be at least 1 (max_frame_bytes: 1024)"
+            ));
+        }
+        if !(10..=7_200).contains(&self.client_secret_seconds) {
+            return Err("realtime.client_secret_seconds must be between 10 and 7200".into());
+        }
+        Ok(())
+    }
+}
+
 /// A realtime model's session (`[models.NAME.session]`; docs/decisions.md, "Live voice
 /// sessions").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -720,6 +782,7 @@ impl Config {
         let config: Config =
             toml::from_str(text).map_err(|e| ConfigError::Parse(toml_error(text, &e)))?;
         config.server.check().map_err(ConfigError::Parse)?;
+        config.realtime.check().map_err(ConfigError::Parse)?;
         if config.alerting.evaluate_seconds == 0 || config.alerting.timeout_seconds == 0 {
             return Err(ConfigError::Parse(
                 "[alerting]: evaluate_seconds and timeout_seconds must be at least 1".into(),
@@ -758,6 +821,7 @@ impl Config {
             ("[ledger]", self.ledger != next.ledger),
             ("[tracing]", self.tracing != next.tracing),
             ("[alerting]", self.alerting != next.alerting),
+            ("[realtime]", self.realtime != next.realtime),
         ]
         .into_iter()
         .filter_map(|(name, changed)| changed.then_some(name))

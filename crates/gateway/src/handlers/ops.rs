@@ -213,6 +213,17 @@ pub async fn metrics(ctx: RequestCtx, _request: Request<Incoming>) -> Answer {
         "Reloads refused (the file did not read, did not fit together, or changed what needs a restart); the settings in force kept serving",
         ConstCounter::new(settings.refused()),
     );
+    let live = &ctx.state.live;
+    scrape.register(
+        "tollgate_live_sessions_open",
+        "Live voice sessions (/v1/realtime) open on this replica",
+        ConstGauge::new(i64::try_from(live.open()).unwrap_or(i64::MAX)),
+    );
+    scrape.register(
+        "tollgate_live_sessions_opened",
+        "Live voice sessions opened on this replica since it started",
+        ConstCounter::new(live.opened()),
+    );
     if let Some(wal) = ctx.state.store.wal_bytes() {
         scrape.register(
             "tollgate_sqlite_wal_bytes",

@@ -73,6 +73,7 @@ pub async fn connect(
     );
     let priced = admission::admit(&ctx, &principal, &entry.public, &price, &step).await?;
     let permit = admission::open_stream(&ctx)?;
+    let live = admission::live_slot(&ctx, &principal)?;
 
     // 8. The session's hold: its first step, in the database (it must survive the replica).
     let opened = ctx
@@ -116,7 +117,8 @@ pub async fn connect(
         request_id: ctx.request_id.clone(),
         channel: channel.name.clone(),
         meter: SessionMeter::new(rates(&entry.session)),
-        max_frame: live_session::MAX_FRAME_BYTES,
+        limits: ctx.state.realtime,
+        live,
         _permit: permit,
     };
     let offered_realtime = offers_protocol(request.headers(), REALTIME_PROTOCOL);
@@ -225,7 +227,7 @@ async fn dial(
     ApiError,
 > {
     let client = ctx.state.live_http.as_ref().unwrap_or(&ctx.state.http);
-    let config = live_session::socket_config(live_session::MAX_FRAME_BYTES);
+    let config = live_session::socket_config(ctx.state.realtime.max_frame_bytes);
     relay::with_failover(entry, ctx.usage.as_ref(), |channel, endpoint| async move {
         let dialer = registry::session_dialer(channel.format)?;
         dialer
