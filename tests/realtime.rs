@@ -490,3 +490,164 @@ async fn a_session_keeps_its_limits() {
     audit_account(&gw, &account).await;
     gw.stop().await;
 }
+
+/// Connects with `secret` as a browser does: the subprotocol beside `realtime`.
+async fn connect_as_browser(
+    gw: &TestGateway,
+    query: &str,
+    secret: &str,
+) -> Result<Socket, http::StatusCode> {
+    let mut request = format!("ws://{}/v1/realtime{query}", gw.addr)
+        .into_client_request()
+        .unwrap();
+    request.headers_mut().insert(
+        "sec-websocket-protocol",
+        format!("realtime, openai-insecure-api-key.{secret}")
+            .parse()
+            .unwrap(),
+    );
+    match tokio_tungstenite::connect_async(request).await {
+        Ok((socket, _)) => Ok(socket),
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => Err(response.status()),
+        Err(e) => panic!("connect: {e}"),
+    }
+}
+
+/// Ephemeral client secrets: minted by a key (free), bound to it and its model, one session
+/// each, short-lived; the session it opens is the key's, billed to its account.
+#[tokio::test]
+async fn a_client_secret_opens_one_session_of_the_key_that_minted_it() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("10").await;
+    let minted = gw
+        .post_json(
+            "/v1/realtime/client_secrets",
+            &key,
+            &json!({"expires_after": {"anchor": "created_at", "seconds": 120},
+                    "session": {"type": "realtime", "model": "voice-1", "instructions": "Be brief."}}),
+        )
+        .await;
+    assert_eq!(minted.status, 200, "{}", minted.text());
+    let minted = minted.json();
+    let secret = minted["value"].as_str().unwrap().to_owned();
+    assert!(secret.starts_with("ek_"));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let expires_at = minted["expires_at"].as_u64().unwrap();
+    assert!(
+        (now + 110..=now + 130).contains(&expires_at),
+        "{expires_at} vs {now}"
+    );
+    assert_eq!(minted["session"]["model"], "voice-1");
+    assert_eq!(minted["session"]["instructions"], "Be brief.");
+    assert_eq!(
+        gw.balance(&account).await,
+        "10".parse().unwrap(),
+        "minting is free"
+    );
+
+    // The model the secret names is the session's; no query needed.
+    let mut socket = connect_as_browser(&gw, "", &secret).await.unwrap();
+    let mut seen = Vec::new();
+    next_of(&mut socket, "session.created", &mut seen).await;
+    speak(&mut socket, 1_000).await;
+    send(&mut socket, json!({"type": "response.create"})).await;
+    next_of(&mut socket, "response.done", &mut seen).await;
+    socket.close(None).await.unwrap();
+    session_closed(&gw, &account).await;
+    assert!(
+        gw.balance(&account).await < "10".parse().unwrap(),
+        "billed to the key's account"
+    );
+
+    // One session each: the secret is spent.
+    assert_eq!(
+        connect_as_browser(&gw, "", &secret).await.err(),
+        Some(http::StatusCode::UNAUTHORIZED)
+    );
+    // Another model than the one it was minted for is refused, and a secret is no key elsewhere.
+    let other = gw
+        .post_json(
+            "/v1/realtime/client_secrets",
+            &key,
+            &json!({"session": {"type": "realtime", "model": "voice-1"}}),
+        )
+        .await
+        .json()["value"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(gw.get("/v1/models", &other).await.status, 401);
+    assert_eq!(
+        connect_as_browser(&gw, "?model=no-such-model", &other)
+            .await
+            .err(),
+        Some(http::StatusCode::NOT_FOUND)
+    );
+    // An expired secret.
+    let expired = gw
+        .store
+        .mint_client_secret(&tollgate_store::SecretTerms {
+            key_id: gw.store.authenticate(&key).await.unwrap().unwrap().key_id,
+            model: None,
+            session: None,
+            lifetime_ms: 1,
+            sessions: 1,
+        })
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert_eq!(
+        connect_as_browser(&gw, "?model=voice-1", &expired.value)
+            .await
+            .err(),
+        Some(http::StatusCode::UNAUTHORIZED)
+    );
+    audit_account(&gw, &account).await;
+    gw.stop().await;
+}
+
+/// What cannot be minted is refused by name, in OpenAI's shape.
+#[tokio::test]
+async fn a_client_secret_request_keeps_the_rules() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (_, key) = gw.account("10").await;
+    for (body, status, param) in [
+        (
+            json!({"expires_after": {"seconds": 5}}),
+            400,
+            "expires_after.seconds",
+        ),
+        (
+            json!({"expires_after": {"anchor": "now", "seconds": 60}}),
+            400,
+            "expires_after.anchor",
+        ),
+        (
+            json!({"session": {"type": "transcription"}}),
+            400,
+            "session.type",
+        ),
+        (
+            json!({"session": {"type": "realtime", "model": "no-such-model"}}),
+            404,
+            "session.model",
+        ),
+        (json!({"session": "realtime"}), 400, "session"),
+        (json!({"lifetime": 60}), 400, "lifetime"),
+    ] {
+        let reply = gw
+            .post_json("/v1/realtime/client_secrets", &key, &body)
+            .await;
+        assert_eq!(reply.status, status, "{body}: {}", reply.text());
+        assert_eq!(
+            reply.json()["error"]["param"],
+            param,
+            "{body}: {}",
+            reply.text()
+        );
+    }
+    gw.stop().await;
+}

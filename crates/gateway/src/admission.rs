@@ -31,11 +31,11 @@ use tollgate_request::live::LiveSlot;
 use tollgate_request::policy;
 pub use tollgate_request::quotas::StreamPermit;
 use tollgate_request::quotas::{Admitted, RateHeaders};
-use tollgate_request::routes::Credentials;
+use tollgate_request::routes::{Credentials, Route};
 use tollgate_request::slots::KeySlot;
 use tollgate_settings::catalog::ModelEntry;
 use tollgate_settings::prices::Price;
-use tollgate_store::{PriceGroup, Principal};
+use tollgate_store::{PriceGroup, Principal, Redeemed, StoreError, is_client_secret};
 
 /// Authenticates a request: the key must exist and be enabled, with its account, and the
 /// request must pass their access policies' expiry, endpoint and network rules (the model rule
@@ -66,33 +66,13 @@ pub async fn authenticate<B>(
             },
         ));
     };
+    // A live session may be opened with an ephemeral secret its key minted (docs/api.md §2.11).
+    if ctx.route.route == Route::Realtime && is_client_secret(&secret) {
+        let principal = client_secret_principal(ctx, &secret).await?;
+        return admit_principal(ctx, principal, family).await;
+    }
     match auth::look_up(&state.keys, &state.store, &secret).await? {
-        Lookup::Found(principal) => {
-            let span = tracing::Span::current();
-            span.record("tollgate.account", principal.account_name.as_str());
-            span.record("tollgate.key", principal.key_id.as_str());
-            ctx.note_principal(&principal);
-            policy::admit(
-                &principal,
-                ctx.route.policy,
-                ctx.client,
-                family,
-                now_millis(),
-            )?;
-            // Rate limits, concurrency and open streams count metered requests (the ones
-            // logged; a video's download or a media link holds no slot); what the admission
-            // holds lives as long as the request, in its `Admission`.
-            if ctx.route.metered {
-                ctx.admission.note_caller(&principal.limited_by);
-                let mut headers = RateHeaders::default();
-                let admitted = state.quotas.admit_request(&principal, &mut headers).await;
-                ctx.admission.note_rate_headers(&headers);
-                if let Some(admitted) = admitted? {
-                    ctx.admission.keep(admitted);
-                }
-            }
-            Ok(principal)
-        }
+        Lookup::Found(principal) => admit_principal(ctx, principal, family).await,
         Lookup::Unknown => Err(ApiError::new(
             ErrorKind::InvalidCredential,
             match family {
@@ -106,6 +86,76 @@ pub async fn authenticate<B>(
             "This API key or its account has been disabled",
         )),
     }
+}
+
+/// The key a client secret stands for, one of the secret's sessions taken now (whatever comes
+/// of the rest of the request): refused like a wrong key when it is unknown, expired or spent,
+/// or when its key is gone; a disabled key's secret is refused as the key is.
+async fn client_secret_principal(ctx: &RequestCtx, secret: &str) -> Result<Principal, ApiError> {
+    let refused = |message: &str| {
+        ApiError::new(ErrorKind::InvalidCredential, message).code("invalid_client_secret")
+    };
+    let store = &ctx.state.store;
+    let redeemed = store
+        .redeem_client_secret(secret)
+        .await
+        .map_err(|e| ApiError::internal("reading a client secret", e))?;
+    let key_id = match redeemed {
+        Redeemed::Opened { key_id, .. } => key_id,
+        Redeemed::Unknown => return Err(refused("Incorrect client secret provided")),
+        Redeemed::Expired => return Err(refused("The client secret has expired")),
+        Redeemed::Spent => {
+            return Err(refused(
+                "The client secret has opened all the sessions it may",
+            ));
+        }
+    };
+    match store.principal_of_key(&key_id).await {
+        Ok(Some(principal)) => Ok(principal),
+        Ok(None) | Err(StoreError::Revoked(_)) => Err(refused(
+            "The key that minted this client secret no longer exists",
+        )),
+        Err(StoreError::Disabled(_)) => Err(disabled()),
+        Err(e) => Err(ApiError::internal("reading the key of a client secret", e)),
+    }
+}
+
+/// Admits an authenticated `principal` presenting its key as `family` says: its access
+/// policies' expiry, endpoint and network rules, then — on a metered route — its place under
+/// the key's rate and concurrency limits, held in the request's `Admission`.
+pub async fn admit_principal(
+    ctx: &RequestCtx,
+    principal: Principal,
+    family: Family,
+) -> Result<Principal, ApiError> {
+    let span = tracing::Span::current();
+    span.record("tollgate.account", principal.account_name.as_str());
+    span.record("tollgate.key", principal.key_id.as_str());
+    ctx.note_principal(&principal);
+    policy::admit(
+        &principal,
+        ctx.route.policy,
+        ctx.client,
+        family,
+        now_millis(),
+    )?;
+    // Rate limits, concurrency and open streams count metered requests (the ones logged; a
+    // video's download or a media link holds no slot); what the admission holds lives as long
+    // as the request, in its `Admission`.
+    if ctx.route.metered {
+        ctx.admission.note_caller(&principal.limited_by);
+        let mut headers = RateHeaders::default();
+        let admitted = ctx
+            .state
+            .quotas
+            .admit_request(&principal, &mut headers)
+            .await;
+        ctx.admission.note_rate_headers(&headers);
+        if let Some(admitted) = admitted? {
+            ctx.admission.keep(admitted);
+        }
+    }
+    Ok(principal)
 }
 
 /// Admits the client stream the request is about to open, against the open-streams limits of

@@ -102,6 +102,10 @@ static ROUTES: &[Endpoint] = &[
         .key(Key(OpenAi), Some("realtime"))
         .session()
         .about(handlers::realtime::about), client!(handlers::realtime::connect)),
+    Endpoint::new(row(Route::RealtimeClientSecrets, POST, Exact("/v1/realtime/client_secrets"), "realtime_client_secrets")
+        .key(Key(OpenAi), Some("realtime"))
+        .reads(Body::ClientSecrets)
+        .about(handlers::realtime::about_client_secrets), client!(handlers::realtime::create_client_secret)),
     Endpoint::new(row(Route::Translations, POST, Exact("/v1/audio/translations"), "translations")
         .about(handlers::ops::about_translations), open!(handlers::ops::translations_unsupported)),
     Endpoint::new(row(Route::SpeechToText, POST, Exact("/v1/speech_to_text"), "speech_to_text")

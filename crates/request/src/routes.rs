@@ -88,6 +88,8 @@ pub enum Route {
     ResponsesInputTokens,
     /// `GET /v1/realtime` upgraded to a WebSocket: an OpenAI Realtime session.
     Realtime,
+    /// `POST /v1/realtime/client_secrets`: an ephemeral secret a browser opens a session with.
+    RealtimeClientSecrets,
     /// `POST /v1/audio/translations` — not supported (docs/api.md §4 rule 5).
     Translations,
     /// Anything under `/admin/v1/` — the admin API, which routes within itself.

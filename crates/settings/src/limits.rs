@@ -31,10 +31,12 @@ pub enum Endpoint {
     Chat,
     /// `/v1/responses`.
     Responses,
+    /// `/v1/realtime/client_secrets`: a session's configuration (instructions, tools).
+    ClientSecrets,
 }
 
 impl Endpoint {
-    const ALL: [(Endpoint, &'static str, usize); 11] = [
+    const ALL: [(Endpoint, &'static str, usize); 12] = [
         (Endpoint::Embeddings, "embeddings", 8 << 20),
         (Endpoint::Speech, "speech", 256 << 10),
         (Endpoint::T2a, "t2a", 256 << 10),
@@ -46,6 +48,7 @@ impl Endpoint {
         (Endpoint::Native, "native", 20 << 20),
         (Endpoint::Chat, "chat", 20 << 20),
         (Endpoint::Responses, "responses", 20 << 20),
+        (Endpoint::ClientSecrets, "client_secrets", 1 << 20),
     ];
 }
 

@@ -253,6 +253,22 @@ impl Store {
     /// Recognises a presented secret. `Ok(None)` for an unknown secret; `Revoked` for a key
     /// revoked for good; `Disabled` when the key or its account is disabled.
     pub async fn authenticate(&self, secret: &str) -> Result<Option<Principal>, StoreError> {
+        self.principal_where("k.secret_hash", &hash_secret(secret))
+            .await
+    }
+
+    /// The principal of the key `key_id` (what a client secret it minted stands for), judged
+    /// as [`Store::authenticate`] judges a presented key.
+    pub async fn principal_of_key(&self, key_id: &str) -> Result<Option<Principal>, StoreError> {
+        self.principal_where("k.id", key_id).await
+    }
+
+    /// The principal of the key whose `column` (`k.secret_hash` or `k.id`) is `value`.
+    async fn principal_where(
+        &self,
+        column: &'static str,
+        value: &str,
+    ) -> Result<Option<Principal>, StoreError> {
         type KeyRow = (
             String,
             String,
@@ -262,12 +278,12 @@ impl Store {
             Option<String>,
             Option<String>,
         );
-        let row: Option<KeyRow> = sqlx::query_as(
+        let row: Option<KeyRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT k.id, k.account_id, a.name, k.disabled, a.disabled, a.policy, k.policy
              FROM api_keys k JOIN accounts a ON a.id = k.account_id
-             WHERE k.secret_hash = $1",
-        )
-        .bind(hash_secret(secret))
+             WHERE {column} = $1"
+        )))
+        .bind(value)
         .fetch_optional(self.pool())
         .await?;
         match row {

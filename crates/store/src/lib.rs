@@ -43,6 +43,7 @@ mod audit;
 pub mod chain;
 mod changes;
 pub mod checkpoint;
+mod client_secrets;
 mod error;
 mod explain;
 mod holds;
@@ -71,6 +72,7 @@ pub use alerts::{
     NewAlertEvent,
 };
 pub use audit::{AuditReport, LEASE_EXPIRY_GRACE_MS, Violation};
+pub use client_secrets::{MintedSecret, Redeemed, SecretTerms, is_client_secret};
 pub use error::StoreError;
 pub use explain::{RequestCharges, Viewer};
 pub use holds::{Closed, Hold, HoldRequest, LedgerEntry, LedgerKind, Settlement};

@@ -569,6 +569,25 @@ const MIGRATIONS: &[Migration] = &[
             "ALTER TABLE holds ADD COLUMN session_id TEXT",
         ],
     },
+    Migration {
+        version: 18,
+        name: "ephemeral client secrets of live sessions",
+        statements: &[
+            // `crate::client_secrets`: a secret's hash, the key it stands for, the model it is
+            // for, and the sessions it may still open until it expires.
+            "CREATE TABLE IF NOT EXISTS client_secrets (
+                id TEXT PRIMARY KEY,
+                secret_hash TEXT NOT NULL UNIQUE,
+                key_id TEXT NOT NULL,
+                model TEXT,
+                session TEXT,
+                sessions_left BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL
+            )",
+            "CREATE INDEX IF NOT EXISTS client_secrets_expiry ON client_secrets (expires_at)",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.

@@ -357,6 +357,14 @@ async fn sweep(state: Arc<State>) {
             Ok(swept) => tracing::warn!(swept, "live sessions swept: their replica stopped"),
             Err(e) => tracing::warn!(error = %e, "sweeping stale live sessions failed"),
         }
+        // Client secrets a day past their expiry are of no use, even to explain a refusal.
+        if let Err(e) = state
+            .store
+            .prune_client_secrets(Duration::from_secs(86_400))
+            .await
+        {
+            tracing::warn!(error = %e, "pruning expired client secrets failed");
+        }
         tokio::time::sleep(state.tasks.sweep_interval).await;
     }
 }
