@@ -145,7 +145,8 @@ pub struct Background {
 impl Background {
     /// Starts it for `state`: the operators' channel switches and price versions followed, the usage log pruned
     /// (after `[usage] retention_days`) and rolled up, and — with `[tasks] workers` — the
-    /// video-task pollers and sweeper (a restarted replica picks up every task in flight).
+    /// video-task pollers and sweeper (a restarted replica picks up every task in flight), and
+    /// the sweeper of live sessions whose replica stopped.
     pub fn start(state: &Arc<State>, config: &Config) -> Background {
         let store = state.store.clone();
         let mut handles = vec![
@@ -156,6 +157,7 @@ impl Background {
                 config.usage.retention_days,
             )),
             tokio::spawn(tollgate_journal::usage::roll_up(store)),
+            tokio::spawn(crate::live_session::sweep(state.clone())),
         ];
         match ledger_keys::signing_key(&config.ledger) {
             Ok(Some(key)) => handles.push(tokio::spawn(sign_checkpoints(

@@ -32,12 +32,6 @@ use tollgate_settings::config::RealtimeConfig;
 use tollgate_store::{Hold, PriceGroup, Settlement, Step, UsageRecord};
 use tollgate_upstream::common::websocket::ChannelSocket;
 
-/// How often a session beats and journals what its response in progress delivered.
-pub const HEARTBEAT: Duration = Duration::from_secs(5);
-
-/// A session whose heartbeat is older than this is swept (its replica killed or paused).
-pub const STALE_AFTER: Duration = Duration::from_secs(30);
-
 /// The framing both sockets use.
 pub fn socket_config(max_frame: usize) -> WebSocketConfig {
     WebSocketConfig::default()
@@ -207,7 +201,7 @@ pub async fn run(mut session: LiveSession, upgrade: OnUpgrade, mut upstream: Cha
         in_response: false,
         events: 0,
     };
-    let mut heartbeat = tokio::time::interval(HEARTBEAT);
+    let mut heartbeat = tokio::time::interval(session.limits.heartbeat());
     heartbeat.tick().await;
     let mut drain = session.live.drain_signal();
     let longest = session.limits.max_session_seconds;
@@ -618,4 +612,27 @@ async fn send(client: &mut ClientSocket, event: String) -> Result<(), End> {
 
 async fn send_message(client: &mut ClientSocket, message: Message) -> Result<(), End> {
     client.send(message).await.map_err(|_| End::Client)
+}
+
+/// Settles, every third of the staleness, the sessions whose replica stopped beating (killed,
+/// or paused past it) from what they journaled (`tollgate_store::sessions`), on any replica;
+/// and prunes client secrets a day past their expiry. Runs for the gateway's life.
+pub async fn sweep(state: Arc<State>) {
+    let stale = state.realtime.stale_after();
+    let mut tick = tokio::time::interval(stale / 3);
+    loop {
+        tick.tick().await;
+        match state.store.sweep_sessions(stale).await {
+            Ok(0) => {}
+            Ok(swept) => tracing::warn!(swept, "live sessions swept: their replica stopped"),
+            Err(e) => tracing::warn!(error = %e, "sweeping stale live sessions failed"),
+        }
+        if let Err(e) = state
+            .store
+            .prune_client_secrets(Duration::from_secs(86_400))
+            .await
+        {
+            tracing::warn!(error = %e, "pruning expired client secrets failed");
+        }
+    }
 }

@@ -664,6 +664,10 @@ pub struct RealtimeConfig {
     /// Sessions one client secret may open (OpenAI's open any number until the secret expires;
     /// one by default here, so that a leaked secret opens nothing once its page has connected).
     pub sessions_per_client_secret: u32,
+    /// A session whose replica has not written its heartbeat for this long (killed, paused,
+    /// cut off) is settled by any replica's sweeper from what it journaled, in seconds. Its
+    /// replica beats six times as often.
+    pub stale_session_seconds: u64,
 }
 
 impl Default for RealtimeConfig {
@@ -675,11 +679,22 @@ impl Default for RealtimeConfig {
             max_frame_bytes: 21 << 20,
             client_secret_seconds: 600,
             sessions_per_client_secret: 1,
+            stale_session_seconds: 30,
         }
     }
 }
 
 impl RealtimeConfig {
+    /// How long a session's heartbeat may be silent before it is swept.
+    pub fn stale_after(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.stale_session_seconds)
+    }
+
+    /// How often a session beats: six times within [`RealtimeConfig::stale_after`].
+    pub fn heartbeat(&self) -> std::time::Duration {
+        self.stale_after() / 6
+    }
+
     /// Refuses a limit of zero (none would mean "no session at all", not "no limit").
     pub fn check(&self) -> Result<(), String> {
         let zero = [
@@ -691,10 +706,11 @@ impl RealtimeConfig {
                 "sessions_per_client_secret",
                 self.sessions_per_client_secret == 0,
             ),
+            ("stale_session_seconds", self.stale_session_seconds < 3),
         ];
         if let Some((name, _)) = zero.iter().find(|(_, bad)| *bad) {
             return Err(format!(
-                "realtime.{name} must be at least 1 (max_frame_bytes: 1024)"
+                "realtime.{name} must be at least 1 (max_frame_bytes: 1024, stale_session_seconds: 3)"
             ));
         }
         if !(10..=7_200).contains(&self.client_secret_seconds) {

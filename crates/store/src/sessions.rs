@@ -301,14 +301,33 @@ impl Store {
     pub async fn sweep_sessions(&self, stale: std::time::Duration) -> Result<u64, StoreError> {
         let cutoff =
             now_millis().saturating_sub(i64::try_from(stale.as_millis()).unwrap_or(i64::MAX));
-        let rows: Vec<(String, Option<String>, i64)> = sqlx::query_as(
-            "SELECT id, hold_id, unsettled_nanos FROM sessions WHERE state = 'open' AND heartbeat_at < $1",
+        type Stale = (
+            String,
+            Option<String>,
+            i64,
+            String,
+            Option<String>,
+            String,
+            Option<String>,
+        );
+        let rows: Vec<Stale> = sqlx::query_as(
+            "SELECT id, hold_id, unsettled_nanos, account_id, key_id, model, request_id
+             FROM sessions WHERE state = 'open' AND heartbeat_at < $1",
         )
         .bind(cutoff)
         .fetch_all(self.pool())
         .await?;
         let mut swept = 0;
-        for (id, hold_id, unsettled) in rows {
+        for (id, hold_id, unsettled, account_id, key_id, model, request_id) in rows {
+            // The session's usage records, as its own replica would have written them.
+            let record = |kind: &'static str| {
+                let mut record = UsageRecord::new(kind, account_id.clone(), "realtime");
+                record.key_id.clone_from(&key_id);
+                record.model = Some(model.clone());
+                record.request_id.clone_from(&request_id);
+                record.status = 200;
+                record
+            };
             let mut tx = self.write_tx().await?;
             let closed = sqlx::query(
                 "UPDATE sessions SET state = 'closed', closed_at = $1, close_reason = $2, hold_id = NULL,
@@ -336,11 +355,20 @@ impl Store {
                     if charge.is_zero() {
                         release_hold(&mut tx, &hold_id, "swept: nothing delivered").await?;
                     } else {
-                        let settlement = Settlement::new(charge)
-                            .estimated()
-                            .note("swept: the session's replica stopped; charged what it journaled as delivered")
-                            .priced_at(None, Amount::from_nanos(held), "the session's hold");
+                        let note = "swept: the session's replica stopped; charged what it journaled as delivered";
+                        let settlement = Settlement::new(charge).estimated().note(note).priced_at(
+                            None,
+                            Amount::from_nanos(held),
+                            "the session's hold",
+                        );
                         settle_hold(&mut tx, &hold_id, settlement).await?;
+                        let mut response = record("response");
+                        response.charge = charge;
+                        response.hold = Amount::from_nanos(held);
+                        response.estimated = true;
+                        response.note = Some(note.into());
+                        response.hold_id = Some(hold_id.clone());
+                        write_usage(&mut *tx, &[&response]).await?;
                         sqlx::query(
                             "UPDATE sessions SET responses = responses + 1, charged_nanos = charged_nanos + $1
                              WHERE id = $2",
@@ -352,6 +380,9 @@ impl Store {
                     }
                 }
             }
+            let mut summary = record("session");
+            summary.note = Some(format!("session {id}: swept, its replica stopped"));
+            write_usage(&mut *tx, &[&summary]).await?;
             tx.commit().await?;
             tracing::warn!(session = %id, "swept a session whose replica stopped");
             swept += 1;

@@ -346,25 +346,6 @@ async fn sweep(state: Arc<State>) {
             }
             Err(e) => tracing::warn!(error = %e, "sweeping orphaned submissions failed"),
         }
-        // Live sessions whose replica stopped beating (killed, or paused past the staleness):
-        // charged what they journaled (`tollgate_store::sessions`).
-        match state
-            .store
-            .sweep_sessions(crate::live_session::STALE_AFTER)
-            .await
-        {
-            Ok(0) => {}
-            Ok(swept) => tracing::warn!(swept, "live sessions swept: their replica stopped"),
-            Err(e) => tracing::warn!(error = %e, "sweeping stale live sessions failed"),
-        }
-        // Client secrets a day past their expiry are of no use, even to explain a refusal.
-        if let Err(e) = state
-            .store
-            .prune_client_secrets(Duration::from_secs(86_400))
-            .await
-        {
-            tracing::warn!(error = %e, "pruning expired client secrets failed");
-        }
         tokio::time::sleep(state.tasks.sweep_interval).await;
     }
 }
