@@ -33,11 +33,24 @@ use tollgate_store::{Hold, PriceGroup, Settlement, Step, UsageRecord};
 use tollgate_upstream::common::websocket::ChannelSocket;
 
 /// The framing both sockets use.
+///
+/// Sized for many quiet sockets: tungstenite allocates its read buffer eagerly (128 KiB by
+/// default: two sockets a session made an idle session 268 KB, docs/benchmarks.md), so reads
+/// start at 8 KiB and grow for a large frame; each event is written as it is sent (the relay
+/// flushes every one anyway); and what waits to be written is bounded — a receiver that stops
+/// reading stalls its own session (see [`SLOW_RECEIVER`]), never the gateway's memory.
 pub fn socket_config(max_frame: usize) -> WebSocketConfig {
     WebSocketConfig::default()
+        .read_buffer_size(8 << 10)
+        .write_buffer_size(0)
+        .max_write_buffer_size(max_frame.saturating_mul(2))
         .max_message_size(Some(max_frame))
         .max_frame_size(Some(max_frame))
 }
+
+/// The longest a relayed event may wait to be taken by its receiver — the client, or the
+/// vendor — before the session ends: a slow receiver holds its own session, for so long.
+pub const SLOW_RECEIVER: Duration = Duration::from_secs(30);
 
 /// A session admitted and held, with its channel's socket open.
 #[derive(Debug)]
@@ -96,6 +109,8 @@ enum End {
     /// The client sent a frame over `[realtime] max_frame_bytes` (refused by the framing
     /// before it was read whole).
     FrameTooLarge(usize),
+    /// A receiver (the client, or the vendor) did not take an event for [`SLOW_RECEIVER`].
+    SlowReceiver(&'static str),
 }
 
 impl End {
@@ -110,6 +125,7 @@ impl End {
             End::TooLong(seconds) => format!("the session reached its {seconds} s"),
             End::Idle(seconds) => format!("no frame for {seconds} s"),
             End::FrameTooLarge(limit) => format!("a client frame over {limit} bytes"),
+            End::SlowReceiver(who) => format!("{who} stopped reading"),
         }
     }
 
@@ -152,6 +168,14 @@ impl End {
                 "session_idle",
                 format!("The session ended after {seconds} seconds without an event either way."),
             )),
+            End::SlowReceiver(who) => Some((
+                ErrorType::Server,
+                "slow_receiver",
+                format!(
+                    "The session ended: {who} took no event for {} seconds.",
+                    SLOW_RECEIVER.as_secs()
+                ),
+            )),
             End::FrameTooLarge(limit) => Some((
                 ErrorType::InvalidRequest,
                 "frame_too_large",
@@ -167,7 +191,7 @@ impl End {
             End::Balance(_) => CloseCode::Policy,
             End::Drained => CloseCode::Away,
             End::FrameTooLarge(_) => CloseCode::Size,
-            End::Vendor(_) | End::Fenced | End::Store(_) => CloseCode::Error,
+            End::Vendor(_) | End::Fenced | End::Store(_) | End::SlowReceiver(_) => CloseCode::Error,
         }
     }
 }
@@ -361,10 +385,10 @@ impl LiveSession {
         } else {
             Message::Text(text)
         };
-        upstream
-            .send(forward)
-            .await
-            .map_err(|e| End::Vendor(e.to_string()))
+        match tokio::time::timeout(SLOW_RECEIVER, upstream.send(forward)).await {
+            Ok(sent) => sent.map_err(|e| End::Vendor(e.to_string())),
+            Err(_) => Err(End::SlowReceiver("the vendor")),
+        }
     }
 
     /// A vendor's frame: vetted, measured, its `response.done` charged, relayed as it came
@@ -611,7 +635,11 @@ async fn send(client: &mut ClientSocket, event: String) -> Result<(), End> {
 }
 
 async fn send_message(client: &mut ClientSocket, message: Message) -> Result<(), End> {
-    client.send(message).await.map_err(|_| End::Client)
+    match tokio::time::timeout(SLOW_RECEIVER, client.send(message)).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(_)) => Err(End::Client),
+        Err(_) => Err(End::SlowReceiver("the client")),
+    }
 }
 
 /// Settles, every third of the staleness, the sessions whose replica stopped beating (killed,

@@ -84,6 +84,8 @@ pub async fn start(addr: SocketAddr, settings: KnobSettings) -> std::io::Result<
                 },
                 _ = stop.changed() => break,
             };
+            // As a vendor's edge does: a small frame (a realtime event) is not held back.
+            let _ = stream.set_nodelay(true);
             let knobs = served_knobs.clone();
             let tasks = tasks.clone();
             let genai = served_genai.clone();
