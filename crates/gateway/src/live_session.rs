@@ -85,6 +85,8 @@ pub struct LiveSession {
     pub live: LiveSlot,
     /// The key's open-streams slot, for the session's life.
     pub _permit: StreamPermit,
+    /// Responses charged so far.
+    pub responses: u64,
 }
 
 /// Why a session ended: the reason written on its row and, for the client, its close frame.
@@ -516,12 +518,22 @@ impl LiveSession {
     async fn charge_response(&mut self, usage: Option<&server::ResponseUsage>) -> Result<(), End> {
         let bound = self.meter.close_response();
         let (settlement, record) = self.settlement(&bound, usage);
-        match self
-            .state
-            .store
-            .settle_response(&self.id, &self.hold, settlement, Some(record), self.step)
-            .await
-        {
+        self.responses += 1;
+        tracing::Span::current().record("responses", self.responses);
+        let span = tracing::info_span!(
+            "response",
+            tollgate.charge = %settlement.actual,
+            tollgate.units = record.units,
+            estimated = settlement.estimated,
+        );
+        let settled = self.state.store.settle_response(
+            &self.id,
+            &self.hold,
+            settlement,
+            Some(record),
+            self.step,
+        );
+        match tracing::Instrument::instrument(settled, span).await {
             Ok(settled) => match settled.next {
                 Step::Held(hold) => {
                     self.hold = hold;

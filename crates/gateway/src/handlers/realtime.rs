@@ -122,13 +122,19 @@ pub async fn connect(
         limits: ctx.state.realtime,
         live,
         _permit: permit,
+        responses: 0,
     };
     let offered_realtime = offers_protocol(request.headers(), REALTIME_PROTOCOL);
-    tokio::spawn(live_session::run(
-        session,
-        hyper::upgrade::on(request),
-        upstream,
-    ));
+    // A span for the session's life, under the upgrade's request span; a child per response.
+    let span = tracing::info_span!(
+        "live_session",
+        session = %session.id,
+        gen_ai.request.model = %entry.public,
+        tollgate.channel = %channel.name,
+        responses = tracing::field::Empty,
+    );
+    let relay = live_session::run(session, hyper::upgrade::on(request), upstream);
+    tokio::spawn(tracing::Instrument::instrument(relay, span));
     let mut response = Response::new(tollgate_exchange::response::full(bytes::Bytes::new()));
     *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
     let headers = response.headers_mut();
