@@ -651,3 +651,116 @@ async fn a_client_secret_request_keeps_the_rules() {
     }
     gw.stop().await;
 }
+
+/// A key's daily budget bounds a session as it bounds requests: each step of the hold is
+/// admitted against it, each response trued up to its charge, and the session that reaches
+/// the budget is hung up with `insufficient_quota` — however large the account's balance.
+#[tokio::test]
+async fn a_session_is_hung_up_at_its_keys_daily_budget() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, _) = gw.account("100").await;
+    // A step is $0.048 (see above): the budget holds the first and a little more.
+    let budget: Amount = "0.07".parse().unwrap();
+    let key = gw
+        .key_with(
+            &account,
+            tollgate_store::AccessPolicy {
+                daily_budget: Some(budget),
+                ..tollgate_store::AccessPolicy::default()
+            },
+        )
+        .await;
+    let mut socket = connect(&gw, "voice-1", &key.secret).await.unwrap();
+    let mut seen = Vec::new();
+    next_of(&mut socket, "session.created", &mut seen).await;
+    let mut told = None;
+    for _ in 0..20 {
+        speak(&mut socket, 5_000).await;
+        send(&mut socket, json!({"type": "response.create"})).await;
+        let ended = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                match socket.next().await {
+                    Some(Ok(Message::Text(text))) => {
+                        let event: Value = serde_json::from_str(text.as_str()).unwrap();
+                        if event["type"] == "error" {
+                            return Some(event);
+                        }
+                        if event["type"] == "response.done" {
+                            return None;
+                        }
+                    }
+                    Some(Ok(_)) => {}
+                    _ => return Some(json!({"closed": true})),
+                }
+            }
+        })
+        .await
+        .unwrap();
+        if let Some(event) = ended {
+            told = Some(event);
+            break;
+        }
+    }
+    let told = told.expect("the session was never hung up");
+    assert_eq!(told["error"]["code"], "insufficient_quota", "{told}");
+    assert!(
+        told["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("daily budget"),
+        "{told}"
+    );
+    session_closed(&gw, &account).await;
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    let spent = charges(&ledger)
+        .iter()
+        .fold(Amount::ZERO, |sum, e| sum.checked_sub(e.amount).unwrap());
+    assert!(spent > Amount::ZERO, "the responses were charged");
+    assert!(spent <= budget, "spent {spent} of a {budget} budget");
+    // What the session spent counts: a new session cannot hold a step in what is left.
+    assert_eq!(
+        connect(&gw, "voice-1", &key.secret).await.err(),
+        Some(http::StatusCode::TOO_MANY_REQUESTS)
+    );
+    audit_account(&gw, &account).await;
+    gw.stop().await;
+}
+
+/// A session's audio, heard and spoken, counts in the key's per-minute `audio_seconds`: each
+/// step holds its seconds both ways, given back when the session ends unspent.
+#[tokio::test]
+async fn a_sessions_audio_counts_in_the_keys_audio_seconds_per_minute() {
+    // Within one minute window (the quota's).
+    let now = u64::try_from(tollgate_journal::clock::now_millis()).unwrap();
+    if 60_000 - now % 60_000 < 20_000 {
+        tokio::time::sleep(Duration::from_millis(60_000 - now % 60_000 + 50)).await;
+    }
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, _) = gw.account("100").await;
+    // A step is 30 s heard and 30 s spoken: one session's first step fits in 100, two do not.
+    let key = gw
+        .key_with(
+            &account,
+            tollgate_store::AccessPolicy {
+                per_minute: Some([("audio_seconds".to_owned(), 100)].into()),
+                ..tollgate_store::AccessPolicy::default()
+            },
+        )
+        .await;
+    let mut first = connect(&gw, "voice-1", &key.secret).await.unwrap();
+    let mut seen = Vec::new();
+    next_of(&mut first, "session.created", &mut seen).await;
+    assert_eq!(
+        connect(&gw, "voice-1", &key.secret).await.err(),
+        Some(http::StatusCode::TOO_MANY_REQUESTS),
+        "a second session's step is over the minute's audio"
+    );
+    first.close(None).await.unwrap();
+    session_closed(&gw, &account).await;
+    let mut second = connect(&gw, "voice-1", &key.secret).await.unwrap();
+    next_of(&mut second, "session.created", &mut seen).await;
+    second.close(None).await.unwrap();
+    session_closed(&gw, &account).await;
+    audit_account(&gw, &account).await;
+    gw.stop().await;
+}

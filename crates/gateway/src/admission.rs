@@ -191,6 +191,23 @@ pub async fn admit_spend(
     spend
 }
 
+/// Admits `usage` on its meter's per-minute quotas alone (a live session's audio seconds,
+/// `Quotas::admit_units`).
+pub async fn admit_units(
+    ctx: &RequestCtx,
+    principal: &Principal,
+    usage: &Usage,
+) -> Result<Option<Admitted>, ApiError> {
+    let mut headers = RateHeaders::default();
+    let admitted = ctx
+        .state
+        .quotas
+        .admit_units(principal, usage, &mut headers)
+        .await;
+    ctx.admission.note_rate_headers(&headers);
+    admitted
+}
+
 /// One of the caller's key's upload slots (`[server] max_uploads_per_key`), held while a
 /// multipart body is read.
 pub fn upload_slot(ctx: &RequestCtx, principal: &Principal) -> Result<KeySlot, ApiError> {

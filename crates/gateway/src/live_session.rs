@@ -17,7 +17,8 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
-use tollgate_billing::{Amount, Measure, Tariff, Usage};
+use tollgate_billing::{Amount, Measure, Tariff, TokenClasses, Usage};
+use tollgate_exchange::errors::{ApiError, ErrorKind};
 use tollgate_metering::Bound;
 use tollgate_metering::session::{ResponseBound, SessionMeter, claimed};
 use tollgate_realtime::audio::AudioFormat;
@@ -25,11 +26,11 @@ use tollgate_realtime::client::{self, ClientKind};
 use tollgate_realtime::error::{ErrorType, error_event};
 use tollgate_realtime::server::{self, ServerKind};
 use tollgate_request::live::LiveSlot;
-use tollgate_request::quotas::StreamPermit;
+use tollgate_request::quotas::{Admitted, RateHeaders, StreamPermit};
 use tollgate_request::state::State;
 use tollgate_settings::catalog::ModelEntry;
-use tollgate_settings::config::RealtimeConfig;
-use tollgate_store::{Hold, PriceGroup, Settlement, Step, UsageRecord};
+use tollgate_settings::config::{RealtimeConfig, SessionSettings};
+use tollgate_store::{Hold, PriceGroup, Principal, Settlement, Step, UsageRecord};
 use tollgate_upstream::common::websocket::ChannelSocket;
 
 /// The framing both sockets use.
@@ -71,14 +72,16 @@ pub struct LiveSession {
     pub price_group: Option<Arc<PriceGroup>>,
     /// The price version.
     pub price_version: Option<i64>,
-    /// The caller's key.
-    pub key_id: String,
+    /// The caller: its key, and the limits its spending counts against.
+    pub principal: Principal,
     /// The upgrade's request id.
     pub request_id: String,
     /// The channel that serves it.
     pub channel: String,
     /// What the session relayed.
     pub meter: SessionMeter,
+    /// What the response in progress holds of the caller's budgets and per-minute quotas.
+    pub spend: Spend,
     /// Its limits (`[realtime]`).
     pub limits: RealtimeConfig,
     /// Its place among the replica's live sessions (its key's slot, the drain signal).
@@ -87,6 +90,59 @@ pub struct LiveSession {
     pub _permit: StreamPermit,
     /// Responses charged so far.
     pub responses: u64,
+    /// Milliseconds of audio, both ways, counted in the responses charged so far.
+    pub audio_charged_ms: u64,
+}
+
+/// What the response in progress holds of the caller's limits, beside the balance: its money
+/// in the daily and monthly budgets and its tokens in the per-minute `token_classes` quotas
+/// (`Quotas::admit_spend`), and its audio in the per-minute `audio_seconds` quotas
+/// (`Quotas::admit_units`). It grows with the hold, a step at a time, and is trued up with
+/// the response's charge; dropped, it gives back what was not spent.
+#[derive(Debug, Default)]
+pub struct Spend(Option<Admitted>);
+
+impl Spend {
+    /// The admissions of a step (either may be `None`: nothing limits it).
+    pub fn of(money: Option<Admitted>, audio: Option<Admitted>) -> Spend {
+        let mut spend = Spend(money);
+        spend.join(Spend(audio));
+        spend
+    }
+
+    /// Joins a step's admissions to the response's.
+    fn join(&mut self, step: Spend) {
+        match (&mut self.0, step.0) {
+            (Some(held), Some(step)) => held.absorb(step),
+            (None, step) => self.0 = step,
+            (Some(_), None) => {}
+        }
+    }
+
+    /// Trues the limits up with what the response was charged: its token classes, its
+    /// audio seconds, its money.
+    fn settle(&mut self, classes: &Usage, audio: &Usage, charge: Amount) {
+        if let Some(admitted) = self.0.take() {
+            admitted.settle_measured(&[classes, audio], charge);
+        }
+    }
+}
+
+/// `steps` steps of a session's hold: `step_seconds` of audio heard and spoken each.
+pub fn step_usage(settings: &SessionSettings, steps: u64) -> Usage {
+    let seconds = settings.step_seconds.max(1).saturating_mul(steps);
+    Usage::TokenClasses(TokenClasses {
+        audio_in: seconds.saturating_mul(settings.audio_in_tokens_per_second),
+        audio_out: seconds.saturating_mul(settings.audio_out_tokens_per_second),
+        ..TokenClasses::default()
+    })
+}
+
+/// The audio of `steps` steps, heard and spoken, as the per-minute `audio_seconds` quotas
+/// count it.
+pub fn step_audio(settings: &SessionSettings, steps: u64) -> Usage {
+    let seconds = settings.step_seconds.max(1).saturating_mul(steps);
+    Usage::AudioSeconds(seconds.saturating_mul(2))
 }
 
 /// Why a session ended: the reason written on its row and, for the client, its close frame.
@@ -98,6 +154,9 @@ enum End {
     Vendor(String),
     /// The balance or the account refused the next step.
     Balance(String),
+    /// A limit of the key or its account refused the next step: a budget (`rate: false`) or
+    /// a per-minute quota (`rate: true`), in its refusal's words.
+    Limit { rate: bool, message: String },
     /// The sweeper closed the session (this replica was paused past its heartbeat).
     Fenced,
     /// The store failed.
@@ -116,11 +175,20 @@ enum End {
 }
 
 impl End {
+    /// A limit's refusal of the next step.
+    fn limit(refused: ApiError) -> End {
+        End::Limit {
+            rate: refused.kind == ErrorKind::RateLimited,
+            message: refused.message,
+        }
+    }
+
     fn reason(&self) -> String {
         match self {
             End::Client => "client closed".into(),
             End::Vendor(why) => format!("vendor closed: {why}"),
             End::Balance(why) => format!("balance: {why}"),
+            End::Limit { message, .. } => format!("limit: {message}"),
             End::Fenced => "fenced: swept while this replica was paused".into(),
             End::Store(why) => format!("store: {why}"),
             End::Drained => "the gateway drains".into(),
@@ -148,6 +216,19 @@ impl End {
                     "The session ended: the balance cannot cover its next step ({why}). What was delivered is charged."
                 ),
             )),
+            End::Limit { rate, message } => Some(if *rate {
+                (
+                    ErrorType::RateLimit,
+                    "rate_limit_exceeded",
+                    format!("The session ended: {message}. What was delivered is charged."),
+                )
+            } else {
+                (
+                    ErrorType::InsufficientQuota,
+                    "insufficient_quota",
+                    format!("The session ended: {message}. What was delivered is charged."),
+                )
+            }),
             End::Fenced | End::Store(_) => Some((
                 ErrorType::Server,
                 "billing_unavailable",
@@ -190,7 +271,7 @@ impl End {
     fn close_code(&self) -> CloseCode {
         match self {
             End::Client | End::TooLong(_) | End::Idle(_) => CloseCode::Normal,
-            End::Balance(_) => CloseCode::Policy,
+            End::Balance(_) | End::Limit { .. } => CloseCode::Policy,
             End::Drained => CloseCode::Away,
             End::FrameTooLarge(_) => CloseCode::Size,
             End::Vendor(_) | End::Fenced | End::Store(_) | End::SlowReceiver(_) => CloseCode::Error,
@@ -469,6 +550,7 @@ impl LiveSession {
             .checked_sub(self.hold.amount)
             .unwrap_or(Amount::ZERO)
             .max(self.step);
+        let step = self.admit_step(by).await?;
         match self
             .state
             .store
@@ -477,12 +559,38 @@ impl LiveSession {
         {
             Ok(Step::Held(hold)) => {
                 self.hold = hold;
+                self.spend.join(step);
                 Ok(())
             }
             Ok(Step::Refused(why)) => Err(End::Balance(why.to_string())),
             Ok(Step::Fenced) => Err(End::Fenced),
             Err(e) => Err(End::Store(e.to_string())),
         }
+    }
+
+    /// Admits `by` more of the session's hold against the caller's budgets and per-minute
+    /// quotas, as so many steps of audio both ways: the limits refuse a session's next step
+    /// as they refuse a request.
+    async fn admit_step(&self, by: Amount) -> Result<Spend, End> {
+        let step = u64::try_from(self.step.nanos()).unwrap_or(0).max(1);
+        let steps = u64::try_from(by.nanos()).unwrap_or(0).div_ceil(step).max(1);
+        let settings = &self.entry.session;
+        let quotas = &self.state.quotas;
+        let mut headers = RateHeaders::default();
+        let money = quotas
+            .admit_spend(
+                &self.principal,
+                &step_usage(settings, steps),
+                by,
+                &mut headers,
+            )
+            .await
+            .map_err(End::limit)?;
+        let audio = quotas
+            .admit_units(&self.principal, &step_audio(settings, steps), &mut headers)
+            .await
+            .map_err(End::limit)?;
+        Ok(Spend::of(money, audio))
     }
 
     /// The heartbeat: journals what the response in progress could be charged.
@@ -517,7 +625,8 @@ impl LiveSession {
     /// what the gateway relayed; a response the vendor did not report, at that bound.
     async fn charge_response(&mut self, usage: Option<&server::ResponseUsage>) -> Result<(), End> {
         let bound = self.meter.close_response();
-        let (settlement, record) = self.settlement(&bound, usage);
+        let (settlement, record, classes) = self.settlement(&bound, usage);
+        let (charge, audio) = (settlement.actual, self.audio_since_charged());
         self.responses += 1;
         tracing::Span::current().record("responses", self.responses);
         let span = tracing::info_span!(
@@ -536,14 +645,29 @@ impl LiveSession {
         match tracing::Instrument::instrument(settled, span).await {
             Ok(settled) => match settled.next {
                 Step::Held(hold) => {
+                    self.spend.settle(&classes, &audio, charge);
                     self.hold = hold;
+                    self.spend = self.admit_step(self.step).await?;
                     Ok(())
                 }
-                Step::Refused(why) => Err(End::Balance(why.to_string())),
+                Step::Refused(why) => {
+                    self.spend.settle(&classes, &audio, charge);
+                    Err(End::Balance(why.to_string()))
+                }
                 Step::Fenced => Err(End::Fenced),
             },
             Err(e) => Err(End::Store(e.to_string())),
         }
+    }
+
+    /// The audio relayed both ways since the last response charged, in the whole seconds the
+    /// per-minute `audio_seconds` quotas count.
+    fn audio_since_charged(&mut self) -> Usage {
+        let (heard, spoken) = self.meter.audio_ms();
+        let relayed = heard.saturating_add(spoken);
+        let since = relayed.saturating_sub(self.audio_charged_ms);
+        self.audio_charged_ms = relayed;
+        Usage::AudioSeconds(since.div_ceil(1_000))
     }
 
     /// The settlement and usage record of a response with `bound`, as `usage` claims it.
@@ -551,7 +675,7 @@ impl LiveSession {
         &self,
         bound: &ResponseBound,
         usage: Option<&server::ResponseUsage>,
-    ) -> (Settlement, UsageRecord) {
+    ) -> (Settlement, UsageRecord, Usage) {
         let cap = Bound {
             amount: self.bound_amount(bound),
             basis: "what the session relayed",
@@ -578,7 +702,7 @@ impl LiveSession {
             settlement = settlement.anomaly(anomaly);
         }
         let mut record = UsageRecord::new("response", self.hold.account_id.clone(), "realtime");
-        record.key_id = Some(self.key_id.clone());
+        record.key_id = Some(self.principal.key_id.clone());
         record.model = Some(self.entry.public.clone());
         record.channel = Some(self.channel.clone());
         record.status = 200;
@@ -594,7 +718,7 @@ impl LiveSession {
         record.price_version = self.price_version;
         record.measured = Some(measure);
         record.bound_basis = Some(cap.basis.into());
-        (settlement, record)
+        (settlement, record, usage)
     }
 
     /// Ends the session exactly once: the response in progress charged as relayed (a response
@@ -606,7 +730,9 @@ impl LiveSession {
         }
         let last = in_response.then(|| {
             let bound = self.meter.close_response();
-            let (settlement, record) = self.settlement(&bound, None);
+            let (settlement, record, classes) = self.settlement(&bound, None);
+            let audio = self.audio_since_charged();
+            self.spend.settle(&classes, &audio, settlement.actual);
             let settlement = settlement.note(format!(
                 "the session ended mid-response ({}): charged the bound of what was relayed",
                 end.reason()
@@ -615,7 +741,7 @@ impl LiveSession {
         });
         let (heard, spoken) = self.meter.audio_ms();
         let mut summary = UsageRecord::new("session", self.hold.account_id.clone(), "realtime");
-        summary.key_id = Some(self.key_id.clone());
+        summary.key_id = Some(self.principal.key_id.clone());
         summary.model = Some(self.entry.public.clone());
         summary.channel = Some(self.channel.clone());
         summary.status = 200;

@@ -425,6 +425,45 @@ impl Quotas {
         Ok((!admitted.taken.is_empty()).then_some(admitted))
     }
 
+    /// Admits `usage` on its meter's per-minute quotas alone, money aside: the audio seconds a
+    /// live session's step may relay, counted with the recognition endpoints' (docs/decisions.md,
+    /// "Live voice sessions"). `None` when nothing limits it.
+    pub async fn admit_units(
+        &self,
+        principal: &Principal,
+        usage: &Usage,
+        headers: &mut RateHeaders,
+    ) -> Result<Option<Admitted>, ApiError> {
+        let meter = usage.meter();
+        let mut admitted = self.empty();
+        let mut result = Ok(());
+        for (holder, policy) in principal.limited_by.iter() {
+            let Some(limit) = policy
+                .per_minute
+                .as_ref()
+                .and_then(|m| m.get(meter.as_str()))
+            else {
+                continue;
+            };
+            result = self
+                .take(
+                    &mut admitted,
+                    holder,
+                    QuotaName::Units(meter),
+                    *limit,
+                    usage.units(),
+                )
+                .await;
+            if result.is_err() {
+                break;
+            }
+        }
+        headers.merge(&admitted.headers);
+        result?;
+        admitted.committed = true;
+        Ok((!admitted.taken.is_empty()).then_some(admitted))
+    }
+
     /// Takes `units` of `holder`'s quota `name` into `admitted`, asking the database for a slice
     /// when the replica has too little in hand.
     async fn take(
@@ -644,20 +683,57 @@ impl Admitted {
     /// Trues up use-based quotas with what the request was charged: `usage` of its meter and
     /// `charge` of the budgets. Requests and concurrency are unaffected (the slots go when
     /// this is dropped).
-    pub fn settle(mut self, usage: &Usage, charge: Amount) {
+    pub fn settle(self, usage: &Usage, charge: Amount) {
+        self.settle_measured(&[usage], charge);
+    }
+
+    /// [`Admitted::settle`] for an admission that counted several meters (a live session's
+    /// token classes and audio seconds): each per-minute quota is trued up with the units of
+    /// the usage in `measured` on its meter (none there: nothing was used of it).
+    ///
+    /// An admission grown by [`Admitted::absorb`] may span windows (a session's response that
+    /// crossed a minute): what the earlier windows took stays theirs, and the latest window
+    /// takes the rest of what was used.
+    pub fn settle_measured(mut self, measured: &[&Usage], charge: Amount) {
         let spent = u64::try_from(charge.nanos()).unwrap_or(0);
         let taken = std::mem::take(&mut self.taken);
         let mut counters = self.core.lock();
-        for t in taken {
+        for (at, t) in taken.iter().enumerate() {
+            let same = |o: &&Taken| o.holder == t.holder && o.name == t.name;
+            if taken[at + 1..].iter().any(|o| same(&o)) {
+                continue;
+            }
+            let earlier: u64 = taken[..at].iter().filter(same).map(|o| o.units).sum();
             let actual = match t.name {
                 QuotaName::Requests => continue,
-                QuotaName::Units(_) => usage.units(),
+                QuotaName::Units(meter) => measured
+                    .iter()
+                    .filter(|u| u.meter() == meter)
+                    .map(|u| u.units())
+                    .sum(),
                 QuotaName::SpendDay | QuotaName::SpendMonth => spent,
             };
             if let Some(quota) = counters.quota(&t.holder, t.name) {
-                quota.settle(t.units, actual, t.window.start);
+                quota.settle(t.units, actual.saturating_sub(earlier), t.window.start);
             }
         }
+    }
+
+    /// Takes what `other` admitted into this admission, to be settled or given back with it:
+    /// a live session's hold grows step by step, and each step's spending joins the
+    /// response's. Units of one quota in one window add up.
+    pub fn absorb(&mut self, mut other: Admitted) {
+        for t in other.taken.drain(..) {
+            match self.taken.iter_mut().find(|o| {
+                o.holder == t.holder && o.name == t.name && o.window.start == t.window.start
+            }) {
+                Some(o) => o.units = o.units.saturating_add(t.units),
+                None => self.taken.push(t),
+            }
+        }
+        self.slots.append(&mut other.slots);
+        self.committed |= other.committed;
+        self.headers.merge(&other.headers);
     }
 }
 

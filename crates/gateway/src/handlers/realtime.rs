@@ -14,7 +14,6 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::sync::Arc;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
-use tollgate_billing::{TokenClasses, Usage};
 use tollgate_exchange::body;
 use tollgate_exchange::body::ResponseBody;
 use tollgate_exchange::errors::Family;
@@ -67,13 +66,19 @@ pub async fn connect(
 
     // 5–7. The model rule, the price, the caller's units and budgets for the first step, and
     // a slot among the key's open streams for the session's life.
-    let step = first_step(&entry.session);
+    let step = live_session::step_usage(&entry.session, 1);
     let price = ctx.state.prices.at(
         &entry.public,
         &entry.tariff,
         tollgate_journal::clock::now_millis(),
     );
     let priced = admission::admit(&ctx, &principal, &entry.public, &price, &step).await?;
+    let audio = admission::admit_units(
+        &ctx,
+        &principal,
+        &live_session::step_audio(&entry.session, 1),
+    )
+    .await?;
     let permit = admission::open_stream(&ctx)?;
     let live = admission::live_slot(&ctx, &principal)?;
 
@@ -115,14 +120,16 @@ pub async fn connect(
         tariff: priced.tariff,
         price_group: priced.price_group,
         price_version: priced.price_version,
-        key_id: principal.key_id.clone(),
         request_id: ctx.request_id.clone(),
         channel: channel.name.clone(),
         meter: SessionMeter::new(rates(&entry.session)),
+        spend: live_session::Spend::of(priced.spend, audio),
+        principal,
         limits: ctx.state.realtime,
         live,
         _permit: permit,
         responses: 0,
+        audio_charged_ms: 0,
     };
     let offered_realtime = offers_protocol(request.headers(), REALTIME_PROTOCOL);
     // A span for the session's life, under the upgrade's request span; a child per response.
@@ -406,16 +413,6 @@ pub fn rates(settings: &SessionSettings) -> SessionRates {
         audio_out_per_second: settings.audio_out_tokens_per_second,
         tokens_per_image: settings.tokens_per_image,
     }
-}
-
-/// A step of the session's hold: `step_seconds` of audio heard and spoken.
-pub fn first_step(settings: &SessionSettings) -> Usage {
-    let seconds = settings.step_seconds.max(1);
-    Usage::TokenClasses(TokenClasses {
-        audio_in: seconds.saturating_mul(settings.audio_in_tokens_per_second),
-        audio_out: seconds.saturating_mul(settings.audio_out_tokens_per_second),
-        ..TokenClasses::default()
-    })
 }
 
 /// Opens the socket of the first channel of `entry` that takes the session.
