@@ -7,7 +7,8 @@
 //!   that name the field;
 //! - what it is answered: [`response`] bodies, and [`errors`] — one meaning rendered in the
 //!   error shape of the endpoint's own vendor;
-//! - how a route describes both in the OpenAPI document ([`route_doc`]).
+//! - how a route describes both in the OpenAPI document ([`route_doc`]);
+//! - a relayed frame's one edit, a string [`splice`]d in place.
 //!
 //! It knows no configuration, no state and no request flow: those stand on it.
 
@@ -17,3 +18,4 @@ pub mod body;
 pub mod errors;
 pub mod response;
 pub mod route_doc;
+pub mod splice;

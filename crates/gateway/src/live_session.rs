@@ -1,8 +1,9 @@
 //! A live voice session's relay (docs/decisions.md, "Live voice sessions"): one loop that
-//! carries each frame across as it came — inspected by `tollgate-realtime`, measured by the
-//! session's meter (`tollgate_metering::session`) — grows the session's hold ahead of what the
-//! response in progress could be charged, charges each `response.done` on its own hold, and
-//! ends the session exactly once, whichever side ends it.
+//! carries each frame across as it came — judged by the session's [`Protocol`] (OpenAI
+//! Realtime's in [`openai`], Gemini Live's in [`gemini`]), measured by the session's meter
+//! (`tollgate_metering::session`) — grows the session's hold ahead of what the response in
+//! progress could be charged, charges each response its vendor reports done on its own hold,
+//! and ends the session exactly once, whichever side ends it.
 //!
 //! The money is the store's (`tollgate_store::sessions`): a durable hold, so that a replica
 //! killed mid-session leaves the sweeper what it journaled, and fenced by the hold's state, so
@@ -20,11 +21,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig
 use tollgate_billing::{Amount, Measure, Tariff, TokenClasses, Usage};
 use tollgate_exchange::errors::{ApiError, ErrorKind};
 use tollgate_metering::Bound;
-use tollgate_metering::session::{ResponseBound, SessionMeter, claimed};
-use tollgate_realtime::audio::AudioFormat;
-use tollgate_realtime::client::{self, ClientKind};
-use tollgate_realtime::error::{ErrorType, error_event};
-use tollgate_realtime::server::{self, ServerKind};
+use tollgate_metering::session::{Claim, ResponseBound, SessionMeter};
 use tollgate_request::live::LiveSlot;
 use tollgate_request::quotas::{Admitted, RateHeaders, StreamPermit};
 use tollgate_request::state::State;
@@ -32,6 +29,76 @@ use tollgate_settings::catalog::ModelEntry;
 use tollgate_settings::config::{RealtimeConfig, SessionSettings};
 use tollgate_store::{Hold, PriceGroup, Principal, Settlement, Step, UsageRecord};
 use tollgate_upstream::common::websocket::ChannelSocket;
+
+pub mod gemini;
+pub mod openai;
+
+/// What the relay asks of a session's protocol: a file per protocol, each judging its own
+/// frames and speaking its own words; the money and the loop are the relay's.
+pub trait Protocol: Send {
+    /// Judges a client's frame: relayed with what it put in, answered without relaying it,
+    /// or the end of the session.
+    fn judge_client(&mut self, message: Message) -> FromClient;
+    /// Vets a vendor's frame: relayed with what it delivered or claimed, or not relayed.
+    fn vet_vendor(&mut self, message: Message) -> FromVendor;
+    /// What the client is told before the close, in the protocol's words (OpenAI: an `error`
+    /// event; Gemini: `goAway` when the gateway goes, its close's reason otherwise).
+    fn farewell(&mut self, end: &End) -> Option<Message>;
+    /// The close frame's reason.
+    fn close_reason(&self, end: &End) -> String;
+}
+
+/// A client's frame, judged.
+#[derive(Debug)]
+pub enum FromClient {
+    /// Relay it; it put this into the conversation.
+    Relay(Message, Heard),
+    /// Not relayed: the client is answered (a refusal the session survives).
+    Answer(Message),
+    /// Not relayed: the session ends.
+    End(End),
+    /// Nothing to relay (a ping, a pong).
+    Skip,
+}
+
+/// A vendor's frame, vetted.
+#[derive(Debug)]
+pub enum FromVendor {
+    /// Relay it; this is what it delivered or claimed.
+    Relay(Message, News),
+    /// Not relayed: why, when it is worth a warning.
+    Skip(Option<String>),
+    /// The vendor ended the session.
+    End(End),
+}
+
+/// What a client's frame put into the conversation, as the gateway measured it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Heard {
+    /// Milliseconds of audio.
+    pub audio_ms: u64,
+    /// Bytes of text.
+    pub text_bytes: u64,
+    /// Images.
+    pub images: u64,
+}
+
+/// What a vendor's frame delivered, stated or claimed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct News {
+    /// Bytes of the session as the vendor states it (input it reads).
+    pub stated_text: u64,
+    /// A response began.
+    pub started: bool,
+    /// Milliseconds of audio the response delivered.
+    pub delivered_audio_ms: u64,
+    /// Bytes of text (and tool calls) the response delivered.
+    pub delivered_text_bytes: u64,
+    /// The response is done (and charged now).
+    pub done: bool,
+    /// Its usage as the vendor claims it.
+    pub claim: Option<Claim>,
+}
 
 /// The framing both sockets use.
 ///
@@ -92,6 +159,8 @@ pub struct LiveSession {
     pub responses: u64,
     /// Milliseconds of audio, both ways, counted in the responses charged so far.
     pub audio_charged_ms: u64,
+    /// The endpoint's label for its usage records (`realtime`, `live`).
+    pub endpoint: &'static str,
 }
 
 /// What the response in progress holds of the caller's limits, beside the balance: its money
@@ -147,7 +216,7 @@ pub fn step_audio(settings: &SessionSettings, steps: u64) -> Usage {
 
 /// Why a session ended: the reason written on its row and, for the client, its close frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum End {
+pub enum End {
     /// The client closed or went away.
     Client,
     /// The channel closed or broke.
@@ -172,6 +241,33 @@ enum End {
     FrameTooLarge(usize),
     /// A receiver (the client, or the vendor) did not take an event for [`SLOW_RECEIVER`].
     SlowReceiver(&'static str),
+    /// The client sent a message its protocol refuses by closing (Gemini Live): the rule, in
+    /// its words.
+    Refused(String),
+}
+
+/// Who is to blame for an end, as a protocol's error words say it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Blame {
+    /// The client's request broke a rule.
+    Request,
+    /// The caller cannot pay: the balance, a budget.
+    Quota,
+    /// A rate of the key.
+    Rate,
+    /// The gateway or the vendor.
+    Server,
+}
+
+/// What the client is told of an end: who is to blame, a code, a sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Told {
+    /// Who is to blame.
+    pub blame: Blame,
+    /// A machine-readable code (`insufficient_quota`, …).
+    pub code: &'static str,
+    /// A sentence for the user.
+    pub message: String,
 }
 
 impl End {
@@ -196,118 +292,132 @@ impl End {
             End::Idle(seconds) => format!("no frame for {seconds} s"),
             End::FrameTooLarge(limit) => format!("a client frame over {limit} bytes"),
             End::SlowReceiver(who) => format!("{who} stopped reading"),
+            End::Refused(why) => format!("a client message was refused: {why}"),
         }
     }
 
-    /// The `error` event the client is told before the close, when it is not the one who
-    /// ended the session: its type, code and message.
-    fn told(&self) -> Option<(ErrorType, &'static str, String)> {
-        match self {
-            End::Client => None,
-            End::Vendor(_) => Some((
-                ErrorType::Server,
+    /// What the client is told before the close, when it is not the one who ended the
+    /// session.
+    pub fn told(&self) -> Option<Told> {
+        let (blame, code, message) = match self {
+            End::Client => return None,
+            End::Vendor(_) => (
+                Blame::Server,
                 "upstream_closed",
                 "The vendor ended the session; what was delivered is charged.".into(),
-            )),
-            End::Balance(why) => Some((
-                ErrorType::InsufficientQuota,
+            ),
+            End::Balance(why) => (
+                Blame::Quota,
                 "insufficient_quota",
                 format!(
                     "The session ended: the balance cannot cover its next step ({why}). What was delivered is charged."
                 ),
-            )),
-            End::Limit { rate, message } => Some(if *rate {
-                (
-                    ErrorType::RateLimit,
-                    "rate_limit_exceeded",
-                    format!("The session ended: {message}. What was delivered is charged."),
-                )
-            } else {
-                (
-                    ErrorType::InsufficientQuota,
-                    "insufficient_quota",
-                    format!("The session ended: {message}. What was delivered is charged."),
-                )
-            }),
-            End::Fenced | End::Store(_) => Some((
-                ErrorType::Server,
+            ),
+            End::Limit { rate, message } => (
+                if *rate { Blame::Rate } else { Blame::Quota },
+                if *rate {
+                    "rate_limit_exceeded"
+                } else {
+                    "insufficient_quota"
+                },
+                format!("The session ended: {message}. What was delivered is charged."),
+            ),
+            End::Fenced | End::Store(_) => (
+                Blame::Server,
                 "billing_unavailable",
                 "The session ended: it could not be billed. What was delivered is charged once."
                     .into(),
-            )),
-            End::Drained => Some((
-                ErrorType::Server,
+            ),
+            End::Drained => (
+                Blame::Server,
                 "server_shutting_down",
                 "The gateway is restarting: reconnect to go on. What was delivered is charged."
                     .into(),
-            )),
-            End::TooLong(seconds) => Some((
-                ErrorType::InvalidRequest,
+            ),
+            End::TooLong(seconds) => (
+                Blame::Request,
                 "session_expired",
                 format!("Your session hit the maximum duration of {seconds} seconds."),
-            )),
-            End::Idle(seconds) => Some((
-                ErrorType::InvalidRequest,
+            ),
+            End::Idle(seconds) => (
+                Blame::Request,
                 "session_idle",
                 format!("The session ended after {seconds} seconds without an event either way."),
-            )),
-            End::SlowReceiver(who) => Some((
-                ErrorType::Server,
+            ),
+            End::SlowReceiver(who) => (
+                Blame::Server,
                 "slow_receiver",
                 format!(
                     "The session ended: {who} took no event for {} seconds.",
                     SLOW_RECEIVER.as_secs()
                 ),
-            )),
-            End::FrameTooLarge(limit) => Some((
-                ErrorType::InvalidRequest,
+            ),
+            End::FrameTooLarge(limit) => (
+                Blame::Request,
                 "frame_too_large",
                 format!("A frame may hold at most {limit} bytes; the session ended."),
-            )),
-        }
+            ),
+            End::Refused(why) => (Blame::Request, "invalid_message", why.clone()),
+        };
+        Some(Told {
+            blame,
+            code,
+            message,
+        })
     }
 
     /// The close frame's code.
-    fn close_code(&self) -> CloseCode {
+    pub fn close_code(&self) -> CloseCode {
         match self {
             End::Client | End::TooLong(_) | End::Idle(_) => CloseCode::Normal,
             End::Balance(_) | End::Limit { .. } => CloseCode::Policy,
             End::Drained => CloseCode::Away,
             End::FrameTooLarge(_) => CloseCode::Size,
+            End::Refused(_) => CloseCode::Invalid,
             End::Vendor(_) | End::Fenced | End::Store(_) | End::SlowReceiver(_) => CloseCode::Error,
         }
     }
 }
 
-type ClientSocket = WebSocketStream<TokioIo<Upgraded>>;
+/// The client's side of a session.
+pub type ClientSocket = WebSocketStream<TokioIo<Upgraded>>;
 
-/// Relays the session until one side ends it, then settles it.
-pub async fn run(mut session: LiveSession, upgrade: OnUpgrade, mut upstream: ChannelSocket) {
-    let config = socket_config(session.limits.max_frame_bytes);
-    let mut client = match upgrade.await {
-        Ok(upgraded) => {
-            WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config))
-                .await
-        }
+/// The client's socket, once its upgrade completes.
+pub async fn accept(upgrade: OnUpgrade, max_frame: usize) -> Result<ClientSocket, hyper::Error> {
+    let upgraded = upgrade.await?;
+    let config = socket_config(max_frame);
+    Ok(WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await)
+}
+
+/// Relays the session on the client's upgrade until one side ends it, then settles it.
+pub async fn run(
+    session: LiveSession,
+    protocol: Box<dyn Protocol>,
+    upgrade: OnUpgrade,
+    mut upstream: ChannelSocket,
+) {
+    match accept(upgrade, session.limits.max_frame_bytes).await {
+        Ok(client) => relay(session, protocol, client, None, upstream).await,
         Err(e) => {
             tracing::warn!(session = %session.id, error = %e, "the client's upgrade failed");
             let _ = upstream.close(None).await;
             session.end(End::Client, false).await;
-            return;
         }
-    };
+    }
+}
+
+/// Relays the session on the client's socket until one side ends it, then settles it. `first`
+/// is a frame the client sent before the session was opened (Gemini Live's `setup`, which
+/// names the model), relayed first.
+pub async fn relay(
+    mut session: LiveSession,
+    mut protocol: Box<dyn Protocol>,
+    mut client: ClientSocket,
+    first: Option<Message>,
+    mut upstream: ChannelSocket,
+) {
     let started = Instant::now();
-    let mut relay = Relay {
-        judged: client::Session {
-            model: session.entry.public.clone(),
-            input_format: AudioFormat::Pcm16,
-            // Decoded, a frame's base64 holds three bytes in four.
-            max_audio_bytes: session.limits.max_frame_bytes / 4 * 3,
-        },
-        output_format: AudioFormat::Pcm16,
-        in_response: false,
-        events: 0,
-    };
+    let mut in_response = false;
     let mut heartbeat = tokio::time::interval(session.limits.heartbeat());
     heartbeat.tick().await;
     let mut drain = session.live.drain_signal();
@@ -316,221 +426,126 @@ pub async fn run(mut session: LiveSession, upgrade: OnUpgrade, mut upstream: Cha
     tokio::pin!(deadline);
     let idle = Duration::from_secs(session.limits.idle_timeout_seconds);
     let mut last_frame = Instant::now();
-    let end = loop {
-        tokio::select! {
-            frame = client.next() => match frame {
-                Some(Ok(message)) => {
-                    last_frame = Instant::now();
-                    if let Err(end) = session.on_client_frame(&mut relay, message, &mut client, &mut upstream).await {
+    let opened = match first {
+        Some(first) => {
+            let judged = protocol.judge_client(first);
+            session
+                .on_client_frame(judged, &mut client, &mut upstream)
+                .await
+        }
+        None => Ok(()),
+    };
+    let end = if let Err(end) = opened {
+        end
+    } else {
+        loop {
+            tokio::select! {
+                frame = client.next() => match frame {
+                    Some(Ok(message)) => {
+                        last_frame = Instant::now();
+                        let judged = protocol.judge_client(message);
+                        if let Err(end) = session.on_client_frame(judged, &mut client, &mut upstream).await {
+                            break end;
+                        }
+                    }
+                    Some(Err(tokio_tungstenite::tungstenite::Error::Capacity(_))) => {
+                        break End::FrameTooLarge(session.limits.max_frame_bytes);
+                    }
+                    _ => break End::Client,
+                },
+                frame = upstream.next() => match frame {
+                    Some(Ok(message)) => {
+                        last_frame = Instant::now();
+                        let vetted = protocol.vet_vendor(message);
+                        if let Err(end) = session.on_vendor_frame(vetted, &mut in_response, &mut client).await {
+                            break end;
+                        }
+                    }
+                    Some(Err(e)) => break End::Vendor(e.to_string()),
+                    None => break End::Vendor("the channel's socket closed".into()),
+                },
+                _ = heartbeat.tick() => {
+                    if last_frame.elapsed() >= idle {
+                        break End::Idle(idle.as_secs());
+                    }
+                    if let Err(end) = session.beat(in_response).await {
                         break end;
                     }
                 }
-                Some(Err(tokio_tungstenite::tungstenite::Error::Capacity(_))) => {
-                    break End::FrameTooLarge(session.limits.max_frame_bytes);
-                }
-                _ => break End::Client,
-            },
-            frame = upstream.next() => match frame {
-                Some(Ok(message)) => {
-                    last_frame = Instant::now();
-                    if let Err(end) = session.on_vendor_frame(&mut relay, message, &mut client).await {
-                        break end;
-                    }
-                }
-                Some(Err(e)) => break End::Vendor(e.to_string()),
-                None => break End::Vendor("the channel's socket closed".into()),
-            },
-            _ = heartbeat.tick() => {
-                if last_frame.elapsed() >= idle {
-                    break End::Idle(idle.as_secs());
-                }
-                if let Err(end) = session.beat(&relay).await {
-                    break end;
-                }
+                () = &mut deadline => break End::TooLong(longest),
+                // The borrow the wait returns is dropped at once (it is not `Send`).
+                () = async { drop(drain.wait_for(|drains| *drains).await) } => break End::Drained,
             }
-            () = &mut deadline => break End::TooLong(longest),
-            // The borrow the wait returns is dropped at once (it is not `Send`).
-            () = async { drop(drain.wait_for(|drains| *drains).await) } => break End::Drained,
         }
     };
     tracing::info!(session = %session.id, reason = %end.reason(), seconds = started.elapsed().as_secs(), "live session ended");
-    // Why, in the API's own words, before the close; both sockets closed.
-    if let Some((kind, code, message)) = end.told() {
-        let id = relay.event_id();
-        let _ = send(
-            &mut client,
-            error_event(&id, kind, code, &message, None, None),
-        )
-        .await;
+    // Why, in the protocol's own words, before the close; both sockets closed.
+    if let Some(farewell) = protocol.farewell(&end) {
+        let _ = send_message(&mut client, farewell).await;
     }
-    let (code, said) = (
-        end.close_code(),
-        end.told().map(|(_, code, _)| code).unwrap_or(""),
-    );
+    let close = CloseFrame {
+        code: end.close_code(),
+        reason: protocol.close_reason(&end).into(),
+    };
     let _ = tokio::time::timeout(Duration::from_secs(2), async {
-        let _ = client
-            .send(Message::Close(Some(CloseFrame {
-                code,
-                reason: said.into(),
-            })))
-            .await;
+        let _ = client.send(Message::Close(Some(close))).await;
         let _ = upstream.close(None).await;
     })
     .await;
-    let in_response = relay.in_response;
     session.end(end, in_response).await;
 }
 
-/// What the relay knows of the session beside its meter.
-#[derive(Debug)]
-struct Relay {
-    /// The session as a client's event is judged by it.
-    judged: client::Session,
-    /// The format of the audio the vendor speaks.
-    output_format: AudioFormat,
-    /// A response is in progress (created, not done).
-    in_response: bool,
-    /// Events the gateway wrote itself, for their ids.
-    events: u64,
-}
-
-impl Relay {
-    fn event_id(&mut self) -> String {
-        self.events += 1;
-        format!("event_tg_{}", self.events)
-    }
-}
-
 impl LiveSession {
-    /// A client's frame: judged, measured and relayed as it came, or refused with an `error`
-    /// event that never reaches the vendor.
+    /// A client's frame, judged: measured and relayed as it came, answered, or the end.
     async fn on_client_frame(
         &mut self,
-        relay: &mut Relay,
-        message: Message,
+        judged: FromClient,
         client: &mut ClientSocket,
         upstream: &mut ChannelSocket,
     ) -> Result<(), End> {
-        let text = match message {
-            Message::Text(text) => text,
-            Message::Binary(_) => {
-                let id = relay.event_id();
-                let refusal = error_event(
-                    &id,
-                    ErrorType::InvalidRequest,
-                    "invalid_json",
-                    "Realtime events are JSON text frames; a binary frame is not one",
-                    None,
-                    None,
-                );
-                return send(client, refusal).await;
-            }
-            Message::Close(_) => return Err(End::Client),
-            // Pings are answered by the framing; pongs and raw frames carry nothing.
-            _ => return Ok(()),
+        let (forward, heard) = match judged {
+            FromClient::Relay(forward, heard) => (forward, heard),
+            FromClient::Answer(answer) => return send_message(client, answer).await,
+            FromClient::End(end) => return Err(end),
+            FromClient::Skip => return Ok(()),
         };
-        let event = match client::inspect(text.as_str(), &relay.judged) {
-            Ok(event) => event,
-            Err(e) => {
-                let about = client::event_id(text.as_str());
-                let id = relay.event_id();
-                let refusal = error_event(
-                    &id,
-                    ErrorType::InvalidRequest,
-                    tollgate_field_error::Rule::code(&e.rule),
-                    &e.message,
-                    Some(&e.field),
-                    about.as_deref(),
-                );
-                return send(client, refusal).await;
-            }
-        };
-        if let Some(change) = &event.change
-            && let Some(format) = change.input_format
-        {
-            relay.judged.input_format = format;
-        }
-        let measured = event.measured;
-        self.meter.heard(
-            relay.judged.input_format.millis(measured.audio_bytes),
-            measured.text_bytes,
-            measured.images,
-        );
+        self.meter
+            .heard(heard.audio_ms, heard.text_bytes, heard.images);
         self.cover().await?;
-        // The model toward the vendor is the channel's; nothing else of the event changes.
-        let forward = if event.kind == ClientKind::SessionUpdate
-            && self.entry.upstream_model != self.entry.public
-        {
-            match server::with_session_model(text.as_str(), &self.entry.upstream_model) {
-                Ok(spliced) => Message::text(spliced),
-                Err(_) => Message::Text(text),
-            }
-        } else {
-            Message::Text(text)
-        };
         match tokio::time::timeout(SLOW_RECEIVER, upstream.send(forward)).await {
             Ok(sent) => sent.map_err(|e| End::Vendor(e.to_string())),
             Err(_) => Err(End::SlowReceiver("the vendor")),
         }
     }
 
-    /// A vendor's frame: vetted, measured, its `response.done` charged, relayed as it came
-    /// (the session's model spliced back to the public name).
+    /// A vendor's frame, vetted: measured, its response charged when done, relayed as it came.
     async fn on_vendor_frame(
         &mut self,
-        relay: &mut Relay,
-        message: Message,
+        vetted: FromVendor,
+        in_response: &mut bool,
         client: &mut ClientSocket,
     ) -> Result<(), End> {
-        let text = match message {
-            Message::Text(text) => text,
-            Message::Close(_) => return Err(End::Vendor("the vendor closed the socket".into())),
-            // The Realtime API sends JSON text only; anything else is not relayed.
-            _ => return Ok(()),
-        };
-        let event = match server::inspect(text.as_str()) {
-            Ok(event) => event,
-            Err(unvetted) => {
-                tracing::warn!(session = %self.id, reason = %unvetted.0, "a vendor event was not relayed");
+        let (forward, news) = match vetted {
+            FromVendor::Relay(forward, news) => (forward, news),
+            FromVendor::Skip(Some(why)) => {
+                tracing::warn!(session = %self.id, reason = %why, "a vendor event was not relayed");
                 return Ok(());
             }
+            FromVendor::Skip(None) => return Ok(()),
+            FromVendor::End(end) => return Err(end),
         };
-        let mut forward = Message::Text(text.clone());
-        match event.kind {
-            Some(ServerKind::SessionCreated | ServerKind::SessionUpdated) => {
-                if let Some(format) = event.output_format {
-                    relay.output_format = format;
-                }
-                if let Some(format) = event.input_format {
-                    relay.judged.input_format = format;
-                }
-                // The session as the vendor states it is input the vendor reads.
-                self.meter.heard(0, event.text_bytes, 0);
-                if event.model.is_some() {
-                    match server::with_session_model(text.as_str(), &self.entry.public) {
-                        Ok(spliced) => forward = Message::text(spliced),
-                        Err(e) => {
-                            tracing::warn!(session = %self.id, reason = %e.0, "a session event was not relayed");
-                            return Ok(());
-                        }
-                    }
-                }
-            }
-            Some(ServerKind::ResponseCreated) => relay.in_response = true,
-            Some(ServerKind::AudioDelta) => {
-                self.meter
-                    .delivered(relay.output_format.millis(event.audio_bytes), 0);
-            }
-            Some(ServerKind::TextDelta) => self.meter.delivered(0, event.text_bytes),
-            Some(ServerKind::ResponseDone) => {
-                // Charged first: a client that reads its ledger on `response.done` finds the
-                // charge. A refused next step still relays the end of what was delivered.
-                relay.in_response = false;
-                let charged = self.charge_response(event.usage.as_ref()).await;
-                send_message(client, forward).await?;
-                return charged;
-            }
-            _ => {}
+        self.meter.heard(0, news.stated_text, 0);
+        self.meter
+            .delivered(news.delivered_audio_ms, news.delivered_text_bytes);
+        *in_response |=
+            news.started || news.delivered_audio_ms > 0 || news.delivered_text_bytes > 0;
+        if news.done {
+            // Charged first: a client that reads its ledger on `response.done` finds the
+            // charge. A refused next step still relays the end of what was delivered.
+            *in_response = false;
+            let charged = self.charge_response(news.claim.as_ref()).await;
+            send_message(client, forward).await?;
+            return charged;
         }
         self.cover().await?;
         send_message(client, forward).await
@@ -594,8 +609,8 @@ impl LiveSession {
     }
 
     /// The heartbeat: journals what the response in progress could be charged.
-    async fn beat(&mut self, relay: &Relay) -> Result<(), End> {
-        let unsettled = if relay.in_response {
+    async fn beat(&mut self, in_response: bool) -> Result<(), End> {
+        let unsettled = if in_response {
             self.bound_amount(&self.meter.bound())
         } else {
             Amount::ZERO
@@ -623,9 +638,9 @@ impl LiveSession {
 
     /// Charges a response that is done: the vendor's claim by class, capped by the bound of
     /// what the gateway relayed; a response the vendor did not report, at that bound.
-    async fn charge_response(&mut self, usage: Option<&server::ResponseUsage>) -> Result<(), End> {
+    async fn charge_response(&mut self, claim: Option<&Claim>) -> Result<(), End> {
         let bound = self.meter.close_response();
-        let (settlement, record, classes) = self.settlement(&bound, usage);
+        let (settlement, record, classes) = self.settlement(&bound, claim);
         let (charge, audio) = (settlement.actual, self.audio_since_charged());
         self.responses += 1;
         tracing::Span::current().record("responses", self.responses);
@@ -674,14 +689,14 @@ impl LiveSession {
     fn settlement(
         &self,
         bound: &ResponseBound,
-        usage: Option<&server::ResponseUsage>,
+        claim: Option<&Claim>,
     ) -> (Settlement, UsageRecord, Usage) {
         let cap = Bound {
             amount: self.bound_amount(bound),
             basis: "what the session relayed",
         };
-        let (classes, measure) = match usage {
-            Some(usage) => (claimed(usage, &self.tariff), Measure::Vendor),
+        let (classes, measure) = match claim {
+            Some(claim) => (claim.classes(&self.tariff), Measure::Vendor),
             None => (bound.dearest(&self.tariff), Measure::LocalCount),
         };
         let usage = Usage::TokenClasses(classes);
@@ -701,7 +716,7 @@ impl LiveSession {
             tracing::warn!(session = %self.id, anomaly, "a response's charge was capped");
             settlement = settlement.anomaly(anomaly);
         }
-        let mut record = UsageRecord::new("response", self.hold.account_id.clone(), "realtime");
+        let mut record = UsageRecord::new("response", self.hold.account_id.clone(), self.endpoint);
         record.key_id = Some(self.principal.key_id.clone());
         record.model = Some(self.entry.public.clone());
         record.channel = Some(self.channel.clone());
@@ -740,7 +755,7 @@ impl LiveSession {
             (settlement, Some(record))
         });
         let (heard, spoken) = self.meter.audio_ms();
-        let mut summary = UsageRecord::new("session", self.hold.account_id.clone(), "realtime");
+        let mut summary = UsageRecord::new("session", self.hold.account_id.clone(), self.endpoint);
         summary.key_id = Some(self.principal.key_id.clone());
         summary.model = Some(self.entry.public.clone());
         summary.channel = Some(self.channel.clone());
@@ -766,10 +781,6 @@ impl LiveSession {
             tracing::error!(session = %self.id, error = %e, "closing a session failed; the sweeper settles it from its journal");
         }
     }
-}
-
-async fn send(client: &mut ClientSocket, event: String) -> Result<(), End> {
-    send_message(client, Message::text(event)).await
 }
 
 async fn send_message(client: &mut ClientSocket, message: Message) -> Result<(), End> {

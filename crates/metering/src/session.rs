@@ -24,6 +24,7 @@
 
 use tollgate_billing::token_class::Reported;
 use tollgate_billing::{Amount, BillingError, Tariff, TokenClass, TokenClasses, Usage};
+use tollgate_native_genai::live::LiveUsage;
 use tollgate_realtime::server::ResponseUsage;
 
 use crate::prompt::{PROMPT_MARGIN_PERCENT, TOKENS_PER_CONTENT, TOKENS_PER_REQUEST};
@@ -212,59 +213,123 @@ impl ResponseBound {
     }
 }
 
-/// What a vendor's `response.done` claims, by class, at `tariff`: each modality's cached part
-/// apart from the rest. The vendor's totals count every token it bills, so none is left out
-/// for lack of a modality: input or output tokens its details do not attribute are counted in
-/// the dearest class of their side the tariff prices, and cached tokens its details do not
-/// attribute are not believed cached (no discount the vendor did not itemise). What the claim
-/// adds up to is then capped by the response's bound ([`ResponseBound::amount`]).
-///
-/// ```
-/// use tollgate_metering::session::claimed;
-/// use tollgate_realtime::server::ResponseUsage;
-///
-/// let tariff = serde_json::from_str(r#"{"meter":"token_classes","per_million":{"text_in":"4","audio_in":"32","text_out":"16","audio_out":"64"}}"#)?;
-/// let usage: ResponseUsage = serde_json::from_str(r#"{"input_tokens":130,"output_tokens":900,
-///     "input_token_details":{"text_tokens":20,"audio_tokens":100,"cached_tokens":15,"cached_tokens_details":{"text_tokens":10}},
-///     "output_token_details":{"text_tokens":60,"audio_tokens":800}}"#)?;
-/// let classes = claimed(&usage, &tariff);
-/// // 10 input tokens no modality claims: at the dearest input price, audio's.
-/// assert_eq!((classes.text_in, classes.cached_text_in, classes.audio_in), (10, 10, 110));
-/// // 40 output tokens likewise at audio's; 5 cached tokens not itemised stay uncached.
-/// assert_eq!((classes.text_out, classes.audio_out, classes.total()), (60, 840, 1_030));
-/// # Ok::<(), serde_json::Error>(())
-/// ```
-pub fn claimed(usage: &ResponseUsage, tariff: &Tariff) -> TokenClasses {
-    let input = &usage.input_token_details;
-    let cached = &input.cached_tokens_details;
-    let output = &usage.output_token_details;
-    let reported = |total: u64, cached: u64| Reported {
-        total,
-        cached: cached.min(total),
-    };
-    let mut classes = TokenClasses::from_parts(
-        reported(input.text_tokens, cached.text_tokens),
-        reported(input.audio_tokens, cached.audio_tokens),
-        reported(input.image_tokens, cached.image_tokens),
-        [output.text_tokens, output.audio_tokens, 0],
-    );
-    let attributed_in = input
-        .text_tokens
-        .saturating_add(input.audio_tokens)
-        .saturating_add(input.image_tokens);
-    let attributed_out = output.text_tokens.saturating_add(output.audio_tokens);
-    classes.add(
-        dearest(
-            tariff,
-            &[TokenClass::TextIn, TokenClass::AudioIn, TokenClass::ImageIn],
-        ),
-        usage.input_tokens.saturating_sub(attributed_in),
-    );
-    classes.add(
-        dearest(tariff, &[TokenClass::TextOut, TokenClass::AudioOut]),
-        usage.output_tokens.saturating_sub(attributed_out),
-    );
-    classes
+/// A response's usage as its vendor claims it, in the terms both live protocols report:
+/// totals in and out, each split by modality, the cached input a part of the input. OpenAI's
+/// `response.done` usage and Gemini Live's `usageMetadata` each read into one
+/// (`From` below), and [`Claim::classes`] prices either the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Claim {
+    /// Input tokens, cached ones included.
+    pub input: u64,
+    /// Input tokens by modality: text, audio, image.
+    pub input_by: [u64; 3],
+    /// Cached input tokens by modality: text, audio, image.
+    pub cached_by: [u64; 3],
+    /// Output tokens.
+    pub output: u64,
+    /// Output tokens by modality: text, audio.
+    pub output_by: [u64; 2],
+}
+
+impl From<&ResponseUsage> for Claim {
+    fn from(usage: &ResponseUsage) -> Claim {
+        let input = &usage.input_token_details;
+        let cached = &input.cached_tokens_details;
+        let output = &usage.output_token_details;
+        Claim {
+            input: usage.input_tokens,
+            input_by: [input.text_tokens, input.audio_tokens, input.image_tokens],
+            cached_by: [cached.text_tokens, cached.audio_tokens, cached.image_tokens],
+            output: usage.output_tokens,
+            output_by: [output.text_tokens, output.audio_tokens],
+        }
+    }
+}
+
+/// Gemini's counts: tool results are prompt read as input, video frames are images, documents
+/// are text; thinking tokens are output the model wrote as text and never sent (so a claim of
+/// them beyond the text delivered is cut at the bound, docs/decisions.md).
+impl From<&LiveUsage> for Claim {
+    fn from(usage: &LiveUsage) -> Claim {
+        let by = |details: &[tollgate_native_genai::live::ModalityCount]| {
+            let of = |m: &str| LiveUsage::of(details, m);
+            [
+                of("TEXT").saturating_add(of("DOCUMENT")),
+                of("AUDIO"),
+                of("IMAGE").saturating_add(of("VIDEO")),
+            ]
+        };
+        let (prompt, tools) = (
+            by(&usage.prompt_tokens_details),
+            by(&usage.tool_use_prompt_tokens_details),
+        );
+        let response = by(&usage.response_tokens_details);
+        Claim {
+            input: usage
+                .prompt_token_count
+                .saturating_add(usage.tool_use_prompt_token_count),
+            input_by: [0, 1, 2].map(|i| prompt[i].saturating_add(tools[i])),
+            cached_by: by(&usage.cache_tokens_details),
+            output: usage
+                .response_token_count
+                .saturating_add(usage.thoughts_token_count),
+            output_by: [
+                response[0].saturating_add(usage.thoughts_token_count),
+                response[1],
+            ],
+        }
+    }
+}
+
+impl Claim {
+    /// What the claim bills, by class, at `tariff`: each modality's cached part apart from the
+    /// rest. The vendor's totals count every token it bills, so none is left out for lack of a
+    /// modality: input or output tokens the details do not attribute are counted in the
+    /// dearest class of their side the tariff prices, and cached tokens the details do not
+    /// attribute are not believed cached (no discount the vendor did not itemise). What the
+    /// claim adds up to is then capped by the response's bound ([`ResponseBound::amount`]).
+    ///
+    /// ```
+    /// use tollgate_metering::session::Claim;
+    /// use tollgate_realtime::server::ResponseUsage;
+    ///
+    /// let tariff = serde_json::from_str(r#"{"meter":"token_classes","per_million":{"text_in":"4","audio_in":"32","text_out":"16","audio_out":"64"}}"#)?;
+    /// let usage: ResponseUsage = serde_json::from_str(r#"{"input_tokens":130,"output_tokens":900,
+    ///     "input_token_details":{"text_tokens":20,"audio_tokens":100,"cached_tokens":15,"cached_tokens_details":{"text_tokens":10}},
+    ///     "output_token_details":{"text_tokens":60,"audio_tokens":800}}"#)?;
+    /// let classes = Claim::from(&usage).classes(&tariff);
+    /// // 10 input tokens no modality claims: at the dearest input price, audio's.
+    /// assert_eq!((classes.text_in, classes.cached_text_in, classes.audio_in), (10, 10, 110));
+    /// // 40 output tokens likewise at audio's; 5 cached tokens not itemised stay uncached.
+    /// assert_eq!((classes.text_out, classes.audio_out, classes.total()), (60, 840, 1_030));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn classes(&self, tariff: &Tariff) -> TokenClasses {
+        let reported = |i: usize| Reported {
+            total: self.input_by[i],
+            cached: self.cached_by[i].min(self.input_by[i]),
+        };
+        let mut classes = TokenClasses::from_parts(
+            reported(0),
+            reported(1),
+            reported(2),
+            [self.output_by[0], self.output_by[1], 0],
+        );
+        let attributed_in = self.input_by.iter().fold(0u64, |s, n| s.saturating_add(*n));
+        let attributed_out = self.output_by[0].saturating_add(self.output_by[1]);
+        classes.add(
+            dearest(
+                tariff,
+                &[TokenClass::TextIn, TokenClass::AudioIn, TokenClass::ImageIn],
+            ),
+            self.input.saturating_sub(attributed_in),
+        );
+        classes.add(
+            dearest(tariff, &[TokenClass::TextOut, TokenClass::AudioOut]),
+            self.output.saturating_sub(attributed_out),
+        );
+        classes
+    }
 }
 
 /// The class of `classes` the tariff prices dearest (the first, when it prices none of them).
@@ -363,10 +428,34 @@ mod tests {
                     audio_tokens: n[9],
                 },
             };
-            let classes = claimed(&usage, &realtime("0.4"));
+            let classes = Claim::from(&usage).classes(&realtime("0.4"));
             prop_assert_eq!(classes.input(), n[0].max(n[2] + n[3] + n[4]));
             prop_assert_eq!(classes.output(), n[1].max(n[8] + n[9]));
             prop_assert!(classes.cached_audio_in <= n[3]);
+        }
+
+        /// Gemini's counts likewise: every billed token once, thinking as text out.
+        #[test]
+        fn a_gemini_claim_counts_every_billed_token_once(n in proptest::collection::vec(0u64..1_000_000, 8)) {
+            let count = |modality: &str, token_count: u64| tollgate_native_genai::live::ModalityCount {
+                modality: modality.into(),
+                token_count,
+            };
+            let usage = LiveUsage {
+                prompt_token_count: n[0],
+                response_token_count: n[1],
+                tool_use_prompt_token_count: n[2],
+                thoughts_token_count: n[3],
+                prompt_tokens_details: vec![count("TEXT", n[4]), count("AUDIO", n[5])],
+                response_tokens_details: vec![count("AUDIO", n[6])],
+                cache_tokens_details: vec![count("AUDIO", n[7])],
+                ..LiveUsage::default()
+            };
+            let classes = Claim::from(&usage).classes(&realtime("0.4"));
+            prop_assert_eq!(classes.input(), (n[0] + n[2]).max(n[4] + n[5]));
+            prop_assert_eq!(classes.output(), (n[1] + n[3]).max(n[3] + n[6]));
+            prop_assert!(classes.text_out >= n[3]);
+            prop_assert!(classes.cached_audio_in <= n[5]);
         }
 
         /// Whatever the vendor reports within the bound, modality by modality and however it

@@ -98,6 +98,7 @@ pub mod bridge;
 pub mod chat;
 pub mod embed;
 pub mod error;
+pub mod live;
 pub mod media;
 pub mod models;
 pub mod request;

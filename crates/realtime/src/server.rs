@@ -300,52 +300,6 @@ fn read_session(raw: &RawValue, event: &mut ServerEvent) -> Result<(), Unvetted>
     Ok(())
 }
 
-/// `frame` with its `session.model` replaced by `model`, where it names one: the public model
-/// toward the client, the channel's model toward the vendor. Every other byte of the event stays
-/// as it came — the model's string is spliced, the event is not rebuilt.
-///
-/// ```
-/// use tollgate_realtime::server::with_session_model;
-///
-/// let out = with_session_model(r#"{"type":"session.created","session":{"model":"gpt-realtime-2025-08-28","voice":"marin"}}"#, "voice-1").unwrap();
-/// assert_eq!(out, r#"{"type":"session.created","session":{"model":"voice-1","voice":"marin"}}"#);
-/// ```
-pub fn with_session_model(frame: &str, model: &str) -> Result<String, Unvetted> {
-    #[derive(Deserialize)]
-    struct Outer<'a> {
-        #[serde(borrow)]
-        session: Option<&'a RawValue>,
-    }
-    #[derive(Deserialize)]
-    struct Inner<'a> {
-        #[serde(borrow)]
-        model: Option<&'a RawValue>,
-    }
-    let unread = |e: serde_json::Error| Unvetted(format!("not a JSON event: {e}"));
-    let outer: Outer<'_> = serde_json::from_str(frame).map_err(unread)?;
-    let Some(session) = outer.session else {
-        return Ok(frame.to_owned());
-    };
-    let inner: Inner<'_> = serde_json::from_str(session.get()).map_err(unread)?;
-    let Some(named) = inner
-        .model
-        .map(RawValue::get)
-        .filter(|m| m.starts_with('"'))
-    else {
-        return Ok(frame.to_owned());
-    };
-    // `named` is a slice of `frame` (borrowed twice over): splice at its offset.
-    let start = (named.as_ptr() as usize).checked_sub(frame.as_ptr() as usize);
-    let (Some(before), Some(after)) = (
-        start.and_then(|s| frame.get(..s)),
-        start.and_then(|s| frame.get(s + named.len()..)),
-    ) else {
-        return Err(Unvetted("the model is not where the event says".into()));
-    };
-    let quoted = serde_json::Value::String(model.to_owned()).to_string();
-    Ok([before, quoted.as_str(), after].concat())
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -416,8 +370,5 @@ mod tests {
             (created.input_format, created.output_format),
             (Some(AudioFormat::Pcm16), Some(AudioFormat::Pcmu))
         );
-        let untouched =
-            with_session_model(r#"{"type":"error","error":{"message":"m"}}"#, "x").unwrap();
-        assert_eq!(untouched, r#"{"type":"error","error":{"message":"m"}}"#);
     }
 }

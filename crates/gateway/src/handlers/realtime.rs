@@ -6,6 +6,7 @@
 //! channel.
 
 use crate::admission;
+use crate::live_session::openai::OpenAiRealtime;
 use crate::live_session::{self, LiveSession};
 use crate::relay;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, header};
@@ -130,6 +131,7 @@ pub async fn connect(
         _permit: permit,
         responses: 0,
         audio_charged_ms: 0,
+        endpoint: "realtime",
     };
     let offered_realtime = offers_protocol(request.headers(), REALTIME_PROTOCOL);
     // A span for the session's life, under the upgrade's request span; a child per response.
@@ -140,7 +142,12 @@ pub async fn connect(
         tollgate.channel = %channel.name,
         responses = tracing::field::Empty,
     );
-    let relay = live_session::run(session, hyper::upgrade::on(request), upstream);
+    let protocol = Box::new(OpenAiRealtime::new(
+        &entry.public,
+        &entry.upstream_model,
+        ctx.state.realtime.max_frame_bytes,
+    ));
+    let relay = live_session::run(session, protocol, hyper::upgrade::on(request), upstream);
     tokio::spawn(tracing::Instrument::instrument(relay, span));
     let mut response = Response::new(tollgate_exchange::response::full(bytes::Bytes::new()));
     *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;

@@ -1,0 +1,182 @@
+//! OpenAI Realtime's side of a live session (docs/api.md §4.20): its events judged and vetted
+//! by `tollgate-realtime`, the session's model spliced (the public name toward the client, the
+//! channel's toward the vendor), and the gateway's own words as Realtime `error` events.
+
+use super::{Blame, End, FromClient, FromVendor, Heard, News, Protocol};
+use tokio_tungstenite::tungstenite::Message;
+use tollgate_exchange::splice;
+use tollgate_metering::session::Claim;
+use tollgate_realtime::audio::AudioFormat;
+use tollgate_realtime::client::{self, ClientKind};
+use tollgate_realtime::error::{ErrorType, error_event};
+use tollgate_realtime::server::{self, ServerKind};
+
+/// An OpenAI Realtime session as the relay sees it.
+#[derive(Debug)]
+pub struct OpenAiRealtime {
+    /// The session as a client's event is judged by it.
+    judged: client::Session,
+    /// The format of the audio the vendor speaks.
+    output_format: AudioFormat,
+    /// The public model and the channel's.
+    public: String,
+    upstream: String,
+    /// Events the gateway wrote itself, for their ids.
+    events: u64,
+}
+
+impl OpenAiRealtime {
+    /// A session of `public` (served as `upstream` by its channel) taking frames of at most
+    /// `max_frame` bytes.
+    pub fn new(public: &str, upstream: &str, max_frame: usize) -> OpenAiRealtime {
+        OpenAiRealtime {
+            judged: client::Session {
+                model: public.to_owned(),
+                input_format: AudioFormat::Pcm16,
+                // Decoded, a frame's base64 holds three bytes in four.
+                max_audio_bytes: max_frame / 4 * 3,
+            },
+            output_format: AudioFormat::Pcm16,
+            public: public.to_owned(),
+            upstream: upstream.to_owned(),
+            events: 0,
+        }
+    }
+
+    fn event_id(&mut self) -> String {
+        self.events += 1;
+        format!("event_tg_{}", self.events)
+    }
+
+    fn error(
+        &mut self,
+        blame: Blame,
+        code: &str,
+        message: &str,
+        param: Option<&str>,
+        about: Option<&str>,
+    ) -> Message {
+        let kind = match blame {
+            Blame::Request => ErrorType::InvalidRequest,
+            Blame::Quota => ErrorType::InsufficientQuota,
+            Blame::Rate => ErrorType::RateLimit,
+            Blame::Server => ErrorType::Server,
+        };
+        let id = self.event_id();
+        Message::text(error_event(&id, kind, code, message, param, about))
+    }
+}
+
+/// `frame` with its `session.model` spliced to `model`; as it came when it names none.
+fn with_model(frame: &str, model: &str) -> Result<Option<String>, splice::SpliceError> {
+    splice::string_at(frame, &["session", "model"], model)
+}
+
+impl Protocol for OpenAiRealtime {
+    fn judge_client(&mut self, message: Message) -> FromClient {
+        let text = match message {
+            Message::Text(text) => text,
+            Message::Binary(_) => {
+                return FromClient::Answer(self.error(
+                    Blame::Request,
+                    "invalid_json",
+                    "Realtime events are JSON text frames; a binary frame is not one",
+                    None,
+                    None,
+                ));
+            }
+            Message::Close(_) => return FromClient::End(End::Client),
+            // Pings are answered by the framing; pongs and raw frames carry nothing.
+            _ => return FromClient::Skip,
+        };
+        let event = match client::inspect(text.as_str(), &self.judged) {
+            Ok(event) => event,
+            Err(e) => {
+                let about = client::event_id(text.as_str());
+                let code = tollgate_field_error::Rule::code(&e.rule);
+                return FromClient::Answer(self.error(
+                    Blame::Request,
+                    code,
+                    &e.message,
+                    Some(&e.field),
+                    about.as_deref(),
+                ));
+            }
+        };
+        if let Some(format) = event.change.as_ref().and_then(|c| c.input_format) {
+            self.judged.input_format = format;
+        }
+        let measured = event.measured;
+        let heard = Heard {
+            audio_ms: self.judged.input_format.millis(measured.audio_bytes),
+            text_bytes: measured.text_bytes,
+            images: measured.images,
+        };
+        // The model toward the vendor is the channel's; nothing else of the event changes.
+        let forward = if event.kind == ClientKind::SessionUpdate && self.upstream != self.public {
+            match with_model(text.as_str(), &self.upstream) {
+                Ok(Some(spliced)) => Message::text(spliced),
+                _ => Message::Text(text),
+            }
+        } else {
+            Message::Text(text)
+        };
+        FromClient::Relay(forward, heard)
+    }
+
+    fn vet_vendor(&mut self, message: Message) -> FromVendor {
+        let text = match message {
+            Message::Text(text) => text,
+            Message::Close(_) => {
+                return FromVendor::End(End::Vendor("the vendor closed the socket".into()));
+            }
+            // The Realtime API sends JSON text only; anything else is not relayed.
+            _ => return FromVendor::Skip(None),
+        };
+        let event = match server::inspect(text.as_str()) {
+            Ok(event) => event,
+            Err(unvetted) => return FromVendor::Skip(Some(unvetted.0)),
+        };
+        let mut news = News::default();
+        let mut forward = Message::Text(text.clone());
+        match event.kind {
+            Some(ServerKind::SessionCreated | ServerKind::SessionUpdated) => {
+                if let Some(format) = event.output_format {
+                    self.output_format = format;
+                }
+                if let Some(format) = event.input_format {
+                    self.judged.input_format = format;
+                }
+                // The session as the vendor states it is input the vendor reads.
+                news.stated_text = event.text_bytes;
+                if event.model.is_some() {
+                    match with_model(text.as_str(), &self.public) {
+                        Ok(Some(spliced)) => forward = Message::text(spliced),
+                        Ok(None) => {}
+                        Err(e) => return FromVendor::Skip(Some(e.0)),
+                    }
+                }
+            }
+            Some(ServerKind::ResponseCreated) => news.started = true,
+            Some(ServerKind::AudioDelta) => {
+                news.delivered_audio_ms = self.output_format.millis(event.audio_bytes);
+            }
+            Some(ServerKind::TextDelta) => news.delivered_text_bytes = event.text_bytes,
+            Some(ServerKind::ResponseDone) => {
+                news.done = true;
+                news.claim = event.usage.as_ref().map(Claim::from);
+            }
+            _ => {}
+        }
+        FromVendor::Relay(forward, news)
+    }
+
+    fn farewell(&mut self, end: &End) -> Option<Message> {
+        let told = end.told()?;
+        Some(self.error(told.blame, told.code, &told.message, None, None))
+    }
+
+    fn close_reason(&self, end: &End) -> String {
+        end.told().map(|t| t.code.to_owned()).unwrap_or_default()
+    }
+}
