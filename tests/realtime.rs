@@ -127,40 +127,8 @@ fn price(usage: &Value) -> Amount {
     Amount::from_nanos(i64::try_from(nanos.round()).unwrap())
 }
 
-/// Waits until the account's session is closed (its row, its last charge).
-async fn session_closed(gw: &TestGateway, account: &str) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let open = gw.store.open_sessions(10_000).await.unwrap();
-        if !open.iter().any(|s| s.account_id == account) {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the session stayed open"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 fn charges(ledger: &[tollgate_store::LedgerEntry]) -> Vec<&tollgate_store::LedgerEntry> {
     ledger.iter().filter(|e| e.hold_id.is_some()).collect()
-}
-
-/// The account's own invariants, and every charge re-derived from its quantity and price
-/// version (`tollgate audit`; the database may be shared with other tests).
-async fn audit_account(gw: &TestGateway, account: &str) {
-    let report = gw.store.audit().await.unwrap();
-    let recompute = gw.store.recompute().await.unwrap();
-    let mine: Vec<_> = report
-        .violations
-        .iter()
-        .chain(&recompute.violations)
-        .filter(|v| v.subject.contains(account))
-        .collect();
-    assert!(mine.is_empty(), "violations: {mine:?}");
-    let held = gw.store.open_holds_total(account).await.unwrap();
-    assert_eq!(held, Amount::ZERO, "no hold stays open");
 }
 
 #[tokio::test]
@@ -199,7 +167,7 @@ async fn a_session_relays_audio_both_ways_and_charges_each_response_what_the_ven
         .sum();
     assert!(audio > 48_000, "only {audio} bytes of audio came back");
     socket.close(None).await.unwrap();
-    session_closed(&gw, &account).await;
+    gw.sessions_closed(&account).await;
 
     let ledger = gw.store.ledger(&account).await.unwrap();
     let charged: Vec<Amount> = charges(&ledger)
@@ -218,7 +186,7 @@ async fn a_session_relays_audio_both_ways_and_charges_each_response_what_the_ven
         gw.balance(&account).await,
         "10".parse::<Amount>().unwrap().checked_sub(spent).unwrap()
     );
-    audit_account(&gw, &account).await;
+    gw.audit_account(&account).await;
     gw.stop().await;
 }
 
@@ -241,7 +209,7 @@ async fn a_vendor_claiming_far_more_than_it_spoke_is_cut_at_the_bound() {
     let done = next_of(&mut socket, "response.done", &mut seen).await;
     let claim = price(&done["response"]["usage"]);
     socket.close(None).await.unwrap();
-    session_closed(&gw, &account).await;
+    gw.sessions_closed(&account).await;
     let ledger = gw.store.ledger(&account).await.unwrap();
     let charges = charges(&ledger);
     assert_eq!(charges.len(), 1);
@@ -249,7 +217,7 @@ async fn a_vendor_claiming_far_more_than_it_spoke_is_cut_at_the_bound() {
     assert!(charged < claim, "{charged} charged of a {claim} claim");
     assert!(charged > Amount::ZERO);
     assert!(charges[0].anomaly.is_some(), "the cut is recorded");
-    audit_account(&gw, &account).await;
+    gw.audit_account(&account).await;
     gw.stop().await;
 }
 
@@ -284,28 +252,22 @@ async fn a_vendor_that_drops_mid_response_is_charged_what_it_delivered() {
         ended.is_some(),
         "the gateway closed the client's socket with a reason"
     );
-    session_closed(&gw, &account).await;
+    gw.sessions_closed(&account).await;
     let ledger = gw.store.ledger(&account).await.unwrap();
     let charges = charges(&ledger);
     assert_eq!(charges.len(), 1, "the response cut off is charged once");
     assert!(charges[0].estimated);
     assert!(charges[0].amount < Amount::ZERO);
-    audit_account(&gw, &account).await;
+    gw.audit_account(&account).await;
     gw.stop().await;
 }
 
-/// A session that spends its balance: hung up with `insufficient_quota` when the next step
-/// cannot be held, and the account ends within its allowance.
-#[tokio::test]
-async fn a_session_that_spends_its_balance_is_hung_up_and_never_overdraws() {
-    let gw = TestGateway::with_config(CONFIG).await;
-    // 30 s of audio heard and spoken at these prices is 30×10×32 + 30×20×64 = 48,000 tokens·$/M:
-    // $0.0480 a step; $0.06 covers the first step and little more.
-    let (account, mut socket, _) = opened(&gw, "0.06", KnobSettings::default()).await;
-    let mut hung_up = None;
+/// Five seconds spoken and a response asked for, again and again, until the gateway hangs
+/// up: the `error` it said (or `{"closed": true}` if it said none).
+async fn speak_until_hung_up(socket: &mut Socket) -> Value {
     for _ in 0..20 {
-        speak(&mut socket, 5_000).await;
-        send(&mut socket, json!({"type": "response.create"})).await;
+        speak(socket, 5_000).await;
+        send(socket, json!({"type": "response.create"})).await;
         let ended = tokio::time::timeout(Duration::from_secs(10), async {
             loop {
                 match socket.next().await {
@@ -328,16 +290,26 @@ async fn a_session_that_spends_its_balance_is_hung_up_and_never_overdraws() {
         .await
         .unwrap();
         if let Some(event) = ended {
-            hung_up = Some(event);
-            break;
+            return event;
         }
     }
-    let hung_up = hung_up.expect("the session was never hung up");
+    panic!("the session was never hung up");
+}
+
+/// A session that spends its balance: hung up with `insufficient_quota` when the next step
+/// cannot be held, and the account ends within its allowance.
+#[tokio::test]
+async fn a_session_that_spends_its_balance_is_hung_up_and_never_overdraws() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    // 30 s of audio heard and spoken at these prices is 30×10×32 + 30×20×64 = 48,000 tokens·$/M:
+    // $0.0480 a step; $0.06 covers the first step and little more.
+    let (account, mut socket, _) = opened(&gw, "0.06", KnobSettings::default()).await;
+    let hung_up = speak_until_hung_up(&mut socket).await;
     assert_eq!(hung_up["error"]["code"], "insufficient_quota", "{hung_up}");
-    session_closed(&gw, &account).await;
+    gw.sessions_closed(&account).await;
     let balance = gw.balance(&account).await;
     assert!(balance >= Amount::ZERO, "the account overdrew: {balance}");
-    audit_account(&gw, &account).await;
+    gw.audit_account(&account).await;
     gw.stop().await;
 }
 
@@ -439,12 +411,12 @@ async fn a_draining_gateway_tells_each_session_and_charges_what_was_delivered() 
         .find(|e| e["type"] == "error")
         .expect("told why");
     assert_eq!(told["error"]["code"], "server_shutting_down");
-    session_closed(&gw, &account).await;
+    gw.sessions_closed(&account).await;
     let ledger = gw.store.ledger(&account).await.unwrap();
     let charges = charges(&ledger);
     assert_eq!(charges.len(), 1, "the response cut short is charged once");
     assert!(charges[0].estimated && charges[0].amount < Amount::ZERO);
-    audit_account(&gw, &account).await;
+    gw.audit_account(&account).await;
     gw.stop().await;
 }
 
@@ -470,7 +442,7 @@ async fn a_session_keeps_its_limits() {
         .find(|e| e["type"] == "error")
         .expect("told why");
     assert_eq!(told["error"]["code"], "session_expired");
-    session_closed(&gw, &account).await;
+    gw.sessions_closed(&account).await;
     // The slot came back; a frame over the limit ends the session (1009), told why.
     let mut second = connect(&gw, "voice-1", &key).await.unwrap();
     let big = "A".repeat(100_000);
@@ -486,8 +458,8 @@ async fn a_session_keeps_its_limits() {
         .find(|e| e["type"] == "error")
         .expect("told why");
     assert_eq!(told["error"]["code"], "frame_too_large");
-    session_closed(&gw, &account).await;
-    audit_account(&gw, &account).await;
+    gw.sessions_closed(&account).await;
+    gw.audit_account(&account).await;
     gw.stop().await;
 }
 
@@ -556,7 +528,7 @@ async fn a_client_secret_opens_one_session_of_the_key_that_minted_it() {
     send(&mut socket, json!({"type": "response.create"})).await;
     next_of(&mut socket, "response.done", &mut seen).await;
     socket.close(None).await.unwrap();
-    session_closed(&gw, &account).await;
+    gw.sessions_closed(&account).await;
     assert!(
         gw.balance(&account).await < "10".parse().unwrap(),
         "billed to the key's account"
@@ -605,7 +577,7 @@ async fn a_client_secret_opens_one_session_of_the_key_that_minted_it() {
             .err(),
         Some(http::StatusCode::UNAUTHORIZED)
     );
-    audit_account(&gw, &account).await;
+    gw.audit_account(&account).await;
     gw.stop().await;
 }
 
@@ -673,35 +645,7 @@ async fn a_session_is_hung_up_at_its_keys_daily_budget() {
     let mut socket = connect(&gw, "voice-1", &key.secret).await.unwrap();
     let mut seen = Vec::new();
     next_of(&mut socket, "session.created", &mut seen).await;
-    let mut told = None;
-    for _ in 0..20 {
-        speak(&mut socket, 5_000).await;
-        send(&mut socket, json!({"type": "response.create"})).await;
-        let ended = tokio::time::timeout(Duration::from_secs(10), async {
-            loop {
-                match socket.next().await {
-                    Some(Ok(Message::Text(text))) => {
-                        let event: Value = serde_json::from_str(text.as_str()).unwrap();
-                        if event["type"] == "error" {
-                            return Some(event);
-                        }
-                        if event["type"] == "response.done" {
-                            return None;
-                        }
-                    }
-                    Some(Ok(_)) => {}
-                    _ => return Some(json!({"closed": true})),
-                }
-            }
-        })
-        .await
-        .unwrap();
-        if let Some(event) = ended {
-            told = Some(event);
-            break;
-        }
-    }
-    let told = told.expect("the session was never hung up");
+    let told = speak_until_hung_up(&mut socket).await;
     assert_eq!(told["error"]["code"], "insufficient_quota", "{told}");
     assert!(
         told["error"]["message"]
@@ -710,7 +654,7 @@ async fn a_session_is_hung_up_at_its_keys_daily_budget() {
             .contains("daily budget"),
         "{told}"
     );
-    session_closed(&gw, &account).await;
+    gw.sessions_closed(&account).await;
     let ledger = gw.store.ledger(&account).await.unwrap();
     let spent = charges(&ledger)
         .iter()
@@ -722,7 +666,7 @@ async fn a_session_is_hung_up_at_its_keys_daily_budget() {
         connect(&gw, "voice-1", &key.secret).await.err(),
         Some(http::StatusCode::TOO_MANY_REQUESTS)
     );
-    audit_account(&gw, &account).await;
+    gw.audit_account(&account).await;
     gw.stop().await;
 }
 
@@ -756,11 +700,11 @@ async fn a_sessions_audio_counts_in_the_keys_audio_seconds_per_minute() {
         "a second session's step is over the minute's audio"
     );
     first.close(None).await.unwrap();
-    session_closed(&gw, &account).await;
+    gw.sessions_closed(&account).await;
     let mut second = connect(&gw, "voice-1", &key.secret).await.unwrap();
     next_of(&mut second, "session.created", &mut seen).await;
     second.close(None).await.unwrap();
-    session_closed(&gw, &account).await;
-    audit_account(&gw, &account).await;
+    gw.sessions_closed(&account).await;
+    gw.audit_account(&account).await;
     gw.stop().await;
 }

@@ -262,6 +262,39 @@ impl TestGateway {
         self.state.ledger.flush().await;
     }
 
+    /// Waits (up to 10 s) until the account's live sessions are closed: their rows, their
+    /// last charges.
+    pub async fn sessions_closed(&self, account_id: &str) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let open = self.store.open_sessions(10_000).await.unwrap();
+            if !open.iter().any(|s| s.account_id == account_id) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the session stayed open"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The account's own invariants, and every charge re-derived from its quantity and price
+    /// version (`tollgate audit`; the database may be shared with other tests); no hold open.
+    pub async fn audit_account(&self, account_id: &str) {
+        let report = self.store.audit().await.unwrap();
+        let recompute = self.store.recompute().await.unwrap();
+        let mine: Vec<_> = report
+            .violations
+            .iter()
+            .chain(&recompute.violations)
+            .filter(|v| v.subject.contains(account_id))
+            .collect();
+        assert!(mine.is_empty(), "violations: {mine:?}");
+        let held = self.store.open_holds_total(account_id).await.unwrap();
+        assert_eq!(held, Amount::ZERO, "no hold stays open");
+    }
+
     pub async fn balance(&self, account_id: &str) -> Amount {
         self.store.find_account(account_id).await.unwrap().balance
     }

@@ -31,6 +31,7 @@ use tollgate_store::{Hold, PriceGroup, Principal, Settlement, Step, UsageRecord}
 use tollgate_upstream::common::websocket::ChannelSocket;
 
 pub mod gemini;
+pub mod open;
 pub mod openai;
 
 /// What the relay asks of a session's protocol: a file per protocol, each judging its own
@@ -496,6 +497,18 @@ pub async fn relay(
 }
 
 impl LiveSession {
+    /// A span for the session's life (its model, channel and the responses charged), under
+    /// the upgrade's request span; a child per response.
+    pub fn span(&self) -> tracing::Span {
+        tracing::info_span!(
+            "live_session",
+            session = %self.id,
+            gen_ai.request.model = %self.entry.public,
+            tollgate.channel = %self.channel,
+            responses = tracing::field::Empty,
+        )
+    }
+
     /// A client's frame, judged: measured and relayed as it came, answered, or the end.
     async fn on_client_frame(
         &mut self,

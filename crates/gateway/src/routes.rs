@@ -50,6 +50,12 @@ const POST: Verb = Verb::Post;
 const DELETE: Verb = Verb::Delete;
 const TASKS: &str = "/api/v3/contents/generations/tasks";
 const TASK: &str = "/api/v3/contents/generations/tasks/";
+/// Gemini Live's socket, where google-genai and @google/genai connect (`v1beta` unless the
+/// client asks for `v1alpha`).
+const GEMINI_LIVE: &str =
+    "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent";
+const GEMINI_LIVE_ALPHA: &str =
+    "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContent";
 
 /// The table: every endpoint of docs/api.md §4, in the order paths are matched. One row per
 /// endpoint (a route with two paths has two; a path that answers native clients in the native
@@ -106,6 +112,14 @@ static ROUTES: &[Endpoint] = &[
         .key(Key(OpenAi), Some("realtime"))
         .reads(Body::ClientSecrets)
         .about(handlers::realtime::about_client_secrets), client!(handlers::realtime::create_client_secret)),
+    Endpoint::new(row(Route::GeminiLive, GET, Exact(GEMINI_LIVE), "live")
+        .key(Key(Google), Some("live"))
+        .session()
+        .about(handlers::gemini_live::about), client!(handlers::gemini_live::connect)),
+    Endpoint::new(row(Route::GeminiLive, GET, Exact(GEMINI_LIVE_ALPHA), "live")
+        .key(Key(Google), Some("live"))
+        .session()
+        .about(handlers::gemini_live::about), client!(handlers::gemini_live::connect)),
     Endpoint::new(row(Route::Translations, POST, Exact("/v1/audio/translations"), "translations")
         .about(handlers::ops::about_translations), open!(handlers::ops::translations_unsupported)),
     Endpoint::new(row(Route::SpeechToText, POST, Exact("/v1/speech_to_text"), "speech_to_text")
@@ -432,7 +446,8 @@ mod tests {
             // A metered route reads a body (a live session: its socket instead) and names its
             // policy endpoint.
             if spec.metered {
-                let reads = spec.body.is_some() || spec.route == Route::Realtime;
+                let reads = spec.body.is_some()
+                    || matches!(spec.route, Route::Realtime | Route::GeminiLive);
                 assert!(reads && spec.policy.is_some(), "{spec:?}");
             }
             if let Some(policy) = spec.policy {

@@ -1,4 +1,4 @@
-//! Gemini Live's messages (`BidiGenerateContent`, docs/api.md §4.21), inspected before they are
+//! Gemini Live's messages (`BidiGenerateContent`, docs/api.md §2.12), inspected before they are
 //! relayed: the rules a client's message keeps, what it puts into the conversation, and what a
 //! server's message delivers and claims — the quantities a live session is bounded and charged
 //! by (docs/decisions.md, "Live voice sessions").

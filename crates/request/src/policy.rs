@@ -16,6 +16,7 @@ pub const ENDPOINTS: &[&str] = &[
     "t2a",
     "transcriptions",
     "realtime",
+    "live",
     "speech_to_text",
     "clip_tasks",
     "video_generations",

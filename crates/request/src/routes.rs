@@ -90,6 +90,9 @@ pub enum Route {
     Realtime,
     /// `POST /v1/realtime/client_secrets`: an ephemeral secret a browser opens a session with.
     RealtimeClientSecrets,
+    /// `GET /ws/google.ai.generativelanguage.{v1beta,v1alpha}.GenerativeService.BidiGenerateContent`
+    /// upgraded to a WebSocket: a Gemini Live session.
+    GeminiLive,
     /// `POST /v1/audio/translations` — not supported (docs/api.md §4 rule 5).
     Translations,
     /// Anything under `/admin/v1/` — the admin API, which routes within itself.

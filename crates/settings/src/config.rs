@@ -585,8 +585,10 @@ pub enum ModelKind {
     GenericVideo,
     /// `/v1beta/models/…`
     NativeText,
-    /// `/v1/realtime`: live voice sessions.
+    /// `/v1/realtime`: OpenAI Realtime voice sessions.
     Realtime,
+    /// Gemini Live's `BidiGenerateContent` socket: live voice sessions of the native family.
+    Live,
 }
 
 impl ModelKind {
@@ -594,6 +596,13 @@ impl ModelKind {
     /// kind's — so a speech model may mix `t2a` and `openai-speech` channels, a recognition model
     /// `stt` and `openai-transcription` ones.
     pub fn served_by(self, format: Format) -> bool {
+        // A live session is relayed, not translated: its channels speak the endpoint's
+        // protocol.
+        match self {
+            ModelKind::Realtime => return format == Format::OpenAiRealtime,
+            ModelKind::Live => return format == Format::GeminiLive,
+            _ => {}
+        }
         format.modality()
             == match self {
                 ModelKind::Embeddings => Modality::Embeddings,
@@ -602,7 +611,7 @@ impl ModelKind {
                 ModelKind::ClipVideo => Modality::ClipTasks,
                 ModelKind::GenericVideo => Modality::GenericVideoTasks,
                 ModelKind::NativeText => Modality::TextGeneration,
-                ModelKind::Realtime => Modality::LiveSessions,
+                ModelKind::Realtime | ModelKind::Live => Modality::LiveSessions,
             }
     }
     /// The meter its endpoints count a charge on (docs/api.md §8): a price on another meter
@@ -615,7 +624,7 @@ impl ModelKind {
             ModelKind::ClipVideo => Meter::VideoTokens,
             ModelKind::GenericVideo => Meter::VideoSeconds,
             ModelKind::NativeText => Meter::TextTokens,
-            ModelKind::Realtime => Meter::TokenClasses,
+            ModelKind::Realtime | ModelKind::Live => Meter::TokenClasses,
         }
     }
 }

@@ -39,6 +39,7 @@
 pub mod audio;
 mod embeddings;
 mod fetch;
+mod gemini_live;
 mod genai;
 mod knobs;
 mod lies;

@@ -9,7 +9,7 @@
 //! tokens of every class, `cut_after_frames` drops the socket after that many audio deltas of
 //! a response, `stall` never answers a `response.create`, `frame_interval_ms` paces the deltas.
 
-use crate::audio::{AudioFormat as Container, Synthesis, synthesize};
+use crate::audio::voice_pcm;
 use crate::knobs::Knobs;
 use base64::Engine;
 use futures_util::{SinkExt, StreamExt};
@@ -272,17 +272,7 @@ async fn respond(
         c.heard_ms as f64 / 1000.0,
         c.responses
     );
-    let pcm = synthesize(
-        &reply,
-        &Synthesis {
-            format: Container::Pcm,
-            sample_rate: RATE,
-            channels: 1,
-            bitrate: 0,
-            speed: 1.0,
-        },
-    )
-    .map_err(|_| ())?;
+    let pcm = voice_pcm(&reply, RATE).map_err(|_| ())?;
     let send = |value: Value| Message::text(value.to_string());
     socket
         .send(send(json!({"type": "response.created", "event_id": c.event_id(),

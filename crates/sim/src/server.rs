@@ -113,6 +113,19 @@ pub async fn start(addr: SocketAddr, settings: KnobSettings) -> std::io::Result<
     })
 }
 
+/// The 101 of a WebSocket upgrade taken (its headers), or the 400 of one that is not.
+fn switching(accepted: Result<http::HeaderMap, &'static str>) -> Response<SimBody> {
+    match accepted {
+        Ok(headers) => {
+            let mut response = Response::new(empty_body());
+            *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+            *response.headers_mut() = headers;
+            response
+        }
+        Err(why) => openai_error(400, "invalid_request_error", None, None, why),
+    }
+}
+
 async fn handle(
     knobs: Arc<Knobs>,
     tasks: Arc<Tasks>,
@@ -157,19 +170,22 @@ async fn handle(
             ));
         }
     }
+    if parts.method == Method::GET && crate::gemini_live::PATHS.contains(&path) {
+        let upgrade = parts.extensions.remove::<hyper::upgrade::OnUpgrade>();
+        return Ok(switching(crate::gemini_live::accept(
+            knobs,
+            &parts.headers,
+            upgrade,
+        )));
+    }
     if parts.method == Method::GET && path == "/v1/realtime" {
         let upgrade = parts.extensions.remove::<hyper::upgrade::OnUpgrade>();
-        return Ok(
-            match crate::realtime::accept(knobs, &parts.headers, parts.uri.query(), upgrade) {
-                Ok(headers) => {
-                    let mut response = Response::new(empty_body());
-                    *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
-                    *response.headers_mut() = headers;
-                    response
-                }
-                Err(why) => openai_error(400, "invalid_request_error", None, None, why),
-            },
-        );
+        return Ok(switching(crate::realtime::accept(
+            knobs,
+            &parts.headers,
+            parts.uri.query(),
+            upgrade,
+        )));
     }
     Ok(match (&parts.method, path) {
         (&Method::GET, "/_sim/knobs") => json(StatusCode::OK, &knobs.get()),

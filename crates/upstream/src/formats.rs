@@ -58,11 +58,13 @@ pub enum Format {
     Genai,
     /// OpenAI Realtime: `/v1/realtime` over a WebSocket.
     OpenAiRealtime,
+    /// Gemini Live: `BidiGenerateContent` over a WebSocket.
+    GeminiLive,
 }
 
 impl Format {
     /// Every format, in the order the docs list them.
-    pub const ALL: [Format; 10] = [
+    pub const ALL: [Format; 11] = [
         Format::OpenAiEmbeddings,
         Format::T2a,
         Format::OpenAiSpeech,
@@ -73,6 +75,7 @@ impl Format {
         Format::OpenAiVideos,
         Format::Genai,
         Format::OpenAiRealtime,
+        Format::GeminiLive,
     ];
 
     /// Its name in a channel's `format`.
@@ -88,6 +91,7 @@ impl Format {
             Format::OpenAiVideos => "openai-videos",
             Format::Genai => "genai",
             Format::OpenAiRealtime => "openai-realtime",
+            Format::GeminiLive => "gemini-live",
         }
     }
 
@@ -100,7 +104,7 @@ impl Format {
             Format::Ark => Modality::ClipTasks,
             Format::GenericVideo | Format::OpenAiVideos => Modality::GenericVideoTasks,
             Format::Genai => Modality::TextGeneration,
-            Format::OpenAiRealtime => Modality::LiveSessions,
+            Format::OpenAiRealtime | Format::GeminiLive => Modality::LiveSessions,
         }
     }
 

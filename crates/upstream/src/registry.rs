@@ -14,6 +14,7 @@
 
 use crate::UpstreamError;
 use crate::adapters::ark::Ark;
+use crate::adapters::gemini_live::GeminiLive;
 use crate::adapters::genai::Genai;
 use crate::adapters::generic_video::GenericVideo;
 use crate::adapters::openai_embeddings::OpenAiEmbeddings;
@@ -74,6 +75,7 @@ pub const fn adapter(format: Format) -> Adapter {
         Format::OpenAiVideos => Adapter::VideoTasks(&OpenAiVideos),
         Format::Genai => Adapter::TextGeneration(&Genai),
         Format::OpenAiRealtime => Adapter::Sessions(&OpenAiRealtime),
+        Format::GeminiLive => Adapter::Sessions(&GeminiLive),
     }
 }
 

@@ -6,6 +6,7 @@ pub mod charges;
 pub mod chat;
 pub mod clip_tasks;
 pub mod embeddings;
+pub mod gemini_live;
 pub mod media;
 pub mod native;
 pub mod native_embeddings;

@@ -1,4 +1,4 @@
-//! `GET /v1/realtime?model=…` upgraded to a WebSocket (docs/api.md §4.20): an OpenAI Realtime
+//! `GET /v1/realtime?model=…` upgraded to a WebSocket (docs/api.md §2.11): an OpenAI Realtime
 //! session, relayed frame by frame and billed per response on a hold that grows
 //! (`crate::live_session`; docs/decisions.md, "Live voice sessions"). Everything that can be
 //! refused is refused before the upgrade, in OpenAI's error shape: the key (as a Bearer token
@@ -7,27 +7,23 @@
 
 use crate::admission;
 use crate::live_session::openai::OpenAiRealtime;
-use crate::live_session::{self, LiveSession};
-use crate::relay;
-use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, header};
+use crate::live_session::{self, open};
+use http::{HeaderMap, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::sync::Arc;
-use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tollgate_exchange::body;
 use tollgate_exchange::body::ResponseBody;
 use tollgate_exchange::errors::Family;
 use tollgate_exchange::errors::{ApiError, ErrorKind};
 use tollgate_exchange::route_doc::{About, query};
-use tollgate_metering::session::{SessionMeter, SessionRates};
 use tollgate_request::auth;
 use tollgate_request::auth::query_param;
 use tollgate_request::context::RequestCtx;
 use tollgate_settings::catalog::ModelEntry;
-use tollgate_settings::config::{ModelKind, SessionSettings};
-use tollgate_store::{Principal, SecretTerms, SessionOpening, is_client_secret};
-use tollgate_upstream::registry;
+use tollgate_settings::config::ModelKind;
+use tollgate_store::{Principal, SecretTerms, is_client_secret};
 
 /// The subprotocol OpenAI's browser clients name beside their key.
 const REALTIME_PROTOCOL: &str = "realtime";
@@ -43,7 +39,7 @@ pub async fn connect(
     let minted_for = minted_for(&ctx, &request).await?;
 
     // 3. The upgrade, as RFC 6455 §4.2.1 asks it.
-    let accept = upgrade_key(request.headers())?;
+    let accept = open::accept_key(request.headers())?;
 
     // 4. The model from the query (or the one the client secret was minted for): a realtime
     // model served here.
@@ -65,106 +61,26 @@ pub async fn connect(
         .code("model_not_allowed"));
     }
 
-    // 5–7. The model rule, the price, the caller's units and budgets for the first step, and
-    // a slot among the key's open streams for the session's life.
-    let step = live_session::step_usage(&entry.session, 1);
-    let price = ctx.state.prices.at(
-        &entry.public,
-        &entry.tariff,
-        tollgate_journal::clock::now_millis(),
-    );
-    let priced = admission::admit(&ctx, &principal, &entry.public, &price, &step).await?;
-    let audio = admission::admit_units(
-        &ctx,
-        &principal,
-        &live_session::step_audio(&entry.session, 1),
-    )
-    .await?;
-    let permit = admission::open_stream(&ctx)?;
-    let live = admission::live_slot(&ctx, &principal)?;
-
-    // 8. The session's hold: its first step, in the database (it must survive the replica).
-    let opened = ctx
-        .state
-        .store
-        .open_session(&SessionOpening {
-            account_id: principal.account_id.clone(),
-            key_id: principal.key_id.clone(),
-            model: entry.public.clone(),
-            request_id: ctx.request_id.clone(),
-            first_step: priced.amount,
-        })
-        .await
-        .map_err(admission::store_refused)?;
-
-    // 9. The channel's socket, failing over at connect time like every call.
-    let dialed = dial(&ctx, &entry).await;
-    let (upstream, channel) = match dialed {
-        Ok(dialed) => dialed,
-        Err(e) => {
-            let _ = ctx
-                .state
-                .store
-                .close_session(&opened.id, Some(&opened.hold), None, None, "no channel")
-                .await;
-            return Err(e);
-        }
-    };
+    // 5–9. A slot among the key's open streams and live sessions for the session's life; the
+    // model rule, the price, the first step against the balance and the limits, held in the
+    // database; the channel's socket.
+    let slots = open::Slots::take(&ctx, &principal)?;
+    let (session, upstream) = open::open(&ctx, principal, &entry, slots, "realtime").await?;
 
     // 10. The answer: 101, and the relay on the upgraded connection.
-    let session = LiveSession {
-        state: ctx.state.clone(),
-        id: opened.id,
-        hold: opened.hold,
-        step: priced.amount,
-        entry: entry.clone(),
-        tariff: priced.tariff,
-        price_group: priced.price_group,
-        price_version: priced.price_version,
-        request_id: ctx.request_id.clone(),
-        channel: channel.name.clone(),
-        meter: SessionMeter::new(rates(&entry.session)),
-        spend: live_session::Spend::of(priced.spend, audio),
-        principal,
-        limits: ctx.state.realtime,
-        live,
-        _permit: permit,
-        responses: 0,
-        audio_charged_ms: 0,
-        endpoint: "realtime",
-    };
-    let offered_realtime = offers_protocol(request.headers(), REALTIME_PROTOCOL);
-    // A span for the session's life, under the upgrade's request span; a child per response.
-    let span = tracing::info_span!(
-        "live_session",
-        session = %session.id,
-        gen_ai.request.model = %entry.public,
-        tollgate.channel = %channel.name,
-        responses = tracing::field::Empty,
-    );
     let protocol = Box::new(OpenAiRealtime::new(
         &entry.public,
         &entry.upstream_model,
         ctx.state.realtime.max_frame_bytes,
     ));
+    let offered = offers_protocol(request.headers(), REALTIME_PROTOCOL);
+    let span = session.span();
     let relay = live_session::run(session, protocol, hyper::upgrade::on(request), upstream);
     tokio::spawn(tracing::Instrument::instrument(relay, span));
-    let mut response = Response::new(tollgate_exchange::response::full(bytes::Bytes::new()));
-    *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
-    let headers = response.headers_mut();
-    headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
-    headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
-    if let Ok(accept) = HeaderValue::from_str(&accept) {
-        headers.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
-    }
-    // A browser that offered subprotocols needs one chosen back, or it drops the socket.
-    if offered_realtime {
-        headers.insert(
-            header::SEC_WEBSOCKET_PROTOCOL,
-            HeaderValue::from_static(REALTIME_PROTOCOL),
-        );
-    }
-    Ok(response)
+    Ok(open::switching_protocols(
+        &accept,
+        offered.then_some(REALTIME_PROTOCOL),
+    ))
 }
 
 /// The model the client secret presented was minted for, if it names one.
@@ -362,48 +278,6 @@ pub fn about_client_secrets() -> About {
             "session": {"type": "object"}}}}}}))
 }
 
-/// The accept key of a WebSocket upgrade, or the 400 that says what is missing. A plain `GET`
-/// is refused the way OpenAI refuses it: this path speaks WebSocket only.
-fn upgrade_key(headers: &HeaderMap) -> Result<String, ApiError> {
-    let has = |name: header::HeaderName, token: &str| {
-        headers
-            .get_all(name)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .any(|t| t.trim().eq_ignore_ascii_case(token))
-    };
-    if !has(header::UPGRADE, "websocket") || !has(header::CONNECTION, "upgrade") {
-        return Err(ApiError::invalid(
-            "Upgrade",
-            "websocket_required",
-            "This endpoint is a WebSocket: connect with 'Connection: Upgrade' and 'Upgrade: websocket'.",
-        ));
-    }
-    if headers
-        .get(header::SEC_WEBSOCKET_VERSION)
-        .is_none_or(|v| v.as_bytes() != b"13")
-    {
-        return Err(ApiError::invalid(
-            "Sec-WebSocket-Version",
-            "websocket_version",
-            "Only WebSocket version 13 is supported ('Sec-WebSocket-Version: 13').",
-        ));
-    }
-    let key = headers
-        .get(header::SEC_WEBSOCKET_KEY)
-        .map(HeaderValue::as_bytes)
-        .filter(|k| k.len() == 24)
-        .ok_or_else(|| {
-            ApiError::invalid(
-                "Sec-WebSocket-Key",
-                "websocket_key",
-                "A WebSocket upgrade needs a 'Sec-WebSocket-Key' of 16 bytes in base64.",
-            )
-        })?;
-    Ok(derive_accept_key(key))
-}
-
 fn offers_protocol(headers: &HeaderMap, protocol: &str) -> bool {
     headers
         .get_all(header::SEC_WEBSOCKET_PROTOCOL)
@@ -413,42 +287,10 @@ fn offers_protocol(headers: &HeaderMap, protocol: &str) -> bool {
         .any(|p| p.trim() == protocol)
 }
 
-/// The model's token rates, as its configuration gives them.
-pub fn rates(settings: &SessionSettings) -> SessionRates {
-    SessionRates {
-        audio_in_per_second: settings.audio_in_tokens_per_second,
-        audio_out_per_second: settings.audio_out_tokens_per_second,
-        tokens_per_image: settings.tokens_per_image,
-    }
-}
-
-/// Opens the socket of the first channel of `entry` that takes the session.
-async fn dial(
-    ctx: &RequestCtx,
-    entry: &Arc<ModelEntry>,
-) -> Result<
-    (
-        tollgate_upstream::common::websocket::ChannelSocket,
-        Arc<tollgate_settings::catalog::Channel>,
-    ),
-    ApiError,
-> {
-    let client = ctx.state.live_http.as_ref().unwrap_or(&ctx.state.http);
-    let config = live_session::socket_config(ctx.state.realtime.max_frame_bytes);
-    relay::with_failover(entry, ctx.usage.as_ref(), |channel, endpoint| async move {
-        let dialer = registry::session_dialer(channel.format)?;
-        dialer
-            .dial(client, &endpoint, &entry.upstream_model, config)
-            .await
-    })
-    .await
-    .map_err(|e| relay::upstream_error(&e))
-}
-
 /// The endpoint's entry in the OpenAPI document.
 pub fn about() -> About {
     About::new(
-        "An OpenAI Realtime session over a WebSocket: upgrade with 'Upgrade: websocket'; the key as a Bearer token or the subprotocol 'openai-insecure-api-key.<key>' (docs/api.md §4.20)",
+        "An OpenAI Realtime session over a WebSocket: upgrade with 'Upgrade: websocket'; the key as a Bearer token or the subprotocol 'openai-insecure-api-key.<key>' (docs/api.md §2.11)",
         "realtime",
         serde_json::json!({"101": {"description": "Switching Protocols: the session's events follow on the socket"}}),
     )

@@ -1,4 +1,4 @@
-//! Gemini Live's side of a live session (docs/api.md §4.21): its messages judged and vetted by
+//! Gemini Live's side of a live session (docs/api.md §2.12): its messages judged and vetted by
 //! `tollgate_native_genai::live`, the setup's model spliced to the channel's, and the gateway's
 //! own words where Google puts them — a close's reason (Google closes a socket whose message it
 //! refuses, 1007, and one it will not serve, 1008), and `goAway` before the gateway goes.
@@ -118,19 +118,22 @@ impl Protocol for GeminiLive {
     }
 
     fn close_reason(&self, end: &End) -> String {
-        let Some(told) = end.told() else {
-            return String::new();
-        };
-        let mut reason = told.message;
-        if reason.len() > MOST_REASON_BYTES {
-            let mut cut = MOST_REASON_BYTES;
-            while !reason.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            reason.truncate(cut);
-        }
-        reason
+        end.told()
+            .map(|told| fit_reason(told.message))
+            .unwrap_or_default()
     }
+}
+
+/// `reason` cut, at a character's boundary, to what a close frame holds.
+pub fn fit_reason(mut reason: String) -> String {
+    if reason.len() > MOST_REASON_BYTES {
+        let mut cut = MOST_REASON_BYTES;
+        while !reason.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        reason.truncate(cut);
+    }
+    reason
 }
 
 #[cfg(test)]

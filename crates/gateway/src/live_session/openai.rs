@@ -1,4 +1,4 @@
-//! OpenAI Realtime's side of a live session (docs/api.md §4.20): its events judged and vetted
+//! OpenAI Realtime's side of a live session (docs/api.md §2.11): its events judged and vetted
 //! by `tollgate-realtime`, the session's model spliced (the public name toward the client, the
 //! channel's toward the vendor), and the gateway's own words as Realtime `error` events.
 

@@ -167,6 +167,20 @@ pub fn duration_for(text: &str, speed: f64) -> Duration {
     Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
 }
 
+/// `text` spoken as raw 16-bit mono PCM at `sample_rate`, at speed 1: a live session's voice.
+pub fn voice_pcm(text: &str, sample_rate: u32) -> Result<Vec<u8>, AudioError> {
+    synthesize(
+        text,
+        &Synthesis {
+            format: AudioFormat::Pcm,
+            sample_rate,
+            channels: 1,
+            bitrate: 0,
+            speed: 1.0,
+        },
+    )
+}
+
 /// The whole file: `round(duration_for(text, speed) × sample_rate)` frames of the simulated voice,
 /// encoded as `s.format`, with `text` in the metadata (except PCM, which has no container).
 pub fn synthesize(text: &str, s: &Synthesis) -> Result<Vec<u8>, AudioError> {

@@ -14,7 +14,7 @@
 //! * an invalid key is HTTP 400 `INVALID_ARGUMENT`, not 401.
 
 use crate::common::client::{HttpClient, full_body, is_event_stream, sse_events};
-use crate::common::{Answer, retry_after};
+use crate::common::{Answer, describe_google_error, google_error_message, retry_after};
 use crate::seams::genai::{Frame, FrameStream, TextGenerator};
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
@@ -168,7 +168,7 @@ async fn send(
     Err(UpstreamError::refused(
         status.as_u16(),
         &bytes,
-        error_message,
+        google_error_message,
         retry_after,
     ))
 }
@@ -196,26 +196,10 @@ fn vendor_error(bytes: &[u8]) -> Option<UpstreamError> {
         .unwrap_or(502);
     Some(UpstreamError::Status {
         status,
-        message: Some(describe(error)),
+        message: Some(describe_google_error(error)),
         detail: crate::common::error::excerpt(bytes),
         retry_after: None,
     })
-}
-
-/// The vendor's `status: message` of an error body (or the same wrapped in an array); `None`
-/// when the body is not one.
-fn error_message(bytes: &[u8]) -> Option<String> {
-    let parsed: serde_json::Value = serde_json::from_slice(bytes).ok()?;
-    let error = match &parsed {
-        serde_json::Value::Array(items) => items.first()?.get("error")?,
-        other => other.get("error")?,
-    };
-    error.is_object().then(|| describe(error))
-}
-
-fn describe(error: &serde_json::Value) -> String {
-    let text = |name: &str| error.get(name).and_then(|v| v.as_str()).unwrap_or_default();
-    format!("{}: {}", text("status"), text("message"))
 }
 
 /// A model id placed in a path must not be able to change the path.
@@ -250,10 +234,10 @@ mod tests {
             Some(UpstreamError::Status { status: 400, .. })
         ));
         assert_eq!(
-            error_message(wrapped).as_deref(),
+            google_error_message(wrapped).as_deref(),
             Some("INVALID_ARGUMENT: bad key")
         );
-        assert_eq!(error_message(b"<html>502 Bad Gateway</html>"), None);
+        assert_eq!(google_error_message(b"<html>502 Bad Gateway</html>"), None);
         assert!(vendor_error(br#"{"candidates":[]}"#).is_none());
     }
 

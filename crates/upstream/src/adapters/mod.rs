@@ -3,6 +3,7 @@
 //! each format (`crate::formats::Format`) its own.
 
 pub mod ark;
+pub mod gemini_live;
 pub mod genai;
 pub mod generic_video;
 pub mod openai_embeddings;

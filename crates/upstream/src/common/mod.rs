@@ -74,6 +74,23 @@ pub(crate) fn openai_error_message(body: &[u8]) -> Option<String> {
         .map(|e| e.error.message)
 }
 
+/// The vendor's `status: message` of an error body (or the same wrapped in an array); `None`
+/// when the body is not one.
+pub(crate) fn google_error_message(bytes: &[u8]) -> Option<String> {
+    let parsed: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let error = match &parsed {
+        serde_json::Value::Array(items) => items.first()?.get("error")?,
+        other => other.get("error")?,
+    };
+    error.is_object().then(|| describe_google_error(error))
+}
+
+/// `status: message` of a Google error object.
+pub(crate) fn describe_google_error(error: &serde_json::Value) -> String {
+    let text = |name: &str| error.get(name).and_then(|v| v.as_str()).unwrap_or_default();
+    format!("{}: {}", text("status"), text("message"))
+}
+
 /// The largest task answer read.
 const MAX_TASK_RESPONSE: usize = 4 << 20;
 

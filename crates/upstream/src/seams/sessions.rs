@@ -1,7 +1,8 @@
 //! The live-session seam: what the gateway asks of a channel that holds a voice session open
 //! (docs/decisions.md, "Live voice sessions"). One adapter per format implements
 //! [`SessionDialer`]: `openai-realtime`
-//! ([`crate::adapters::openai_realtime::OpenAiRealtime`]).
+//! ([`crate::adapters::openai_realtime::OpenAiRealtime`]) and `gemini-live`
+//! ([`crate::adapters::gemini_live::GeminiLive`]).
 
 use crate::common::websocket::ChannelSocket;
 use crate::{Endpoint, HttpClient, UpstreamError};
