@@ -363,3 +363,72 @@ async fn a_tool_call_is_relayed_and_its_turn_charged() {
     gw.audit_account(&account).await;
     gw.stop().await;
 }
+
+/// google-genai connects with `wss://` whenever a key is set: the TLS listener (`[tls]`)
+/// serves the same socket, the same session, over TLS, with the certificate its files hold.
+#[tokio::test]
+async fn the_tls_listener_serves_the_live_socket_over_wss() {
+    let dir = std::env::temp_dir().join(format!("tollgate-e2e-tls-{}", common::unique()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, made.cert.pem()).unwrap();
+    std::fs::write(&key, made.signing_key.serialize_pem()).unwrap();
+    let config = format!(
+        "{CONFIG}\n[tls]\nlisten = \"127.0.0.1:0\"\ncert_file = {cert:?}\nkey_file = {key:?}\n"
+    );
+    let gw = TestGateway::with_config(&config).await;
+    let (account, key) = gw.account("10").await;
+    // A client that trusts the certificate, as SSL_CERT_FILE makes google-genai trust it.
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(made.cert.der().clone()).unwrap();
+    let client = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(client));
+    let tcp = TcpStream::connect(gw.tls_addr.unwrap()).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let tls = connector.connect(name, tcp).await.unwrap();
+    let request = format!("wss://localhost{PATH}?key={key}")
+        .into_client_request()
+        .unwrap();
+    let (mut socket, _) = tokio_tungstenite::client_async(request, tls).await.unwrap();
+    socket
+        .send(Message::text(
+            json!({"setup": {"model": "models/live-1"}}).to_string(),
+        ))
+        .await
+        .unwrap();
+    let mut usage = None;
+    let mut set_up = false;
+    while let Some(Ok(frame)) = socket.next().await {
+        let Message::Binary(bytes) = frame else {
+            continue;
+        };
+        let message: Value = serde_json::from_slice(&bytes).unwrap();
+        if message.get("setupComplete").is_some() {
+            set_up = true;
+            let text = json!({"realtimeInput": {"text": "Hello over TLS"}});
+            socket.send(Message::text(text.to_string())).await.unwrap();
+        }
+        if message.get("usageMetadata").is_some() {
+            usage = Some(message["usageMetadata"].clone());
+            break;
+        }
+    }
+    assert!(set_up && usage.is_some(), "a turn over wss");
+    socket.close(None).await.unwrap();
+    gw.sessions_closed(&account).await;
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    assert_eq!(
+        charges(&ledger),
+        vec![Amount::ZERO.checked_sub(price(&usage.unwrap())).unwrap()]
+    );
+    gw.audit_account(&account).await;
+    gw.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

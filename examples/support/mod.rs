@@ -65,6 +65,7 @@ pub async fn start(knobs: KnobSettings, database_url: Option<String>) -> Stack {
     let gateway = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(server::serve(
         listener,
+        None,
         Gateway::new(state.clone(), &tollgate_gateway::routes::TABLE).with_operator_side(
             std::sync::Arc::new(tollgate_admin::Admin::new(
                 None,

@@ -91,6 +91,8 @@ embeddings = 65536
 
 pub struct TestGateway {
     pub addr: SocketAddr,
+    /// The TLS listener's address, when the configuration has `[tls]`.
+    pub tls_addr: Option<SocketAddr>,
     pub sim: SimHandle,
     pub store: Store,
     pub state: Arc<State>,
@@ -196,8 +198,15 @@ impl TestGateway {
                 None,
                 &tollgate_gateway::routes::TABLE.specs(),
             )));
+        // The TLS listener, when the configuration has one.
+        let tls = config
+            .tls
+            .as_ref()
+            .map(|tls| server::TlsListener::bind(tls).unwrap().0);
+        let tls_addr = tls.as_ref().map(|t| t.listener.local_addr().unwrap());
         let served = tokio::spawn(server::serve(
             listener,
+            tls,
             gateway,
             async {
                 let _ = stopped.await;
@@ -206,6 +215,7 @@ impl TestGateway {
         ));
         TestGateway {
             addr,
+            tls_addr,
             sim,
             store,
             state,

@@ -65,15 +65,27 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
             }
             Ok(config)
         };
-        std::sync::Arc::new(Reloader::new(
+        Reloader::new(
             state.clone(),
             config.clone(),
             source,
             Box::new(load),
             sim_base_url,
             Box::new(env),
-        ))
+        )
     };
+    // The TLS listener, when `[tls]` asks for one; its certificate is read again on reload.
+    let (tls, reloader) = match &config.tls {
+        Some(tls) => {
+            let (listener, certs) = server::TlsListener::bind(tls)?;
+            let bound = listener.listener.local_addr().map_err(|e| e.to_string())?;
+            tracing::info!(addr = %bound, "tollgate listening with TLS");
+            eprintln!("tollgate listening on https://{bound}");
+            (Some(listener), reloader.with_tls(certs))
+        }
+        None => (None, reloader),
+    };
+    let reloader = std::sync::Arc::new(reloader);
     let hangups = tokio::spawn(reloader.clone().on_sighup());
 
     let addr: SocketAddr = config
@@ -89,6 +101,7 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
 
     server::serve(
         listener,
+        tls,
         // The request path and, beside it, the operator's side (docs/architecture.md).
         Gateway::new(state.clone(), &tollgate_gateway::routes::TABLE).with_operator_side(
             std::sync::Arc::new(tollgate_admin::Admin::new(

@@ -55,6 +55,7 @@ pub mod speech_relay;
 pub mod spool;
 pub mod stream_body;
 pub mod tasks;
+pub mod tls;
 pub mod trace;
 pub mod translate;
 pub mod upload;

@@ -31,6 +31,8 @@ pub struct Reloader {
     env: Env,
     /// The configuration the settings in force were made from.
     in_force: tokio::sync::Mutex<Config>,
+    /// The TLS listener's certificate, read again on every reload.
+    tls: Option<Arc<crate::tls::Certs>>,
 }
 
 impl std::fmt::Debug for Reloader {
@@ -60,7 +62,17 @@ impl Reloader {
             sim_base_url,
             env,
             in_force: tokio::sync::Mutex::new(in_force),
+            tls: None,
         }
+    }
+
+    /// Reads the TLS listener's certificate and key again on every reload (a renewed
+    /// certificate, served from the next handshake); a pair that does not read refuses the
+    /// reload.
+    #[must_use]
+    pub fn with_tls(mut self, certs: Arc<crate::tls::Certs>) -> Reloader {
+        self.tls = Some(certs);
+        self
     }
 
     /// Reads the configuration again and installs it, or refuses it and leaves the settings in
@@ -79,6 +91,10 @@ impl Reloader {
         let restart = in_force.restart_changes(&next);
         if !restart.is_empty() {
             return Err(ReloadError::NeedsRestart(restart));
+        }
+        if let (Some(certs), Some(tls)) = (&self.tls, &next.tls) {
+            certs.reload(tls).map_err(ReloadError::Invalid)?;
+            tracing::info!(cert_file = %tls.cert_file.display(), "reload: the TLS certificate is read again");
         }
         let changes = in_force.live_changes(&next);
         let settings = self.state.settings.snapshot();

@@ -9,7 +9,8 @@ use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use std::future::Future;
 use std::time::Duration;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::TlsAcceptor;
 use tollgate_request::connections::{Admitted, Class, Connections};
 use tollgate_settings::config::ServerConfig;
 
@@ -82,82 +83,184 @@ pub fn listen(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
     socket.listen(LISTEN_BACKLOG)
 }
 
-/// Serves until `shutdown` resolves, then drains for at most `grace`.
+/// The TLS listener beside the plain one (`[tls]`): its socket and its acceptor
+/// (`crate::tls::Certs`).
+pub struct TlsListener {
+    /// The socket.
+    pub listener: TcpListener,
+    /// The handshake, with the certificate in force.
+    pub acceptor: TlsAcceptor,
+}
+
+impl std::fmt::Debug for TlsListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsListener")
+            .field("listener", &self.listener)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TlsListener {
+    /// The TLS listener `config` describes, with its certificate (kept, to be read again on
+    /// reload: `crate::reload::Reloader::with_tls`).
+    pub fn bind(
+        config: &tollgate_settings::config::TlsConfig,
+    ) -> Result<(TlsListener, std::sync::Arc<crate::tls::Certs>), String> {
+        let certs = crate::tls::Certs::load(config)?;
+        let acceptor = certs.acceptor()?;
+        let addr: std::net::SocketAddr = config
+            .listen
+            .parse()
+            .map_err(|e| format!("[tls] listen {:?}: {e}", config.listen))?;
+        let listener = listen(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        Ok((TlsListener { listener, acceptor }, certs))
+    }
+}
+
+/// A connection accepted on either listener.
+type Accepted = std::io::Result<(TcpStream, std::net::SocketAddr)>;
+
+/// The next connection on the TLS listener; never, when there is none.
+async fn accept_tls(tls: Option<&TlsListener>) -> Accepted {
+    match tls {
+        Some(tls) => tls.listener.accept().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// What admitting and serving a connection needs, the same for both listeners.
+struct Acceptor {
+    gateway: Gateway,
+    connections: std::sync::Arc<Connections>,
+    builder: auto::Builder<TokioExecutor>,
+    graceful: GracefulShutdown,
+    header_timeout: Duration,
+}
+
+impl Acceptor {
+    /// Admits a connection (or closes it at once when every one that could give way is busy)
+    /// and serves it: over TLS when `tls` is given, after a handshake within the header
+    /// timeout.
+    async fn take(&self, accepted: Accepted, tls: Option<TlsAcceptor>) {
+        let (stream, peer) = match accepted {
+            Ok(conn) => conn,
+            Err(e) => {
+                // Out of file descriptors and the like: back off instead of spinning.
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                return;
+            }
+        };
+        let gateway = &self.gateway;
+        let metrics = &gateway.state().metrics;
+        let served = gateway.for_peer(peer.ip());
+        let admitted = match self
+            .connections
+            .admit(peer.ip(), served.from_trusted_proxy())
+        {
+            Ok(admitted) => admitted,
+            Err(cap) => {
+                // Closed at once: the client learns now, not after a timeout.
+                metrics.connection_refused(cap);
+                tracing::debug!(%peer, cap = cap.label(), "connection refused: every connection that could give way is busy");
+                drop(stream);
+                return;
+            }
+        };
+        for cap in &admitted.evicted {
+            metrics.connection_evicted(*cap);
+        }
+        let served = served.on_connection(admitted.ticket.clone());
+        let served = match admitted.class {
+            Class::Full => served,
+            Class::Reserve => served.ops_only(),
+        };
+        let open = tollgate_request::metrics::OpenConnection::new(gateway.state().clone());
+        let _ = stream.set_nodelay(true);
+        let header_timeout = self.header_timeout;
+        let builder = self.builder.clone();
+        let watcher = self.graceful.watcher();
+        let Admitted {
+            ticket, give_way, ..
+        } = admitted;
+        tokio::spawn(async move {
+            let serve = async {
+                match tls {
+                    None => {
+                        if !shows_its_protocol(&stream, header_timeout).await {
+                            tracing::debug!(%peer, "connection closed: no request within header_read_timeout");
+                            return;
+                        }
+                        let conn =
+                            builder.serve_connection_with_upgrades(TokioIo::new(stream), served);
+                        if let Err(e) = watcher.watch(conn.into_owned()).await {
+                            tracing::debug!(%peer, error = %e, "connection ended with an error");
+                        }
+                    }
+                    Some(acceptor) => {
+                        let Ok(Ok(stream)) =
+                            tokio::time::timeout(header_timeout, acceptor.accept(stream)).await
+                        else {
+                            tracing::debug!(%peer, "connection closed: no TLS handshake within header_read_timeout");
+                            return;
+                        };
+                        // The protocol is the one ALPN agreed: HTTP/1.1's header timer then runs
+                        // from the first byte (no detection that could wait for ever).
+                        let builder = if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+                            builder.http2_only()
+                        } else {
+                            builder.http1_only()
+                        };
+                        let conn =
+                            builder.serve_connection_with_upgrades(TokioIo::new(stream), served);
+                        if let Err(e) = watcher.watch(conn.into_owned()).await {
+                            tracing::debug!(%peer, error = %e, "connection ended with an error");
+                        }
+                    }
+                }
+            };
+            tokio::select! {
+                () = serve => {}
+                Ok(()) = give_way => {
+                    tracing::debug!(%peer, "connection closed: idle longest, it gave way to a new one");
+                }
+            }
+            drop((ticket, open));
+        });
+    }
+}
+
+/// Serves on `listener` (and on `tls`, when configured) until `shutdown` resolves, then drains
+/// for at most `grace`.
 pub async fn serve(
     listener: TcpListener,
+    tls: Option<TlsListener>,
     gateway: Gateway,
     shutdown: impl Future<Output = ()>,
     grace: Duration,
 ) {
     let server = gateway.state().server.clone();
-    let builder = builder(&server);
-    let graceful = GracefulShutdown::new();
-    // Who is connected, and who gives way when full (`tollgate_request::connections`).
-    let connections = Connections::new(tollgate_request::connections::Caps {
-        full: server.max_connections,
-        reserve: server.reserved_connections,
-        per_source: server.max_connections_per_source,
-    });
+    let accepting = Acceptor {
+        builder: builder(&server),
+        graceful: GracefulShutdown::new(),
+        // Who is connected, and who gives way when full (`tollgate_request::connections`).
+        connections: Connections::new(tollgate_request::connections::Caps {
+            full: server.max_connections,
+            reserve: server.reserved_connections,
+            per_source: server.max_connections_per_source,
+        }),
+        header_timeout: Duration::from_secs(server.header_read_timeout_seconds),
+        gateway: gateway.clone(),
+    };
     let drain = Duration::from_secs(server.drain_seconds);
     let mut drain_ends: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
-            accepted = listener.accept() => {
-                let (stream, peer) = match accepted {
-                    Ok(conn) => conn,
-                    Err(e) => {
-                        // Out of file descriptors and the like: back off instead of spinning.
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let metrics = &gateway.state().metrics;
-                let served = gateway.for_peer(peer.ip());
-                let admitted = match connections.admit(peer.ip(), served.from_trusted_proxy()) {
-                    Ok(admitted) => admitted,
-                    Err(cap) => {
-                        // Closed at once: the client learns now, not after a timeout.
-                        metrics.connection_refused(cap);
-                        tracing::debug!(%peer, cap = cap.label(), "connection refused: every connection that could give way is busy");
-                        drop(stream);
-                        continue;
-                    }
-                };
-                for cap in &admitted.evicted {
-                    metrics.connection_evicted(*cap);
-                }
-                let served = served.on_connection(admitted.ticket.clone());
-                let served = match admitted.class {
-                    Class::Full => served,
-                    Class::Reserve => served.ops_only(),
-                };
-                let open = tollgate_request::metrics::OpenConnection::new(gateway.state().clone());
-                let _ = stream.set_nodelay(true);
-                let header_timeout = Duration::from_secs(server.header_read_timeout_seconds);
-                let builder = builder.clone();
-                let watcher = graceful.watcher();
-                let Admitted { ticket, give_way, .. } = admitted;
-                tokio::spawn(async move {
-                    let serve = async {
-                        if !shows_its_protocol(&stream, header_timeout).await {
-                            tracing::debug!(%peer, "connection closed: no request within header_read_timeout");
-                            return;
-                        }
-                        let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), served);
-                        if let Err(e) = watcher.watch(conn.into_owned()).await {
-                            tracing::debug!(%peer, error = %e, "connection ended with an error");
-                        }
-                    };
-                    tokio::select! {
-                        () = serve => {}
-                        Ok(()) = give_way => {
-                            tracing::debug!(%peer, "connection closed: idle longest, it gave way to a new one");
-                        }
-                    }
-                    drop((ticket, open));
-                });
+            accepted = listener.accept() => accepting.take(accepted, None).await,
+            accepted = accept_tls(tls.as_ref()) => {
+                let acceptor = tls.as_ref().map(|t| t.acceptor.clone());
+                accepting.take(accepted, acceptor).await;
             }
             () = &mut shutdown, if drain_ends.is_none() => {
                 gateway.state().start_draining();
@@ -167,6 +270,8 @@ pub async fn serve(
             () = async { if let Some(d) = drain_ends.as_mut() { d.await } }, if drain_ends.is_some() => break,
         }
     }
+    drop(tls);
+    let graceful = accepting.graceful;
     drop(listener);
     tracing::info!(
         connections = graceful.count(),

@@ -75,6 +75,10 @@ pub struct Config {
     /// Live voice sessions: their limits (`[realtime]`).
     #[serde(default)]
     pub realtime: RealtimeConfig,
+    /// A second listener that speaks TLS (`[tls]`): for clients that insist on `https`/`wss`
+    /// without a proxy in front (google-genai's Live client with a key).
+    #[serde(default)]
+    pub tls: Option<TlsConfig>,
     /// Configured upstreams.
     #[serde(default)]
     pub channels: Vec<ChannelConfig>,
@@ -729,6 +733,20 @@ impl RealtimeConfig {
     }
 }
 
+/// The TLS listener (`[tls]`, docs/operations.md "TLS"): its address, and the PEM files of its
+/// certificate chain and private key — read again on every reload (`SIGHUP`), so a renewed
+/// certificate is served without a restart. Changing `listen` needs one.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    /// Address to listen on with TLS (`0.0.0.0:8443`).
+    pub listen: String,
+    /// The certificate chain, PEM, the leaf first.
+    pub cert_file: std::path::PathBuf,
+    /// The private key, PEM (PKCS#8, PKCS#1 or SEC1).
+    pub key_file: std::path::PathBuf,
+}
+
 /// A realtime model's session (`[models.NAME.session]`; docs/decisions.md, "Live voice
 /// sessions").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -847,6 +865,10 @@ impl Config {
             ("[tracing]", self.tracing != next.tracing),
             ("[alerting]", self.alerting != next.alerting),
             ("[realtime]", self.realtime != next.realtime),
+            (
+                "[tls] listen",
+                self.tls.as_ref().map(|t| &t.listen) != next.tls.as_ref().map(|t| &t.listen),
+            ),
         ]
         .into_iter()
         .filter_map(|(name, changed)| changed.then_some(name))
