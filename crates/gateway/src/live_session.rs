@@ -488,12 +488,22 @@ pub async fn relay(
         code: end.close_code(),
         reason: protocol.close_reason(&end).into(),
     };
+    let _ = tokio::time::timeout(Duration::from_secs(2), upstream.close(None)).await;
+    close_client(&mut client, close).await;
+    session.end(end, in_response).await;
+}
+
+/// Closes the client's socket as RFC 6455 §7.1.1 asks: the close frame sent, then what the
+/// client still sends read and dropped until its close answers (2 s at most) — a socket shut
+/// with unread frames in it is reset by the kernel, and the client would lose the reason.
+pub async fn close_client(client: &mut ClientSocket, close: CloseFrame) {
     let _ = tokio::time::timeout(Duration::from_secs(2), async {
-        let _ = client.send(Message::Close(Some(close))).await;
-        let _ = upstream.close(None).await;
+        if client.send(Message::Close(Some(close))).await.is_err() {
+            return;
+        }
+        while let Some(Ok(_)) = client.next().await {}
     })
     .await;
-    session.end(end, in_response).await;
 }
 
 impl LiveSession {

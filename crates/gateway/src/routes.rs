@@ -50,10 +50,12 @@ const POST: Verb = Verb::Post;
 const DELETE: Verb = Verb::Delete;
 const TASKS: &str = "/api/v3/contents/generations/tasks";
 const TASK: &str = "/api/v3/contents/generations/tasks/";
-/// Gemini Live's socket, where google-genai and @google/genai connect (`v1beta` unless the
-/// client asks for `v1alpha`).
+/// Gemini Live's socket, where google-genai and @google/genai connect, under each API version
+/// they may use (`v1beta`; `v1` is google-genai 3's default, `v1alpha` for experiments).
 const GEMINI_LIVE: &str =
     "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent";
+const GEMINI_LIVE_V1: &str =
+    "/ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent";
 const GEMINI_LIVE_ALPHA: &str =
     "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContent";
 
@@ -113,6 +115,10 @@ static ROUTES: &[Endpoint] = &[
         .reads(Body::ClientSecrets)
         .about(handlers::realtime::about_client_secrets), client!(handlers::realtime::create_client_secret)),
     Endpoint::new(row(Route::GeminiLive, GET, Exact(GEMINI_LIVE), "live")
+        .key(Key(Google), Some("live"))
+        .session()
+        .about(handlers::gemini_live::about), client!(handlers::gemini_live::connect)),
+    Endpoint::new(row(Route::GeminiLive, GET, Exact(GEMINI_LIVE_V1), "live")
         .key(Key(Google), Some("live"))
         .session()
         .about(handlers::gemini_live::about), client!(handlers::gemini_live::connect)),

@@ -409,25 +409,23 @@ fn measure_blob(
     Ok(())
 }
 
-/// The bytes a standard base64 string decodes to, when it is one (checked without decoding
-/// into a buffer: a chunk of audio is counted, not kept).
+/// The bytes a base64 string decodes to, when it is one — checked without decoding into a
+/// buffer (a chunk of audio is counted, not kept). Google reads bytes as proto3 JSON does:
+/// the standard or the URL-safe alphabet, padded or not (google-genai's Python types send
+/// URL-safe base64).
 fn decoded_len(data: &str) -> Option<u64> {
-    let bytes = data.as_bytes();
-    if !bytes.len().is_multiple_of(4) {
+    let body = data.trim_end_matches('=');
+    let padding = data.len() - body.len();
+    if padding > 2 || (padding > 0 && !data.len().is_multiple_of(4)) || body.len() % 4 == 1 {
         return None;
     }
-    let padding = bytes.iter().rev().take_while(|b| **b == b'=').count();
-    if padding > 2 {
+    let bytes = body.as_bytes();
+    let standard = |b: &u8| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/';
+    let url_safe = |b: &u8| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'_';
+    if !(bytes.iter().all(standard) || bytes.iter().all(url_safe)) {
         return None;
     }
-    let body = &bytes[..bytes.len() - padding];
-    if !body
-        .iter()
-        .all(|b| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/')
-    {
-        return None;
-    }
-    Some((bytes.len() / 4 * 3 - padding) as u64)
+    Some((bytes.len() / 4 * 3 + (bytes.len() % 4).saturating_sub(1)) as u64)
 }
 
 /// Media the gateway measures.
@@ -778,6 +776,15 @@ mod tests {
         assert_eq!(image.measured.images, 1);
         let audio = inspect_client(&chunk("audio/pcm;rate=8000", &"A".repeat(400)), &s).unwrap();
         assert_eq!(audio.measured.audio_ms, 19); // 300 bytes at 16,000 a second
+        // Proto3 JSON's bytes: URL-safe, unpadded.
+        let url_safe = inspect_client(&chunk("audio/pcm", "-_8"), &s).unwrap();
+        assert_eq!(url_safe.measured.audio_ms, 1); // 2 bytes
+        assert_eq!(
+            inspect_client(&chunk("audio/pcm", "A"), &s)
+                .unwrap_err()
+                .rule,
+            LiveRule::InvalidBase64
+        );
     }
 
     #[test]

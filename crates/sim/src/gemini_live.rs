@@ -28,9 +28,10 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 
-/// The socket's paths (`v1beta`, and `v1alpha` for clients that ask for it).
-pub const PATHS: [&str; 2] = [
+/// The socket's paths (`v1beta`; `v1` and `v1alpha` for clients that ask for them).
+pub const PATHS: [&str; 3] = [
     "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent",
+    "/ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent",
     "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContent",
 ];
 
@@ -111,8 +112,15 @@ fn pcm_ms(blob: &Value) -> u64 {
         .find_map(|p| p.trim().strip_prefix("rate="))
         .and_then(|r| r.parse::<u64>().ok())
         .unwrap_or(16_000);
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(blob["data"].as_str().unwrap_or_default())
+    // Standard or URL-safe, padded or not, as proto3 JSON reads bytes.
+    let data: String = blob["data"]
+        .as_str()
+        .unwrap_or_default()
+        .trim_end_matches('=')
+        .replace('-', "+")
+        .replace('_', "/");
+    let bytes = base64::engine::general_purpose::STANDARD_NO_PAD
+        .decode(data)
         .map_or(0, |b| b.len() as u64);
     if mime.starts_with("audio/pcm") {
         bytes * 1_000 / (rate * 2).max(1)

@@ -12,7 +12,7 @@
 
 use crate::live_session::gemini::{GeminiLive, fit_reason};
 use crate::live_session::{self, ClientSocket, open};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::StreamExt;
 use http::{Request, Response};
 use hyper::body::Incoming;
 use std::time::Duration;
@@ -129,11 +129,11 @@ async fn first_message(client: &mut ClientSocket) -> Option<Message> {
 
 /// Closes the socket with `code` and `reason` (cut to what a close frame holds).
 async fn refuse(mut client: ClientSocket, code: CloseCode, reason: &str) {
-    let close = Message::Close(Some(CloseFrame {
+    let close = CloseFrame {
         code,
         reason: fit_reason(reason.to_owned()).into(),
-    }));
-    let _ = tokio::time::timeout(Duration::from_secs(2), client.send(close)).await;
+    };
+    live_session::close_client(&mut client, close).await;
 }
 
 /// The endpoint's entry in the OpenAPI document.
