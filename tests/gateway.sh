@@ -7,6 +7,8 @@
 #   start_gateway            # serves the embedded default (plus "${gateway_args[@]}", e.g.
 #                            # --config FILE) on $port; stopped on exit
 #   keep_log=1               # print the gateway's log (filtered by $log_filter) on exit
+#   tls_listener CONFIG      # a [tls] listener in CONFIG with a certificate made here;
+#                            # exports TOLLGATE_TLS_URL and TOLLGATE_TLS_CA (its certificate)
 target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 cargo build --quiet -p tollgate
 bin="$target/debug/tollgate"
@@ -39,6 +41,20 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+
+# A TLS listener for the clients that insist on wss:// (google-genai's Live client, the OpenAI
+# Node SDK's Realtime client): a self-signed certificate for localhost and 127.0.0.1, which the
+# clients trust as an operator's private CA (SSL_CERT_FILE, NODE_EXTRA_CA_CERTS).
+tls_listener() {
+  local tls_port
+  tls_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
+    -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -addext "basicConstraints=critical,CA:TRUE" \
+    -keyout "$work/tls.key" -out "$work/tls.crt" 2>/dev/null
+  printf '\n[tls]\nlisten = "127.0.0.1:%s"\ncert_file = "%s/tls.crt"\nkey_file = "%s/tls.key"\n' \
+    "$tls_port" "$work" "$work" >>"$1"
+  export TOLLGATE_TLS_URL="https://127.0.0.1:$tls_port" TOLLGATE_TLS_CA="$work/tls.crt"
+}
 
 start_gateway() {
   "$bin" serve --listen "127.0.0.1:$port" --database-url "$db" "${gateway_args[@]}" >"$work/gateway.log" 2>&1 &

@@ -90,6 +90,12 @@ impl Table {
     /// client presents its key natively, `tollgate_request::routes::is_native_client`); a
     /// path some row has with another method is 405 with the methods it allows.
     pub fn route(&self, method: &Method, path: &str, native: bool) -> Routed {
+        // A path that starts with several slashes is routed as with one: @google/genai joins
+        // its base URL's `/` to the socket's path (`ws://host//ws/…`), and Google serves it.
+        let path = match path.trim_start_matches('/') {
+            rest if rest.len() + 1 < path.len() => &path[path.len() - rest.len() - 1..],
+            _ => path,
+        };
         if let Some(endpoint) = self
             .rows
             .iter()

@@ -445,6 +445,23 @@ mod tests {
     }
 
     #[test]
+    fn a_path_with_a_doubled_leading_slash_is_routed_as_with_one() {
+        let path = "//ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent";
+        assert_eq!(
+            TABLE.route(&Method::GET, path, false).endpoint.spec.route,
+            Route::GeminiLive
+        );
+        assert_eq!(
+            TABLE
+                .route(&Method::GET, "///healthz", false)
+                .endpoint
+                .spec
+                .route,
+            Route::Healthz
+        );
+    }
+
+    #[test]
     fn every_row_names_a_known_policy_endpoint_and_each_is_named() {
         let mut named: Vec<&str> = Vec::new();
         for endpoint in ROUTES {
