@@ -708,3 +708,104 @@ async fn a_sessions_audio_counts_in_the_keys_audio_seconds_per_minute() {
     gw.audit_account(&account).await;
     gw.stop().await;
 }
+
+const TRANSCRIBING: &str = r#"
+[[channels]]
+name = "sim-stt"
+format = "stt"
+base_url = "sim"
+
+[models."asr-x"]
+kind = "transcription"
+channels = ["sim-stt"]
+price = { meter = "audio_seconds", per_second = "0.0001" }
+
+[aliases]
+"whisper-1" = "asr-x"
+"#;
+
+/// A session that transcribes its input: each transcription a charge of its own, at the
+/// transcription model's price (named by an alias the client knows), by the seconds the vendor
+/// says — never more than the session heard; a model not served here is refused by name.
+#[tokio::test]
+async fn each_input_transcription_is_charged_at_its_own_models_price() {
+    let gw = TestGateway::with_config(&format!("{CONFIG}{TRANSCRIBING}")).await;
+    let (account, mut socket, mut seen) = opened(&gw, "10", KnobSettings::default()).await;
+    let update = |model: &str| {
+        json!({"type": "session.update", "event_id": "u1", "session": {"type": "realtime",
+            "audio": {"input": {"transcription": {"model": model}}}}})
+    };
+    send(&mut socket, update("no-such-transcriber")).await;
+    let refused = next_of(&mut socket, "error", &mut seen).await;
+    assert_eq!(refused["error"]["code"], "model_not_found", "{refused}");
+    assert_eq!(
+        refused["error"]["param"],
+        "session.audio.input.transcription.model"
+    );
+    send(&mut socket, update("whisper-1")).await;
+    next_of(&mut socket, "session.updated", &mut seen).await;
+    speak(&mut socket, 2_500).await;
+    let transcribed = next_of(
+        &mut socket,
+        "conversation.item.input_audio_transcription.completed",
+        &mut seen,
+    )
+    .await;
+    assert_eq!(transcribed["usage"]["seconds"], 2.5);
+    send(&mut socket, json!({"type": "response.create"})).await;
+    let done = next_of(&mut socket, "response.done", &mut seen).await;
+    socket.close(None).await.unwrap();
+    gw.sessions_closed(&account).await;
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    let charged: Vec<(Option<String>, Amount)> = charges(&ledger)
+        .iter()
+        .map(|e| (e.model.clone(), Amount::from_nanos(-e.amount.nanos())))
+        .collect();
+    // 2.5 s, in whole seconds: 3 × $0.0001.
+    assert_eq!(
+        charged,
+        vec![
+            (Some("asr-x".to_owned()), Amount::from_nanos(300_000)),
+            (
+                Some("voice-1".to_owned()),
+                price(&done["response"]["usage"])
+            ),
+        ]
+    );
+    gw.audit_account(&account).await;
+    gw.stop().await;
+}
+
+/// A vendor claiming it transcribed far more than the session heard is charged what was heard.
+#[tokio::test]
+async fn a_transcription_claimed_beyond_what_was_heard_is_cut() {
+    let gw = TestGateway::with_config(&format!("{CONFIG}{TRANSCRIBING}")).await;
+    let lying = KnobSettings {
+        report_usage: Some(1_000),
+        ..KnobSettings::default()
+    };
+    let (account, mut socket, mut seen) = opened(&gw, "10", lying).await;
+    send(
+        &mut socket,
+        json!({"type": "session.update", "session": {"type": "realtime",
+            "audio": {"input": {"transcription": {"model": "whisper-1"}}}}}),
+    )
+    .await;
+    next_of(&mut socket, "session.updated", &mut seen).await;
+    speak(&mut socket, 1_000).await;
+    next_of(
+        &mut socket,
+        "conversation.item.input_audio_transcription.completed",
+        &mut seen,
+    )
+    .await;
+    socket.close(None).await.unwrap();
+    gw.sessions_closed(&account).await;
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    let charged = charges(&ledger);
+    assert_eq!(charged.len(), 1);
+    assert_eq!(charged[0].amount, Amount::from_nanos(-100_000), "1 s heard");
+    assert!(charged[0].anomaly.is_some());
+    gw.audit_account(&account).await;
+    gw.stop().await;
+}

@@ -74,7 +74,7 @@ pub enum FromVendor {
 }
 
 /// What a client's frame put into the conversation, as the gateway measured it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Heard {
     /// Milliseconds of audio.
     pub audio_ms: u64,
@@ -82,6 +82,9 @@ pub struct Heard {
     pub text_bytes: u64,
     /// Images.
     pub images: u64,
+    /// The session's input transcription from now on, when the frame sets it: the model it
+    /// is charged at (a transcription model served here, the caller's to use), or none.
+    pub transcriber: Option<Option<Arc<ModelEntry>>>,
 }
 
 /// What a vendor's frame delivered, stated or claimed.
@@ -99,6 +102,9 @@ pub struct News {
     pub done: bool,
     /// Its usage as the vendor claims it.
     pub claim: Option<Claim>,
+    /// An input transcription is done (and charged now, at the transcription model's price):
+    /// the milliseconds of audio the vendor says it transcribed, when it says.
+    pub transcribed: Option<Option<u64>>,
 }
 
 /// The framing both sockets use.
@@ -162,6 +168,24 @@ pub struct LiveSession {
     pub audio_charged_ms: u64,
     /// The endpoint's label for its usage records (`realtime`, `live`).
     pub endpoint: &'static str,
+    /// The input transcription's model and price, while the session transcribes.
+    pub transcriber: Option<Transcriber>,
+    /// Milliseconds of audio heard when the last transcription was charged.
+    pub transcribed_ms: u64,
+}
+
+/// A session's input transcription: charged at its own model's price, by the seconds of
+/// audio transcribed, never more than the session heard since the last one.
+#[derive(Debug, Clone)]
+pub struct Transcriber {
+    /// The transcription model.
+    pub entry: Arc<ModelEntry>,
+    /// Its tariff as the caller pays it.
+    pub tariff: Tariff,
+    /// The caller's price group, for the ledger row.
+    pub price_group: Option<Arc<PriceGroup>>,
+    /// The price version.
+    pub price_version: Option<i64>,
 }
 
 /// What the response in progress holds of the caller's limits, beside the balance: its money
@@ -534,6 +558,9 @@ impl LiveSession {
         };
         self.meter
             .heard(heard.audio_ms, heard.text_bytes, heard.images);
+        if let Some(transcriber) = heard.transcriber {
+            self.transcribe_with(transcriber)?;
+        }
         self.cover().await?;
         match tokio::time::timeout(SLOW_RECEIVER, upstream.send(forward)).await {
             Ok(sent) => sent.map_err(|e| End::Vendor(e.to_string())),
@@ -562,6 +589,11 @@ impl LiveSession {
             .delivered(news.delivered_audio_ms, news.delivered_text_bytes);
         *in_response |=
             news.started || news.delivered_audio_ms > 0 || news.delivered_text_bytes > 0;
+        if let Some(claimed_ms) = news.transcribed {
+            let charged = self.charge_transcription(claimed_ms).await;
+            send_message(client, forward).await?;
+            return charged;
+        }
         if news.done {
             // Charged first: a client that reads its ledger on `response.done` finds the
             // charge. A refused next step still relays the end of what was delivered.
@@ -578,7 +610,10 @@ impl LiveSession {
     /// could be charged with half a step to spare, so a frame relayed before the next check
     /// never spends past it. A step refused ends the session (`insufficient_quota`).
     async fn cover(&mut self) -> Result<(), End> {
-        let need = self.bound_amount(&self.meter.bound());
+        let response = self.bound_amount(&self.meter.bound());
+        let need = response
+            .checked_add(self.transcription_bound().0)
+            .unwrap_or(response);
         let headroom = Amount::from_nanos(self.step.nanos() / 2);
         let wanted = need.checked_add(headroom).unwrap_or(need);
         if wanted <= self.hold.amount {
@@ -664,7 +699,7 @@ impl LiveSession {
     async fn charge_response(&mut self, claim: Option<&Claim>) -> Result<(), End> {
         let bound = self.meter.close_response();
         let (settlement, record, classes) = self.settlement(&bound, claim);
-        let (charge, audio) = (settlement.actual, self.audio_since_charged());
+        let audio = self.audio_since_charged();
         self.responses += 1;
         tracing::Span::current().record("responses", self.responses);
         let span = tracing::info_span!(
@@ -673,29 +708,137 @@ impl LiveSession {
             tollgate.units = record.units,
             estimated = settlement.estimated,
         );
-        let settled = self.state.store.settle_response(
-            &self.id,
-            &self.hold,
-            settlement,
-            Some(record),
-            self.step,
-        );
-        match tracing::Instrument::instrument(settled, span).await {
+        let settled = self.settle_on_hold(settlement, record, &classes, &audio);
+        tracing::Instrument::instrument(settled, span).await
+    }
+
+    /// Settles `settlement` on the session's hold and places the next: the caller's limits
+    /// trued up with `charge` (and the units of `classes` and `audio`), the next step admitted.
+    async fn settle_on_hold(
+        &mut self,
+        settlement: Settlement,
+        record: UsageRecord,
+        classes: &Usage,
+        audio: &Usage,
+    ) -> Result<(), End> {
+        let charge = settlement.actual;
+        let settled = self
+            .state
+            .store
+            .settle_response(&self.id, &self.hold, settlement, Some(record), self.step)
+            .await;
+        match settled {
             Ok(settled) => match settled.next {
                 Step::Held(hold) => {
-                    self.spend.settle(&classes, &audio, charge);
+                    self.spend.settle(classes, audio, charge);
                     self.hold = hold;
                     self.spend = self.admit_step(self.step).await?;
                     Ok(())
                 }
                 Step::Refused(why) => {
-                    self.spend.settle(&classes, &audio, charge);
+                    self.spend.settle(classes, audio, charge);
                     Err(End::Balance(why.to_string()))
                 }
                 Step::Fenced => Err(End::Fenced),
             },
             Err(e) => Err(End::Store(e.to_string())),
         }
+    }
+
+    /// Sets (or ends) the session's input transcription: priced for this caller from now on.
+    fn transcribe_with(&mut self, transcriber: Option<Arc<ModelEntry>>) -> Result<(), End> {
+        let Some(entry) = transcriber else {
+            self.transcriber = None;
+            return Ok(());
+        };
+        let price = self.state.prices.at(
+            &entry.public,
+            &entry.tariff,
+            tollgate_journal::clock::now_millis(),
+        );
+        let (tariff, price_group) =
+            crate::admission::priced(&self.principal, &entry.public, &price.tariff)
+                .map_err(|e| End::Store(e.message))?;
+        self.transcriber = Some(Transcriber {
+            entry,
+            tariff,
+            price_group,
+            price_version: price.version,
+        });
+        Ok(())
+    }
+
+    /// The most the transcription of what was heard since the last one may be charged, and
+    /// those seconds (nothing while the session does not transcribe).
+    fn transcription_bound(&self) -> (Amount, Usage) {
+        let (heard, _) = self.meter.audio_ms();
+        let seconds =
+            Usage::AudioSeconds(heard.saturating_sub(self.transcribed_ms).div_ceil(1_000));
+        let amount = self
+            .transcriber
+            .as_ref()
+            .and_then(|t| t.tariff.charge(&seconds).ok())
+            .unwrap_or(Amount::ZERO);
+        (amount, seconds)
+    }
+
+    /// Charges an input transcription at its model's price: the seconds the vendor says it
+    /// transcribed, capped by the seconds the session heard since the last one; those when
+    /// it does not say. A transcription the session never asked for is not charged (the
+    /// vendor started it; the gateway cannot price it) and is logged.
+    async fn charge_transcription(&mut self, claimed_ms: Option<u64>) -> Result<(), End> {
+        let (cap_amount, heard) = self.transcription_bound();
+        self.transcribed_ms = self.meter.audio_ms().0;
+        let Some(t) = self.transcriber.clone() else {
+            tracing::warn!(session = %self.id, "a transcription the session did not ask for was not charged");
+            return Ok(());
+        };
+        let cap = Bound {
+            amount: cap_amount,
+            basis: "the audio the session heard",
+        };
+        let (usage, measure) = match claimed_ms {
+            Some(ms) => (Usage::AudioSeconds(ms.div_ceil(1_000)), Measure::Vendor),
+            None => (heard, Measure::LocalCount),
+        };
+        let quantity = serde_json::to_string(&usage).unwrap_or_default();
+        let (actual, anomaly) = cap.charge(&t.tariff, &usage, &quantity);
+        let mut settlement = Settlement::new(actual)
+            .for_model(t.entry.public.clone())
+            .quantity(quantity.clone())
+            .price_group(t.price_group.as_deref().cloned())
+            .priced_at(t.price_version, cap.amount, cap.basis)
+            .measured(measure);
+        if measure == Measure::LocalCount {
+            settlement = settlement
+                .estimated()
+                .note("the vendor said no duration: charged the seconds the session heard");
+        }
+        if let Some(anomaly) = anomaly {
+            tracing::warn!(session = %self.id, anomaly, "a transcription's charge was capped");
+            settlement = settlement.anomaly(anomaly);
+        }
+        let mut record =
+            UsageRecord::new("transcription", self.hold.account_id.clone(), self.endpoint);
+        record.key_id = Some(self.principal.key_id.clone());
+        record.model = Some(t.entry.public.clone());
+        record.channel = Some(self.channel.clone());
+        record.status = 200;
+        record.meter = Some("audio_seconds".into());
+        record.quantity = Some(quantity);
+        record.units = usage.units();
+        record.charge = actual;
+        record.hold = self.hold.amount;
+        record.request_id = Some(self.request_id.clone());
+        record.estimated = measure == Measure::LocalCount;
+        record.note = settlement.note.clone();
+        record.price_group = t.price_group.as_ref().map(|g| g.name.clone());
+        record.price_version = t.price_version;
+        record.measured = Some(measure);
+        record.bound_basis = Some(cap.basis.into());
+        // Money only: the session's audio counts in the per-minute quotas with its responses.
+        let none = Usage::AudioSeconds(0);
+        self.settle_on_hold(settlement, record, &none, &none).await
     }
 
     /// The audio relayed both ways since the last response charged, in the whole seconds the

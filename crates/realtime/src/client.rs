@@ -159,6 +159,12 @@ pub struct SessionChange {
     pub output_format: Option<AudioFormat>,
     /// The voice, when it is set.
     pub voice: Option<String>,
+    /// The input transcription, when it is set: its model, or `None` for none. The model's
+    /// path in the event is [`SessionChange::transcription_path`].
+    pub transcription: Option<Option<String>>,
+    /// Where the event names the transcription model (the GA or the beta spelling; empty
+    /// when it names none).
+    pub transcription_path: &'static [&'static str],
 }
 
 /// A client's event that keeps the rules.
@@ -349,6 +355,22 @@ struct SessionFields<'a> {
     output_audio_format: Option<&'a RawValue>,
     #[serde(borrow)]
     voice: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "present")]
+    input_audio_transcription: Option<Option<TranscriptionFields>>,
+}
+
+/// A field that may be given as `null` (`Some(None)`) or left out (`None`).
+fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+#[derive(Deserialize)]
+struct TranscriptionFields {
+    model: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -364,6 +386,8 @@ struct DirectionFields<'a> {
     #[serde(borrow)]
     format: Option<&'a RawValue>,
     voice: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "present")]
+    transcription: Option<Option<TranscriptionFields>>,
 }
 
 fn session_change(raw: &RawValue, session: &Session) -> Result<SessionChange, ClientError> {
@@ -384,6 +408,24 @@ fn session_change(raw: &RawValue, session: &Session) -> Result<SessionChange, Cl
     let (input, output) = match fields.audio {
         Some(AudioFields { input, output }) => (input, output),
         None => (None, None),
+    };
+    const GA: &[&str] = &["session", "audio", "input", "transcription", "model"];
+    const BETA: &[&str] = &["session", "input_audio_transcription", "model"];
+    let (set, transcription_path) = match input.as_ref().and_then(|d| d.transcription.as_ref()) {
+        Some(set) => (Some(set), GA),
+        None => match fields.input_audio_transcription.as_ref() {
+            Some(set) => (Some(set), BETA),
+            None => (None, &[][..]),
+        },
+    };
+    // `null` turns transcription off; an object names its model (the gateway prices it).
+    let transcription = match set {
+        None => None,
+        Some(None) => Some(None),
+        Some(Some(TranscriptionFields { model: Some(model) })) => Some(Some(model.clone())),
+        Some(Some(TranscriptionFields { model: None })) => {
+            return Err(required(&transcription_path[..].join(".")));
+        }
     };
     let input_format = input
         .as_ref()
@@ -412,6 +454,8 @@ fn session_change(raw: &RawValue, session: &Session) -> Result<SessionChange, Cl
         input_format: input_format.map(read_format).transpose()?,
         output_format: output_format.map(read_format).transpose()?,
         voice,
+        transcription,
+        transcription_path,
     })
 }
 
@@ -520,6 +564,41 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_session_update_names_its_transcription_model_in_either_spelling() {
+        let change = |session: &str| {
+            let frame = format!(r#"{{"type":"session.update","session":{session}}}"#);
+            inspect(&frame, &session_()).map(|e| e.change.unwrap())
+        };
+        fn session_() -> Session {
+            session()
+        }
+        let ga = change(r#"{"audio":{"input":{"transcription":{"model":"whisper-1"}}}}"#).unwrap();
+        assert_eq!(ga.transcription, Some(Some("whisper-1".into())));
+        assert_eq!(
+            ga.transcription_path.join("."),
+            "session.audio.input.transcription.model"
+        );
+        let beta =
+            change(r#"{"input_audio_transcription":{"model":"gpt-4o-transcribe"}}"#).unwrap();
+        assert_eq!(beta.transcription, Some(Some("gpt-4o-transcribe".into())));
+        assert_eq!(
+            beta.transcription_path.join("."),
+            "session.input_audio_transcription.model"
+        );
+        let off = change(r#"{"audio":{"input":{"transcription":null}}}"#).unwrap();
+        assert_eq!(off.transcription, Some(None));
+        assert_eq!(
+            change(r#"{"instructions":"x"}"#).unwrap().transcription,
+            None
+        );
+        let unnamed = change(r#"{"audio":{"input":{"transcription":{"language":"en"}}}}"#);
+        assert_eq!(
+            unnamed.unwrap_err().field,
+            "session.audio.input.transcription.model"
+        );
+    }
+
     fn b64(bytes: &[u8]) -> String {
         base64::engine::general_purpose::STANDARD.encode(bytes)
     }
@@ -607,6 +686,7 @@ mod tests {
                 input_format: Some(AudioFormat::Pcmu),
                 output_format: Some(AudioFormat::Pcma),
                 voice: Some("marin".into()),
+                ..SessionChange::default()
             })
         );
         // The whole session object counts: instructions, tools, settings.

@@ -90,6 +90,8 @@ struct Conversation {
     cached: Spent,
     events: u64,
     responses: u64,
+    /// The input transcription's model, when the session asked for one.
+    transcription: Option<String>,
 }
 
 impl Conversation {
@@ -138,6 +140,7 @@ async fn serve(
         cached: Spent::default(),
         events: 0,
         responses: 0,
+        transcription: None,
     };
     let created =
         json!({"type": "session.created", "event_id": c.event_id(), "session": c.session()});
@@ -167,6 +170,13 @@ async fn serve(
                 if let Some(voice) = event["session"]["audio"]["output"]["voice"].as_str() {
                     c.voice = voice.to_owned();
                 }
+                let session = &event["session"];
+                let transcription = session["audio"]["input"]
+                    .get("transcription")
+                    .or_else(|| session.get("input_audio_transcription"));
+                if let Some(transcription) = transcription {
+                    c.transcription = transcription["model"].as_str().map(str::to_owned);
+                }
                 vec![json!({"type": "session.updated", "event_id": c.event_id(), "session": c.session()}).to_string()]
             }
             "input_audio_buffer.append" => {
@@ -189,12 +199,28 @@ async fn serve(
                 c.heard_ms += ms;
                 c.buffered = 0;
                 let item = format!("item_sim_{}", c.events + 1);
-                vec![
+                let transcribed = c.transcription.clone().map(|model| {
+                    // Whisper says the seconds it heard; the GPT-4o transcribers say tokens.
+                    let seconds = knobs.get().report_usage.map_or(ms as f64 / 1000.0, |n| n as f64);
+                    let usage = if model.starts_with("whisper") {
+                        json!({"type": "duration", "seconds": seconds})
+                    } else {
+                        json!({"type": "tokens", "input_tokens": ms / 100, "output_tokens": 8, "total_tokens": ms / 100 + 8,
+                            "input_token_details": {"text_tokens": 0, "audio_tokens": ms / 100}})
+                    };
+                    json!({"type": "conversation.item.input_audio_transcription.completed", "event_id": c.event_id(),
+                        "item_id": item, "content_index": 0,
+                        "transcript": format!("({:.1} seconds of audio)", ms as f64 / 1000.0), "usage": usage})
+                    .to_string()
+                });
+                let mut answers = vec![
                     json!({"type": "input_audio_buffer.committed", "event_id": c.event_id(), "previous_item_id": null, "item_id": item}).to_string(),
                     json!({"type": "conversation.item.added", "event_id": c.event_id(), "previous_item_id": null,
                         "item": {"id": item, "type": "message", "role": "user", "status": "completed",
                                  "content": [{"type": "input_audio", "transcript": null}]}}).to_string(),
-                ]
+                ];
+                answers.extend(transcribed);
+                answers
             }
             "input_audio_buffer.clear" => {
                 c.buffered = 0;

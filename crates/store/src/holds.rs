@@ -88,9 +88,18 @@ pub struct Settlement {
     pub measured: tollgate_billing::Measure,
     /// Why the bound is what it is.
     pub bound_basis: Option<String>,
+    /// The model charged, when it is not the hold's: a live session's input transcription,
+    /// charged on the session's hold at its own model's price.
+    pub model: Option<String>,
 }
 
 impl Settlement {
+    /// Charged as `model`, not as the hold's model.
+    pub fn for_model(mut self, model: impl Into<String>) -> Settlement {
+        self.model = Some(model.into());
+        self
+    }
+
     /// An ordinary settlement at `actual`.
     pub fn new(actual: Amount) -> Settlement {
         Settlement {
@@ -490,7 +499,7 @@ pub(crate) async fn settle_hold(
         kind: "charge".into(),
         amount_nanos: -settlement.actual.nanos(),
         balance_after_nanos: balance_after,
-        model: Some(model),
+        model: Some(settlement.model.unwrap_or(model)),
         quantity: settlement.quantity,
         hold_id: Some(hold_id.to_owned()),
         task_id,

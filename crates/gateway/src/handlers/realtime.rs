@@ -72,6 +72,8 @@ pub async fn connect(
         &entry.public,
         &entry.upstream_model,
         ctx.state.realtime.max_frame_bytes,
+        ctx.settings.clone(),
+        session.principal.clone(),
     ));
     let offered = offers_protocol(request.headers(), REALTIME_PROTOCOL);
     let span = session.span();

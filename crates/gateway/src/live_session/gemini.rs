@@ -72,6 +72,7 @@ impl Protocol for GeminiLive {
             audio_ms: judged.measured.audio_ms,
             text_bytes: judged.measured.text_bytes,
             images: judged.measured.images,
+            ..Heard::default()
         };
         if judged.kind != ClientKind::Setup {
             return FromClient::Relay(message, heard);

@@ -173,6 +173,8 @@ pub async fn open(
         responses: 0,
         audio_charged_ms: 0,
         endpoint,
+        transcriber: None,
+        transcribed_ms: 0,
     };
     Ok((session, upstream))
 }

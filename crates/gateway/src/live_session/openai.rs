@@ -3,13 +3,17 @@
 //! channel's toward the vendor), and the gateway's own words as Realtime `error` events.
 
 use super::{Blame, End, FromClient, FromVendor, Heard, News, Protocol};
+use std::sync::Arc;
 use tokio_tungstenite::tungstenite::Message;
 use tollgate_exchange::splice;
 use tollgate_metering::session::Claim;
 use tollgate_realtime::audio::AudioFormat;
 use tollgate_realtime::client::{self, ClientKind};
 use tollgate_realtime::error::{ErrorType, error_event};
-use tollgate_realtime::server::{self, ServerKind};
+use tollgate_realtime::server::{self, ServerKind, TranscriptionUsage};
+use tollgate_request::state::Settings;
+use tollgate_settings::config::ModelKind;
+use tollgate_store::Principal;
 
 /// An OpenAI Realtime session as the relay sees it.
 #[derive(Debug)]
@@ -23,12 +27,22 @@ pub struct OpenAiRealtime {
     upstream: String,
     /// Events the gateway wrote itself, for their ids.
     events: u64,
+    /// The catalog the session was opened with, and its caller: a transcription model the
+    /// session names is one of its models the caller may use.
+    settings: Arc<Settings>,
+    principal: Principal,
 }
 
 impl OpenAiRealtime {
     /// A session of `public` (served as `upstream` by its channel) taking frames of at most
-    /// `max_frame` bytes.
-    pub fn new(public: &str, upstream: &str, max_frame: usize) -> OpenAiRealtime {
+    /// `max_frame` bytes, for `principal` on the catalog of `settings`.
+    pub fn new(
+        public: &str,
+        upstream: &str,
+        max_frame: usize,
+        settings: Arc<Settings>,
+        principal: Principal,
+    ) -> OpenAiRealtime {
         OpenAiRealtime {
             judged: client::Session {
                 model: public.to_owned(),
@@ -40,7 +54,45 @@ impl OpenAiRealtime {
             public: public.to_owned(),
             upstream: upstream.to_owned(),
             events: 0,
+            settings,
+            principal,
         }
+    }
+
+    /// The transcription model a `session.update` names, as a model of the catalog the caller
+    /// may use; or the refusal, naming the field.
+    fn transcriber(
+        &mut self,
+        name: &str,
+        path: &[&str],
+    ) -> Result<Arc<tollgate_settings::catalog::ModelEntry>, Message> {
+        let field = path.join(".");
+        let Some(entry) = self
+            .settings
+            .catalog
+            .resolve(name, ModelKind::Transcription)
+            .cloned()
+        else {
+            let message = format!("The transcription model '{name}' is not served here");
+            return Err(self.error(
+                Blame::Request,
+                "model_not_found",
+                &message,
+                Some(&field),
+                None,
+            ));
+        };
+        if let Err(refused) = tollgate_request::policy::admit_model(&self.principal, &entry.public)
+        {
+            return Err(self.error(
+                Blame::Request,
+                "model_not_allowed",
+                &refused.message,
+                Some(&field),
+                None,
+            ));
+        }
+        Ok(entry)
     }
 
     fn event_id(&mut self) -> String {
@@ -107,19 +159,34 @@ impl Protocol for OpenAiRealtime {
             self.judged.input_format = format;
         }
         let measured = event.measured;
-        let heard = Heard {
+        let mut heard = Heard {
             audio_ms: self.judged.input_format.millis(measured.audio_bytes),
             text_bytes: measured.text_bytes,
             images: measured.images,
+            transcriber: None,
         };
-        // The model toward the vendor is the channel's; nothing else of the event changes.
-        let forward = if event.kind == ClientKind::SessionUpdate && self.upstream != self.public {
-            match with_model(text.as_str(), &self.upstream) {
-                Ok(Some(spliced)) => Message::text(spliced),
-                _ => Message::Text(text),
-            }
-        } else {
-            Message::Text(text)
+        // The models toward the vendor are the channels'; nothing else of the event changes
+        // (and an event with nothing to change is relayed as the bytes it came in).
+        let mut spliced: Option<String> = None;
+        if event.kind == ClientKind::SessionUpdate && self.upstream != self.public {
+            spliced = with_model(text.as_str(), &self.upstream).ok().flatten();
+        }
+        if let Some(change) = &event.change
+            && let Some(transcription) = &change.transcription
+        {
+            heard.transcriber = Some(match transcription {
+                None => None,
+                Some(name) => match self.transcriber(name, change.transcription_path) {
+                    // The name goes to the vendor as the client gave it (an alias of the
+                    // catalog names a price here, not a model the realtime vendor knows).
+                    Ok(entry) => Some(entry),
+                    Err(refusal) => return FromClient::Answer(refusal),
+                },
+            });
+        }
+        let forward = match spliced {
+            Some(spliced) => Message::text(spliced),
+            None => Message::Text(text),
         };
         FromClient::Relay(forward, heard)
     }
@@ -165,6 +232,18 @@ impl Protocol for OpenAiRealtime {
             Some(ServerKind::ResponseDone) => {
                 news.done = true;
                 news.claim = event.usage.as_ref().map(Claim::from);
+            }
+            Some(ServerKind::TranscriptionCompleted) => {
+                // Priced by its seconds: a duration said is believed up to what was heard; a
+                // usage in tokens says none (the model's price is by the second).
+                news.transcribed = Some(match event.transcription {
+                    TranscriptionUsage::Seconds(seconds)
+                        if seconds.is_finite() && seconds >= 0.0 =>
+                    {
+                        Some((seconds * 1_000.0).ceil().min(u64::MAX as f64) as u64)
+                    }
+                    _ => None,
+                });
             }
             _ => {}
         }
