@@ -809,3 +809,35 @@ async fn a_transcription_claimed_beyond_what_was_heard_is_cut() {
     gw.audit_account(&account).await;
     gw.stop().await;
 }
+
+/// The operator sees the sessions open now: `GET /admin/v1/sessions` (the console's Sessions
+/// page), an account's alone on asking, with the responses charged so far.
+#[tokio::test]
+async fn the_admin_api_lists_open_sessions() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, mut socket, mut seen) = opened(&gw, "10", KnobSettings::default()).await;
+    speak(&mut socket, 1_000).await;
+    send(&mut socket, json!({"type": "response.create"})).await;
+    next_of(&mut socket, "response.done", &mut seen).await;
+    let (_, token) = gw
+        .store
+        .create_admin_token(&format!("t-{}", common::unique()), true)
+        .await
+        .unwrap();
+    let listed = gw
+        .get(&format!("/admin/v1/sessions?account={account}"), &token)
+        .await;
+    assert_eq!(listed.status, 200, "{}", listed.text());
+    let data = listed.json()["data"].clone();
+    assert_eq!(data.as_array().unwrap().len(), 1, "{data}");
+    assert_eq!(data[0]["model"], "voice-1");
+    assert_eq!(data[0]["responses"], 1);
+    assert_eq!(data[0]["account_id"], account.as_str());
+    socket.close(None).await.unwrap();
+    gw.sessions_closed(&account).await;
+    let listed = gw
+        .get(&format!("/admin/v1/sessions?account={account}"), &token)
+        .await;
+    assert_eq!(listed.json()["data"], json!([]));
+    gw.stop().await;
+}

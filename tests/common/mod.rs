@@ -277,7 +277,11 @@ impl TestGateway {
     pub async fn sessions_closed(&self, account_id: &str) {
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         loop {
-            let open = self.store.open_sessions(10_000).await.unwrap();
+            let open = self
+                .store
+                .open_sessions(Some(account_id), 10_000)
+                .await
+                .unwrap();
             if !open.iter().any(|s| s.account_id == account_id) {
                 return;
             }

@@ -167,7 +167,7 @@ await step("revoke the key; the next request is refused", async () => {
 });
 
 await step("the other pages", async () => {
-  for (const [link, heading, file] of [["Tasks", "Tasks", "08-tasks"], ["Channels", "Channels", "09-channels"], ["Changes", "Changes", "10-changes"]]) {
+  for (const [link, heading, file] of [["Tasks", "Tasks", "08-tasks"], ["Sessions", "Live sessions", "08-sessions"], ["Channels", "Channels", "09-channels"], ["Changes", "Changes", "10-changes"]]) {
     await page.getByRole("link", { name: link }).click();
     await page.getByRole("heading", { name: heading }).waitFor();
     await shot(file);

@@ -96,7 +96,7 @@ fn charges(ledger: &[LedgerEntry]) -> Vec<&LedgerEntry> {
 
 async fn open_sessions(store: &Store, account: &str) -> usize {
     store
-        .open_sessions(10_000)
+        .open_sessions(Some(account), 10_000)
         .await
         .unwrap()
         .iter()

@@ -321,6 +321,14 @@ pub fn holds() -> About {
     )
 }
 
+pub fn sessions() -> About {
+    admin(
+        "Open live voice sessions, newest first: who pays, the model, the responses charged and the last heartbeat (docs/api.md §2.11)",
+        data("Session"),
+        vec![query("account", "An account's id or name"), limit()],
+    )
+}
+
 pub fn leases() -> About {
     admin(
         "Open credit leases of the running replicas",

@@ -478,6 +478,20 @@ pub(crate) async fn holds(call: Call) -> Answer {
     ok(views::List { data: holds })
 }
 
+/// `AdminOp::Sessions`.
+pub(crate) async fn sessions(call: Call) -> Answer {
+    let store = call.store();
+    let account = match call.q("account") {
+        Some(a) => Some(store.find_account(&a).await.map_err(OpError::from)?.id),
+        None => None,
+    };
+    let sessions = store
+        .open_sessions(account.as_deref(), limit(call.q("limit"))?.into())
+        .await
+        .map_err(OpError::from)?;
+    ok(views::List { data: sessions })
+}
+
 /// `AdminOp::Leases`.
 pub(crate) async fn leases(call: Call) -> Answer {
     let store = call.store();

@@ -68,6 +68,8 @@ pub struct ResponseSettled {
 }
 
 /// An open session as the console lists it.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "Session"))]
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct OpenSession {
     /// `ses_…`
@@ -390,8 +392,12 @@ impl Store {
         Ok(swept)
     }
 
-    /// The open sessions, newest first, at most `limit`.
-    pub async fn open_sessions(&self, limit: i64) -> Result<Vec<OpenSession>, StoreError> {
+    /// The open sessions (of `account_id`, when given), newest first, at most `limit`.
+    pub async fn open_sessions(
+        &self,
+        account_id: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<OpenSession>, StoreError> {
         type Row = (
             String,
             String,
@@ -405,8 +411,10 @@ impl Store {
         );
         let rows: Vec<Row> = sqlx::query_as(
             "SELECT id, account_id, key_id, model, hold_id, responses, charged_nanos, created_at, heartbeat_at
-             FROM sessions WHERE state = 'open' ORDER BY created_at DESC, id DESC LIMIT $1",
+             FROM sessions WHERE state = 'open' AND ($1 = '' OR account_id = $1)
+             ORDER BY created_at DESC, id DESC LIMIT $2",
         )
+        .bind(account_id.unwrap_or_default())
         .bind(limit)
         .fetch_all(self.pool())
         .await?;

@@ -123,7 +123,7 @@ async fn a_session_holds_in_steps_and_charges_each_response_on_a_hold_of_its_own
         books_balance(&store, &account).await;
         assert!(
             store
-                .open_sessions(1_000)
+                .open_sessions(None, 1_000)
                 .await
                 .unwrap()
                 .iter()
@@ -160,7 +160,7 @@ async fn a_stale_session_is_charged_what_was_journaled_and_its_replica_is_fenced
             .unwrap();
         assert!(
             store
-                .open_sessions(1_000)
+                .open_sessions(None, 1_000)
                 .await
                 .unwrap()
                 .iter()

@@ -263,7 +263,7 @@ function policyForm(id, act) {
     h("button", { class: "s danger", type: "button", onclick: () => { if (confirm("Remove the whole policy?")) act(() => api(`/accounts/${encodeURIComponent(id)}/policy`, { method: "DELETE" }), () => message("Policy removed", true)); } }, "Clear policy"));
 }
 
-const ENDPOINTS = ["", "embeddings", "speech", "t2a", "transcriptions", "speech_to_text", "clip_tasks", "video_generations", "native", "chat", "responses", "realtime"];
+const ENDPOINTS = ["", "embeddings", "speech", "t2a", "transcriptions", "speech_to_text", "clip_tasks", "video_generations", "native", "chat", "responses", "realtime", "live"];
 async function usagePage(params) {
   const f = Object.fromEntries(["account", "key", "model", "endpoint", "since", "until", "group_by", "before"].map(k => [k, params.get(k) || ""]));
   const inputs = {};
@@ -341,6 +341,22 @@ async function tasksPage(params) {
            { label: "Progress", num: 1, get: t => t.progress + " %" }, { label: "Account", get: t => h("span", { class: "mono" }, t.account_id) }],
           page.data, t => { location.hash = "#/tasks/" + encodeURIComponent(t.id); }),
     page.next_cursor ? h("p", {}, h("a", { href: "#/tasks" + qs({ state, account, before: page.next_cursor }) }, "Older tasks →")) : null);
+}
+async function sessionsPage(params) {
+  const account = params.get("account") || "";
+  const page = await api("/sessions" + qs({ account, limit: 100 }));
+  const acct = h("input", { id: "s-account", value: account });
+  const now = Date.now();
+  show(h("h1", {}, "Live sessions"),
+    h("p", { class: "muted" }, "Voice sessions open now (OpenAI Realtime, Gemini Live), newest first: each response is charged as it is done."),
+    h("form", { class: "row", onsubmit: e => { e.preventDefault(); location.hash = "#/sessions" + qs({ account: acct.value }); } },
+      h("label", { for: "s-account" }, "Account", acct), h("button", { class: "b", type: "submit" }, "Show")),
+    table([{ label: "Opened", get: s => when(s.created_at) }, { label: "Id", get: s => h("span", { class: "mono" }, s.id) }, { label: "Model", get: s => s.model },
+           { label: "Account", get: s => h("a", { href: "#/accounts/" + encodeURIComponent(s.account_id), class: "mono" }, s.account_id) },
+           { label: "Responses", num: 1, get: s => s.responses }, { label: "Charged", num: 1, get: s => money(nanos(s.charged)) },
+           { label: "Minutes", num: 1, get: s => ((now - s.created_at) / 60000).toFixed(1) },
+           { label: "Last beat", get: s => h("span", { class: "pill" + (now - s.heartbeat_at > 30000 ? " bad" : " good") }, Math.round((now - s.heartbeat_at) / 1000) + " s ago") }],
+          page.data));
 }
 async function taskPage(id) {
   const t = await api("/tasks/" + encodeURIComponent(id));
@@ -431,6 +447,7 @@ async function route() {
     else if (parts[0] === "requests" && parts[1]) await requestPage(parts[1]);
     else if (parts[0] === "tasks" && parts[1]) await taskPage(parts[1]);
     else if (parts[0] === "tasks") await tasksPage(params);
+    else if (parts[0] === "sessions") await sessionsPage(params);
     else if (parts[0] === "channels") await channelsPage();
     else if (parts[0] === "changes") await changesPage(params);
     else if (parts[0] === "alerts" && parts[1] === "deliveries" && parts[2]) await deliveryPage(parts[2]);

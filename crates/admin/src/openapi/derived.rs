@@ -87,6 +87,7 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     answers.subschema_for::<crate::views::Lease>();
     answers.subschema_for::<crate::views::Audit>();
     answers.subschema_for::<tollgate_store::OpenHold>();
+    answers.subschema_for::<tollgate_store::OpenSession>();
     answers.subschema_for::<crate::views::Page<tollgate_store::AdminChangeRecord>>();
     answers.subschema_for::<crate::views::Page<crate::views::TaskView>>();
     answers.subschema_for::<crate::views::ConfigStatus>();
