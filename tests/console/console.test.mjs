@@ -1,7 +1,9 @@
 // The web console in a real browser (issue 13): Debian's Chromium driven by playwright-core.
 // An operator signs in, creates an account, credits it, issues a key; a real request with that
 // key goes through the gateway; the request shows in the usage explorer and its charge on the
-// charts; the key is revoked and the next request is refused. Every page is photographed.
+// charts; a page of the app's own opens a Realtime session with an ephemeral secret (the key
+// never in the page), which the Sessions page shows; the key is revoked and the next request is
+// refused. Every page is photographed.
 //
 // Environment: GATEWAY (http://127.0.0.1:PORT), ADMIN_TOKEN, SHOTS (a folder), CHROMIUM.
 import { chromium } from "playwright-core";
@@ -153,6 +155,52 @@ await step("why this charge, from the account's ledger", async () => {
   await charge.getByText("twice the hold", { exact: false }).waitFor();
   assert.match((await charge.locator("dd strong").textContent()).trim(), /^0\.0+[1-9]\d*$/);
   await shot("07b-why-this-charge");
+  await page.goBack();
+  await page.getByRole("heading", { name: new RegExp(name) }).waitFor();
+});
+
+await step("a browser page's Realtime session on an ephemeral secret, seen on the Sessions page", async () => {
+  // The app's backend mints the secret with the key; the page never sees the key.
+  const minted = await fetch(gateway + "/v1/realtime/client_secrets", {
+    method: "POST",
+    headers: { authorization: "Bearer " + secret, "content-type": "application/json" },
+    body: JSON.stringify({ expires_after: { anchor: "created_at", seconds: 60 }, session: { type: "realtime", model: "gpt-realtime" } }),
+  });
+  assert.equal(minted.status, 200);
+  const ek = (await minted.json()).value;
+  assert.match(ek, /^ek_/);
+  // A page of the app's own: a browser's WebSocket, the secret as its subprotocol.
+  const app = await context.newPage();
+  await app.goto(gateway + "/healthz");
+  await app.evaluate(({ url, ek }) => new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, ["realtime", "openai-insecure-api-key." + ek]);
+    window.live = { ws, events: [] };
+    ws.onmessage = e => { const event = JSON.parse(e.data); window.live.events.push(event); if (event.type === "session.created") resolve(); };
+    ws.onerror = () => reject(new Error("the socket failed"));
+  }), { url: gateway.replace("http", "ws") + "/v1/realtime?model=gpt-realtime", ek });
+  const done = await app.evaluate(() => new Promise(resolve => {
+    const { ws, events } = window.live;
+    ws.send(JSON.stringify({ type: "conversation.item.create", item: { type: "message", role: "user", content: [{ type: "input_text", text: "Hello from a page" }] } }));
+    ws.send(JSON.stringify({ type: "response.create" }));
+    const poll = () => { const d = events.find(e => e.type === "response.done"); d ? resolve(d) : setTimeout(poll, 20); };
+    poll();
+  }));
+  assert.equal(done.response.status, "completed");
+  assert.ok(done.response.usage.output_tokens > 0);
+  // The operator sees it open.
+  await page.getByRole("link", { name: "Sessions" }).click();
+  await page.getByRole("heading", { name: "Live sessions" }).waitFor();
+  await page.getByRole("cell", { name: "gpt-realtime" }).first().waitFor();
+  await shot("03b-live-session");
+  // One session a secret: the page's second try is refused at the handshake.
+  const second = await app.evaluate(({ url, ek }) => new Promise(resolve => {
+    const ws = new WebSocket(url, ["realtime", "openai-insecure-api-key." + ek]);
+    ws.onopen = () => resolve("open");
+    ws.onclose = e => resolve("closed " + e.code);
+  }), { url: gateway.replace("http", "ws") + "/v1/realtime?model=gpt-realtime", ek });
+  assert.equal(second, "closed 1006");
+  await app.evaluate(() => window.live.ws.close());
+  await app.close();
   await page.goBack();
   await page.getByRole("heading", { name: new RegExp(name) }).waitFor();
 });
