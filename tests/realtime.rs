@@ -841,3 +841,67 @@ async fn the_admin_api_lists_open_sessions() {
     assert_eq!(listed.json()["data"], json!([]));
     gw.stop().await;
 }
+
+/// A configuration reload mid-session: the session goes on at the price it was opened at (as
+/// a request in flight keeps the settings it started with); a session opened after the reload
+/// is priced at the new version. Every charge re-derives from its own price version.
+#[tokio::test]
+async fn a_session_keeps_its_price_across_a_configuration_reload() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, mut socket, mut seen) = opened(&gw, "10", KnobSettings::default()).await;
+    // The operator doubles audio out's price and reloads.
+    let dearer = CONFIG.replace("audio_out = \"64\"", "audio_out = \"128\"");
+    let reloader = tollgate_gateway::Reloader::new(
+        gw.state.clone(),
+        tollgate_settings::Config::parse(CONFIG).unwrap(),
+        "a test".into(),
+        Box::new(move || tollgate_settings::Config::parse(&dearer).map_err(|e| e.to_string())),
+        Some(gw.sim.base_url()),
+        Box::new(|_| None),
+    );
+    let reloaded = reloader.reload_now().await.unwrap();
+    assert!(!reloaded.changes.is_empty(), "{reloaded:?}");
+    speak(&mut socket, 1_000).await;
+    send(&mut socket, json!({"type": "response.create"})).await;
+    let done = next_of(&mut socket, "response.done", &mut seen).await;
+    socket.close(None).await.unwrap();
+    gw.sessions_closed(&account).await;
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    let charged = charges(&ledger);
+    assert_eq!(charged.len(), 1);
+    assert_eq!(
+        Amount::from_nanos(-charged[0].amount.nanos()),
+        price(&done["response"]["usage"]),
+        "at the price the session was opened at"
+    );
+    // A session opened now pays the new price for its audio out.
+    let (later, mut socket, mut seen) = opened(&gw, "10", KnobSettings::default()).await;
+    speak(&mut socket, 1_000).await;
+    send(&mut socket, json!({"type": "response.create"})).await;
+    let done = next_of(&mut socket, "response.done", &mut seen).await;
+    socket.close(None).await.unwrap();
+    gw.sessions_closed(&later).await;
+    let usage = &done["response"]["usage"];
+    let audio_out = usage["output_token_details"]["audio_tokens"]
+        .as_i64()
+        .unwrap();
+    let ledger = gw.store.ledger(&later).await.unwrap();
+    let charged = charges(&ledger);
+    assert_eq!(
+        Amount::from_nanos(-charged[0].amount.nanos()),
+        Amount::from_nanos(price(usage).nanos() + audio_out * 64_000),
+        "audio out at 128 a million"
+    );
+    assert_ne!(
+        charged[0].price_version,
+        ledger_version(&gw, &account).await
+    );
+    gw.audit_account(&account).await;
+    gw.audit_account(&later).await;
+    gw.stop().await;
+}
+
+async fn ledger_version(gw: &TestGateway, account: &str) -> Option<i64> {
+    let ledger = gw.store.ledger(account).await.unwrap();
+    charges(&ledger)[0].price_version
+}

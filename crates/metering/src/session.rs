@@ -170,13 +170,8 @@ impl ResponseBound {
     /// The dearest quantity within the bound at `tariff`: each input modality's tokens all in
     /// the dearer of its cached and uncached classes.
     pub fn dearest(&self, tariff: &Tariff) -> TokenClasses {
-        let dearer = |uncached: TokenClass, cached: TokenClass| match (
-            tariff.class_price(uncached),
-            tariff.class_price(cached),
-        ) {
-            (Some(u), Some(c)) if c > u => cached,
-            _ => uncached,
-        };
+        let dearer =
+            |uncached: TokenClass, cached: TokenClass| dearest(tariff, &[uncached, cached]);
         let mut usage = TokenClasses::default();
         usage.add(
             dearer(TokenClass::TextIn, TokenClass::CachedTextIn),
