@@ -43,10 +43,11 @@ pub trait Protocol: Send {
     /// Vets a vendor's frame: relayed with what it delivered or claimed, or not relayed.
     fn vet_vendor(&mut self, message: Message) -> FromVendor;
     /// What the client is told before the close, in the protocol's words (OpenAI: an `error`
-    /// event; Gemini: `goAway` when the gateway goes, its close's reason otherwise).
-    fn farewell(&mut self, end: &End) -> Option<Message>;
+    /// event; Gemini: `goAway` when the gateway goes, its close's reason otherwise); `told` is
+    /// [`End::told`].
+    fn farewell(&mut self, end: &End, told: Option<&Told>) -> Option<Message>;
     /// The close frame's reason.
-    fn close_reason(&self, end: &End) -> String;
+    fn close_reason(&self, end: &End, told: Option<&Told>) -> String;
 }
 
 /// A client's frame, judged.
@@ -505,12 +506,13 @@ pub async fn relay(
     };
     tracing::info!(session = %session.id, reason = %end.reason(), seconds = started.elapsed().as_secs(), "live session ended");
     // Why, in the protocol's own words, before the close; both sockets closed.
-    if let Some(farewell) = protocol.farewell(&end) {
+    let told = end.told();
+    if let Some(farewell) = protocol.farewell(&end, told.as_ref()) {
         let _ = send_message(&mut client, farewell).await;
     }
     let close = CloseFrame {
         code: end.close_code(),
-        reason: protocol.close_reason(&end).into(),
+        reason: protocol.close_reason(&end, told.as_ref()).into(),
     };
     let _ = tokio::time::timeout(Duration::from_secs(2), upstream.close(None)).await;
     close_client(&mut client, close).await;

@@ -100,14 +100,21 @@ pub fn presented_secret(
     }
 }
 
-/// The key a WebSocket upgrade offers as a subprotocol ([`KEY_SUBPROTOCOL`]).
-fn subprotocol_key(headers: &HeaderMap) -> Option<String> {
+/// The subprotocols a WebSocket upgrade offers (`Sec-WebSocket-Protocol`, every header and
+/// every comma-separated entry), trimmed.
+pub fn offered_subprotocols(headers: &HeaderMap) -> impl Iterator<Item = &str> {
     headers
         .get_all(http::header::SEC_WEBSOCKET_PROTOCOL)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
-        .find_map(|p| p.trim().strip_prefix(KEY_SUBPROTOCOL))
+        .map(str::trim)
+}
+
+/// The key a WebSocket upgrade offers as a subprotocol ([`KEY_SUBPROTOCOL`]).
+fn subprotocol_key(headers: &HeaderMap) -> Option<String> {
+    offered_subprotocols(headers)
+        .find_map(|p| p.strip_prefix(KEY_SUBPROTOCOL))
         .map(str::to_owned)
         .filter(|k| !k.is_empty())
 }

@@ -8,7 +8,7 @@
 use crate::admission;
 use crate::live_session::openai::OpenAiRealtime;
 use crate::live_session::{self, open};
-use http::{HeaderMap, Request, Response, StatusCode, header};
+use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -75,7 +75,7 @@ pub async fn connect(
         ctx.settings.clone(),
         session.principal.clone(),
     ));
-    let offered = offers_protocol(request.headers(), REALTIME_PROTOCOL);
+    let offered = auth::offered_subprotocols(request.headers()).any(|p| p == REALTIME_PROTOCOL);
     let span = session.span();
     let relay = live_session::run(session, protocol, hyper::upgrade::on(request), upstream);
     tokio::spawn(tracing::Instrument::instrument(relay, span));
@@ -278,15 +278,6 @@ pub fn about_client_secrets() -> About {
         "properties": {"expires_after": {"type": "object", "properties": {"anchor": {"type": "string", "enum": ["created_at"]},
             "seconds": {"type": "integer", "minimum": 10, "maximum": 7200}}},
             "session": {"type": "object"}}}}}}))
-}
-
-fn offers_protocol(headers: &HeaderMap, protocol: &str) -> bool {
-    headers
-        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|p| p.trim() == protocol)
 }
 
 /// The endpoint's entry in the OpenAPI document.

@@ -3,7 +3,7 @@
 //! own words where Google puts them — a close's reason (Google closes a socket whose message it
 //! refuses, 1007, and one it will not serve, 1008), and `goAway` before the gateway goes.
 
-use super::{End, FromClient, FromVendor, Heard, News, Protocol};
+use super::{End, FromClient, FromVendor, Heard, News, Protocol, Told};
 use tokio_tungstenite::tungstenite::Message;
 use tollgate_exchange::splice;
 use tollgate_metering::session::Claim;
@@ -112,15 +112,14 @@ impl Protocol for GeminiLive {
         FromVendor::Relay(message, news)
     }
 
-    fn farewell(&mut self, end: &End) -> Option<Message> {
+    fn farewell(&mut self, end: &End, _told: Option<&Told>) -> Option<Message> {
         // The SDKs surface `goAway` as the session's notice to reconnect.
         matches!(end, End::Drained | End::TooLong(_))
             .then(|| Message::text(r#"{"goAway":{"timeLeft":"0s"}}"#))
     }
 
-    fn close_reason(&self, end: &End) -> String {
-        end.told()
-            .map(|told| fit_reason(told.message))
+    fn close_reason(&self, _end: &End, told: Option<&Told>) -> String {
+        told.map(|told| fit_reason(told.message.clone()))
             .unwrap_or_default()
     }
 }
@@ -166,7 +165,7 @@ mod tests {
     fn a_reason_fits_a_close_frame() {
         let gemini = GeminiLive::new("m", "m", 1 << 20);
         let long = End::Refused("é".repeat(100));
-        let reason = gemini.close_reason(&long);
+        let reason = gemini.close_reason(&long, long.told().as_ref());
         assert!(reason.len() <= MOST_REASON_BYTES && reason.len() > 100);
     }
 }

@@ -2,7 +2,7 @@
 //! by `tollgate-realtime`, the session's model spliced (the public name toward the client, the
 //! channel's toward the vendor), and the gateway's own words as Realtime `error` events.
 
-use super::{Blame, End, FromClient, FromVendor, Heard, News, Protocol};
+use super::{Blame, End, FromClient, FromVendor, Heard, News, Protocol, Told};
 use std::sync::Arc;
 use tokio_tungstenite::tungstenite::Message;
 use tollgate_exchange::splice;
@@ -250,12 +250,12 @@ impl Protocol for OpenAiRealtime {
         FromVendor::Relay(forward, news)
     }
 
-    fn farewell(&mut self, end: &End) -> Option<Message> {
-        let told = end.told()?;
+    fn farewell(&mut self, _end: &End, told: Option<&Told>) -> Option<Message> {
+        let told = told?;
         Some(self.error(told.blame, told.code, &told.message, None, None))
     }
 
-    fn close_reason(&self, end: &End) -> String {
-        end.told().map(|t| t.code.to_owned()).unwrap_or_default()
+    fn close_reason(&self, _end: &End, told: Option<&Told>) -> String {
+        told.map(|t| t.code.to_owned()).unwrap_or_default()
     }
 }
