@@ -820,24 +820,13 @@ impl LiveSession {
             tracing::warn!(session = %self.id, anomaly, "a transcription's charge was capped");
             settlement = settlement.anomaly(anomaly);
         }
-        let mut record =
-            UsageRecord::new("transcription", self.hold.account_id.clone(), self.endpoint);
-        record.key_id = Some(self.principal.key_id.clone());
-        record.model = Some(t.entry.public.clone());
-        record.channel = Some(self.channel.clone());
-        record.status = 200;
-        record.meter = Some("audio_seconds".into());
-        record.quantity = Some(quantity);
-        record.units = usage.units();
-        record.charge = actual;
-        record.hold = self.hold.amount;
-        record.request_id = Some(self.request_id.clone());
-        record.estimated = measure == Measure::LocalCount;
-        record.note = settlement.note.clone();
-        record.price_group = t.price_group.as_ref().map(|g| g.name.clone());
-        record.price_version = t.price_version;
-        record.measured = Some(measure);
-        record.bound_basis = Some(cap.basis.into());
+        let record = self.charge_record(
+            "transcription",
+            &t.entry.public,
+            "audio_seconds",
+            usage.units(),
+            &settlement,
+        );
         // Money only: the session's audio counts in the per-minute quotas with its responses.
         let none = Usage::AudioSeconds(0);
         self.settle_on_hold(settlement, record, &none, &none).await
@@ -884,24 +873,49 @@ impl LiveSession {
             tracing::warn!(session = %self.id, anomaly, "a response's charge was capped");
             settlement = settlement.anomaly(anomaly);
         }
-        let mut record = UsageRecord::new("response", self.hold.account_id.clone(), self.endpoint);
+        let record = self.charge_record(
+            "response",
+            &self.entry.public,
+            "token_classes",
+            classes.total(),
+            &settlement,
+        );
+        (settlement, record, usage)
+    }
+
+    /// A usage record of the session's: who, what, where.
+    fn record(&self, kind: &'static str, model: &str) -> UsageRecord {
+        let mut record = UsageRecord::new(kind, self.hold.account_id.clone(), self.endpoint);
         record.key_id = Some(self.principal.key_id.clone());
-        record.model = Some(self.entry.public.clone());
+        record.model = Some(model.to_owned());
         record.channel = Some(self.channel.clone());
         record.status = 200;
-        record.meter = Some("token_classes".into());
-        record.quantity = Some(quantity);
-        record.units = classes.total();
-        record.charge = actual;
-        record.hold = self.hold.amount;
         record.request_id = Some(self.request_id.clone());
-        record.estimated = measure == Measure::LocalCount;
+        record
+    }
+
+    /// The usage record of a charge on the session's hold, as its settlement states it.
+    fn charge_record(
+        &self,
+        kind: &'static str,
+        model: &str,
+        meter: &str,
+        units: u64,
+        settlement: &Settlement,
+    ) -> UsageRecord {
+        let mut record = self.record(kind, model);
+        record.meter = Some(meter.into());
+        record.quantity = settlement.quantity.clone();
+        record.units = units;
+        record.charge = settlement.actual;
+        record.hold = self.hold.amount;
+        record.estimated = settlement.estimated;
         record.note = settlement.note.clone();
-        record.price_group = self.price_group.as_ref().map(|g| g.name.clone());
-        record.price_version = self.price_version;
-        record.measured = Some(measure);
-        record.bound_basis = Some(cap.basis.into());
-        (settlement, record, usage)
+        record.price_group = settlement.price_group.as_ref().map(|g| g.name.clone());
+        record.price_version = settlement.price_version;
+        record.measured = Some(settlement.measured);
+        record.bound_basis = settlement.bound_basis.clone();
+        record
     }
 
     /// Ends the session exactly once: the response in progress charged as relayed (a response
@@ -923,12 +937,7 @@ impl LiveSession {
             (settlement, Some(record))
         });
         let (heard, spoken) = self.meter.audio_ms();
-        let mut summary = UsageRecord::new("session", self.hold.account_id.clone(), self.endpoint);
-        summary.key_id = Some(self.principal.key_id.clone());
-        summary.model = Some(self.entry.public.clone());
-        summary.channel = Some(self.channel.clone());
-        summary.status = 200;
-        summary.request_id = Some(self.request_id.clone());
+        let mut summary = self.record("session", &self.entry.public);
         summary.note = Some(format!(
             "session {}: {}; audio heard {heard} ms, spoken {spoken} ms",
             self.id,

@@ -16,7 +16,7 @@ use crate::audio::voice_pcm;
 use crate::knobs::Knobs;
 use base64::Engine;
 use futures_util::{SinkExt, StreamExt};
-use http::{HeaderValue, header};
+use http::header;
 use hyper::upgrade::OnUpgrade;
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
@@ -63,13 +63,7 @@ pub fn accept(
             serve(socket, knobs).await;
         }
     });
-    let mut h = http::HeaderMap::new();
-    h.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
-    h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
-    if let Ok(v) = HeaderValue::from_str(&accept) {
-        h.insert(header::SEC_WEBSOCKET_ACCEPT, v);
-    }
-    Ok(h)
+    Ok(crate::realtime::switching_headers(&accept))
 }
 
 type Socket = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;

@@ -56,13 +56,18 @@ pub fn accept(
             serve(socket, knobs, model).await;
         }
     });
+    Ok(switching_headers(&accept))
+}
+
+/// The headers of a 101 that takes a WebSocket upgrade with `accept`.
+pub(crate) fn switching_headers(accept: &str) -> http::HeaderMap {
     let mut h = http::HeaderMap::new();
     h.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
     h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
-    if let Ok(v) = HeaderValue::from_str(&accept) {
+    if let Ok(v) = HeaderValue::from_str(accept) {
         h.insert(header::SEC_WEBSOCKET_ACCEPT, v);
     }
-    Ok(h)
+    h
 }
 
 /// One turn of the conversation, as the vendor counts it.
