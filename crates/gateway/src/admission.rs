@@ -21,7 +21,7 @@
 use crate::hold::{HeldCharge, Holder, Priced};
 use http::Request;
 use std::sync::Arc;
-use tollgate_billing::{Amount, Tariff, Usage};
+use tollgate_billing::{Amount, Usage};
 use tollgate_exchange::errors::{ApiError, ErrorKind, Family};
 use tollgate_journal::clock::now_millis;
 use tollgate_ledger::Refusal;
@@ -35,7 +35,7 @@ use tollgate_request::routes::{Credentials, Route};
 use tollgate_request::slots::KeySlot;
 use tollgate_settings::catalog::ModelEntry;
 use tollgate_settings::prices::Price;
-use tollgate_store::{PriceGroup, Principal, Redeemed, StoreError, is_client_secret};
+use tollgate_store::{Principal, Redeemed, StoreError, is_client_secret};
 
 /// Authenticates a request: the key must exist and be enabled, with its account, and the
 /// request must pass their access policies' expiry, endpoint and network rules (the model rule
@@ -258,29 +258,6 @@ pub fn operator_reachable(ctx: &RequestCtx) -> Result<(), ApiError> {
     .code("network_not_allowed"))
 }
 
-/// `model`'s tariff as `principal` pays it — the list tariff scaled by its price group's
-/// multiplier for that model (`docs/decisions.md`, "Price groups") — and the group as priced
-/// (its name and that one multiplier, for the ledger row); the list tariff without a group.
-pub fn priced(
-    principal: &Principal,
-    model: &str,
-    list: &Tariff,
-) -> Result<(Tariff, Option<Arc<PriceGroup>>), ApiError> {
-    let Some(group) = &principal.price_group else {
-        return Ok((list.clone(), None));
-    };
-    let tariff = list
-        .scaled(group.multiplier_for(model))
-        .map_err(|e| ApiError::internal("pricing the request in its price group", e))?;
-    // The common case (no model of its own) shares the group; an override is its own.
-    let as_priced = if group.models.contains_key(model) {
-        Arc::new(group.for_model(model))
-    } else {
-        group.clone()
-    };
-    Ok((tariff, Some(as_priced)))
-}
-
 /// Prices `estimate` of `model` (a public name) for the caller at `price` (the version in
 /// effect, `Prices::at`) and admits it against the caller's units and budgets, noting the
 /// model, the hold and the rate headers on the request's record: what every hold — a
@@ -299,7 +276,7 @@ pub async fn admit(
         record.price_version = price.version;
     });
     admit_model(principal, model)?;
-    let (tariff, price_group) = priced(principal, model, &price.tariff)?;
+    let (tariff, price_group) = crate::hold::priced(principal, model, &price.tariff)?;
     let amount = tariff
         .charge(estimate)
         .map_err(|e| ApiError::internal("pricing the request", e))?;

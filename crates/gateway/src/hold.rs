@@ -14,7 +14,7 @@ use tollgate_request::admission::Admission;
 use tollgate_request::quotas::Admitted;
 use tollgate_request::state::State;
 use tollgate_settings::catalog::ModelEntry;
-use tollgate_store::PriceGroup;
+use tollgate_store::{PriceGroup, Principal};
 
 /// What every hold — a request's in memory, a task's with its row — starts from: the model
 /// rule passed, the caller's tariff, the estimate priced at it, and the caller's per-minute
@@ -243,4 +243,27 @@ mod tests {
         );
         assert_eq!(with_charge(r#"{"a":1}"#, None), r#"{"a":1}"#);
     }
+}
+
+/// `model`'s tariff as `principal` pays it — the list tariff scaled by its price group's
+/// multiplier for that model (`docs/decisions.md`, "Price groups") — and the group as priced
+/// (its name and that one multiplier, for the ledger row); the list tariff without a group.
+pub fn priced(
+    principal: &Principal,
+    model: &str,
+    list: &Tariff,
+) -> Result<(Tariff, Option<Arc<PriceGroup>>), ApiError> {
+    let Some(group) = &principal.price_group else {
+        return Ok((list.clone(), None));
+    };
+    let tariff = list
+        .scaled(group.multiplier_for(model))
+        .map_err(|e| ApiError::internal("pricing the request in its price group", e))?;
+    // The common case (no model of its own) shares the group; an override is its own.
+    let as_priced = if group.models.contains_key(model) {
+        Arc::new(group.for_model(model))
+    } else {
+        group.clone()
+    };
+    Ok((tariff, Some(as_priced)))
 }

@@ -494,7 +494,7 @@ pub async fn relay(
                     if last_frame.elapsed() >= idle {
                         break End::Idle(idle.as_secs());
                     }
-                    if let Err(end) = session.beat(in_response).await {
+                    if let Err(end) = Box::pin(session.beat(in_response)).await {
                         break end;
                     }
                 }
@@ -516,7 +516,7 @@ pub async fn relay(
     };
     let _ = tokio::time::timeout(Duration::from_secs(2), upstream.close(None)).await;
     close_client(&mut client, close).await;
-    session.end(end, in_response).await;
+    Box::pin(session.end(end, in_response)).await;
 }
 
 /// Closes the client's socket as RFC 6455 §7.1.1 asks: the close frame sent, then what the
@@ -592,7 +592,7 @@ impl LiveSession {
         *in_response |=
             news.started || news.delivered_audio_ms > 0 || news.delivered_text_bytes > 0;
         if let Some(claimed_ms) = news.transcribed {
-            let charged = self.charge_transcription(claimed_ms).await;
+            let charged = Box::pin(self.charge_transcription(claimed_ms)).await;
             send_message(client, forward).await?;
             return charged;
         }
@@ -600,7 +600,7 @@ impl LiveSession {
             // Charged first: a client that reads its ledger on `response.done` finds the
             // charge. A refused next step still relays the end of what was delivered.
             *in_response = false;
-            let charged = self.charge_response(news.claim.as_ref()).await;
+            let charged = Box::pin(self.charge_response(news.claim.as_ref())).await;
             send_message(client, forward).await?;
             return charged;
         }
@@ -625,6 +625,14 @@ impl LiveSession {
             .checked_sub(self.hold.amount)
             .unwrap_or(Amount::ZERO)
             .max(self.step);
+        // Boxed, here and on the other money paths: a step, a charge or a beat is rare beside
+        // the frames, and its futures (the store's, the quotas') would otherwise be carried in
+        // every session's state for its whole life (docs/benchmarks.md, memory per session).
+        Box::pin(self.grow(by, need)).await
+    }
+
+    /// Grows the hold by `by` (at least a step), admitted against the caller's limits first.
+    async fn grow(&mut self, by: Amount, need: Amount) -> Result<(), End> {
         let step = self.admit_step(by).await?;
         match self
             .state
@@ -759,7 +767,7 @@ impl LiveSession {
             tollgate_journal::clock::now_millis(),
         );
         let (tariff, price_group) =
-            crate::admission::priced(&self.principal, &entry.public, &price.tariff)
+            crate::hold::priced(&self.principal, &entry.public, &price.tariff)
                 .map_err(|e| End::Store(e.message))?;
         self.transcriber = Some(Transcriber {
             entry,
