@@ -218,6 +218,29 @@ pub fn with_charge(event: &str, charged: Option<Amount>) -> String {
     }
 }
 
+/// `model`'s tariff as `principal` pays it — the list tariff scaled by its price group's
+/// multiplier for that model (`docs/decisions.md`, "Price groups") — and the group as priced
+/// (its name and that one multiplier, for the ledger row); the list tariff without a group.
+pub fn priced(
+    principal: &Principal,
+    model: &str,
+    list: &Tariff,
+) -> Result<(Tariff, Option<Arc<PriceGroup>>), ApiError> {
+    let Some(group) = &principal.price_group else {
+        return Ok((list.clone(), None));
+    };
+    let tariff = list
+        .scaled(group.multiplier_for(model))
+        .map_err(|e| ApiError::internal("pricing the request in its price group", e))?;
+    // The common case (no model of its own) shares the group; an override is its own.
+    let as_priced = if group.models.contains_key(model) {
+        Arc::new(group.for_model(model))
+    } else {
+        group.clone()
+    };
+    Ok((tariff, Some(as_priced)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::with_charge;
@@ -243,27 +266,4 @@ mod tests {
         );
         assert_eq!(with_charge(r#"{"a":1}"#, None), r#"{"a":1}"#);
     }
-}
-
-/// `model`'s tariff as `principal` pays it — the list tariff scaled by its price group's
-/// multiplier for that model (`docs/decisions.md`, "Price groups") — and the group as priced
-/// (its name and that one multiplier, for the ledger row); the list tariff without a group.
-pub fn priced(
-    principal: &Principal,
-    model: &str,
-    list: &Tariff,
-) -> Result<(Tariff, Option<Arc<PriceGroup>>), ApiError> {
-    let Some(group) = &principal.price_group else {
-        return Ok((list.clone(), None));
-    };
-    let tariff = list
-        .scaled(group.multiplier_for(model))
-        .map_err(|e| ApiError::internal("pricing the request in its price group", e))?;
-    // The common case (no model of its own) shares the group; an override is its own.
-    let as_priced = if group.models.contains_key(model) {
-        Arc::new(group.for_model(model))
-    } else {
-        group.clone()
-    };
-    Ok((tariff, Some(as_priced)))
 }
