@@ -509,6 +509,91 @@ pub async fn typed_server(
     format!("http://{addr}")
 }
 
+/// One answer of a [`socket_server`]: when a client's message matches `on` (see
+/// [`message_is`]), the server sends `frames`, then closes the socket when `close` says so.
+#[derive(Debug, Clone)]
+pub struct SocketReply {
+    pub on: String,
+    pub frames: Vec<String>,
+    pub close: bool,
+}
+
+/// Whether a live session's message is `name`: its `type` is (OpenAI Realtime), or the path of
+/// keys `name` spells (dot-separated) leads to a value that is not null (Gemini Live:
+/// `setup`, `serverContent.turnComplete`).
+pub fn message_is(message: &serde_json::Value, name: &str) -> bool {
+    if message["type"].as_str() == Some(name) {
+        return true;
+    }
+    let mut at = message;
+    for key in name.split('.') {
+        match at.get(key) {
+            Some(next) if !next.is_null() => at = next,
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// A WebSocket upstream on loopback that speaks by script, whatever path it is dialed at: on
+/// each connection it sends `open`, then answers the client's messages with `replies` in order
+/// (each used once, when a message matches its `on`; messages matching none are taken and
+/// dropped). Frames go as text, or as binary frames of JSON when `binary` (as Google sends
+/// them). Returns its base URL (`http://127.0.0.1:PORT`).
+pub async fn socket_server(open: Vec<String>, replies: Vec<SocketReply>, binary: bool) -> String {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let (open, replies) = (open.clone(), replies.clone());
+            tokio::spawn(async move {
+                let Ok(mut socket) = tokio_tungstenite::accept_async(stream).await else {
+                    return;
+                };
+                let frame = |text: &String| {
+                    if binary {
+                        Message::binary(text.clone().into_bytes())
+                    } else {
+                        Message::text(text.clone())
+                    }
+                };
+                for text in &open {
+                    if socket.send(frame(text)).await.is_err() {
+                        return;
+                    }
+                }
+                let mut replies = replies.into_iter().peekable();
+                while let Some(Ok(message)) = socket.next().await {
+                    let text = match &message {
+                        Message::Text(text) => text.as_str().to_owned(),
+                        Message::Binary(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+                        Message::Close(_) => return,
+                        _ => continue,
+                    };
+                    let Ok(event) = serde_json::from_str::<serde_json::Value>(&text) else {
+                        continue;
+                    };
+                    let Some(reply) = replies.next_if(|r| message_is(&event, &r.on)) else {
+                        continue;
+                    };
+                    for text in &reply.frames {
+                        if socket.send(frame(text)).await.is_err() {
+                            return;
+                        }
+                    }
+                    if reply.close {
+                        // Dropped without a close frame: the vendor's socket breaks.
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
 /// `file` with its movie header (`mvhd`, version 0) saying it lasts `seconds`: an MP4 that lies
 /// about its length.
 pub fn mp4_claiming(file: &[u8], seconds: f64) -> Vec<u8> {

@@ -145,7 +145,8 @@ pub struct ServerEvent {
     pub response_id: Option<String>,
     /// Audio bytes a delta delivers, decoded.
     pub audio_bytes: u64,
-    /// Bytes of text (UTF-8) a delta delivers.
+    /// Bytes of text (UTF-8) a delta delivers; of a `session.created|updated`, the session as
+    /// it states it (instructions, tools, settings: input the vendor reads).
     pub text_bytes: u64,
     /// The status of a finished response (`completed`, `cancelled`, `failed`, `incomplete`).
     pub status: Option<String>,
@@ -282,6 +283,7 @@ fn read_session(raw: &RawValue, event: &mut ServerEvent) -> Result<(), Unvetted>
     let session: SessionFields = serde_json::from_str(raw.get())
         .map_err(|e| Unvetted(format!("a session that does not read: {e}")))?;
     event.model = session.model;
+    event.text_bytes = raw.get().len() as u64;
     let format = |direction: &str| -> Result<Option<AudioFormat>, Unvetted> {
         match session
             .audio
@@ -320,6 +322,17 @@ mod tests {
         assert_eq!(text.text_bytes, 6);
         assert!(inspect(r#"{"type":"response.output_audio.delta","delta":"@@"}"#).is_err());
         assert!(inspect(r#"{"type":"response.output_audio.delta"}"#).is_err());
+    }
+
+    #[test]
+    fn a_session_the_vendor_states_counts_as_text_it_reads() {
+        let session = r#"{"model":"gpt-realtime","instructions":"Be brief."}"#;
+        let created = inspect(&format!(
+            r#"{{"type":"session.created","session":{session}}}"#
+        ))
+        .unwrap();
+        assert_eq!(created.text_bytes, session.len() as u64);
+        assert_eq!(created.model.as_deref(), Some("gpt-realtime"));
     }
 
     #[test]
