@@ -3,7 +3,8 @@
 //! vendor), the simulator's faults
 //! switching every few hundred milliseconds (upstream errors, latency, cut streams, error
 //! frames, inflated usage), clients that hang up at random moments, `kill -9` and a restart
-//! mid-load; and two replicas on PostgreSQL spending one account to zero — one of them behind a
+//! mid-load, with live voice sessions (OpenAI Realtime) talking, hanging up mid-response and
+//! killed with their replica, swept by the next; and two replicas on PostgreSQL spending one account to zero — one of them behind a
 //! proxy that drops the answer to a committed batch, the other stopped until just past its
 //! lease (issue 42). Each
 //! part ends with `tollgate audit` clean, no account below zero, and no hold or lease open.
@@ -12,12 +13,16 @@
 
 mod support;
 
+use base64::Engine;
+use futures_util::{SinkExt, StreamExt};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::{Gateway, Scratch, audit, http, violations_of};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tollgate_billing::Amount;
 use tollgate_sim::{KnobSettings, SimHandle};
 use tollgate_store::Store;
@@ -40,6 +45,23 @@ poll_interval_ms = 300
 max_backoff_ms = 1000
 submission_timeout_seconds = 5
 sweep_interval_seconds = 1
+
+# Sessions of the killed replica are swept by the next 3 s after its last beat.
+[realtime]
+stale_session_seconds = 3
+
+[[channels]]
+name = "voice"
+format = "openai-realtime"
+base_url = "{sim}"
+connect_timeout_ms = 1000
+
+[models."voice-1"]
+kind = "realtime"
+channels = ["voice"]
+upstream_model = "gpt-realtime"
+price = {{ meter = "token_classes", per_million = {{ text_in = "4", cached_text_in = "0.40", audio_in = "32", cached_audio_in = "0.40", text_out = "16", audio_out = "64" }} }}
+session = {{ step_seconds = 10 }}
 
 [[channels]]
 name = "openai"
@@ -333,6 +355,104 @@ fn load(
     (handles, sent)
 }
 
+/// What the talkers did: sessions opened, responses heard to their end, sessions left by
+/// hanging up mid-response.
+#[derive(Debug, Default)]
+struct Talked {
+    opened: AtomicU64,
+    responses: AtomicU64,
+    hung_up: AtomicU64,
+}
+
+/// Talkers holding OpenAI Realtime sessions on whatever address `target` holds, until `stop`:
+/// each opens a session, says a few turns (300 ms of audio, then a response asked for), and
+/// hears each to its `response.done` — or, one turn in three, vanishes 2–150 ms into it,
+/// without a close frame. A session the gateway ends (a fault, the kill) is left as it is.
+fn talk(
+    target: Arc<Mutex<String>>,
+    keys: Vec<String>,
+    talkers: usize,
+    stop: Arc<AtomicBool>,
+) -> (Vec<tokio::task::JoinHandle<()>>, Arc<Talked>) {
+    let talked = Arc::new(Talked::default());
+    let audio = base64::engine::general_purpose::STANDARD.encode(vec![0x20u8; 14_400]);
+    let handles = (0..talkers)
+        .map(|t| {
+            let (target, keys, stop, talked, audio) = (
+                target.clone(),
+                keys.clone(),
+                stop.clone(),
+                talked.clone(),
+                audio.clone(),
+            );
+            tokio::spawn(async move {
+                let mut rng = Rng(0x7a1c_0000_0000_0001 ^ (t as u64 + 1).wrapping_mul(0x9e37_79b9));
+                'talking: while !stop.load(Ordering::Relaxed) {
+                    let addr = target.lock().unwrap().clone();
+                    let key = &keys[(rng.next() % keys.len() as u64) as usize];
+                    let mut request = format!("ws://{addr}/v1/realtime?model=voice-1")
+                        .into_client_request()
+                        .unwrap();
+                    request
+                        .headers_mut()
+                        .insert("authorization", format!("Bearer {key}").parse().unwrap());
+                    let connecting = tokio::time::timeout(
+                        Duration::from_secs(5),
+                        tokio_tungstenite::connect_async(request),
+                    );
+                    let Ok(Ok((mut socket, _))) = connecting.await else {
+                        // Restarting, refused, or faulted: try again shortly.
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    };
+                    talked.opened.fetch_add(1, Ordering::Relaxed);
+                    let turns = 1 + rng.next() % 3;
+                    'session: for _ in 0..turns {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        for event in [
+                            format!(r#"{{"type":"input_audio_buffer.append","audio":"{audio}"}}"#),
+                            r#"{"type":"input_audio_buffer.commit"}"#.to_owned(),
+                            r#"{"type":"response.create"}"#.to_owned(),
+                        ] {
+                            if socket.send(Message::text(event)).await.is_err() {
+                                break 'session;
+                            }
+                        }
+                        if rng.next().is_multiple_of(3) {
+                            tokio::time::sleep(Duration::from_millis(2 + rng.next() % 149)).await;
+                            talked.hung_up.fetch_add(1, Ordering::Relaxed);
+                            // Dropped: the TCP connection goes without a close frame.
+                            drop(socket);
+                            continue 'talking;
+                        }
+                        let heard = tokio::time::timeout(Duration::from_secs(10), async {
+                            while let Some(Ok(message)) = socket.next().await {
+                                if let Message::Text(text) = message
+                                    && text.as_str().contains(r#""type":"response.done""#)
+                                {
+                                    return true;
+                                }
+                            }
+                            false
+                        });
+                        match heard.await {
+                            Ok(true) => {
+                                talked.responses.fetch_add(1, Ordering::Relaxed);
+                            }
+                            // The gateway ended the session, or it stalls: leave it.
+                            _ => break 'session,
+                        }
+                    }
+                    let _ = socket.close(None).await;
+                }
+            })
+        })
+        .collect();
+    (handles, talked)
+}
+
 /// SIGTERM (a clean stop: leases returned), then waits for the exit.
 fn terminate(gateway: &mut Gateway) {
     let status = std::process::Command::new("kill")
@@ -383,12 +503,14 @@ async fn mixed_load_faults_hang_ups_and_a_kill_leave_the_books_exact() {
     let fault_stop = Arc::new(AtomicBool::new(false));
     let faulting = tokio::spawn(faults(sim.clone(), fault_stop.clone()));
     let keys: Vec<String> = accounts.iter().map(|(_, k)| k.clone()).collect();
+    let (talkers, talked) = talk(target.clone(), keys.clone(), 3, stop.clone());
     let (workers, sent) = load(target.clone(), keys, 12, stop.clone());
 
     tokio::time::sleep(Duration::from_secs(5)).await;
     // A crash mid-load: holds in flight die with the process; its leases stay in the database.
     first.kill();
     let killed = Instant::now();
+    let sessions_at_kill = store.open_sessions(None, 10_000).await.unwrap().len();
     let orphaned: Vec<String> = store
         .open_leases()
         .await
@@ -400,7 +522,7 @@ async fn mixed_load_faults_hang_ups_and_a_kill_leave_the_books_exact() {
     *target.lock().unwrap() = second.addr.clone();
     tokio::time::sleep(Duration::from_secs(5)).await;
     stop.store(true, Ordering::Relaxed);
-    for w in workers {
+    for w in workers.into_iter().chain(talkers) {
         w.await.unwrap();
     }
     fault_stop.store(true, Ordering::Relaxed);
@@ -447,6 +569,20 @@ async fn mixed_load_faults_hang_ups_and_a_kill_leave_the_books_exact() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let recovered = killed.elapsed();
+    // Every session ends: the killed replica's swept from their journals, the rest closed by
+    // their talkers or by the gateway when their talker vanished.
+    loop {
+        let open = store.open_sessions(None, 10_000).await.unwrap();
+        if open.is_empty() {
+            break;
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(60),
+            "{} sessions never ended: {open:?}",
+            open.len()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     // Every video ends — made and charged, failed and refunded, or, created in flight when the
     // first replica died, refunded by the sweeper — before the books are read.
     let videos = loop {
@@ -480,8 +616,17 @@ async fn mixed_load_faults_hang_ups_and_a_kill_leave_the_books_exact() {
         assert!(!a.balance.is_negative(), "{a:?}");
     }
     let charges = report["ledger_rows"].as_u64().unwrap();
+    let (opened, responses) = (
+        talked.opened.load(Ordering::Relaxed),
+        talked.responses.load(Ordering::Relaxed),
+    );
+    assert!(
+        opened > 0 && responses > 0,
+        "the mix held no session: {talked:?}"
+    );
     eprintln!(
-        "chaos (SQLite): {} requests sent, {} videos, {charges} ledger rows, {} anomalies recorded ({anomalies} speech on the second replica), audit clean; the dead replica's leases back {recovered:?} after the kill; {:?} in all",
+        "chaos (SQLite): {opened} sessions ({responses} responses heard, {} talkers vanished mid-response, {sessions_at_kill} open at the kill), {} requests sent, {} videos, {charges} ledger rows, {} anomalies recorded ({anomalies} speech on the second replica), audit clean; the dead replica's leases back {recovered:?} after the kill; {:?} in all",
+        talked.hung_up.load(Ordering::Relaxed),
         sent.load(Ordering::Relaxed),
         videos.len(),
         report["anomalies"],
