@@ -93,6 +93,9 @@ pub struct Heard {
 pub struct News {
     /// Bytes of the session as the vendor states it (input it reads).
     pub stated_text: u64,
+    /// The response the frame belongs to, as the protocol keys it (`0` where it names none):
+    /// responses run side by side are metered apart.
+    pub response: u64,
     /// A response began.
     pub started: bool,
     /// Milliseconds of audio the response delivered.
@@ -427,7 +430,7 @@ pub async fn run(
         Err(e) => {
             tracing::warn!(session = %session.id, error = %e, "the client's upgrade failed");
             let _ = upstream.close(None).await;
-            session.end(End::Client, false).await;
+            session.end(End::Client).await;
         }
     }
 }
@@ -443,7 +446,6 @@ pub async fn relay(
     mut upstream: ChannelSocket,
 ) {
     let started = Instant::now();
-    let mut in_response = false;
     let mut heartbeat = tokio::time::interval(session.limits.heartbeat());
     heartbeat.tick().await;
     let mut drain = session.live.drain_signal();
@@ -483,7 +485,7 @@ pub async fn relay(
                     Some(Ok(message)) => {
                         last_frame = Instant::now();
                         let vetted = protocol.vet_vendor(message);
-                        if let Err(end) = session.on_vendor_frame(vetted, &mut in_response, &mut client).await {
+                        if let Err(end) = session.on_vendor_frame(vetted, &mut client).await {
                             break end;
                         }
                     }
@@ -494,7 +496,7 @@ pub async fn relay(
                     if last_frame.elapsed() >= idle {
                         break End::Idle(idle.as_secs());
                     }
-                    if let Err(end) = Box::pin(session.beat(in_response)).await {
+                    if let Err(end) = Box::pin(session.beat()).await {
                         break end;
                     }
                 }
@@ -516,7 +518,7 @@ pub async fn relay(
     };
     let _ = tokio::time::timeout(Duration::from_secs(2), upstream.close(None)).await;
     close_client(&mut client, close).await;
-    Box::pin(session.end(end, in_response)).await;
+    Box::pin(session.end(end)).await;
 }
 
 /// Closes the client's socket as RFC 6455 §7.1.1 asks: the close frame sent, then what the
@@ -574,7 +576,6 @@ impl LiveSession {
     async fn on_vendor_frame(
         &mut self,
         vetted: FromVendor,
-        in_response: &mut bool,
         client: &mut ClientSocket,
     ) -> Result<(), End> {
         let (forward, news) = match vetted {
@@ -587,10 +588,16 @@ impl LiveSession {
             FromVendor::End(end) => return Err(end),
         };
         self.meter.heard(0, news.stated_text, 0);
-        self.meter
-            .delivered(news.delivered_audio_ms, news.delivered_text_bytes);
-        *in_response |=
-            news.started || news.delivered_audio_ms > 0 || news.delivered_text_bytes > 0;
+        if news.started {
+            self.meter.started(news.response);
+        }
+        if news.delivered_audio_ms > 0 || news.delivered_text_bytes > 0 {
+            self.meter.delivered(
+                news.response,
+                news.delivered_audio_ms,
+                news.delivered_text_bytes,
+            );
+        }
         if let Some(claimed_ms) = news.transcribed {
             let charged = Box::pin(self.charge_transcription(claimed_ms)).await;
             send_message(client, forward).await?;
@@ -599,8 +606,7 @@ impl LiveSession {
         if news.done {
             // Charged first: a client that reads its ledger on `response.done` finds the
             // charge. A refused next step still relays the end of what was delivered.
-            *in_response = false;
-            let charged = Box::pin(self.charge_response(news.claim.as_ref())).await;
+            let charged = Box::pin(self.charge_response(news.response, news.claim.as_ref())).await;
             send_message(client, forward).await?;
             return charged;
         }
@@ -677,8 +683,8 @@ impl LiveSession {
     }
 
     /// The heartbeat: journals what the response in progress could be charged.
-    async fn beat(&mut self, in_response: bool) -> Result<(), End> {
-        let unsettled = if in_response {
+    async fn beat(&mut self) -> Result<(), End> {
+        let unsettled = if self.meter.responding() {
             self.bound_amount(&self.meter.bound())
         } else {
             Amount::ZERO
@@ -706,8 +712,8 @@ impl LiveSession {
 
     /// Charges a response that is done: the vendor's claim by class, capped by the bound of
     /// what the gateway relayed; a response the vendor did not report, at that bound.
-    async fn charge_response(&mut self, claim: Option<&Claim>) -> Result<(), End> {
-        let bound = self.meter.close_response();
+    async fn charge_response(&mut self, response: u64, claim: Option<&Claim>) -> Result<(), End> {
+        let bound = self.meter.close_response(response);
         let (settlement, record, classes) = self.settlement(&bound, claim);
         let audio = self.audio_since_charged();
         self.responses += 1;
@@ -719,7 +725,13 @@ impl LiveSession {
             estimated = settlement.estimated,
         );
         let settled = self.settle_on_hold(settlement, record, &classes, &audio);
-        tracing::Instrument::instrument(settled, span).await
+        tracing::Instrument::instrument(settled, span).await?;
+        // Another response still runs (out of band): the new hold covers it at once, so its
+        // journal is never more than the hold.
+        if self.meter.responding() {
+            self.cover().await?;
+        }
+        Ok(())
     }
 
     /// Settles `settlement` on the session's hold and places the next: the caller's limits
@@ -926,15 +938,15 @@ impl LiveSession {
         record
     }
 
-    /// Ends the session exactly once: the response in progress charged as relayed (a response
-    /// cut off is charged what it delivered; none in progress releases the hold), the session's
+    /// Ends the session exactly once: the responses in progress charged as relayed, together
+    /// (a response cut off is charged what it delivered; none in progress releases the hold), the session's
     /// own usage record written, the row closed. Fenced, it changes nothing.
-    async fn end(mut self, end: End, in_response: bool) {
+    async fn end(mut self, end: End) {
         if end == End::Fenced {
             return;
         }
-        let last = in_response.then(|| {
-            let bound = self.meter.close_response();
+        let last = self.meter.responding().then(|| {
+            let bound = self.meter.close_all();
             let (settlement, record, classes) = self.settlement(&bound, None);
             let audio = self.audio_since_charged();
             self.spend.settle(&classes, &audio, settlement.actual);

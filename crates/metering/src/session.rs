@@ -57,10 +57,25 @@ pub struct SessionMeter {
     images: u64,
     /// Events that put something in, and responses: each a turn the vendor marks.
     turns: u64,
-    /// Milliseconds of audio the response in progress delivered.
-    turn_spoken_ms: u64,
-    /// Bytes of text the response in progress delivered.
-    turn_said_bytes: u64,
+    /// The responses in progress, and what each has delivered: a vendor may run more than one
+    /// at a time (OpenAI's out-of-band responses), each reading the whole conversation.
+    responding: Vec<Responding>,
+}
+
+/// The most responses a session meters apart; a vendor that runs more at once has what the
+/// others deliver counted with the latest (their sum is bounded the same, by what was
+/// relayed, and the meter's memory stays small).
+pub const MOST_RESPONSES: usize = 8;
+
+/// A response in progress: its key (the vendor's id, hashed by the protocol; `0` where a
+/// protocol names none) and what it delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Responding {
+    key: u64,
+    /// Milliseconds of audio delivered.
+    spoken_ms: u64,
+    /// Bytes of text delivered.
+    said_bytes: u64,
 }
 
 /// The most one response may count of each modality (see the [module documentation](self)).
@@ -89,8 +104,7 @@ impl SessionMeter {
             said_bytes: 0,
             images: 0,
             turns: 0,
-            turn_spoken_ms: 0,
-            turn_said_bytes: 0,
+            responding: Vec::new(),
         }
     }
 
@@ -106,27 +120,94 @@ impl SessionMeter {
         }
     }
 
-    /// What the vendor delivered of the response in progress: audio and text relayed to the
-    /// client.
-    pub fn delivered(&mut self, audio_ms: u64, text_bytes: u64) {
-        self.turn_spoken_ms = self.turn_spoken_ms.saturating_add(audio_ms);
-        self.turn_said_bytes = self.turn_said_bytes.saturating_add(text_bytes);
+    /// A response began (`response.created`): it is in progress from now, though it has
+    /// delivered nothing yet.
+    pub fn started(&mut self, response: u64) {
+        self.responding_mut(response);
     }
 
-    /// The bound of the response now done; what it delivered becomes part of the conversation,
-    /// and the next response starts from nothing delivered.
-    pub fn close_response(&mut self) -> ResponseBound {
-        let bound = self.bound();
-        self.spoken_ms = self.spoken_ms.saturating_add(self.turn_spoken_ms);
-        self.said_bytes = self.said_bytes.saturating_add(self.turn_said_bytes);
+    /// What the vendor delivered of the response `response`: audio and text relayed to the
+    /// client.
+    pub fn delivered(&mut self, response: u64, audio_ms: u64, text_bytes: u64) {
+        let responding = self.responding_mut(response);
+        responding.spoken_ms = responding.spoken_ms.saturating_add(audio_ms);
+        responding.said_bytes = responding.said_bytes.saturating_add(text_bytes);
+    }
+
+    /// The response in progress under `key`, begun now if it was not (folded into the latest
+    /// when [`MOST_RESPONSES`] are already in progress).
+    fn responding_mut(&mut self, key: u64) -> &mut Responding {
+        let at = match self.responding.iter().position(|r| r.key == key) {
+            Some(at) => at,
+            None if self.responding.len() < MOST_RESPONSES => {
+                self.responding.push(Responding {
+                    key,
+                    spoken_ms: 0,
+                    said_bytes: 0,
+                });
+                self.responding.len() - 1
+            }
+            None => self.responding.len() - 1,
+        };
+        &mut self.responding[at]
+    }
+
+    /// Whether a response is in progress.
+    pub fn responding(&self) -> bool {
+        !self.responding.is_empty()
+    }
+
+    /// The bound of the response `response`, now done; what it delivered becomes part of the
+    /// conversation. A response never begun is bounded by the conversation alone.
+    pub fn close_response(&mut self, response: u64) -> ResponseBound {
+        let done = match self.responding.iter().position(|r| r.key == response) {
+            Some(at) => self.responding.remove(at),
+            None => Responding {
+                key: response,
+                spoken_ms: 0,
+                said_bytes: 0,
+            },
+        };
+        self.close(done)
+    }
+
+    /// The bound of every response in progress, together (each reads the conversation): the
+    /// session ends with them undone.
+    pub fn close_all(&mut self) -> ResponseBound {
+        let undone = std::mem::take(&mut self.responding);
+        undone
+            .into_iter()
+            .map(|r| self.close(r))
+            .fold(ResponseBound::default(), |sum, b| sum.plus(&b))
+    }
+
+    fn close(&mut self, done: Responding) -> ResponseBound {
+        let bound = self.bound_of(&done);
+        self.spoken_ms = self.spoken_ms.saturating_add(done.spoken_ms);
+        self.said_bytes = self.said_bytes.saturating_add(done.said_bytes);
         self.turns = self.turns.saturating_add(1);
-        self.turn_spoken_ms = 0;
-        self.turn_said_bytes = 0;
         bound
     }
 
-    /// The bound of the response in progress as it stands: what the session's hold must cover.
+    /// What the session's hold must cover: the bound of every response in progress as it
+    /// stands, or of the next one (the conversation so far) when none is.
     pub fn bound(&self) -> ResponseBound {
+        let next = Responding {
+            key: 0,
+            spoken_ms: 0,
+            said_bytes: 0,
+        };
+        match self.responding.as_slice() {
+            [] => self.bound_of(&next),
+            responding => responding
+                .iter()
+                .map(|r| self.bound_of(r))
+                .fold(ResponseBound::default(), |sum, b| sum.plus(&b)),
+        }
+    }
+
+    /// The bound of one response: the conversation so far in, what it delivered out.
+    fn bound_of(&self, response: &Responding) -> ResponseBound {
         let rates = self.rates;
         let dearer_audio = rates.audio_in_per_second.max(rates.audio_out_per_second);
         let audio_in = tokens_of(self.heard_ms, rates.audio_in_per_second)
@@ -142,17 +223,18 @@ impl SessionMeter {
             ),
             audio_in: with_margin(audio_in),
             image_in: self.images.saturating_mul(rates.tokens_per_image),
-            text_out: self.turn_said_bytes,
-            audio_out: with_margin(tokens_of(self.turn_spoken_ms, rates.audio_out_per_second)),
+            text_out: response.said_bytes,
+            audio_out: with_margin(tokens_of(response.spoken_ms, rates.audio_out_per_second)),
         }
     }
 
     /// Milliseconds of audio heard and spoken in the whole session, for its usage record.
     pub fn audio_ms(&self) -> (u64, u64) {
-        (
-            self.heard_ms,
-            self.spoken_ms.saturating_add(self.turn_spoken_ms),
-        )
+        let in_progress = self
+            .responding
+            .iter()
+            .fold(0u64, |sum, r| sum.saturating_add(r.spoken_ms));
+        (self.heard_ms, self.spoken_ms.saturating_add(in_progress))
     }
 }
 
@@ -167,6 +249,17 @@ fn with_margin(tokens: u64) -> u64 {
 }
 
 impl ResponseBound {
+    /// Two bounds together, modality by modality.
+    fn plus(&self, other: &ResponseBound) -> ResponseBound {
+        ResponseBound {
+            text_in: self.text_in.saturating_add(other.text_in),
+            audio_in: self.audio_in.saturating_add(other.audio_in),
+            image_in: self.image_in.saturating_add(other.image_in),
+            text_out: self.text_out.saturating_add(other.text_out),
+            audio_out: self.audio_out.saturating_add(other.audio_out),
+        }
+    }
+
     /// The dearest quantity within the bound at `tariff`: each input modality's tokens all in
     /// the dearer of its cached and uncached classes.
     pub fn dearest(&self, tariff: &Tariff) -> TokenClasses {
@@ -364,8 +457,8 @@ mod tests {
         let mut meter = SessionMeter::new(OPENAI);
         meter.heard(0, 1_000, 0); // the session as the vendor states it
         meter.heard(3_000, 0, 0); // three seconds heard
-        meter.delivered(2_000, 120); // two seconds spoken, its transcript
-        let first = meter.close_response();
+        meter.delivered(1, 2_000, 120); // two seconds spoken, its transcript
+        let first = meter.close_response(1);
         // 3 s × 10 = 30 audio tokens, × 1.25.
         assert_eq!(first.audio_in, 38);
         // 1,000 bytes + 4 × 3 turns + 8, × 1.25.
@@ -376,10 +469,49 @@ mod tests {
         );
         // The next response reads the first one's audio back, at the dearer rate.
         meter.heard(1_000, 0, 1);
-        let second = meter.close_response();
+        let second = meter.close_response(2);
         assert_eq!(second.audio_in, ((30 + 40 + 10) * 125_u64).div_ceil(100));
         assert_eq!((second.audio_out, second.text_out), (0, 0));
         assert_eq!(second.image_in, 1_000);
+    }
+
+    #[test]
+    fn responses_side_by_side_are_each_bounded_by_what_they_delivered() {
+        let mut meter = SessionMeter::new(OPENAI);
+        meter.heard(2_000, 0, 0);
+        let alone = meter.bound();
+        // The conversation's response and an out-of-band one, their deltas interleaved.
+        meter.started(1);
+        meter.delivered(1, 1_000, 10);
+        meter.delivered(2, 3_000, 40);
+        meter.delivered(1, 1_000, 10);
+        // The hold covers both: each reads the conversation, each outputs its own.
+        let both = meter.bound();
+        assert_eq!(both.audio_in, 2 * alone.audio_in);
+        assert_eq!((both.audio_out, both.text_out), (50 + 75, 60));
+        // The out-of-band one done first is bounded by its own deltas, not the other's.
+        let second = meter.close_response(2);
+        assert_eq!((second.audio_out, second.text_out), (75, 40));
+        assert_eq!(second.audio_in, alone.audio_in);
+        let first = meter.close_response(1);
+        assert_eq!((first.audio_out, first.text_out), (50, 20));
+        // What it spoke is read back by the first; the session heard 2 s and spoke 5 s.
+        assert!(first.audio_in > alone.audio_in);
+        assert_eq!(meter.audio_ms(), (2_000, 5_000));
+        assert!(!meter.responding());
+    }
+
+    #[test]
+    fn a_vendor_naming_endless_responses_is_metered_in_a_few() {
+        let mut meter = SessionMeter::new(OPENAI);
+        for key in 0..1_000 {
+            meter.delivered(key, 10, 1);
+        }
+        assert_eq!(meter.responding.len(), MOST_RESPONSES);
+        // Nothing delivered is lost: the session ends with all of it bounded.
+        let all = meter.close_all();
+        assert_eq!(all.text_out, 1_000);
+        assert_eq!(meter.audio_ms(), (0, 10_000));
     }
 
     #[test]
@@ -463,8 +595,8 @@ mod tests {
         ) {
             let mut meter = SessionMeter::new(OPENAI);
             meter.heard(heard, text, images);
-            meter.delivered(spoken, text / 2);
-            let bound = meter.close_response();
+            meter.delivered(7, spoken, text / 2);
+            let bound = meter.close_response(7);
             let tariff = realtime(&Decimal::new(i64::from(cached_audio), 0).to_string());
             let clamp = |n: u64, most: u64| n.min(most);
             let text_in = clamp(reported[0], bound.text_in);

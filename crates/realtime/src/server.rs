@@ -26,7 +26,7 @@ pub enum ServerKind {
     /// `response.output_audio.delta` (`response.audio.delta` before GA)
     AudioDelta,
     /// `response.output_text.delta` and `response.output_audio_transcript.delta` (and their
-    /// beta names)
+    /// beta names), and `response.function_call_arguments.delta`: text the model wrote
     TextDelta,
     /// `response.done`
     ResponseDone,
@@ -51,7 +51,8 @@ impl ServerKind {
             "response.output_text.delta"
             | "response.text.delta"
             | "response.output_audio_transcript.delta"
-            | "response.audio_transcript.delta" => ServerKind::TextDelta,
+            | "response.audio_transcript.delta"
+            | "response.function_call_arguments.delta" => ServerKind::TextDelta,
             "response.done" => ServerKind::ResponseDone,
             "conversation.item.input_audio_transcription.completed" => {
                 ServerKind::TranscriptionCompleted
@@ -316,6 +317,14 @@ mod tests {
         assert_eq!(
             (audio.kind, audio.audio_bytes, audio.response_id.as_deref()),
             (Some(ServerKind::AudioDelta), 4, Some("r"))
+        );
+        let call = inspect(
+            r#"{"type":"response.function_call_arguments.delta","response_id":"r","delta":"{\"city\":"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (call.kind, call.text_bytes),
+            (Some(ServerKind::TextDelta), 8)
         );
         let text = inspect(r#"{"type":"response.output_audio_transcript.delta","delta":"héllo"}"#)
             .unwrap();

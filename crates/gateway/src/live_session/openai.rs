@@ -119,6 +119,17 @@ impl OpenAiRealtime {
     }
 }
 
+/// The key a response is metered under: its id, hashed (responses run side by side, out of
+/// band, are metered apart); `0` for an event that names none.
+fn response_key(id: Option<&str>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    id.map_or(0, |id| {
+        let mut hasher = std::hash::DefaultHasher::new();
+        id.hash(&mut hasher);
+        hasher.finish()
+    })
+}
+
 /// `frame` with its `session.model` spliced to `model`; as it came when it names none.
 fn with_model(frame: &str, model: &str) -> Result<Option<String>, splice::SpliceError> {
     splice::string_at(frame, &["session", "model"], model)
@@ -204,7 +215,10 @@ impl Protocol for OpenAiRealtime {
             Ok(event) => event,
             Err(unvetted) => return FromVendor::Skip(Some(unvetted.0)),
         };
-        let mut news = News::default();
+        let mut news = News {
+            response: response_key(event.response_id.as_deref()),
+            ..News::default()
+        };
         let mut forward = Message::Text(text.clone());
         match event.kind {
             Some(ServerKind::SessionCreated | ServerKind::SessionUpdated) => {
