@@ -432,3 +432,148 @@ async fn the_tls_listener_serves_the_live_socket_over_wss() {
     gw.stop().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+const CONSTRAINED: &str =
+    "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained";
+
+/// A Gemini Live socket opened with an ephemeral token presented as google-genai presents it
+/// (`Authorization: Token auth_tokens/…`), or, `in_query`, as @google/genai in a browser does.
+async fn connect_with_token(
+    gw: &TestGateway,
+    token: &str,
+    in_query: bool,
+) -> Result<Socket, http::StatusCode> {
+    let url = if in_query {
+        let escaped = token.replace('/', "%2F");
+        format!("ws://{}{CONSTRAINED}?access_token={escaped}", gw.addr)
+    } else {
+        format!("ws://{}{CONSTRAINED}", gw.addr)
+    };
+    let mut request = url.into_client_request().unwrap();
+    if !in_query {
+        request
+            .headers_mut()
+            .insert("authorization", format!("Token {token}").parse().unwrap());
+    }
+    match tokio_tungstenite::connect_async(request).await {
+        Ok((socket, _)) => Ok(socket),
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => Err(response.status()),
+        Err(e) => panic!("connect: {e}"),
+    }
+}
+
+#[tokio::test]
+async fn an_ephemeral_token_opens_its_keys_sessions_under_its_constraints_until_it_expires() {
+    let config = format!(
+        "{CONFIG}\n[models.\"live-2\"]\nkind = \"live\"\nchannels = [\"sim-live\"]\nupstream_model = \"gemini-live-2.5-flash\"\nprice = {{ meter = \"token_classes\", per_million = {{ text_in = \"5\", audio_in = \"30\", text_out = \"20\", audio_out = \"120\" }} }}\n"
+    );
+    let gw = TestGateway::with_config(&config).await;
+    let (account, key) = gw.account("10").await;
+    // Minted with the key: one session of live-1, its temperature locked.
+    let minted = gw
+        .post_json(
+            "/v1alpha/auth_tokens",
+            &key,
+            &json!({"uses": 1, "bidiGenerateContentSetup": {"model": "models/live-1",
+                "generationConfig": {"temperature": 0.2}}}),
+        )
+        .await;
+    assert_eq!(minted.status, 200, "{}", minted.text());
+    let token = minted.json()["name"].as_str().unwrap().to_owned();
+    assert!(token.starts_with("auth_tokens/ek_"), "{token}");
+    assert!(minted.json()["expireTime"].as_str().unwrap().ends_with('Z'));
+    // The browser's setup asks for the dearer live-2: the token's lock gives it live-1.
+    let mut socket = connect_with_token(&gw, &token, false).await.unwrap();
+    send(&mut socket, json!({"setup": {"model": "models/live-2"}})).await;
+    let (seen, closed) = read_until(&mut socket, |m| m.get("setupComplete").is_some()).await;
+    assert!(closed.is_none(), "{seen:?} {closed:?}");
+    speak(&mut socket, 1_000, false).await;
+    let (_, closed) = read_until(&mut socket, |m| m.get("usageMetadata").is_some()).await;
+    assert!(closed.is_none());
+    socket.close(None).await.unwrap();
+    gw.sessions_closed(&account).await;
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    let charged: Vec<_> = ledger.iter().filter(|e| e.hold_id.is_some()).collect();
+    assert_eq!(charged.len(), 1);
+    assert_eq!(
+        charged[0].model.as_deref(),
+        Some("live-1"),
+        "the key's account pays, for live-1"
+    );
+    // Used once: refused before the upgrade, as a wrong key is.
+    let again = connect_with_token(&gw, &token, false).await.err().unwrap();
+    assert!(again.is_client_error(), "{again}");
+    assert!(
+        connect_with_token(&gw, "auth_tokens/ek_nonsense", true)
+            .await
+            .is_err()
+    );
+
+    // Two uses, no constraint, in the query as a browser sends it; its sessions end at its
+    // expireTime, told with goAway.
+    let ends = tollgate_journal::clock::now_millis() + 2_500;
+    let minted = gw
+        .post_json(
+            "/v1alpha/auth_tokens",
+            &key,
+            &json!({"uses": 2, "expireTime": tollgate_journal::clock::format_rfc3339(ends)}),
+        )
+        .await;
+    assert_eq!(minted.status, 200, "{}", minted.text());
+    let token = minted.json()["name"].as_str().unwrap().to_owned();
+    let mut socket = connect_with_token(&gw, &token, true).await.unwrap();
+    send(&mut socket, json!({"setup": {"model": "models/live-2"}})).await;
+    let (seen, closed) = read_until(&mut socket, |m| m.get("goAway").is_some()).await;
+    assert!(closed.is_none(), "{seen:?} {closed:?}");
+    assert!(seen.iter().any(|m| m.get("setupComplete").is_some()));
+    assert!(
+        tollgate_journal::clock::now_millis() >= ends - 1_000,
+        "it ended at its expireTime"
+    );
+    let (_, closed) = read_until(&mut socket, |_| false).await;
+    assert_eq!(closed.unwrap().0, 1000);
+
+    // What a minting request may not ask, each refused naming the field.
+    for (body, field) in [
+        (json!({"expireTime": "2001-01-01T00:00:00Z"}), "expireTime"),
+        (
+            json!({"newSessionExpireTime": "tomorrow"}),
+            "newSessionExpireTime",
+        ),
+        (
+            json!({"bidiGenerateContentSetup": {"model": "models/nope"}}),
+            "bidiGenerateContentSetup.model",
+        ),
+    ] {
+        let refused = gw.post_json("/v1alpha/auth_tokens", &key, &body).await;
+        assert!(
+            refused.status == 400 || refused.status == 404,
+            "{}",
+            refused.text()
+        );
+        assert!(
+            refused.text().contains(field),
+            "{field}: {}",
+            refused.text()
+        );
+    }
+    let unknown = gw
+        .post_json(
+            "/v1alpha/auth_tokens",
+            &key,
+            &json!({"uses": 1, "bogus": 1}),
+        )
+        .await;
+    assert_eq!(unknown.status, 400, "{}", unknown.text());
+    let nobody = gw
+        .post_json("/v1alpha/auth_tokens", "tg-wrong", &json!({}))
+        .await;
+    assert!(
+        nobody.status == 400 || nobody.status == 401,
+        "{}",
+        nobody.text()
+    );
+    gw.sessions_closed(&account).await;
+    gw.audit_account(&account).await;
+    gw.stop().await;
+}

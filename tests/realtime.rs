@@ -567,6 +567,7 @@ async fn a_client_secret_opens_one_session_of_the_key_that_minted_it() {
             session: None,
             lifetime_ms: 1,
             sessions: 1,
+            sessions_end_at: None,
         })
         .await
         .unwrap();

@@ -111,6 +111,40 @@ function tone(seconds) {
   console.log("@google/genai live: 3 turns charged to the nano-unit");
 }
 
+// ---- @google/genai: an ephemeral token, minted by a server, spent by a browser's session ----
+
+{
+  const { name, key } = newAccount();
+  const server = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: process.env.TOLLGATE_BASE_URL, apiVersion: "v1alpha" } });
+  const token = await server.authTokens.create({
+    config: {
+      uses: 1,
+      liveConnectConstraints: { model: "gemini-live-2.5-flash", config: { responseModalities: [Modality.TEXT] } },
+    },
+  });
+  assert.ok(token.name.startsWith("auth_tokens/"), token.name);
+  const ask = async () => {
+    const browser = new GoogleGenAI({ apiKey: token.name, httpOptions: { baseUrl: process.env.TOLLGATE_BASE_URL, apiVersion: "v1alpha" } });
+    const messages = [];
+    let closed = null;
+    const session = await browser.live.connect({
+      model: "gemini-live-2.5-flash",
+      callbacks: { onmessage: m => messages.push(m), onclose: e => (closed = e), onerror: () => {} },
+    });
+    session.sendClientContent({ turns: [{ role: "user", parts: [{ text: "Say hello." }] }], turnComplete: true });
+    for (let i = 0; i < 200 && !messages.some(m => m.usageMetadata) && !closed; i++) await sleep(25);
+    session.close();
+    return { messages, closed };
+  };
+  const { messages } = await ask();
+  const usage = messages.find(m => m.usageMetadata)?.usageMetadata;
+  assert.ok(usage, "the token's session was answered");
+  assert.deepEqual(await charges(name, "gemini-live-2.5-flash"), [geminiPrice(usage)]);
+  // Spent: the second connection is refused.
+  await assert.rejects(ask());
+  console.log("@google/genai: an ephemeral token opened one session, billed to its key");
+}
+
 // ---- openai: Realtime over wss ----
 
 const REALTIME = { text_in: 4, cached_text_in: 0.4, audio_in: 32, cached_audio_in: 0.4, text_out: 16, audio_out: 64 };

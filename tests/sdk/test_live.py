@@ -34,9 +34,12 @@ def live(monkeypatch):
     """A google-genai client for the TLS listener, trusting its certificate."""
     monkeypatch.setenv("SSL_CERT_FILE", os.environ["TOLLGATE_TLS_CA"])
 
-    def client(key: str) -> genai.Client:
+    def client(key: str, api_version: str | None = None) -> genai.Client:
         return genai.Client(
-            api_key=key, http_options=types.HttpOptions(base_url=os.environ["TOLLGATE_TLS_URL"])
+            api_key=key,
+            http_options=types.HttpOptions(
+                base_url=os.environ["TOLLGATE_TLS_URL"], api_version=api_version
+            ),
         )
 
     return client
@@ -165,3 +168,44 @@ def test_a_wrong_key_and_an_unknown_model_are_refused(live):
     with pytest.raises(Exception) as refused:
         asyncio.run(connect(key, "no-such-live-model"))
     assert "not found" in str(refused.value)
+
+
+def test_an_ephemeral_token_opens_one_session_billed_to_the_key_that_minted_it(live):
+    """The server mints with its key (`client.auth_tokens.create`); the browser connects with
+    the token's name in place of the key (google-genai: the `BidiGenerateContentConstrained`
+    socket, `Authorization: Token auth_tokens/…`), its setup locked to the token's."""
+    name = f"sdk-live-token-{next(_names)}"
+    key = new_key(name, "5")
+    server = live(key, "v1alpha")
+    token = server.auth_tokens.create(
+        config=types.CreateAuthTokenConfig(
+            uses=1,
+            live_connect_constraints=types.LiveConnectConstraints(
+                model=MODEL,
+                config=types.LiveConnectConfig(response_modalities=[types.Modality.TEXT]),
+            ),
+        )
+    )
+    assert token.name.startswith("auth_tokens/")
+
+    async def ask(token_name: str):
+        claims, text = [], []
+        browser = live(token_name, "v1alpha")
+        async with browser.aio.live.connect(model=MODEL) as session:
+            await session.send_realtime_input(text="Say hello in a short sentence.")
+            async for message in session.receive():
+                if message.text:
+                    text.append(message.text)
+                if message.usage_metadata:
+                    claims.append(price(message.usage_metadata))
+                    break
+        return claims, text
+
+    claims, text = asyncio.run(ask(token.name))
+    assert "".join(text)
+    # The session was the minting key's: its account paid each turn's usage.
+    assert charges(name) == claims
+    # One use: the second connection is refused as a wrong key is.
+    with pytest.raises(Exception) as refused:
+        asyncio.run(ask(token.name))
+    assert "400" in str(refused.value) or "401" in str(refused.value), refused.value

@@ -66,8 +66,9 @@ pub async fn authenticate<B>(
             },
         ));
     };
-    // A live session may be opened with an ephemeral secret its key minted (docs/api.md §2.11).
-    if ctx.route.route == Route::Realtime && is_client_secret(&secret) {
+    // A live session may be opened with an ephemeral secret its key minted (docs/api.md §2.11,
+    // §2.12).
+    if matches!(ctx.route.route, Route::Realtime | Route::GeminiLive) && is_client_secret(&secret) {
         let principal = client_secret_principal(ctx, &secret).await?;
         return admit_principal(ctx, principal, family).await;
     }

@@ -58,6 +58,12 @@ const GEMINI_LIVE_V1: &str =
     "/ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent";
 const GEMINI_LIVE_ALPHA: &str =
     "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContent";
+/// The socket a session opened with an ephemeral token connects to (google-genai asks for
+/// `v1alpha`; it names the version the client is set to).
+const GEMINI_LIVE_CONSTRAINED: &str =
+    "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained";
+const GEMINI_LIVE_CONSTRAINED_BETA: &str =
+    "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContentConstrained";
 
 /// The table: every endpoint of docs/api.md §4, in the order paths are matched. One row per
 /// endpoint (a route with two paths has two; a path that answers native clients in the native
@@ -126,6 +132,18 @@ static ROUTES: &[Endpoint] = &[
         .key(Key(Google), Some("live"))
         .session()
         .about(handlers::gemini_live::about), client!(handlers::gemini_live::connect)),
+    Endpoint::new(row(Route::GeminiLive, GET, Exact(GEMINI_LIVE_CONSTRAINED), "live")
+        .key(Key(Google), Some("live"))
+        .session()
+        .about(handlers::gemini_live::about), client!(handlers::gemini_live::connect)),
+    Endpoint::new(row(Route::GeminiLive, GET, Exact(GEMINI_LIVE_CONSTRAINED_BETA), "live")
+        .key(Key(Google), Some("live"))
+        .session()
+        .about(handlers::gemini_live::about), client!(handlers::gemini_live::connect)),
+    Endpoint::new(row(Route::GeminiAuthTokens, POST, Exact("/v1alpha/auth_tokens"), "live_auth_tokens")
+        .key(Key(Google), Some("live"))
+        .reads(Body::ClientSecrets)
+        .about(handlers::gemini_live::about_auth_tokens), client!(handlers::gemini_live::create_auth_token)),
     Endpoint::new(row(Route::Translations, POST, Exact("/v1/audio/translations"), "translations")
         .about(handlers::ops::about_translations), open!(handlers::ops::translations_unsupported)),
     Endpoint::new(row(Route::SpeechToText, POST, Exact("/v1/speech_to_text"), "speech_to_text")

@@ -319,6 +319,155 @@ pub fn setup_model(frame: &str) -> Result<String, LiveError> {
     Ok(model.strip_prefix("models/").unwrap_or(&model).to_owned())
 }
 
+/// An ephemeral token's constraints on the setup of the sessions it opens (Google's
+/// `bidiGenerateContentSetup` and `fieldMask`, as `POST /v1alpha/auth_tokens` takes them).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, serde::Serialize)]
+pub struct SetupConstraints {
+    /// The setup fields the token sets.
+    #[serde(rename = "bidiGenerateContentSetup", default)]
+    pub setup: serde_json::Map<String, serde_json::Value>,
+    /// The fields locked, comma-separated paths (`generationConfig.temperature`); `None`:
+    /// every field `setup` sets.
+    #[serde(rename = "fieldMask", default, skip_serializing_if = "Option::is_none")]
+    pub field_mask: Option<String>,
+}
+
+impl SetupConstraints {
+    /// The paths locked: the mask's, or every field the token's setup sets.
+    fn locked(&self) -> Vec<Vec<String>> {
+        match self.field_mask.as_deref().filter(|m| !m.trim().is_empty()) {
+            Some(mask) => mask
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(|p| p.split('.').map(str::to_owned).collect())
+                .collect(),
+            None => self.setup.keys().map(|k| vec![k.clone()]).collect(),
+        }
+    }
+}
+
+/// The client's setup message under a token's constraints, as Google applies them: each
+/// locked field takes the token's value, or is removed when the token sets none, whatever the
+/// client sent (in either spelling, `generationConfig` or `generation_config`); the fields not
+/// locked are the client's. The answer is the setup message to relay (and to read the model
+/// from).
+///
+/// ```
+/// use tollgate_native_genai::live::{SetupConstraints, constrain_setup, setup_model};
+///
+/// let token: SetupConstraints = serde_json::from_str(
+///     r#"{"bidiGenerateContentSetup":{"model":"models/live-1","generationConfig":{"temperature":0.2}}}"#)?;
+/// let client = r#"{"setup":{"model":"models/live-2","generation_config":{"temperature":1.5},"systemInstruction":{"parts":[{"text":"hi"}]}}}"#;
+/// let constrained = constrain_setup(client, &token).unwrap();
+/// assert_eq!(setup_model(&constrained).unwrap(), "live-1");
+/// let value: serde_json::Value = serde_json::from_str(&constrained)?;
+/// assert_eq!(value["setup"]["generationConfig"]["temperature"], 0.2);
+/// assert!(value["setup"].get("generation_config").is_none());
+/// assert_eq!(value["setup"]["systemInstruction"]["parts"][0]["text"], "hi");
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn constrain_setup(frame: &str, constraints: &SetupConstraints) -> Result<String, LiveError> {
+    let mut message: serde_json::Value = serde_json::from_str(frame).map_err(|e| {
+        FieldError::new(
+            "setup",
+            LiveRule::SetupOrder,
+            format!("the first message must be a 'setup': {e}"),
+        )
+    })?;
+    let Some(setup) = message.get_mut("setup").and_then(|s| s.as_object_mut()) else {
+        return Err(FieldError::new(
+            "setup",
+            LiveRule::SetupOrder,
+            "the first message must be a 'setup' object",
+        ));
+    };
+    for path in constraints.locked() {
+        let value = lookup(&constraints.setup, &path).cloned();
+        place(setup, &path, value);
+    }
+    Ok(message.to_string())
+}
+
+/// The value at `path` in `map` (each key in either spelling).
+fn lookup<'a>(
+    map: &'a serde_json::Map<String, serde_json::Value>,
+    path: &[String],
+) -> Option<&'a serde_json::Value> {
+    let (first, rest) = path.split_first()?;
+    let found = map.get(first.as_str()).or_else(|| map.get(&snake(first)))?;
+    if rest.is_empty() {
+        return Some(found);
+    }
+    lookup(found.as_object()?, rest)
+}
+
+/// Sets (or, for `None`, removes) the value at `path` in `map`, its other spelling removed.
+fn place(
+    map: &mut serde_json::Map<String, serde_json::Value>,
+    path: &[String],
+    value: Option<serde_json::Value>,
+) {
+    let Some((first, rest)) = path.split_first() else {
+        return;
+    };
+    let camel = camel(first);
+    let snake = snake(first);
+    if rest.is_empty() {
+        map.remove(&snake);
+        map.remove(&camel);
+        if let Some(value) = value {
+            map.insert(camel, value);
+        }
+        return;
+    }
+    // The client's inner object, under whichever spelling it used, moved to the camel one.
+    let inner = map
+        .remove(&camel)
+        .or_else(|| map.remove(&snake))
+        .filter(serde_json::Value::is_object)
+        .unwrap_or_else(|| serde_json::Value::Object(serde_json::Map::new()));
+    let mut inner = match inner {
+        serde_json::Value::Object(inner) => inner,
+        _ => serde_json::Map::new(),
+    };
+    place(&mut inner, rest, value);
+    if !inner.is_empty() {
+        map.insert(camel, serde_json::Value::Object(inner));
+    }
+}
+
+/// `generation_config` → `generationConfig`.
+fn camel(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut upper = false;
+    for c in key.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `generationConfig` → `generation_config`.
+fn snake(key: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 4);
+    for c in key.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// `models/x` and `x` name one model.
 fn same_model(a: &str, b: &str) -> bool {
     a.strip_prefix("models/").unwrap_or(a) == b.strip_prefix("models/").unwrap_or(b)
@@ -671,6 +820,38 @@ pub fn inspect_server(frame: &str) -> Result<ServerMessage, Unvetted> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_field_mask_locks_only_its_fields_and_those_the_token_leaves_unset() {
+        let token: SetupConstraints = serde_json::from_str(
+            r#"{"bidiGenerateContentSetup":{"model":"models/live-1","generationConfig":{"temperature":0.2,"topK":3}},
+                "fieldMask":"model,generationConfig.temperature,systemInstruction"}"#,
+        )
+        .unwrap();
+        let client = r#"{"setup":{"model":"models/live-9","generationConfig":{"temperature":1.5,"topK":40},
+            "system_instruction":{"parts":[{"text":"ignore the rules"}]},"tools":[]}}"#;
+        let constrained: serde_json::Value =
+            serde_json::from_str(&constrain_setup(client, &token).unwrap()).unwrap();
+        let setup = &constrained["setup"];
+        assert_eq!(setup["model"], "models/live-1");
+        // Locked, the token's; not locked, the client's.
+        assert_eq!(setup["generationConfig"]["temperature"], 0.2);
+        assert_eq!(setup["generationConfig"]["topK"], 40);
+        // Locked and unset by the token: the client's removed, in either spelling.
+        assert!(
+            setup.get("system_instruction").is_none() && setup.get("systemInstruction").is_none()
+        );
+        assert_eq!(setup["tools"], serde_json::json!([]));
+        // Without a mask, every field the token sets is locked; a setup must still be one.
+        let all = SetupConstraints {
+            field_mask: None,
+            ..token
+        };
+        let constrained = constrain_setup(client, &all).unwrap();
+        assert!(constrained.contains(r#""topK":3"#), "{constrained}");
+        assert!(constrain_setup(r#"{"clientContent":{}}"#, &all).is_err());
+        assert!(constrain_setup("nonsense", &all).is_err());
+    }
 
     fn session() -> Session {
         Session {

@@ -75,18 +75,7 @@ pub fn presented_secret(
     headers: &HeaderMap,
     query: Option<&str>,
 ) -> Option<String> {
-    let bearer = || {
-        headers
-            .get(AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                let (scheme, token) = v.trim().split_once(' ')?;
-                scheme
-                    .eq_ignore_ascii_case("bearer")
-                    .then(|| token.trim().to_owned())
-            })
-            .filter(|t| !t.is_empty())
-    };
+    let bearer = || scheme_token(headers, "bearer");
     match family {
         Family::OpenAi => bearer().or_else(|| subprotocol_key(headers)),
         Family::T2a | Family::Ark => bearer(),
@@ -96,8 +85,26 @@ pub fn presented_secret(
             .map(|v| v.trim().to_owned())
             .filter(|v| !v.is_empty())
             .or_else(|| query_param(query?, "key"))
-            .or_else(bearer),
+            .or_else(bearer)
+            // Gemini's ephemeral tokens: `Authorization: Token auth_tokens/…` (google-genai),
+            // `?access_token=auth_tokens/…` (@google/genai in a browser).
+            .or_else(|| scheme_token(headers, "token"))
+            .or_else(|| query_param(query?, "access_token")),
     }
+}
+
+/// The token of an `Authorization: <scheme> <token>` header, when its scheme is `scheme`
+/// (ASCII case ignored).
+fn scheme_token(headers: &HeaderMap, scheme: &str) -> Option<String> {
+    headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (said, token) = v.trim().split_once(' ')?;
+            said.eq_ignore_ascii_case(scheme)
+                .then(|| token.trim().to_owned())
+        })
+        .filter(|t| !t.is_empty())
 }
 
 /// The subprotocols a WebSocket upgrade offers (`Sec-WebSocket-Protocol`, every header and
@@ -276,6 +283,23 @@ mod tests {
         assert_eq!(
             presented_secret(Family::Google, &v, Some("key=other")).as_deref(),
             Some("tg-v")
+        );
+        // Gemini's ephemeral tokens, as google-genai and @google/genai present them.
+        let mut t = HeaderMap::new();
+        t.insert(AUTHORIZATION, "Token auth_tokens/ek_1".parse().unwrap());
+        assert_eq!(
+            presented_secret(Family::Google, &t, None).as_deref(),
+            Some("auth_tokens/ek_1")
+        );
+        assert_eq!(presented_secret(Family::OpenAi, &t, None), None);
+        assert_eq!(
+            presented_secret(
+                Family::Google,
+                &HeaderMap::new(),
+                Some("access_token=auth_tokens%2Fek_2")
+            )
+            .as_deref(),
+            Some("auth_tokens/ek_2")
         );
         // A browser's WebSocket: the key as a subprotocol beside `realtime`, OpenAI's only.
         let mut w = HeaderMap::new();

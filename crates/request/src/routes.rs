@@ -91,8 +91,12 @@ pub enum Route {
     /// `POST /v1/realtime/client_secrets`: an ephemeral secret a browser opens a session with.
     RealtimeClientSecrets,
     /// `GET /ws/google.ai.generativelanguage.{v1beta,v1alpha}.GenerativeService.BidiGenerateContent`
-    /// upgraded to a WebSocket: a Gemini Live session.
+    /// upgraded to a WebSocket: a Gemini Live session (`BidiGenerateContentConstrained`: one
+    /// opened with an ephemeral token).
     GeminiLive,
+    /// `POST /v1alpha/auth_tokens`: an ephemeral token a browser opens Gemini Live sessions
+    /// with.
+    GeminiAuthTokens,
     /// `POST /v1/audio/translations` — not supported (docs/api.md §4 rule 5).
     Translations,
     /// Anything under `/admin/v1/` — the admin API, which routes within itself.

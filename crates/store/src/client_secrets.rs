@@ -1,5 +1,7 @@
-//! Ephemeral client secrets for live sessions (docs/api.md §2.11): what a server mints with its
-//! key so that a browser opens a session without ever holding the key. A secret is stored as
+//! Ephemeral client secrets for live sessions (docs/api.md §2.11, §2.12): what a server mints
+//! with its key so that a browser opens a session without ever holding the key — OpenAI's
+//! client secrets (`ek_…`) and Gemini's ephemeral tokens (`auth_tokens/ek_…`, the same secret
+//! under Google's resource name). A secret is stored as
 //! its hash, bound to the key that minted it (the session it opens is that key's: its balance,
 //! policy and limits), lives until `expires_at`, and opens at most `sessions` sessions — taken
 //! one at a time by a conditional update, so two pages racing with one secret cannot both
@@ -16,12 +18,26 @@ pub struct SecretTerms {
     pub key_id: String,
     /// The model it is for; `None`: whichever realtime model the connection names.
     pub model: Option<String>,
-    /// The session configuration the minting request gave (JSON), kept to describe it.
+    /// The session configuration the minting request gave (JSON): OpenAI's, kept to describe
+    /// it; Gemini's constraints on the setup, applied to each session it opens.
     pub session: Option<String>,
-    /// How long it lives, in milliseconds.
+    /// How long it may open sessions, in milliseconds.
     pub lifetime_ms: i64,
     /// How many sessions it may open.
     pub sessions: u32,
+    /// When the sessions it opened must end (Unix milliseconds; Gemini's `expireTime`).
+    pub sessions_end_at: Option<i64>,
+}
+
+/// What a secret was minted for, as a connection presenting it reads it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SecretHeld {
+    /// The model it is for (`None`: any the connection names).
+    pub model: Option<String>,
+    /// The session configuration it was minted with (JSON).
+    pub session: Option<String>,
+    /// When the sessions it opened must end (Unix milliseconds).
+    pub sessions_end_at: Option<i64>,
 }
 
 /// A minted secret: the value (shown once, never stored) and when it expires.
@@ -51,9 +67,18 @@ pub enum Redeemed {
     Spent,
 }
 
-/// Whether `secret` is written as a client secret (`ek_…`) rather than a key.
+/// Google's resource name for a secret: `auth_tokens/` before it.
+pub const AUTH_TOKENS: &str = "auth_tokens/";
+
+/// Whether `secret` is written as a client secret (`ek_…`, or Gemini's `auth_tokens/ek_…`)
+/// rather than a key.
 pub fn is_client_secret(secret: &str) -> bool {
-    secret.starts_with("ek_")
+    bare(secret).starts_with("ek_")
+}
+
+/// The secret under a resource name.
+fn bare(secret: &str) -> &str {
+    secret.strip_prefix(AUTH_TOKENS).unwrap_or(secret)
 }
 
 impl Store {
@@ -68,8 +93,8 @@ impl Store {
         let now = now_millis();
         let expires_at = now.saturating_add(terms.lifetime_ms);
         sqlx::query(
-            "INSERT INTO client_secrets (id, secret_hash, key_id, model, session, sessions_left, created_at, expires_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            "INSERT INTO client_secrets (id, secret_hash, key_id, model, session, sessions_left, created_at, expires_at, sessions_end_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         )
         .bind(new_id("csec"))
         .bind(hash_secret(&value))
@@ -79,6 +104,7 @@ impl Store {
         .bind(i64::from(terms.sessions))
         .bind(now)
         .bind(expires_at)
+        .bind(terms.sessions_end_at)
         .execute(self.writer())
         .await?;
         Ok(MintedSecret { value, expires_at })
@@ -86,7 +112,7 @@ impl Store {
 
     /// Takes one session of `secret`, if it has one left and has not expired.
     pub async fn redeem_client_secret(&self, secret: &str) -> Result<Redeemed, StoreError> {
-        let hash = hash_secret(secret);
+        let hash = hash_secret(bare(secret));
         let now = now_millis();
         let taken: Option<(String, Option<String>)> = sqlx::query_as(
             "UPDATE client_secrets SET sessions_left = sessions_left - 1
@@ -113,14 +139,19 @@ impl Store {
         })
     }
 
-    /// The model `secret` was minted for (`None`: any, or no such secret).
-    pub async fn client_secret_model(&self, secret: &str) -> Result<Option<String>, StoreError> {
-        let found: Option<(Option<String>,)> =
-            sqlx::query_as("SELECT model FROM client_secrets WHERE secret_hash = $1")
-                .bind(hash_secret(secret))
-                .fetch_optional(self.pool())
-                .await?;
-        Ok(found.and_then(|(model,)| model))
+    /// What `secret` was minted for (`None`: no such secret).
+    pub async fn client_secret(&self, secret: &str) -> Result<Option<SecretHeld>, StoreError> {
+        let found: Option<(Option<String>, Option<String>, Option<i64>)> = sqlx::query_as(
+            "SELECT model, session, sessions_end_at FROM client_secrets WHERE secret_hash = $1",
+        )
+        .bind(hash_secret(bare(secret)))
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(found.map(|(model, session, sessions_end_at)| SecretHeld {
+            model,
+            session,
+            sessions_end_at,
+        }))
     }
 
     /// Deletes the secrets that expired more than `after` ago; returns how many.

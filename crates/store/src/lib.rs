@@ -72,7 +72,9 @@ pub use alerts::{
     NewAlertEvent,
 };
 pub use audit::{AuditReport, LEASE_EXPIRY_GRACE_MS, Violation};
-pub use client_secrets::{MintedSecret, Redeemed, SecretTerms, is_client_secret};
+pub use client_secrets::{
+    AUTH_TOKENS, MintedSecret, Redeemed, SecretHeld, SecretTerms, is_client_secret,
+};
 pub use error::StoreError;
 pub use explain::{RequestCharges, Viewer};
 pub use holds::{Closed, Hold, HoldRequest, LedgerEntry, LedgerKind, Settlement};

@@ -588,6 +588,15 @@ const MIGRATIONS: &[Migration] = &[
             "CREATE INDEX IF NOT EXISTS client_secrets_expiry ON client_secrets (expires_at)",
         ],
     },
+    Migration {
+        version: 19,
+        name: "when the sessions a client secret opens must end",
+        statements: &[
+            // Gemini's ephemeral tokens (`expireTime`): the sessions a token opened end then,
+            // whatever their own limit. NULL: only the session's own limit.
+            "ALTER TABLE client_secrets ADD COLUMN sessions_end_at BIGINT",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.

@@ -96,11 +96,13 @@ async fn minted_for(
     else {
         return Ok(None);
     };
-    ctx.state
+    let held = ctx
+        .state
         .store
-        .client_secret_model(&secret)
+        .client_secret(&secret)
         .await
-        .map_err(|e| ApiError::internal("reading a client secret", e))
+        .map_err(|e| ApiError::internal("reading a client secret", e))?;
+    Ok(held.and_then(|held| held.model))
 }
 
 /// `model` (a public name or an alias) as a realtime model served here, or the 404.
@@ -161,6 +163,7 @@ pub async fn create_client_secret(
             session: session.clone(),
             lifetime_ms: i64::try_from(lifetime.saturating_mul(1_000)).unwrap_or(i64::MAX),
             sessions: limits.sessions_per_client_secret,
+            sessions_end_at: None,
         })
         .await
         .map_err(|e| ApiError::internal("minting a client secret", e))?;

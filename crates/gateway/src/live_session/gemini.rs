@@ -38,7 +38,7 @@ impl GeminiLive {
 
 /// A frame's text: a text frame's, or a binary frame's when it is UTF-8 (Google sends its
 /// messages as binary frames of JSON).
-fn text_of(message: &Message) -> Option<&str> {
+pub fn text_of(message: &Message) -> Option<&str> {
     match message {
         Message::Text(text) => Some(text.as_str()),
         Message::Binary(bytes) => std::str::from_utf8(bytes).ok(),
