@@ -577,3 +577,37 @@ async fn an_ephemeral_token_opens_its_keys_sessions_under_its_constraints_until_
     gw.audit_account(&account).await;
     gw.stop().await;
 }
+
+/// A client that vanishes mid-turn — its TCP connection dropped while the model speaks, no
+/// close frame — leaves a turn that is charged once, the bound of what was relayed (marked
+/// estimated), and nothing held.
+#[tokio::test]
+async fn a_client_that_vanishes_mid_turn_pays_what_was_relayed_once() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    // Paced: the turn is still being spoken when the client goes.
+    let paced = KnobSettings {
+        frame_interval_ms: Some(100),
+        ..KnobSettings::default()
+    };
+    let (account, mut socket) = opened(&gw, "10", paced).await;
+    speak(&mut socket, 2_000, false).await;
+    let (seen, closed) = read_until(&mut socket, |m| {
+        m.pointer("/serverContent/modelTurn/parts/0/inlineData")
+            .is_some()
+    })
+    .await;
+    assert!(closed.is_none(), "{seen:?}");
+    assert!(
+        !seen.iter().any(|m| m.get("usageMetadata").is_some()),
+        "still speaking"
+    );
+    drop(socket);
+    gw.sessions_closed(&account).await;
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    let charged: Vec<_> = ledger.iter().filter(|e| e.hold_id.is_some()).collect();
+    assert_eq!(charged.len(), 1, "the turn cut off is charged once");
+    assert!(charged[0].estimated && charged[0].amount < Amount::ZERO);
+    assert_eq!(gw.open_holds(&account).await, 0);
+    gw.audit_account(&account).await;
+    gw.stop().await;
+}

@@ -906,3 +906,74 @@ async fn ledger_version(gw: &TestGateway, account: &str) -> Option<i64> {
     let ledger = gw.store.ledger(account).await.unwrap();
     charges(&ledger)[0].price_version
 }
+
+/// The bad input, end to end: each refused by name with a Realtime `error` (the event's
+/// id echoed), never relayed, the session going on; and a flood of 10,000 tiny appends relayed
+/// and measured without a write per frame, the response after it charged as any.
+#[tokio::test]
+async fn bad_events_are_refused_by_name_and_a_flood_of_tiny_frames_is_relayed() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, mut socket, mut seen) = opened(&gw, "10", KnobSettings::default()).await;
+    let wav = base64::engine::general_purpose::STANDARD.encode(common::silent_wav(1));
+    let refused: [(Message, &str, Option<&str>); 5] = [
+        (Message::text("this is not JSON"), "invalid_json", None),
+        (Message::binary(vec![1u8, 2, 3]), "invalid_json", None),
+        (
+            Message::text(json!({"type": "no.such.event", "event_id": "e-unknown"}).to_string()),
+            "unknown_event",
+            Some("e-unknown"),
+        ),
+        (
+            Message::text(
+                json!({"type": "input_audio_buffer.append", "event_id": "e-wav", "audio": wav})
+                    .to_string(),
+            ),
+            "wrong_audio_format",
+            Some("e-wav"),
+        ),
+        (
+            Message::text(
+                json!({"type": "session.update", "event_id": "e-model",
+                    "session": {"type": "realtime", "model": "gpt-4o-realtime-preview"}})
+                .to_string(),
+            ),
+            "model_cannot_change",
+            Some("e-model"),
+        ),
+    ];
+    for (frame, code, event_id) in refused {
+        socket.send(frame).await.unwrap();
+        let error = next_of(&mut socket, "error", &mut seen).await;
+        assert_eq!(error["error"]["code"], code, "{error}");
+        if let Some(id) = event_id {
+            assert_eq!(error["error"]["event_id"], id);
+        }
+    }
+    // 10,000 appends of 2 ms each (96 bytes of PCM16), sent as fast as the socket takes them.
+    let tiny = base64::engine::general_purpose::STANDARD.encode([0x11u8; 96]);
+    let append = json!({"type": "input_audio_buffer.append", "audio": tiny}).to_string();
+    for _ in 0..10_000 {
+        socket.send(Message::text(append.clone())).await.unwrap();
+    }
+    send(&mut socket, json!({"type": "input_audio_buffer.commit"})).await;
+    send(&mut socket, json!({"type": "response.create"})).await;
+    let done = next_of(&mut socket, "response.done", &mut seen).await;
+    // The vendor heard 20 s: 200 audio tokens at 10 a second.
+    let heard = done["response"]["usage"]["input_token_details"]["audio_tokens"]
+        .as_u64()
+        .unwrap();
+    assert!(heard >= 200, "{done}");
+    socket.close(None).await.unwrap();
+    gw.sessions_closed(&account).await;
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    let charged = charges(&ledger);
+    assert_eq!(charged.len(), 1, "one response, one charge");
+    assert_eq!(
+        Amount::from_nanos(-charged[0].amount.nanos()),
+        price(&done["response"]["usage"]),
+        "charged its usage"
+    );
+    assert!(charged[0].anomaly.is_none());
+    gw.audit_account(&account).await;
+    gw.stop().await;
+}
