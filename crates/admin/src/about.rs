@@ -323,8 +323,13 @@ pub fn holds() -> About {
 
 pub fn sessions() -> About {
     admin(
-        "Open live voice sessions, newest first: who pays, the model, the responses charged and the last heartbeat (docs/api.md §2.11)",
-        data("Session"),
+        "Open live voice sessions, newest first: who pays, the model, the responses charged and the last heartbeat (docs/api.md §2.11); `stale_after_seconds`: a heartbeat older than this is the sweeper's",
+        ok(
+            json!({"type": "object", "required": ["data", "stale_after_seconds"], "properties": {
+                "data": {"type": "array", "items": r("Session")},
+                "stale_after_seconds": {"type": "integer", "minimum": 0},
+            }}),
+        ),
         vec![query("account", "An account's id or name"), limit()],
     )
 }

@@ -489,7 +489,10 @@ pub(crate) async fn sessions(call: Call) -> Answer {
         .open_sessions(account.as_deref(), limit(call.q("limit"))?.into())
         .await
         .map_err(OpError::from)?;
-    ok(views::List { data: sessions })
+    ok(views::Sessions {
+        data: sessions,
+        stale_after_seconds: call.ctx.state.realtime.stale_session_seconds,
+    })
 }
 
 /// `AdminOp::Leases`.

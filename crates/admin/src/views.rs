@@ -29,6 +29,16 @@ pub struct List<T> {
     pub data: Vec<T>,
 }
 
+/// The open live sessions, and how old a heartbeat may be before the sweeper settles its
+/// session (`[realtime] stale_session_seconds` of the replica answering).
+#[derive(Debug, Serialize)]
+pub struct Sessions {
+    /// The sessions, newest first.
+    pub data: Vec<tollgate_store::OpenSession>,
+    /// Seconds.
+    pub stale_after_seconds: u64,
+}
+
 /// A page of a listing, newest first: its items and the cursor of the next (`LedgerRowPage`,
 /// `UsageRecordPage`, `AdminChangePage`, `AdminTaskPage` in the document).
 #[derive(Debug, Serialize, JsonSchema)]

@@ -12,6 +12,7 @@ use http::{HeaderValue, Request, Response, header};
 use hyper::body::Incoming;
 use tollgate_exchange::body::ResponseBody;
 use tollgate_exchange::errors::{ApiError, ErrorKind};
+use tollgate_native_genai::live;
 use tollgate_request::context::RequestCtx;
 use tollgate_request::routes::{
     Credentials, PathPattern, Route, Streams, Verb, family_of, item, row,
@@ -50,21 +51,6 @@ const POST: Verb = Verb::Post;
 const DELETE: Verb = Verb::Delete;
 const TASKS: &str = "/api/v3/contents/generations/tasks";
 const TASK: &str = "/api/v3/contents/generations/tasks/";
-/// Gemini Live's socket, where google-genai and @google/genai connect, under each API version
-/// they may use (`v1beta`; `v1` is google-genai 3's default, `v1alpha` for experiments).
-const GEMINI_LIVE: &str =
-    "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent";
-const GEMINI_LIVE_V1: &str =
-    "/ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent";
-const GEMINI_LIVE_ALPHA: &str =
-    "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContent";
-/// The socket a session opened with an ephemeral token connects to (google-genai asks for
-/// `v1alpha`; it names the version the client is set to).
-const GEMINI_LIVE_CONSTRAINED: &str =
-    "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained";
-const GEMINI_LIVE_CONSTRAINED_BETA: &str =
-    "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContentConstrained";
-
 /// The table: every endpoint of docs/api.md §4, in the order paths are matched. One row per
 /// endpoint (a route with two paths has two; a path that answers native clients in the native
 /// shape has a row for them first); kept as a table, a row to a few lines.
@@ -120,23 +106,23 @@ static ROUTES: &[Endpoint] = &[
         .key(Key(OpenAi), Some("realtime"))
         .reads(Body::ClientSecrets)
         .about(handlers::realtime::about_client_secrets), client!(handlers::realtime::create_client_secret)),
-    Endpoint::new(row(Route::GeminiLive, GET, Exact(GEMINI_LIVE), "live")
+    Endpoint::new(row(Route::GeminiLive, GET, Exact(live::SOCKET), "live")
         .key(Key(Google), Some("live"))
         .session()
         .about(handlers::gemini_live::about), client!(handlers::gemini_live::connect)),
-    Endpoint::new(row(Route::GeminiLive, GET, Exact(GEMINI_LIVE_V1), "live")
+    Endpoint::new(row(Route::GeminiLive, GET, Exact(live::SOCKET_V1), "live")
         .key(Key(Google), Some("live"))
         .session()
         .about(handlers::gemini_live::about), client!(handlers::gemini_live::connect)),
-    Endpoint::new(row(Route::GeminiLive, GET, Exact(GEMINI_LIVE_ALPHA), "live")
+    Endpoint::new(row(Route::GeminiLive, GET, Exact(live::SOCKET_V1ALPHA), "live")
         .key(Key(Google), Some("live"))
         .session()
         .about(handlers::gemini_live::about), client!(handlers::gemini_live::connect)),
-    Endpoint::new(row(Route::GeminiLive, GET, Exact(GEMINI_LIVE_CONSTRAINED), "live")
+    Endpoint::new(row(Route::GeminiLive, GET, Exact(live::CONSTRAINED_SOCKET), "live")
         .key(Key(Google), Some("live"))
         .session()
         .about(handlers::gemini_live::about), client!(handlers::gemini_live::connect)),
-    Endpoint::new(row(Route::GeminiLive, GET, Exact(GEMINI_LIVE_CONSTRAINED_BETA), "live")
+    Endpoint::new(row(Route::GeminiLive, GET, Exact(live::CONSTRAINED_SOCKET_V1BETA), "live")
         .key(Key(Google), Some("live"))
         .session()
         .about(handlers::gemini_live::about), client!(handlers::gemini_live::connect)),

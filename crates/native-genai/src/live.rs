@@ -319,6 +319,25 @@ pub fn setup_model(frame: &str) -> Result<String, LiveError> {
     Ok(model.strip_prefix("models/").unwrap_or(&model).to_owned())
 }
 
+/// Gemini Live's sockets, where google-genai and @google/genai connect: `BidiGenerateContent`
+/// under each API version they may use (`v1beta`; `v1` is google-genai 3's default, `v1alpha`
+/// for experiments), and `BidiGenerateContentConstrained`, where a session opened with an
+/// ephemeral token connects (`v1alpha`, as Google serves it; `v1beta` for a client set to it).
+pub const SOCKET: &str =
+    "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent";
+/// [`SOCKET`] under `v1`.
+pub const SOCKET_V1: &str =
+    "/ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent";
+/// [`SOCKET`] under `v1alpha`.
+pub const SOCKET_V1ALPHA: &str =
+    "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContent";
+/// The constrained socket (`v1alpha`).
+pub const CONSTRAINED_SOCKET: &str =
+    "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained";
+/// The constrained socket under `v1beta`.
+pub const CONSTRAINED_SOCKET_V1BETA: &str =
+    "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContentConstrained";
+
 /// An ephemeral token's constraints on the setup of the sessions it opens (Google's
 /// `bidiGenerateContentSetup` and `fieldMask`, as `POST /v1alpha/auth_tokens` takes them).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, serde::Serialize)]

@@ -681,6 +681,9 @@ pub struct RealtimeConfig {
     /// cut off) is settled by any replica's sweeper from what it journaled, in seconds. Its
     /// replica beats six times as often.
     pub stale_session_seconds: u64,
+    /// How long a Gemini Live socket may wait for its first message, the `setup` that names
+    /// its model, in seconds; then it is closed (1008).
+    pub setup_timeout_seconds: u64,
 }
 
 impl Default for RealtimeConfig {
@@ -693,6 +696,7 @@ impl Default for RealtimeConfig {
             client_secret_seconds: 600,
             sessions_per_client_secret: 1,
             stale_session_seconds: 30,
+            setup_timeout_seconds: 30,
         }
     }
 }
@@ -720,6 +724,7 @@ impl RealtimeConfig {
                 self.sessions_per_client_secret == 0,
             ),
             ("stale_session_seconds", self.stale_session_seconds < 3),
+            ("setup_timeout_seconds", self.setup_timeout_seconds == 0),
         ];
         if let Some((name, _)) = zero.iter().find(|(_, bad)| *bad) {
             return Err(format!(

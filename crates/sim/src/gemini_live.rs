@@ -30,9 +30,9 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 
 /// The socket's paths (`v1beta`; `v1` and `v1alpha` for clients that ask for them).
 pub const PATHS: [&str; 3] = [
-    "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent",
-    "/ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent",
-    "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContent",
+    tollgate_native_genai::live::SOCKET,
+    tollgate_native_genai::live::SOCKET_V1,
+    tollgate_native_genai::live::SOCKET_V1ALPHA,
 ];
 
 /// The voice's rate: 24 kHz PCM16 mono, 48 bytes a millisecond; 100 ms a chunk.

@@ -355,7 +355,7 @@ async function sessionsPage(params) {
            { label: "Account", get: s => h("a", { href: "#/accounts/" + encodeURIComponent(s.account_id), class: "mono" }, s.account_id) },
            { label: "Responses", num: 1, get: s => s.responses }, { label: "Charged", num: 1, get: s => money(nanos(s.charged)) },
            { label: "Minutes", num: 1, get: s => ((now - s.created_at) / 60000).toFixed(1) },
-           { label: "Last beat", get: s => h("span", { class: "pill" + (now - s.heartbeat_at > 30000 ? " bad" : " good") }, Math.round((now - s.heartbeat_at) / 1000) + " s ago") }],
+           { label: "Last beat", get: s => h("span", { class: "pill" + (now - s.heartbeat_at > page.stale_after_seconds * 1000 ? " bad" : " good") }, Math.round((now - s.heartbeat_at) / 1000) + " s ago") }],
           page.data));
 }
 async function taskPage(id) {

@@ -36,9 +36,6 @@ use tollgate_request::context::RequestCtx;
 use tollgate_settings::config::ModelKind;
 use tollgate_store::{AUTH_TOKENS, Principal, SecretHeld, SecretTerms, is_client_secret};
 
-/// How long a new socket may wait before its `setup`.
-const SETUP_WAIT: Duration = Duration::from_secs(30);
-
 /// The request flow of DESIGN §2, top to bottom: the checks that need no model before the
 /// upgrade, the rest on the setup.
 pub async fn connect(
@@ -93,11 +90,13 @@ async fn on_setup(
     token: Option<SecretHeld>,
     mut client: ClientSocket,
 ) {
-    let mut first = match tokio::time::timeout(SETUP_WAIT, first_message(&mut client)).await {
+    let wait = ctx.state.realtime.setup_timeout_seconds;
+    let first_came = tokio::time::timeout(Duration::from_secs(wait), first_message(&mut client));
+    let mut first = match first_came.await {
         Ok(Some(first)) => first,
         Ok(None) => return,
         Err(_) => {
-            let why = format!("no setup within {} s", SETUP_WAIT.as_secs());
+            let why = format!("no setup within {wait} s");
             return refuse(client, CloseCode::Policy, &why).await;
         }
     };

@@ -6,12 +6,12 @@
 //! shape. The model is named by the session's first message, its `setup`, not by the URL.
 
 use crate::common::google_error_message;
-use crate::common::websocket::{ChannelSocket, dial};
+use crate::common::websocket::{ChannelSocket, Dial, dial};
 use crate::seams::sessions::SessionDialer;
-use crate::{Endpoint, HttpClient, UpstreamError, full_body};
+use crate::{Endpoint, HttpClient, UpstreamError};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use http::{Method, Request};
+use http::HeaderName;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 /// The socket's path on Google's host (and on any that serves the protocol).
@@ -31,23 +31,15 @@ impl SessionDialer for GeminiLive {
         config: WebSocketConfig,
     ) -> BoxFuture<'a, Result<ChannelSocket, UpstreamError>> {
         async move {
-            let mut request = Request::builder()
-                .method(Method::GET)
-                .uri(endpoint.url(PATH));
-            if let Some(key) = &endpoint.api_key {
-                request = request.header("x-goog-api-key", key.as_str());
-            }
-            let request = request
-                .body(full_body(bytes::Bytes::new()))
-                .map_err(|e| UpstreamError::Config(e.to_string()))?;
-            dial(
-                client,
-                request,
-                &endpoint.timeouts,
-                config,
-                google_error_message,
-            )
-            .await
+            let to = Dial {
+                url: endpoint.url(PATH),
+                credential: endpoint
+                    .api_key
+                    .as_ref()
+                    .map(|key| (HeaderName::from_static("x-goog-api-key"), key.to_string())),
+                read_error: google_error_message,
+            };
+            dial(client, to, &endpoint.timeouts, config).await
         }
         .boxed()
     }

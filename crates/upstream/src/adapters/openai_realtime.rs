@@ -3,12 +3,12 @@
 //! (`tollgate-realtime`); a refusal before the upgrade in OpenAI's `{error:{…}}` shape.
 
 use crate::common::openai_error_message;
-use crate::common::websocket::{ChannelSocket, dial};
+use crate::common::websocket::{ChannelSocket, Dial, dial};
 use crate::seams::sessions::SessionDialer;
-use crate::{Endpoint, HttpClient, UpstreamError, full_body};
+use crate::{Endpoint, HttpClient, UpstreamError};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use http::{Method, Request, header};
+use http::header;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 /// The `openai-realtime` format behind the live-session seam.
@@ -24,23 +24,15 @@ impl SessionDialer for OpenAiRealtime {
         config: WebSocketConfig,
     ) -> BoxFuture<'a, Result<ChannelSocket, UpstreamError>> {
         async move {
-            let query = form_urlencoded(model);
-            let url = endpoint.url(&format!("/v1/realtime?model={query}"));
-            let mut request = Request::builder().method(Method::GET).uri(url);
-            if let Some(key) = &endpoint.api_key {
-                request = request.header(header::AUTHORIZATION, format!("Bearer {key}"));
-            }
-            let request = request
-                .body(full_body(bytes::Bytes::new()))
-                .map_err(|e| UpstreamError::Config(e.to_string()))?;
-            dial(
-                client,
-                request,
-                &endpoint.timeouts,
-                config,
-                openai_error_message,
-            )
-            .await
+            let to = Dial {
+                url: endpoint.url(&format!("/v1/realtime?model={}", form_urlencoded(model))),
+                credential: endpoint
+                    .api_key
+                    .as_ref()
+                    .map(|key| (header::AUTHORIZATION, format!("Bearer {key}"))),
+                read_error: openai_error_message,
+            };
+            dial(client, to, &endpoint.timeouts, config).await
         }
         .boxed()
     }

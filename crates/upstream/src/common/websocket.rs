@@ -15,16 +15,34 @@ use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 /// A channel's socket, framed.
 pub type ChannelSocket = WebSocketStream<TokioIo<Upgraded>>;
 
-/// Sends `request` (a `GET` with its URL and credentials) as a WebSocket upgrade and frames
-/// the upgraded connection with `config`. A channel that answers anything but `101` with the
+/// Where a channel's socket is and how it is entered: the URL, and the credential header.
+#[derive(Debug)]
+pub struct Dial {
+    /// The socket's URL on the channel's base.
+    pub url: String,
+    /// The header the key goes in, and its value (`None`: a channel without a key).
+    pub credential: Option<(header::HeaderName, String)>,
+    /// How the channel's refusal reads (its vendor's error shape).
+    pub read_error: fn(&[u8]) -> Option<String>,
+}
+
+/// Sends a `GET` of `to.url` with its credential as a WebSocket upgrade and frames the
+/// upgraded connection with `config`. A channel that answers anything but `101` with the
 /// right accept key did not open a session: its status is the call's error, as any call's.
 pub async fn dial(
     client: &HttpClient,
-    mut request: Request<crate::Body>,
+    to: Dial,
     timeouts: &Timeouts,
     config: WebSocketConfig,
-    read_error: impl Fn(&[u8]) -> Option<String>,
 ) -> Result<ChannelSocket, UpstreamError> {
+    let mut request = Request::builder().method(http::Method::GET).uri(to.url);
+    if let Some((name, value)) = to.credential {
+        request = request.header(name, value);
+    }
+    let mut request = request
+        .body(crate::full_body(bytes::Bytes::new()))
+        .map_err(|e| UpstreamError::Config(e.to_string()))?;
+    let read_error = to.read_error;
     let key = generate_key();
     let headers = request.headers_mut();
     headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
