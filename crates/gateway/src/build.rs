@@ -11,7 +11,7 @@ use tollgate_settings::ledger_keys;
 use tollgate_settings::limits::Limits;
 use tollgate_settings::media::MediaLinks;
 use tollgate_settings::outbound::Outbound;
-use tollgate_store::Store;
+use tollgate_store::{JournalSeal, Store};
 use tollgate_upstream::{ClientConfig, HttpClient, UpstreamError};
 
 /// Why a gateway could not be built.
@@ -63,6 +63,13 @@ pub fn build(config: &Config, parts: Parts<'_>) -> Result<Arc<State>, BuildError
         ..client.clone()
     })?;
     let outbound = Outbound::new(&config.trusted_hosts(), client);
+    // Sessions' journals sealed with the ledger's key, which the database does not hold (an
+    // unreadable key file is reported where checkpoints are signed, `Background::start`).
+    if let Ok(Some(key)) = ledger_keys::signing_key(&config.ledger) {
+        parts
+            .store
+            .seal_session_journals(JournalSeal::from_signing_key(&key));
+    }
     Ok(Arc::new(
         State::new(parts.store, settings, http)
             .with_live_http(live_http)

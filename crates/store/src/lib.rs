@@ -86,7 +86,9 @@ pub use journal::{
 pub use policy::{AccessPolicy, Cidr, PolicyChange, PolicyHolder, PriceGroup, glob_matches};
 pub use prices::{PriceSync, SOURCES as PRICE_SOURCES, StoredPrice};
 pub use recompute::{RecomputeReport, RecordedCharge, rederive};
-pub use sessions::{OpenSession, OpenedSession, ResponseSettled, SessionOpening, Step};
+pub use sessions::{
+    JournalSeal, OpenSession, OpenedSession, ResponseSettled, SessionOpening, Step,
+};
 pub use tasks::{NewTask, Outcome, Poll, Task, TaskEvent, TaskFilter, TaskState};
 pub use usage::{UsageFilter, UsageGroup, UsageRecord, UsageSummary};
 
@@ -119,6 +121,9 @@ pub struct Store {
     sqlite_path: Option<Arc<str>>,
     /// The journal thread, started by the first journal write (the CLI never starts it).
     journal: Arc<OnceLock<SqliteJournal>>,
+    /// The seal of live sessions' journals, when the operator has a ledger signing key
+    /// ([`sessions::JournalSeal`]).
+    session_seal: Arc<OnceLock<sessions::JournalSeal>>,
 }
 
 impl Store {
@@ -171,6 +176,7 @@ impl Store {
             backend,
             sqlite_path,
             journal: Arc::default(),
+            session_seal: Arc::default(),
         };
         schema::migrate(&store).await?;
         Ok(store)

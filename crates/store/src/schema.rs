@@ -597,6 +597,15 @@ const MIGRATIONS: &[Migration] = &[
             "ALTER TABLE client_secrets ADD COLUMN sessions_end_at BIGINT",
         ],
     },
+    Migration {
+        version: 20,
+        name: "the seal of a live session's journal",
+        statements: &[
+            // `crate::sessions::JournalSeal`: an HMAC of what a session's replica journaled,
+            // keyed by the operator's ledger signing key, which the database does not hold.
+            "ALTER TABLE sessions ADD COLUMN journal_mac TEXT",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.

@@ -19,7 +19,50 @@ use crate::holds::{Closed, Hold, HoldRequest, Settlement, place_hold, release_ho
 use crate::ids::new_id;
 use crate::usage::{UsageRecord, write_usage};
 use crate::{Store, StoreError, now_millis};
+use hmac::{Hmac, Mac};
+use sha2::{Digest, Sha256};
 use tollgate_billing::Amount;
+
+/// The seal of what a session's replica journals for the sweeper (docs/decisions.md, "Live
+/// voice sessions"): an HMAC-SHA-256 of the session, its hold and the amount journaled, keyed
+/// from the operator's ledger signing key — which every replica holds and the database does
+/// not. Someone who can write the database but not read the key cannot raise what the
+/// sweeper charges: a journal whose seal does not verify is charged nothing (the hold
+/// released, the reason written). Without a signing key, journals are not sealed.
+#[derive(Clone)]
+pub struct JournalSeal {
+    key: [u8; 32],
+}
+
+impl std::fmt::Debug for JournalSeal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JournalSeal(..)")
+    }
+}
+
+impl JournalSeal {
+    /// The seal keyed from the ledger's signing key (its own key, derived: the signing key
+    /// itself signs checkpoints only).
+    pub fn from_signing_key(key: &ed25519_dalek::SigningKey) -> JournalSeal {
+        let mut derive = Sha256::new();
+        derive.update(b"tollgate live-session journal seal v1\0");
+        derive.update(key.to_bytes());
+        JournalSeal {
+            key: derive.finalize().into(),
+        }
+    }
+
+    /// The seal of `unsettled` journaled for `session` on `hold`, in hex.
+    fn seal(&self, session: &str, hold: &str, unsettled: i64) -> Option<String> {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.key).ok()?;
+        mac.update(session.as_bytes());
+        mac.update(b"\0");
+        mac.update(hold.as_bytes());
+        mac.update(b"\0");
+        mac.update(&unsettled.to_be_bytes());
+        Some(hex::encode(mac.finalize().into_bytes()))
+    }
+}
 
 /// What opening a session asks of the store.
 #[derive(Debug, Clone)]
@@ -128,6 +171,22 @@ impl Store {
         Ok(OpenedSession { id, hold })
     }
 
+    /// Seals the session journals of this store with `seal` from now on (once: the gateway
+    /// sets it at start from `[ledger] signing_key_file`).
+    pub fn seal_session_journals(&self, seal: JournalSeal) {
+        let _ = self.session_seal.set(seal);
+    }
+
+    /// `unsettled` as journaled, and its seal when journals are sealed.
+    fn sealed(&self, session: &str, hold: &Hold, unsettled: Amount) -> (i64, Option<String>) {
+        let unsettled = unsettled.nanos().max(0);
+        let seal = self
+            .session_seal
+            .get()
+            .and_then(|seal| seal.seal(session, &hold.id, unsettled));
+        (unsettled, seal)
+    }
+
     /// Grows the hold of the response in progress by `by`, journaling `unsettled` (what that
     /// response delivered, priced as measured) with it.
     pub async fn grow_session_hold(
@@ -141,7 +200,8 @@ impl Store {
             return Err(StoreError::InvalidAmount("a hold cannot shrink".into()));
         }
         let mut tx = self.write_tx().await?;
-        if !heartbeat(&mut tx, session, &hold.id, unsettled).await? {
+        let (unsettled, seal) = self.sealed(session, hold, unsettled);
+        if !heartbeat(&mut tx, session, &hold.id, unsettled, seal).await? {
             return Ok(Step::Fenced);
         }
         let grown = sqlx::query(
@@ -182,7 +242,8 @@ impl Store {
         unsettled: Amount,
     ) -> Result<bool, StoreError> {
         let mut tx = self.write_tx().await?;
-        let open = heartbeat(&mut tx, session, &hold.id, unsettled).await?;
+        let (unsettled, seal) = self.sealed(session, hold, unsettled);
+        let open = heartbeat(&mut tx, session, &hold.id, unsettled, seal).await?;
         tx.commit().await?;
         Ok(open)
     }
@@ -311,16 +372,24 @@ impl Store {
             Option<String>,
             String,
             Option<String>,
+            Option<String>,
         );
         let rows: Vec<Stale> = sqlx::query_as(
-            "SELECT id, hold_id, unsettled_nanos, account_id, key_id, model, request_id
+            "SELECT id, hold_id, unsettled_nanos, account_id, key_id, model, request_id, journal_mac
              FROM sessions WHERE state = 'open' AND heartbeat_at < $1",
         )
         .bind(cutoff)
         .fetch_all(self.pool())
         .await?;
         let mut swept = 0;
-        for (id, hold_id, unsettled, account_id, key_id, model, request_id) in rows {
+        for (id, hold_id, unsettled, account_id, key_id, model, request_id, mac) in rows {
+            // A sealed journal is believed only as sealed: a figure written past the seal (by
+            // someone who can write the database, not read the signing key) charges nothing.
+            let forged = unsettled > 0
+                && self.session_seal.get().is_some_and(|seal| {
+                    let hold = hold_id.as_deref().unwrap_or_default();
+                    mac.is_none() || seal.seal(&id, hold, unsettled) != mac
+                });
             // The session's usage records, as its own replica would have written them.
             let record = |kind: &'static str| {
                 let mut record = UsageRecord::new(kind, account_id.clone(), "realtime");
@@ -354,7 +423,15 @@ impl Store {
                 .await?;
                 if let Some((held,)) = held {
                     let charge = Amount::from_nanos(unsettled.clamp(0, held));
-                    if charge.is_zero() {
+                    if forged {
+                        tracing::error!(session = %id, "a swept session's journal does not verify against its seal: nothing charged");
+                        release_hold(
+                            &mut tx,
+                            &hold_id,
+                            "swept: the journal's seal did not verify; nothing charged",
+                        )
+                        .await?;
+                    } else if charge.is_zero() {
                         release_hold(&mut tx, &hold_id, "swept: nothing delivered").await?;
                     } else {
                         let note = "swept: the session's replica stopped; charged what it journaled as delivered";
@@ -383,7 +460,13 @@ impl Store {
                 }
             }
             let mut summary = record("session");
-            summary.note = Some(format!("session {id}: swept, its replica stopped"));
+            summary.note = Some(if forged {
+                format!(
+                    "session {id}: swept, its replica stopped; its journal's seal did not verify: nothing charged"
+                )
+            } else {
+                format!("session {id}: swept, its replica stopped")
+            });
             write_usage(&mut *tx, &[&summary]).await?;
             tx.commit().await?;
             tracing::warn!(session = %id, "swept a session whose replica stopped");
@@ -458,16 +541,18 @@ async fn heartbeat(
     tx: &mut sqlx::AnyConnection,
     session: &str,
     hold: &str,
-    unsettled: Amount,
+    unsettled: i64,
+    seal: Option<String>,
 ) -> Result<bool, StoreError> {
     let beat = sqlx::query(
-        "UPDATE sessions SET heartbeat_at = $1, unsettled_nanos = $2
+        "UPDATE sessions SET heartbeat_at = $1, unsettled_nanos = $2, journal_mac = $5
          WHERE id = $3 AND state = 'open' AND hold_id = $4",
     )
     .bind(now_millis())
-    .bind(unsettled.nanos().max(0))
+    .bind(unsettled)
     .bind(session)
     .bind(hold)
+    .bind(seal)
     .execute(&mut *tx)
     .await?;
     Ok(beat.rows_affected() == 1)

@@ -248,3 +248,60 @@ async fn the_sweeper_never_charges_past_the_hold() {
         books_balance(&store, &account).await;
     }
 }
+
+/// The insider who can write the database but not read the ledger's signing key: a journaled
+/// figure raised past its seal (or its seal struck out) is charged nothing by the sweeper — the
+/// hold released, the reason written — while a sealed one is charged as journaled. SQLite
+/// only: a sealed store's sweeper would judge the unsealed journals of the tests running beside
+/// it on a shared PostgreSQL database.
+#[tokio::test]
+async fn a_journal_raised_past_its_seal_is_charged_nothing() {
+    let (store, url) = common::stores_with_urls().await.remove(0);
+    let key = ed25519_dalek::SigningKey::from_bytes(&[7u8; 32]);
+    store.seal_session_journals(tollgate_store::JournalSeal::from_signing_key(&key));
+    let stale = std::time::Duration::from_millis(1);
+    // Sealed and untouched: charged as journaled.
+    let (honest, opening_a) = opening(&store, 5_000).await;
+    let a = store.open_session(&opening_a).await.unwrap();
+    assert!(
+        store
+            .journal_session(&a.id, &a.hold, nanos(300))
+            .await
+            .unwrap()
+    );
+    // Sealed, then raised by a hand on the database.
+    let (robbed, opening_b) = opening(&store, 5_000).await;
+    let b = store.open_session(&opening_b).await.unwrap();
+    assert!(
+        store
+            .journal_session(&b.id, &b.hold, nanos(10))
+            .await
+            .unwrap()
+    );
+    let raise = "UPDATE sessions SET unsettled_nanos = 990 WHERE id = ";
+    common::tamper(&url, &format!("{raise}'{}'", b.id)).await;
+    // Its seal struck out instead.
+    let (struck, opening_c) = opening(&store, 5_000).await;
+    let c = store.open_session(&opening_c).await.unwrap();
+    assert!(
+        store
+            .journal_session(&c.id, &c.hold, nanos(500))
+            .await
+            .unwrap()
+    );
+    let strike = "UPDATE sessions SET journal_mac = NULL WHERE id = ";
+    common::tamper(&url, &format!("{strike}'{}'", c.id)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    assert_eq!(store.sweep_sessions(stale).await.unwrap(), 3);
+    let balance = async |account: &str| store.report(account).await.unwrap().account.balance;
+    assert_eq!(balance(&honest).await, nanos(4_700));
+    assert_eq!(
+        balance(&robbed).await,
+        nanos(5_000),
+        "nothing past the seal"
+    );
+    assert_eq!(balance(&struck).await, nanos(5_000), "nothing without it");
+    for account in [&honest, &robbed, &struck] {
+        books_balance(&store, account).await;
+    }
+}
