@@ -31,10 +31,9 @@ use tollgate_exchange::errors::{ApiError, ErrorKind, Family};
 use tollgate_exchange::route_doc::About;
 use tollgate_journal::clock::{format_rfc3339, now_millis, parse_rfc3339};
 use tollgate_native_genai::live::{self, SetupConstraints};
-use tollgate_request::auth;
 use tollgate_request::context::RequestCtx;
 use tollgate_settings::config::ModelKind;
-use tollgate_store::{AUTH_TOKENS, Principal, SecretHeld, SecretTerms, is_client_secret};
+use tollgate_store::{AUTH_TOKENS, Principal, SecretHeld, SecretTerms};
 
 /// The request flow of DESIGN §2, top to bottom: the checks that need no model before the
 /// upgrade, the rest on the setup.
@@ -46,7 +45,8 @@ pub async fn connect(
     // 2. The caller is its key's, or the key's that minted the ephemeral token it presented
     // (`admission::authenticate`, the native family's credentials); a token's terms bind the
     // session.
-    let token = token_terms(&ctx, &request).await?;
+    let (headers, query) = (request.headers(), request.uri().query());
+    let token = open::presented_secret(&ctx, headers, query, Family::Google).await?;
     // 3. The upgrade, as RFC 6455 §4.2.1 asks it.
     let accept = open::accept_key(request.headers())?;
     // 5. A slot among the key's open streams and live sessions, for the session's life.
@@ -61,24 +61,6 @@ pub async fn connect(
         }
     });
     Ok(open::switching_protocols(&accept, None))
-}
-
-/// What the ephemeral token presented was minted for, if the caller presented one.
-async fn token_terms(
-    ctx: &RequestCtx,
-    request: &Request<Incoming>,
-) -> Result<Option<SecretHeld>, ApiError> {
-    let (headers, query) = (request.headers(), request.uri().query());
-    let Some(token) =
-        auth::presented_secret(Family::Google, headers, query).filter(|s| is_client_secret(s))
-    else {
-        return Ok(None);
-    };
-    ctx.state
-        .store
-        .client_secret(&token)
-        .await
-        .map_err(|e| ApiError::internal("reading an ephemeral token", e))
 }
 
 /// Reads the setup, opens the session it names, and relays it; or closes the socket with the

@@ -23,7 +23,7 @@ use tollgate_request::auth::query_param;
 use tollgate_request::context::RequestCtx;
 use tollgate_settings::catalog::ModelEntry;
 use tollgate_settings::config::ModelKind;
-use tollgate_store::{Principal, SecretTerms, is_client_secret};
+use tollgate_store::{Principal, SecretTerms};
 
 /// The subprotocol OpenAI's browser clients name beside their key.
 const REALTIME_PROTOCOL: &str = "realtime";
@@ -36,7 +36,9 @@ pub async fn connect(
 ) -> Result<Response<ResponseBody>, ApiError> {
     // 2. The caller is its key's, or the key's that minted the client secret it presented
     // (`admission::authenticate`); such a secret may bind the model.
-    let minted_for = minted_for(&ctx, &request).await?;
+    let (headers, query) = (request.headers(), request.uri().query());
+    let secret = open::presented_secret(&ctx, headers, query, Family::OpenAi).await?;
+    let minted_for = secret.and_then(|held| held.model);
 
     // 3. The upgrade, as RFC 6455 §4.2.1 asks it.
     let accept = open::accept_key(request.headers())?;
@@ -83,26 +85,6 @@ pub async fn connect(
         &accept,
         offered.then_some(REALTIME_PROTOCOL),
     ))
-}
-
-/// The model the client secret presented was minted for, if it names one.
-async fn minted_for(
-    ctx: &RequestCtx,
-    request: &Request<Incoming>,
-) -> Result<Option<String>, ApiError> {
-    let (headers, query) = (request.headers(), request.uri().query());
-    let Some(secret) =
-        auth::presented_secret(Family::OpenAi, headers, query).filter(|s| is_client_secret(s))
-    else {
-        return Ok(None);
-    };
-    let held = ctx
-        .state
-        .store
-        .client_secret(&secret)
-        .await
-        .map_err(|e| ApiError::internal("reading a client secret", e))?;
-    Ok(held.and_then(|held| held.model))
 }
 
 /// `model` (a public name or an alias) as a realtime model served here, or the 404.

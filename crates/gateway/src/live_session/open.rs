@@ -10,14 +10,15 @@ use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 use std::sync::Arc;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tollgate_exchange::body::ResponseBody;
-use tollgate_exchange::errors::ApiError;
+use tollgate_exchange::errors::{ApiError, Family};
 use tollgate_metering::session::{SessionMeter, SessionRates};
+use tollgate_request::auth;
 use tollgate_request::context::RequestCtx;
 use tollgate_request::live::LiveSlot;
 use tollgate_request::quotas::StreamPermit;
 use tollgate_settings::catalog::{Channel, ModelEntry};
 use tollgate_settings::config::SessionSettings;
-use tollgate_store::{Principal, SessionOpening};
+use tollgate_store::{Principal, SecretHeld, SessionOpening, is_client_secret};
 use tollgate_upstream::common::websocket::ChannelSocket;
 use tollgate_upstream::registry;
 
@@ -81,6 +82,26 @@ pub fn switching_protocols(accept: &str, protocol: Option<&'static str>) -> Resp
         );
     }
     response
+}
+
+/// What the ephemeral secret the caller presented (`family`'s way) was minted for: `None`
+/// when it presented a key. The secret has been redeemed already (`admission::authenticate`).
+pub async fn presented_secret(
+    ctx: &RequestCtx,
+    headers: &HeaderMap,
+    query: Option<&str>,
+    family: Family,
+) -> Result<Option<SecretHeld>, ApiError> {
+    let Some(secret) =
+        auth::presented_secret(family, headers, query).filter(|s| is_client_secret(s))
+    else {
+        return Ok(None);
+    };
+    ctx.state
+        .store
+        .client_secret(&secret)
+        .await
+        .map_err(|e| ApiError::internal("reading an ephemeral secret", e))
 }
 
 /// The model's token rates, as its configuration gives them.
