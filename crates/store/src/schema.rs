@@ -599,11 +599,13 @@ const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 20,
-        name: "the seal of a live session's journal",
+        name: "the seal of a live session's journal, and its endpoint",
         statements: &[
             // `crate::sessions::JournalSeal`: an HMAC of what a session's replica journaled,
             // keyed by the operator's ledger signing key, which the database does not hold.
             "ALTER TABLE sessions ADD COLUMN journal_mac TEXT",
+            // The endpoint its usage records are under (`realtime`, `live`), for the sweeper's.
+            "ALTER TABLE sessions ADD COLUMN endpoint TEXT",
         ],
     },
 ];

@@ -77,6 +77,8 @@ pub struct SessionOpening {
     pub request_id: String,
     /// The first step: what must be held before the vendor is called.
     pub first_step: Amount,
+    /// The endpoint its usage records are under (`realtime`, `live`).
+    pub endpoint: String,
 }
 
 /// An opened session: its id and the hold of its first response.
@@ -155,8 +157,8 @@ impl Store {
         let now = now_millis();
         sqlx::query(
             "INSERT INTO sessions (id, account_id, key_id, model, request_id, hold_id, state, unsettled_nanos,
-                                   responses, charged_nanos, created_at, heartbeat_at)
-             VALUES ($1, $2, $3, $4, $5, $6, 'open', 0, 0, 0, $7, $7)",
+                                   responses, charged_nanos, created_at, heartbeat_at, endpoint)
+             VALUES ($1, $2, $3, $4, $5, $6, 'open', 0, 0, 0, $7, $7, $8)",
         )
         .bind(&id)
         .bind(&opening.account_id)
@@ -165,6 +167,7 @@ impl Store {
         .bind(&opening.request_id)
         .bind(&hold.id)
         .bind(now)
+        .bind(&opening.endpoint)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -373,16 +376,17 @@ impl Store {
             String,
             Option<String>,
             Option<String>,
+            Option<String>,
         );
         let rows: Vec<Stale> = sqlx::query_as(
-            "SELECT id, hold_id, unsettled_nanos, account_id, key_id, model, request_id, journal_mac
+            "SELECT id, hold_id, unsettled_nanos, account_id, key_id, model, request_id, journal_mac, endpoint
              FROM sessions WHERE state = 'open' AND heartbeat_at < $1",
         )
         .bind(cutoff)
         .fetch_all(self.pool())
         .await?;
         let mut swept = 0;
-        for (id, hold_id, unsettled, account_id, key_id, model, request_id, mac) in rows {
+        for (id, hold_id, unsettled, account_id, key_id, model, request_id, mac, endpoint) in rows {
             // A sealed journal is believed only as sealed: a figure written past the seal (by
             // someone who can write the database, not read the signing key) charges nothing.
             let forged = unsettled > 0
@@ -392,7 +396,12 @@ impl Store {
                 });
             // The session's usage records, as its own replica would have written them.
             let record = |kind: &'static str| {
-                let mut record = UsageRecord::new(kind, account_id.clone(), "realtime");
+                // A session of a release before its endpoint was kept: OpenAI Realtime's.
+                let endpoint = match endpoint.as_deref() {
+                    Some("live") => "live",
+                    _ => "realtime",
+                };
+                let mut record = UsageRecord::new(kind, account_id.clone(), endpoint);
                 record.key_id.clone_from(&key_id);
                 record.model = Some(model.clone());
                 record.request_id.clone_from(&request_id);

@@ -22,7 +22,7 @@ pub struct UsageRecord {
     pub id: String,
     /// When the request or task ended (its hold closed), Unix milliseconds.
     pub created_at: i64,
-    /// `request` or `task`.
+    /// `request` or `task`; a live session's `response`, `transcription` and `session`.
     pub kind: &'static str,
     /// The account.
     pub account_id: String,
@@ -553,7 +553,14 @@ fn record_from_row(row: &sqlx::any::AnyRow) -> Result<UsageRecord, StoreError> {
     Ok(UsageRecord {
         id: row.try_get("id")?,
         created_at: row.try_get("created_at")?,
-        kind: if kind == "task" { "task" } else { "request" },
+        kind: match kind.as_str() {
+            "task" => "task",
+            // A live session's: its responses, its input transcriptions, the session itself.
+            "response" => "response",
+            "transcription" => "transcription",
+            "session" => "session",
+            _ => "request",
+        },
         account_id: row.try_get("account_id")?,
         key_id: row.try_get("key_id")?,
         price_group: row.try_get("price_group")?,

@@ -24,6 +24,7 @@ async fn opening(store: &Store, balance: i64) -> (String, SessionOpening) {
         model: "gpt-realtime".into(),
         request_id: format!("req-{}", unique()),
         first_step: nanos(1_000),
+        endpoint: "realtime".into(),
     };
     (account.id, opening)
 }
@@ -280,8 +281,9 @@ async fn a_journal_raised_past_its_seal_is_charged_nothing() {
     );
     let raise = "UPDATE sessions SET unsettled_nanos = 990 WHERE id = ";
     common::tamper(&url, &format!("{raise}'{}'", b.id)).await;
-    // Its seal struck out instead.
-    let (struck, opening_c) = opening(&store, 5_000).await;
+    // Its seal struck out instead (a Gemini Live session: its usage records are `live`'s).
+    let (struck, mut opening_c) = opening(&store, 5_000).await;
+    opening_c.endpoint = "live".into();
     let c = store.open_session(&opening_c).await.unwrap();
     assert!(
         store
@@ -304,4 +306,14 @@ async fn a_journal_raised_past_its_seal_is_charged_nothing() {
     for account in [&honest, &robbed, &struck] {
         books_balance(&store, account).await;
     }
+    let filter = tollgate_store::UsageFilter {
+        account_id: Some(struck.clone()),
+        ..Default::default()
+    };
+    let records = store.usage_records(&filter, 10, None).await.unwrap();
+    assert!(!records.is_empty());
+    assert!(records.iter().all(|r| r.endpoint == "live"), "{records:?}");
+    let summary = records.iter().find(|r| r.kind == "session");
+    let note = summary.and_then(|r| r.note.as_deref()).unwrap_or("");
+    assert!(note.contains("seal did not verify"), "{records:?}");
 }

@@ -160,6 +160,7 @@ pub async fn open(
             model: entry.public.clone(),
             request_id: ctx.request_id.clone(),
             first_step: priced.amount,
+            endpoint: endpoint.to_owned(),
         })
         .await
         .map_err(admission::store_refused)?;
