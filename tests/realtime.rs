@@ -977,3 +977,38 @@ async fn bad_events_are_refused_by_name_and_a_flood_of_tiny_frames_is_relayed() 
     gw.audit_account(&account).await;
     gw.stop().await;
 }
+
+/// A model whose vendor does not know OpenAI's stock voices (`session.stock_voice`) gets its
+/// own voice for them, as the speech endpoints map them; any other voice passes as named, and
+/// a model without the setting passes every voice (OpenAI's own).
+#[tokio::test]
+async fn a_stock_voice_is_the_vendors_own_where_the_vendor_does_not_know_it() {
+    let config = format!(
+        "{CONFIG}\n[models.\"voice-2\"]\nkind = \"realtime\"\nchannels = [\"sim-realtime\"]\nupstream_model = \"gpt-realtime\"\nprice = {{ meter = \"token_classes\", per_million = {{ text_in = \"4\", audio_in = \"32\", text_out = \"16\", audio_out = \"64\" }} }}\nsession = {{ step_seconds = 30, stock_voice = \"Cherry\" }}\n"
+    );
+    let gw = TestGateway::with_config(&config).await;
+    let (_, key) = gw.account("10").await;
+    for (model, asked, spoken) in [
+        ("voice-2", "marin", "Cherry"),
+        ("voice-2", "Ethan", "Ethan"),
+        ("voice-1", "marin", "marin"),
+    ] {
+        let mut socket = connect(&gw, model, &key).await.unwrap();
+        let mut seen = Vec::new();
+        next_of(&mut socket, "session.created", &mut seen).await;
+        send(
+            &mut socket,
+            json!({"type": "session.update", "session": {"type": "realtime",
+                "audio": {"output": {"voice": asked}}}}),
+        )
+        .await;
+        let updated = next_of(&mut socket, "session.updated", &mut seen).await;
+        assert_eq!(
+            updated["session"]["audio"]["output"]["voice"], spoken,
+            "{model} asked for {asked}"
+        );
+        assert_eq!(updated["session"]["model"], model);
+        socket.close(None).await.unwrap();
+    }
+    gw.stop().await;
+}

@@ -159,6 +159,9 @@ pub struct SessionChange {
     pub output_format: Option<AudioFormat>,
     /// The voice, when it is set.
     pub voice: Option<String>,
+    /// Where the event names the voice by a name (the GA or the beta spelling; empty when it
+    /// names none, or names a custom voice by its object).
+    pub voice_path: &'static [&'static str],
     /// The input transcription, when it is set: its model, or `None` for none. The model's
     /// path in the event is [`SessionChange::transcription_path`].
     pub transcription: Option<Option<String>>,
@@ -441,19 +444,28 @@ fn session_change(raw: &RawValue, session: &Session) -> Result<SessionChange, Cl
         .or(fields
             .output_audio_format
             .map(|f| (f, "session.output_audio_format")));
-    let voice = match output.and_then(|d| d.voice) {
-        Some(serde_json::Value::String(voice)) => Some(voice),
-        Some(serde_json::Value::Object(custom)) => custom
-            .get("id")
-            .and_then(|id| id.as_str())
-            .map(str::to_owned),
+    const GA_VOICE: &[&str] = &["session", "audio", "output", "voice"];
+    const BETA_VOICE: &[&str] = &["session", "voice"];
+    let (voice, voice_path) = match output.and_then(|d| d.voice) {
+        Some(serde_json::Value::String(voice)) => (Some(voice), GA_VOICE),
+        Some(serde_json::Value::Object(custom)) => (
+            custom
+                .get("id")
+                .and_then(|id| id.as_str())
+                .map(str::to_owned),
+            &[][..],
+        ),
         Some(_) => return Err(wrong_type("session.audio.output.voice", "a voice name")),
-        None => fields.voice.map(Cow::into_owned),
+        None => match fields.voice {
+            Some(voice) => (Some(voice.into_owned()), BETA_VOICE),
+            None => (None, &[][..]),
+        },
     };
     Ok(SessionChange {
         input_format: input_format.map(read_format).transpose()?,
         output_format: output_format.map(read_format).transpose()?,
         voice,
+        voice_path,
         transcription,
         transcription_path,
     })
@@ -686,6 +698,7 @@ mod tests {
                 input_format: Some(AudioFormat::Pcmu),
                 output_format: Some(AudioFormat::Pcma),
                 voice: Some("marin".into()),
+                voice_path: &["session", "audio", "output", "voice"],
                 ..SessionChange::default()
             })
         );
@@ -696,7 +709,12 @@ mod tests {
             &session(),
         )
         .unwrap();
-        assert_eq!(beta.change.unwrap().input_format, Some(AudioFormat::Pcma));
+        let beta = beta.change.unwrap();
+        assert_eq!(beta.input_format, Some(AudioFormat::Pcma));
+        assert_eq!(
+            (beta.voice.as_deref(), beta.voice_path),
+            (Some("alloy"), &["session", "voice"][..])
+        );
         assert_eq!(
             refused(
                 r#"{"type":"session.update","session":{"audio":{"input":{"format":{"type":"audio/pcm","rate":16000}}}}}"#

@@ -316,7 +316,7 @@ impl Catalog {
                     levels,
                     tariff: m.price.clone(),
                     max_input_tokens: m.max_input_tokens,
-                    session: m.session.unwrap_or_default(),
+                    session: m.session.clone().unwrap_or_default(),
                 }),
             );
         }

@@ -754,7 +754,7 @@ pub struct TlsConfig {
 
 /// A realtime model's session (`[models.NAME.session]`; docs/decisions.md, "Live voice
 /// sessions").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SessionSettings {
     /// Audio tokens a second of audio heard, as the vendor documents it.
@@ -766,6 +766,10 @@ pub struct SessionSettings {
     /// A step of the session's hold: this many seconds of audio heard and spoken, at the
     /// model's price. Opening needs one step; the hold grows a step at a time.
     pub step_seconds: u64,
+    /// The vendor's voice for a session whose client names an OpenAI stock voice (alloy,
+    /// marin, …; the speech endpoints' rule, `[speech] default_voice`), for a channel whose
+    /// vendor does not know those names. Unset: voices pass as named (OpenAI's own).
+    pub stock_voice: Option<String>,
 }
 
 impl Default for SessionSettings {
@@ -775,6 +779,7 @@ impl Default for SessionSettings {
             audio_out_tokens_per_second: 20,
             tokens_per_image: 1_536,
             step_seconds: 60,
+            stock_voice: None,
         }
     }
 }

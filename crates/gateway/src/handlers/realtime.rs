@@ -76,6 +76,7 @@ pub async fn connect(
         ctx.state.realtime.max_frame_bytes,
         ctx.settings.clone(),
         session.principal.clone(),
+        entry.session.stock_voice.clone(),
     ));
     let offered = auth::offered_subprotocols(request.headers()).any(|p| p == REALTIME_PROTOCOL);
     let span = session.span();

@@ -5,6 +5,7 @@
 use super::{Blame, End, FromClient, FromVendor, Heard, News, Protocol, Told};
 use std::sync::Arc;
 use tokio_tungstenite::tungstenite::Message;
+use tollgate_compat_audio::speech::is_stock_voice;
 use tollgate_exchange::splice;
 use tollgate_metering::session::Claim;
 use tollgate_realtime::audio::AudioFormat;
@@ -25,6 +26,9 @@ pub struct OpenAiRealtime {
     /// The public model and the channel's.
     public: String,
     upstream: String,
+    /// The vendor's voice for an OpenAI stock voice, when the model's vendor does not know
+    /// those names (`[models.NAME.session] stock_voice`).
+    stock_voice: Option<String>,
     /// Events the gateway wrote itself, for their ids.
     events: u64,
     /// The catalog the session was opened with, and its caller: a transcription model the
@@ -35,13 +39,15 @@ pub struct OpenAiRealtime {
 
 impl OpenAiRealtime {
     /// A session of `public` (served as `upstream` by its channel) taking frames of at most
-    /// `max_frame` bytes, for `principal` on the catalog of `settings`.
+    /// `max_frame` bytes, for `principal` on the catalog of `settings`; `stock_voice` is the
+    /// model's vendor voice for OpenAI's stock names, if it has one.
     pub fn new(
         public: &str,
         upstream: &str,
         max_frame: usize,
         settings: Arc<Settings>,
         principal: Principal,
+        stock_voice: Option<String>,
     ) -> OpenAiRealtime {
         OpenAiRealtime {
             judged: client::Session {
@@ -53,6 +59,7 @@ impl OpenAiRealtime {
             output_format: AudioFormat::Pcm16,
             public: public.to_owned(),
             upstream: upstream.to_owned(),
+            stock_voice,
             events: 0,
             settings,
             principal,
@@ -176,11 +183,21 @@ impl Protocol for OpenAiRealtime {
             images: measured.images,
             transcriber: None,
         };
-        // The models toward the vendor are the channels'; nothing else of the event changes
-        // (and an event with nothing to change is relayed as the bytes it came in).
+        // The models toward the vendor are the channels', and a stock voice the vendor's
+        // when it does not know those names; nothing else of the event changes (and an event
+        // with nothing to change is relayed as the bytes it came in).
         let mut spliced: Option<String> = None;
         if event.kind == ClientKind::SessionUpdate && self.upstream != self.public {
             spliced = with_model(text.as_str(), &self.upstream).ok().flatten();
+        }
+        if let (Some(change), Some(vendor_voice)) = (&event.change, &self.stock_voice)
+            && change.voice.as_deref().is_some_and(is_stock_voice)
+            && !change.voice_path.is_empty()
+        {
+            let from = spliced.as_deref().unwrap_or(text.as_str());
+            if let Ok(Some(voiced)) = splice::string_at(from, change.voice_path, vendor_voice) {
+                spliced = Some(voiced);
+            }
         }
         if let Some(change) = &event.change
             && let Some(transcription) = &change.transcription
