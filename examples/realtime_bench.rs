@@ -14,9 +14,13 @@
 //!    latency is the gateway's percentile less the direct one's; the resident set is sampled
 //!    mid-run.
 //!
+//! With `TOLLGATE_BENCH_LIVE=gemini`, the idle sessions are Gemini Live's (each set up, waiting
+//! for its `setupComplete`); the active run is OpenAI Realtime's only.
+//!
 //! ```sh
 //! bash bench/realtime.sh 1000        # 1,000 idle sessions
 //! bash bench/realtime.sh 0 100 100   # 100 active sessions, 100 rounds each
+//! TOLLGATE_BENCH_LIVE=gemini bash bench/realtime.sh 1000
 //! ```
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -42,7 +46,38 @@ fn rss(pid: &str) -> u64 {
         .unwrap()
 }
 
+/// Whether the sessions are Gemini Live's (`TOLLGATE_BENCH_LIVE=gemini`) rather than OpenAI
+/// Realtime's.
+fn gemini() -> bool {
+    std::env::var("TOLLGATE_BENCH_LIVE").is_ok_and(|v| v == "gemini")
+}
+
+/// A Gemini Live session of the embedded default's model, set up.
+async fn open_gemini(addr: &str, key: &str) -> Socket {
+    let path = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent";
+    let request = format!("ws://{addr}{path}?key={key}")
+        .into_client_request()
+        .unwrap();
+    let (mut socket, _) = tokio_tungstenite::connect_async_with_config(request, None, true)
+        .await
+        .unwrap();
+    let setup = json!({"setup": {"model": "models/gemini-live-2.5-flash"}});
+    socket.send(Message::text(setup.to_string())).await.unwrap();
+    loop {
+        match socket.next().await {
+            Some(Ok(Message::Binary(bytes))) if bytes.starts_with(b"{\"setupComplete\"") => {
+                return socket;
+            }
+            Some(Ok(_)) => {}
+            other => panic!("the socket ended waiting for setupComplete: {other:?}"),
+        }
+    }
+}
+
 async fn open(addr: &str, key: &str) -> Socket {
+    if gemini() {
+        return open_gemini(addr, key).await;
+    }
     let mut request = format!("ws://{addr}/v1/realtime?model=gpt-realtime")
         .into_client_request()
         .unwrap();
@@ -147,6 +182,7 @@ async fn main() {
             rss(&pid)
         })
     };
+    assert!(!gemini(), "the active run is OpenAI Realtime's");
     let through = run(gateway, key, active, n).await;
     let mid = sampler.await.unwrap();
     let direct = run(sim, key, active, n).await;
