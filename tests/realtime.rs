@@ -1012,3 +1012,36 @@ async fn a_stock_voice_is_the_vendors_own_where_the_vendor_does_not_know_it() {
     }
     gw.stop().await;
 }
+
+/// Two sessions of one key on a balance that holds little more than both first steps, talking
+/// at once: each hung up with `insufficient_quota` when the balance cannot hold its next step,
+/// what each delivered charged, and the account never below zero.
+#[tokio::test]
+async fn two_sessions_on_one_small_balance_never_overdraw_it() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    // Two first steps of $0.048 and a little.
+    let (account, key) = gw.account("0.11").await;
+    let mut sockets = Vec::new();
+    for _ in 0..2 {
+        let mut socket = connect(&gw, "voice-1", &key).await.unwrap();
+        next_of(&mut socket, "session.created", &mut Vec::new()).await;
+        sockets.push(socket);
+    }
+    let talks = sockets
+        .into_iter()
+        .map(|mut socket| tokio::spawn(async move { speak_until_hung_up(&mut socket).await }));
+    for talk in talks.collect::<Vec<_>>() {
+        let hung_up = talk.await.unwrap();
+        assert_eq!(hung_up["error"]["code"], "insufficient_quota", "{hung_up}");
+    }
+    gw.sessions_closed(&account).await;
+    let balance = gw.balance(&account).await;
+    assert!(balance >= Amount::ZERO, "the account overdrew: {balance}");
+    let ledger = gw.store.ledger(&account).await.unwrap();
+    assert!(
+        charges(&ledger).len() >= 2,
+        "each session's responses were charged"
+    );
+    gw.audit_account(&account).await;
+    gw.stop().await;
+}
