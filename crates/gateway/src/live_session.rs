@@ -823,23 +823,15 @@ impl LiveSession {
             Some(ms) => (Usage::AudioSeconds(ms.div_ceil(1_000)), Measure::Vendor),
             None => (heard, Measure::LocalCount),
         };
-        let quantity = serde_json::to_string(&usage).unwrap_or_default();
-        let (actual, anomaly) = cap.charge(&t.tariff, &usage, &quantity);
-        let mut settlement = Settlement::new(actual)
-            .for_model(t.entry.public.clone())
-            .quantity(quantity.clone())
-            .price_group(t.price_group.as_deref().cloned())
-            .priced_at(t.price_version, cap.amount, cap.basis)
-            .measured(measure);
-        if measure == Measure::LocalCount {
-            settlement = settlement
-                .estimated()
-                .note("the vendor said no duration: charged the seconds the session heard");
-        }
-        if let Some(anomaly) = anomaly {
-            tracing::warn!(session = %self.id, anomaly, "a transcription's charge was capped");
-            settlement = settlement.anomaly(anomaly);
-        }
+        let settlement = capped(
+            &self.id,
+            cap,
+            (&t.tariff, t.price_group.as_deref(), t.price_version),
+            &usage,
+            measure,
+            "the vendor said no duration: charged the seconds the session heard",
+        )
+        .for_model(t.entry.public.clone());
         let record = self.charge_record(
             "transcription",
             &t.entry.public,
@@ -877,22 +869,18 @@ impl LiveSession {
             None => (bound.dearest(&self.tariff), Measure::LocalCount),
         };
         let usage = Usage::TokenClasses(classes);
-        let quantity = serde_json::to_string(&usage).unwrap_or_default();
-        let (actual, anomaly) = cap.charge(&self.tariff, &usage, &quantity);
-        let mut settlement = Settlement::new(actual)
-            .quantity(quantity.clone())
-            .price_group(self.price_group.as_deref().cloned())
-            .priced_at(self.price_version, cap.amount, cap.basis)
-            .measured(measure);
-        if measure == Measure::LocalCount {
-            settlement = settlement
-                .estimated()
-                .note("the vendor reported no usage: charged the bound of what was relayed");
-        }
-        if let Some(anomaly) = anomaly {
-            tracing::warn!(session = %self.id, anomaly, "a response's charge was capped");
-            settlement = settlement.anomaly(anomaly);
-        }
+        let settlement = capped(
+            &self.id,
+            cap,
+            (
+                &self.tariff,
+                self.price_group.as_deref(),
+                self.price_version,
+            ),
+            &usage,
+            measure,
+            "the vendor reported no usage: charged the bound of what was relayed",
+        );
         let record = self.charge_record(
             "response",
             &self.entry.public,
@@ -978,6 +966,36 @@ impl LiveSession {
             tracing::error!(session = %self.id, error = %e, "closing a session failed; the sweeper settles it from its journal");
         }
     }
+}
+
+/// A session's charge of `usage` at `priced` (the caller's tariff, price group and version),
+/// never past `cap`: as the ledger keeps it — its quantity, how it was measured (estimated,
+/// saying `locally` why, when the gateway measured it), and the anomaly when the cap cut a
+/// vendor's figure.
+fn capped(
+    session: &str,
+    cap: Bound,
+    priced: (&Tariff, Option<&PriceGroup>, Option<i64>),
+    usage: &Usage,
+    measure: Measure,
+    locally: &'static str,
+) -> Settlement {
+    let (tariff, group, version) = priced;
+    let quantity = serde_json::to_string(usage).unwrap_or_default();
+    let (actual, anomaly) = cap.charge(tariff, usage, &quantity);
+    let mut settlement = Settlement::new(actual)
+        .quantity(quantity)
+        .price_group(group.cloned())
+        .priced_at(version, cap.amount, cap.basis)
+        .measured(measure);
+    if measure == Measure::LocalCount {
+        settlement = settlement.estimated().note(locally);
+    }
+    if let Some(anomaly) = anomaly {
+        tracing::warn!(session, anomaly, "a session's charge was capped");
+        settlement = settlement.anomaly(anomaly);
+    }
+    settlement
 }
 
 async fn send_message(client: &mut ClientSocket, message: Message) -> Result<(), End> {
