@@ -14,6 +14,9 @@ use tollgate_gateway::upload::{UploadLimits, read};
 const LIMITS: UploadLimits = UploadLimits {
     file_field: "file",
     file_bytes: 4096,
+    more_files: &[],
+    max_more: 0,
+    whole_bytes: None,
     field_bytes: 256,
     max_fields: 8,
     pace: tollgate_exchange::body::Pace {

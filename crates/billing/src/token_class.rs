@@ -166,7 +166,17 @@ impl TokenClasses {
 
     /// Counts `tokens` more of `class` (saturating: a count never wraps).
     pub fn add(&mut self, class: TokenClass, tokens: u64) {
-        let slot = match class {
+        let slot = self.slot(class);
+        *slot = slot.saturating_add(tokens);
+    }
+
+    /// Makes the count of `class` `tokens`.
+    pub fn set(&mut self, class: TokenClass, tokens: u64) {
+        *self.slot(class) = tokens;
+    }
+
+    fn slot(&mut self, class: TokenClass) -> &mut u64 {
+        match class {
             TokenClass::TextIn => &mut self.text_in,
             TokenClass::CachedTextIn => &mut self.cached_text_in,
             TokenClass::AudioIn => &mut self.audio_in,
@@ -176,8 +186,7 @@ impl TokenClasses {
             TokenClass::TextOut => &mut self.text_out,
             TokenClass::AudioOut => &mut self.audio_out,
             TokenClass::ImageOut => &mut self.image_out,
-        };
-        *slot = slot.saturating_add(tokens);
+        }
     }
 
     /// The classes that counted any, with their counts, in [`TokenClass::ALL`]'s order.

@@ -41,8 +41,8 @@ use tollgate_settings::config::ModelKind;
 use tollgate_sse::ByteString;
 use tollgate_store::Principal;
 use tollgate_upstream::UpstreamError;
+use tollgate_upstream::common::{Frame, FrameStream};
 use tollgate_upstream::registry;
-use tollgate_upstream::seams::genai::{Frame, FrameStream};
 
 /// Step 5 of a native request (and of the chat and Responses bridges): the prompt measured
 /// (`tollgate_metering::prompt::estimate_prompt`, on the blocking pool when the body it came

@@ -72,6 +72,9 @@ pub struct HeldCharge {
     /// What the hold took of the caller's per-minute units and budgets: trued up by the
     /// settlement, given back if there is none.
     spend: Option<Admitted>,
+    /// An anomaly the work found before settling (a vendor's claim cut class by class), for
+    /// the ledger row.
+    anomaly: Option<String>,
 }
 
 impl HeldCharge {
@@ -98,6 +101,7 @@ impl HeldCharge {
             usage: holder.usage,
             _admission: holder.admission,
             spend: priced.spend,
+            anomaly: None,
         }
     }
 
@@ -114,6 +118,23 @@ impl HeldCharge {
         if let Some(bound) = Bound::measured_usage(&self.tariff, usage, self.amount()) {
             self.bound = bound;
         }
+        self
+    }
+
+    /// Declares `usage` exactly the most the request can justify, even below the hold (an image
+    /// call that delivered fewer images than it held for): the upstream's figure is charged up
+    /// to its price and no further.
+    pub fn bounded_exactly(mut self, usage: &Usage) -> HeldCharge {
+        if let Ok(amount) = self.tariff.charge(usage) {
+            self.bound = Bound::measured(amount);
+        }
+        self
+    }
+
+    /// Notes `anomaly` (a vendor's claim the caller already cut to what was relayed), recorded
+    /// with the settlement as a cut by the bound is.
+    pub fn with_anomaly(mut self, anomaly: Option<String>) -> HeldCharge {
+        self.anomaly = anomaly.or(self.anomaly.take());
         self
     }
 
@@ -136,6 +157,7 @@ impl HeldCharge {
         };
         let quantity = serde_json::to_string(usage).unwrap_or_default();
         let (actual, anomaly) = self.bound.charge(&self.tariff, usage, &quantity);
+        let anomaly = anomaly.or(self.anomaly.take());
         if let Some(anomaly) = &anomaly {
             tracing::warn!(model = %self.entry.public, hold = %hold.id(), anomaly, "settlement capped");
             self.state.metrics.settlement_anomaly(&self.entry.public);

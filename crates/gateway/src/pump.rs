@@ -43,8 +43,37 @@ impl End {
 pub enum Settlement {
     /// This usage, on this basis.
     Charge(Usage, Basis),
+    /// A usage already cut to what the stream delivered, charged at most the price of that
+    /// bound (`HeldCharge::bounded_exactly`), with the anomaly of the cut.
+    Within(Capped),
     /// Nothing: the hold is released, for this reason.
     Release(String),
+}
+
+/// A charge a meter cut class by class to the bound of what was relayed.
+#[derive(Debug)]
+pub struct Capped {
+    /// What is charged.
+    pub usage: Usage,
+    /// How it was measured.
+    pub basis: Basis,
+    /// The most the request may be charged: what was relayed, priced.
+    pub bound: Usage,
+    /// What was cut, if anything.
+    pub anomaly: Option<String>,
+}
+
+impl Capped {
+    /// Settles `held` with this charge: its bound, its anomaly, its usage.
+    pub async fn settle(
+        self,
+        held: HeldCharge,
+    ) -> Result<Amount, tollgate_exchange::errors::ApiError> {
+        held.bounded_exactly(&self.bound)
+            .with_anomaly(self.anomaly)
+            .settle(&self.usage, self.basis)
+            .await
+    }
 }
 
 /// The client's last bytes, once the charge is written.
@@ -172,6 +201,13 @@ pub async fn pump<M: Meter>(
     };
     let charged = match meter.finish(&end, delivered, offered) {
         Settlement::Charge(usage, basis) => match held.settle(&usage, basis).await {
+            Ok(amount) => Some(amount),
+            Err(e) => {
+                tracing::error!(error = ?e, "settling a stream failed");
+                None
+            }
+        },
+        Settlement::Within(capped) => match capped.settle(held).await {
             Ok(amount) => Some(amount),
             Err(e) => {
                 tracing::error!(error = ?e, "settling a stream failed");

@@ -148,6 +148,9 @@ pub async fn read_form(
     let limits = UploadLimits {
         file_field: "file",
         file_bytes: bounds.limit as u64,
+        more_files: &[],
+        max_more: 0,
+        whole_bytes: None,
         field_bytes: 64 << 10,
         max_fields: 32,
         pace: bounds.pace,

@@ -98,6 +98,14 @@ static ROUTES: &[Endpoint] = &[
         .key(Key(OpenAi), Some("transcriptions"))
         .metered(Body::Transcriptions, Streams::OnRequest)
         .about(handlers::transcriptions::about), client!(handlers::transcriptions::create)),
+    Endpoint::new(row(Route::ImageGenerations, POST, Exact("/v1/images/generations"), "image_generations")
+        .key(Key(OpenAi), Some("images"))
+        .metered(Body::ImageGenerations, Streams::OnRequest)
+        .about(handlers::images::about_generations), client!(handlers::images::generate)),
+    Endpoint::new(row(Route::ImageEdits, POST, Exact("/v1/images/edits"), "image_edits")
+        .key(Key(OpenAi), Some("images"))
+        .metered(Body::ImageEdits, Streams::OnRequest)
+        .about(handlers::images::about_edits), client!(handlers::images::edit)),
     Endpoint::new(row(Route::Realtime, GET, Exact("/v1/realtime"), "realtime")
         .key(Key(OpenAi), Some("realtime"))
         .session()

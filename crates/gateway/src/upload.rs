@@ -15,8 +15,15 @@ use tollgate_exchange::errors::{ApiError, ErrorKind};
 pub struct UploadLimits {
     /// The name of the one part that is a file (`file`; `/v1/videos`: `input_reference`).
     pub file_field: &'static str,
-    /// The file part.
+    /// The file part (and each of `more_files`).
     pub file_bytes: u64,
+    /// Other fields that are files, each of which may come more than once, up to `max_more`
+    /// parts in all (an image edit's `image` and `image[]`; none elsewhere).
+    pub more_files: &'static [&'static str],
+    /// The most parts of `more_files`.
+    pub max_more: usize,
+    /// The whole form, when less than its parts allow.
+    pub whole_bytes: Option<u64>,
     /// Each other field.
     pub field_bytes: u64,
     /// Number of fields besides the file.
@@ -32,6 +39,8 @@ pub struct Upload {
     pub fields: Vec<(String, String)>,
     /// The `file` part, if there was one.
     pub file: Option<UploadedFile>,
+    /// The parts of `more_files`, in order, each with its field's name.
+    pub more: Vec<(String, UploadedFile)>,
 }
 
 impl Upload {
@@ -69,13 +78,18 @@ where
             "The request must be multipart/form-data with a boundary",
         )
     })?;
+    // The field named: the form's main file (an edit's images, where it has more than one).
+    let main = limits
+        .more_files
+        .first()
+        .copied()
+        .unwrap_or(limits.file_field);
     let too_large_file = || {
         ApiError::new(
             ErrorKind::PayloadTooLarge,
             format!(
-                "'{}' is larger than {} MB{}",
-                limits.file_field,
-                limits.file_bytes / 1_000_000,
+                "'{main}' is larger than {} MB{}",
+                limits.whole_bytes.unwrap_or(limits.file_bytes) / 1_000_000,
                 if limits.file_field == "file" {
                     "; split the audio into smaller files"
                 } else {
@@ -83,11 +97,13 @@ where
                 }
             ),
         )
-        .param(limits.file_field)
+        .param(main)
         .code("file_too_large")
     };
     // The file is spooled as it arrives; no whole-stream limit beyond what the parts allow.
-    let whole = limits.file_bytes + (limits.max_fields as u64 + 1) * (limits.field_bytes + 1024);
+    let whole = (limits.file_bytes * (1 + limits.max_more as u64)
+        + (limits.max_fields as u64 + 1) * (limits.field_bytes + 1024))
+        .min(limits.whole_bytes.unwrap_or(u64::MAX));
     if headers
         .get(http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -96,12 +112,14 @@ where
     {
         return Err(too_large_file());
     }
-    let constraints = multer::Constraints::new().size_limit(
-        multer::SizeLimit::new()
-            .whole_stream(whole)
-            .per_field(limits.field_bytes)
-            .for_field(limits.file_field, limits.file_bytes),
-    );
+    let mut size_limit = multer::SizeLimit::new()
+        .whole_stream(whole)
+        .per_field(limits.field_bytes)
+        .for_field(limits.file_field, limits.file_bytes);
+    for name in limits.more_files {
+        size_limit = size_limit.for_field(*name, limits.file_bytes);
+    }
+    let constraints = multer::Constraints::new().size_limit(size_limit);
     let mut form = multer::Multipart::with_constraints(
         tollgate_exchange::body::Paced::new(body, limits.pace).into_data_stream(),
         boundary,
@@ -110,6 +128,7 @@ where
     let mut upload = Upload {
         fields: Vec::new(),
         file: None,
+        more: Vec::new(),
     };
     loop {
         let field = match form.next_field().await {
@@ -124,12 +143,19 @@ where
                 "A part of the form has no name (Content-Disposition: form-data; name=\"...\")",
             ));
         };
-        if name == limits.file_field {
-            if upload.file.is_some() {
+        let another = limits.more_files.contains(&name.as_str());
+        if name == limits.file_field || another {
+            if (!another && upload.file.is_some())
+                || (another && upload.more.len() >= limits.max_more)
+            {
                 return Err(ApiError::invalid(
                     name.clone(),
                     "duplicate",
-                    format!("Send one '{name}' part, not several"),
+                    if another {
+                        format!("Send at most {} '{name}' parts", limits.max_more)
+                    } else {
+                        format!("Send one '{name}' part, not several")
+                    },
                 ));
             }
             let filename = field.file_name().map(str::to_owned);
@@ -143,18 +169,23 @@ where
                         .await
                         .map_err(|e| ApiError::internal("spooling the upload", e))?,
                     Ok(None) => break,
-                    Err(e) => return Err(multipart_error(e, limits.file_field, &too_large_file)),
+                    Err(e) => return Err(multipart_error(e, &name, &too_large_file)),
                 }
             }
             let data = spool
                 .finish()
                 .await
                 .map_err(|e| ApiError::internal("spooling the upload", e))?;
-            upload.file = Some(UploadedFile {
+            let file = UploadedFile {
                 filename,
                 content_type,
                 data,
-            });
+            };
+            if another {
+                upload.more.push((name, file));
+            } else {
+                upload.file = Some(file);
+            }
             continue;
         }
         if upload.fields.len() >= limits.max_fields {
@@ -231,6 +262,9 @@ mod tests {
     const LIMITS: UploadLimits = UploadLimits {
         file_field: "file",
         file_bytes: 4096,
+        more_files: &[],
+        max_more: 0,
+        whole_bytes: None,
         field_bytes: 256,
         max_fields: 8,
         pace: tollgate_exchange::body::Pace {

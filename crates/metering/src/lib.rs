@@ -18,12 +18,15 @@
 //! - [`text`]: a text-generation answer's tokens;
 //! - [`session`]: a live voice session's meter — what it relayed each way, and the bound by
 //!   token class of each response;
+//! - [`image`]: an image call's hold and bound by token class, from the images it relayed,
+//!   decoded, and the vendor's published tables;
 //! - [`tokens`]: the local token counts (`cl100k_base`) that hold and back up the upstream's.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod basis;
 pub mod bound;
+pub mod image;
 pub mod prompt;
 pub mod recognition;
 pub mod session;

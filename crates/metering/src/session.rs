@@ -91,6 +91,8 @@ pub struct ResponseBound {
     pub text_out: u64,
     /// Audio tokens spoken.
     pub audio_out: u64,
+    /// Image tokens drawn (none in a voice session; an image call's, `crate::image`).
+    pub image_out: u64,
 }
 
 impl SessionMeter {
@@ -225,6 +227,7 @@ impl SessionMeter {
             image_in: self.images.saturating_mul(rates.tokens_per_image),
             text_out: response.said_bytes,
             audio_out: with_margin(tokens_of(response.spoken_ms, rates.audio_out_per_second)),
+            image_out: 0,
         }
     }
 
@@ -257,6 +260,7 @@ impl ResponseBound {
             image_in: self.image_in.saturating_add(other.image_in),
             text_out: self.text_out.saturating_add(other.text_out),
             audio_out: self.audio_out.saturating_add(other.audio_out),
+            image_out: self.image_out.saturating_add(other.image_out),
         }
     }
 
@@ -280,6 +284,7 @@ impl ResponseBound {
         );
         usage.add(TokenClass::TextOut, self.text_out);
         usage.add(TokenClass::AudioOut, self.audio_out);
+        usage.add(TokenClass::ImageOut, self.image_out);
         usage
     }
 
@@ -290,6 +295,65 @@ impl ResponseBound {
         tariff.charge(&Usage::TokenClasses(self.dearest(tariff)))
     }
 
+    /// `usage` cut to the bound modality by modality — each input's cached part kept first
+    /// (the cheaper), each output at most the bound's — and, where anything was cut, the
+    /// anomaly that says what. A vendor that overstates one class is charged its honest
+    /// figures for the others.
+    ///
+    /// ```
+    /// use tollgate_billing::TokenClasses;
+    /// use tollgate_metering::session::ResponseBound;
+    ///
+    /// let bound = ResponseBound { text_in: 20, image_out: 196, ..Default::default() };
+    /// let claim = TokenClasses { text_in: 3, image_out: 90_000, ..Default::default() };
+    /// let (capped, anomaly) = bound.cap(&claim);
+    /// assert_eq!((capped.text_in, capped.image_out), (3, 196));
+    /// assert!(anomaly.unwrap().contains("image_out 90000"));
+    /// ```
+    pub fn cap(&self, usage: &TokenClasses) -> (TokenClasses, Option<String>) {
+        let mut capped = *usage;
+        let mut cut = Vec::new();
+        let inputs = [
+            (TokenClass::TextIn, TokenClass::CachedTextIn, self.text_in),
+            (
+                TokenClass::AudioIn,
+                TokenClass::CachedAudioIn,
+                self.audio_in,
+            ),
+            (
+                TokenClass::ImageIn,
+                TokenClass::CachedImageIn,
+                self.image_in,
+            ),
+        ];
+        for (uncached, cached, most) in inputs {
+            let (u, c) = (usage.get(uncached), usage.get(cached));
+            if u.saturating_add(c) > most {
+                let kept = c.min(most);
+                capped.set(cached, kept);
+                capped.set(uncached, most - kept);
+                cut.push(format!("{uncached} {}", u.saturating_add(c)));
+            }
+        }
+        for (class, most) in [
+            (TokenClass::TextOut, self.text_out),
+            (TokenClass::AudioOut, self.audio_out),
+            (TokenClass::ImageOut, self.image_out),
+        ] {
+            if usage.get(class) > most {
+                capped.set(class, most);
+                cut.push(format!("{class} {}", usage.get(class)));
+            }
+        }
+        let anomaly = (!cut.is_empty()).then(|| {
+            format!(
+                "upstream usage claimed {}, above what was relayed; cut to the bound",
+                cut.join(", ")
+            )
+        });
+        (capped, anomaly)
+    }
+
     /// Whether `usage` keeps within the bound, modality by modality.
     pub fn admits(&self, usage: &TokenClasses) -> bool {
         usage.text_in.saturating_add(usage.cached_text_in) <= self.text_in
@@ -297,7 +361,7 @@ impl ResponseBound {
             && usage.image_in.saturating_add(usage.cached_image_in) <= self.image_in
             && usage.text_out <= self.text_out
             && usage.audio_out <= self.audio_out
-            && usage.image_out == 0
+            && usage.image_out <= self.image_out
     }
 }
 
@@ -315,8 +379,8 @@ pub struct Claim {
     pub cached_by: [u64; 3],
     /// Output tokens.
     pub output: u64,
-    /// Output tokens by modality: text, audio.
-    pub output_by: [u64; 2],
+    /// Output tokens by modality: text, audio, image.
+    pub output_by: [u64; 3],
 }
 
 impl From<&ResponseUsage> for Claim {
@@ -329,7 +393,7 @@ impl From<&ResponseUsage> for Claim {
             input_by: [input.text_tokens, input.audio_tokens, input.image_tokens],
             cached_by: [cached.text_tokens, cached.audio_tokens, cached.image_tokens],
             output: usage.output_tokens,
-            output_by: [output.text_tokens, output.audio_tokens],
+            output_by: [output.text_tokens, output.audio_tokens, 0],
         }
     }
 }
@@ -364,6 +428,7 @@ impl From<&LiveUsage> for Claim {
             output_by: [
                 response[0].saturating_add(usage.thoughts_token_count),
                 response[1],
+                response[2],
             ],
         }
     }
@@ -397,14 +462,13 @@ impl Claim {
             total: self.input_by[i],
             cached: self.cached_by[i].min(self.input_by[i]),
         };
-        let mut classes = TokenClasses::from_parts(
-            reported(0),
-            reported(1),
-            reported(2),
-            [self.output_by[0], self.output_by[1], 0],
-        );
+        let mut classes =
+            TokenClasses::from_parts(reported(0), reported(1), reported(2), self.output_by);
         let attributed_in = self.input_by.iter().fold(0u64, |s, n| s.saturating_add(*n));
-        let attributed_out = self.output_by[0].saturating_add(self.output_by[1]);
+        let attributed_out = self
+            .output_by
+            .iter()
+            .fold(0u64, |s, n| s.saturating_add(*n));
         classes.add(
             dearest(
                 tariff,
@@ -413,7 +477,14 @@ impl Claim {
             self.input.saturating_sub(attributed_in),
         );
         classes.add(
-            dearest(tariff, &[TokenClass::TextOut, TokenClass::AudioOut]),
+            dearest(
+                tariff,
+                &[
+                    TokenClass::TextOut,
+                    TokenClass::AudioOut,
+                    TokenClass::ImageOut,
+                ],
+            ),
             self.output.saturating_sub(attributed_out),
         );
         classes

@@ -15,6 +15,7 @@ pub const ENDPOINTS: &[&str] = &[
     "speech",
     "t2a",
     "transcriptions",
+    "images",
     "realtime",
     "live",
     "speech_to_text",

@@ -97,6 +97,10 @@ pub enum Route {
     /// `POST /v1alpha/auth_tokens`: an ephemeral token a browser opens Gemini Live sessions
     /// with.
     GeminiAuthTokens,
+    /// `POST /v1/images/generations` — OpenAI Images.
+    ImageGenerations,
+    /// `POST /v1/images/edits` — OpenAI Images, a form of images and a mask.
+    ImageEdits,
     /// `POST /v1/audio/translations` — not supported (docs/api.md §4 rule 5).
     Translations,
     /// Anything under `/admin/v1/` — the admin API, which routes within itself.

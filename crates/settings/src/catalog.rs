@@ -53,6 +53,8 @@ pub struct ModelEntry {
     pub max_input_tokens: Option<u64>,
     /// A realtime model's session settings (the defaults when it set none).
     pub session: crate::config::SessionSettings,
+    /// An image model's family and limits (the defaults when it set none).
+    pub images: crate::config::ImageSettings,
 }
 
 /// One priority level of a model: channels that split its calls by weight.
@@ -88,6 +90,7 @@ impl ModelEntry {
             tariff,
             max_input_tokens: None,
             session: crate::config::SessionSettings::default(),
+            images: crate::config::ImageSettings::default(),
         }
     }
 
@@ -317,6 +320,7 @@ impl Catalog {
                     tariff: m.price.clone(),
                     max_input_tokens: m.max_input_tokens,
                     session: m.session.clone().unwrap_or_default(),
+                    images: m.images.unwrap_or_default(),
                 }),
             );
         }

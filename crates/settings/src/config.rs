@@ -593,6 +593,8 @@ pub enum ModelKind {
     Realtime,
     /// Gemini Live's `BidiGenerateContent` socket: live voice sessions of the native family.
     Live,
+    /// `/v1/images/generations`, `/v1/images/edits`: images drawn, priced by token class.
+    Images,
 }
 
 impl ModelKind {
@@ -616,6 +618,7 @@ impl ModelKind {
                 ModelKind::GenericVideo => Modality::GenericVideoTasks,
                 ModelKind::NativeText => Modality::TextGeneration,
                 ModelKind::Realtime | ModelKind::Live => Modality::LiveSessions,
+                ModelKind::Images => Modality::Images,
             }
     }
     /// The meter its endpoints count a charge on (docs/api.md §8): a price on another meter
@@ -628,7 +631,7 @@ impl ModelKind {
             ModelKind::ClipVideo => Meter::VideoTokens,
             ModelKind::GenericVideo => Meter::VideoSeconds,
             ModelKind::NativeText => Meter::TextTokens,
-            ModelKind::Realtime | ModelKind::Live => Meter::TokenClasses,
+            ModelKind::Realtime | ModelKind::Live | ModelKind::Images => Meter::TokenClasses,
         }
     }
 }
@@ -656,6 +659,39 @@ pub struct ModelConfig {
     /// are OpenAI's realtime models').
     #[serde(default)]
     pub session: Option<SessionSettings>,
+    /// An image model: its family's rules and the operator's limits (docs/decisions.md,
+    /// "Images").
+    #[serde(default)]
+    pub images: Option<ImageSettings>,
+}
+
+/// An image model's settings (`[models.NAME.images]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImageSettings {
+    /// The kind of model: its sizes, qualities and token tables (`gpt-image-2`, `gpt-image-1`).
+    pub family: tollgate_images::Family,
+    /// The most images one request may ask for; the family's most (10) when absent.
+    #[serde(default)]
+    pub max_n: Option<u32>,
+}
+
+impl Default for ImageSettings {
+    fn default() -> ImageSettings {
+        ImageSettings {
+            family: tollgate_images::Family::GptImage2,
+            max_n: None,
+        }
+    }
+}
+
+impl ImageSettings {
+    /// The most images one request may ask for.
+    pub fn max_n(&self) -> u32 {
+        self.max_n
+            .unwrap_or(self.family.max_n())
+            .clamp(1, self.family.max_n())
+    }
 }
 
 /// Live voice sessions' limits (`[realtime]`; docs/decisions.md, "Live voice sessions").

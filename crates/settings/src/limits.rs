@@ -33,10 +33,15 @@ pub enum Endpoint {
     Responses,
     /// `/v1/realtime/client_secrets`: a session's configuration (instructions, tools).
     ClientSecrets,
+    /// `/v1/images/generations`: a prompt of up to 32,000 characters and a few fields.
+    ImageGenerations,
+    /// `/v1/images/edits`: the whole form, its images and mask (OpenAI takes images of up to
+    /// 50 MB).
+    ImageEdits,
 }
 
 impl Endpoint {
-    const ALL: [(Endpoint, &'static str, usize); 12] = [
+    const ALL: [(Endpoint, &'static str, usize); 14] = [
         (Endpoint::Embeddings, "embeddings", 8 << 20),
         (Endpoint::Speech, "speech", 256 << 10),
         (Endpoint::T2a, "t2a", 256 << 10),
@@ -49,6 +54,8 @@ impl Endpoint {
         (Endpoint::Chat, "chat", 20 << 20),
         (Endpoint::Responses, "responses", 20 << 20),
         (Endpoint::ClientSecrets, "client_secrets", 1 << 20),
+        (Endpoint::ImageGenerations, "image_generations", 1 << 20),
+        (Endpoint::ImageEdits, "image_edits", 50_000_000),
     ];
 }
 

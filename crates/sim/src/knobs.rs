@@ -33,6 +33,9 @@ pub struct KnobSettings {
     /// Report this number as every usage figure (tokens, characters, seconds, video tokens)
     /// instead of the true one: an upstream that lies about usage.
     pub report_usage: Option<u64>,
+    /// Images: draw every image this many times larger than asked (a vendor that returns a
+    /// larger image than it was asked for).
+    pub image_scale: Option<u32>,
     /// Refuse requests bearing one of these keys with 401 (a revoked upstream key).
     pub refuse_keys: Vec<String>,
 }

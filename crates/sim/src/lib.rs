@@ -41,6 +41,7 @@ mod embeddings;
 mod fetch;
 mod gemini_live;
 mod genai;
+mod images;
 mod knobs;
 mod lies;
 mod openai_audio;

@@ -268,6 +268,25 @@ async fn handle(
                 }
             }
         }
+        (&Method::POST, "/v1/images/generations") => {
+            match admit(&knobs, "POST /v1/images/generations").await {
+                Some(status) => simulated_failure(status),
+                None => images(crate::images::generate(&body, &knobs.get()), &knobs),
+            }
+        }
+        (&Method::POST, "/v1/images/edits") => match admit(&knobs, "POST /v1/images/edits").await {
+            Some(status) => simulated_failure(status),
+            None => {
+                let content_type = parts
+                    .headers
+                    .get(header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok());
+                images(
+                    crate::images::edit(content_type, body, &knobs.get()).await,
+                    &knobs,
+                )
+            }
+        },
         (&Method::POST, "/v1/embeddings") => {
             let route = "POST /v1/embeddings";
             match admit(&knobs, route).await {
@@ -616,6 +635,32 @@ fn openai_audio(answer: crate::openai_audio::Answer, knobs: &Knobs) -> Response<
         Answer::Refused(status, error) => json(
             StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
             &error,
+        ),
+    }
+}
+
+fn images(answer: crate::images::Answer, knobs: &Knobs) -> Response<SimBody> {
+    use crate::images::Answer;
+    match answer {
+        Answer::Whole(answer) => json(StatusCode::OK, &answer),
+        Answer::Stream(frames) => {
+            // The knobs' lie is already in the events' usage; the pacing and faults are here.
+            let mut settings = knobs.get();
+            settings.report_usage = None;
+            stream(
+                frames,
+                Bytes::from_static(
+                    b"event: error\ndata: {\"type\":\"error\",\"error\":{\"message\":\"simulated stream failure\",\"type\":\"server_error\"}}\n\n",
+                ),
+                &settings,
+            )
+        }
+        Answer::Refused(status, code, param, message) => openai_error(
+            status,
+            error_type(status),
+            Some(code),
+            param.as_deref(),
+            &message,
         ),
     }
 }

@@ -176,6 +176,41 @@ pub(crate) async fn read_form(content_type: Option<&str>, body: Bytes) -> Result
     Ok(form)
 }
 
+/// The form's text fields, in order, and its files, each with its field's name (an image
+/// edit's `image[]` and `mask`).
+pub(crate) struct Files {
+    pub(crate) fields: Vec<(String, String)>,
+    pub(crate) files: Vec<(String, Bytes)>,
+}
+
+/// Reads a form whose every part with a file name is a file.
+pub(crate) async fn read_form_files(
+    content_type: Option<&str>,
+    body: Bytes,
+) -> Result<Files, String> {
+    let boundary = content_type
+        .and_then(|ct| multer::parse_boundary(ct).ok())
+        .ok_or("the body must be multipart/form-data with a boundary")?;
+    let chunks = futures_util::stream::once(async { Ok::<_, std::io::Error>(body) });
+    let mut multipart = multer::Multipart::new(chunks, boundary);
+    let mut form = Files {
+        fields: Vec::new(),
+        files: Vec::new(),
+    };
+    let malformed = |e: multer::Error| format!("malformed multipart body: {e}");
+    while let Some(field) = multipart.next_field().await.map_err(malformed)? {
+        let name = field.name().unwrap_or_default().to_owned();
+        if field.file_name().is_some() {
+            form.files
+                .push((name, field.bytes().await.map_err(malformed)?));
+        } else {
+            form.fields
+                .push((name, field.text().await.map_err(malformed)?));
+        }
+    }
+    Ok(form)
+}
+
 /// A request error about `param`: `type` `invalid_request_error`, no code.
 pub(crate) fn refuse(status: u16, param: &str, message: impl Into<String>) -> Refusal {
     let mut error = SttError::new(message);

@@ -33,6 +33,8 @@ pub enum Modality {
     GenericVideoTasks,
     /// Live voice sessions over a WebSocket (`seams::sessions::SessionDialer`).
     LiveSessions,
+    /// Images drawn and edited (`seams::images::ImageGenerator`).
+    Images,
 }
 
 /// One channel format: a row of [`Format::ALL`], its adapter [`crate::registry`]'s.
@@ -60,11 +62,13 @@ pub enum Format {
     OpenAiRealtime,
     /// Gemini Live: `BidiGenerateContent` over a WebSocket.
     GeminiLive,
+    /// OpenAI Images: `/v1/images/generations` and `/v1/images/edits`.
+    OpenAiImages,
 }
 
 impl Format {
     /// Every format, in the order the docs list them.
-    pub const ALL: [Format; 11] = [
+    pub const ALL: [Format; 12] = [
         Format::OpenAiEmbeddings,
         Format::T2a,
         Format::OpenAiSpeech,
@@ -76,6 +80,7 @@ impl Format {
         Format::Genai,
         Format::OpenAiRealtime,
         Format::GeminiLive,
+        Format::OpenAiImages,
     ];
 
     /// Its name in a channel's `format`.
@@ -92,6 +97,7 @@ impl Format {
             Format::Genai => "genai",
             Format::OpenAiRealtime => "openai-realtime",
             Format::GeminiLive => "gemini-live",
+            Format::OpenAiImages => "openai-images",
         }
     }
 
@@ -105,6 +111,7 @@ impl Format {
             Format::GenericVideo | Format::OpenAiVideos => Modality::GenericVideoTasks,
             Format::Genai => Modality::TextGeneration,
             Format::OpenAiRealtime | Format::GeminiLive => Modality::LiveSessions,
+            Format::OpenAiImages => Modality::Images,
         }
     }
 

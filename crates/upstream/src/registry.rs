@@ -18,6 +18,7 @@ use crate::adapters::gemini_live::GeminiLive;
 use crate::adapters::genai::Genai;
 use crate::adapters::generic_video::GenericVideo;
 use crate::adapters::openai_embeddings::OpenAiEmbeddings;
+use crate::adapters::openai_images::OpenAiImages;
 use crate::adapters::openai_realtime::OpenAiRealtime;
 use crate::adapters::openai_speech::OpenAiSpeech;
 use crate::adapters::openai_transcription::OpenAiTranscription;
@@ -27,6 +28,7 @@ use crate::adapters::t2a::T2a;
 use crate::formats::Format;
 use crate::seams::embeddings::Embedder;
 use crate::seams::genai::TextGenerator;
+use crate::seams::images::ImageGenerator;
 use crate::seams::recognition::Recognizer;
 use crate::seams::sessions::SessionDialer;
 use crate::seams::speech::Synthesizer;
@@ -47,6 +49,8 @@ pub enum Adapter {
     VideoTasks(&'static dyn VideoTasks),
     /// A live-session adapter.
     Sessions(&'static dyn SessionDialer),
+    /// An images adapter.
+    Images(&'static dyn ImageGenerator),
 }
 
 impl std::fmt::Debug for Adapter {
@@ -58,6 +62,7 @@ impl std::fmt::Debug for Adapter {
             Adapter::TextGeneration(_) => "TextGeneration",
             Adapter::VideoTasks(_) => "VideoTasks",
             Adapter::Sessions(_) => "Sessions",
+            Adapter::Images(_) => "Images",
         })
     }
 }
@@ -76,6 +81,7 @@ pub const fn adapter(format: Format) -> Adapter {
         Format::Genai => Adapter::TextGeneration(&Genai),
         Format::OpenAiRealtime => Adapter::Sessions(&OpenAiRealtime),
         Format::GeminiLive => Adapter::Sessions(&GeminiLive),
+        Format::OpenAiImages => Adapter::Images(&OpenAiImages),
     }
 }
 
@@ -106,6 +112,14 @@ pub fn embedder(format: Format) -> Result<&'static dyn Embedder, UpstreamError> 
     match adapter(format) {
         Adapter::Embeddings(a) => Ok(a),
         _ => Err(not_a(format, "embeddings")),
+    }
+}
+
+/// `format`'s images adapter.
+pub fn image_generator(format: Format) -> Result<&'static dyn ImageGenerator, UpstreamError> {
+    match adapter(format) {
+        Adapter::Images(a) => Ok(a),
+        _ => Err(not_a(format, "images")),
     }
 }
 
@@ -148,6 +162,7 @@ mod tests {
                 text_generator(f).is_ok(),
                 video_tasks(f).is_ok(),
                 session_dialer(f).is_ok(),
+                image_generator(f).is_ok(),
             ];
             let expected = match f.modality() {
                 Modality::Speech => 0,
@@ -156,6 +171,7 @@ mod tests {
                 Modality::TextGeneration => 3,
                 Modality::ClipTasks | Modality::GenericVideoTasks => 4,
                 Modality::LiveSessions => 5,
+                Modality::Images => 6,
             };
             for (i, has) in adapters.iter().enumerate() {
                 assert_eq!(*has, i == expected, "{f}");

@@ -263,7 +263,7 @@ function policyForm(id, act) {
     h("button", { class: "s danger", type: "button", onclick: () => { if (confirm("Remove the whole policy?")) act(() => api(`/accounts/${encodeURIComponent(id)}/policy`, { method: "DELETE" }), () => message("Policy removed", true)); } }, "Clear policy"));
 }
 
-const ENDPOINTS = ["", "embeddings", "speech", "t2a", "transcriptions", "speech_to_text", "clip_tasks", "video_generations", "native", "chat", "responses", "realtime", "live"];
+const ENDPOINTS = ["", "embeddings", "speech", "t2a", "transcriptions", "speech_to_text", "clip_tasks", "video_generations", "native", "chat", "responses", "realtime", "live", "images", "videos"];
 async function usagePage(params) {
   const f = Object.fromEntries(["account", "key", "model", "endpoint", "since", "until", "group_by", "before"].map(k => [k, params.get(k) || ""]));
   const inputs = {};

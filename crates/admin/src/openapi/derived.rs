@@ -27,6 +27,7 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     requests.subschema_for::<tollgate_compat_audio::SpeechRequest>();
     requests.subschema_for::<tollgate_vendor_audio::T2aRequest>();
     requests.subschema_for::<tollgate_openai_videos::CreateVideoBody>();
+    requests.subschema_for::<tollgate_images::ImageRequest>();
     requests.subschema_for::<tollgate_generic_tasks::CreateVideoRequest>();
     requests.subschema_for::<tollgate_embeddings::EmbeddingRequest>();
     requests.subschema_for::<tollgate_clip_tasks::CreateTaskRequest>();
@@ -60,6 +61,8 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     answers.subschema_for::<tollgate_openai_videos::Video>();
     answers.subschema_for::<tollgate_openai_videos::VideoList>();
     answers.subschema_for::<tollgate_openai_videos::VideoDeleted>();
+    answers.subschema_for::<tollgate_images::ImagesResponse>();
+    answers.subschema_for::<tollgate_images::StreamEvent>();
     answers.subschema_for::<tollgate_native_genai::Model>();
     answers.subschema_for::<tollgate_native_genai::ListModelsResponse>();
     answers.subschema_for::<tollgate_native_genai::embed::EmbedContentResponse>();

@@ -7,6 +7,7 @@ pub mod chat;
 pub mod clip_tasks;
 pub mod embeddings;
 pub mod gemini_live;
+pub mod images;
 pub mod media;
 pub mod native;
 pub mod native_embeddings;

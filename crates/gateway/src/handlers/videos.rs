@@ -288,6 +288,9 @@ async fn read_body(
         file_field: "input_reference",
         // A `data:` URL of it stays within the clip format's inline bound.
         file_bytes: (tollgate_media_url::MAX_INLINE_IMAGE_BYTES / 4 * 3) as u64,
+        more_files: &[],
+        max_more: 0,
+        whole_bytes: None,
         field_bytes: 64 << 10,
         max_fields: 16,
         pace: bounds.pace,

@@ -15,7 +15,8 @@
 
 use crate::common::client::{HttpClient, full_body, is_event_stream, sse_events};
 use crate::common::{Answer, describe_google_error, google_error_message, retry_after};
-use crate::seams::genai::{Frame, FrameStream, TextGenerator};
+use crate::common::{Frame, FrameStream};
+use crate::seams::genai::TextGenerator;
 use crate::{Endpoint, UpstreamError};
 use bytes::Bytes;
 use futures_util::future::BoxFuture;

@@ -7,6 +7,7 @@ pub mod gemini_live;
 pub mod genai;
 pub mod generic_video;
 pub mod openai_embeddings;
+pub mod openai_images;
 pub mod openai_realtime;
 pub mod openai_speech;
 pub mod openai_transcription;

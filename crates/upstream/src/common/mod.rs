@@ -37,6 +37,18 @@ impl<T> Answer<T> {
     }
 }
 
+/// One streamed event: its JSON text, exactly as the vendor sent it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// The event's `data`: a slice of the bytes read, not a copy (docs/benchmarks.md, "Lean
+    /// streams").
+    pub data: tollgate_sse::ByteString,
+}
+
+/// Events as they arrive; an `Err` is the last item.
+pub type FrameStream =
+    std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<Frame, UpstreamError>> + Send>>;
+
 /// `Retry-After` as whole seconds, when it is given that way.
 pub(crate) fn retry_after(headers: &http::HeaderMap) -> Option<u64> {
     headers

@@ -61,6 +61,12 @@ pub struct Form {
 
 /// Builds the form: `fields` in order, then `file`.
 pub fn form(fields: &[(&str, String)], file: FilePart<'_>) -> Form {
+    form_of_files(fields, &[file])
+}
+
+/// Builds the form: `fields` in order, then each of `files` (an image edit's `image[]` and
+/// `mask`), each streamed from its source in turn.
+pub fn form_of_files(fields: &[(&str, String)], files: &[FilePart<'_>]) -> Form {
     static SEQUENCE: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -77,22 +83,41 @@ pub fn form(fields: &[(&str, String)], file: FilePart<'_>) -> Form {
             quote(name)
         ));
     }
-    head.push_str(&format!(
-        "--{boundary}\r\nContent-Disposition: form-data; name=\"{}\"; filename=\"{}\"\r\nContent-Type: {}\r\n\r\n",
-        quote(file.name),
-        quote(file.filename),
-        file.content_type
-    ));
-    let tail = format!("\r\n--{boundary}--\r\n");
-    let content_length = head.len() as u64 + file.source.len() + tail.len() as u64;
-    let pieces = futures_util::stream::iter([Ok(Bytes::from(head))])
-        .chain(file.source.chunks())
-        .chain(futures_util::stream::iter([Ok(Bytes::from(tail))]))
-        .map(|piece| {
-            piece
-                .map(Frame::data)
-                .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
-        });
+    let mut content_length = 0u64;
+    type Piece = Pin<Box<dyn Stream<Item = io::Result<Bytes>> + Send>>;
+    let mut pieces: Vec<Piece> = Vec::with_capacity(files.len() * 2 + 1);
+    for (i, file) in files.iter().enumerate() {
+        let opening = format!(
+            "{}--{boundary}\r\nContent-Disposition: form-data; name=\"{}\"; filename=\"{}\"\r\nContent-Type: {}\r\n\r\n",
+            if i == 0 {
+                std::mem::take(&mut head)
+            } else {
+                "\r\n".to_owned()
+            },
+            quote(file.name),
+            quote(file.filename),
+            file.content_type
+        );
+        content_length += opening.len() as u64 + file.source.len();
+        pieces.push(Box::pin(futures_util::stream::iter([Ok(Bytes::from(
+            opening,
+        ))])));
+        pieces.push(file.source.chunks());
+    }
+    let tail = if files.is_empty() {
+        format!("{head}--{boundary}--\r\n")
+    } else {
+        format!("\r\n--{boundary}--\r\n")
+    };
+    content_length += tail.len() as u64;
+    pieces.push(Box::pin(futures_util::stream::iter([Ok(Bytes::from(
+        tail,
+    ))])));
+    let pieces = futures_util::stream::iter(pieces).flatten().map(|piece| {
+        piece
+            .map(Frame::data)
+            .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
+    });
     Form {
         content_type: format!("multipart/form-data; boundary={boundary}"),
         content_length,

@@ -2,23 +2,10 @@
 //! channel speaks (docs/architecture.md, "Upstream seams"). One adapter per format implements
 //! [`TextGenerator`]: `genai` ([`crate::adapters::genai::Genai`]).
 
-use crate::common::Answer;
+use crate::common::{Answer, FrameStream};
 use crate::{Endpoint, HttpClient, UpstreamError};
 use bytes::Bytes;
-use futures_util::Stream;
 use futures_util::future::BoxFuture;
-use std::pin::Pin;
-
-/// One streamed event: its JSON text, exactly as the vendor sent it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Frame {
-    /// The event's `data`: a slice of the bytes read, not a copy (docs/benchmarks.md, "Lean
-    /// streams").
-    pub data: tollgate_sse::ByteString,
-}
-
-/// Events as they arrive; an `Err` is the last item.
-pub type FrameStream = Pin<Box<dyn Stream<Item = Result<Frame, UpstreamError>> + Send>>;
 
 /// The text-generation seam: what the gateway asks of a text channel. Its requests and answers
 /// are the native `generateContent` format, as bytes — the richest of the text formats (parts,

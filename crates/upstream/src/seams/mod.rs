@@ -4,6 +4,7 @@
 
 pub mod embeddings;
 pub mod genai;
+pub mod images;
 pub mod recognition;
 pub mod sessions;
 pub mod speech;

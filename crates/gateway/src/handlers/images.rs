@@ -1,0 +1,156 @@
+//! `POST /v1/images/generations` and `POST /v1/images/edits` (docs/api.md §2.13; wire types
+//! `tollgate_images`): OpenAI Images, served by the model's image channels and billed by token
+//! class within the bound of the images relayed (`crate::imaging`).
+
+use crate::imaging::{self, InputImage, bad_image, measure_image};
+use crate::spool::Spooled;
+use crate::upload::{self, UploadLimits};
+use http::{Request, Response};
+use hyper::body::Incoming;
+use serde_json::json;
+use std::io::Read;
+use tollgate_exchange::body::{self, ResponseBody};
+use tollgate_exchange::errors::ApiError;
+use tollgate_exchange::route_doc::{About, r};
+use tollgate_images::{ImageRequest, Size};
+use tollgate_request::context::RequestCtx;
+use tollgate_store::Principal;
+
+/// The most images (and a mask) one edit may upload.
+pub const MAX_EDIT_IMAGES: usize = 16;
+
+/// The bytes of an upload's head read to find its type and size: a JPEG's size may follow
+/// its metadata.
+const HEAD_BYTES: u64 = 1 << 20;
+
+/// `POST /v1/images/generations`: the request flow of DESIGN §2, top to bottom.
+pub async fn generate(
+    ctx: RequestCtx,
+    principal: Principal,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let (parts, body) = request.into_parts();
+
+    // 3. The body, under the endpoint's limit, decoded.
+    let (request, _): (ImageRequest, _) =
+        body::read_json(ctx.body_bounds(), &parts.headers, body).await?;
+
+    // 4–8. The model, the hold, the vendor, every image vetted, the settlement.
+    imaging::serve(&ctx, &principal, request, Vec::new(), false).await
+}
+
+/// `POST /v1/images/edits`: the request flow of DESIGN §2, top to bottom.
+pub async fn edit(
+    ctx: RequestCtx,
+    principal: Principal,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let (parts, body) = request.into_parts();
+
+    // 3. The form, its images spooled under the endpoint's limit, each measured from its
+    // header (never decoded): a PNG, JPEG or WebP image, the mask a PNG of the first image's
+    // size.
+    let _slot = crate::admission::upload_slot(&ctx, &principal)?;
+    let bounds = ctx.body_bounds();
+    let limits = UploadLimits {
+        file_field: "mask",
+        file_bytes: bounds.limit as u64,
+        more_files: &["image", "image[]"],
+        max_more: MAX_EDIT_IMAGES,
+        whole_bytes: Some(bounds.limit as u64),
+        field_bytes: 256 << 10,
+        max_fields: 24,
+        pace: bounds.pace,
+    };
+    let form = upload::read(&parts.headers, body, limits).await?;
+    let request = ImageRequest::from_fields(form.field_pairs()).map_err(ApiError::from)?;
+    let mut inputs = Vec::with_capacity(form.more.len() + 1);
+    for (field, file) in form.more {
+        inputs.push(measured(field, file.filename, file.data).await?);
+    }
+    let Some(first) = inputs.first().map(|image| image.size) else {
+        return Err(ApiError::invalid(
+            "image",
+            "missing_required_parameter",
+            "Missing required parameter: 'image'. Send one or more images as 'image' or 'image[]'.",
+        ));
+    };
+    if let Some(mask) = form.file {
+        let mask = measured("mask".into(), mask.filename, mask.data).await?;
+        if mask.mime != "image/png" {
+            return Err(bad_image(
+                "mask",
+                "'mask' must be a PNG (its alpha marks what to edit)".into(),
+            ));
+        }
+        if mask.size != first {
+            return Err(bad_image(
+                "mask",
+                format!(
+                    "'mask' is {}; it must be the size of the first image, {first}",
+                    mask.size
+                ),
+            ));
+        }
+        inputs.push(mask);
+    }
+
+    // 4–8.
+    imaging::serve(&ctx, &principal, request, inputs, true).await
+}
+
+/// An uploaded image, its type and size read from its head (on the blocking pool when it went
+/// to disk).
+async fn measured(
+    field: String,
+    filename: Option<String>,
+    data: Spooled,
+) -> Result<InputImage, ApiError> {
+    let reader = data
+        .reader()
+        .map_err(|e| ApiError::internal("reading an upload", e))?;
+    let head = tokio::task::spawn_blocking(move || {
+        let mut head = Vec::new();
+        reader.take(HEAD_BYTES).read_to_end(&mut head).map(|_| head)
+    })
+    .await
+    .map_err(|e| ApiError::internal("reading an upload", e))?
+    .map_err(|e| ApiError::internal("reading an upload", e))?;
+    let (mime, size): (&'static str, Size) =
+        measure_image(&field, &head).map_err(|why| bad_image(&field, why))?;
+    let filename = filename
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| format!("image.{}", mime.trim_start_matches("image/")));
+    Ok(InputImage {
+        field,
+        filename,
+        mime,
+        size,
+        data,
+    })
+}
+
+/// `POST /v1/images/generations`, in the OpenAPI document.
+pub fn about_generations() -> About {
+    About::new(
+        "Image generation (OpenAI format; billed by token class within the images relayed)",
+        "images",
+        json!({"200": {
+            "description": "The images (or server-sent events with `stream: true`)",
+            "content": {"application/json": {"schema": r("ImagesResponse")}},
+        }}),
+    )
+    .posting("ImageRequest")
+}
+
+/// `POST /v1/images/edits`, in the OpenAPI document.
+pub fn about_edits() -> About {
+    About::new(
+        "Image edits: one or more images (`image`, `image[]`) and a mask, as a form",
+        "images",
+        json!({"200": {
+            "description": "The images (or server-sent events with `stream: true`)",
+            "content": {"application/json": {"schema": r("ImagesResponse")}},
+        }}),
+    )
+}

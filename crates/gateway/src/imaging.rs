@@ -1,0 +1,597 @@
+//! Images, steps 4–8 of DESIGN §2 as `/v1/images/generations` and `/v1/images/edits` share
+//! them (docs/api.md §2.13; docs/decisions.md, "Images"): the model and its family's rules, the
+//! hold — `n` images of the asked size at the dearest quality, the prompt and the input images
+//! by their decoded sizes (`tollgate_metering::image`) — the call through the model's channels,
+//! and every image the vendor sends **vetted before a byte of it reaches the client**: its
+//! base64 read, its bytes an image of a known type, its size decoded from its header. The
+//! charge is the vendor's usage by token class, never above the bound of what was relayed:
+//! each image at the vendor's published tokens for its decoded size (never above the size
+//! asked), each partial image at its documented tokens; fewer images than asked pay for those
+//! delivered, and a refusal pays nothing.
+//!
+//! A whole answer runs to completion even if the client goes away (the vendor bills the work);
+//! a stream is relayed event by event through [`ImageMeter`] under the one pump.
+
+use crate::hold::HeldCharge;
+use crate::pump::{Capped, Closing, End, Meter, Settlement};
+use crate::relay;
+use crate::spool::Spooled;
+use crate::stream_body;
+use base64::Engine;
+use bytes::Bytes;
+use http::{Response, StatusCode};
+use std::sync::Arc;
+use tollgate_billing::{Amount, Tariff, Usage};
+use tollgate_exchange::body;
+use tollgate_exchange::errors::{ApiError, Family};
+use tollgate_exchange::response::{ResponseBody, UpstreamTime, sse_response};
+use tollgate_images::response::{EventKind, ImageUsage};
+use tollgate_images::{
+    Checked, Image, ImageRequest, ImagesResponse, ResponseFormat, Size, StreamEvent,
+};
+use tollgate_metering::image::ImageCall;
+use tollgate_metering::session::Claim;
+use tollgate_metering::{Basis, Measure};
+use tollgate_request::context::RequestCtx;
+use tollgate_settings::catalog::ModelEntry;
+use tollgate_settings::config::ModelKind;
+use tollgate_store::Principal;
+use tollgate_upstream::UpstreamError;
+use tollgate_upstream::common::Frame;
+use tollgate_upstream::common::multipart::FilePart;
+use tollgate_upstream::registry;
+use tollgate_upstream::seams::images::ImageJob;
+
+/// The most pixels an image the gateway reads may declare (an input, or a vendor's answer):
+/// more is refused from its header, never decoded (a decompression bomb).
+pub const MAX_IMAGE_PIXELS: u64 = 8_294_400 * 4;
+
+/// The file types an image may be, in or out.
+pub const IMAGE_TYPES: [&str; 3] = ["image/png", "image/jpeg", "image/webp"];
+
+/// An uploaded image (or mask) of an edit, measured.
+#[derive(Debug)]
+pub struct InputImage {
+    /// Its form field: `image`, `image[]` or `mask`.
+    pub field: String,
+    /// The file name sent upstream.
+    pub filename: String,
+    /// Its type, read from its bytes.
+    pub mime: &'static str,
+    /// Its size, read from its header.
+    pub size: Size,
+    /// Its bytes, spooled.
+    pub data: Spooled,
+}
+
+/// What an image's bytes are: its type (one of [`IMAGE_TYPES`]) and its size from the header;
+/// `field` names it in the error. Never decodes the pixels.
+pub fn measure_image(field: &str, bytes: &[u8]) -> Result<(&'static str, Size), String> {
+    let mime = tollgate_probe::media::image_type(bytes)
+        .filter(|mime| IMAGE_TYPES.contains(mime))
+        .ok_or_else(|| format!("'{field}' must be a PNG, JPEG or WebP image"))?;
+    let Some(tollgate_probe::media::Measured::Image { width, height }) =
+        tollgate_probe::media::measure(mime, bytes)
+    else {
+        return Err(format!("'{field}' is not a readable {mime} image"));
+    };
+    let size = Size::new(width, height);
+    if width == 0 || height == 0 || size.pixels() > MAX_IMAGE_PIXELS {
+        return Err(format!(
+            "'{field}' declares {width}x{height} pixels; the most is {MAX_IMAGE_PIXELS} pixels"
+        ));
+    }
+    Ok((mime, size))
+}
+
+/// A vendor's image, base64: its type and decoded size, or why it is not one.
+fn vet_b64(b64: &str) -> Result<(&'static str, Size), UpstreamError> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64.trim())
+        .map_err(|e| UpstreamError::Protocol(format!("an image's base64 is broken: {e}")))?;
+    measure_image("image", &bytes).map_err(|e| UpstreamError::Protocol(format!("the vendor's {e}")))
+}
+
+/// The request flow of DESIGN §2 from step 4: `request` read (an edit's with its `inputs`).
+pub async fn serve(
+    ctx: &RequestCtx,
+    principal: &Principal,
+    request: ImageRequest,
+    inputs: Vec<InputImage>,
+    edit: bool,
+) -> Result<Response<ResponseBody>, ApiError> {
+    // 4. The model and its family's rules.
+    let entry = ctx
+        .settings
+        .catalog
+        .require(request.model_name(), ModelKind::Images)?;
+    let settings = entry.images;
+    let checked = request
+        .check(settings.family, settings.max_n(), edit)
+        .map_err(ApiError::from)?;
+    if checked.response_format == ResponseFormat::Url {
+        return Err(ApiError::invalid(
+            "response_format",
+            "unsupported_value",
+            "'response_format' 'url' is not served for this model: its images come inline \
+             ('b64_json'), as its vendor sends them",
+        ));
+    }
+
+    // 5. The hold: every image asked at its most, the prompt and the inputs measured.
+    let mut call = ImageCall::new(
+        settings.family,
+        checked.quality,
+        checked.size,
+        checked.n,
+        &checked.prompt,
+    );
+    call.partial_images = checked.partial_images;
+    call.inputs = inputs.iter().map(|input| input.size).collect();
+    call.fidelity = checked.input_fidelity;
+    let held = crate::admission::place_hold(
+        ctx,
+        principal,
+        &entry,
+        &Usage::TokenClasses(call.hold().dearest(&entry.tariff)),
+    )
+    .await?;
+
+    // 6. The vendor's request: its model, and the images inline for the gateway to vet.
+    let mut upstream = request;
+    upstream.model = Some(entry.upstream_model.clone());
+    upstream.response_format = None;
+    let job = Job {
+        request: upstream,
+        inputs,
+    };
+    if checked.stream {
+        stream(ctx, entry, held, job, call, checked, edit).await
+    } else {
+        whole(ctx, entry, held, job, call, checked.n).await
+    }
+}
+
+/// What is sent upstream: the request and the edit's images.
+#[derive(Debug)]
+struct Job {
+    request: ImageRequest,
+    inputs: Vec<InputImage>,
+}
+
+impl Job {
+    fn files(&self) -> Vec<FilePart<'_>> {
+        self.inputs
+            .iter()
+            .map(|input| FilePart {
+                name: &input.field,
+                filename: &input.filename,
+                content_type: input.mime,
+                source: &input.data,
+            })
+            .collect()
+    }
+}
+
+/// Steps 6–8 of a whole answer, run to completion even if the client goes away.
+async fn whole(
+    ctx: &RequestCtx,
+    entry: Arc<ModelEntry>,
+    held: HeldCharge,
+    job: Job,
+    call: ImageCall,
+    n: u32,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let state = ctx.state.clone();
+    let (answer, upstream_time) = relay::to_completion(async move {
+        let called = relay::with_failover(&entry, held.usage(), |channel, endpoint| {
+            let (state, job) = (state.clone(), &job);
+            async move {
+                let files = job.files();
+                let answer = registry::image_generator(channel.format)?
+                    .create(
+                        &state.http,
+                        &endpoint,
+                        ImageJob {
+                            request: &job.request,
+                            files: &files,
+                        },
+                    )
+                    .await?;
+                let vetted = vet_answer(&answer.body, n)?;
+                Ok((vetted, answer.upstream_time))
+            }
+        })
+        .await;
+        let ((vetted, upstream_time), _) = match called {
+            Ok(ok) => ok,
+            Err(e) => {
+                tracing::warn!(error = %e, "images upstream failed");
+                held.release(&format!("upstream failed: {e}"));
+                return Err(relay::upstream_error(&e));
+            }
+        };
+        charge(
+            &call,
+            &entry.tariff,
+            &vetted.drawn,
+            0,
+            vetted.text_bytes,
+            vetted.usage,
+        )
+        .settle(held)
+        .await?;
+        Ok((vetted.answer, upstream_time))
+    })
+    .await?;
+    let mut response = body::json_response(StatusCode::OK, &answer);
+    response
+        .extensions_mut()
+        .insert(UpstreamTime(upstream_time));
+    Ok(response)
+}
+
+/// A vendor's whole answer, vetted: what the client gets, the sizes drawn, the text relayed and
+/// the vendor's usage.
+#[derive(Debug)]
+struct Vetted {
+    answer: ImagesResponse,
+    drawn: Vec<Size>,
+    text_bytes: u64,
+    usage: Option<ImageUsage>,
+}
+
+/// Reads a vendor's `ImagesResponse`: each of the first `n` images read and measured, the
+/// answer's words kept where they are the API's, its size and format what the images are.
+fn vet_answer(body: &[u8], n: u32) -> Result<Vetted, UpstreamError> {
+    let answer: ImagesResponse = serde_json::from_slice(body)
+        .map_err(|e| UpstreamError::Protocol(format!("an images answer: {e}")))?;
+    if answer.data.len() > n as usize {
+        tracing::warn!(
+            asked = n,
+            sent = answer.data.len(),
+            "the vendor sent more images than asked; the rest are dropped"
+        );
+    }
+    let mut data = Vec::new();
+    let mut drawn = Vec::new();
+    let mut text_bytes = 0u64;
+    let mut mime = None;
+    for image in answer.data.into_iter().take(n as usize) {
+        let Some(b64) = image.b64_json else {
+            return Err(UpstreamError::Protocol(
+                "an image came without its bytes (b64_json)".into(),
+            ));
+        };
+        let (kind, size) = vet_b64(&b64)?;
+        mime.get_or_insert(kind);
+        drawn.push(size);
+        text_bytes += image.revised_prompt.as_ref().map_or(0, |t| t.len() as u64);
+        data.push(Image {
+            b64_json: Some(b64),
+            url: None,
+            revised_prompt: image.revised_prompt,
+        });
+    }
+    if data.is_empty() {
+        return Err(UpstreamError::Protocol("the vendor sent no image".into()));
+    }
+    let answer = ImagesResponse {
+        created: answer.created,
+        size: drawn.first().map(Size::to_string),
+        output_format: mime.map(format_of),
+        quality: known(answer.quality, &["low", "medium", "high", "standard", "hd"]),
+        background: known(answer.background, &["transparent", "opaque"]),
+        data,
+        usage: answer.usage,
+    };
+    Ok(Vetted {
+        usage: answer.usage,
+        answer,
+        drawn,
+        text_bytes,
+    })
+}
+
+/// The API's word for a file type.
+fn format_of(mime: &str) -> String {
+    mime.trim_start_matches("image/").to_owned()
+}
+
+/// `word` when it is one of `words`.
+fn known(word: Option<String>, words: &[&str]) -> Option<String> {
+    word.filter(|w| words.contains(&w.as_str()))
+}
+
+/// What a call is charged: the vendor's usage by class (the local estimate where it reported
+/// none), cut class by class to the bound of what was relayed — `drawn` images, `partials`
+/// partial images, `text_bytes` of text — and that bound, priced.
+fn charge(
+    call: &ImageCall,
+    tariff: &Tariff,
+    drawn: &[Size],
+    partials: u64,
+    text_bytes: u64,
+    usage: Option<ImageUsage>,
+) -> Capped {
+    let bound = call.bound(drawn, partials, text_bytes);
+    let sizes: Vec<String> = drawn.iter().map(Size::to_string).collect();
+    let measured = format!(
+        "images decoded: {}{}",
+        if sizes.is_empty() {
+            "none".to_owned()
+        } else {
+            sizes.join(", ")
+        },
+        if partials > 0 {
+            format!("; partial images: {partials}")
+        } else {
+            String::new()
+        }
+    );
+    let (claimed, basis) = match usage {
+        Some(usage) => (
+            Claim::from(&usage).classes(tariff),
+            Basis {
+                estimated: false,
+                note: Some(measured),
+                measured: Measure::Vendor,
+            },
+        ),
+        None => (
+            call.estimate(drawn, partials),
+            Basis::local(
+                format!("upstream reported no usage; {measured}"),
+                Measure::LocalCount,
+            ),
+        ),
+    };
+    let (usage, anomaly) = bound.cap(&claimed);
+    Capped {
+        usage: Usage::TokenClasses(usage),
+        basis,
+        bound: Usage::TokenClasses(bound.dearest(tariff)),
+        anomaly,
+    }
+}
+
+/// Steps 6–8 streamed: the upstream's events opened (the hold released in full if they cannot
+/// be), then relayed and settled by [`ImageMeter`].
+async fn stream(
+    ctx: &RequestCtx,
+    entry: Arc<ModelEntry>,
+    held: HeldCharge,
+    job: Job,
+    call: ImageCall,
+    checked: Checked,
+    edit: bool,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let permit = crate::admission::open_stream(ctx)?;
+    let state = ctx.state.clone();
+    let opened = relay::with_failover(&entry, held.usage(), |channel, endpoint| {
+        let (state, job) = (state.clone(), &job);
+        async move {
+            let started = std::time::Instant::now();
+            let files = job.files();
+            registry::image_generator(channel.format)?
+                .stream(
+                    &state.http,
+                    &endpoint,
+                    ImageJob {
+                        request: &job.request,
+                        files: &files,
+                    },
+                )
+                .await
+                .map(|frames| (frames, started.elapsed()))
+        }
+    })
+    .await;
+    let (frames, first_frame) = match opened {
+        Ok((opened, _)) => opened,
+        Err(e) => {
+            held.release(&format!("upstream failed: {e}"));
+            return Err(relay::upstream_error(&e));
+        }
+    };
+    // The edit's spooled images are no longer needed once the vendor has them.
+    drop(job);
+    let (sender, body) = stream_body::channel(permit);
+    let meter = ImageMeter::new(call, entry.tariff.clone(), checked.n, edit);
+    crate::trace::spawn_for_request(crate::pump::pump(held, None, frames, sender, meter));
+    Ok(sse_response(body, first_frame))
+}
+
+/// The meter of a streamed image call: each event read and its image vetted before it is
+/// relayed, the images and partial images counted, and the charge the vendor's usage (summed
+/// over its finished images) within the bound of what was relayed.
+///
+/// * it ends after the `n`th image, or the vendor ends it after fewer — charged for the images
+///   delivered;
+/// * the vendor cuts it, or sends what is not an image — charged for what was relayed before
+///   (the vendor's usage when each finished image carried it, else the local count), the client
+///   told by an `error` event; nothing relayed releases the hold;
+/// * the client goes away — the vendor's stream is dropped (its work stops) and what it had
+///   sent is charged, as above.
+#[derive(Debug)]
+pub struct ImageMeter {
+    call: ImageCall,
+    tariff: Tariff,
+    n: u32,
+    edit: bool,
+    drawn: Vec<Size>,
+    partials: u64,
+    partials_of_this_image: u8,
+    usage: Option<ImageUsage>,
+    claimed_images: u32,
+}
+
+impl ImageMeter {
+    /// A meter of `n` images of `call`, priced at `tariff` (an edit's: `edit`).
+    pub fn new(call: ImageCall, tariff: Tariff, n: u32, edit: bool) -> ImageMeter {
+        ImageMeter {
+            call,
+            tariff,
+            n,
+            edit,
+            drawn: Vec::new(),
+            partials: 0,
+            partials_of_this_image: 0,
+            usage: None,
+            claimed_images: 0,
+        }
+    }
+
+    /// The event's own words, vetted: a kind of this call's, an image read and measured.
+    fn vet(&mut self, frame: &Frame) -> Result<StreamEvent, UpstreamError> {
+        let event: StreamEvent = serde_json::from_str(&frame.data)
+            .map_err(|e| UpstreamError::Protocol(format!("an image event: {e}")))?;
+        let partial = event.kind.is_partial();
+        if event.kind != EventKind::of(self.edit, partial) {
+            return Err(UpstreamError::Protocol(format!(
+                "an event of another call: {}",
+                event.kind.as_str()
+            )));
+        }
+        if partial && self.partials_of_this_image >= self.call.partial_images {
+            return Err(UpstreamError::Protocol(
+                "more partial images than asked".into(),
+            ));
+        }
+        if !partial && self.drawn.len() >= self.n as usize {
+            return Err(UpstreamError::Protocol("more images than asked".into()));
+        }
+        let (mime, size) = vet_b64(&event.b64_json)?;
+        Ok(StreamEvent {
+            kind: event.kind,
+            b64_json: event.b64_json,
+            created_at: event.created_at,
+            size: Some(size.to_string()),
+            quality: known(event.quality, &["low", "medium", "high"]),
+            background: known(event.background, &["transparent", "opaque"]),
+            output_format: Some(format_of(mime)),
+            partial_image_index: event.partial_image_index.filter(|_| partial),
+            usage: event.usage.filter(|_| !partial),
+        })
+    }
+}
+
+/// An SSE event as OpenAI frames it: its type as the event's name.
+fn sse(kind: &str, data: &str) -> Bytes {
+    Bytes::from(format!("event: {kind}\ndata: {data}\n\n"))
+}
+
+impl Meter for ImageMeter {
+    type Piece = Frame;
+    const DRAIN_AFTER_CLIENT_GONE: bool = false;
+    const HAS_LAST_PIECE: bool = false;
+
+    fn on_piece(&mut self, frame: &Frame) -> Result<Vec<(Bytes, u64)>, UpstreamError> {
+        let event = self.vet(frame)?;
+        if event.kind.is_partial() {
+            self.partials += 1;
+            self.partials_of_this_image += 1;
+        } else {
+            self.drawn.push(
+                event
+                    .size
+                    .as_deref()
+                    .and_then(Size::parse)
+                    .unwrap_or(Size::new(1, 1)),
+            );
+            self.partials_of_this_image = 0;
+            if let Some(usage) = event.usage {
+                self.claimed_images += 1;
+                let sum = self.usage.get_or_insert_with(ImageUsage::default);
+                add_usage(sum, &usage);
+            }
+        }
+        let data =
+            serde_json::to_string(&event).map_err(|e| UpstreamError::Protocol(e.to_string()))?;
+        let bytes = sse(event.kind.as_str(), &data);
+        let weight = bytes.len() as u64;
+        Ok(vec![(bytes, weight)])
+    }
+
+    fn is_last(&self, frame: &Frame) -> bool {
+        // The `n`th finished image ends the stream; its event's kind is its first field.
+        let head = frame.data.get(..64).unwrap_or(&frame.data);
+        head.contains(".completed\"") && self.drawn.len() + 1 >= self.n as usize
+    }
+
+    fn finish(&mut self, end: &End, _delivered: u64, _offered: u64) -> Settlement {
+        if self.drawn.is_empty() && self.partials == 0 {
+            return Settlement::Release(format!("no image was relayed ({})", end_words(end)));
+        }
+        // The vendor's figure counts only when every finished image carried its part of it.
+        let usage = self
+            .usage
+            .filter(|_| self.claimed_images as usize == self.drawn.len() && !self.drawn.is_empty());
+        let mut capped = charge(
+            &self.call,
+            &self.tariff,
+            &self.drawn,
+            self.partials,
+            0,
+            usage,
+        );
+        if !matches!(end, End::Complete) {
+            capped.basis.note = Some(format!(
+                "{}; {}",
+                end_words(end),
+                capped.basis.note.unwrap_or_default()
+            ));
+        }
+        Settlement::Within(capped)
+    }
+
+    fn closing(&mut self, end: &End, charged: Option<Amount>) -> Closing {
+        match end {
+            End::Complete | End::ClientGone => Closing::Nothing,
+            End::Cut(e) => {
+                let error = if self.drawn.is_empty() && self.partials == 0 {
+                    relay::upstream_error(e)
+                } else {
+                    relay::stream_cut_error(e, charged)
+                };
+                let body = serde_json::json!({"type": "error", "error": error.body(Family::OpenAi)["error"]});
+                Closing::Send(vec![sse("error", &body.to_string())])
+            }
+        }
+    }
+}
+
+fn end_words(end: &End) -> String {
+    match end {
+        End::Complete => "the vendor ended the stream".into(),
+        End::ClientGone => "the client went away".into(),
+        End::Cut(e) => format!("the stream was cut: {e}"),
+    }
+}
+
+/// `more` added to `sum`, field by field.
+fn add_usage(sum: &mut ImageUsage, more: &ImageUsage) {
+    let add = |a: &mut u64, b: u64| *a = a.saturating_add(b);
+    add(&mut sum.input_tokens, more.input_tokens);
+    add(
+        &mut sum.input_tokens_details.text_tokens,
+        more.input_tokens_details.text_tokens,
+    );
+    add(
+        &mut sum.input_tokens_details.image_tokens,
+        more.input_tokens_details.image_tokens,
+    );
+    add(&mut sum.output_tokens, more.output_tokens);
+    add(&mut sum.total_tokens, more.total_tokens);
+    let (text, image) = more.output_split();
+    let details = sum
+        .output_tokens_details
+        .get_or_insert_with(Default::default);
+    add(&mut details.text_tokens, text);
+    add(&mut details.image_tokens, image);
+}
+
+/// An edit's image (or mask) whose bytes are not an image it takes, naming the field.
+pub fn bad_image(field: &str, why: String) -> ApiError {
+    ApiError::invalid(field, "invalid_image", why)
+}

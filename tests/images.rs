@@ -1,0 +1,489 @@
+//! OpenAI Images end to end (docs/api.md §2.13; docs/decisions.md, "Images"): a real HTTP
+//! client → the gateway → an `openai-images` channel (the simulator, drawing real PNG, JPEG and
+//! WebP). Every charge is checked to the nano-unit against OpenAI's published token rules and
+//! the model's prices, worked out here by hand: the vendor's honest usage, a vendor that claims
+//! 100×, one that draws larger than asked, a refusal, a stream cut after a partial image, and
+//! every bad input refused by name before the vendor is called, no hold left behind.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use base64::Engine;
+use common::{Reply, TestGateway, png};
+use rust_decimal::Decimal;
+use serde_json::{Value, json};
+use tollgate_billing::Amount;
+use tollgate_sim::KnobSettings;
+
+const CONFIG: &str = r#"
+[[channels]]
+name = "images"
+format = "openai-images"
+base_url = "sim"
+first_byte_timeout_ms = 30000
+idle_timeout_ms = 30000
+
+[models."gpt-image-2"]
+kind = "images"
+channels = ["images"]
+price = { meter = "token_classes", per_million = { text_in = "5", cached_text_in = "1.25", image_in = "8", text_out = "10", image_out = "30" } }
+images = { family = "gpt-image-2", max_n = 4 }
+
+[models."gpt-image-1.5"]
+kind = "images"
+channels = ["images"]
+price = { meter = "token_classes", per_million = { text_in = "5", image_in = "8", image_out = "32" } }
+images = { family = "gpt-image-1" }
+"#;
+
+const GENERATIONS: &str = "/v1/images/generations";
+
+/// What `account` (opened with 10) has been charged.
+async fn spent(gw: &TestGateway, account: &str) -> Amount {
+    gw.settled(account).await;
+    Amount::from_nanos(10_000_000_000 - gw.balance(account).await.nanos())
+}
+
+/// `tokens` at `per_million`, in money.
+fn at(tokens: u64, per_million: &str) -> Decimal {
+    Decimal::from(tokens) * per_million.parse::<Decimal>().unwrap() / Decimal::from(1_000_000)
+}
+
+fn amount(money: Decimal) -> Amount {
+    Amount::from_nanos(
+        (money * Decimal::from(1_000_000_000))
+            .ceil()
+            .try_into()
+            .unwrap(),
+    )
+}
+
+/// The simulator's honest text tokens: a token for every four bytes of the prompt.
+fn text_tokens(prompt: &str) -> u64 {
+    (prompt.len() as u64).div_ceil(4)
+}
+
+/// The gateway's estimate of a prompt's tokens.
+fn estimate(prompt: &str) -> u64 {
+    tollgate_metering::tokens::estimate_vendor_tokens(prompt)
+}
+
+/// An image's bytes, decoded from the answer, and its size read from them.
+fn decoded(b64: &Value) -> (Vec<u8>, (usize, usize)) {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64.as_str().unwrap())
+        .unwrap();
+    let size = imagesize::blob_size(&bytes).unwrap();
+    (bytes, (size.width, size.height))
+}
+
+#[tokio::test]
+async fn each_size_and_quality_is_charged_openais_tokens_to_the_nano_unit() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    // gpt-image-2's formula (1024² high 7,024; 1536×1024 high 5,488) and gpt-image-1's table.
+    let cases = [
+        ("gpt-image-2", "1024x1024", "high", "png", 7_024u64, "30"),
+        ("gpt-image-2", "1536x1024", "high", "jpeg", 5_488, "30"),
+        ("gpt-image-2", "1024x1024", "low", "webp", 196, "30"),
+        ("gpt-image-2", "1024x1536", "medium", "png", 1_372, "30"),
+        ("gpt-image-1.5", "1024x1024", "medium", "png", 1_056, "32"),
+        ("gpt-image-1.5", "1536x1024", "high", "webp", 6_208, "32"),
+    ];
+    for (model, size, quality, format, tokens, price) in cases {
+        let (account, key) = gw.account("10").await;
+        let prompt = format!("A lighthouse at dusk, {size} {quality}");
+        let r = gw
+            .post_json(
+                GENERATIONS,
+                &key,
+                &json!({"model": model, "prompt": prompt, "size": size, "quality": quality,
+                        "output_format": format, "n": 2}),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{model} {size}: {}", r.text());
+        let body = r.json();
+        let data = body["data"].as_array().unwrap();
+        assert_eq!(data.len(), 2);
+        let (w, h) = size.split_once('x').unwrap();
+        for image in data {
+            let (bytes, drawn) = decoded(&image["b64_json"]);
+            assert_eq!(drawn, (w.parse().unwrap(), h.parse().unwrap()));
+            let mime = tollgate_probe::media::image_type(&bytes).unwrap();
+            assert_eq!(mime, format!("image/{format}"));
+        }
+        assert_eq!(body["size"], size);
+        assert_eq!(body["output_format"], format);
+        assert_eq!(body["usage"]["output_tokens"], 2 * tokens);
+        let expected = amount(at(text_tokens(&prompt), "5") + at(2 * tokens, price));
+        assert_eq!(
+            spent(&gw, &account).await,
+            expected,
+            "{model} {size} {quality}"
+        );
+        assert_eq!(gw.open_holds(&account).await, 0);
+        gw.audit_account(&account).await;
+    }
+}
+
+#[tokio::test]
+async fn a_vendor_claiming_a_hundred_times_is_charged_the_bound_of_what_it_drew() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("10").await;
+    gw.set_knobs(KnobSettings {
+        report_usage: Some(702_400),
+        ..Default::default()
+    });
+    let prompt = "A red bicycle";
+    let r = gw
+        .post_json(
+            GENERATIONS,
+            &key,
+            &json!({"model": "gpt-image-2", "prompt": prompt, "size": "1024x1024", "quality": "high"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    // Each class cut to its bound: the text to the prompt's estimate (8 tokens for the request,
+    // a quarter more), the image to its 7,024 tokens at the size decoded.
+    let text_bound = ((estimate(prompt) + 8) * 125).div_ceil(100);
+    let expected = amount(at(text_bound, "5") + at(7_024, "30"));
+    assert_eq!(spent(&gw, &account).await, expected);
+    let request_id = r.headers["x-request-id"].to_str().unwrap().to_owned();
+    let charges = gw
+        .get(&format!("/v1/charges/{request_id}"), &key)
+        .await
+        .json();
+    let row = &charges["data"][0];
+    assert!(
+        row.to_string().contains("cut to the bound"),
+        "the capped claim is an anomaly: {row}"
+    );
+}
+
+#[tokio::test]
+async fn an_image_larger_than_asked_is_bounded_by_the_asked_size() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("10").await;
+    gw.set_knobs(KnobSettings {
+        image_scale: Some(4),
+        ..Default::default()
+    });
+    let prompt = "A tiny house";
+    let r = gw
+        .post_json(
+            GENERATIONS,
+            &key,
+            &json!({"model": "gpt-image-2", "prompt": prompt, "size": "1024x1024", "quality": "low"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let body = r.json();
+    let (_, drawn) = decoded(&body["data"][0]["b64_json"]);
+    assert_eq!(
+        drawn,
+        (4096, 4096),
+        "the vendor's image is relayed as drawn"
+    );
+    assert_eq!(body["size"], "4096x4096");
+    // The vendor honestly claims 4096²'s tokens; the bound is 1024²'s at low: 196.
+    let expected = amount(at(text_tokens(prompt), "5") + at(196, "30"));
+    assert_eq!(spent(&gw, &account).await, expected);
+}
+
+#[tokio::test]
+async fn a_refusal_is_relayed_in_openais_shape_and_not_charged() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("10").await;
+    let r = gw
+        .post_json(
+            GENERATIONS,
+            &key,
+            &json!({"model": "gpt-image-2", "prompt": "something [refuse]"}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    let error = &r.json()["error"];
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("rejected by the safety system"),
+        "{error}"
+    );
+    assert_eq!(spent(&gw, &account).await, Amount::ZERO);
+    assert_eq!(gw.open_holds(&account).await, 0);
+}
+
+/// The SSE events of a reply: (event name, data).
+fn events(r: &Reply) -> Vec<(String, Value)> {
+    r.text()
+        .split("\n\n")
+        .filter(|e| !e.trim().is_empty())
+        .map(|event| {
+            let name = event
+                .lines()
+                .find_map(|l| l.strip_prefix("event: "))
+                .unwrap_or_default()
+                .to_owned();
+            let data = event
+                .lines()
+                .find_map(|l| l.strip_prefix("data: "))
+                .unwrap();
+            (name, serde_json::from_str(data).unwrap())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_stream_sends_sharpening_partial_images_and_is_charged_each() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("10").await;
+    let prompt = "A koi pond";
+    let r = gw
+        .post_json(
+            GENERATIONS,
+            &key,
+            &json!({"model": "gpt-image-2", "prompt": prompt, "size": "1024x1024",
+                    "quality": "medium", "stream": true, "partial_images": 2, "n": 2}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let events = events(&r);
+    let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "image_generation.partial_image",
+            "image_generation.partial_image",
+            "image_generation.completed",
+            "image_generation.partial_image",
+            "image_generation.partial_image",
+            "image_generation.completed",
+        ]
+    );
+    for (_, data) in &events {
+        assert_eq!(decoded(&data["b64_json"]).1, (1024, 1024));
+    }
+    assert_eq!(events[1].1["partial_image_index"], 1);
+    // Each image 1,756 tokens at medium and 100 for each partial image.
+    let expected = amount(at(text_tokens(prompt), "5") + at(2 * (1_756 + 200), "30"));
+    assert_eq!(spent(&gw, &account).await, expected);
+    gw.audit_account(&account).await;
+}
+
+#[tokio::test]
+async fn a_stream_cut_after_one_partial_image_pays_for_it_alone() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("10").await;
+    gw.set_knobs(KnobSettings {
+        cut_after_frames: Some(1),
+        ..Default::default()
+    });
+    let prompt = "A windmill";
+    let r = gw
+        .post_json(
+            GENERATIONS,
+            &key,
+            &json!({"model": "gpt-image-2", "prompt": prompt, "size": "1024x1024",
+                    "stream": true, "partial_images": 2}),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    let events = events(&r);
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events[0].0, "image_generation.partial_image");
+    assert_eq!(events[1].0, "error");
+    // No usage came: the prompt's local estimate and one partial image.
+    let expected = amount(at(estimate(prompt), "5") + at(100, "30"));
+    assert_eq!(spent(&gw, &account).await, expected);
+    assert!(
+        events[1].1["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&expected.to_string()),
+        "{:?}",
+        events[1].1
+    );
+}
+
+#[tokio::test]
+async fn a_stream_cut_after_the_first_of_two_images_pays_for_one() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("10").await;
+    gw.set_knobs(KnobSettings {
+        cut_after_frames: Some(1),
+        ..Default::default()
+    });
+    let prompt = "Two moons";
+    let r = gw
+        .post_json(
+            GENERATIONS,
+            &key,
+            &json!({"model": "gpt-image-2", "prompt": prompt, "size": "1024x1024",
+                    "quality": "high", "stream": true, "n": 2}),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    let events = events(&r);
+    assert_eq!(events[0].0, "image_generation.completed");
+    assert_eq!(events.last().unwrap().0, "error");
+    let expected = amount(at(text_tokens(prompt), "5") + at(7_024, "30"));
+    assert_eq!(spent(&gw, &account).await, expected);
+}
+
+/// A form's files: (field, filename, content type, bytes).
+type Files<'a> = &'a [(&'a str, &'a str, &'a str, &'a [u8])];
+
+/// A form of text fields and files.
+fn form(fields: &[(&str, &str)], files: Files<'_>) -> (String, Vec<u8>) {
+    let boundary = "tollgate-images-boundary";
+    let mut body = Vec::new();
+    for (name, value) in fields {
+        body.extend(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+            )
+            .bytes(),
+        );
+    }
+    for (name, filename, content_type, bytes) in files {
+        body.extend(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{filename}\"\r\nContent-Type: {content_type}\r\n\r\n").bytes());
+        body.extend_from_slice(bytes);
+        body.extend(b"\r\n");
+    }
+    body.extend(format!("--{boundary}--\r\n").bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+async fn post_form(gw: &TestGateway, key: &str, (content_type, body): (String, Vec<u8>)) -> Reply {
+    let auth = format!("Bearer {key}");
+    gw.request(
+        "POST",
+        "/v1/images/edits",
+        &[("authorization", &auth), ("content-type", &content_type)],
+        body,
+    )
+    .await
+}
+
+#[tokio::test]
+async fn an_edit_of_two_images_and_a_mask_pays_for_each_input_by_its_decoded_size() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("10").await;
+    let (a, b) = (png(1024, 1024), png(1920, 1080));
+    let mask = png(1024, 1024);
+    let prompt = "Put both in one room";
+    let r = post_form(
+        &gw,
+        &key,
+        form(
+            &[
+                ("model", "gpt-image-2"),
+                ("prompt", prompt),
+                ("size", "1024x1024"),
+                ("quality", "low"),
+            ],
+            &[
+                ("image[]", "a.png", "image/png", &a),
+                ("image[]", "b.png", "image/png", &b),
+                ("mask", "mask.png", "image/png", &mask),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(decoded(&r.json()["data"][0]["b64_json"]).1, (1024, 1024));
+    // Inputs: 1024² one tile (194), 1920×1080 two (323), the mask 194; out 196 at low.
+    let expected = amount(at(text_tokens(prompt), "5") + at(194 + 323 + 194, "8") + at(196, "30"));
+    assert_eq!(spent(&gw, &account).await, expected);
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_by_name_before_the_vendor_and_holds_nothing() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("10").await;
+    let json_cases = [
+        (
+            json!({"model": "gpt-image-2", "prompt": "x", "size": "1000x1000"}),
+            "size",
+        ),
+        (
+            json!({"model": "gpt-image-1.5", "prompt": "x", "size": "2048x2048"}),
+            "size",
+        ),
+        (json!({"model": "gpt-image-2", "prompt": "x", "n": 5}), "n"),
+        (
+            json!({"model": "gpt-image-2", "prompt": "x", "style": "vivid"}),
+            "style",
+        ),
+        (json!({"model": "gpt-image-2"}), "prompt"),
+        (
+            json!({"model": "gpt-image-2", "prompt": "x", "response_format": "url"}),
+            "response_format",
+        ),
+    ];
+    for (body, field) in json_cases {
+        let r = gw.post_json(GENERATIONS, &key, &body).await;
+        assert_eq!(r.status, 400, "{body}: {}", r.text());
+        assert_eq!(r.json()["error"]["param"], field, "{body}");
+    }
+    let unknown = gw
+        .post_json(
+            GENERATIONS,
+            &key,
+            &json!({"model": "dall-e-9", "prompt": "x"}),
+        )
+        .await;
+    assert_eq!(unknown.status, 400, "{}", unknown.text());
+    assert_eq!(unknown.json()["error"]["code"], "model_not_found");
+
+    let image = png(1024, 1024);
+    // A PNG header declaring 50,000 × 50,000 pixels: refused from its header.
+    let mut bomb = image[..33].to_vec();
+    bomb[16..20].copy_from_slice(&50_000u32.to_be_bytes());
+    bomb[20..24].copy_from_slice(&50_000u32.to_be_bytes());
+    let svg = br#"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>"#;
+    let form_cases: [(Files<'_>, &str); 5] = [
+        (
+            &[("image", "a.png", "image/png", b"not an image at all")],
+            "image",
+        ),
+        (&[("image", "a.svg", "image/svg+xml", svg)], "image"),
+        (&[("image", "bomb.png", "image/png", &bomb)], "image"),
+        (
+            &[
+                ("image", "a.png", "image/png", &image),
+                ("mask", "m.png", "image/png", &png(512, 512)),
+            ],
+            "mask",
+        ),
+        (&[], "image"),
+    ];
+    for (files, field) in form_cases {
+        let r = post_form(
+            &gw,
+            &key,
+            form(&[("model", "gpt-image-2"), ("prompt", "x")], files),
+        )
+        .await;
+        assert_eq!(r.status, 400, "{field}: {}", r.text());
+        assert_eq!(r.json()["error"]["param"], field, "{}", r.text());
+    }
+    // 60 MB of image: refused as too large.
+    let mut big = png(64, 64);
+    big.resize(60_000_000, 0);
+    let r = post_form(
+        &gw,
+        &key,
+        form(
+            &[("model", "gpt-image-2"), ("prompt", "x")],
+            &[("image", "big.png", "image/png", &big)],
+        ),
+    )
+    .await;
+    assert_eq!(r.status, 413, "{}", r.text());
+
+    assert_eq!(gw.calls("POST /v1/images/generations"), 0);
+    assert_eq!(gw.calls("POST /v1/images/edits"), 0);
+    assert_eq!(spent(&gw, &account).await, Amount::ZERO);
+    assert_eq!(gw.open_holds(&account).await, 0);
+}
