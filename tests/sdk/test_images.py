@@ -1,0 +1,96 @@
+"""OpenAI Images with the OpenAI Python SDK, unmodified (docs/api.md §2.13): `images.generate`
+decoded by Pillow at the size asked, `images.edit` with two images and a mask, and a stream of
+partial images — each charge checked to the nano-unit against OpenAI's published tokens and the
+embedded default's prices for gpt-image-2 (text in 5, image in 8, image out 30 per million)."""
+
+import base64
+import io
+import itertools
+from decimal import Decimal
+
+import openai
+from PIL import Image
+
+from conftest import new_key
+
+_names = itertools.count()
+MILLION = Decimal(1_000_000)
+
+
+def client(base_url: str, key: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{base_url}/v1", api_key=key, max_retries=0)
+
+
+def text_tokens(prompt: str) -> int:
+    """The simulator's honest text tokens: one for every four bytes."""
+    return -(-len(prompt.encode()) // 4)
+
+
+def picture(width: int, height: int, color=(200, 30, 60, 255)) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGBA", (width, height), color).save(out, format="PNG")
+    return out.getvalue()
+
+
+def test_generate_draws_the_size_asked_and_charges_openais_tokens(base_url):
+    key = new_key(f"images-{next(_names)}", "5")
+    prompt = "A paper boat on a rainy street"
+    raw = client(base_url, key).images.with_raw_response.generate(
+        model="gpt-image-2", prompt=prompt, size="1024x1536", quality="medium", n=2, output_format="webp"
+    )
+    answer = raw.parse()
+    assert len(answer.data) == 2
+    for image in answer.data:
+        decoded = Image.open(io.BytesIO(base64.b64decode(image.b64_json)))
+        assert decoded.size == (1024, 1536)
+        assert decoded.format == "WEBP"
+    assert answer.size == "1024x1536"
+    # gpt-image-2 at 1024x1536 medium: 1,372 image tokens an image.
+    assert answer.usage.output_tokens == 2 * 1_372
+    expected = (text_tokens(prompt) * Decimal(5) + 2 * 1_372 * Decimal(30)) / MILLION
+    assert Decimal(raw.headers["x-tollgate-charge"]) == expected
+    assert "image_out=2744" in raw.headers["x-tollgate-units"]
+
+
+def test_edit_of_two_images_and_a_mask_charges_each_input_by_its_size(base_url):
+    key = new_key(f"images-{next(_names)}", "5")
+    prompt = "Seat the two of them at one table"
+    raw = client(base_url, key).images.with_raw_response.edit(
+        model="gpt-image-2",
+        image=[("a.png", picture(1024, 1024), "image/png"), ("b.png", picture(1920, 1080), "image/png")],
+        mask=("mask.png", picture(1024, 1024, (0, 0, 0, 0)), "image/png"),
+        prompt=prompt,
+        size="1024x1024",
+        quality="low",
+    )
+    answer = raw.parse()
+    decoded = Image.open(io.BytesIO(base64.b64decode(answer.data[0].b64_json)))
+    assert decoded.size == (1024, 1024)
+    # Inputs: 1024² is one 512 tile (65 + 129), 1920x1080 two (65 + 258), the mask one; out: 196.
+    expected = (text_tokens(prompt) * Decimal(5) + (194 + 323 + 194) * Decimal(8) + 196 * Decimal(30)) / MILLION
+    assert Decimal(raw.headers["x-tollgate-charge"]) == expected
+
+
+def test_a_stream_of_partial_images_sharpens_and_ends_with_the_usage(base_url):
+    key = new_key(f"images-{next(_names)}", "5")
+    prompt = "A lantern in the fog"
+    events = list(
+        client(base_url, key).images.generate(
+            model="gpt-image-2", prompt=prompt, size="1024x1024", quality="low", stream=True, partial_images=2
+        )
+    )
+    kinds = [event.type for event in events]
+    assert kinds == [
+        "image_generation.partial_image",
+        "image_generation.partial_image",
+        "image_generation.completed",
+    ]
+    assert [e.partial_image_index for e in events[:2]] == [0, 1]
+    decoded = [Image.open(io.BytesIO(base64.b64decode(e.b64_json))).convert("RGB") for e in events]
+    assert all(image.size == (1024, 1024) for image in decoded)
+    # Each partial image sharper than the last: more distinct colors.
+    colors = [len(image.getcolors(1 << 24)) for image in decoded]
+    assert colors[0] < colors[1] < colors[2], colors
+    usage = events[-1].usage
+    assert usage.output_tokens == 196 + 200
+    assert usage.input_tokens == text_tokens(prompt)
