@@ -3,7 +3,7 @@
 //! vendor), the simulator's faults
 //! switching every few hundred milliseconds (upstream errors, latency, cut streams, error
 //! frames, inflated usage), clients that hang up at random moments, `kill -9` and a restart
-//! mid-load, with live voice sessions (OpenAI Realtime) talking, hanging up mid-response and
+//! mid-load (images drawn whole and streamed among them), with live voice sessions (OpenAI Realtime) talking, hanging up mid-response and
 //! killed with their replica, swept by the next; and two replicas on PostgreSQL spending one account to zero — one of them behind a
 //! proxy that drops the answer to a committed batch, the other stopped until just past its
 //! lease (issue 42). Each
@@ -110,6 +110,19 @@ connect_timeout_ms = 1000
 first_byte_timeout_ms = 1500
 idle_timeout_ms = 1500
 
+[[channels]]
+name = "images"
+format = "openai-images"
+base_url = "{sim}"
+first_byte_timeout_ms = 10000
+idle_timeout_ms = 10000
+
+[models."gpt-image-2"]
+kind = "images"
+channels = ["images"]
+price = {{ meter = "token_classes", per_million = {{ text_in = "5", image_in = "8", image_out = "30" }} }}
+images = {{ family = "gpt-image-2" }}
+
 [models."wave-3-0-video"]
 kind = "generic-video"
 channels = ["video"]
@@ -206,6 +219,18 @@ fn requests() -> Vec<String> {
             "/v1beta/models/gen-2.5-flash:generateContent",
             "x-goog-api-key: {KEY}",
             r#"{"contents":[{"role":"user","parts":[{"text":"Hi"}]}],"generationConfig":{"maxOutputTokens":32}}"#.into(),
+        ),
+        // Images: two drawn whole, and one streamed after a partial image (each vetted and
+        // charged by what was relayed, whatever the faults cut).
+        json(
+            "/v1/images/generations",
+            bearer,
+            r#"{"model":"gpt-image-2","prompt":"Chaos, drawn.","size":"1024x640","quality":"low","n":2}"#.into(),
+        ),
+        json(
+            "/v1/images/generations",
+            bearer,
+            r#"{"model":"gpt-image-2","prompt":"Chaos, sketched.","size":"1024x640","quality":"low","stream":true,"partial_images":1}"#.into(),
         ),
         // A video through the OpenAI Videos API: held, then settled or refunded by the pollers,
         // across the kill.
@@ -534,7 +559,7 @@ async fn mixed_load_faults_hang_ups_and_a_kill_leave_the_books_exact() {
         ..KnobSettings::default()
     });
     let mix = requests();
-    for request in [&mix[0], &mix[4]] {
+    for request in [&mix[0], &mix[4], &mix[5]] {
         let status = send(&second.addr, request, &accounts[0].1, None).await;
         assert_eq!(
             status,
