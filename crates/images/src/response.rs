@@ -2,16 +2,19 @@
 //! tokens used) and, streamed, one [`StreamEvent`] per partial or finished image.
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
-/// The answer to a generation or an edit.
+/// The answer to a generation or an edit. Its images are borrowed from the text it was read
+/// from where they can be (base64 has nothing to unescape), so a relay that reads an answer to
+/// vet it does not copy its images.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct ImagesResponse {
+pub struct ImagesResponse<'a> {
     /// When it was made, in Unix seconds.
     pub created: u64,
     /// The images, in order.
-    #[serde(default)]
-    pub data: Vec<Image>,
+    #[serde(default, borrow)]
+    pub data: Vec<Image<'a>>,
     /// The background drawn (`transparent`, `opaque`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub background: Option<String>,
@@ -32,10 +35,10 @@ pub struct ImagesResponse {
 /// One image.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Image {
+pub struct Image<'a> {
     /// The image's bytes, base64.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub b64_json: Option<String>,
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
+    pub b64_json: Option<Cow<'a, str>>,
     /// Where the image can be downloaded (the gateway's signed link).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
@@ -152,12 +155,13 @@ impl EventKind {
 /// call's usage on the last).
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StreamEvent {
+pub struct StreamEvent<'a> {
     /// What it is.
     #[serde(rename = "type")]
     pub kind: EventKind,
-    /// The image's bytes, base64.
-    pub b64_json: String,
+    /// The image's bytes, base64 (borrowed from the event's text where it can be).
+    #[serde(borrow)]
+    pub b64_json: Cow<'a, str>,
     /// When it was made, in Unix seconds.
     #[serde(default)]
     pub created_at: u64,

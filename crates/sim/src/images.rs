@@ -24,7 +24,7 @@ use crate::knobs::KnobSettings;
 /// What the simulator answers.
 pub(crate) enum Answer {
     /// A whole `ImagesResponse`.
-    Whole(ImagesResponse),
+    Whole(ImagesResponse<'static>),
     /// SSE frames.
     Stream(Vec<Bytes>),
     /// An error: status, code, param, message.
@@ -171,7 +171,7 @@ fn draw(request: &ImageRequest, inputs: &[Size], edit: bool, knobs: &KnobSetting
                 };
                 frames.push(event(&StreamEvent {
                     kind: tollgate_images::response::EventKind::of(edit, true),
-                    b64_json: b64(bytes),
+                    b64_json: b64(bytes).into(),
                     created_at: created,
                     size: words.0.clone(),
                     quality: words.1.clone(),
@@ -186,7 +186,7 @@ fn draw(request: &ImageRequest, inputs: &[Size], edit: bool, knobs: &KnobSetting
             };
             frames.push(event(&StreamEvent {
                 kind: tollgate_images::response::EventKind::of(edit, false),
-                b64_json: b64(bytes),
+                b64_json: b64(bytes).into(),
                 created_at: created,
                 size: words.0.clone(),
                 quality: words.1.clone(),
@@ -204,7 +204,7 @@ fn draw(request: &ImageRequest, inputs: &[Size], edit: bool, knobs: &KnobSetting
             return failed();
         };
         data.push(tollgate_images::Image {
-            b64_json: Some(b64(bytes)),
+            b64_json: Some(b64(bytes).into()),
             url: None,
             revised_prompt: None,
         });
@@ -261,11 +261,19 @@ pub(crate) fn picture(
             let r = (bx * 255 / w.max(1)) as u8;
             let g = (by * 255 / h.max(1)) as u8;
             let b = (seed & 0xff) as u8;
-            rgb[i..i + 3].copy_from_slice(&if inside {
+            let pixel = if inside {
                 [255 - r, 255 - g, b ^ 0x80]
             } else {
                 [r, g, b]
-            });
+            };
+            // A little grain, as a photograph has (the same over a partial image's block): the
+            // files come out about as large as a vendor's.
+            let mut grain = bx.wrapping_mul(0x9E37_79B9) ^ by.wrapping_mul(0x85EB_CA6B) ^ seed;
+            grain ^= grain >> 15;
+            grain = grain.wrapping_mul(0x2C1B_3C6D);
+            grain ^= grain >> 12;
+            let noise = (grain & 7) as u8;
+            rgb[i..i + 3].copy_from_slice(&pixel.map(|c| c.saturating_add(noise)));
         }
     }
     let mut out = Vec::new();

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Memory per image request (docs/benchmarks.md, "Images"): the gateway's peak resident set while
+# it relays C requests at once for N images of SIZE each (PNG, drawn by the simulator as its own
+# process, so what the simulator holds is not counted), streamed (each image its own event,
+# vetted and relayed one by one) and whole (the answer parsed, every image vetted, then sent).
+#
+#   bash bench/images-memory.sh [C] [N] [SIZE]      # defaults: 8 requests, 4 images, 2048x2048
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/lib.sh
+concurrent=${1:-8}
+images=${2:-4}
+size=${3:-2048x2048}
+start_sim
+gw_port=$(free_port)
+write_config
+db="sqlite://$work/t.db"
+key=$("$bin" keys create --name mem --balance 100000 --database-url "$db")
+"$bin" serve --config "$work/tollgate.toml" --listen "127.0.0.1:$gw_port" --database-url "$db" 2>"$work/gw.log" &
+gw=$!
+wait_healthy "$gw_port"
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$sim_port/_sim/knobs" >/dev/null && break; sleep 0.1; done
+hwm() { awk '/VmHWM/ {print $2}' "/proc/$gw/status"; }
+request() { # $1: stream (true|false); $2: output file
+  curl -s -o "$2" -w '%{http_code}\n' "http://127.0.0.1:$gw_port/v1/images/generations" \
+    -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+    -d "{\"model\":\"gpt-image-2\",\"prompt\":\"memory\",\"size\":\"$size\",\"quality\":\"low\",\"n\":$images,\"stream\":$1}"
+}
+# Warm up: one small request of each kind, so that lazily made parts are counted before.
+request false "$work/warm.json" >/dev/null
+request true "$work/warm.sse" >/dev/null
+for mode in true false; do
+  before=$(hwm)
+  for i in $(seq 1 "$concurrent"); do request "$mode" "$work/out-$mode-$i" >"$work/status-$mode-$i" & done
+  wait $(jobs -p | grep -v "^$gw$" | grep -v "^$(pgrep -f "sim --listen 127.0.0.1:$sim_port" || true)$") 2>/dev/null || true
+  for i in $(seq 1 "$concurrent"); do while [ ! -s "$work/status-$mode-$i" ]; do sleep 0.1; done; done
+  after=$(hwm)
+  bytes=$(stat -c %s "$work/out-$mode-1")
+  statuses=$(cat "$work"/status-"$mode"-* | sort | uniq -c | tr -s ' ' | tr '\n' ' ')
+  label=$([ "$mode" = true ] && echo streamed || echo whole)
+  echo "$label: $concurrent requests of $images images $size at once (HTTP:$statuses), $bytes bytes each answer; peak RSS before ${before} KiB, after ${after} KiB: $(( (after - before) / concurrent )) KiB a request"
+done
