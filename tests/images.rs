@@ -487,3 +487,37 @@ async fn bad_input_is_refused_by_name_before_the_vendor_and_holds_nothing() {
     assert_eq!(spent(&gw, &account).await, Amount::ZERO);
     assert_eq!(gw.open_holds(&account).await, 0);
 }
+
+#[tokio::test]
+async fn a_keys_images_per_minute_count_what_is_asked_and_give_back_what_is_not_charged() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, _) = gw.account("10").await;
+    let key = gw
+        .key_with(
+            &account,
+            tollgate_store::AccessPolicy {
+                per_minute: Some([("images".to_owned(), 3)].into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .secret;
+    let ask = |n: u32, prompt: &'static str| {
+        json!({"model": "gpt-image-2", "prompt": prompt, "size": "1024x1024", "quality": "low", "n": n})
+    };
+    // A refusal by the vendor is not charged: its two images are given back.
+    let refused = gw.post_json(GENERATIONS, &key, &ask(2, "x [refuse]")).await;
+    assert_eq!(refused.status, 400, "{}", refused.text());
+    let first = gw.post_json(GENERATIONS, &key, &ask(2, "two")).await;
+    assert_eq!(first.status, 200, "{}", first.text());
+    let calls = gw.calls("POST /v1/images/generations");
+    let second = gw.post_json(GENERATIONS, &key, &ask(2, "two more")).await;
+    assert_eq!(second.status, 429, "{}", second.text());
+    let error = &second.json()["error"];
+    assert_eq!(error["code"], "rate_limit_exceeded");
+    assert!(error["message"].as_str().unwrap().contains("3 images per minute"), "{error}");
+    assert_eq!(gw.calls("POST /v1/images/generations"), calls, "never sent");
+    let one = gw.post_json(GENERATIONS, &key, &ask(1, "one")).await;
+    assert_eq!(one.status, 200, "{}", one.text());
+    assert_eq!(gw.open_holds(&account).await, 0);
+}

@@ -509,7 +509,11 @@ impl PolicyEdit {
                 return Err(OpError::invalid("per_minute", "needs at least one meter"));
             }
             Some(map) => {
-                let meters = Meter::ALL.map(Meter::as_str);
+                let meters: Vec<&str> = Meter::ALL
+                    .map(Meter::as_str)
+                    .into_iter()
+                    .chain([tollgate_request::quotas::IMAGES])
+                    .collect();
                 let mut out = BTreeMap::new();
                 for (meter, n) in map {
                     let meter = meter.trim();

@@ -209,6 +209,23 @@ pub async fn admit_units(
     admitted
 }
 
+/// Admits a request for `images` images on the caller's images-per-minute quotas
+/// (`Quotas::admit_images`), before its hold: a refusal is `rate_limit_exceeded`.
+pub async fn admit_images(
+    ctx: &RequestCtx,
+    principal: &Principal,
+    images: u64,
+) -> Result<Option<Admitted>, ApiError> {
+    let mut headers = RateHeaders::default();
+    let admitted = ctx
+        .state
+        .quotas
+        .admit_images(principal, images, &mut headers)
+        .await;
+    ctx.admission.note_rate_headers(&headers);
+    admitted
+}
+
 /// One of the caller's key's upload slots (`[server] max_uploads_per_key`), held while a
 /// multipart body is read.
 pub fn upload_slot(ctx: &RequestCtx, principal: &Principal) -> Result<KeySlot, ApiError> {

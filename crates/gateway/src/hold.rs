@@ -131,6 +131,18 @@ impl HeldCharge {
         self
     }
 
+    /// Joins `admitted` (another quota the request was admitted by: an image call's images) to
+    /// the hold's: settled with it (kept), or given back with it when the hold is released.
+    pub fn absorb(mut self, admitted: Option<Admitted>) -> HeldCharge {
+        if let Some(admitted) = admitted {
+            match &mut self.spend {
+                Some(spend) => spend.absorb(admitted),
+                None => self.spend = Some(admitted),
+            }
+        }
+        self
+    }
+
     /// Notes `anomaly` (a vendor's claim the caller already cut to what was relayed), recorded
     /// with the settlement as a cut by the bound is.
     pub fn with_anomaly(mut self, anomaly: Option<String>) -> HeldCharge {

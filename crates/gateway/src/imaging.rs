@@ -141,7 +141,9 @@ pub async fn serve(
         ));
     }
 
-    // 5. The hold: every image asked at its most, the prompt and the inputs measured.
+    // 5. The images asked, on the key's images per minute; the hold: every image asked at its
+    // most, the prompt and the inputs measured.
+    let images = crate::admission::admit_images(ctx, principal, u64::from(checked.n)).await?;
     let mut call = ImageCall::new(
         settings.family,
         checked.quality,
@@ -158,7 +160,8 @@ pub async fn serve(
         &entry,
         &Usage::TokenClasses(call.hold().dearest(&entry.tariff)),
     )
-    .await?;
+    .await?
+    .absorb(images);
 
     // 6. The vendor's request: its model, and the images inline for the gateway to vet.
     let mut upstream = request;

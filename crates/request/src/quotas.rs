@@ -25,6 +25,9 @@ pub enum QuotaName {
     Requests,
     /// Units of a meter per minute.
     Units(Meter),
+    /// Images asked for per minute (`per_minute.images`): counted when a request asks, given
+    /// back if it is not charged (docs/decisions.md, "Images").
+    Images,
     /// Money (nano-units) per UTC day.
     SpendDay,
     /// Money (nano-units) per UTC calendar month.
@@ -37,6 +40,7 @@ impl QuotaName {
         match self {
             QuotaName::Requests => "requests",
             QuotaName::Units(meter) => meter.as_str(),
+            QuotaName::Images => IMAGES,
             QuotaName::SpendDay => "spend_day",
             QuotaName::SpendMonth => "spend_month",
         }
@@ -45,7 +49,7 @@ impl QuotaName {
     /// The window `now` (Unix ms) falls in.
     pub fn window(self, now: u64) -> Window {
         match self {
-            QuotaName::Requests | QuotaName::Units(_) => {
+            QuotaName::Requests | QuotaName::Units(_) | QuotaName::Images => {
                 let start = now - now % 60_000;
                 Window {
                     start,
@@ -182,6 +186,9 @@ struct Taken {
     window: Window,
     units: u64,
 }
+
+/// The per-minute quota of images asked (`per_minute.images`), beside the meters' names.
+pub const IMAGES: &str = "images";
 
 /// What one admission holds: units of windowed quotas and concurrency slots. Dropped without
 /// [`Admitted::settle`], it gives back the units of use-based quotas (the request was not
@@ -464,6 +471,34 @@ impl Quotas {
         Ok((!admitted.taken.is_empty()).then_some(admitted))
     }
 
+    /// Admits a request for `images` images on the images-per-minute quotas
+    /// (`per_minute.images`) of the caller's key and account. `None` when nothing limits it.
+    /// Dropped without being settled (the request was not charged), the images are given back.
+    pub async fn admit_images(
+        &self,
+        principal: &Principal,
+        images: u64,
+        headers: &mut RateHeaders,
+    ) -> Result<Option<Admitted>, ApiError> {
+        let mut admitted = self.empty();
+        let mut result = Ok(());
+        for (holder, policy) in principal.limited_by.iter() {
+            let Some(limit) = policy.per_minute.as_ref().and_then(|m| m.get(IMAGES)) else {
+                continue;
+            };
+            result = self
+                .take(&mut admitted, holder, QuotaName::Images, *limit, images)
+                .await;
+            if result.is_err() {
+                break;
+            }
+        }
+        headers.merge(&admitted.headers);
+        result?;
+        admitted.committed = true;
+        Ok((!admitted.taken.is_empty()).then_some(admitted))
+    }
+
     /// Takes `units` of `holder`'s quota `name` into `admitted`, asking the database for a slice
     /// when the replica has too little in hand.
     async fn take(
@@ -665,6 +700,7 @@ fn refusal(holder: &str, refused: &Refused, now: u64, headers: &mut RateHeaders)
     let what = match refused.name {
         QuotaName::Requests => "requests".to_owned(),
         QuotaName::Units(meter) => meter.as_str().replace('_', " "),
+        QuotaName::Images => IMAGES.to_owned(),
         _ => String::new(),
     };
     ApiError::new(
@@ -705,7 +741,8 @@ impl Admitted {
             }
             let earlier: u64 = taken[..at].iter().filter(same).map(|o| o.units).sum();
             let actual = match t.name {
-                QuotaName::Requests => continue,
+                // Images asked are what was asked: kept as taken once the request is charged.
+                QuotaName::Requests | QuotaName::Images => continue,
                 QuotaName::Units(meter) => measured
                     .iter()
                     .filter(|u| u.meter() == meter)

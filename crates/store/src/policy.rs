@@ -36,7 +36,8 @@ pub struct AccessPolicy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rpm: Option<u64>,
     /// Units per minute of a meter (`tokens`, `characters`, `audio_seconds`, `video_tokens`,
-    /// `video_seconds`, `text_tokens`, `token_classes`), by meter name.
+    /// `video_seconds`, `text_tokens`, `token_classes`), by meter name; and `images`, the
+    /// images an image call asks for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_minute: Option<BTreeMap<String, u64>>,
     /// Billable requests in flight at once (a stream counts until its end).
