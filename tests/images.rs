@@ -468,6 +468,32 @@ async fn bad_input_is_refused_by_name_before_the_vendor_and_holds_nothing() {
         assert_eq!(r.status, 400, "{field}: {}", r.text());
         assert_eq!(r.json()["error"]["param"], field, "{}", r.text());
     }
+    // Variations: dall-e-2's alone, retired; a served model says it makes none.
+    let r = gw
+        .request(
+            "POST",
+            "/v1/images/variations",
+            &[
+                ("authorization", &format!("Bearer {key}")),
+                (
+                    "content-type",
+                    &form(
+                        &[("model", "gpt-image-2")],
+                        &[("image", "a.png", "image/png", &image)],
+                    )
+                    .0,
+                ),
+            ],
+            form(
+                &[("model", "gpt-image-2")],
+                &[("image", "a.png", "image/png", &image)],
+            )
+            .1,
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert_eq!(r.json()["error"]["param"], "model");
+    assert!(r.text().contains("/v1/images/edits"), "{}", r.text());
     // 60 MB of image: refused as too large.
     let mut big = png(64, 64);
     big.resize(60_000_000, 0);
@@ -502,9 +528,7 @@ async fn a_keys_images_per_minute_count_what_is_asked_and_give_back_what_is_not_
         )
         .await
         .secret;
-    let ask = |n: u32, prompt: &'static str| {
-        json!({"model": "gpt-image-2", "prompt": prompt, "size": "1024x1024", "quality": "low", "n": n})
-    };
+    let ask = |n: u32, prompt: &'static str| json!({"model": "gpt-image-2", "prompt": prompt, "size": "1024x1024", "quality": "low", "n": n});
     // A refusal by the vendor is not charged: its two images are given back.
     let refused = gw.post_json(GENERATIONS, &key, &ask(2, "x [refuse]")).await;
     assert_eq!(refused.status, 400, "{}", refused.text());
@@ -515,7 +539,13 @@ async fn a_keys_images_per_minute_count_what_is_asked_and_give_back_what_is_not_
     assert_eq!(second.status, 429, "{}", second.text());
     let error = &second.json()["error"];
     assert_eq!(error["code"], "rate_limit_exceeded");
-    assert!(error["message"].as_str().unwrap().contains("3 images per minute"), "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("3 images per minute"),
+        "{error}"
+    );
     assert_eq!(gw.calls("POST /v1/images/generations"), calls, "never sent");
     let one = gw.post_json(GENERATIONS, &key, &ask(1, "one")).await;
     assert_eq!(one.status, 200, "{}", one.text());

@@ -106,6 +106,10 @@ static ROUTES: &[Endpoint] = &[
         .key(Key(OpenAi), Some("images"))
         .metered(Body::ImageEdits, Streams::OnRequest)
         .about(handlers::images::about_edits), client!(handlers::images::edit)),
+    Endpoint::new(row(Route::ImageVariations, POST, Exact("/v1/images/variations"), "image_variations")
+        .key(Key(OpenAi), Some("images"))
+        .reads(Body::ImageEdits)
+        .about(handlers::images::about_variations), client!(handlers::images::variations)),
     Endpoint::new(row(Route::Realtime, GET, Exact("/v1/realtime"), "realtime")
         .key(Key(OpenAi), Some("realtime"))
         .session()

@@ -101,6 +101,8 @@ pub enum Route {
     ImageGenerations,
     /// `POST /v1/images/edits` — OpenAI Images, a form of images and a mask.
     ImageEdits,
+    /// `POST /v1/images/variations` — the image models served here make none: refused by name.
+    ImageVariations,
     /// `POST /v1/audio/translations` — not supported (docs/api.md §4 rule 5).
     Translations,
     /// Anything under `/admin/v1/` — the admin API, which routes within itself.

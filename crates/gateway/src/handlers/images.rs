@@ -99,6 +99,49 @@ pub async fn edit(
     imaging::serve(&ctx, &principal, request, inputs, true).await
 }
 
+/// `POST /v1/images/variations`: OpenAI's variations are dall-e-2's alone (retired), and no
+/// family served here makes them. The form is read under the edits' limits, and the model it
+/// names answered: unknown (`model_not_found`), or served but without variations — a 400 naming
+/// `model` that points at `/v1/images/edits`, never a 404 an SDK would take for a wrong path.
+pub async fn variations(
+    ctx: RequestCtx,
+    principal: Principal,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let (parts, body) = request.into_parts();
+    let _slot = crate::admission::upload_slot(&ctx, &principal)?;
+    let bounds = ctx.body_bounds();
+    let limits = UploadLimits {
+        file_field: "image",
+        file_bytes: bounds.limit as u64,
+        more_files: &[],
+        max_more: 0,
+        whole_bytes: Some(bounds.limit as u64),
+        field_bytes: 64 << 10,
+        max_fields: 16,
+        pace: bounds.pace,
+    };
+    let form = upload::read(&parts.headers, body, limits).await?;
+    let model = form
+        .fields
+        .iter()
+        .find(|(name, _)| name == "model")
+        .map_or("dall-e-2", |(_, value)| value.as_str());
+    let entry = ctx
+        .settings
+        .catalog
+        .require(model, tollgate_settings::config::ModelKind::Images)?;
+    Err(ApiError::invalid(
+        "model",
+        "unsupported_operation",
+        format!(
+            "'{}' makes no variations (OpenAI's variations were dall-e-2's, now retired); \
+             change the image with /v1/images/edits instead",
+            entry.public
+        ),
+    ))
+}
+
 /// An uploaded image, its type and size read from its head (on the blocking pool when it went
 /// to disk).
 async fn measured(
@@ -141,6 +184,15 @@ pub fn about_generations() -> About {
         }}),
     )
     .posting("ImageRequest")
+}
+
+/// `POST /v1/images/variations`, in the OpenAPI document.
+pub fn about_variations() -> About {
+    About::new(
+        "Image variations: no image model served here makes them (a 400 naming `model`)",
+        "images",
+        json!({"400": {"description": "The model makes no variations; use /v1/images/edits"}}),
+    )
 }
 
 /// `POST /v1/images/edits`, in the OpenAPI document.
