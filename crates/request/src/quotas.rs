@@ -442,33 +442,8 @@ impl Quotas {
         headers: &mut RateHeaders,
     ) -> Result<Option<Admitted>, ApiError> {
         let meter = usage.meter();
-        let mut admitted = self.empty();
-        let mut result = Ok(());
-        for (holder, policy) in principal.limited_by.iter() {
-            let Some(limit) = policy
-                .per_minute
-                .as_ref()
-                .and_then(|m| m.get(meter.as_str()))
-            else {
-                continue;
-            };
-            result = self
-                .take(
-                    &mut admitted,
-                    holder,
-                    QuotaName::Units(meter),
-                    *limit,
-                    usage.units(),
-                )
-                .await;
-            if result.is_err() {
-                break;
-            }
-        }
-        headers.merge(&admitted.headers);
-        result?;
-        admitted.committed = true;
-        Ok((!admitted.taken.is_empty()).then_some(admitted))
+        self.admit_per_minute(principal, QuotaName::Units(meter), usage.units(), headers)
+            .await
     }
 
     /// Admits a request for `images` images on the images-per-minute quotas
@@ -480,15 +455,30 @@ impl Quotas {
         images: u64,
         headers: &mut RateHeaders,
     ) -> Result<Option<Admitted>, ApiError> {
+        self.admit_per_minute(principal, QuotaName::Images, images, headers)
+            .await
+    }
+
+    /// Takes `units` of the per-minute quota `name` (`per_minute.<name>`) of each of the
+    /// caller's holders that sets one.
+    async fn admit_per_minute(
+        &self,
+        principal: &Principal,
+        name: QuotaName,
+        units: u64,
+        headers: &mut RateHeaders,
+    ) -> Result<Option<Admitted>, ApiError> {
         let mut admitted = self.empty();
         let mut result = Ok(());
         for (holder, policy) in principal.limited_by.iter() {
-            let Some(limit) = policy.per_minute.as_ref().and_then(|m| m.get(IMAGES)) else {
+            let Some(limit) = policy
+                .per_minute
+                .as_ref()
+                .and_then(|m| m.get(name.as_str()))
+            else {
                 continue;
             };
-            result = self
-                .take(&mut admitted, holder, QuotaName::Images, *limit, images)
-                .await;
+            result = self.take(&mut admitted, holder, name, *limit, units).await;
             if result.is_err() {
                 break;
             }

@@ -160,41 +160,35 @@ fn draw(request: &ImageRequest, inputs: &[Size], edit: bool, knobs: &KnobSetting
         Some(format.as_str().to_owned()),
     );
     if checked.stream {
-        let mut frames = Vec::new();
-        for i in 0..checked.n {
-            let image_seed = seed.wrapping_add(i);
-            for p in 0..checked.partial_images {
-                // Blocks of 64, 32, 16 pixels: each partial sharper than the last.
-                let block = 64u32 >> p;
-                let Ok(bytes) = picture(drawn, image_seed, block, format) else {
-                    return failed();
-                };
-                frames.push(event(&StreamEvent {
-                    kind: tollgate_images::response::EventKind::of(edit, true),
-                    b64_json: b64(bytes).into(),
-                    created_at: created,
-                    size: words.0.clone(),
-                    quality: words.1.clone(),
-                    background: words.2.clone(),
-                    output_format: words.3.clone(),
-                    partial_image_index: Some(u32::from(p)),
-                    usage: None,
-                }));
-            }
-            let Ok(bytes) = picture(drawn, image_seed, 1, format) else {
-                return failed();
-            };
-            frames.push(event(&StreamEvent {
-                kind: tollgate_images::response::EventKind::of(edit, false),
+        // One event: a partial image (its index) or the finished one (its usage).
+        let frame = |bytes: Vec<u8>, partial: Option<u8>, usage: Option<ImageUsage>| {
+            event(&StreamEvent {
+                kind: tollgate_images::response::EventKind::of(edit, partial.is_some()),
                 b64_json: b64(bytes).into(),
                 created_at: created,
                 size: words.0.clone(),
                 quality: words.1.clone(),
                 background: words.2.clone(),
                 output_format: words.3.clone(),
-                partial_image_index: None,
-                usage: Some(usage_of(1, i == 0)),
-            }));
+                partial_image_index: partial.map(u32::from),
+                usage,
+            })
+        };
+        let mut frames = Vec::new();
+        for i in 0..checked.n {
+            let image_seed = seed.wrapping_add(i);
+            // Blocks of 64, 32, 16 pixels for the partial images, each sharper than the last;
+            // then the image itself.
+            for p in 0..checked.partial_images {
+                let Ok(bytes) = picture(drawn, image_seed, 64u32 >> p, format) else {
+                    return failed();
+                };
+                frames.push(frame(bytes, Some(p), None));
+            }
+            let Ok(bytes) = picture(drawn, image_seed, 1, format) else {
+                return failed();
+            };
+            frames.push(frame(bytes, None, Some(usage_of(1, i == 0))));
         }
         return Answer::Stream(frames);
     }

@@ -51,17 +51,7 @@ pub async fn edit(
     // header (never decoded): a PNG, JPEG or WebP image, the mask a PNG of the first image's
     // size.
     let _slot = crate::admission::upload_slot(&ctx, &principal)?;
-    let bounds = ctx.body_bounds();
-    let limits = UploadLimits {
-        file_field: "mask",
-        file_bytes: bounds.limit as u64,
-        more_files: &["image", "image[]"],
-        max_more: MAX_EDIT_IMAGES,
-        whole_bytes: Some(bounds.limit as u64),
-        field_bytes: 256 << 10,
-        max_fields: 24,
-        pace: bounds.pace,
-    };
+    let limits = form_limits(&ctx, "mask", &["image", "image[]"], MAX_EDIT_IMAGES);
     let form = upload::read(&parts.headers, body, limits).await?;
     let request = ImageRequest::from_fields(form.field_pairs()).map_err(ApiError::from)?;
     let mut inputs = Vec::with_capacity(form.more.len() + 1);
@@ -110,18 +100,7 @@ pub async fn variations(
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (parts, body) = request.into_parts();
     let _slot = crate::admission::upload_slot(&ctx, &principal)?;
-    let bounds = ctx.body_bounds();
-    let limits = UploadLimits {
-        file_field: "image",
-        file_bytes: bounds.limit as u64,
-        more_files: &[],
-        max_more: 0,
-        whole_bytes: Some(bounds.limit as u64),
-        field_bytes: 64 << 10,
-        max_fields: 16,
-        pace: bounds.pace,
-    };
-    let form = upload::read(&parts.headers, body, limits).await?;
+    let form = upload::read(&parts.headers, body, form_limits(&ctx, "image", &[], 0)).await?;
     let model = form
         .fields
         .iter()
@@ -140,6 +119,27 @@ pub async fn variations(
             entry.public
         ),
     ))
+}
+
+/// An image form's limits: the endpoint's body limit for each file and for the whole form, a
+/// prompt's worth for each text field.
+fn form_limits(
+    ctx: &RequestCtx,
+    file_field: &'static str,
+    more_files: &'static [&'static str],
+    max_more: usize,
+) -> UploadLimits {
+    let bounds = ctx.body_bounds();
+    UploadLimits {
+        file_field,
+        file_bytes: bounds.limit as u64,
+        more_files,
+        max_more,
+        whole_bytes: Some(bounds.limit as u64),
+        field_bytes: 256 << 10,
+        max_fields: 24,
+        pace: bounds.pace,
+    }
 }
 
 /// An uploaded image, its type and size read from its head (on the blocking pool when it went
