@@ -464,7 +464,8 @@ pub enum PolicyCommand {
         #[arg(long)]
         rpm: Option<u64>,
         /// Units of a meter per minute, METER=N (tokens, text_tokens, characters,
-        /// audio_seconds, video_tokens, video_seconds, token_classes); repeat for several meters.
+        /// audio_seconds, video_tokens, video_seconds, token_classes), or images=N (the images
+        /// image calls ask for); repeat for several.
         #[arg(long, value_name = "METER=N")]
         per_minute: Vec<String>,
         /// Billable requests in flight at once (a stream counts until its end).
