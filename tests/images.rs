@@ -9,8 +9,7 @@
 mod common;
 
 use base64::Engine;
-use common::{Reply, TestGateway, png};
-use rust_decimal::Decimal;
+use common::{Reply, TestGateway, amount, at, png};
 use serde_json::{Value, json};
 use tollgate_billing::Amount;
 use tollgate_sim::KnobSettings;
@@ -37,26 +36,6 @@ images = { family = "gpt-image-1" }
 "#;
 
 const GENERATIONS: &str = "/v1/images/generations";
-
-/// What `account` (opened with 10) has been charged.
-async fn spent(gw: &TestGateway, account: &str) -> Amount {
-    gw.settled(account).await;
-    Amount::from_nanos(10_000_000_000 - gw.balance(account).await.nanos())
-}
-
-/// `tokens` at `per_million`, in money.
-fn at(tokens: u64, per_million: &str) -> Decimal {
-    Decimal::from(tokens) * per_million.parse::<Decimal>().unwrap() / Decimal::from(1_000_000)
-}
-
-fn amount(money: Decimal) -> Amount {
-    Amount::from_nanos(
-        (money * Decimal::from(1_000_000_000))
-            .ceil()
-            .try_into()
-            .unwrap(),
-    )
-}
 
 /// The simulator's honest text tokens: a token for every four bytes of the prompt.
 fn text_tokens(prompt: &str) -> u64 {
@@ -116,7 +95,7 @@ async fn each_size_and_quality_is_charged_openais_tokens_to_the_nano_unit() {
         assert_eq!(body["usage"]["output_tokens"], 2 * tokens);
         let expected = amount(at(text_tokens(&prompt), "5") + at(2 * tokens, price));
         assert_eq!(
-            spent(&gw, &account).await,
+            gw.spent_of_ten(&account).await,
             expected,
             "{model} {size} {quality}"
         );
@@ -146,7 +125,7 @@ async fn a_vendor_claiming_a_hundred_times_is_charged_the_bound_of_what_it_drew(
     // a quarter more), the image to its 7,024 tokens at the size decoded.
     let text_bound = ((estimate(prompt) + 8) * 125).div_ceil(100);
     let expected = amount(at(text_bound, "5") + at(7_024, "30"));
-    assert_eq!(spent(&gw, &account).await, expected);
+    assert_eq!(gw.spent_of_ten(&account).await, expected);
     let request_id = r.headers["x-request-id"].to_str().unwrap().to_owned();
     let charges = gw
         .get(&format!("/v1/charges/{request_id}"), &key)
@@ -186,7 +165,7 @@ async fn an_image_larger_than_asked_is_bounded_by_the_asked_size() {
     assert_eq!(body["size"], "4096x4096");
     // The vendor honestly claims 4096²'s tokens; the bound is 1024²'s at low: 196.
     let expected = amount(at(text_tokens(prompt), "5") + at(196, "30"));
-    assert_eq!(spent(&gw, &account).await, expected);
+    assert_eq!(gw.spent_of_ten(&account).await, expected);
 }
 
 #[tokio::test]
@@ -209,7 +188,7 @@ async fn a_refusal_is_relayed_in_openais_shape_and_not_charged() {
             .contains("rejected by the safety system"),
         "{error}"
     );
-    assert_eq!(spent(&gw, &account).await, Amount::ZERO);
+    assert_eq!(gw.spent_of_ten(&account).await, Amount::ZERO);
     assert_eq!(gw.open_holds(&account).await, 0);
 }
 
@@ -266,7 +245,7 @@ async fn a_stream_sends_sharpening_partial_images_and_is_charged_each() {
     assert_eq!(events[1].1["partial_image_index"], 1);
     // Each image 1,756 tokens at medium and 100 for each partial image.
     let expected = amount(at(text_tokens(prompt), "5") + at(2 * (1_756 + 200), "30"));
-    assert_eq!(spent(&gw, &account).await, expected);
+    assert_eq!(gw.spent_of_ten(&account).await, expected);
     gw.audit_account(&account).await;
 }
 
@@ -294,7 +273,7 @@ async fn a_stream_cut_after_one_partial_image_pays_for_it_alone() {
     assert_eq!(events[1].0, "error");
     // No usage came: the prompt's local estimate and one partial image.
     let expected = amount(at(estimate(prompt), "5") + at(100, "30"));
-    assert_eq!(spent(&gw, &account).await, expected);
+    assert_eq!(gw.spent_of_ten(&account).await, expected);
     assert!(
         events[1].1["error"]["message"]
             .as_str()
@@ -327,7 +306,7 @@ async fn a_stream_cut_after_the_first_of_two_images_pays_for_one() {
     assert_eq!(events[0].0, "image_generation.completed");
     assert_eq!(events.last().unwrap().0, "error");
     let expected = amount(at(text_tokens(prompt), "5") + at(7_024, "30"));
-    assert_eq!(spent(&gw, &account).await, expected);
+    assert_eq!(gw.spent_of_ten(&account).await, expected);
 }
 
 /// A form's files: (field, filename, content type, bytes).
@@ -394,7 +373,7 @@ async fn an_edit_of_two_images_and_a_mask_pays_for_each_input_by_its_decoded_siz
     assert_eq!(decoded(&r.json()["data"][0]["b64_json"]).1, (1024, 1024));
     // Inputs: 1024² one tile (194), 1920×1080 two (323), the mask 194; out 196 at low.
     let expected = amount(at(text_tokens(prompt), "5") + at(194 + 323 + 194, "8") + at(196, "30"));
-    assert_eq!(spent(&gw, &account).await, expected);
+    assert_eq!(gw.spent_of_ten(&account).await, expected);
 }
 
 #[tokio::test]
@@ -510,7 +489,7 @@ async fn bad_input_is_refused_by_name_before_the_vendor_and_holds_nothing() {
 
     assert_eq!(gw.calls("POST /v1/images/generations"), 0);
     assert_eq!(gw.calls("POST /v1/images/edits"), 0);
-    assert_eq!(spent(&gw, &account).await, Amount::ZERO);
+    assert_eq!(gw.spent_of_ten(&account).await, Amount::ZERO);
     assert_eq!(gw.open_holds(&account).await, 0);
 }
 

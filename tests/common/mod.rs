@@ -309,6 +309,12 @@ impl TestGateway {
         assert_eq!(held, Amount::ZERO, "no hold stays open");
     }
 
+    /// What `account_id`, opened with 10, has been charged, once it holds nothing.
+    pub async fn spent_of_ten(&self, account_id: &str) -> Amount {
+        self.settled(account_id).await;
+        Amount::from_nanos(10_000_000_000 - self.balance(account_id).await.nanos())
+    }
+
     pub async fn balance(&self, account_id: &str) -> Amount {
         self.store.find_account(account_id).await.unwrap().balance
     }
@@ -666,4 +672,20 @@ pub fn png(width: u32, height: u32) -> Vec<u8> {
     chunk(&mut png, b"IDAT", &zlib);
     chunk(&mut png, b"IEND", &[]);
     png
+}
+
+/// `tokens` at `per_million` (a price per million tokens), exactly.
+pub fn at(tokens: u64, per_million: &str) -> rust_decimal::Decimal {
+    rust_decimal::Decimal::from(tokens) * per_million.parse::<rust_decimal::Decimal>().unwrap()
+        / rust_decimal::Decimal::from(1_000_000)
+}
+
+/// `money` rounded up once to the nano-unit, as a charge is.
+pub fn amount(money: rust_decimal::Decimal) -> Amount {
+    Amount::from_nanos(
+        (money * rust_decimal::Decimal::from(1_000_000_000))
+            .ceil()
+            .try_into()
+            .unwrap(),
+    )
 }

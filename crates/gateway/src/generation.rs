@@ -17,19 +17,22 @@
 //!   settled as above; nothing delivered releases the hold in full.
 
 use crate::hold::HeldCharge;
-use crate::pump::{Closing, End, Meter, Settlement};
+use crate::pump::{Capped, Closing, End, Meter, Settlement};
 use crate::relay;
 use crate::stream_body;
 use bytes::Bytes;
 use http::{Response, StatusCode};
 use std::sync::Arc;
+use tollgate_billing::Tariff;
 use tollgate_billing::{Amount, Usage};
 use tollgate_exchange::body;
 use tollgate_exchange::errors::{ApiError, ErrorKind};
 use tollgate_exchange::response::{ResponseBody, UpstreamTime, sse_response};
 use tollgate_metering::prompt;
+use tollgate_metering::text::{Delivered, Generation};
 use tollgate_metering::{Basis, Measure};
 use tollgate_native_genai::models::ModelLimits;
+use tollgate_native_genai::validate::Validated;
 use tollgate_native_genai::{
     CountTokensResponse, FieldError, GenerateContentRequest, GenerateContentResponse,
     UsageMetadata, validate,
@@ -44,13 +47,94 @@ use tollgate_upstream::UpstreamError;
 use tollgate_upstream::common::{Frame, FrameStream};
 use tollgate_upstream::registry;
 
+/// How a native answer is charged, decided at its hold: by text tokens (docs/api.md §8 rule 7),
+/// or, for a model priced by token class (an image model), by class within the bound of what
+/// the gateway measured ([`Generation`], docs/decisions.md "Images").
+#[derive(Debug, Clone)]
+pub enum NativeCharge {
+    /// Input and output tokens; `local_input` is the prompt's local count.
+    Text {
+        /// The prompt's local count, for an answer without usage.
+        local_input: u64,
+    },
+    /// Token classes at the model's class prices.
+    ByClass {
+        /// The request as measured.
+        generation: Box<Generation>,
+        /// The model's price.
+        tariff: Tariff,
+    },
+}
+
+impl NativeCharge {
+    /// What an answer that `delivered` this is charged: the vendor's usage (`reported`) by
+    /// the model's meter, else the local count, marked estimated.
+    pub fn settlement(
+        &self,
+        reported: Option<&UsageMetadata>,
+        delivered: &Delivered,
+    ) -> Settlement {
+        match self {
+            NativeCharge::Text { local_input } => {
+                let (usage, basis) =
+                    tollgate_metering::text::settled_usage(reported, *local_input, &delivered.text);
+                Settlement::Charge(usage, basis)
+            }
+            NativeCharge::ByClass { generation, tariff } => {
+                let (usage, basis, bound, anomaly) = generation.settle(tariff, reported, delivered);
+                Settlement::Within(Capped {
+                    usage,
+                    basis,
+                    bound,
+                    anomaly,
+                })
+            }
+        }
+    }
+}
+
+/// The images of one answer (or streamed event) the client is given, decoded from their
+/// headers (`image_bytes::vet_b64`): every inline image is vetted, so a broken or lying image never
+/// reaches the client; those not marked thoughts (a model's drafts, which the vendor does not
+/// bill as images) are counted.
+pub fn drawn_images(response: &GenerateContentResponse) -> Result<Vec<(u32, u32)>, UpstreamError> {
+    let mut drawn = Vec::new();
+    for candidate in response.candidates.iter().flatten() {
+        for part in candidate.content.iter().flat_map(|c| c.parts.iter()) {
+            let Some(blob) = &part.inline_data else {
+                continue;
+            };
+            if !blob.mime_type.starts_with("image/") {
+                continue;
+            }
+            let (_, size) = crate::image_bytes::vet_b64(&blob.data)?;
+            if part.thought != Some(true) {
+                drawn.push((size.width, size.height));
+            }
+        }
+    }
+    Ok(drawn)
+}
+
+/// What `response` delivered, added to `delivered`.
+fn deliver(
+    delivered: &mut Delivered,
+    response: &GenerateContentResponse,
+) -> Result<(), UpstreamError> {
+    delivered.images.extend(drawn_images(response)?);
+    delivered
+        .text
+        .push_str(&tollgate_metering::text::delivered_text(response));
+    Ok(())
+}
+
 /// Step 5 of a native request (and of the chat and Responses bridges): the prompt measured
 /// (`tollgate_metering::prompt::estimate_prompt`, on the blocking pool when the body it came
 /// in — `size` bytes — passes `tollgate_metering::MEASURE_ON_BLOCKING_POOL`), refused when its
 /// media alone pass the model's input limit, and held with the most the request can produce
-/// (`max_output`, thinking included) — the model's whole input limit when a part cannot be
-/// measured (`docs/decisions.md`, "Bounded settlement"). Hands the request back, with the hold
-/// and the prompt's local count.
+/// (`valid`'s output cap, thinking and images included) — the model's whole input limit when a
+/// part cannot be measured (`docs/decisions.md`, "Bounded settlement"). Hands the request
+/// back, with the hold and how the answer will be charged.
 pub async fn hold_prompt(
     ctx: &RequestCtx,
     principal: &Principal,
@@ -58,8 +142,9 @@ pub async fn hold_prompt(
     limits: &ModelLimits,
     request: GenerateContentRequest,
     size: usize,
-    max_output: u64,
-) -> Result<(GenerateContentRequest, HeldCharge, u64), ApiError> {
+    valid: &Validated,
+) -> Result<(GenerateContentRequest, HeldCharge, NativeCharge), ApiError> {
+    let max_output = valid.max_total_output_tokens();
     let (request, prompt) = if size > tollgate_metering::MEASURE_ON_BLOCKING_POOL {
         tokio::task::spawn_blocking(move || {
             let prompt = prompt::estimate_prompt(&request);
@@ -89,12 +174,33 @@ pub async fn hold_prompt(
             "a prompt part cannot be measured: held up to the model's input limit"
         );
     }
-    let estimate = Usage::TextTokens {
-        input: prompt.hold_tokens(input_limit),
-        output: max_output,
+    let (estimate, charge) = match entry.tariff {
+        Tariff::TokenClasses { .. } => {
+            let generation = Generation {
+                prompt,
+                input_limit,
+                max_output,
+                images: limits.images.zip(valid.image_size),
+            };
+            let estimate = generation.hold(&entry.tariff);
+            let charge = NativeCharge::ByClass {
+                generation: Box::new(generation),
+                tariff: entry.tariff.clone(),
+            };
+            (estimate, charge)
+        }
+        _ => (
+            Usage::TextTokens {
+                input: prompt.hold_tokens(input_limit),
+                output: max_output,
+            },
+            NativeCharge::Text {
+                local_input: prompt.local(),
+            },
+        ),
     };
     let held = crate::admission::place_hold(ctx, principal, entry, &estimate).await?;
-    Ok((request, held, prompt.local()))
+    Ok((request, held, charge))
 }
 
 /// Opens the upstream's event stream through the model's channels: the events, and the time the
@@ -126,7 +232,7 @@ pub async fn generate_whole(
     entry: &Arc<tollgate_settings::catalog::ModelEntry>,
     raw: Bytes,
     held: HeldCharge,
-    local_input: u64,
+    charge: NativeCharge,
 ) -> Result<(Bytes, std::time::Duration), ApiError> {
     let (state, entry) = (state.clone(), entry.clone());
     crate::trace::spawn_for_request(async move {
@@ -159,12 +265,17 @@ pub async fn generate_whole(
                 ));
             }
         };
-        let (usage, basis) = tollgate_metering::text::settled_usage(
-            response.usage_metadata.as_ref(),
-            local_input,
-            &tollgate_metering::text::delivered_text(&response),
-        );
-        held.settle(&usage, basis).await?;
+        let mut delivered = Delivered::default();
+        if let Err(e) = deliver(&mut delivered, &response) {
+            // An image that does not decode never reaches the client, which pays nothing.
+            tracing::error!(error = %e, "the upstream's answer holds a broken image");
+            held.release("upstream answer unvetted");
+            return Err(relay::upstream_error(&e));
+        }
+        charge
+            .settlement(response.usage_metadata.as_ref(), &delivered)
+            .settle(held)
+            .await?;
         Ok((answer.body, answer.upstream_time))
     })
     .await
@@ -251,7 +362,7 @@ pub async fn stream_events<E: Encoder>(
     entry: &Arc<ModelEntry>,
     raw: Bytes,
     held: HeldCharge,
-    local_input: u64,
+    charge: NativeCharge,
     encoder: E,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let permit = crate::admission::open_stream(ctx)?;
@@ -263,7 +374,7 @@ pub async fn stream_events<E: Encoder>(
         }
     };
     let (sender, body) = stream_body::channel(permit);
-    let meter = NativeMeter::new(encoder, local_input);
+    let meter = NativeMeter::new(encoder, charge);
     crate::trace::spawn_for_request(crate::pump::pump(held, None, frames, sender, meter));
     Ok(sse_response(body, first_frame))
 }
@@ -318,15 +429,27 @@ pub async fn bridge<B: Bridge>(
 
     // 5. The translation, the native rules, the hold.
     let native = format.to_native(&model_limits)?;
-    let max_output = validate(&native, &model_limits)?.max_total_output_tokens();
-    let (native, held, local_input) = hold_prompt(
+    let valid = validate(&native, &model_limits)?;
+    if valid.image_size.is_some() {
+        // A bridge relays text: images it cannot give the client would still be billed.
+        return Err(ApiError::invalid(
+            "model",
+            "unsupported_value",
+            format!(
+                "The model '{}' draws images, which this endpoint cannot return; call \
+                 generateContent on /v1beta/models, or /v1/images/generations",
+                format.model()
+            ),
+        ));
+    }
+    let (native, held, charge) = hold_prompt(
         &ctx,
         &principal,
         &entry,
         &model_limits,
         native,
         size,
-        max_output,
+        &valid,
     )
     .await?;
     let raw = Bytes::from(
@@ -345,9 +468,9 @@ pub async fn bridge<B: Bridge>(
     };
     if format.streams() {
         let events = format.events(&answering);
-        return stream_events(&ctx, &entry, raw, held, local_input, events).await;
+        return stream_events(&ctx, &entry, raw, held, charge, events).await;
     }
-    let (bytes, upstream_time) = generate_whole(&ctx.state, &entry, raw, held, local_input).await?;
+    let (bytes, upstream_time) = generate_whole(&ctx.state, &entry, raw, held, charge).await?;
     let native: GenerateContentResponse = serde_json::from_slice(&bytes).map_err(|e| {
         ApiError::new(
             ErrorKind::UpstreamFailed,
@@ -378,48 +501,58 @@ pub trait Encoder: Send + 'static {
 #[derive(Debug)]
 pub struct NativeMeter<E: Encoder> {
     encoder: E,
-    local_input: u64,
+    charge: NativeCharge,
     last_usage: Option<UsageMetadata>,
-    delivered: String,
+    delivered: Delivered,
     relayed: usize,
 }
 
 impl<E: Encoder> NativeMeter<E> {
-    /// A meter writing through `encoder`.
-    pub fn new(encoder: E, local_input: u64) -> Self {
+    /// A meter writing through `encoder`, charging by `charge`.
+    pub fn new(encoder: E, charge: NativeCharge) -> Self {
         NativeMeter {
             encoder,
-            local_input,
+            charge,
             last_usage: None,
-            delivered: String::new(),
+            delivered: Delivered::default(),
             relayed: 0,
         }
     }
 
+    fn settlement(&self) -> Settlement {
+        self.charge
+            .settlement(self.last_usage.as_ref(), &self.delivered)
+    }
+
     fn partial(&self, why: &str) -> Settlement {
-        let (usage, basis) = tollgate_metering::text::settled_usage(
-            self.last_usage.as_ref(),
-            self.local_input,
-            &self.delivered,
-        );
         let (note, measured) = match self.last_usage {
             Some(_) => (
                 format!("partial: {why}; settled on the last usage reported"),
-                basis.measured,
+                None,
             ),
             None => (
                 format!("partial: {why}; no usage reported, counted what was delivered"),
-                Measure::DeliveredPart,
+                Some(Measure::DeliveredPart),
             ),
         };
-        Settlement::Charge(
-            usage,
-            Basis {
-                estimated: basis.estimated,
-                note: Some(note),
-                measured,
-            },
-        )
+        let partial = |basis: Basis| Basis {
+            estimated: basis.estimated,
+            note: Some(match &basis.note {
+                Some(drawn) if !drawn.starts_with("upstream reported no usage") => {
+                    format!("{note}; {drawn}")
+                }
+                _ => note.clone(),
+            }),
+            measured: measured.unwrap_or(basis.measured),
+        };
+        match self.settlement() {
+            Settlement::Charge(usage, basis) => Settlement::Charge(usage, partial(basis)),
+            Settlement::Within(capped) => Settlement::Within(Capped {
+                basis: partial(capped.basis),
+                ..capped
+            }),
+            release @ Settlement::Release(_) => release,
+        }
     }
 }
 
@@ -436,11 +569,10 @@ impl<E: Encoder> Meter for NativeMeter<E> {
                 "a streamed event is not a generateContent response: {e}"
             ))
         })?;
+        deliver(&mut self.delivered, &response)?;
         if let Some(usage) = &response.usage_metadata {
             self.last_usage = Some(usage.clone());
         }
-        self.delivered
-            .push_str(&tollgate_metering::text::delivered_text(&response));
         self.relayed += 1;
         Ok(self
             .encoder
@@ -456,14 +588,7 @@ impl<E: Encoder> Meter for NativeMeter<E> {
 
     fn finish(&mut self, end: &End, _delivered: u64, _offered: u64) -> Settlement {
         match end {
-            End::Complete => {
-                let (usage, basis) = tollgate_metering::text::settled_usage(
-                    self.last_usage.as_ref(),
-                    self.local_input,
-                    &self.delivered,
-                );
-                Settlement::Charge(usage, basis)
-            }
+            End::Complete => self.settlement(),
             End::ClientGone => {
                 tracing::info!(
                     frames = self.relayed,
@@ -549,7 +674,7 @@ mod tests {
 
     #[test]
     fn usage_settles_a_complete_stream_and_a_failure_before_output_releases() {
-        let mut meter = NativeMeter::new(NativeSse, 10);
+        let mut meter = NativeMeter::new(NativeSse, NativeCharge::Text { local_input: 10 });
         let out = meter
             .on_piece(&frame(
                 r#"{"candidates":[{"content":{"parts":[{"text":"Hi"}]}}],"usageMetadata":{"promptTokenCount":7,"candidatesTokenCount":2,"thoughtsTokenCount":5}}"#,
@@ -577,7 +702,7 @@ mod tests {
         );
         assert!(!basis.estimated);
 
-        let mut failed = NativeMeter::new(NativeSse, 10);
+        let mut failed = NativeMeter::new(NativeSse, NativeCharge::Text { local_input: 10 });
         assert!(failed.on_piece(&frame("not json")).is_err());
         let end = End::Cut(UpstreamError::Protocol("broken".into()));
         assert!(matches!(failed.finish(&end, 0, 0), Settlement::Release(_)));

@@ -13,11 +13,11 @@
 //! a stream is relayed event by event through [`ImageMeter`] under the one pump.
 
 use crate::hold::HeldCharge;
+use crate::image_bytes;
 use crate::pump::{Capped, Closing, End, Meter, Settlement};
 use crate::relay;
 use crate::spool::Spooled;
 use crate::stream_body;
-use base64::Engine;
 use bytes::Bytes;
 use http::{Response, StatusCode};
 use std::sync::Arc;
@@ -41,13 +41,6 @@ use tollgate_upstream::common::multipart::FilePart;
 use tollgate_upstream::registry;
 use tollgate_upstream::seams::images::ImageJob;
 
-/// The most pixels an image the gateway reads may declare (an input, or a vendor's answer):
-/// more is refused from its header, never decoded (a decompression bomb).
-pub const MAX_IMAGE_PIXELS: u64 = 8_294_400 * 4;
-
-/// The file types an image may be, in or out.
-pub const IMAGE_TYPES: [&str; 3] = ["image/png", "image/jpeg", "image/webp"];
-
 /// An uploaded image (or mask) of an edit, measured.
 #[derive(Debug)]
 pub struct InputImage {
@@ -61,58 +54,6 @@ pub struct InputImage {
     pub size: Size,
     /// Its bytes, spooled.
     pub data: Spooled,
-}
-
-/// What an image's bytes are: its type (one of [`IMAGE_TYPES`]) and its size from the header;
-/// `field` names it in the error. Never decodes the pixels.
-pub fn measure_image(field: &str, bytes: &[u8]) -> Result<(&'static str, Size), String> {
-    let mime = tollgate_probe::media::image_type(bytes)
-        .filter(|mime| IMAGE_TYPES.contains(mime))
-        .ok_or_else(|| format!("'{field}' must be a PNG, JPEG or WebP image"))?;
-    let Some(tollgate_probe::media::Measured::Image { width, height }) =
-        tollgate_probe::media::measure(mime, bytes)
-    else {
-        return Err(format!("'{field}' is not a readable {mime} image"));
-    };
-    let size = Size::new(width, height);
-    if width == 0 || height == 0 || size.pixels() > MAX_IMAGE_PIXELS {
-        return Err(format!(
-            "'{field}' declares {width}x{height} pixels; the most is {MAX_IMAGE_PIXELS} pixels"
-        ));
-    }
-    Ok((mime, size))
-}
-
-/// A vendor's image, base64: its type and decoded size, or why it is not one.
-/// The whole text is checked to be base64, but only its head is decoded — a header, 48 KiB,
-/// more where a JPEG's size follows long metadata — so vetting an image costs no copy of it.
-fn vet_b64(b64: &str) -> Result<(&'static str, Size), UpstreamError> {
-    let text = b64.trim();
-    let broken = || UpstreamError::Protocol("an image's base64 is broken".into());
-    let padding = text.bytes().rev().take_while(|c| *c == b'=').count();
-    let body = &text.as_bytes()[..text.len() - padding];
-    if !text.len().is_multiple_of(4)
-        || padding > 2
-        || !body
-            .iter()
-            .all(|c| c.is_ascii_alphanumeric() || *c == b'+' || *c == b'/')
-    {
-        return Err(broken());
-    }
-    let mut take = 64 << 10;
-    loop {
-        let end = take.min(text.len());
-        let head = base64::engine::general_purpose::STANDARD
-            .decode(&text[..end])
-            .map_err(|_| broken())?;
-        match measure_image("image", &head) {
-            Ok(measured) => return Ok(measured),
-            Err(e) if end == text.len() => {
-                return Err(UpstreamError::Protocol(format!("the vendor's {e}")));
-            }
-            Err(_) => take = take.saturating_mul(8),
-        }
-    }
 }
 
 /// The request flow of DESIGN §2 from step 4: `request` read (an edit's with its `inputs`).
@@ -291,7 +232,7 @@ fn vet_answer(body: &[u8], n: u32) -> Result<Vetted, UpstreamError> {
                 "an image came without its bytes (b64_json)".into(),
             ));
         };
-        let (kind, size) = vet_b64(&b64)?;
+        let (kind, size) = image_bytes::vet_b64(&b64)?;
         mime.get_or_insert(kind);
         drawn.push(size);
         text_bytes += image.revised_prompt.as_ref().map_or(0, |t| t.len() as u64);
@@ -491,7 +432,7 @@ impl ImageMeter {
         if !partial && self.drawn.len() >= self.n as usize {
             return Err(UpstreamError::Protocol("more images than asked".into()));
         }
-        let (mime, size) = vet_b64(&event.b64_json)?;
+        let (mime, size) = image_bytes::vet_b64(&event.b64_json)?;
         Ok(StreamEvent {
             kind: event.kind,
             b64_json: event.b64_json,
@@ -624,42 +565,4 @@ fn add_usage(sum: &mut ImageUsage, more: &ImageUsage) {
 /// An edit's image (or mask) whose bytes are not an image it takes, naming the field.
 pub fn bad_image(field: &str, why: String) -> ApiError {
     ApiError::invalid(field, "invalid_image", why)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn b64(bytes: &[u8]) -> String {
-        base64::engine::general_purpose::STANDARD.encode(bytes)
-    }
-
-    /// A PNG's signature and header: what the gateway reads of an image.
-    fn png_head(width: u32, height: u32) -> Vec<u8> {
-        let mut head = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
-        head.extend_from_slice(&width.to_be_bytes());
-        head.extend_from_slice(&height.to_be_bytes());
-        head.extend_from_slice(&[8, 2, 0, 0, 0, 0, 0, 0, 0]);
-        head
-    }
-
-    #[test]
-    fn a_vendors_image_is_measured_from_its_head_and_its_base64_checked_whole() {
-        let mut image = png_head(1536, 1024);
-        image.resize(300_000, 7);
-        assert_eq!(
-            vet_b64(&b64(&image)).unwrap(),
-            ("image/png", Size::new(1536, 1024))
-        );
-        // A broken character far past the head is still found.
-        let mut text = b64(&image);
-        text.replace_range(200_000..200_001, "*");
-        assert!(vet_b64(&text).is_err());
-        assert!(vet_b64(&b64(b"<svg xmlns='http://www.w3.org/2000/svg'/>")).is_err());
-        assert!(
-            vet_b64(&b64(&png_head(50_000, 50_000))).is_err(),
-            "a bomb by its header"
-        );
-        assert!(vet_b64("abc").is_err());
-    }
 }

@@ -43,6 +43,7 @@ pub mod endpoint;
 pub mod generation;
 pub mod handlers;
 pub mod hold;
+pub mod image_bytes;
 pub mod imaging;
 pub mod live_session;
 pub mod pump;

@@ -50,6 +50,23 @@ pub enum Settlement {
     Release(String),
 }
 
+impl Settlement {
+    /// Settles `held` so (or releases it): what was charged, `None` when released.
+    pub async fn settle(
+        self,
+        held: HeldCharge,
+    ) -> Result<Option<Amount>, tollgate_exchange::errors::ApiError> {
+        match self {
+            Settlement::Charge(usage, basis) => held.settle(&usage, basis).await.map(Some),
+            Settlement::Within(capped) => capped.settle(held).await.map(Some),
+            Settlement::Release(why) => {
+                held.release(&why);
+                Ok(None)
+            }
+        }
+    }
+}
+
 /// A charge a meter cut class by class to the bound of what was relayed.
 #[derive(Debug)]
 pub struct Capped {
@@ -199,23 +216,10 @@ pub async fn pump<M: Meter>(
         None if sender.is_closed() && delivered < offered => End::ClientGone,
         None => End::Complete,
     };
-    let charged = match meter.finish(&end, delivered, offered) {
-        Settlement::Charge(usage, basis) => match held.settle(&usage, basis).await {
-            Ok(amount) => Some(amount),
-            Err(e) => {
-                tracing::error!(error = ?e, "settling a stream failed");
-                None
-            }
-        },
-        Settlement::Within(capped) => match capped.settle(held).await {
-            Ok(amount) => Some(amount),
-            Err(e) => {
-                tracing::error!(error = ?e, "settling a stream failed");
-                None
-            }
-        },
-        Settlement::Release(why) => {
-            held.release(&why);
+    let charged = match meter.finish(&end, delivered, offered).settle(held).await {
+        Ok(charged) => charged,
+        Err(e) => {
+            tracing::error!(error = ?e, "settling a stream failed");
             None
         }
     };

@@ -38,11 +38,25 @@ pub struct PromptEstimate {
     /// Inline images, audio and video, measured from their bytes (`tollgate_probe::media`) at
     /// the vendor's rates (`tollgate_native_genai::media`).
     pub media: u64,
+    /// The part of [`media`](Self::media) that is heard — audio, and a video's sound at the
+    /// vendor's audio rate — and the part that is seen — images, and a video whole: a model
+    /// priced by token class (`crate::text::Generation`) bounds each input modality by its own.
+    /// A video counts in both, so their sum may pass `media` by its sound.
+    pub media_by: MediaBy,
     /// The first part the gateway cannot measure, by its field: a `fileData` URI (the vendor
     /// fetches what the gateway never sees), inline bytes it cannot read, or `cachedContent`
     /// (the vendor adds a cache the gateway never saw to the prompt). Its size is the client's
     /// word only, so the hold covers the model's whole input limit.
     pub unmeasured: Option<String>,
+}
+
+/// Measured media by how the vendor counts it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MediaBy {
+    /// Audio tokens.
+    pub audio: u64,
+    /// Image and video tokens.
+    pub image: u64,
 }
 
 impl PromptEstimate {
@@ -86,8 +100,10 @@ pub fn estimate_prompt(request: &GenerateContentRequest) -> PromptEstimate {
             match part_media(part) {
                 PartMedia::None => {}
                 PartMedia::Text(tokens) => text = text.saturating_add(tokens),
-                PartMedia::Measured(tokens) => {
+                PartMedia::Measured(tokens, by) => {
                     estimate.media = estimate.media.saturating_add(tokens);
+                    estimate.media_by.audio = estimate.media_by.audio.saturating_add(by.audio);
+                    estimate.media_by.image = estimate.media_by.image.saturating_add(by.image);
                 }
                 PartMedia::Unmeasured(what) => {
                     estimate
@@ -188,8 +204,8 @@ enum PartMedia {
     None,
     /// Inline text (a `text/*` or JSON document): tokens to count as text.
     Text(u64),
-    /// Measured media: its tokens at the vendor's rates.
-    Measured(u64),
+    /// Measured media: its tokens at the vendor's rates, and how they split.
+    Measured(u64, MediaBy),
     /// Media the gateway cannot measure; the name of the part's field that holds it.
     Unmeasured(&'static str),
 }
@@ -215,16 +231,37 @@ fn part_media(part: &Part) -> PartMedia {
     match tollgate_probe::media::measure(&mime, &bytes) {
         Some(Measured::Video { seconds }) => match media::fps_multiple(part.video_fps()) {
             Some(fps) => {
-                PartMedia::Measured(media::tokens(Media::VideoSeconds(seconds)).saturating_mul(fps))
+                let tokens = media::tokens(Media::VideoSeconds(seconds)).saturating_mul(fps);
+                let sound = media::tokens(Media::AudioSeconds(seconds));
+                PartMedia::Measured(
+                    tokens,
+                    MediaBy {
+                        audio: sound,
+                        image: tokens,
+                    },
+                )
             }
             None => PartMedia::Unmeasured("videoMetadata.fps"),
         },
-        Some(measured) => {
-            PartMedia::Measured(tollgate_native_genai::media::tokens(match measured {
-                Measured::Image { width, height } => Media::Image { width, height },
-                Measured::Audio { seconds } => Media::AudioSeconds(seconds),
-                Measured::Video { seconds } => Media::VideoSeconds(seconds),
-            }))
+        Some(Measured::Image { width, height }) => {
+            let tokens = media::tokens(Media::Image { width, height });
+            PartMedia::Measured(
+                tokens,
+                MediaBy {
+                    audio: 0,
+                    image: tokens,
+                },
+            )
+        }
+        Some(Measured::Audio { seconds }) => {
+            let tokens = media::tokens(Media::AudioSeconds(seconds));
+            PartMedia::Measured(
+                tokens,
+                MediaBy {
+                    audio: tokens,
+                    image: 0,
+                },
+            )
         }
         None => PartMedia::Unmeasured("inlineData"),
     }

@@ -403,14 +403,7 @@ impl From<&ResponseUsage> for Claim {
 /// them beyond the text delivered is cut at the bound, docs/decisions.md).
 impl From<&LiveUsage> for Claim {
     fn from(usage: &LiveUsage) -> Claim {
-        let by = |details: &[tollgate_native_genai::live::ModalityCount]| {
-            let of = |m: &str| LiveUsage::of(details, m);
-            [
-                of("TEXT").saturating_add(of("DOCUMENT")),
-                of("AUDIO"),
-                of("IMAGE").saturating_add(of("VIDEO")),
-            ]
-        };
+        let by = by_modality;
         let (prompt, tools) = (
             by(&usage.prompt_tokens_details),
             by(&usage.tool_use_prompt_tokens_details),
@@ -432,6 +425,17 @@ impl From<&LiveUsage> for Claim {
             ],
         }
     }
+}
+
+/// Gemini's counts by modality as a claim's three (text, audio, image): documents are text,
+/// video frames images.
+pub(crate) fn by_modality(details: &[tollgate_native_genai::live::ModalityCount]) -> [u64; 3] {
+    let of = |m: &str| LiveUsage::of(details, m);
+    [
+        of("TEXT").saturating_add(of("DOCUMENT")),
+        of("AUDIO"),
+        of("IMAGE").saturating_add(of("VIDEO")),
+    ]
 }
 
 impl Claim {
@@ -492,7 +496,7 @@ impl Claim {
 }
 
 /// The class of `classes` the tariff prices dearest (the first, when it prices none of them).
-fn dearest(tariff: &Tariff, classes: &[TokenClass]) -> TokenClass {
+pub(crate) fn dearest(tariff: &Tariff, classes: &[TokenClass]) -> TokenClass {
     classes
         .iter()
         .copied()

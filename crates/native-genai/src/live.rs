@@ -670,7 +670,8 @@ pub const fn pcm_millis(bytes: u64, rate: u64) -> u64 {
 pub struct Unvetted(pub String);
 
 /// Token counts by modality (`ModalityTokenCount`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ModalityCount {
     /// `TEXT`, `IMAGE`, `VIDEO`, `AUDIO`, `DOCUMENT`.
     #[serde(default)]

@@ -11,6 +11,12 @@
 //! | `gen-2.5-flash-lite` | 65,536 | 1,048,576 | by default | 512 to 24,576 | yes | – |
 //! | `gen-3-`, `gen-3.` | 65,536 | 1,048,576 | by default | 128 to 32,768 | no | `LOW`, `HIGH` |
 //! | `gen-3-flash`, `gen-3.0-flash` | 65,536 | 1,048,576 | by default | 128 to 32,768 | no | `MINIMAL`, `LOW`, `MEDIUM`, `HIGH` |
+//! | `gen-2.5-flash-image` | 32,768 | 32,768 | none | – | – | – |
+//! | `gen-3-pro-image` | 32,768 | 65,536 | by default | 128 to 32,768 | no | – |
+//!
+//! The last two draw images ([`ImageOutput`]): `gen-2.5-flash-image` at one size, 1,290
+//! image-out tokens an image; `gen-3-pro-image` at `1K` and `2K`, 1,120 tokens an image, and
+//! `4K`, 2,000 (the vendor's published figures).
 //!
 //! Every thinking model also takes `-1` ("the model decides"). docs/api.md §2.9: "Models from generation
 //! 2.5 onward think by default", so [`Thinking::Budget::by_default`] is true for all of them
@@ -78,6 +84,9 @@ pub struct ModelLimits {
     pub thinking: Thinking,
     /// The `thinkingLevel` values the model takes, upper case; empty when it takes none.
     pub thinking_levels: &'static [&'static str],
+    /// What the model draws, for a model that answers `IMAGE` parts; `None` for one that
+    /// draws nothing (a request asking `responseModalities: ["IMAGE"]` of it is refused).
+    pub images: Option<ImageOutput>,
 }
 
 impl ModelLimits {
@@ -94,6 +103,7 @@ impl ModelLimits {
             by_default: false,
         },
         thinking_levels: &THINKING_LEVELS,
+        images: None,
     };
 
     /// Whether the model thinks when the request says nothing about thinking.
@@ -195,6 +205,121 @@ impl Default for ModelLimits {
     }
 }
 
+/// The aspect ratios an image model draws (`imageConfig.aspectRatio`), the first its default.
+pub const ASPECT_RATIOS: [&str; 10] = [
+    "1:1", "2:3", "3:2", "3:4", "4:3", "4:5", "5:4", "9:16", "16:9", "21:9",
+];
+
+/// What an image model of the family draws (docs/decisions.md, "Images"): the sizes it takes
+/// (`imageConfig.imageSize`), the sides of each aspect ratio at the first, and the image-out
+/// tokens the vendor publishes for one image of each size. Each size doubles the sides of the
+/// one before (`1K`, `2K`, `4K`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ImageOutput {
+    /// The `imageSize` values, smallest first; the first is the default.
+    pub sizes: &'static [&'static str],
+    /// Width and height of each of [`ASPECT_RATIOS`] at the first size.
+    pub sides: [(u32, u32); 10],
+    /// The image-out tokens of one image of each size, in the order of `sizes`.
+    pub tokens: &'static [u64],
+}
+
+impl ImageOutput {
+    /// The position of `size` among the sizes taken, `None` for one not taken (the vendor's
+    /// words are upper case: `1k` is refused, as the vendor refuses it).
+    pub fn size_index(&self, size: &str) -> Option<usize> {
+        self.sizes.iter().position(|s| *s == size)
+    }
+
+    /// The sides of an image of `aspect` at the size in position `size`.
+    ///
+    /// ```
+    /// use tollgate_native_genai::models::limits;
+    /// let pro = limits("gen-3-pro-image-preview").and_then(|l| l.images).ok_or("no images")?;
+    /// assert_eq!(pro.sides("16:9", 0), Some((1376, 768)));
+    /// assert_eq!(pro.sides("1:1", 2), Some((4096, 4096)));
+    /// # Ok::<(), &'static str>(())
+    /// ```
+    pub fn sides(&self, aspect: &str, size: usize) -> Option<(u32, u32)> {
+        let i = ASPECT_RATIOS.iter().position(|a| *a == aspect)?;
+        let (w, h) = self.sides[i];
+        let scale = 1u32 << size.min(self.sizes.len().saturating_sub(1));
+        Some((w * scale, h * scale))
+    }
+
+    /// The image-out tokens one relayed image may count: those of the size its decoded
+    /// `width` × `height` falls in (the smallest size whose largest image holds as many
+    /// pixels), never above the size asked (`asked`, a position in `sizes`) — a vendor that
+    /// draws larger than asked is bounded by what was asked.
+    ///
+    /// ```
+    /// use tollgate_native_genai::models::limits;
+    /// let pro = limits("gen-3-pro-image-preview").and_then(|l| l.images).ok_or("no images")?;
+    /// assert_eq!(pro.tokens_of(2, (4096, 4096)), 2_000);
+    /// assert_eq!(pro.tokens_of(2, (2048, 2048)), 1_120);
+    /// assert_eq!(pro.tokens_of(0, (4096, 4096)), 1_120); // asked 1K: bounded at 1K's
+    /// # Ok::<(), &'static str>(())
+    /// ```
+    pub fn tokens_of(&self, asked: usize, (width, height): (u32, u32)) -> u64 {
+        let pixels = u64::from(width) * u64::from(height);
+        let largest = self
+            .sides
+            .iter()
+            .map(|(w, h)| u64::from(*w) * u64::from(*h))
+            .max()
+            .unwrap_or(0);
+        let last = self.tokens.len().saturating_sub(1);
+        let drawn = (0..=last)
+            .find(|i| pixels <= largest << (2 * i))
+            .unwrap_or(last);
+        self.tokens
+            .get(drawn.min(asked).min(last))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The most tokens one image may count: the largest size's.
+    pub fn most_tokens(&self) -> u64 {
+        self.tokens.iter().copied().max().unwrap_or(0)
+    }
+}
+
+/// The 2.5 image model: one size, 1,290 tokens an image whatever its ratio.
+const FLASH_IMAGE: ImageOutput = ImageOutput {
+    sizes: &["1K"],
+    sides: [
+        (1024, 1024),
+        (832, 1248),
+        (1248, 832),
+        (864, 1184),
+        (1184, 864),
+        (896, 1152),
+        (1152, 896),
+        (768, 1344),
+        (1344, 768),
+        (1536, 672),
+    ],
+    tokens: &[1_290],
+};
+
+/// The 3 Pro image model: 1K and 2K at 1,120 tokens an image, 4K at 2,000.
+const PRO_IMAGE: ImageOutput = ImageOutput {
+    sizes: &["1K", "2K", "4K"],
+    sides: [
+        (1024, 1024),
+        (848, 1264),
+        (1264, 848),
+        (896, 1200),
+        (1200, 896),
+        (928, 1152),
+        (1152, 928),
+        (768, 1376),
+        (1376, 768),
+        (1584, 672),
+    ],
+    tokens: &[1_120, 1_120, 2_000],
+};
+
 /// One row of the table: the id prefix of a family and its limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Family {
@@ -231,6 +356,26 @@ const fn row(
             input_token_limit: BIG_INPUT,
             thinking,
             thinking_levels,
+            images: None,
+        },
+    }
+}
+
+/// A row of an image model: its input window, its output cap and what it draws.
+const fn image_row(
+    prefix: &'static str,
+    input_token_limit: u32,
+    thinking: Thinking,
+    images: ImageOutput,
+) -> Family {
+    Family {
+        prefix,
+        limits: ModelLimits {
+            max_output_tokens: 32_768,
+            input_token_limit,
+            thinking,
+            thinking_levels: &[],
+            images: Some(images),
         },
     }
 }
@@ -259,6 +404,13 @@ pub const FAMILIES: &[Family] = &[
         OUT_2_5,
         budget(128, 32_768, false),
         &THINKING_LEVELS,
+    ),
+    image_row("gen-2.5-flash-image", 32_768, Thinking::None, FLASH_IMAGE),
+    image_row(
+        "gen-3-pro-image",
+        65_536,
+        budget(128, 32_768, false),
+        PRO_IMAGE,
     ),
 ];
 
@@ -308,6 +460,8 @@ mod tests {
             ("gen-3.1-pro-preview", "gen-3."),
             ("gen-3-flash-preview", "gen-3-flash"),
             ("gen-3.0-flash", "gen-3.0-flash"),
+            ("gen-2.5-flash-image", "gen-2.5-flash-image"),
+            ("gen-3-pro-image-preview", "gen-3-pro-image"),
         ];
         for (id, prefix) in cases {
             assert_eq!(family(id).map(|f| f.prefix), Some(prefix), "{id}");
@@ -326,7 +480,7 @@ mod tests {
 
     #[test]
     fn generation_2_5_on_thinks_by_default() {
-        for f in FAMILIES {
+        for f in FAMILIES.iter().filter(|f| f.limits.images.is_none()) {
             let thinks = f.limits.thinks();
             assert_eq!(thinks, !f.prefix.starts_with("gen-2.0"), "{}", f.prefix);
             assert!(f.limits.input_token_limit == BIG_INPUT);

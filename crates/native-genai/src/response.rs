@@ -14,6 +14,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::live::ModalityCount;
 use crate::models::ModelLimits;
 use crate::request::{Content, FunctionCall};
 
@@ -235,7 +236,35 @@ pub struct UsageMetadata {
         skip_serializing_if = "Option::is_none"
     )]
     pub total_token_count: Option<u64>,
-    /// Fields this crate does not model (`promptTokensDetails`, ...), kept so they pass through.
+    /// The prompt by modality (`TEXT`, `IMAGE`, `AUDIO`, `VIDEO`, `DOCUMENT`).
+    #[serde(
+        default,
+        alias = "prompt_tokens_details",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub prompt_tokens_details: Vec<ModalityCount>,
+    /// The cached part of the prompt by modality.
+    #[serde(
+        default,
+        alias = "cache_tokens_details",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub cache_tokens_details: Vec<ModalityCount>,
+    /// The candidates by modality: an image model's `IMAGE` tokens are here.
+    #[serde(
+        default,
+        alias = "candidates_tokens_details",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub candidates_tokens_details: Vec<ModalityCount>,
+    /// The tool results by modality.
+    #[serde(
+        default,
+        alias = "tool_use_prompt_tokens_details",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub tool_use_prompt_tokens_details: Vec<ModalityCount>,
+    /// Fields this crate does not model (`trafficType`, ...), kept so they pass through.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

@@ -13,12 +13,14 @@
 //! | `generationConfig.thinkingConfig.thinkingLevel` | not with a budget ([`Rule::NotCombinable`]); only for a model that takes levels ([`Rule::UnsupportedParameter`]); one of the model's levels, case-insensitive ([`Rule::UnsupportedValue`]) |
 //! | `generationConfig.maxOutputTokens` | 1 to the model's output cap ([`Rule::OutOfRange`]) |
 //! | `generationConfig.candidateCount` | 1 to 8 ([`Rule::OutOfRange`]) |
+//! | `generationConfig.responseModalities` | a list of `TEXT`, `IMAGE`, `AUDIO` ([`Rule::Malformed`], [`Rule::UnsupportedValue`]); `IMAGE` only of a model that draws ([`Rule::UnsupportedValue`]) |
+//! | `generationConfig.imageConfig` | only of a model that draws ([`Rule::UnsupportedParameter`]); `aspectRatio` one of [`ASPECT_RATIOS`], `imageSize` one of the model's sizes ([`Rule::UnsupportedValue`]) |
 //!
 //! Everything else (sampling values, safety settings, tools) is the upstream's to judge. The first
 //! broken rule is reported, in the order of the table.
 
 use crate::error::{FieldError, Rule};
-use crate::models::{ModelLimits, THINKING_LEVELS, Thinking};
+use crate::models::{ASPECT_RATIOS, ModelLimits, THINKING_LEVELS, Thinking};
 use crate::request::{
     Content, GenerateContentRequest, GenerationConfig, Part, ROLE_MODEL, ROLE_USER,
 };
@@ -41,6 +43,11 @@ pub struct Validated {
     pub thinks: bool,
     /// Whether thoughts are returned as parts (`includeThoughts` on a request that thinks).
     pub include_thoughts: bool,
+    /// The size asked of the images the answer may hold (a position in the model's
+    /// [`ImageOutput::sizes`](crate::models::ImageOutput::sizes)); `None` when it holds none:
+    /// the model draws nothing, or the request asks for no `IMAGE` (an image model draws by
+    /// default).
+    pub image_size: Option<usize>,
 }
 
 impl Validated {
@@ -92,11 +99,13 @@ pub fn validate(
     let (thinks, include_thoughts) = check_thinking(config, limits)?;
     let max_output_tokens = check_max_output_tokens(config, limits)?;
     let candidate_count = check_candidate_count(config)?;
+    let image_size = check_images(config, limits)?;
     Ok(Validated {
         max_output_tokens,
         candidate_count,
         thinks,
         include_thoughts,
+        image_size,
     })
 }
 
@@ -274,6 +283,109 @@ fn check_candidate_count(config: &GenerationConfig) -> Result<u32, FieldError> {
     }
 }
 
+const MODALITIES: &str = "generationConfig.responseModalities";
+const IMAGE_CONFIG: &str = "generationConfig.imageConfig";
+
+/// The image size asked, when the answer may hold images (see [`Validated::image_size`]).
+fn check_images(
+    config: &GenerationConfig,
+    limits: &ModelLimits,
+) -> Result<Option<usize>, FieldError> {
+    let asks_images = match config
+        .extra
+        .get("responseModalities")
+        .or_else(|| config.extra.get("response_modalities"))
+    {
+        None | Some(serde_json::Value::Null) => limits.images.is_some(),
+        Some(serde_json::Value::Array(modalities)) => {
+            let mut images = false;
+            for (i, modality) in modalities.iter().enumerate() {
+                let word = modality.as_str().unwrap_or_default().to_ascii_uppercase();
+                match word.as_str() {
+                    "TEXT" | "AUDIO" => {}
+                    "IMAGE" if limits.images.is_some() => images = true,
+                    "IMAGE" => {
+                        return Err(FieldError::new(
+                            format!("{MODALITIES}[{i}]"),
+                            Rule::UnsupportedValue,
+                            format!(
+                                "'{MODALITIES}[{i}]' asks for IMAGE, but this model does not draw images; use an image model"
+                            ),
+                        ));
+                    }
+                    _ => {
+                        return Err(FieldError::new(
+                            format!("{MODALITIES}[{i}]"),
+                            Rule::UnsupportedValue,
+                            format!(
+                                "'{MODALITIES}[{i}]' {modality} is not accepted; use TEXT, IMAGE or AUDIO"
+                            ),
+                        ));
+                    }
+                }
+            }
+            images
+        }
+        Some(other) => {
+            return Err(FieldError::new(
+                MODALITIES,
+                Rule::Malformed,
+                format!("'{MODALITIES}' must be a list of modalities, not {other}"),
+            ));
+        }
+    };
+    let image_config = config
+        .extra
+        .get("imageConfig")
+        .or_else(|| config.extra.get("image_config"));
+    let Some(images) = limits.images else {
+        return match image_config {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(_) => Err(FieldError::new(
+                IMAGE_CONFIG,
+                Rule::UnsupportedParameter,
+                format!("'{IMAGE_CONFIG}' is not supported: this model does not draw images"),
+            )),
+        };
+    };
+    let setting = |camel: &str, snake: &str| {
+        image_config
+            .and_then(|c| c.get(camel).or_else(|| c.get(snake)))
+            .filter(|v| !v.is_null())
+    };
+    if let Some(aspect) = setting("aspectRatio", "aspect_ratio")
+        && !aspect.as_str().is_some_and(|a| ASPECT_RATIOS.contains(&a))
+    {
+        let field = format!("{IMAGE_CONFIG}.aspectRatio");
+        return Err(FieldError::new(
+            field.clone(),
+            Rule::UnsupportedValue,
+            format!(
+                "'{field}' {aspect} is not accepted; use one of {}",
+                ASPECT_RATIOS.join(", ")
+            ),
+        ));
+    }
+    let size = match setting("imageSize", "image_size") {
+        None => 0,
+        Some(size) => size
+            .as_str()
+            .and_then(|s| images.size_index(s))
+            .ok_or_else(|| {
+                let field = format!("{IMAGE_CONFIG}.imageSize");
+                FieldError::new(
+                    field.clone(),
+                    Rule::UnsupportedValue,
+                    format!(
+                        "'{field}' {size} is not accepted; this model draws {}",
+                        images.sizes.join(", ")
+                    ),
+                )
+            })?,
+    };
+    Ok(asks_images.then_some(size))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -311,7 +423,8 @@ mod tests {
                 max_output_tokens: 65_536,
                 candidate_count: 1,
                 thinks: true,
-                include_thoughts: false
+                include_thoughts: false,
+                image_size: None,
             }
         );
         let ok = validate(&GenerateContentRequest::text("Hi"), &model("gen-2.0-flash")).unwrap();
@@ -528,6 +641,70 @@ mod tests {
                 refused(&count(bad), "gen-2.5-flash"),
                 (COUNT.into(), Rule::OutOfRange)
             );
+        }
+    }
+
+    #[test]
+    fn images_only_of_a_model_that_draws() {
+        let asked = |config: Value| with_config(config);
+        let image = json!({"responseModalities": ["TEXT", "IMAGE"]});
+        assert_eq!(
+            refused(&asked(image.clone()), "gen-2.5-flash"),
+            (
+                "generationConfig.responseModalities[1]".into(),
+                Rule::UnsupportedValue
+            )
+        );
+        let drawn = validate(&asked(image), &model("gen-2.5-flash-image")).unwrap();
+        assert_eq!(drawn.image_size, Some(0));
+        // An image model draws by default; TEXT alone draws nothing.
+        let plain = validate(
+            &GenerateContentRequest::text("Hi"),
+            &model("gen-3-pro-image-preview"),
+        );
+        assert_eq!(plain.unwrap().image_size, Some(0));
+        let text = validate(
+            &asked(json!({"responseModalities": ["text"]})),
+            &model("gen-2.5-flash-image"),
+        );
+        assert_eq!(text.unwrap().image_size, None);
+        let four_k = asked(json!({"imageConfig": {"imageSize": "4K", "aspectRatio": "16:9"}}));
+        assert_eq!(
+            validate(&four_k, &model("gen-3-pro-image-preview"))
+                .unwrap()
+                .image_size,
+            Some(2)
+        );
+        assert_eq!(
+            refused(&four_k, "gen-2.5-flash-image"),
+            (
+                "generationConfig.imageConfig.imageSize".into(),
+                Rule::UnsupportedValue
+            )
+        );
+        assert_eq!(
+            refused(&four_k, "gen-2.5-flash"),
+            (
+                "generationConfig.imageConfig".into(),
+                Rule::UnsupportedParameter
+            )
+        );
+        let lower = asked(json!({"imageConfig": {"imageSize": "4k"}}));
+        assert_eq!(
+            refused(&lower, "gen-3-pro-image-preview").1,
+            Rule::UnsupportedValue
+        );
+        let ratio = asked(json!({"imageConfig": {"aspectRatio": "7:3"}}));
+        assert_eq!(
+            refused(&ratio, "gen-3-pro-image-preview"),
+            (
+                "generationConfig.imageConfig.aspectRatio".into(),
+                Rule::UnsupportedValue
+            )
+        );
+        for bad in [json!("IMAGE"), json!(["SMELL"])] {
+            let request = asked(json!({"responseModalities": bad}));
+            assert!(validate(&request, &model("gen-3-pro-image-preview")).is_err());
         }
     }
 }

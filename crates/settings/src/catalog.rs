@@ -110,6 +110,30 @@ impl ModelEntry {
 /// A price by size names only sizes the model makes (its row of the generic table, under its
 /// public or its upstream id): a size it cannot make would never be asked for, and a typo would
 /// leave the size it meant at `per_second`.
+/// A native model that draws images must price them (docs/decisions.md, "Images"): by token
+/// class, with an `image_out` price — else its images would be charged at its text price, the
+/// peers' commonest image-billing complaint.
+fn check_image_output_priced(public: &str, m: &ModelConfig) -> Result<(), ConfigError> {
+    if m.kind != ModelKind::NativeText {
+        return Ok(());
+    }
+    let id = m.upstream_model.as_deref().unwrap_or(public);
+    let draws = tollgate_native_genai::models::limits(id)
+        .or_else(|| tollgate_native_genai::models::limits(public))
+        .is_some_and(|l| l.images.is_some());
+    if draws
+        && m.price
+            .class_price(tollgate_billing::TokenClass::ImageOut)
+            .is_none()
+    {
+        return Err(ConfigError::Invalid(format!(
+            "model {public:?} draws images: price it by meter = \"token_classes\" with an \
+             image_out price, so its images are not charged as text"
+        )));
+    }
+    Ok(())
+}
+
 fn check_sizes_priced(public: &str, m: &ModelConfig) -> Result<(), ConfigError> {
     let Tariff::VideoSeconds {
         per_second_by_size, ..
@@ -255,13 +279,16 @@ impl Catalog {
             m.price
                 .validate()
                 .map_err(|e| ConfigError::Invalid(format!("model {public:?}: price: {e}")))?;
-            if m.price.meter() != m.kind.meter() {
+            let meters = m.kind.meters();
+            if !meters.contains(&m.price.meter()) {
+                let names: Vec<&str> = meters.iter().map(|m| m.as_str()).collect();
                 return Err(ConfigError::Invalid(format!(
                     "model {public:?}: its endpoints charge by {}, but its price says meter = {:?}",
-                    m.kind.meter(),
+                    names.join(" or "),
                     m.price.meter().as_str()
                 )));
             }
+            check_image_output_priced(public, m)?;
             check_sizes_priced(public, m)?;
             // Each level's positions in the flat list of the model's channels.
             let mut levels = Vec::new();

@@ -621,17 +621,19 @@ impl ModelKind {
                 ModelKind::Images => Modality::Images,
             }
     }
-    /// The meter its endpoints count a charge on (docs/api.md §8): a price on another meter
-    /// could only charge every request its bound, so the configuration refuses one.
-    pub const fn meter(self) -> Meter {
+    /// The meters its endpoints count a charge on (docs/api.md §8), the usual first: a price on
+    /// another meter could only charge every request its bound, so the configuration refuses
+    /// one. A native model may be priced by token class (an image model: its images out cost
+    /// many times its text, docs/decisions.md "Images").
+    pub const fn meters(self) -> &'static [Meter] {
         match self {
-            ModelKind::Embeddings => Meter::Tokens,
-            ModelKind::Speech => Meter::Characters,
-            ModelKind::Transcription => Meter::AudioSeconds,
-            ModelKind::ClipVideo => Meter::VideoTokens,
-            ModelKind::GenericVideo => Meter::VideoSeconds,
-            ModelKind::NativeText => Meter::TextTokens,
-            ModelKind::Realtime | ModelKind::Live | ModelKind::Images => Meter::TokenClasses,
+            ModelKind::Embeddings => &[Meter::Tokens],
+            ModelKind::Speech => &[Meter::Characters],
+            ModelKind::Transcription => &[Meter::AudioSeconds],
+            ModelKind::ClipVideo => &[Meter::VideoTokens],
+            ModelKind::GenericVideo => &[Meter::VideoSeconds],
+            ModelKind::NativeText => &[Meter::TextTokens, Meter::TokenClasses],
+            ModelKind::Realtime | ModelKind::Live | ModelKind::Images => &[Meter::TokenClasses],
         }
     }
 }

@@ -35,6 +35,13 @@
 //! capped by `maxOutputTokens`, which thoughts and answer share; an answer cut short ends with
 //! `MAX_TOKENS`. `[call]` in the prompt, with `tools[].functionDeclarations`, makes the answer a
 //! `functionCall` of the first declared function.
+//!
+//! The image models (`gen-2.5-flash-image`, `gen-3-pro-image-preview`) draw one picture after
+//! a short text unless `responseModalities` leaves `IMAGE` out: a PNG of the sides
+//! `imageConfig.aspectRatio` and `imageSize` give (`tollgate_native_genai::models::ImageOutput`),
+//! times the `image_scale` knob (a vendor drawing larger than asked). Its tokens are the
+//! vendor's for the size drawn, in `candidatesTokenCount` and, by modality,
+//! `candidatesTokensDetails`.
 
 use base64::Engine as _;
 use bytes::Bytes;
@@ -52,6 +59,8 @@ pub(crate) struct Model {
     pub output_limit: u64,
     /// Thinks by default (generation 2.5 and later).
     pub thinking: bool,
+    /// Draws images.
+    pub draws: bool,
 }
 
 /// The models the simulator knows; any other id is a 404 `NOT_FOUND`.
@@ -63,6 +72,7 @@ pub(crate) const MODELS: &[Model] = &[
         input_limit: 1_048_576,
         output_limit: 8_192,
         thinking: false,
+        draws: false,
     },
     Model {
         id: "gen-2.5-flash",
@@ -71,6 +81,7 @@ pub(crate) const MODELS: &[Model] = &[
         input_limit: 1_048_576,
         output_limit: 65_536,
         thinking: true,
+        draws: false,
     },
     Model {
         id: "gen-2.5-flash-lite",
@@ -79,6 +90,7 @@ pub(crate) const MODELS: &[Model] = &[
         input_limit: 1_048_576,
         output_limit: 65_536,
         thinking: true,
+        draws: false,
     },
     Model {
         id: "gen-2.5-pro",
@@ -87,6 +99,7 @@ pub(crate) const MODELS: &[Model] = &[
         input_limit: 1_048_576,
         output_limit: 65_536,
         thinking: true,
+        draws: false,
     },
     Model {
         id: "gen-3-pro-preview",
@@ -95,6 +108,25 @@ pub(crate) const MODELS: &[Model] = &[
         input_limit: 1_048_576,
         output_limit: 65_536,
         thinking: true,
+        draws: false,
+    },
+    Model {
+        id: "gen-2.5-flash-image",
+        display_name: "Gen 2.5 Flash Image",
+        version: "2.5",
+        input_limit: 32_768,
+        output_limit: 32_768,
+        thinking: false,
+        draws: true,
+    },
+    Model {
+        id: "gen-3-pro-image-preview",
+        display_name: "Gen 3 Pro Image Preview",
+        version: "3-pro-image-preview-11-2025",
+        input_limit: 65_536,
+        output_limit: 32_768,
+        thinking: true,
+        draws: true,
     },
 ];
 
@@ -354,7 +386,13 @@ pub(crate) fn array_error_frame(at: u32) -> Bytes {
 }
 
 /// Answers a request on a recognised route (auth and knobs already applied).
-pub(crate) fn respond(route: &Route<'_>, mode: Mode, body: &[u8], files: &Files) -> Reply {
+pub(crate) fn respond(
+    route: &Route<'_>,
+    mode: Mode,
+    body: &[u8],
+    files: &Files,
+    image_scale: u32,
+) -> Reply {
     if route.op == Op::List {
         let models: Vec<Value> = MODELS.iter().map(model_json).collect();
         return Reply::Json(200, json!({ "models": models }));
@@ -394,7 +432,7 @@ pub(crate) fn respond(route: &Route<'_>, mode: Mode, body: &[u8], files: &Files)
             Err(message) => refuse(mode, 400, &message),
         };
     }
-    let plan = match Plan::new(model, &request, body, files) {
+    let plan = match Plan::new(model, &request, body, files, image_scale) {
         Ok(plan) => plan,
         Err(message) => return refuse(mode, 400, &message),
     };
@@ -734,6 +772,70 @@ struct Plan {
     response_id: String,
     /// Set when `includeThoughts` is true and the model thought.
     signature: Option<String>,
+    /// The picture an image model drew.
+    image: Option<Drawn>,
+}
+
+/// A picture drawn: its tokens and its PNG, base64.
+#[derive(Debug)]
+struct Drawn {
+    tokens: u64,
+    b64: String,
+}
+
+/// The picture `model` draws for `config`, if it draws: the sides of the ratio and size asked,
+/// times `scale`; its tokens the vendor's for the size drawn.
+fn draw(
+    model: &Model,
+    config: Option<&Map<String, Value>>,
+    prompt: &str,
+    scale: u32,
+) -> Result<Option<Drawn>, String> {
+    let Some(images) = tollgate_native_genai::models::limits(model.id).and_then(|l| l.images)
+    else {
+        return Ok(None);
+    };
+    let asks = match config.and_then(|c| field(c, "responseModalities", "response_modalities")) {
+        None => true,
+        Some(Value::Array(modalities)) => modalities
+            .iter()
+            .any(|m| m.as_str().is_some_and(|m| m.eq_ignore_ascii_case("IMAGE"))),
+        Some(_) => return Err("Invalid value at 'generation_config.response_modalities'".into()),
+    };
+    if !model.draws || !asks {
+        return Ok(None);
+    }
+    let image_config = config.and_then(|c| field(c, "imageConfig", "image_config"));
+    let setting = |camel, snake| {
+        image_config
+            .and_then(Value::as_object)
+            .and_then(|c| field(c, camel, snake))
+            .and_then(Value::as_str)
+    };
+    let aspect = setting("aspectRatio", "aspect_ratio").unwrap_or("1:1");
+    let size = match setting("imageSize", "image_size") {
+        None => 0,
+        Some(size) => images
+            .size_index(size)
+            .ok_or_else(|| format!("Invalid image size {size:?}"))?,
+    };
+    let (w, h) = images
+        .sides(aspect, size)
+        .ok_or_else(|| format!("Invalid aspect ratio {aspect:?}"))?;
+    let (w, h) = (w * scale.max(1), h * scale.max(1));
+    let seed = prompt
+        .bytes()
+        .fold(7u32, |a, b| a.wrapping_mul(31).wrapping_add(u32::from(b)));
+    let png = crate::images::picture(
+        tollgate_images::Size::new(w, h),
+        seed,
+        1,
+        tollgate_images::OutputFormat::Png,
+    )?;
+    Ok(Some(Drawn {
+        tokens: images.tokens_of(usize::MAX, (w, h)),
+        b64: base64::engine::general_purpose::STANDARD.encode(png),
+    }))
 }
 
 impl Plan {
@@ -742,6 +844,7 @@ impl Plan {
         request: &Map<String, Value>,
         body: &[u8],
         files: &Files,
+        image_scale: u32,
     ) -> Result<Plan, String> {
         let prompt = prompt_of(request, "GenerateContentRequest", files)?;
         let config = match field(request, "generationConfig", "generation_config") {
@@ -814,6 +917,7 @@ impl Plan {
                 (Answer::Text(kept.to_owned()), finish)
             }
         };
+        let image = draw(model, config, &text, image_scale)?;
         let shows_thoughts = include_thoughts && thoughts > 0;
         let signed = shows_thoughts || matches!(answer, Answer::Call(_));
         let signature = signed.then(|| signature(&response_id));
@@ -827,6 +931,7 @@ impl Plan {
             finish,
             response_id,
             signature,
+            image,
         })
     }
 
@@ -848,7 +953,29 @@ impl Plan {
         if thoughts > 0 {
             usage["thoughtsTokenCount"] = json!(thoughts);
         }
+        if self.model.draws {
+            // An image model itemises its candidates: the picture once it is sent.
+            let sent = candidates >= self.answer_tokens() + self.image_tokens();
+            let drawn = if sent { self.image_tokens() } else { 0 };
+            let mut details = vec![json!({"modality": "TEXT", "tokenCount": candidates - drawn})];
+            if drawn > 0 {
+                details.push(json!({"modality": "IMAGE", "tokenCount": drawn}));
+            }
+            usage["candidatesTokensDetails"] = Value::Array(details);
+        }
         usage
+    }
+
+    /// The picture's part.
+    fn image_part(&self) -> Option<Value> {
+        self.image
+            .as_ref()
+            .map(|d| json!({"inlineData": {"mimeType": "image/png", "data": d.b64}}))
+    }
+
+    /// The picture's tokens.
+    fn image_tokens(&self) -> u64 {
+        self.image.as_ref().map_or(0, |d| d.tokens)
     }
 
     /// One `GenerateContentResponse` with these parts.
@@ -889,8 +1016,14 @@ impl Plan {
             Answer::Call(_) => "",
         };
         parts.extend(self.answer_part(text));
+        parts.extend(self.image_part());
         sign_last(&mut parts, self.signature.as_deref());
-        self.response(parts, true, self.answer_tokens(), self.thoughts)
+        self.response(
+            parts,
+            true,
+            self.answer_tokens() + self.image_tokens(),
+            self.thoughts,
+        )
     }
 
     /// The chunks of a stream: thought chunks first (when shown), then the answer in pieces; every
@@ -920,6 +1053,11 @@ impl Plan {
                 let parts = self.answer_part("").into_iter().collect();
                 chunks.push((parts, self.answer_tokens(), self.thoughts));
             }
+        }
+        if let Some(part) = self.image_part() {
+            // The picture comes whole, in a chunk of its own.
+            let candidates = chunks.last().map_or(0, |c| c.1);
+            chunks.push((vec![part], candidates + self.image_tokens(), self.thoughts));
         }
         // The signature goes on the last part sent.
         if let Some(parts) = chunks
@@ -1126,8 +1264,38 @@ mod unit {
             &map,
             body.as_bytes(),
             &Files::new(),
+            1,
         )
         .unwrap()
+    }
+
+    /// An image model draws a PNG of the ratio and size asked, and itemises its tokens.
+    #[test]
+    fn image_models_draw_and_itemise() {
+        let mut request = user("a red fox");
+        request["generationConfig"] = json!({"imageConfig": {"aspectRatio": "16:9"}});
+        let whole = plan("gen-2.5-flash-image", request).whole();
+        let parts = whole["candidates"][0]["content"]["parts"]
+            .as_array()
+            .unwrap();
+        let data = parts.last().unwrap()["inlineData"]["data"]
+            .as_str()
+            .unwrap();
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .unwrap();
+        assert_eq!(&png[16..24], &[0, 0, 5, 64, 0, 0, 3, 0]); // 1344 x 768
+        let usage = &whole["usageMetadata"];
+        let details = usage["candidatesTokensDetails"].as_array().unwrap();
+        assert_eq!(
+            details[1],
+            json!({"modality": "IMAGE", "tokenCount": 1_290})
+        );
+        let text = details[0]["tokenCount"].as_u64().unwrap();
+        assert_eq!(usage["candidatesTokenCount"], json!(text + 1_290));
+        let mut text_only = user("a red fox");
+        text_only["generationConfig"] = json!({"responseModalities": ["TEXT"]});
+        assert!(plan("gen-2.5-flash-image", text_only).image.is_none());
     }
 
     fn user(text: &str) -> Value {

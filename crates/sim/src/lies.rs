@@ -18,6 +18,7 @@ const USAGE_KEYS: &[&str] = &[
     "totalTokenCount",
     "completion_tokens",
     "seconds",
+    "tokenCount",
 ];
 
 /// Replaces every usage figure in `value` with `figure`.

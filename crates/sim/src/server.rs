@@ -467,7 +467,8 @@ async fn native(
                     files.insert(uri, bytes);
                 }
             }
-            crate::genai::respond(&route, mode, &body, &files)
+            let scale = knobs.get().image_scale.unwrap_or(1);
+            crate::genai::respond(&route, mode, &body, &files, scale)
         }
     };
     genai_reply(reply, knobs)

@@ -2,7 +2,8 @@
 //! `tollgate_images`): OpenAI Images, served by the model's image channels and billed by token
 //! class within the bound of the images relayed (`crate::imaging`).
 
-use crate::imaging::{self, InputImage, bad_image, measure_image};
+use crate::image_bytes::measure_image;
+use crate::imaging::{self, InputImage, bad_image};
 use crate::spool::Spooled;
 use crate::upload::{self, UploadLimits};
 use http::{Request, Response};

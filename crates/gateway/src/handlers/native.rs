@@ -82,28 +82,26 @@ async fn generate_as(
     let (model, _) = routes::native_model(parts.uri.path());
     let (entry, model_limits) = native_model(&ctx.settings.catalog, model)?;
     let valid = tollgate_native_genai::validate(&request, &model_limits)?;
-    let max_output = valid.max_total_output_tokens();
 
     // 5. The hold: the prompt as measured and the most the request can produce.
-    let (_, held, local_input) = hold_prompt(
+    let (_, held, charge) = hold_prompt(
         &ctx,
         &principal,
         &entry,
         &model_limits,
         request,
         raw.len(),
-        max_output,
+        &valid,
     )
     .await?;
 
     // 6–8.
     match delivery {
         Delivery::Events => {
-            generation::stream_events(&ctx, &entry, raw, held, local_input, NativeSse).await
+            generation::stream_events(&ctx, &entry, raw, held, charge, NativeSse).await
         }
         Delivery::Whole | Delivery::Array => {
-            let (bytes, upstream_time) =
-                generate_whole(&state, &entry, raw, held, local_input).await?;
+            let (bytes, upstream_time) = generate_whole(&state, &entry, raw, held, charge).await?;
             let body = if delivery == Delivery::Array {
                 // The array form of one response: what the vendor sends for a stream of one.
                 let mut array = Vec::with_capacity(bytes.len() + 2);

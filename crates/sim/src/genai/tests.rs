@@ -511,7 +511,9 @@ async fn max_tokens_function_calls_count_tokens_and_models() {
             "models/gen-2.5-flash",
             "models/gen-2.5-flash-lite",
             "models/gen-2.5-pro",
-            "models/gen-3-pro-preview"
+            "models/gen-3-pro-preview",
+            "models/gen-2.5-flash-image",
+            "models/gen-3-pro-image-preview"
         ]
     );
     let model = send(

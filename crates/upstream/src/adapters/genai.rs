@@ -24,14 +24,16 @@ use futures_util::{FutureExt, StreamExt};
 use http::{Method, Request, header};
 use std::time::Instant;
 
-/// Bounds on a streamed answer (docs/decisions.md, "Upstream answers bounded"): a text-generation chunk is a few KB; inline images in an answer stay far below.
+/// Bounds on a streamed answer (docs/decisions.md, "Upstream answers bounded"): a text-generation
+/// chunk is a few KB, but an image model sends each image whole in one event — a 4K PNG, in
+/// base64, can pass 30 MB (docs/decisions.md, "Images").
 const STREAM_LIMITS: tollgate_sse::Limits = tollgate_sse::Limits {
-    max_event_bytes: 8 << 20,
-    max_total_bytes: 64 << 20,
+    max_event_bytes: 48 << 20,
+    max_total_bytes: 96 << 20,
 };
 
-/// The largest non-streamed answer read.
-const MAX_RESPONSE: usize = 32 << 20;
+/// The largest non-streamed answer read: a few 4K images.
+const MAX_RESPONSE: usize = 96 << 20;
 
 /// The `genai` format behind the text-generation seam.
 #[derive(Debug, Clone, Copy, Default)]
