@@ -317,3 +317,152 @@ price = { meter = "text_tokens", input_per_million_tokens = "0.30", output_per_m
         "{err}"
     );
 }
+
+const IMAGEN: &str = r#"
+[[channels]]
+name = "genai"
+format = "genai"
+base_url = "sim"
+first_byte_timeout_ms = 30000
+idle_timeout_ms = 30000
+
+[models."imagen-4.0-generate-001"]
+kind = "native-images"
+channels = ["genai"]
+price = { meter = "images", per_image = "0.04" }
+
+[models."imagen-4.0-ultra-generate-001"]
+kind = "native-images"
+channels = ["genai"]
+price = { meter = "images", per_image = "0.06" }
+"#;
+
+fn predict(model: &str) -> String {
+    format!("/v1beta/models/{model}:predict")
+}
+
+/// The pictures of a `:predict` answer, decoded: their sides and the type their bytes are.
+fn predicted(answer: &Value) -> Vec<((usize, usize), String)> {
+    answer["predictions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(p["bytesBase64Encoded"].as_str()?)
+                .unwrap();
+            let size = imagesize::blob_size(&bytes).unwrap();
+            Some((
+                (size.width, size.height),
+                p["mimeType"].as_str()?.to_owned(),
+            ))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn imagen_is_charged_by_the_picture_relayed() {
+    let gw = TestGateway::with_config(IMAGEN).await;
+    let (account, key) = gw.account("10").await;
+    let r = gw
+        .post_json(
+            &predict("imagen-4.0-generate-001"),
+            &key,
+            &json!({"instances": [{"prompt": "A fox in the snow"}],
+                    "parameters": {"sampleCount": 3, "aspectRatio": "16:9", "outputOptions": {"mimeType": "image/jpeg"}}}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let drawn = predicted(&r.json());
+    assert_eq!(drawn, vec![((1408, 768), "image/jpeg".to_owned()); 3]);
+    assert_eq!(
+        gw.spent_of_ten(&account).await,
+        amount(at(3_000_000, "0.04"))
+    );
+    let request_id = r.headers["x-request-id"].to_str().unwrap().to_owned();
+    let charge = gw
+        .get(&format!("/v1/charges/{request_id}"), &key)
+        .await
+        .json();
+    let row = charge["data"][0].to_string();
+    assert!(row.contains("images") && row.contains("1408x768"), "{row}");
+    gw.audit_account(&account).await;
+}
+
+#[tokio::test]
+async fn a_filtered_picture_is_relayed_with_its_reason_and_not_charged() {
+    let gw = TestGateway::with_config(IMAGEN).await;
+    let (account, key) = gw.account("10").await;
+    let r = gw
+        .post_json(
+            &predict("imagen-4.0-generate-001"),
+            &key,
+            &json!({"instances": [{"prompt": "[refuse] a crowd"}], "parameters": {"sampleCount": 2}}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let answer = r.json();
+    assert_eq!(predicted(&answer).len(), 1);
+    assert!(answer["predictions"][1]["raiFilteredReason"].is_string());
+    assert_eq!(
+        gw.spent_of_ten(&account).await,
+        amount(at(1_000_000, "0.04"))
+    );
+    // Every picture filtered: nothing charged.
+    let r = gw
+        .post_json(
+            &predict("imagen-4.0-ultra-generate-001"),
+            &key,
+            &json!({"instances": [{"prompt": "[refuse] a crowd"}], "parameters": {"sampleCount": 1}}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        gw.spent_of_ten(&account).await,
+        amount(at(1_000_000, "0.04"))
+    );
+    assert_eq!(gw.open_holds(&account).await, 0);
+}
+
+#[tokio::test]
+async fn bad_imagen_requests_are_refused_by_name_before_the_vendor() {
+    let gw = TestGateway::with_config(IMAGEN).await;
+    let (account, key) = gw.account("10").await;
+    let cases = [
+        (
+            "imagen-4.0-generate-001",
+            json!({"instances": []}),
+            "instances",
+        ),
+        (
+            "imagen-4.0-generate-001",
+            json!({"instances": [{"prompt": "a"}], "parameters": {"sampleCount": 5}}),
+            "parameters.sampleCount",
+        ),
+        (
+            "imagen-4.0-ultra-generate-001",
+            json!({"instances": [{"prompt": "a"}], "parameters": {"sampleCount": 2}}),
+            "parameters.sampleCount",
+        ),
+        (
+            "imagen-4.0-generate-001",
+            json!({"instances": [{"prompt": "a"}], "parameters": {"aspectRatio": "21:9"}}),
+            "parameters.aspectRatio",
+        ),
+    ];
+    for (model, body, field) in cases {
+        let r = gw.post_json(&predict(model), &key, &body).await;
+        assert_eq!(r.status, 400, "{field}: {}", r.text());
+        assert!(r.text().contains(field), "{field}: {}", r.text());
+    }
+    let r = gw
+        .post_json(
+            &predict("gen-2.5-flash"),
+            &key,
+            &json!({"instances": [{"prompt": "a"}]}),
+        )
+        .await;
+    assert_eq!(r.status, 404, "{}", r.text());
+    assert_eq!(gw.calls("POST /v1beta/models/{model}:predict"), 0);
+    assert_eq!(gw.spent_of_ten(&account).await, Amount::ZERO);
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The OpenAI Node SDK and @google/genai, unmodified, against a running gateway (the embedded
 # default, the simulator as every upstream, a TLS listener for the OpenAI SDK's wss://): npm ci,
-# a key made with the CLI, then videos.test.mjs, live.test.mjs and images.test.mjs.
+# a key made with the CLI, then videos.test.mjs, live.test.mjs, images.test.mjs and
+# native_images.test.mjs.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,3 +19,4 @@ export TOLLGATE_BIN="$bin" TOLLGATE_DATABASE_URL="$db" NODE_EXTRA_CA_CERTS="$TOL
 node "$here/videos.test.mjs" || { keep_log=1; exit 1; }
 node "$here/live.test.mjs" || { keep_log=1; exit 1; }
 node "$here/images.test.mjs" || { keep_log=1; exit 1; }
+node "$here/native_images.test.mjs" || { keep_log=1; exit 1; }

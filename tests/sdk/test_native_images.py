@@ -1,15 +1,18 @@
 """The native family's image output with the vendor's own SDK, `google-genai`, unmodified
-(docs/api.md §2.9, §8 rule 10): `generate_content` and `generate_content_stream` on the embedded
+(docs/api.md §2.9, §8 rules 10–11), and Imagen's `:predict` over HTTP: `generate_content` and
+`generate_content_stream` on the embedded
 default's image models, each image opened by Pillow at the ratio and size asked, and each charge
 checked to the nano-unit from the usage the client saw — text at the text prices, images at the
 image-out price (gen-2.5-flash-image: text in 0.30, text out 2.50, image out 30 per million;
 gen-3-pro-image-preview: 2, 12 and 120)."""
 
+import base64
 import io
 import itertools
 import time
 from decimal import ROUND_CEILING, Decimal
 
+import httpx
 import pytest
 from google import genai
 from google.genai import errors as genai_errors
@@ -123,3 +126,56 @@ def test_images_asked_of_a_text_model_are_refused_and_cost_nothing(base_url):
         )
     assert caught.value.code == 400 and "imageSize" in str(caught.value.message)
     assert paid(name) == 0
+
+
+
+def test_imagen_predict_is_charged_by_the_picture(base_url):
+    """Imagen's `:predict` over raw HTTP: google-genai 3.4.0 calls it only on the vendor's
+    enterprise platform and deprecates it for the developer API (image models answer through
+    `generate_content` instead), so a client of the developer API's `:predict` speaks HTTP. Each
+    picture costs 0.04 (imagen-4.0-generate-001 in the default); a picture the vendor filters
+    comes back with its reason and costs nothing."""
+    name, key = fresh_account()
+    url = f"{base_url}/v1beta/models/imagen-4.0-generate-001:predict"
+    headers = {"x-goog-api-key": key}
+    body = {
+        "instances": [{"prompt": "A fox in the snow"}],
+        "parameters": {"sampleCount": 2, "aspectRatio": "16:9", "outputOptions": {"mimeType": "image/jpeg"}},
+    }
+    answer = httpx.post(url, json=body, headers=headers, timeout=60).raise_for_status().json()
+    images = [Image.open(io.BytesIO(base64.b64decode(p["bytesBase64Encoded"]))) for p in answer["predictions"]]
+    assert [(i.format, i.size) for i in images] == [("JPEG", (1408, 768))] * 2
+    assert paid(name) == Decimal("0.08")
+    body = {"instances": [{"prompt": "[refuse] a crowd"}], "parameters": {"sampleCount": 2}}
+    answer = httpx.post(url, json=body, headers=headers, timeout=60).raise_for_status().json()
+    assert [bool(p.get("bytesBase64Encoded")) for p in answer["predictions"]] == [True, False]
+    assert answer["predictions"][1]["raiFilteredReason"]
+    assert paid(name) == Decimal("0.12")
+    ultra = f"{base_url}/v1beta/models/imagen-4.0-ultra-generate-001:predict"
+    refused = httpx.post(ultra, json={"instances": [{"prompt": "a"}], "parameters": {"sampleCount": 2}}, headers=headers)
+    assert refused.status_code == 400 and "parameters.sampleCount" in refused.json()["error"]["message"]
+    assert paid(name) == Decimal("0.12")
+
+
+def test_generate_images_in_express_mode_is_charged_by_the_picture(base_url):
+    """The SDK's own `generate_images`, in the mode it serves it (the vendor's enterprise
+    platform, express: a key and no project), which calls
+    `/v1beta1/publishers/google/models/{model}:predict`."""
+    name, key = fresh_account()
+    c = genai.Client(vertexai=True, api_key=key, http_options=types.HttpOptions(base_url=base_url))
+    answer = c.models.generate_images(
+        model="imagen-4.0-fast-generate-001",
+        prompt="A paper boat",
+        config=types.GenerateImagesConfig(number_of_images=3, aspect_ratio="3:4"),
+    )
+    images = [Image.open(io.BytesIO(g.image.image_bytes)) for g in answer.generated_images]
+    assert [(i.format, i.size) for i in images] == [("PNG", (896, 1280))] * 3
+    assert paid(name) == Decimal("0.06")
+    with pytest.raises(genai_errors.ClientError) as caught:
+        c.models.generate_images(
+            model="imagen-4.0-fast-generate-001",
+            prompt="A paper boat",
+            config=types.GenerateImagesConfig(image_size="2K"),
+        )
+    assert caught.value.code == 400 and "sampleImageSize" in str(caught.value.message)
+    assert paid(name) == Decimal("0.06")

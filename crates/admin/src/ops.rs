@@ -512,6 +512,7 @@ impl PolicyEdit {
                 let meters: Vec<&str> = Meter::ALL
                     .map(Meter::as_str)
                     .into_iter()
+                    .filter(|m| *m != tollgate_request::quotas::IMAGES)
                     .chain([tollgate_request::quotas::IMAGES])
                     .collect();
                 let mut out = BTreeMap::new();

@@ -9,6 +9,7 @@
 //! | 6 generic video | seconds generated, rounded up, minimum 1 | [`Usage::VideoSeconds`] | [`video_seconds`] |
 //! | 7 native generation | input and output tokens, thinking counted as output | [`Usage::TextTokens`] | the upstream's usage |
 //! | 8 live sessions, images | tokens by class: text, audio, image; in, cached in, out | [`Usage::TokenClasses`] | the upstream's usage, bounded by the gateway's measure |
+//! | 11 images by the picture | images delivered | [`Usage::Images`] | the gateway: each image relayed, decoded |
 
 use std::fmt;
 use std::time::Duration;
@@ -69,6 +70,8 @@ pub enum Usage {
     /// docs/api.md §8 rule 8: tokens by class, each at its own price — one response of a live
     /// voice session, one image call ([`crate::token_class`]).
     TokenClasses(TokenClasses),
+    /// docs/api.md §8 rule 11: images delivered, each at the model's price for one (Imagen).
+    Images(u64),
 }
 
 /// The price tier of a clip-format video task (docs/api.md §8 rule 5).
@@ -109,11 +112,13 @@ pub enum Meter {
     TextTokens,
     /// docs/api.md §8 rule 8.
     TokenClasses,
+    /// docs/api.md §8 rule 11.
+    Images,
 }
 
 impl Meter {
     /// Every meter, in declaration order.
-    pub const ALL: [Meter; 7] = [
+    pub const ALL: [Meter; 8] = [
         Meter::Characters,
         Meter::AudioSeconds,
         Meter::Tokens,
@@ -121,6 +126,7 @@ impl Meter {
         Meter::VideoSeconds,
         Meter::TextTokens,
         Meter::TokenClasses,
+        Meter::Images,
     ];
 
     /// The name used as the `meter` tag in the price book.
@@ -133,6 +139,7 @@ impl Meter {
             Meter::VideoSeconds => "video_seconds",
             Meter::TextTokens => "text_tokens",
             Meter::TokenClasses => "token_classes",
+            Meter::Images => "images",
         }
     }
 }
@@ -154,6 +161,7 @@ impl Usage {
             Usage::VideoSeconds(_) | Usage::VideoSecondsAtSize { .. } => Meter::VideoSeconds,
             Usage::TextTokens { .. } => Meter::TextTokens,
             Usage::TokenClasses(_) => Meter::TokenClasses,
+            Usage::Images(_) => Meter::Images,
         }
     }
 
@@ -208,7 +216,8 @@ impl Usage {
             | Usage::Tokens(n)
             | Usage::VideoSeconds(n)
             | Usage::VideoSecondsAtSize { seconds: n, .. }
-            | Usage::VideoTokens { tokens: n, .. } => n,
+            | Usage::VideoTokens { tokens: n, .. }
+            | Usage::Images(n) => n,
             Usage::TextTokens { input, output } => input.saturating_add(output),
             Usage::TokenClasses(classes) => classes.total(),
         }
@@ -245,6 +254,7 @@ impl Usage {
                 format!("input_tokens={input};output_tokens={output}")
             }
             Usage::TokenClasses(classes) => classes.in_words(),
+            Usage::Images(n) => format!("images={n}"),
         }
     }
 }

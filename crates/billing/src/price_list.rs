@@ -14,6 +14,7 @@
 //! | `video_seconds` | `output_cost_per_video_per_second` | — |
 //! | `video_tokens` | — | — |
 //! | `token_classes` | per class × 10⁶: `input_cost_per_token` (`text_in`), `cache_read_input_token_cost`, `input_cost_per_audio_token`, `cache_read_input_audio_token_cost`, `input_cost_per_image_token`, `cache_read_input_image_token_cost`, `output_cost_per_token` (`text_out`), `output_cost_per_audio_token`, `output_cost_per_image_token` | `cost.input`, `cost.cache_read` (cached text), `cost.input_audio`, `cost.output`, `cost.output_audio` |
+//! | `images` | `output_cost_per_image` | — |
 //!
 //! A field the list does not have for the model's meter is [`Unlisted`]: the model keeps its
 //! price. The clip tier's `reference_video_ratio` is not in either list and is kept, and so is
@@ -69,6 +70,8 @@ pub struct Listed {
     pub audio_second: Option<Decimal>,
     /// A second of video generated.
     pub video_second: Option<Decimal>,
+    /// An image drawn (`images`).
+    pub image: Option<Decimal>,
     /// A token of each class the list prices apart (`token_classes`).
     pub classes: BTreeMap<TokenClass, Decimal>,
 }
@@ -175,6 +178,7 @@ impl PriceList {
                             character: price("input_cost_per_character")?,
                             audio_second: price("input_cost_per_second")?,
                             video_second: price("output_cost_per_video_per_second")?,
+                            image: price("output_cost_per_image")?,
                             classes: classes(&LITELLM_CLASSES, price)?,
                         },
                     );
@@ -217,6 +221,7 @@ impl PriceList {
                                         .normalize()
                                 }),
                                 video_second: None,
+                                image: None,
                                 classes: classes(&MODELS_DEV_CLASSES, per_million)?,
                             },
                         );
@@ -262,6 +267,9 @@ impl PriceList {
                 per_second_by_size: per_second_by_size.clone(),
             }),
             Tariff::VideoTokens { .. } => None,
+            Tariff::Images { .. } => listed.image.map(|p| Tariff::Images {
+                per_image: p.normalize(),
+            }),
             // The classes the list prices, over those priced here.
             Tariff::TokenClasses { per_million: here } => {
                 (!listed.classes.is_empty()).then(|| Tariff::TokenClasses {

@@ -143,6 +143,14 @@ pub enum Tariff {
         )]
         per_million: BTreeMap<TokenClass, Decimal>,
     },
+    /// docs/api.md §8 rule 11: images delivered, at a price for each (Imagen's published
+    /// prices are per image, whatever its size).
+    Images {
+        /// Price per image.
+        #[serde(with = "price")]
+        #[cfg_attr(feature = "schema", schemars(with = "crate::schema::Price"))]
+        per_image: Decimal,
+    },
 }
 
 fn default_reference_video_ratio() -> Decimal {
@@ -160,6 +168,7 @@ impl Tariff {
             Tariff::VideoSeconds { .. } => Meter::VideoSeconds,
             Tariff::TextTokens { .. } => Meter::TextTokens,
             Tariff::TokenClasses { .. } => Meter::TokenClasses,
+            Tariff::Images { .. } => Meter::Images,
         }
     }
 
@@ -173,7 +182,8 @@ impl Tariff {
             | Tariff::AudioSeconds { per_second: price }
             | Tariff::Tokens {
                 per_million_tokens: price,
-            } => vec![price],
+            }
+            | Tariff::Images { per_image: price } => vec![price],
             Tariff::VideoSeconds {
                 per_second,
                 ref per_second_by_size,
@@ -254,6 +264,9 @@ impl Tariff {
                     .iter()
                     .map(|(class, price)| Ok((*class, scale(*price)?)))
                     .collect::<Result<_, BillingError>>()?,
+            },
+            Tariff::Images { per_image } => Tariff::Images {
+                per_image: scale(per_image)?,
             },
         })
     }
@@ -346,6 +359,7 @@ impl Tariff {
     /// - Text tokens: `(input × input price + output × output price) / 1 000 000`, the output
     ///   including thinking tokens (rule 7).
     /// - Tokens by class: `Σ tokens of a class × the class's price / 1 000 000` (rule 8).
+    /// - Images: `images × price` (rule 11).
     ///
     /// Errors: [`BillingError::MeterMismatch`] if the usage was counted on another meter than this
     /// tariff prices, [`BillingError::NegativePrice`] for a negative price, and
@@ -469,6 +483,9 @@ impl Tariff {
                 )?)?,
             (Tariff::TokenClasses { .. }, Usage::TokenClasses(classes)) => {
                 self.classes_cost(&classes)?
+            }
+            (Tariff::Images { per_image }, Usage::Images(images)) => {
+                Cost::of(images, &[*per_image], PER_UNIT)?
             }
             (tariff, usage) => {
                 return Err(BillingError::MeterMismatch {

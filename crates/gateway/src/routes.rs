@@ -215,6 +215,10 @@ static ROUTES: &[Endpoint] = &[
         .key(Key(Google), Some("native"))
         .reads(Body::Native)
         .about(handlers::native::about_count_tokens), client!(handlers::native::count_tokens)),
+    Endpoint::new(row(Route::NativePredict, POST, Model(Some("predict")), "native_predict")
+        .key(Key(Google), Some("images"))
+        .metered(Body::Native, Streams::No)
+        .about(handlers::native_images::about), client!(handlers::native_images::predict)),
     Endpoint::new(row(Route::NativeEmbed, POST, Model(Some("embedContent")), "native_embed")
         .key(Key(Google), Some("embeddings"))
         .metered(Body::Embeddings, Streams::No)
@@ -384,6 +388,14 @@ mod tests {
         );
         assert_eq!(
             name(&Method::POST, "/v1beta/models/x:predict"),
+            Route::NativePredict
+        );
+        assert_eq!(
+            name(&Method::POST, "/v1beta1/publishers/google/models/x:predict"),
+            Route::NativePredict
+        );
+        assert_eq!(
+            name(&Method::POST, "/v1beta/models/x:explode"),
             Route::NotFound
         );
         assert_eq!(

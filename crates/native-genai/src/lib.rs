@@ -101,6 +101,7 @@ pub mod error;
 pub mod live;
 pub mod media;
 pub mod models;
+pub mod predict;
 pub mod request;
 pub mod response;
 pub mod responses;

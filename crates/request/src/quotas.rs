@@ -187,7 +187,8 @@ struct Taken {
     units: u64,
 }
 
-/// The per-minute quota of images asked (`per_minute.images`), beside the meters' names.
+/// The per-minute quota of images asked (`per_minute.images`), beside the meters' names: the
+/// name of the images meter too (`Meter::Images`, Imagen's), whose units it counts.
 pub const IMAGES: &str = "images";
 
 /// What one admission holds: units of windowed quotas and concurrency slots. Dropped without
@@ -635,9 +636,12 @@ fn spend_quotas(
     spend: u64,
 ) -> Vec<(QuotaName, u64, u64)> {
     let mut out = Vec::new();
+    // The images meter's per minute is `per_minute.images`, the images a request asks for,
+    // taken by `admit_images` before its hold: counted once, not again as units.
     if let Some(limit) = policy
         .per_minute
         .as_ref()
+        .filter(|_| meter != Meter::Images)
         .and_then(|m| m.get(meter.as_str()))
     {
         out.push((QuotaName::Units(meter), *limit, units));

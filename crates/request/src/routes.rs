@@ -71,6 +71,8 @@ pub enum Route {
     NativeStream,
     /// `POST /v1beta/models/{model}:countTokens` (also under `/v1/models/`)
     NativeCountTokens,
+    /// `POST /v1beta/models/{model}:predict` (also under `/v1/models/`): Imagen's pictures
+    NativePredict,
     /// `GET /v1beta/models`
     NativeListModels,
     /// `POST /v1beta/models/{model}:embedContent` (also under `/v1/models/`)
@@ -184,10 +186,21 @@ pub enum PathPattern {
     ItemThen(&'static str, &'static str),
     /// Anything under this prefix (a router of its own).
     Under(&'static str),
-    /// A model under `/v1beta/models/` or `/v1/models/`: `{model}` alone (`None`) or
+    /// A model under one of [`MODEL_PREFIXES`]: `{model}` alone (`None`) or
     /// `{model}:{action}`.
     Model(Option<&'static str>),
 }
+
+/// Where the native family's models are: the developer API's `/v1beta/models/` and
+/// `/v1/models/`, and the vendor's enterprise platform in its express mode (a key, no project),
+/// `/v1beta1/publishers/google/models/` and `/v1/publishers/google/models/` — where the SDKs'
+/// `generate_images` calls `:predict` (docs/decisions.md, "Imagen, by the picture").
+pub const MODEL_PREFIXES: [&str; 4] = [
+    "/v1beta/models/",
+    "/v1/models/",
+    "/v1beta1/publishers/google/models/",
+    "/v1/publishers/google/models/",
+];
 
 /// How a route's clients present their key (docs/api.md §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -375,6 +388,7 @@ pub fn is_native_client(headers: &http::HeaderMap, path: &str, query: Option<&st
         || headers.contains_key("x-vendor-api-key")
         || query.is_some_and(|q| crate::auth::query_param(q, "key").is_some())
         || path.starts_with("/v1beta/")
+        || path.starts_with("/v1beta1/")
 }
 
 impl PathPattern {
@@ -390,9 +404,9 @@ impl PathPattern {
                 .is_some_and(one_segment),
             PathPattern::Under(prefix) => path.starts_with(prefix),
             PathPattern::Model(action) => {
-                let Some(rest) = path
-                    .strip_prefix("/v1beta/models/")
-                    .or_else(|| path.strip_prefix("/v1/models/"))
+                let Some(rest) = MODEL_PREFIXES
+                    .iter()
+                    .find_map(|prefix| path.strip_prefix(prefix))
                     .filter(|rest| one_segment(rest))
                 else {
                     return false;
@@ -439,6 +453,8 @@ pub fn family_of(path: &str) -> Family {
         Family::Ark
     } else if path.starts_with("/v1beta/")
         || path == "/v1beta"
+        || path.starts_with("/v1beta1/")
+        || path.starts_with("/v1/publishers/")
         || (path.starts_with("/v1/models/") && path.contains(':'))
     {
         Family::Google

@@ -595,6 +595,9 @@ pub enum ModelKind {
     Live,
     /// `/v1/images/generations`, `/v1/images/edits`: images drawn, priced by token class.
     Images,
+    /// `/v1beta/models/{model}:predict`: the native family's image models priced by the
+    /// picture (Imagen), served by its text-generation channels.
+    NativeImages,
 }
 
 impl ModelKind {
@@ -616,7 +619,7 @@ impl ModelKind {
                 ModelKind::Transcription => Modality::Recognition,
                 ModelKind::ClipVideo => Modality::ClipTasks,
                 ModelKind::GenericVideo => Modality::GenericVideoTasks,
-                ModelKind::NativeText => Modality::TextGeneration,
+                ModelKind::NativeText | ModelKind::NativeImages => Modality::TextGeneration,
                 ModelKind::Realtime | ModelKind::Live => Modality::LiveSessions,
                 ModelKind::Images => Modality::Images,
             }
@@ -634,6 +637,7 @@ impl ModelKind {
             ModelKind::GenericVideo => &[Meter::VideoSeconds],
             ModelKind::NativeText => &[Meter::TextTokens, Meter::TokenClasses],
             ModelKind::Realtime | ModelKind::Live | ModelKind::Images => &[Meter::TokenClasses],
+            ModelKind::NativeImages => &[Meter::Images],
         }
     }
 }

@@ -156,6 +156,8 @@ pub(crate) enum Op {
     Generate,
     Stream,
     Count,
+    /// Imagen's `:predict`.
+    Predict,
 }
 
 /// A recognised native route.
@@ -189,6 +191,7 @@ impl Route<'_> {
             Op::Generate => format!("POST {p}/models/{{model}}:generateContent"),
             Op::Stream => format!("POST {p}/models/{{model}}:streamGenerateContent"),
             Op::Count => format!("POST {p}/models/{{model}}:countTokens"),
+            Op::Predict => format!("POST {p}/models/{{model}}:predict"),
         }
     }
 
@@ -235,6 +238,7 @@ pub(crate) fn route<'a>(method: &Method, path: &'a str) -> Option<Route<'a>> {
             "generateContent" => (model, Op::Generate),
             "streamGenerateContent" => (model, Op::Stream),
             "countTokens" => (model, Op::Count),
+            "predict" => (model, Op::Predict),
             _ => return None,
         },
         Some(_) => return None,
@@ -397,11 +401,15 @@ pub(crate) fn respond(
         let models: Vec<Value> = MODELS.iter().map(model_json).collect();
         return Reply::Json(200, json!({ "models": models }));
     }
+    if route.op == Op::Predict {
+        return imagen::predict(route.model, body, image_scale);
+    }
     let Some(model) = find_model(route.model) else {
         let action = match route.op {
             Op::Generate => "generateContent",
             Op::Stream => "streamGenerateContent",
             Op::Count => "countTokens",
+            Op::Predict => "predict",
             Op::List | Op::Get => "get",
         };
         let version = route.prefix.trim_start_matches('/');
@@ -1490,5 +1498,6 @@ mod unit {
     }
 }
 
+mod imagen;
 #[cfg(test)]
 mod tests;

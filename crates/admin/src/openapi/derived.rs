@@ -36,6 +36,7 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     requests.subschema_for::<tollgate_native_genai::CountTokensResponse>();
     requests.subschema_for::<tollgate_native_genai::embed::EmbedContentRequest>();
     requests.subschema_for::<tollgate_native_genai::embed::BatchEmbedContentsRequest>();
+    requests.subschema_for::<tollgate_native_genai::predict::PredictRequest>();
     requests.subschema_for::<tollgate_native_genai::ResponsesRequest>();
     // The chat bridge's answer shares its message with the request: one shape, the reader's.
     requests.subschema_for::<tollgate_native_genai::ChatCompletionRequest>();
@@ -51,6 +52,7 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     // What the gateway writes.
     let mut answers = generator(Contract::Serialize);
     answers.subschema_for::<tollgate_embeddings::EmbeddingResponse>();
+    answers.subschema_for::<tollgate_native_genai::predict::PredictResponse>();
     answers.subschema_for::<tollgate_vendor_audio::T2aResponse>();
     answers.subschema_for::<tollgate_compat_audio::transcription::JsonResponse>();
     answers.subschema_for::<tollgate_compat_audio::transcription::VerboseJsonResponse>();

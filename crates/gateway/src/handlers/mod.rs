@@ -11,6 +11,7 @@ pub mod images;
 pub mod media;
 pub mod native;
 pub mod native_embeddings;
+pub mod native_images;
 pub mod ops;
 pub mod realtime;
 pub mod responses;

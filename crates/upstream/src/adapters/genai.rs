@@ -69,6 +69,16 @@ impl TextGenerator for Genai {
     ) -> BoxFuture<'a, Result<Answer<Bytes>, UpstreamError>> {
         count_tokens(client, endpoint, model, body).boxed()
     }
+
+    fn predict<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        model: &'a str,
+        body: Bytes,
+    ) -> BoxFuture<'a, Result<Answer<Bytes>, UpstreamError>> {
+        predict(client, endpoint, model, body).boxed()
+    }
 }
 
 /// `:generateContent`: the vendor's JSON answer, as bytes.
@@ -78,8 +88,29 @@ pub async fn generate(
     model: &str,
     body: Bytes,
 ) -> Result<Answer<Bytes>, UpstreamError> {
+    whole(client, endpoint, model, "generateContent", body).await
+}
+
+/// `:predict`: the vendor's JSON answer, as bytes (up to four 2K images, inline).
+pub async fn predict(
+    client: &HttpClient,
+    endpoint: &Endpoint,
+    model: &str,
+    body: Bytes,
+) -> Result<Answer<Bytes>, UpstreamError> {
+    whole(client, endpoint, model, "predict", body).await
+}
+
+/// The whole JSON answer of the model's `action`, up to [`MAX_RESPONSE`].
+async fn whole(
+    client: &HttpClient,
+    endpoint: &Endpoint,
+    model: &str,
+    action: &str,
+    body: Bytes,
+) -> Result<Answer<Bytes>, UpstreamError> {
     let started = Instant::now();
-    let path = format!("/v1beta/models/{}:generateContent", model_segment(model)?);
+    let path = format!("/v1beta/models/{}:{action}", model_segment(model)?);
     let response = send(client, endpoint, &path, body).await?;
     let bytes =
         HttpClient::read_body(response.into_body(), MAX_RESPONSE, &endpoint.timeouts).await?;

@@ -39,4 +39,13 @@ pub trait TextGenerator: Send + Sync {
         model: &'a str,
         body: Bytes,
     ) -> BoxFuture<'a, Result<Answer<Bytes>, UpstreamError>>;
+
+    /// An image model's pictures (Imagen's `:predict`): the whole answer, its images inline.
+    fn predict<'a>(
+        &'a self,
+        client: &'a HttpClient,
+        endpoint: &'a Endpoint,
+        model: &'a str,
+        body: Bytes,
+    ) -> BoxFuture<'a, Result<Answer<Bytes>, UpstreamError>>;
 }
