@@ -1,9 +1,11 @@
-// OpenAI Images with the OpenAI Node SDK, unmodified (docs/api.md §2.13): `images.generate`
-// (each image's size read from its own PNG header), `images.edit` with two images and a mask
+// OpenAI Images with the OpenAI Node SDK and the Vercel AI SDK, unmodified (docs/api.md §2.13):
+// `images.generate` (each image's size read from its own PNG header), `images.edit` with two images and a mask
 // (PNGs made here with node:zlib), and a stream of partial images. Each charge is checked to the
 // nano-unit at the embedded default's gpt-image-2 prices (text in 5, image in 8, image out 30
 // per million). Environment: TOLLGATE_BASE_URL, TOLLGATE_BIN, TOLLGATE_DATABASE_URL.
 import OpenAI, { toFile } from "openai";
+import { createOpenAI } from "@ai-sdk/openai";
+import { generateImage } from "ai";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { deflateSync, crc32 } from "node:zlib";
@@ -117,4 +119,25 @@ const png = (width, height, rgba = [200, 30, 60, 255]) => {
   assert.equal(events[1].usage.output_tokens, 1_756 + 100);
 }
 
-console.log("images.test.mjs: generate, edit and stream charged to the nano-unit");
+// The Vercel AI SDK's generateImage through its OpenAI provider: two 1024x1024 images at low
+// (196 image tokens each, providerOptions.openai.quality), b64_json asked for by the SDK.
+{
+  const name = `node-images-${process.pid}-${accounts++}`;
+  const apiKey = cli("keys", "create", "--name", name, "--balance", "5").trim();
+  const provider = createOpenAI({ baseURL: `${process.env.TOLLGATE_BASE_URL}/v1`, apiKey });
+  const prompt = "A red fox asleep in the snow";
+  const { images, responses } = await generateImage({
+    model: provider.image("gpt-image-2"),
+    prompt,
+    n: 2,
+    size: "1024x1024",
+    providerOptions: { openai: { quality: "low" } },
+    maxRetries: 0,
+  });
+  assert.equal(images.length, 2);
+  for (const image of images) assert.deepEqual(pngSize(Buffer.from(image.uint8Array)), [1024, 1024]);
+  const expected = nanos(textTokens(prompt), 5) + nanos(2 * 196, 30);
+  assert.equal(asNanos(responses[0].headers["x-tollgate-charge"]), expected);
+}
+
+console.log("images.test.mjs: generate, edit and stream charged to the nano-unit; the AI SDK's generateImage too");

@@ -11,7 +11,7 @@ from decimal import Decimal
 import openai
 from PIL import Image
 
-from conftest import new_key
+from conftest import balance, new_key
 
 _names = itertools.count()
 MILLION = Decimal(1_000_000)
@@ -94,3 +94,30 @@ def test_a_stream_of_partial_images_sharpens_and_ends_with_the_usage(base_url):
     usage = events[-1].usage
     assert usage.output_tokens == 196 + 200
     assert usage.input_tokens == text_tokens(prompt)
+
+
+def test_litellm_image_generation_is_charged_openais_tokens(base_url):
+    """LiteLLM's `image_generation` through its OpenAI provider, pointed at the gateway: the
+    image at the size asked, the charge gpt-image-2's low-quality 196 tokens and the prompt."""
+    import os
+
+    # LiteLLM fetches its price list from the network at import unless told to use its own copy.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    name = f"images-{next(_names)}"
+    key = new_key(name, "5")
+    prompt = "A lantern in the fog"
+    answer = litellm.image_generation(
+        model="openai/gpt-image-2",
+        prompt=prompt,
+        size="1024x1024",
+        quality="low",
+        n=1,
+        api_base=f"{base_url}/v1",
+        api_key=key,
+    )
+    decoded = Image.open(io.BytesIO(base64.b64decode(answer.data[0].b64_json)))
+    assert decoded.size == (1024, 1024)
+    expected = (text_tokens(prompt) * Decimal(5) + 196 * Decimal(30)) / MILLION
+    assert Decimal(5) - balance(name) == expected
