@@ -281,6 +281,7 @@ fn compare(expect: &Value, explained: &Value) -> Vec<String> {
         "exact",
         "priced",
         "cut_by_bound",
+        "note",
     ] {
         if let Some(want) = expect.get(field)
             && explained[field] != *want
