@@ -466,3 +466,43 @@ async fn bad_imagen_requests_are_refused_by_name_before_the_vendor() {
     assert_eq!(gw.calls("POST /v1beta/models/{model}:predict"), 0);
     assert_eq!(gw.spent_of_ten(&account).await, Amount::ZERO);
 }
+
+#[tokio::test]
+async fn imagen_counts_its_pictures_once_on_the_keys_images_per_minute() {
+    let gw = TestGateway::with_config(IMAGEN).await;
+    let (account, _) = gw.account("10").await;
+    let key = gw
+        .key_with(
+            &account,
+            tollgate_store::AccessPolicy {
+                per_minute: Some([("images".to_owned(), 3)].into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .secret;
+    let ask =
+        |n: u32| json!({"instances": [{"prompt": "a kite"}], "parameters": {"sampleCount": n}});
+    let path = predict("imagen-4.0-generate-001");
+    let first = gw.post_json(&path, &key, &ask(2)).await;
+    assert_eq!(first.status, 200, "{}", first.text());
+    let second = gw.post_json(&path, &key, &ask(2)).await;
+    assert_eq!(second.status, 429, "{}", second.text());
+    assert!(
+        second.text().contains("3 images per minute"),
+        "{}",
+        second.text()
+    );
+    assert_eq!(
+        gw.calls("POST /v1beta/models/{model}:predict"),
+        1,
+        "never sent"
+    );
+    // The two relayed count once: as images asked, not again as the meter's units.
+    let third = gw.post_json(&path, &key, &ask(1)).await;
+    assert_eq!(third.status, 200, "{}", third.text());
+    assert_eq!(
+        gw.spent_of_ten(&account).await,
+        amount(at(3_000_000, "0.04"))
+    );
+}
