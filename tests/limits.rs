@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::TestGateway;
+use common::{TestGateway, fresh_minute};
 use serde_json::{Value, json};
 use std::time::Duration;
 use tollgate_sim::KnobSettings;
@@ -80,16 +80,6 @@ kind = "native-text"
 channels = ["genai"]
 price = { meter = "text_tokens", input_per_million_tokens = "0.30", output_per_million_tokens = "2.50" }
 "#;
-
-/// Waits, if need be, until a minute has at least `seconds` left: a test of a per-minute
-/// window must not straddle two.
-async fn fresh_minute(seconds: u64) {
-    let now = u64::try_from(tollgate_journal::clock::now_millis()).unwrap();
-    let left = 60_000 - now % 60_000;
-    if left < seconds * 1_000 {
-        tokio::time::sleep(Duration::from_millis(left + 50)).await;
-    }
-}
 
 async fn key_with(gw: &TestGateway, account: &str, policy: AccessPolicy) -> (String, String) {
     let key = gw.key_with(account, policy).await;

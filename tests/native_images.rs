@@ -387,6 +387,19 @@ async fn imagen_is_charged_by_the_picture_relayed() {
     let row = charge["data"][0].to_string();
     assert!(row.contains("images") && row.contains("1408x768"), "{row}");
     gw.audit_account(&account).await;
+    // Listed, and read, as the vendor lists Imagen: by its one method.
+    let listed = gw.get("/v1beta/models", &key).await.json();
+    let imagen = listed["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "models/imagen-4.0-generate-001")
+        .cloned()
+        .unwrap();
+    assert_eq!(imagen["supportedGenerationMethods"], json!(["predict"]));
+    let one = gw.get("/v1beta/models/imagen-4.0-generate-001", &key).await;
+    assert_eq!(one.status, 200, "{}", one.text());
+    assert_eq!(one.json(), imagen);
 }
 
 #[tokio::test]
@@ -469,6 +482,8 @@ async fn bad_imagen_requests_are_refused_by_name_before_the_vendor() {
 
 #[tokio::test]
 async fn imagen_counts_its_pictures_once_on_the_keys_images_per_minute() {
+    // Within one minute window (the quota's).
+    common::fresh_minute(20).await;
     let gw = TestGateway::with_config(IMAGEN).await;
     let (account, _) = gw.account("10").await;
     let key = gw

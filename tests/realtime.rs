@@ -676,10 +676,7 @@ async fn a_session_is_hung_up_at_its_keys_daily_budget() {
 #[tokio::test]
 async fn a_sessions_audio_counts_in_the_keys_audio_seconds_per_minute() {
     // Within one minute window (the quota's).
-    let now = u64::try_from(tollgate_journal::clock::now_millis()).unwrap();
-    if 60_000 - now % 60_000 < 20_000 {
-        tokio::time::sleep(Duration::from_millis(60_000 - now % 60_000 + 50)).await;
-    }
+    common::fresh_minute(20).await;
     let gw = TestGateway::with_config(CONFIG).await;
     let (account, _) = gw.account("100").await;
     // A step is 30 s heard and 30 s spoken: one session's first step fits in 100, two do not.

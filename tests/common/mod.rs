@@ -689,3 +689,13 @@ pub fn amount(money: rust_decimal::Decimal) -> Amount {
             .unwrap(),
     )
 }
+
+/// Waits, if need be, until a minute has at least `seconds` left: a test of a per-minute
+/// window must not straddle two.
+pub async fn fresh_minute(seconds: u64) {
+    let now = u64::try_from(tollgate_journal::clock::now_millis()).unwrap();
+    let left = 60_000 - now % 60_000;
+    if left < seconds * 1_000 {
+        tokio::time::sleep(Duration::from_millis(left + 50)).await;
+    }
+}

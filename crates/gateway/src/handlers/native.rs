@@ -167,7 +167,10 @@ pub async fn list_models(
         .catalog
         .models()
         .into_iter()
-        .filter(|m| m.kind == ModelKind::NativeText && policy::may_use_model(&principal, &m.public))
+        .filter(|m| {
+            matches!(m.kind, ModelKind::NativeText | ModelKind::NativeImages)
+                && policy::may_use_model(&principal, &m.public)
+        })
         .map(|m| translate::model_object(m, limits_of(m).as_ref()))
         .collect();
     Ok(body::json_response(
@@ -184,6 +187,14 @@ pub async fn get_model(
 ) -> Result<Response<ResponseBody>, ApiError> {
     let _query = request.uri().query().unwrap_or_default();
     let (model, _) = routes::native_model(request.uri().path());
+    let bare = model.strip_prefix("models/").unwrap_or(model);
+    if let Some(imagen) = ctx.settings.catalog.resolve(bare, ModelKind::NativeImages) {
+        crate::admission::admit_model(&principal, &imagen.public)?;
+        return Ok(body::json_response(
+            StatusCode::OK,
+            &translate::model_object(imagen, None),
+        ));
+    }
     let (entry, model_limits) = native_model(&ctx.settings.catalog, model)?;
     crate::admission::admit_model(&principal, &entry.public)?;
     Ok(body::json_response(
