@@ -22,6 +22,7 @@ pub fn model_object(entry: &ModelEntry, limits: Option<&ModelLimits>) -> Value {
             "inputTokenLimit": IMAGEN_LIMITS.0,
             "outputTokenLimit": IMAGEN_LIMITS.1,
             "supportedGenerationMethods": ["predict"],
+            "thinking": false,
         });
     }
     let (input, output, thinking) = limits.map_or((0, 0, false), |l| {
