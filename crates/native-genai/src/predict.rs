@@ -24,6 +24,32 @@ use crate::error::{FieldError, Rule};
 /// The aspect ratios Imagen draws, the first its default.
 pub const ASPECT_RATIOS: [&str; 5] = ["1:1", "3:4", "4:3", "9:16", "16:9"];
 
+/// The sides of a picture of each of [`ASPECT_RATIOS`] at 1K, by the vendor's published sizes;
+/// 2K doubles them.
+pub const SIDES_AT_1K: [(u32, u32); 5] = [
+    (1024, 1024),
+    (896, 1280),
+    (1280, 896),
+    (768, 1408),
+    (1408, 768),
+];
+
+/// The sides Imagen draws a picture of `ratio` at `image_size` (`1K`, `2K`; 1K when absent);
+/// `None` for a ratio it does not draw.
+///
+/// ```
+/// use tollgate_native_genai::predict::sides;
+/// assert_eq!(sides("16:9", None), Some((1408, 768)));
+/// assert_eq!(sides("3:4", Some("2K")), Some((1792, 2560)));
+/// assert_eq!(sides("2:1", None), None);
+/// ```
+pub fn sides(ratio: &str, image_size: Option<&str>) -> Option<(u32, u32)> {
+    let i = ASPECT_RATIOS.iter().position(|r| *r == ratio)?;
+    let (w, h) = SIDES_AT_1K[i];
+    let times = if image_size == Some("2K") { 2 } else { 1 };
+    Some((w * times, h * times))
+}
+
 /// What an Imagen model takes (a row of [`IMAGEN`], by the id's prefix).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ImagenModel {

@@ -6,18 +6,9 @@
 use base64::Engine as _;
 use serde_json::{Value, json};
 use tollgate_images::{OutputFormat, Size};
-use tollgate_native_genai::predict::{ASPECT_RATIOS, ImagenModel};
+use tollgate_native_genai::predict::{self, ImagenModel};
 
 use super::Reply;
-
-/// The sides of each of [`ASPECT_RATIOS`] at 1K; 2K doubles them.
-const SIDES: [(u32, u32); 5] = [
-    (1024, 1024),
-    (896, 1280),
-    (1280, 896),
-    (768, 1408),
-    (1408, 768),
-];
 
 /// The answer of `model` to `body`.
 pub(crate) fn predict(model: &str, body: &[u8], scale: u32) -> Reply {
@@ -51,20 +42,14 @@ pub(crate) fn predict(model: &str, body: &[u8], scale: u32) -> Reply {
         return super::refuse(super::Mode::Whole, 400, "sampleCount is out of range");
     }
     let ratio = parameters["aspectRatio"].as_str().unwrap_or("1:1");
-    let Some(i) = ASPECT_RATIOS.iter().position(|r| *r == ratio) else {
+    let Some((w, h)) = predict::sides(ratio, parameters["imageSize"].as_str()) else {
         return super::refuse(
             super::Mode::Whole,
             400,
             &format!("Unsupported aspect ratio {ratio}"),
         );
     };
-    let double = if parameters["imageSize"].as_str() == Some("2K") {
-        2
-    } else {
-        1
-    };
-    let (w, h) = SIDES[i];
-    let size = Size::new(w * double * scale.max(1), h * double * scale.max(1));
+    let size = Size::new(w * scale.max(1), h * scale.max(1));
     let (format, mime) = match parameters["outputOptions"]["mimeType"].as_str() {
         Some("image/jpeg") => (OutputFormat::Jpeg, "image/jpeg"),
         _ => (OutputFormat::Png, "image/png"),
