@@ -33,6 +33,18 @@ kind = "images"
 channels = ["images"]
 price = { meter = "token_classes", per_million = { text_in = "5", image_in = "8", image_out = "32" } }
 images = { family = "gpt-image-1" }
+
+[models."dall-e-3"]
+kind = "images"
+channels = ["images"]
+price = { meter = "images", per_image = "0.04", per_image_by_size = { "1024x1024" = "0.04", "1792x1024" = "0.08", "1024x1792" = "0.08", "1024x1024/hd" = "0.08", "1792x1024/hd" = "0.12", "1024x1792/hd" = "0.12" } }
+images = { family = "dall-e-3" }
+
+[models."dall-e-2"]
+kind = "images"
+channels = ["images"]
+price = { meter = "images", per_image = "0.02", per_image_by_size = { "256x256" = "0.016", "512x512" = "0.018" } }
+images = { family = "dall-e-2", max_n = 4 }
 "#;
 
 const GENERATIONS: &str = "/v1/images/generations";
@@ -447,7 +459,7 @@ async fn bad_input_is_refused_by_name_before_the_vendor_and_holds_nothing() {
         assert_eq!(r.status, 400, "{field}: {}", r.text());
         assert_eq!(r.json()["error"]["param"], field, "{}", r.text());
     }
-    // Variations: dall-e-2's alone, retired; a served model says it makes none.
+    // Variations: dall-e-2's alone; a model of another family says it makes none.
     let r = gw
         .request(
             "POST",
@@ -530,5 +542,393 @@ async fn a_keys_images_per_minute_count_what_is_asked_and_give_back_what_is_not_
     assert_eq!(gw.calls("POST /v1/images/generations"), calls, "never sent");
     let one = gw.post_json(GENERATIONS, &key, &ask(1, "one")).await;
     assert_eq!(one.status, 200, "{}", one.text());
+    assert_eq!(gw.open_holds(&account).await, 0);
+}
+
+/// A price in nano-units, from its decimal text (`"0.016"`).
+fn price(text: &str) -> Amount {
+    amount(at(1_000_000, text))
+}
+
+/// The path and query of one of the gateway's links.
+fn path_of(link: &str) -> String {
+    let rest = link.split_once("://").unwrap().1;
+    rest[rest.find('/').unwrap()..].to_owned()
+}
+
+#[tokio::test]
+async fn dall_e_is_charged_by_the_picture_of_each_size_and_quality() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    // (model, size, quality, n, price of one): the table's row, or `per_image` where the table
+    // names no such size (dall-e-2's 1024², left out of this test's table).
+    let cases = [
+        ("dall-e-3", None, None, 1, "0.04", (1024, 1024)),
+        (
+            "dall-e-3",
+            Some("1792x1024"),
+            Some("standard"),
+            1,
+            "0.08",
+            (1792, 1024),
+        ),
+        (
+            "dall-e-3",
+            Some("1024x1792"),
+            Some("hd"),
+            1,
+            "0.12",
+            (1024, 1792),
+        ),
+        (
+            "dall-e-3",
+            Some("1024x1024"),
+            Some("hd"),
+            1,
+            "0.08",
+            (1024, 1024),
+        ),
+        ("dall-e-2", Some("256x256"), None, 3, "0.016", (256, 256)),
+        (
+            "dall-e-2",
+            Some("512x512"),
+            Some("standard"),
+            1,
+            "0.018",
+            (512, 512),
+        ),
+        ("dall-e-2", None, None, 2, "0.02", (1024, 1024)),
+    ];
+    for (model, size, quality, n, each, drawn) in cases {
+        let (account, key) = gw.account("10").await;
+        let mut body = json!({"model": model, "prompt": "A lighthouse", "n": n,
+                              "response_format": "b64_json"});
+        if let Some(size) = size {
+            body["size"] = json!(size);
+        }
+        if let Some(quality) = quality {
+            body["quality"] = json!(quality);
+        }
+        let r = gw.post_json(GENERATIONS, &key, &body).await;
+        assert_eq!(r.status, 200, "{body}: {}", r.text());
+        let answer = r.json();
+        let data = answer["data"].as_array().unwrap();
+        assert_eq!(data.len(), n as usize);
+        for image in data {
+            assert_eq!(decoded(&image["b64_json"]).1, drawn, "{body}");
+            assert_eq!(image.get("url"), None);
+        }
+        assert_eq!(
+            data[0].get("revised_prompt").is_some(),
+            model == "dall-e-3",
+            "{answer}"
+        );
+        assert_eq!(answer.get("usage"), None, "dall-e reports no usage");
+        let expected = Amount::from_nanos(price(each).nanos() * i64::from(n));
+        assert_eq!(gw.spent_of_ten(&account).await, expected, "{body}");
+        assert_eq!(gw.open_holds(&account).await, 0);
+        gw.audit_account(&account).await;
+        let request_id = r.headers["x-request-id"].to_str().unwrap().to_owned();
+        let charges = gw
+            .get(&format!("/v1/charges/{request_id}"), &key)
+            .await
+            .text();
+        let (w, h) = drawn;
+        assert!(
+            charges.contains(&format!("images decoded: {w}x{h}")),
+            "the explanation names the decoded sizes: {charges}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_url_answer_is_the_gateways_signed_link_streamed_from_the_store() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("10").await;
+    // dall-e answers by link when not told otherwise.
+    let r = gw
+        .post_json(
+            GENERATIONS,
+            &key,
+            &json!({"model": "dall-e-2", "prompt": "Two boats", "n": 2, "size": "512x512"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let answer = r.json();
+    let links: Vec<String> = answer["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|image| {
+            assert_eq!(image.get("b64_json"), None, "{image}");
+            image["url"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    assert_eq!(links.len(), 2);
+    assert_ne!(links[0], links[1]);
+    for link in &links {
+        assert!(
+            link.starts_with(&format!("http://{}/v1/media/images/img_", gw.addr)),
+            "the gateway's own link, never the vendor's: {link}"
+        );
+        assert!(!link.contains("sim.invalid"), "{link}");
+        // No key: the link is the credential.
+        let got = gw.request("GET", &path_of(link), &[], Vec::new()).await;
+        assert_eq!(got.status, 200, "{}", got.text());
+        assert_eq!(got.headers["content-type"], "image/png");
+        let size = imagesize::blob_size(&got.body).unwrap();
+        assert_eq!((size.width, size.height), (512, 512));
+        assert_eq!(
+            got.headers["content-length"].to_str().unwrap(),
+            got.body.len().to_string()
+        );
+    }
+    assert_eq!(
+        gw.spent_of_ten(&account).await,
+        Amount::from_nanos(2 * price("0.018").nanos())
+    );
+
+    // Altered, it opens nothing: another id, another expiry, no signature.
+    let path = path_of(&links[0]);
+    let other_id = path.replacen("img_", "img_0", 1);
+    let (before, signature) = path.split_once("&signature=").unwrap();
+    let later = before.replace("expires=", "expires=9");
+    for bad in [
+        other_id,
+        format!("{later}&signature={signature}"),
+        before.to_owned(),
+    ] {
+        let got = gw.request("GET", &bad, &[], Vec::new()).await;
+        assert_eq!(got.status, 403, "{bad}: {}", got.text());
+        assert_eq!(got.json()["error"]["code"], "invalid_media_link");
+    }
+    // Pruned once lapsed: the link then finds nothing. (On a shared PostgreSQL database other
+    // tests' images go too.)
+    let far = tollgate_journal::clock::unix_now() + 7_200;
+    assert!(gw.store.prune_media(far).await.unwrap() >= 2);
+    assert_eq!(gw.request("GET", &path, &[], Vec::new()).await.status, 404);
+
+    // A GPT image model answers inline only, as OpenAI's.
+    let r = gw
+        .post_json(
+            GENERATIONS,
+            &key,
+            &json!({"model": "gpt-image-2", "prompt": "x", "response_format": "url"}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["param"], "response_format");
+}
+
+#[tokio::test]
+async fn an_image_link_lapses_after_its_time() {
+    let gw = TestGateway::with_config(&format!("{CONFIG}\n[media]\nimage_ttl_seconds = 1\n")).await;
+    let (_, key) = gw.account("10").await;
+    let r = gw
+        .post_json(
+            GENERATIONS,
+            &key,
+            &json!({"model": "dall-e-3", "prompt": "A quick one"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let path = path_of(r.json()["data"][0]["url"].as_str().unwrap());
+    tokio::time::sleep(std::time::Duration::from_millis(2_100)).await;
+    let got = gw.request("GET", &path, &[], Vec::new()).await;
+    assert_eq!(got.status, 403, "{}", got.text());
+    assert!(got.text().contains("expired"), "{}", got.text());
+}
+
+#[tokio::test]
+async fn dall_e_2_varies_and_edits_one_square_png() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("10").await;
+    let square = png(512, 512);
+    let send = |path: &'static str,
+                fields: Vec<(&'static str, &'static str)>,
+                files: Vec<(&'static str, &'static str, &'static str, Vec<u8>)>| {
+        let gw = &gw;
+        let auth = format!("Bearer {key}");
+        async move {
+            let files: Vec<(&str, &str, &str, &[u8])> = files
+                .iter()
+                .map(|(a, b, c, d)| (*a, *b, *c, d.as_slice()))
+                .collect();
+            let (content_type, body) = form(&fields, &files);
+            gw.request(
+                "POST",
+                path,
+                &[("authorization", &auth), ("content-type", &content_type)],
+                body,
+            )
+            .await
+        }
+    };
+    let r = send(
+        "/v1/images/variations",
+        vec![
+            ("model", "dall-e-2"),
+            ("n", "2"),
+            ("size", "256x256"),
+            ("response_format", "b64_json"),
+        ],
+        vec![("image", "a.png", "image/png", square.clone())],
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let data = r.json()["data"].as_array().unwrap().clone();
+    assert_eq!(data.len(), 2);
+    assert_eq!(decoded(&data[0]["b64_json"]).1, (256, 256));
+    assert_eq!(gw.calls("POST /v1/images/variations"), 1);
+    let two = Amount::from_nanos(2 * price("0.016").nanos());
+    assert_eq!(gw.spent_of_ten(&account).await, two);
+
+    let r = send(
+        "/v1/images/edits",
+        vec![
+            ("model", "dall-e-2"),
+            ("prompt", "Add a moon"),
+            ("size", "512x512"),
+        ],
+        vec![
+            ("image", "a.png", "image/png", square.clone()),
+            ("mask", "m.png", "image/png", png(512, 512)),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(
+        r.json()["data"][0]["url"]
+            .as_str()
+            .unwrap()
+            .contains("/v1/media/images/")
+    );
+    assert_eq!(
+        gw.spent_of_ten(&account).await,
+        Amount::from_nanos(two.nanos() + price("0.018").nanos())
+    );
+
+    // dall-e-2's inputs: one square PNG; a variation has no prompt; dall-e-3 neither edits
+    // nor varies.
+    let jpeg_head = b"\xff\xd8\xff\xe0\0\x10JFIF\0\x01\x01\0\0\x01\0\x01\0\0\xff\xc0\0\x11\x08\x02\0\x02\0\x03\x01\x22\0\x02\x11\x01\x03\x11\x01\xff\xd9".to_vec();
+    let refused = [
+        (
+            "/v1/images/variations",
+            vec![("model", "dall-e-2")],
+            vec![("image", "w.png", "image/png", png(640, 480))],
+            "image",
+        ),
+        (
+            "/v1/images/variations",
+            vec![("model", "dall-e-2")],
+            vec![("image", "j.jpg", "image/jpeg", jpeg_head)],
+            "image",
+        ),
+        (
+            "/v1/images/variations",
+            vec![("model", "dall-e-2"), ("prompt", "x")],
+            vec![("image", "a.png", "image/png", square.clone())],
+            "prompt",
+        ),
+        (
+            "/v1/images/variations",
+            vec![("model", "dall-e-3")],
+            vec![("image", "a.png", "image/png", square.clone())],
+            "model",
+        ),
+        (
+            "/v1/images/edits",
+            vec![("model", "dall-e-3"), ("prompt", "x")],
+            vec![("image", "a.png", "image/png", square.clone())],
+            "model",
+        ),
+        (
+            "/v1/images/edits",
+            vec![("model", "dall-e-2"), ("prompt", "x")],
+            vec![
+                ("image[]", "a.png", "image/png", square.clone()),
+                ("image[]", "b.png", "image/png", square.clone()),
+            ],
+            "image",
+        ),
+    ];
+    for (path, fields, files, field) in refused {
+        let r = send(path, fields, files).await;
+        assert_eq!(r.status, 400, "{path} {field}: {}", r.text());
+        assert_eq!(r.json()["error"]["param"], field, "{}", r.text());
+    }
+    assert_eq!(gw.calls("POST /v1/images/variations"), 1);
+    assert_eq!(gw.open_holds(&account).await, 0);
+    gw.audit_account(&account).await;
+}
+
+#[tokio::test]
+async fn a_picture_drawn_larger_than_asked_is_charged_as_asked_and_recorded() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("10").await;
+    gw.set_knobs(KnobSettings {
+        image_scale: Some(2),
+        ..Default::default()
+    });
+    let r = gw
+        .post_json(
+            GENERATIONS,
+            &key,
+            &json!({"model": "dall-e-2", "prompt": "Bigger", "size": "256x256",
+                    "response_format": "b64_json"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(decoded(&r.json()["data"][0]["b64_json"]).1, (512, 512));
+    assert_eq!(gw.spent_of_ten(&account).await, price("0.016"));
+    let request_id = r.headers["x-request-id"].to_str().unwrap().to_owned();
+    let charges = gw
+        .get(&format!("/v1/charges/{request_id}"), &key)
+        .await
+        .text();
+    assert!(charges.contains("charged as 256x256"), "{charges}");
+}
+
+#[tokio::test]
+async fn dall_e_refuses_what_it_does_not_take_before_the_vendor() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (account, key) = gw.account("10").await;
+    let cases = [
+        (json!({"model": "dall-e-3", "prompt": "x", "n": 2}), "n"),
+        (
+            json!({"model": "dall-e-3", "prompt": "x", "quality": "high"}),
+            "quality",
+        ),
+        (
+            json!({"model": "dall-e-3", "prompt": "x", "stream": true}),
+            "stream",
+        ),
+        (
+            json!({"model": "dall-e-3", "prompt": "x", "size": "auto"}),
+            "size",
+        ),
+        (
+            json!({"model": "dall-e-3", "prompt": "x", "background": "transparent"}),
+            "background",
+        ),
+        (
+            json!({"model": "dall-e-2", "prompt": "x", "quality": "hd"}),
+            "quality",
+        ),
+        (
+            json!({"model": "dall-e-2", "prompt": "x", "style": "vivid"}),
+            "style",
+        ),
+        (json!({"model": "dall-e-2", "prompt": "x", "n": 5}), "n"),
+        (
+            json!({"model": "dall-e-2", "prompt": "x".repeat(1_001)}),
+            "prompt",
+        ),
+    ];
+    for (body, field) in cases {
+        let r = gw.post_json(GENERATIONS, &key, &body).await;
+        assert_eq!(r.status, 400, "{body}: {}", r.text());
+        assert_eq!(r.json()["error"]["param"], field, "{body}");
+    }
+    assert_eq!(gw.calls("POST /v1/images/generations"), 0);
     assert_eq!(gw.open_holds(&account).await, 0);
 }

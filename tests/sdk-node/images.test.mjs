@@ -2,7 +2,8 @@
 // `images.generate` (each image's size read from its own PNG header), `images.edit` with two images and a mask
 // (PNGs made here with node:zlib), and a stream of partial images. Each charge is checked to the
 // nano-unit at the embedded default's gpt-image-2 prices (text in 5, image in 8, image out 30
-// per million). Environment: TOLLGATE_BASE_URL, TOLLGATE_BIN, TOLLGATE_DATABASE_URL.
+// per million); and the models priced by the picture (dall-e-3's link, dall-e-2's variation).
+// Environment: TOLLGATE_BASE_URL, TOLLGATE_BIN, TOLLGATE_DATABASE_URL.
 import OpenAI, { toFile } from "openai";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateImage } from "ai";
@@ -140,4 +141,40 @@ const png = (width, height, rgba = [200, 30, 60, 255]) => {
   assert.equal(asNanos(responses[0].headers["x-tollgate-charge"]), expected);
 }
 
-console.log("images.test.mjs: generate, edit and stream charged to the nano-unit; the AI SDK's generateImage too");
+// dall-e-3 priced by the picture, answered by the gateway's own signed link (its default):
+// fetched with no key, a 1024x1792 PNG, charged the table's 1024x1792 row (0.08).
+{
+  const client = newClient();
+  const { data: answer, response } = await client.images
+    .generate({ model: "dall-e-3", prompt: "A tall lighthouse", size: "1024x1792" })
+    .withResponse();
+  const [image] = answer.data;
+  assert.equal(image.b64_json, undefined);
+  assert.ok(image.url.startsWith(`${process.env.TOLLGATE_BASE_URL}/v1/media/images/img_`), image.url);
+  const fetched = await fetch(image.url);
+  assert.equal(fetched.status, 200);
+  assert.equal(fetched.headers.get("content-type"), "image/png");
+  assert.deepEqual(pngSize(Buffer.from(await fetched.arrayBuffer())), [1024, 1792]);
+  assert.equal(asNanos(response.headers.get("x-tollgate-charge")), 80_000_000n);
+}
+
+// dall-e-2's variation of one square PNG: two at 512x512, 0.018 each.
+{
+  const client = newClient();
+  const { data: answer, response } = await client.images
+    .createVariation({
+      model: "dall-e-2",
+      image: await toFile(png(256, 256), "a.png", { type: "image/png" }),
+      n: 2,
+      size: "512x512",
+      response_format: "b64_json",
+    })
+    .withResponse();
+  assert.equal(answer.data.length, 2);
+  for (const image of answer.data) assert.deepEqual(pngSize(Buffer.from(image.b64_json, "base64")), [512, 512]);
+  assert.equal(asNanos(response.headers.get("x-tollgate-charge")), 36_000_000n);
+}
+
+console.log(
+  "images.test.mjs: generate, edit and stream charged to the nano-unit; the AI SDK's generateImage too; dall-e by the picture, by link and varied",
+);

@@ -1,13 +1,16 @@
 """OpenAI Images with the OpenAI Python SDK, unmodified (docs/api.md §2.13): `images.generate`
 decoded by Pillow at the size asked, `images.edit` with two images and a mask, and a stream of
 partial images — each charge checked to the nano-unit against OpenAI's published tokens and the
-embedded default's prices for gpt-image-2 (text in 5, image in 8, image out 30 per million)."""
+embedded default's prices for gpt-image-2 (text in 5, image in 8, image out 30 per million);
+and the models priced by the picture (dall-e-3, dall-e-2 in the embedded default): a `url`
+answer fetched, with no key, from the gateway's own signed link, and `images.create_variation`."""
 
 import base64
 import io
 import itertools
 from decimal import Decimal
 
+import httpx
 import openai
 from PIL import Image
 
@@ -121,3 +124,48 @@ def test_litellm_image_generation_is_charged_openais_tokens(base_url):
     assert decoded.size == (1024, 1024)
     expected = (text_tokens(prompt) * Decimal(5) + 196 * Decimal(30)) / MILLION
     assert Decimal(5) - balance(name) == expected
+
+
+def test_dall_e_answers_by_the_gateways_own_link_and_charges_the_picture(base_url):
+    key = new_key(f"images-{next(_names)}", "5")
+    raw = client(base_url, key).images.with_raw_response.generate(
+        model="dall-e-3", prompt="A lighthouse in a storm", size="1792x1024", quality="hd", style="natural"
+    )
+    answer = raw.parse()
+    (image,) = answer.data
+    assert image.b64_json is None
+    assert image.url.startswith(f"{base_url}/v1/media/images/img_"), image.url
+    assert image.revised_prompt
+    # The link is the credential: no key.
+    fetched = httpx.get(image.url)
+    assert fetched.status_code == 200
+    assert fetched.headers["content-type"] == "image/png"
+    assert Image.open(io.BytesIO(fetched.content)).size == (1792, 1024)
+    # The embedded default's dall-e-3 at 1792x1024 hd: 0.12 a picture.
+    assert Decimal(raw.headers["x-tollgate-charge"]) == Decimal("0.12")
+    assert "images=1" in raw.headers["x-tollgate-units"]
+    forged = image.url.replace("signature=", "signature=00")
+    assert httpx.get(forged).status_code == 403
+
+
+def test_dall_e_2_variations_of_one_square_png(base_url):
+    key = new_key(f"images-{next(_names)}", "5")
+    raw = client(base_url, key).images.with_raw_response.create_variation(
+        model="dall-e-2",
+        image=("a.png", picture(512, 512), "image/png"),
+        n=2,
+        size="256x256",
+        response_format="b64_json",
+    )
+    answer = raw.parse()
+    assert len(answer.data) == 2
+    for image in answer.data:
+        assert Image.open(io.BytesIO(base64.b64decode(image.b64_json))).size == (256, 256)
+    assert Decimal(raw.headers["x-tollgate-charge"]) == 2 * Decimal("0.016")
+    try:
+        client(base_url, key).images.create_variation(
+            model="dall-e-2", image=("w.png", picture(640, 480), "image/png")
+        )
+        raise AssertionError("a picture that is not square was varied")
+    except openai.BadRequestError as e:
+        assert e.body["param"] == "image"

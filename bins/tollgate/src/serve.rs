@@ -203,6 +203,8 @@ fn raise_open_file_limit(config: &Config) {
     }
 }
 
+/// Releases holds left by a replica that died, and deletes the drawn images whose links
+/// lapsed (`tollgate_store::media`), every [`STALE_SWEEP_EVERY`], for the gateway's life.
 async fn sweep_stale_holds(store: Store) {
     let mut tick = tokio::time::interval(STALE_SWEEP_EVERY);
     loop {
@@ -211,6 +213,11 @@ async fn sweep_stale_holds(store: Store) {
             Ok(0) => {}
             Ok(n) => tracing::warn!(released = n, "released stale holds"),
             Err(e) => tracing::warn!(error = %e, "stale-hold sweep failed"),
+        }
+        match store.prune_media(tollgate_journal::clock::unix_now()).await {
+            Ok(0) => {}
+            Ok(n) => tracing::debug!(pruned = n, "drawn images past their links' expiry"),
+            Err(e) => tracing::warn!(error = %e, "pruning drawn images failed"),
         }
     }
 }

@@ -65,7 +65,7 @@ pub mod video;
 pub use error::BillingError;
 pub use explain::{Explanation, Measure};
 pub use meter::{
-    ClipTier, Meter, Usage, audio_seconds, is_cjk, speech_characters, video_seconds,
+    ClipTier, ImageTier, Meter, Usage, audio_seconds, is_cjk, speech_characters, video_seconds,
     whole_seconds_rounded_up,
 };
 pub use money::{Amount, MoneyError, Total};

@@ -9,7 +9,7 @@
 //! | 6 generic video | seconds generated, rounded up, minimum 1 | [`Usage::VideoSeconds`] | [`video_seconds`] |
 //! | 7 native generation | input and output tokens, thinking counted as output | [`Usage::TextTokens`] | the upstream's usage |
 //! | 8 live sessions, images | tokens by class: text, audio, image; in, cached in, out | [`Usage::TokenClasses`] | the upstream's usage, bounded by the gateway's measure |
-//! | 11 images by the picture | images delivered | [`Usage::Images`] | the gateway: each image relayed, decoded |
+//! | 11 images by the picture | images delivered (of a size and quality, where priced so) | [`Usage::Images`], [`Usage::ImagesAtSize`] | the gateway: each image relayed, decoded |
 
 use std::fmt;
 use std::time::Duration;
@@ -72,6 +72,50 @@ pub enum Usage {
     TokenClasses(TokenClasses),
     /// docs/api.md §8 rule 11: images delivered, each at the model's price for one (Imagen).
     Images(u64),
+    /// docs/api.md §8 rule 11 for a model priced by size and quality (`per_image_by_size`,
+    /// dall-e style): images delivered, each of `width` × `height` pixels at `quality`. The size
+    /// and quality are the ones asked (what the price table names), part of the quantity so
+    /// that the charge re-derives from the row alone. Counted on the [`Meter::Images`] meter.
+    ImagesAtSize {
+        /// Images, as [`Usage::Images`].
+        images: u64,
+        /// Width in pixels.
+        width: u32,
+        /// Height in pixels.
+        height: u32,
+        /// The quality they were drawn at.
+        quality: ImageTier,
+    },
+}
+
+/// The quality a per-image price names (docs/api.md §8 rule 11): `standard`, or `hd` — the
+/// dearer row of a dall-e style price table (`per_image_by_size` keys `1024x1024/hd`).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImageTier {
+    /// The model's ordinary quality.
+    #[default]
+    Standard,
+    /// High definition, priced by its own row.
+    Hd,
+}
+
+impl ImageTier {
+    /// The price table's key of an image of `width` × `height` at this tier: `1024x1024`, or
+    /// `1024x1024/hd`.
+    ///
+    /// ```
+    /// use tollgate_billing::ImageTier;
+    /// assert_eq!(ImageTier::Standard.key(1024, 1024), "1024x1024");
+    /// assert_eq!(ImageTier::Hd.key(1792, 1024), "1792x1024/hd");
+    /// ```
+    pub fn key(self, width: u32, height: u32) -> String {
+        match self {
+            ImageTier::Standard => format!("{width}x{height}"),
+            ImageTier::Hd => format!("{width}x{height}/hd"),
+        }
+    }
 }
 
 /// The price tier of a clip-format video task (docs/api.md §8 rule 5).
@@ -161,7 +205,7 @@ impl Usage {
             Usage::VideoSeconds(_) | Usage::VideoSecondsAtSize { .. } => Meter::VideoSeconds,
             Usage::TextTokens { .. } => Meter::TextTokens,
             Usage::TokenClasses(_) => Meter::TokenClasses,
-            Usage::Images(_) => Meter::Images,
+            Usage::Images(_) | Usage::ImagesAtSize { .. } => Meter::Images,
         }
     }
 
@@ -217,7 +261,8 @@ impl Usage {
             | Usage::VideoSeconds(n)
             | Usage::VideoSecondsAtSize { seconds: n, .. }
             | Usage::VideoTokens { tokens: n, .. }
-            | Usage::Images(n) => n,
+            | Usage::Images(n)
+            | Usage::ImagesAtSize { images: n, .. } => n,
             Usage::TextTokens { input, output } => input.saturating_add(output),
             Usage::TokenClasses(classes) => classes.total(),
         }
@@ -255,6 +300,18 @@ impl Usage {
             }
             Usage::TokenClasses(classes) => classes.in_words(),
             Usage::Images(n) => format!("images={n}"),
+            Usage::ImagesAtSize {
+                images,
+                width,
+                height,
+                quality,
+            } => {
+                let quality = match quality {
+                    ImageTier::Standard => "standard",
+                    ImageTier::Hd => "hd",
+                };
+                format!("images={images};size={width}x{height};quality={quality}")
+            }
         }
     }
 }

@@ -267,8 +267,12 @@ impl PriceList {
                 per_second_by_size: per_second_by_size.clone(),
             }),
             Tariff::VideoTokens { .. } => None,
-            Tariff::Images { .. } => listed.image.map(|p| Tariff::Images {
+            // The lists price dall-e by the pixel, in floats: the prices by size set here stay.
+            Tariff::Images {
+                per_image_by_size, ..
+            } => listed.image.map(|p| Tariff::Images {
                 per_image: p.normalize(),
+                per_image_by_size: per_image_by_size.clone(),
             }),
             // The classes the list prices, over those priced here.
             Tariff::TokenClasses { per_million: here } => {

@@ -144,12 +144,27 @@ pub enum Tariff {
         per_million: BTreeMap<TokenClass, Decimal>,
     },
     /// docs/api.md §8 rule 11: images delivered, at a price for each (Imagen's published
-    /// prices are per image, whatever its size).
+    /// prices are per image, whatever its size), or by size and quality where the vendor
+    /// prices so (dall-e style: `per_image_by_size = { "1024x1024" = "0.04",
+    /// "1024x1024/hd" = "0.08" }`; other sizes at `per_image`): the usage then names its size
+    /// and quality ([`Usage::ImagesAtSize`]).
     Images {
-        /// Price per image.
+        /// Price per image (of any size and quality `per_image_by_size` does not name).
         #[serde(with = "price")]
         #[cfg_attr(feature = "schema", schemars(with = "crate::schema::Price"))]
         per_image: Decimal,
+        /// Price per image of a size, `WIDTHxHEIGHT`, at standard quality, or `WIDTHxHEIGHT/hd`.
+        #[serde(
+            default,
+            skip_serializing_if = "BTreeMap::is_empty",
+            serialize_with = "price_table::serialize",
+            deserialize_with = "price_by_picture::deserialize"
+        )]
+        #[cfg_attr(
+            feature = "schema",
+            schemars(with = "BTreeMap<String, crate::schema::Price>")
+        )]
+        per_image_by_size: BTreeMap<String, Decimal>,
     },
 }
 
@@ -182,13 +197,16 @@ impl Tariff {
             | Tariff::AudioSeconds { per_second: price }
             | Tariff::Tokens {
                 per_million_tokens: price,
-            }
-            | Tariff::Images { per_image: price } => vec![price],
+            } => vec![price],
             Tariff::VideoSeconds {
-                per_second,
-                ref per_second_by_size,
-            } => std::iter::once(per_second)
-                .chain(per_second_by_size.values().copied())
+                per_second: price,
+                per_second_by_size: ref by_size,
+            }
+            | Tariff::Images {
+                per_image: price,
+                per_image_by_size: ref by_size,
+            } => std::iter::once(price)
+                .chain(by_size.values().copied())
                 .collect(),
             Tariff::VideoTokens {
                 per_million_tokens,
@@ -265,8 +283,15 @@ impl Tariff {
                     .map(|(class, price)| Ok((*class, scale(*price)?)))
                     .collect::<Result<_, BillingError>>()?,
             },
-            Tariff::Images { per_image } => Tariff::Images {
+            Tariff::Images {
+                per_image,
+                ref per_image_by_size,
+            } => Tariff::Images {
                 per_image: scale(per_image)?,
+                per_image_by_size: per_image_by_size
+                    .iter()
+                    .map(|(key, price)| Ok((key.clone(), scale(*price)?)))
+                    .collect::<Result<_, BillingError>>()?,
             },
         })
     }
@@ -484,8 +509,25 @@ impl Tariff {
             (Tariff::TokenClasses { .. }, Usage::TokenClasses(classes)) => {
                 self.classes_cost(&classes)?
             }
-            (Tariff::Images { per_image }, Usage::Images(images)) => {
+            (Tariff::Images { per_image, .. }, Usage::Images(images)) => {
                 Cost::of(images, &[*per_image], PER_UNIT)?
+            }
+            (
+                Tariff::Images {
+                    per_image,
+                    per_image_by_size,
+                },
+                Usage::ImagesAtSize {
+                    images,
+                    width,
+                    height,
+                    quality,
+                },
+            ) => {
+                let price = per_image_by_size
+                    .get(&quality.key(width, height))
+                    .unwrap_or(per_image);
+                Cost::of(images, &[*price], PER_UNIT)?
             }
             (tariff, usage) => {
                 return Err(BillingError::MeterMismatch {
@@ -606,7 +648,20 @@ mod price_by_class {
 }
 
 /// Serde for a table of prices by size: keys `WIDTHxHEIGHT`, prices as [`price`] reads them.
+/// `per_second_by_size`'s keys: `WIDTHxHEIGHT`.
 mod price_by_size {
+    use super::*;
+    use serde::de::Deserializer;
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<BTreeMap<String, Decimal>, D::Error> {
+        super::price_by_picture::sized(deserializer, "per_second_by_size", false)
+    }
+}
+
+/// `per_image_by_size`'s keys: `WIDTHxHEIGHT`, or `WIDTHxHEIGHT/hd`.
+mod price_by_picture {
     use super::*;
     use serde::de::{self, Deserializer};
 
@@ -615,18 +670,36 @@ mod price_by_size {
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<BTreeMap<String, Decimal>, D::Error> {
+        sized(deserializer, "per_image_by_size", true)
+    }
+
+    /// A table of prices keyed by size (and, where `hd`, a size with `/hd`), each key checked.
+    pub(super) fn sized<'de, D: Deserializer<'de>>(
+        deserializer: D,
+        table: &str,
+        hd: bool,
+    ) -> Result<BTreeMap<String, Decimal>, D::Error> {
         let read: BTreeMap<String, Price> = BTreeMap::deserialize(deserializer)?;
         read.into_iter()
-            .map(|(size, Price(price))| {
+            .map(|(key, Price(price))| {
+                let size = if hd {
+                    key.strip_suffix("/hd").unwrap_or(&key)
+                } else {
+                    &key
+                };
                 let sides = size.split_once('x').filter(|(w, h)| {
                     [w, h]
                         .iter()
                         .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
                 });
                 match sides {
-                    Some(_) => Ok((size, price)),
+                    Some(_) => Ok((key, price)),
+                    None if hd => Err(de::Error::custom(format_args!(
+                        "{table}: {key:?} is not a size WIDTHxHEIGHT or WIDTHxHEIGHT/hd, \
+                         e.g. \"1024x1024\" or \"1792x1024/hd\""
+                    ))),
                     None => Err(de::Error::custom(format_args!(
-                        "per_second_by_size: {size:?} is not a size WIDTHxHEIGHT, e.g. \"1280x720\""
+                        "{table}: {key:?} is not a size WIDTHxHEIGHT, e.g. \"1280x720\""
                     ))),
                 }
             })

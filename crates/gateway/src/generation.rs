@@ -17,7 +17,7 @@
 //!   settled as above; nothing delivered releases the hold in full.
 
 use crate::hold::HeldCharge;
-use crate::pump::{Capped, Closing, End, Meter, Settlement};
+use crate::pump::{Closing, End, Meter, Settlement};
 use crate::relay;
 use crate::stream_body;
 use bytes::Bytes;
@@ -30,7 +30,7 @@ use tollgate_exchange::errors::{ApiError, ErrorKind};
 use tollgate_exchange::response::{ResponseBody, UpstreamTime, sse_response};
 use tollgate_metering::prompt;
 use tollgate_metering::text::{Delivered, Generation};
-use tollgate_metering::{Basis, Measure};
+use tollgate_metering::{Basis, Capped, Measure};
 use tollgate_native_genai::models::ModelLimits;
 use tollgate_native_genai::validate::Validated;
 use tollgate_native_genai::{
@@ -81,13 +81,7 @@ impl NativeCharge {
                 Settlement::Charge(usage, basis)
             }
             NativeCharge::ByClass { generation, tariff } => {
-                let (usage, basis, bound, anomaly) = generation.settle(tariff, reported, delivered);
-                Settlement::Within(Capped {
-                    usage,
-                    basis,
-                    bound,
-                    anomaly,
-                })
+                Settlement::Within(generation.settle(tariff, reported, delivered))
             }
         }
     }

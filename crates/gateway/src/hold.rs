@@ -9,7 +9,7 @@ use tollgate_billing::{Amount, Tariff, Usage};
 use tollgate_exchange::errors::ApiError;
 use tollgate_journal::ledger::{ChargeMemo, Hold};
 use tollgate_journal::usage::{Explained, Recorder};
-use tollgate_metering::{Basis, Bound};
+use tollgate_metering::{Basis, Bound, Capped};
 use tollgate_request::admission::Admission;
 use tollgate_request::quotas::Admitted;
 use tollgate_request::state::State;
@@ -158,6 +158,15 @@ impl HeldCharge {
     /// What is held.
     pub fn amount(&self) -> Amount {
         self.hold.as_ref().map_or(Amount::ZERO, Hold::amount)
+    }
+
+    /// Settles with a charge already cut to its bound (`tollgate_metering::Capped`): at most
+    /// the bound's price (`bounded_exactly`), with the anomaly of the cut.
+    pub async fn settle_within(self, capped: Capped) -> Result<Amount, ApiError> {
+        self.bounded_exactly(&capped.bound)
+            .with_anomaly(capped.anomaly)
+            .settle(&capped.usage, capped.basis)
+            .await
     }
 
     /// Charges `usage` at the model's price — at most the bound, the excess refused and recorded

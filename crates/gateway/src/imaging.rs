@@ -1,23 +1,30 @@
-//! Images, steps 4–8 of DESIGN §2 as `/v1/images/generations` and `/v1/images/edits` share
-//! them (docs/api.md §2.13; docs/decisions.md, "Images"): the model and its family's rules, the
-//! hold — `n` images of the asked size at the dearest quality, the prompt and the input images
-//! by their decoded sizes (`tollgate_metering::image`) — the call through the model's channels,
-//! and every image the vendor sends **vetted before a byte of it reaches the client**: its
-//! base64 read, its bytes an image of a known type, its size decoded from its header. The
-//! charge is the vendor's usage by token class, never above the bound of what was relayed:
-//! each image at the vendor's published tokens for its decoded size (never above the size
-//! asked), each partial image at its documented tokens; fewer images than asked pay for those
-//! delivered, and a refusal pays nothing.
+//! Images, steps 4–8 of DESIGN §2 as `/v1/images/generations`, `/v1/images/edits` and
+//! `/v1/images/variations` share them (docs/api.md §2.13; docs/decisions.md, "Images" and
+//! "Images by the picture"): the model and its family's rules, the hold, the call through the
+//! model's channels, and every image the vendor sends **vetted before a byte of it reaches the
+//! client**: its base64 read, its bytes an image of a known type, its size decoded from its
+//! header. Two ways of pricing ([`Bill`]):
 //!
-//! A whole answer runs to completion even if the client goes away (the vendor bills the work);
-//! a stream is relayed event by event through [`ImageMeter`] under the one pump.
+//! - by token class (gpt-image): the hold is `n` images of the asked size at the dearest
+//!   quality, the prompt and the input images by their decoded sizes
+//!   (`tollgate_metering::image::ImageCall`); the charge is the vendor's usage, never above the
+//!   bound of what was relayed — each image at the vendor's published tokens for its decoded
+//!   size (never above the size asked), each partial image at its documented tokens;
+//! - by the picture (dall-e): `n` pictures of the size and quality asked, the charge the
+//!   pictures relayed (`PictureCall`); a `url` answer keeps each vetted image in the store and
+//!   answers the gateway's own signed link.
+//!
+//! Fewer images than asked pay for those delivered, and a refusal pays nothing. A whole answer
+//! runs to completion even if the client goes away (the vendor bills the work); a stream is
+//! relayed event by event through [`ImageMeter`] under the one pump.
 
 use crate::hold::HeldCharge;
 use crate::image_bytes;
-use crate::pump::{Capped, Closing, End, Meter, Settlement};
+use crate::pump::{Closing, End, Meter, Settlement};
 use crate::relay;
 use crate::spool::Spooled;
 use crate::stream_body;
+use base64::Engine;
 use bytes::Bytes;
 use http::{Response, StatusCode};
 use std::sync::Arc;
@@ -26,14 +33,17 @@ use tollgate_exchange::errors::{ApiError, Family};
 use tollgate_exchange::response::{ResponseBody, UpstreamTime, json_bytes_response, sse_response};
 use tollgate_images::response::{EventKind, ImageUsage};
 use tollgate_images::{
-    Checked, Image, ImageRequest, ImagesResponse, ResponseFormat, Size, StreamEvent,
+    Image, ImageRequest, ImagesResponse, InputRule, Operation, Pricing, ResponseFormat, Size,
+    StreamEvent,
 };
-use tollgate_metering::image::ImageCall;
+use tollgate_metering::image::{ImageCall, PictureCall};
 use tollgate_metering::session::Claim;
-use tollgate_metering::{Basis, Measure};
+use tollgate_metering::{Basis, Capped, Measure};
 use tollgate_request::context::RequestCtx;
+use tollgate_request::state::State;
 use tollgate_settings::catalog::ModelEntry;
 use tollgate_settings::config::ModelKind;
+use tollgate_settings::media::Origin;
 use tollgate_store::Principal;
 use tollgate_upstream::UpstreamError;
 use tollgate_upstream::common::Frame;
@@ -56,67 +66,166 @@ pub struct InputImage {
     pub data: Spooled,
 }
 
-/// The request flow of DESIGN §2 from step 4: `request` read (an edit's with its `inputs`).
+/// What a client asked of an image model: the request, its uploaded images (an edit's or a
+/// variation's, measured), which operation, and where it came by (for the links of a `url`
+/// answer).
+#[derive(Debug)]
+pub struct ImageAsk {
+    /// The body, or the form's text fields.
+    pub request: ImageRequest,
+    /// The uploaded images, the mask last.
+    pub inputs: Vec<InputImage>,
+    /// Generation, edit or variation.
+    pub operation: Operation,
+    /// The origin the request came by.
+    pub origin: Origin,
+}
+
+/// The request flow of DESIGN §2 from step 4.
 pub async fn serve(
     ctx: &RequestCtx,
     principal: &Principal,
-    request: ImageRequest,
-    inputs: Vec<InputImage>,
-    edit: bool,
+    ask: ImageAsk,
 ) -> Result<Response<ResponseBody>, ApiError> {
+    let ImageAsk {
+        request,
+        inputs,
+        operation,
+        origin,
+    } = ask;
     // 4. The model and its family's rules.
     let entry = ctx
         .settings
         .catalog
         .require(request.model_name(), ModelKind::Images)?;
     let settings = entry.images;
-    let checked = request
-        .check(settings.family, settings.max_n(), edit)
-        .map_err(ApiError::from)?;
-    if checked.response_format == ResponseFormat::Url {
+    let family = settings.family;
+    if !family.does(operation) {
         return Err(ApiError::invalid(
-            "response_format",
-            "unsupported_value",
-            "'response_format' 'url' is not served for this model: its images come inline \
-             ('b64_json'), as its vendor sends them",
+            "model",
+            "unsupported_operation",
+            format!(
+                "'{}' does not serve {} ({} draws; {})",
+                entry.public,
+                operation.path(),
+                family.name(),
+                if family.does(Operation::Edit) {
+                    "change images with /v1/images/edits"
+                } else {
+                    "draw with /v1/images/generations"
+                }
+            ),
         ));
     }
+    let checked = request
+        .check(family, settings.max_n(), operation)
+        .map_err(ApiError::from)?;
+    check_inputs(family.inputs(), &inputs)?;
 
     // 5. The images asked, on the key's images per minute; the hold: every image asked at its
-    // most, the prompt and the inputs measured.
+    // most — by token class, the prompt and the inputs measured; or by the picture.
     let images = crate::admission::admit_images(ctx, principal, u64::from(checked.n)).await?;
-    let mut call = ImageCall::new(
-        settings.family,
-        checked.quality,
-        checked.size,
-        checked.n,
-        &checked.prompt,
-    );
-    call.partial_images = checked.partial_images;
-    call.inputs = inputs.iter().map(|input| input.size).collect();
-    call.fidelity = checked.input_fidelity;
-    let held = crate::admission::place_hold(
-        ctx,
-        principal,
-        &entry,
-        &Usage::TokenClasses(call.hold().dearest(&entry.tariff)),
-    )
-    .await?
-    .absorb(images);
+    let bill = match family.pricing() {
+        Pricing::ByTokenClass => {
+            let mut call = ImageCall::new(
+                family,
+                checked.quality,
+                checked.size,
+                checked.n,
+                &checked.prompt,
+            );
+            call.partial_images = checked.partial_images;
+            call.inputs = inputs.iter().map(|input| input.size).collect();
+            call.fidelity = checked.input_fidelity;
+            Bill::Tokens(call)
+        }
+        Pricing::ByPicture => Bill::Pictures(PictureCall::new(
+            checked.size.unwrap_or(family.largest()),
+            checked.quality,
+            checked.n,
+        )),
+    };
+    let held = crate::admission::place_hold(ctx, principal, &entry, &bill.hold(&entry.tariff))
+        .await?
+        .absorb(images);
 
-    // 6. The vendor's request: its model, and the images inline for the gateway to vet.
+    // 6. The vendor's request: its model, and the images inline for the gateway to vet (a
+    // dall-e vendor is asked for them: its own default is its link).
     let mut upstream = request;
     upstream.model = Some(entry.upstream_model.clone());
-    upstream.response_format = None;
+    upstream.response_format = family.answers_by_link().then_some(ResponseFormat::B64Json);
     let job = Job {
         request: upstream,
         inputs,
+        operation,
     };
-    if checked.stream {
-        stream(ctx, entry, held, job, call, checked, edit).await
-    } else {
-        whole(ctx, entry, held, job, call, checked.n).await
+    match bill {
+        Bill::Tokens(call) if checked.stream => stream(ctx, entry, held, job, call).await,
+        bill => {
+            let links = (checked.response_format == ResponseFormat::Url).then(|| Links {
+                origin,
+                account_id: principal.account_id.clone(),
+            });
+            whole(ctx, entry, held, job, bill, links).await
+        }
     }
+}
+
+/// How a call's images are priced (docs/api.md §8 rules 8 and 11).
+#[derive(Debug)]
+enum Bill {
+    /// By token class, within the bound of what was relayed.
+    Tokens(ImageCall),
+    /// By the picture, of the size and quality asked.
+    Pictures(PictureCall),
+}
+
+impl Bill {
+    /// Images asked.
+    const fn n(&self) -> u32 {
+        match self {
+            Bill::Tokens(call) => call.n,
+            Bill::Pictures(call) => call.n,
+        }
+    }
+
+    /// The most the call may come to.
+    fn hold(&self, tariff: &Tariff) -> Usage {
+        match self {
+            Bill::Tokens(call) => Usage::TokenClasses(call.hold().dearest(tariff)),
+            Bill::Pictures(call) => call.hold(),
+        }
+    }
+
+    /// What a whole answer is charged: its images `drawn`, the text relayed, the vendor's
+    /// usage.
+    fn charge(
+        &self,
+        tariff: &Tariff,
+        drawn: &[Size],
+        text_bytes: u64,
+        usage: Option<ImageUsage>,
+    ) -> Capped {
+        match self {
+            Bill::Tokens(call) => charge(call, tariff, drawn, 0, text_bytes, usage),
+            Bill::Pictures(call) => {
+                let (usage, anomaly) = call.charge(drawn);
+                Capped {
+                    basis: Basis::counted(format!("images decoded: {}", sizes_in_words(drawn))),
+                    bound: usage,
+                    usage,
+                    anomaly,
+                }
+            }
+        }
+    }
+}
+
+/// Where a `url` answer's links point: the request's origin, and whose images they are.
+#[derive(Debug)]
+struct Links {
+    origin: Origin,
+    account_id: String,
 }
 
 /// What is sent upstream: the request and the edit's images.
@@ -124,6 +233,7 @@ pub async fn serve(
 struct Job {
     request: ImageRequest,
     inputs: Vec<InputImage>,
+    operation: Operation,
 }
 
 impl Job {
@@ -140,16 +250,19 @@ impl Job {
     }
 }
 
-/// Steps 6–8 of a whole answer, run to completion even if the client goes away.
+/// Steps 6–8 of a whole answer, run to completion even if the client goes away: the vendor's
+/// images vetted, kept and linked where the client asked for links (`links`), the call
+/// settled.
 async fn whole(
     ctx: &RequestCtx,
     entry: Arc<ModelEntry>,
     held: HeldCharge,
     job: Job,
-    call: ImageCall,
-    n: u32,
+    bill: Bill,
+    links: Option<Links>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let state = ctx.state.clone();
+    let n = bill.n();
     let (answer, upstream_time) = relay::to_completion(async move {
         let called = relay::with_failover(&entry, held.usage(), |channel, endpoint| {
             let (state, job) = (state.clone(), &job);
@@ -162,6 +275,7 @@ async fn whole(
                         ImageJob {
                             request: &job.request,
                             files: &files,
+                            operation: job.operation,
                         },
                     )
                     .await?;
@@ -172,7 +286,7 @@ async fn whole(
             }
         })
         .await;
-        let ((vetted, upstream_time), _) = match called {
+        let ((mut vetted, upstream_time), _) = match called {
             Ok(ok) => ok,
             Err(e) => {
                 tracing::warn!(error = %e, "images upstream failed");
@@ -180,16 +294,23 @@ async fn whole(
                 return Err(relay::upstream_error(&e));
             }
         };
-        charge(
-            &call,
+        if let Some(links) = &links {
+            vetted.answer = match link_images(&state, links, &vetted.answer).await {
+                Ok(linked) => linked,
+                Err(e) => {
+                    // The client gets nothing usable, so it pays nothing.
+                    held.release("the images could not be kept for their links");
+                    return Err(e);
+                }
+            };
+        }
+        let charge = bill.charge(
             &entry.tariff,
             &vetted.drawn,
-            0,
             vetted.text_bytes,
             vetted.usage,
-        )
-        .settle(held)
-        .await?;
+        );
+        held.settle_within(charge).await?;
         Ok((vetted.answer, upstream_time))
     })
     .await?;
@@ -198,6 +319,39 @@ async fn whole(
         .extensions_mut()
         .insert(UpstreamTime(upstream_time));
     Ok(response)
+}
+
+/// A vetted answer with each image kept in the store and answered by the gateway's signed
+/// link (`url`) in place of its bytes — never the vendor's link. One image's bytes are held
+/// decoded at a time.
+async fn link_images(state: &State, links: &Links, vetted: &[u8]) -> Result<Bytes, ApiError> {
+    let failed = |e: &dyn std::fmt::Display| ApiError::internal("keeping the images", e);
+    let mut answer: ImagesResponse = serde_json::from_slice(vetted).map_err(|e| failed(&e))?;
+    let expires = state
+        .media
+        .image_expiry(tollgate_journal::clock::unix_now());
+    for image in &mut answer.data {
+        let Some(b64) = image.b64_json.take() else {
+            continue;
+        };
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(b64.trim())
+            .map_err(|e| failed(&e))?;
+        let (mime, _) = image_bytes::measure_image("image", &bytes).map_err(|e| failed(&e))?;
+        let id = state
+            .store
+            .keep_media(&links.account_id, mime, &bytes, expires)
+            .await
+            .map_err(|e| failed(&e))?;
+        image.url = Some(
+            state
+                .media
+                .image_link(&links.origin, &id, &format_of(mime), expires),
+        );
+    }
+    serde_json::to_vec(&answer)
+        .map(Bytes::from)
+        .map_err(|e| failed(&e))
 }
 
 /// A vendor's whole answer, vetted: what the client gets (written), the sizes drawn, the text
@@ -264,6 +418,15 @@ fn vet_answer(body: &[u8], n: u32) -> Result<Vetted, UpstreamError> {
     })
 }
 
+/// The sizes of the images decoded, in words (`1024x1024, 1024x1024`, or `none`).
+fn sizes_in_words(drawn: &[Size]) -> String {
+    if drawn.is_empty() {
+        return "none".to_owned();
+    }
+    let sizes: Vec<String> = drawn.iter().map(Size::to_string).collect();
+    sizes.join(", ")
+}
+
 /// The API's word for a file type.
 fn format_of(mime: &str) -> String {
     mime.trim_start_matches("image/").to_owned()
@@ -286,14 +449,9 @@ fn charge(
     usage: Option<ImageUsage>,
 ) -> Capped {
     let bound = call.bound(drawn, partials, text_bytes);
-    let sizes: Vec<String> = drawn.iter().map(Size::to_string).collect();
     let measured = format!(
         "images decoded: {}{}",
-        if sizes.is_empty() {
-            "none".to_owned()
-        } else {
-            sizes.join(", ")
-        },
+        sizes_in_words(drawn),
         if partials > 0 {
             format!("; partial images: {partials}")
         } else {
@@ -334,8 +492,6 @@ async fn stream(
     held: HeldCharge,
     job: Job,
     call: ImageCall,
-    checked: Checked,
-    edit: bool,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let permit = crate::admission::open_stream(ctx)?;
     let state = ctx.state.clone();
@@ -351,6 +507,7 @@ async fn stream(
                     ImageJob {
                         request: &job.request,
                         files: &files,
+                        operation: job.operation,
                     },
                 )
                 .await
@@ -366,9 +523,10 @@ async fn stream(
         }
     };
     // The edit's spooled images are no longer needed once the vendor has them.
+    let edit = job.operation == Operation::Edit;
     drop(job);
     let (sender, body) = stream_body::channel(permit);
-    let meter = ImageMeter::new(call, entry.tariff.clone(), checked.n, edit);
+    let meter = ImageMeter::new(call, entry.tariff.clone(), edit);
     crate::trace::spawn_for_request(crate::pump::pump(held, None, frames, sender, meter));
     Ok(sse_response(body, first_frame))
 }
@@ -388,7 +546,6 @@ async fn stream(
 pub struct ImageMeter {
     call: ImageCall,
     tariff: Tariff,
-    n: u32,
     edit: bool,
     drawn: Vec<Size>,
     partials: u64,
@@ -398,12 +555,11 @@ pub struct ImageMeter {
 }
 
 impl ImageMeter {
-    /// A meter of `n` images of `call`, priced at `tariff` (an edit's: `edit`).
-    pub fn new(call: ImageCall, tariff: Tariff, n: u32, edit: bool) -> ImageMeter {
+    /// A meter of `call`'s images, priced at `tariff` (an edit's: `edit`).
+    pub fn new(call: ImageCall, tariff: Tariff, edit: bool) -> ImageMeter {
         ImageMeter {
             call,
             tariff,
-            n,
             edit,
             drawn: Vec::new(),
             partials: 0,
@@ -429,7 +585,7 @@ impl ImageMeter {
                 "more partial images than asked".into(),
             ));
         }
-        if !partial && self.drawn.len() >= self.n as usize {
+        if !partial && self.drawn.len() >= self.call.n as usize {
             return Err(UpstreamError::Protocol("more images than asked".into()));
         }
         let (mime, size) = image_bytes::vet_b64(&event.b64_json)?;
@@ -487,7 +643,7 @@ impl Meter for ImageMeter {
     fn is_last(&self, frame: &Frame) -> bool {
         // The `n`th finished image ends the stream; its event's kind is its first field.
         let head = frame.data.get(..64).unwrap_or(&frame.data);
-        head.contains(".completed\"") && self.drawn.len() + 1 >= self.n as usize
+        head.contains(".completed\"") && self.drawn.len() + 1 >= self.call.n as usize
     }
 
     fn finish(&mut self, end: &End, _delivered: u64, _offered: u64) -> Settlement {
@@ -563,6 +719,41 @@ fn add_usage(sum: &mut ImageUsage, more: &ImageUsage) {
 }
 
 /// An edit's image (or mask) whose bytes are not an image it takes, naming the field.
+/// The uploaded images against the family's rule (dall-e-2: one square PNG under 4 MB); the
+/// mask, last, the size of the first image (checked as it was read).
+fn check_inputs(rule: InputRule, inputs: &[InputImage]) -> Result<(), ApiError> {
+    let images = inputs.iter().filter(|input| input.field != "mask");
+    if images.clone().count() > rule.max_images {
+        return Err(bad_image(
+            "image",
+            format!("This model takes at most {} image", rule.max_images)
+                + if rule.max_images == 1 { "" } else { "s" },
+        ));
+    }
+    for input in inputs {
+        if rule.square_png && (input.mime != "image/png" || input.size.width != input.size.height) {
+            return Err(bad_image(
+                &input.field,
+                format!(
+                    "'{}' must be a square PNG for this model; it is a {} {}",
+                    input.field, input.size, input.mime
+                ),
+            ));
+        }
+        if let Some(most) = rule.max_bytes.filter(|most| input.data.len() > *most) {
+            return Err(bad_image(
+                &input.field,
+                format!(
+                    "'{}' is {} bytes; this model takes at most {most}",
+                    input.field,
+                    input.data.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub fn bad_image(field: &str, why: String) -> ApiError {
     ApiError::invalid(field, "invalid_image", why)
 }

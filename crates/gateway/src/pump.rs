@@ -13,7 +13,7 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use std::pin::Pin;
 use tollgate_billing::{Amount, Usage};
-use tollgate_metering::Basis;
+use tollgate_metering::{Basis, Capped};
 use tollgate_upstream::UpstreamError;
 
 /// How a stream ended.
@@ -58,38 +58,12 @@ impl Settlement {
     ) -> Result<Option<Amount>, tollgate_exchange::errors::ApiError> {
         match self {
             Settlement::Charge(usage, basis) => held.settle(&usage, basis).await.map(Some),
-            Settlement::Within(capped) => capped.settle(held).await.map(Some),
+            Settlement::Within(capped) => held.settle_within(capped).await.map(Some),
             Settlement::Release(why) => {
                 held.release(&why);
                 Ok(None)
             }
         }
-    }
-}
-
-/// A charge a meter cut class by class to the bound of what was relayed.
-#[derive(Debug)]
-pub struct Capped {
-    /// What is charged.
-    pub usage: Usage,
-    /// How it was measured.
-    pub basis: Basis,
-    /// The most the request may be charged: what was relayed, priced.
-    pub bound: Usage,
-    /// What was cut, if anything.
-    pub anomaly: Option<String>,
-}
-
-impl Capped {
-    /// Settles `held` with this charge: its bound, its anomaly, its usage.
-    pub async fn settle(
-        self,
-        held: HeldCharge,
-    ) -> Result<Amount, tollgate_exchange::errors::ApiError> {
-        held.bounded_exactly(&self.bound)
-            .with_anomaly(self.anomaly)
-            .settle(&self.usage, self.basis)
-            .await
     }
 }
 

@@ -108,7 +108,7 @@ static ROUTES: &[Endpoint] = &[
         .about(handlers::images::about_edits), client!(handlers::images::edit)),
     Endpoint::new(row(Route::ImageVariations, POST, Exact("/v1/images/variations"), "image_variations")
         .key(Key(OpenAi), Some("images"))
-        .reads(Body::ImageEdits)
+        .metered(Body::ImageEdits, Streams::No)
         .about(handlers::images::about_variations), client!(handlers::images::variations)),
     Endpoint::new(row(Route::Realtime, GET, Exact("/v1/realtime"), "realtime")
         .key(Key(OpenAi), Some("realtime"))
@@ -199,6 +199,8 @@ static ROUTES: &[Endpoint] = &[
         .about(handlers::videos::about_character), client!(handlers::videos::unsupported)),
     Endpoint::new(row(Route::Media, GET, Item("/v1/media/"), "media")
         .about(handlers::media::about), open!(handlers::media::get)),
+    Endpoint::new(row(Route::MediaImage, GET, Item("/v1/media/images/"), "media")
+        .about(handlers::media::about_image), open!(handlers::media::image)),
     Endpoint::new(row(Route::Charges, GET, Item("/v1/charges/"), "charges").native_clients().key(Key(Google), None)
         .about(handlers::charges::about), client!(handlers::charges::get)),
     Endpoint::new(row(Route::Charges, GET, Item("/v1/charges/"), "charges").key(Key(OpenAi), None)

@@ -1,6 +1,7 @@
 //! # tollgate-images
 //!
-//! The OpenAI Images API (`/v1/images/generations`, `/v1/images/edits`; docs/api.md §2.13),
+//! The OpenAI Images API (`/v1/images/generations`, `/v1/images/edits`,
+//! `/v1/images/variations`; docs/api.md §2.13),
 //! sans-IO: what the OpenAI SDKs' `client.images` sends and reads.
 //!
 //! - [`request`]: [`ImageRequest`], the body of a generation (JSON) or the text fields of an
@@ -24,8 +25,10 @@ pub mod response;
 pub mod size;
 pub mod words;
 
-pub use family::Family;
+pub use family::{Family, InputRule, Operation, Pricing};
 pub use request::{Checked, FieldError, ImageRequest, Rule};
 pub use response::{Image, ImageUsage, ImagesResponse, StreamEvent};
 pub use size::Size;
-pub use words::{Background, InputFidelity, Moderation, OutputFormat, Quality, ResponseFormat};
+pub use words::{
+    Background, InputFidelity, Moderation, OutputFormat, Quality, ResponseFormat, Style,
+};

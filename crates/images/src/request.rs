@@ -1,9 +1,12 @@
 //! The bodies clients send: `POST /v1/images/generations` (JSON) and the text fields of
-//! `POST /v1/images/edits` (a multipart form whose files the gateway reads).
+//! `POST /v1/images/edits` and `/v1/images/variations` (multipart forms whose files the gateway
+//! reads).
 
-use crate::family::Family;
+use crate::family::{Family, Operation};
 use crate::size::Size;
-use crate::words::{Background, InputFidelity, Moderation, OutputFormat, Quality, ResponseFormat};
+use crate::words::{
+    Background, InputFidelity, Moderation, OutputFormat, Quality, ResponseFormat, Style,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -14,13 +17,13 @@ pub const DEFAULT_MODEL: &str = "gpt-image-2";
 /// A generation's body, or an edit's text fields.
 ///
 /// ```
-/// use tollgate_images::{Family, ImageRequest, Quality};
+/// use tollgate_images::{Family, ImageRequest, Operation, Quality};
 /// let body: ImageRequest = serde_json::from_str(
 ///     r#"{"model":"gpt-image-2","prompt":"A lighthouse","size":"1536x1024","quality":"high","n":2}"#)?;
-/// let checked = body.check(Family::GptImage2, 10, false).unwrap();
+/// let checked = body.check(Family::GptImage2, 10, Operation::Generation).unwrap();
 /// assert_eq!((checked.n, checked.quality), (2, Quality::High));
 /// let bad: ImageRequest = serde_json::from_str(r#"{"prompt":"A lighthouse","size":"1000x1000"}"#)?;
-/// assert_eq!(bad.check(Family::GptImage2, 10, false).unwrap_err().field, "size");
+/// assert_eq!(bad.check(Family::GptImage2, 10, Operation::Generation).unwrap_err().field, "size");
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -68,6 +71,9 @@ pub struct ImageRequest {
     /// An edit's: how closely the input images' details are kept, `low` or `high`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_fidelity: Option<InputFidelity>,
+    /// dall-e-3's look, `vivid` or `natural`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub style: Option<Style>,
     /// Anything else: refused by [`ImageRequest::check`], naming it.
     #[serde(flatten)]
     #[cfg_attr(feature = "schema", schemars(skip))]
@@ -87,6 +93,8 @@ pub enum Rule {
     IntegerOutOfRange,
     /// A text longer than the API takes.
     StringAboveMaxLength,
+    /// A field of the API the model does not take.
+    UnsupportedParameter,
 }
 
 impl Rule {
@@ -98,6 +106,7 @@ impl Rule {
             Rule::InvalidValue => "invalid_value",
             Rule::IntegerOutOfRange => "integer_out_of_range",
             Rule::StringAboveMaxLength => "string_above_max_length",
+            Rule::UnsupportedParameter => "unsupported_parameter",
         }
     }
 }
@@ -116,17 +125,19 @@ pub type FieldError = tollgate_field_error::FieldError<Rule>;
 pub struct Checked {
     /// The model asked for (a public name or alias).
     pub model: String,
-    /// The prompt.
+    /// The prompt (empty for a variation, which has none).
     pub prompt: String,
     /// How many images.
     pub n: u32,
-    /// The size asked; `None` for `auto` (the model chooses).
+    /// The size asked (the family's default where none is named); `None` for `auto` (the
+    /// model chooses).
     pub size: Option<Size>,
     /// The quality asked (`auto`: the model chooses).
     pub quality: Quality,
     /// The file format asked (PNG when not named).
     pub output_format: OutputFormat,
-    /// How the images are answered (inline when not named).
+    /// How the images are answered (the family's way when not named: inline, or dall-e's
+    /// link).
     pub response_format: ResponseFormat,
     /// Streamed as events.
     pub stream: bool,
@@ -142,32 +153,50 @@ impl ImageRequest {
         self.model.as_deref().unwrap_or(DEFAULT_MODEL)
     }
 
-    /// Checks the fields against `family`'s rules, `n` also against `max_n` (the operator's
-    /// limit, at most the family's); `edit`: the body of an edit, which alone takes
-    /// `input_fidelity`.
-    pub fn check(&self, family: Family, max_n: u32, edit: bool) -> Result<Checked, FieldError> {
+    /// Checks the fields against `family`'s rules for `operation`, `n` also against `max_n`
+    /// (the operator's limit, at most the family's). A field of the API that the family does
+    /// not take is refused by name (an edit alone takes `input_fidelity`; a variation takes no
+    /// prompt).
+    pub fn check(
+        &self,
+        family: Family,
+        max_n: u32,
+        operation: Operation,
+    ) -> Result<Checked, FieldError> {
         if let Some(name) = self.extra.keys().next() {
             return Err(unknown(name));
         }
-        if !edit && self.input_fidelity.is_some() {
+        if operation != Operation::Edit && self.input_fidelity.is_some() {
             return Err(unknown("input_fidelity"));
         }
-        let prompt = match self.prompt.as_deref() {
-            None => {
+        if let Some(name) = self
+            .optional_fields()
+            .find(|name| !family.fields().contains(name))
+        {
+            return Err(FieldError::new(
+                name,
+                Rule::UnsupportedParameter,
+                format!("Unsupported parameter: '{name}' is not supported with this model."),
+            ));
+        }
+        let prompt = match (self.prompt.as_deref(), operation) {
+            (Some(_), Operation::Variation) => return Err(unknown("prompt")),
+            (None, Operation::Variation) => "",
+            (None, _) => {
                 return Err(FieldError::new(
                     "prompt",
                     Rule::MissingRequiredParameter,
                     "Missing required parameter: 'prompt'.",
                 ));
             }
-            Some(p) if p.trim().is_empty() => {
+            (Some(p), _) if p.trim().is_empty() => {
                 return Err(FieldError::new(
                     "prompt",
                     Rule::InvalidValue,
                     "'prompt' must not be empty.",
                 ));
             }
-            Some(p) => p,
+            (Some(p), _) => p,
         };
         let chars = prompt.chars().count();
         if chars > family.max_prompt_chars() {
@@ -190,17 +219,23 @@ impl ImageRequest {
             ));
         }
         let size = match self.size.as_deref() {
-            None | Some("auto") => None,
+            None => family.default_size(),
+            Some("auto") if family.default_size().is_none() => None,
             Some(text) => {
                 let rule = family.sizes();
                 match Size::parse(text).filter(|s| rule.allows(*s)) {
                     Some(size) => Some(size),
                     None => {
+                        let auto = if family.default_size().is_none() {
+                            ", or 'auto'"
+                        } else {
+                            ""
+                        };
                         return Err(FieldError::new(
                             "size",
                             Rule::InvalidValue,
                             format!(
-                                "Invalid 'size': '{text}'. This model draws {}.",
+                                "Invalid 'size': '{text}'. This model draws {}{auto}.",
                                 rule.describe()
                             ),
                         ));
@@ -264,6 +299,14 @@ impl ImageRequest {
                 "'partial_images' needs 'stream': true.",
             ));
         }
+        if self.response_format == Some(ResponseFormat::Url) && !family.answers_by_link() {
+            return Err(FieldError::new(
+                "response_format",
+                Rule::InvalidValue,
+                "'response_format' 'url' is not served for this model: its images come inline \
+                 ('b64_json'), as its vendor sends them.",
+            ));
+        }
         if stream && self.response_format == Some(ResponseFormat::Url) {
             return Err(FieldError::new(
                 "response_format",
@@ -278,11 +321,33 @@ impl ImageRequest {
             size,
             quality,
             output_format,
-            response_format: self.response_format.unwrap_or(ResponseFormat::B64Json),
+            response_format: self.response_format.unwrap_or(if family.answers_by_link() {
+                ResponseFormat::Url
+            } else {
+                ResponseFormat::B64Json
+            }),
             stream,
             partial_images: if stream { partial_images } else { 0 },
             input_fidelity: self.input_fidelity.unwrap_or(InputFidelity::Low),
         })
+    }
+
+    /// The names of the optional fields set (those [`Family::fields`] lists for the families
+    /// that take them).
+    fn optional_fields(&self) -> impl Iterator<Item = &'static str> {
+        [
+            ("background", self.background.is_some()),
+            ("output_format", self.output_format.is_some()),
+            ("output_compression", self.output_compression.is_some()),
+            ("moderation", self.moderation.is_some()),
+            ("response_format", self.response_format.is_some()),
+            ("stream", self.stream.is_some()),
+            ("partial_images", self.partial_images.is_some()),
+            ("input_fidelity", self.input_fidelity.is_some()),
+            ("style", self.style.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
     }
 
     /// The body an edit's form stands for, from its text fields (the OpenAI SDKs send an edit
@@ -339,6 +404,7 @@ impl ImageRequest {
                     body.input_fidelity =
                         Some(read(name, value, InputFidelity::parse, InputFidelity::ALL)?)
                 }
+                "style" => body.style = Some(read(name, value, Style::parse, Style::ALL)?),
                 other => {
                     body.extra
                         .insert(other.to_owned(), Value::String(value.to_owned()));
@@ -401,6 +467,11 @@ mod tests {
             (
                 r#"{"prompt":"x","style":"vivid"}"#,
                 "style",
+                "unsupported_parameter",
+            ),
+            (
+                r#"{"prompt":"x","colour":"red"}"#,
+                "colour",
                 "unknown_parameter",
             ),
             (r#"{"n":1}"#, "prompt", "missing_required_parameter"),
@@ -453,7 +524,9 @@ mod tests {
             ),
         ];
         for (json, field, code) in cases {
-            let e = body(json).check(Family::GptImage2, 10, false).unwrap_err();
+            let e = body(json)
+                .check(Family::GptImage2, 10, Operation::Generation)
+                .unwrap_err();
             assert_eq!((e.field.as_str(), e.rule.code()), (field, code), "{json}");
         }
     }
@@ -462,7 +535,7 @@ mod tests {
     fn sizes_follow_the_family() {
         let ok = |size: &str, family| {
             body(&format!(r#"{{"prompt":"x","size":"{size}"}}"#))
-                .check(family, 10, false)
+                .check(family, 10, Operation::Generation)
                 .is_ok()
         };
         assert!(ok("3840x2160", Family::GptImage2));
@@ -474,15 +547,98 @@ mod tests {
     }
 
     #[test]
+    fn dall_e_takes_its_own_fields_sizes_and_qualities() {
+        let check = |json: &str, family| {
+            body(json)
+                .check(family, 10, Operation::Generation)
+                .map_err(|e| (e.field, e.rule.code()))
+        };
+        let three = check(
+            r#"{"prompt":"x","quality":"hd","style":"natural"}"#,
+            Family::DallE3,
+        )
+        .unwrap();
+        assert_eq!(
+            (three.size, three.quality, three.response_format),
+            (
+                Some(Size::new(1024, 1024)),
+                Quality::Hd,
+                ResponseFormat::Url
+            )
+        );
+        let refused = [
+            (r#"{"prompt":"x","n":2}"#, Family::DallE3, "n"),
+            (r#"{"prompt":"x","size":"auto"}"#, Family::DallE3, "size"),
+            (
+                r#"{"prompt":"x","quality":"high"}"#,
+                Family::DallE3,
+                "quality",
+            ),
+            (r#"{"prompt":"x","stream":true}"#, Family::DallE3, "stream"),
+            (
+                r#"{"prompt":"x","background":"opaque"}"#,
+                Family::DallE2,
+                "background",
+            ),
+            (
+                r#"{"prompt":"x","quality":"hd"}"#,
+                Family::DallE2,
+                "quality",
+            ),
+            (r#"{"prompt":"x","style":"vivid"}"#, Family::DallE2, "style"),
+            (
+                r#"{"prompt":"x","size":"1792x1024"}"#,
+                Family::DallE2,
+                "size",
+            ),
+        ];
+        for (json, family, field) in refused {
+            assert_eq!(check(json, family).unwrap_err().0, field, "{json}");
+        }
+        assert_eq!(
+            check(
+                &format!(r#"{{"prompt":"{}"}}"#, "a".repeat(1_001)),
+                Family::DallE2
+            )
+            .unwrap_err()
+            .1,
+            "string_above_max_length"
+        );
+        let two = check(
+            r#"{"prompt":"x","n":10,"size":"256x256","response_format":"b64_json"}"#,
+            Family::DallE2,
+        )
+        .unwrap();
+        assert_eq!((two.n, two.response_format), (10, ResponseFormat::B64Json));
+    }
+
+    #[test]
+    fn a_variation_has_no_prompt() {
+        let variation = ImageRequest::from_fields([("n", "2"), ("size", "512x512")]).unwrap();
+        let checked = variation
+            .check(Family::DallE2, 10, Operation::Variation)
+            .unwrap();
+        assert_eq!((checked.n, checked.prompt.as_str()), (2, ""));
+        let with_prompt = ImageRequest::from_fields([("prompt", "x")]).unwrap();
+        assert_eq!(
+            with_prompt
+                .check(Family::DallE2, 10, Operation::Variation)
+                .unwrap_err()
+                .field,
+            "prompt"
+        );
+    }
+
+    #[test]
     fn an_operators_smaller_n_is_the_limit() {
         let e = body(r#"{"prompt":"x","n":5}"#)
-            .check(Family::GptImage1, 4, false)
+            .check(Family::GptImage1, 4, Operation::Generation)
             .unwrap_err();
         assert_eq!(e.message, "'n' must be between 1 and 4; got 5.");
         let edit =
             ImageRequest::from_fields([("prompt", "x"), ("input_fidelity", "high")]).unwrap();
         assert_eq!(
-            edit.check(Family::GptImage1, 10, true)
+            edit.check(Family::GptImage1, 10, Operation::Edit)
                 .unwrap()
                 .input_fidelity,
             InputFidelity::High

@@ -1,5 +1,5 @@
 //! The words the Images API takes for its fields' values (`quality`, `background`,
-//! `output_format`, `moderation`, `response_format`, `input_fidelity`), each a type that reads
+//! `output_format`, `moderation`, `response_format`, `input_fidelity`, `style`), each a type that reads
 //! a JSON value or a form field's text.
 
 use serde::{Deserialize, Serialize};
@@ -32,7 +32,11 @@ macro_rules! word {
 
 word!(
     /// How finely an image is drawn.
-    Quality { Low = "low", Medium = "medium", High = "high", Auto = "auto" }
+    Quality { Low = "low", Medium = "medium", High = "high", Auto = "auto", Standard = "standard", Hd = "hd" }
+);
+word!(
+    /// dall-e-3's look: `vivid` (dramatic) or `natural`.
+    Style { Vivid = "vivid", Natural = "natural" }
 );
 word!(
     /// The background of the images drawn.

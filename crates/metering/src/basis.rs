@@ -27,6 +27,16 @@ impl Basis {
         }
     }
 
+    /// A settlement on the gateway's own count, which is the quantity itself (not an estimate
+    /// of a figure the vendor failed to report): pictures relayed, each decoded (`note`).
+    pub fn counted(note: impl Into<String>) -> Basis {
+        Basis {
+            estimated: false,
+            note: Some(note.into()),
+            measured: Measure::LocalCount,
+        }
+    }
+
     /// A settlement on the gateway's own figure, measured as `how`, for the reason `note`.
     pub fn local(note: impl Into<String>, how: Measure) -> Basis {
         Basis {
@@ -35,4 +45,19 @@ impl Basis {
             measured: how,
         }
     }
+}
+
+/// A charge already cut to the bound of what was relayed (`ResponseBound::cap`,
+/// [`crate::image::PictureCall::charge`]): what is charged, how it was measured, the bound
+/// priced — the most the request may be charged — and the anomaly naming what was cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capped {
+    /// What is charged.
+    pub usage: tollgate_billing::Usage,
+    /// How it was measured.
+    pub basis: Basis,
+    /// The most the request may be charged: what was relayed, priced.
+    pub bound: tollgate_billing::Usage,
+    /// What was cut, if anything.
+    pub anomaly: Option<String>,
 }

@@ -15,7 +15,7 @@
 //! The hold is the bound of `n` images of the asked size and the dearest quality, their
 //! partial images included: the most the call can come to.
 
-use tollgate_billing::{TokenClass, TokenClasses};
+use tollgate_billing::{ImageTier, TokenClass, TokenClasses, Usage};
 use tollgate_images::response::ImageUsage;
 use tollgate_images::{Family, InputFidelity, Quality, Size};
 
@@ -43,10 +43,11 @@ pub fn output_tokens(family: Family, quality: Quality, size: Size) -> u64 {
         // a = ⌊(2·q·short + long) / (2·long)⌋, tokens = ⌈q·a·(2,000,000 + pixels) / 4,000,000⌉
         // (1024² high: 7,024; 1536×1024: 5,488; 1792×1024: 5,063; 3584×2048: 12,329).
         Family::GptImage2 => {
+            // dall-e's words never reach a GPT family (its check refuses them): the dearest.
             let q: u64 = match quality {
                 Quality::Low => 16,
                 Quality::Medium => 48,
-                Quality::High | Quality::Auto => 96,
+                Quality::High | Quality::Auto | Quality::Standard | Quality::Hd => 96,
             };
             let (long, short) = size.long_short();
             let (long, short) = (u64::from(long), u64::from(short));
@@ -68,9 +69,89 @@ pub fn output_tokens(family: Family, quality: Quality, size: Size) -> u64 {
             match quality {
                 Quality::Low => row[0],
                 Quality::Medium => row[1],
-                Quality::High | Quality::Auto => row[2],
+                Quality::High | Quality::Auto | Quality::Standard | Quality::Hd => row[2],
             }
         }
+        // Priced by the picture ([`PictureCall`]): no tokens.
+        Family::DallE3 | Family::DallE2 => 0,
+    }
+}
+
+/// A call priced by the picture (dall-e; docs/api.md §8 rule 11): `n` images of the size and
+/// quality asked, each at its row of the model's price table. The vendor reports no usage;
+/// the gateway counts the images it relayed, each decoded from its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PictureCall {
+    /// The size asked (a per-picture family always has one).
+    pub size: Size,
+    /// The quality asked, as a price names it.
+    pub tier: ImageTier,
+    /// Images asked.
+    pub n: u32,
+}
+
+impl PictureCall {
+    /// `n` images of `size` at `quality`.
+    pub fn new(size: Size, quality: Quality, n: u32) -> PictureCall {
+        PictureCall {
+            size,
+            tier: match quality {
+                Quality::Hd => ImageTier::Hd,
+                _ => ImageTier::Standard,
+            },
+            n,
+        }
+    }
+
+    /// `images` of the size and quality asked.
+    pub fn usage(&self, images: u64) -> Usage {
+        Usage::ImagesAtSize {
+            images,
+            width: self.size.width,
+            height: self.size.height,
+            quality: self.tier,
+        }
+    }
+
+    /// The hold: every image asked.
+    pub fn hold(&self) -> Usage {
+        self.usage(u64::from(self.n))
+    }
+
+    /// The charge of the images relayed, decoded to `drawn`: each counted at the size asked,
+    /// at most `n`. An image larger than asked counts as asked (what was priced), and one
+    /// smaller than asked — not what was bought — counts nothing; either is an anomaly.
+    ///
+    /// ```
+    /// use tollgate_billing::{ImageTier, Usage};
+    /// use tollgate_images::{Quality, Size};
+    /// use tollgate_metering::image::PictureCall;
+    /// let call = PictureCall::new(Size::new(1024, 1024), Quality::Hd, 2);
+    /// let (usage, anomaly) = call.charge(&[Size::new(1024, 1024), Size::new(512, 512)]);
+    /// assert_eq!(usage, Usage::ImagesAtSize { images: 1, width: 1024, height: 1024, quality: ImageTier::Hd });
+    /// assert!(anomaly.unwrap().contains("512x512"));
+    /// ```
+    pub fn charge(&self, drawn: &[Size]) -> (Usage, Option<String>) {
+        let mut counted = 0u64;
+        let mut odd = Vec::new();
+        for size in drawn.iter().take(self.n as usize) {
+            if size.pixels() < self.size.pixels() {
+                odd.push(format!("{size} (smaller than asked: not charged)"));
+                continue;
+            }
+            if *size != self.size {
+                odd.push(format!("{size} (charged as {})", self.size));
+            }
+            counted += 1;
+        }
+        let anomaly = (!odd.is_empty()).then(|| {
+            format!(
+                "images drawn at another size than the {} asked: {}",
+                self.size,
+                odd.join(", ")
+            )
+        });
+        (self.usage(counted), anomaly)
     }
 }
 

@@ -34,7 +34,7 @@ pub mod speech;
 pub mod text;
 pub mod tokens;
 
-pub use basis::{Basis, Measure};
+pub use basis::{Basis, Capped, Measure};
 pub use bound::Bound;
 
 /// A request whose body is larger than this is measured — its texts counted, its inline media

@@ -11,7 +11,7 @@
 use crate::prompt::PromptEstimate;
 use crate::session::{Claim, ResponseBound, by_modality, dearest};
 use crate::tokens::estimate_vendor_tokens;
-use crate::{Basis, Measure};
+use crate::{Basis, Capped, Measure};
 use tollgate_billing::{Tariff, TokenClass, TokenClasses, Usage};
 use tollgate_native_genai::models::ImageOutput;
 use tollgate_native_genai::{GenerateContentResponse, UsageMetadata};
@@ -192,14 +192,13 @@ impl Generation {
 
     /// What the answer is charged at `tariff`: the vendor's figure by class (`reported`; the
     /// local count where it sent none, marked estimated), cut class by class to the bound of
-    /// what was `delivered`. Returns the charge, its basis, the bound priced, and the anomaly
-    /// naming what was cut.
+    /// what was `delivered`.
     pub fn settle(
         &self,
         tariff: &Tariff,
         reported: Option<&UsageMetadata>,
         delivered: &Delivered,
-    ) -> (Usage, Basis, Usage, Option<String>) {
+    ) -> Capped {
         let bound = self.bound(delivered);
         let note = (!delivered.images.is_empty()).then(|| {
             let sides: Vec<String> = delivered
@@ -234,12 +233,12 @@ impl Generation {
             }
         };
         let (capped, anomaly) = bound.cap(&claimed);
-        (
-            Usage::TokenClasses(capped),
+        Capped {
+            usage: Usage::TokenClasses(capped),
             basis,
-            Usage::TokenClasses(bound.dearest(tariff)),
+            bound: Usage::TokenClasses(bound.dearest(tariff)),
             anomaly,
-        )
+        }
     }
 }
 
@@ -306,7 +305,12 @@ mod tests {
             text: "A cat.".into(),
             images: vec![(4096, 4096)],
         };
-        let (charged, basis, _, anomaly) = generation.settle(&tariff, Some(&usage), &delivered);
+        let Capped {
+            usage: charged,
+            basis,
+            anomaly,
+            ..
+        } = generation.settle(&tariff, Some(&usage), &delivered);
         let Usage::TokenClasses(classes) = charged else {
             panic!("{charged:?}")
         };
@@ -325,7 +329,11 @@ mod tests {
             (20, 32_768, 0)
         );
         // No usage: the local count, images at their tokens.
-        let (local, basis, _, _) = generation.settle(&tariff, None, &delivered);
+        let Capped {
+            usage: local,
+            basis,
+            ..
+        } = generation.settle(&tariff, None, &delivered);
         let Usage::TokenClasses(local) = local else {
             panic!()
         };

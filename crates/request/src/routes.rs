@@ -61,6 +61,8 @@ pub enum Route {
     VideosCharacter,
     /// `GET /v1/media/{task_id}.mp4` — a signed link to a finished video.
     Media,
+    /// `GET /v1/media/images/{id}.{ext}` — a signed link to a drawn image.
+    MediaImage,
     /// `GET /v1/charges/{request_id}` — what one of the caller's requests was charged, and why.
     Charges,
     /// `GET /.well-known/tollgate-ledger-keys` — the public keys that sign ledger checkpoints.

@@ -107,9 +107,6 @@ impl ModelEntry {
     }
 }
 
-/// A price by size names only sizes the model makes (its row of the generic table, under its
-/// public or its upstream id): a size it cannot make would never be asked for, and a typo would
-/// leave the size it meant at `per_second`.
 /// A native model that draws images must price them (docs/decisions.md, "Images"): by token
 /// class, with an `image_out` price — else its images would be charged at its text price, the
 /// peers' commonest image-billing complaint.
@@ -134,6 +131,57 @@ fn check_image_output_priced(public: &str, m: &ModelConfig) -> Result<(), Config
     Ok(())
 }
 
+/// An OpenAI Images model is priced as its family is (docs/decisions.md, "Images by the
+/// picture"): gpt-image by token class, dall-e by the picture — and a price by size names only
+/// sizes (and `/hd` only qualities) the family draws, so that a typo cannot leave the size it
+/// meant at `per_image`.
+fn check_images_priced(public: &str, m: &ModelConfig) -> Result<(), ConfigError> {
+    if m.kind != ModelKind::Images {
+        return Ok(());
+    }
+    let family = m.images.unwrap_or_default().family;
+    let wanted = match family.pricing() {
+        tollgate_images::Pricing::ByTokenClass => tollgate_billing::Meter::TokenClasses,
+        tollgate_images::Pricing::ByPicture => tollgate_billing::Meter::Images,
+    };
+    if m.price.meter() != wanted {
+        return Err(ConfigError::Invalid(format!(
+            "model {public:?}: its family ({}) is priced by meter = {:?}, but its price says {:?}",
+            family.name(),
+            wanted.as_str(),
+            m.price.meter().as_str()
+        )));
+    }
+    let Tariff::Images {
+        per_image_by_size, ..
+    } = &m.price
+    else {
+        return Ok(());
+    };
+    let tollgate_images::family::SizeRule::Listed(sizes) = family.sizes() else {
+        return Ok(());
+    };
+    let hd = family.qualities().contains(&tollgate_images::Quality::Hd);
+    let priced: Vec<String> = sizes
+        .iter()
+        .flat_map(|size| {
+            let tier = |t: tollgate_billing::ImageTier| t.key(size.width, size.height);
+            std::iter::once(tier(tollgate_billing::ImageTier::Standard))
+                .chain(hd.then(|| tier(tollgate_billing::ImageTier::Hd)))
+        })
+        .collect();
+    match per_image_by_size.keys().find(|key| !priced.contains(key)) {
+        None => Ok(()),
+        Some(key) => Err(ConfigError::Invalid(format!(
+            "model {public:?}: price: per_image_by_size names {key}, which the model does not draw; it draws {}",
+            priced.join(", ")
+        ))),
+    }
+}
+
+/// A price by size names only sizes the model makes (its row of the generic table, under its
+/// public or its upstream id): a size it cannot make would never be asked for, and a typo would
+/// leave the size it meant at `per_second`.
 fn check_sizes_priced(public: &str, m: &ModelConfig) -> Result<(), ConfigError> {
     let Tariff::VideoSeconds {
         per_second_by_size, ..
@@ -289,6 +337,7 @@ impl Catalog {
                 )));
             }
             check_image_output_priced(public, m)?;
+            check_images_priced(public, m)?;
             check_sizes_priced(public, m)?;
             // Each level's positions in the flat list of the model's channels.
             let mut levels = Vec::new();

@@ -442,6 +442,10 @@ pub struct MediaConfig {
     /// How long a signed link works after the task finished.
     #[serde(default = "default_link_ttl_seconds")]
     pub link_ttl_seconds: u64,
+    /// How long a drawn image's link works (`response_format: "url"`), and the image is kept
+    /// for it: an hour, as OpenAI's image links.
+    #[serde(default = "default_image_ttl_seconds")]
+    pub image_ttl_seconds: u64,
     /// The gateway's address as clients reach it (`https://api.example.com`); when absent, links
     /// are built from the request's `Host` header.
     #[serde(default)]
@@ -453,6 +457,7 @@ impl Default for MediaConfig {
         MediaConfig {
             mode: MediaMode::Signed,
             link_ttl_seconds: default_link_ttl_seconds(),
+            image_ttl_seconds: default_image_ttl_seconds(),
             public_base_url: None,
         }
     }
@@ -636,7 +641,10 @@ impl ModelKind {
             ModelKind::ClipVideo => &[Meter::VideoTokens],
             ModelKind::GenericVideo => &[Meter::VideoSeconds],
             ModelKind::NativeText => &[Meter::TextTokens, Meter::TokenClasses],
-            ModelKind::Realtime | ModelKind::Live | ModelKind::Images => &[Meter::TokenClasses],
+            ModelKind::Realtime | ModelKind::Live => &[Meter::TokenClasses],
+            // By token class (gpt-image) or by the picture (dall-e): which one, the model's
+            // family says (`catalog::check_images_priced`).
+            ModelKind::Images => &[Meter::TokenClasses, Meter::Images],
             ModelKind::NativeImages => &[Meter::Images],
         }
     }
@@ -1023,6 +1031,9 @@ fn default_probe_timeout_ms() -> u64 {
 }
 fn default_link_ttl_seconds() -> u64 {
     24 * 60 * 60
+}
+fn default_image_ttl_seconds() -> u64 {
+    60 * 60
 }
 fn default_sim_listen() -> String {
     "127.0.0.1:0".into()

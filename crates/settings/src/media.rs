@@ -1,4 +1,4 @@
-//! Links to finished videos (DESIGN §5, docs/api.md §4 rule 7).
+//! Links to finished videos (DESIGN §5, docs/api.md §4 rule 7) and to drawn images.
 //!
 //! In `signed` mode a task record carries the gateway's own link,
 //! `{base}/v1/media/{task_id}.mp4?expires={unix}&signature={hex}`, signed with HMAC-SHA256 under a
@@ -6,6 +6,11 @@
 //! finished. The link streams the upstream's file through the gateway, so it works for remote
 //! clients even when the upstream is on a private network. In `direct` mode the record carries
 //! the upstream's URL as it is.
+//!
+//! A drawn image answered by link (`response_format: "url"`) is always the gateway's own:
+//! `{base}/v1/media/images/{id}.{ext}?expires={unix}&signature={hex}`, signed over `images/{id}`
+//! (so a video's signature never opens an image), valid `image_ttl_seconds` (docs/decisions.md,
+//! "Images by the picture").
 
 use crate::config::{MediaConfig, MediaMode};
 use hmac::{Hmac, Mac};
@@ -18,11 +23,20 @@ pub const SIGNING_KEY_SETTING: &str = "media_link_key";
 /// The path prefix of signed links.
 pub const MEDIA_PATH: &str = "/v1/media/";
 
+/// The path prefix of drawn images' signed links.
+pub const IMAGES_PATH: &str = "/v1/media/images/";
+
+/// What an image's link signs: its id under its own name space.
+fn image_subject(id: &str) -> String {
+    format!("images/{id}")
+}
+
 /// Makes and checks links.
 #[derive(Clone)]
 pub struct MediaLinks {
     mode: MediaMode,
     ttl_seconds: i64,
+    image_ttl_seconds: i64,
     public_base_url: Option<String>,
     key: Vec<u8>,
 }
@@ -52,6 +66,7 @@ impl MediaLinks {
         MediaLinks {
             mode: config.mode,
             ttl_seconds: i64::try_from(config.link_ttl_seconds).unwrap_or(i64::MAX),
+            image_ttl_seconds: i64::try_from(config.image_ttl_seconds).unwrap_or(i64::MAX),
             public_base_url: config
                 .public_base_url
                 .as_ref()
@@ -94,6 +109,30 @@ impl MediaLinks {
                 )
             }
         }
+    }
+
+    /// When an image kept at `now` (Unix seconds) lapses: its link's expiry.
+    pub const fn image_expiry(&self, now: i64) -> i64 {
+        now.saturating_add(self.image_ttl_seconds)
+    }
+
+    /// The link to kept image `id` (a file of type `ext`: `png`), expiring at `expires`, for a
+    /// request that came by `origin`.
+    pub fn image_link(&self, origin: &Origin, id: &str, ext: &str, expires: i64) -> String {
+        let signature = self.signature(&image_subject(id), expires);
+        let base = self.base_url(origin);
+        format!("{base}{IMAGES_PATH}{id}.{ext}?expires={expires}&signature={signature}")
+    }
+
+    /// Checks a presented image link's parts at `now` (Unix seconds).
+    pub fn verify_image(
+        &self,
+        id: &str,
+        expires: i64,
+        signature: &str,
+        now: i64,
+    ) -> Result<(), LinkError> {
+        self.verify(&image_subject(id), expires, signature, now)
     }
 
     /// Checks a presented link's parts at `now` (Unix seconds).
@@ -225,6 +264,7 @@ mod tests {
         let config = MediaConfig {
             mode,
             link_ttl_seconds: 100,
+            image_ttl_seconds: 60,
             public_base_url: Some("https://gw.example/".into()),
         };
         MediaLinks::new(&config, b"0123456789abcdef0123456789abcdef")
@@ -293,6 +333,35 @@ mod tests {
         assert_eq!(
             base(&headers(&[("host", "127.0.0.1:8080")]), false),
             "http://127.0.0.1:8080"
+        );
+    }
+
+    #[test]
+    fn an_image_link_is_its_own() {
+        let l = links(MediaMode::Direct);
+        let expires = l.image_expiry(1_000);
+        assert_eq!(expires, 1_060);
+        let link = l.image_link(&origin(), "img_1", "png", expires);
+        let (file, query) = link
+            .strip_prefix("https://gw.example/v1/media/images/")
+            .unwrap()
+            .split_once('?')
+            .unwrap();
+        assert_eq!(file, "img_1.png");
+        let signature = query.split_once("signature=").unwrap().1;
+        assert_eq!(l.verify_image("img_1", expires, signature, 1_060), Ok(()));
+        assert_eq!(
+            l.verify_image("img_1", expires, signature, 1_061),
+            Err(LinkError::Expired)
+        );
+        assert_eq!(
+            l.verify_image("img_2", expires, signature, 1_000),
+            Err(LinkError::BadSignature)
+        );
+        // A video's signature for the same id opens no image, nor the other way round.
+        assert_eq!(
+            l.verify("img_1", expires, signature, 1_000),
+            Err(LinkError::BadSignature)
         );
     }
 

@@ -1,10 +1,14 @@
-//! Simulated OpenAI Images (docs/api.md §2.13): `POST /v1/images/generations` (JSON) and
-//! `POST /v1/images/edits` (a form with `image[]` and `mask`). Each image is drawn for real —
+//! Simulated OpenAI Images (docs/api.md §2.13): `POST /v1/images/generations` (JSON),
+//! `POST /v1/images/edits` (a form with `image[]` and `mask`) and `/v1/images/variations` (a
+//! form with `image`, dall-e-2's). Each image is drawn for real —
 //! PNG, JPEG or WebP at the size asked (`auto`: 1024 × 1024), a picture made from the prompt —
 //! and a stream sends each image's partial images first, drawn in coarser blocks that sharpen.
 //! Usage is honest, by OpenAI's rules (`tollgate_metering::image`): a text token for every four
 //! bytes of the prompt, each input image by its decoded size, each image drawn by its size and
-//! quality (`auto` is drawn `medium`), 100 tokens for each partial image.
+//! quality (`auto` is drawn `medium`), 100 tokens for each partial image. The dall-e models
+//! (`dall-e-3`, `dall-e-2`) answer as the vendor's did: no usage (they are priced by the
+//! picture), dall-e-3 a `revised_prompt`, and by link unless asked for `b64_json` — a link into
+//! the vendor's storage (`https://images.sim.invalid/…`) that the gateway must never hand out.
 //!
 //! Faults beyond the common knobs: `report_usage` claims that many tokens for every figure;
 //! `image_scale` draws every image that many times larger than asked (a vendor that returns a
@@ -14,8 +18,8 @@ use base64::Engine;
 use bytes::Bytes;
 use tollgate_images::response::{InputTokensDetails, OutputTokensDetails};
 use tollgate_images::{
-    Family, ImageRequest, ImageUsage, ImagesResponse, InputFidelity, OutputFormat, Quality, Size,
-    StreamEvent,
+    Family, ImageRequest, ImageUsage, ImagesResponse, InputFidelity, Operation, OutputFormat,
+    Pricing, Quality, ResponseFormat, Size, StreamEvent,
 };
 use tollgate_metering::image::{input_image_tokens, output_tokens};
 
@@ -34,13 +38,18 @@ pub(crate) enum Answer {
 /// A generation's JSON body.
 pub(crate) fn generate(body: &[u8], knobs: &KnobSettings) -> Answer {
     match serde_json::from_slice::<ImageRequest>(body) {
-        Ok(request) => draw(&request, &[], false, knobs),
+        Ok(request) => draw(&request, &[], Operation::Generation, knobs),
         Err(e) => Answer::Refused(400, "invalid_value", None, e.to_string()),
     }
 }
 
-/// An edit's form.
-pub(crate) async fn edit(content_type: Option<&str>, body: Bytes, knobs: &KnobSettings) -> Answer {
+/// An edit's or a variation's form.
+pub(crate) async fn edit(
+    content_type: Option<&str>,
+    body: Bytes,
+    operation: Operation,
+    knobs: &KnobSettings,
+) -> Answer {
     let form = match crate::stt::read_form_files(content_type, body).await {
         Ok(form) => form,
         Err(message) => return Answer::Refused(400, "invalid_value", None, message),
@@ -75,20 +84,38 @@ pub(crate) async fn edit(content_type: Option<&str>, body: Bytes, knobs: &KnobSe
             "Missing required parameter: 'image'.".into(),
         );
     }
-    draw(&request, &inputs, true, knobs)
+    draw(&request, &inputs, operation, knobs)
 }
 
 fn family_of(model: &str) -> Family {
     if model.starts_with("gpt-image-2") {
         Family::GptImage2
+    } else if model.starts_with("dall-e-3") {
+        Family::DallE3
+    } else if model.starts_with("dall-e-2") {
+        Family::DallE2
     } else {
         Family::GptImage1
     }
 }
 
-fn draw(request: &ImageRequest, inputs: &[Size], edit: bool, knobs: &KnobSettings) -> Answer {
+fn draw(
+    request: &ImageRequest,
+    inputs: &[Size],
+    operation: Operation,
+    knobs: &KnobSettings,
+) -> Answer {
     let family = family_of(request.model_name());
-    let checked = match request.check(family, family.max_n(), edit) {
+    if !family.does(operation) {
+        return Answer::Refused(
+            400,
+            "invalid_value",
+            Some("model".into()),
+            format!("The model does not serve {}.", operation.path()),
+        );
+    }
+    let edit = operation == Operation::Edit;
+    let checked = match request.check(family, family.max_n(), operation) {
         Ok(checked) => checked,
         Err(e) => return Answer::Refused(400, e.rule.code(), Some(e.field), e.message),
     };
@@ -193,14 +220,32 @@ fn draw(request: &ImageRequest, inputs: &[Size], edit: bool, knobs: &KnobSetting
         return Answer::Stream(frames);
     }
     let mut data = Vec::new();
+    let by_picture = family.pricing() == Pricing::ByPicture;
     for i in 0..checked.n {
         let Ok(bytes) = picture(drawn, seed.wrapping_add(i), 1, format) else {
             return failed();
         };
+        let (b64_json, url) = if checked.response_format == ResponseFormat::Url {
+            (
+                None,
+                Some(format!("https://images.sim.invalid/{created}-{i}.png")),
+            )
+        } else {
+            (Some(b64(bytes).into()), None)
+        };
         data.push(tollgate_images::Image {
-            b64_json: Some(b64(bytes).into()),
-            url: None,
-            revised_prompt: None,
+            b64_json,
+            url,
+            revised_prompt: (family == Family::DallE3)
+                .then(|| format!("A detailed picture of {}", checked.prompt)),
+        });
+    }
+    if by_picture {
+        // dall-e answered its images alone: no usage, no words about them.
+        return Answer::Whole(ImagesResponse {
+            created,
+            data,
+            ..ImagesResponse::default()
         });
     }
     Answer::Whole(ImagesResponse {

@@ -274,19 +274,26 @@ async fn handle(
                 None => images(crate::images::generate(&body, &knobs.get()), &knobs),
             }
         }
-        (&Method::POST, "/v1/images/edits") => match admit(&knobs, "POST /v1/images/edits").await {
-            Some(status) => simulated_failure(status),
-            None => {
-                let content_type = parts
-                    .headers
-                    .get(header::CONTENT_TYPE)
-                    .and_then(|v| v.to_str().ok());
-                images(
-                    crate::images::edit(content_type, body, &knobs.get()).await,
-                    &knobs,
-                )
+        (&Method::POST, path @ ("/v1/images/edits" | "/v1/images/variations")) => {
+            let operation = if path.ends_with("edits") {
+                tollgate_images::Operation::Edit
+            } else {
+                tollgate_images::Operation::Variation
+            };
+            match admit(&knobs, &format!("POST {path}")).await {
+                Some(status) => simulated_failure(status),
+                None => {
+                    let content_type = parts
+                        .headers
+                        .get(header::CONTENT_TYPE)
+                        .and_then(|v| v.to_str().ok());
+                    images(
+                        crate::images::edit(content_type, body, operation, &knobs.get()).await,
+                        &knobs,
+                    )
+                }
             }
-        },
+        }
         (&Method::POST, "/v1/embeddings") => {
             let route = "POST /v1/embeddings";
             match admit(&knobs, route).await {

@@ -608,6 +608,31 @@ const MIGRATIONS: &[Migration] = &[
             "ALTER TABLE sessions ADD COLUMN endpoint TEXT",
         ],
     },
+    Migration {
+        version: 21,
+        name: "images handed out by the gateway's signed links",
+        statements: &[
+            // `crate::media`: an image kept until its link lapses (`expires_at`, Unix seconds),
+            // and its bytes in chunks, read one at a time by the link's answer. BYTEA is
+            // PostgreSQL's; SQLite keeps a blob as a blob whatever the column's type says.
+            "CREATE TABLE IF NOT EXISTS media_files (
+                id TEXT PRIMARY KEY,
+                account_id TEXT NOT NULL,
+                content_type TEXT NOT NULL,
+                bytes BIGINT NOT NULL,
+                chunks BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL
+            )",
+            "CREATE INDEX IF NOT EXISTS media_files_expiry ON media_files (expires_at)",
+            "CREATE TABLE IF NOT EXISTS media_chunks (
+                media_id TEXT NOT NULL,
+                seq BIGINT NOT NULL,
+                data BYTEA NOT NULL,
+                PRIMARY KEY (media_id, seq)
+            )",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.

@@ -203,7 +203,7 @@ pub(super) fn of_row(spec: &RouteSpec, table: &[&RouteSpec]) -> Vec<Operation> {
             operation.errors = Some(("OpenAiError", &[401, 501]));
             vec![operation]
         }
-        Route::Media => {
+        Route::Media | Route::MediaImage => {
             operation.errors = Some(("OpenAiError", &[400, 403, 404, 502]));
             vec![operation]
         }

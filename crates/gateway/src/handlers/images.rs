@@ -1,9 +1,10 @@
-//! `POST /v1/images/generations` and `POST /v1/images/edits` (docs/api.md §2.13; wire types
-//! `tollgate_images`): OpenAI Images, served by the model's image channels and billed by token
-//! class within the bound of the images relayed (`crate::imaging`).
+//! `POST /v1/images/generations`, `/v1/images/edits` and `/v1/images/variations` (docs/api.md
+//! §2.13; wire types `tollgate_images`): OpenAI Images, served by the model's image channels and
+//! billed by token class within the bound of the images relayed, or by the picture
+//! (`crate::imaging`).
 
 use crate::image_bytes::measure_image;
-use crate::imaging::{self, InputImage, bad_image};
+use crate::imaging::{self, ImageAsk, InputImage, bad_image};
 use crate::spool::Spooled;
 use crate::upload::{self, UploadLimits};
 use http::{Request, Response};
@@ -13,7 +14,7 @@ use std::io::Read;
 use tollgate_exchange::body::{self, ResponseBody};
 use tollgate_exchange::errors::ApiError;
 use tollgate_exchange::route_doc::{About, r};
-use tollgate_images::{ImageRequest, Size};
+use tollgate_images::{ImageRequest, Operation, Size};
 use tollgate_request::context::RequestCtx;
 use tollgate_store::Principal;
 
@@ -37,7 +38,13 @@ pub async fn generate(
         body::read_json(ctx.body_bounds(), &parts.headers, body).await?;
 
     // 4–8. The model, the hold, the vendor, every image vetted, the settlement.
-    imaging::serve(&ctx, &principal, request, Vec::new(), false).await
+    let ask = ImageAsk {
+        request,
+        inputs: Vec::new(),
+        operation: Operation::Generation,
+        origin: ctx.origin(&parts.headers),
+    };
+    imaging::serve(&ctx, &principal, ask).await
 }
 
 /// `POST /v1/images/edits`: the request flow of DESIGN §2, top to bottom.
@@ -87,39 +94,48 @@ pub async fn edit(
     }
 
     // 4–8.
-    imaging::serve(&ctx, &principal, request, inputs, true).await
+    let ask = ImageAsk {
+        request,
+        inputs,
+        operation: Operation::Edit,
+        origin: ctx.origin(&parts.headers),
+    };
+    imaging::serve(&ctx, &principal, ask).await
 }
 
-/// `POST /v1/images/variations`: OpenAI's variations are dall-e-2's alone (retired), and no
-/// family served here makes them. The form is read under the edits' limits, and the model it
-/// names answered: unknown (`model_not_found`), or served but without variations — a 400 naming
-/// `model` that points at `/v1/images/edits`, never a 404 an SDK would take for a wrong path.
+/// `POST /v1/images/variations`: the request flow of DESIGN §2, top to bottom. Variations
+/// are dall-e-2's (retired at OpenAI, still served by the servers that speak its dialect); a
+/// model of another family answers a 400 naming `model`, never a 404 an SDK would take for a
+/// wrong path.
 pub async fn variations(
     ctx: RequestCtx,
     principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (parts, body) = request.into_parts();
+
+    // 3. The form, its image spooled and measured from its header.
     let _slot = crate::admission::upload_slot(&ctx, &principal)?;
     let form = upload::read(&parts.headers, body, form_limits(&ctx, "image", &[], 0)).await?;
-    let model = form
-        .fields
-        .iter()
-        .find(|(name, _)| name == "model")
-        .map_or("dall-e-2", |(_, value)| value.as_str());
-    let entry = ctx
-        .settings
-        .catalog
-        .require(model, tollgate_settings::config::ModelKind::Images)?;
-    Err(ApiError::invalid(
-        "model",
-        "unsupported_operation",
-        format!(
-            "'{}' makes no variations (OpenAI's variations were dall-e-2's, now retired); \
-             change the image with /v1/images/edits instead",
-            entry.public
-        ),
-    ))
+    let mut request = ImageRequest::from_fields(form.field_pairs()).map_err(ApiError::from)?;
+    request.model.get_or_insert_with(|| "dall-e-2".to_owned());
+    let Some(image) = form.file else {
+        return Err(ApiError::invalid(
+            "image",
+            "missing_required_parameter",
+            "Missing required parameter: 'image'.",
+        ));
+    };
+    let inputs = vec![measured("image".into(), image.filename, image.data).await?];
+
+    // 4–8.
+    let ask = ImageAsk {
+        request,
+        inputs,
+        operation: Operation::Variation,
+        origin: ctx.origin(&parts.headers),
+    };
+    imaging::serve(&ctx, &principal, ask).await
 }
 
 /// An image form's limits: the endpoint's body limit for each file and for the whole form, a
@@ -177,11 +193,11 @@ async fn measured(
 /// `POST /v1/images/generations`, in the OpenAPI document.
 pub fn about_generations() -> About {
     About::new(
-        "Image generation (OpenAI format; billed by token class within the images relayed)",
+        "Image generation (OpenAI format; billed by token class within the images relayed, or by the picture)",
         "images",
         json!({"200": {
             "description": "The images (or server-sent events with `stream: true`)",
-            "content": {"application/json": {"schema": r("ImagesResponse")}},
+            "content": images_or_events(),
         }}),
     )
     .posting("ImageRequest")
@@ -190,9 +206,15 @@ pub fn about_generations() -> About {
 /// `POST /v1/images/variations`, in the OpenAPI document.
 pub fn about_variations() -> About {
     About::new(
-        "Image variations: no image model served here makes them (a 400 naming `model`)",
+        "Image variations (dall-e-2 style models; billed by the picture)",
         "images",
-        json!({"400": {"description": "The model makes no variations; use /v1/images/edits"}}),
+        json!({
+            "200": {
+                "description": "The images",
+                "content": {"application/json": {"schema": r("ImagesResponse")}},
+            },
+            "400": {"description": "The model makes no variations; use /v1/images/edits"},
+        }),
     )
 }
 
@@ -203,7 +225,15 @@ pub fn about_edits() -> About {
         "images",
         json!({"200": {
             "description": "The images (or server-sent events with `stream: true`)",
-            "content": {"application/json": {"schema": r("ImagesResponse")}},
+            "content": images_or_events(),
         }}),
     )
+}
+
+/// An images call's answer: the images, or (streamed) OpenAI's image events.
+fn images_or_events() -> serde_json::Value {
+    json!({
+        "application/json": {"schema": r("ImagesResponse")},
+        "text/event-stream": {"schema": {"type": "string"}},
+    })
 }

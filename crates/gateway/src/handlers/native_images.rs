@@ -14,7 +14,7 @@ use tollgate_exchange::body::{self, ResponseBody};
 use tollgate_exchange::errors::{ApiError, ErrorKind};
 use tollgate_exchange::response::UpstreamTime;
 use tollgate_exchange::route_doc::{About, ok, r};
-use tollgate_metering::{Basis, Measure};
+use tollgate_metering::Basis;
 use tollgate_native_genai::predict::{self, ImagenModel, PredictRequest, PredictResponse};
 use tollgate_request::context::RequestCtx;
 use tollgate_request::routes;
@@ -100,11 +100,7 @@ pub async fn predict(
             held.release("every image filtered by the vendor");
         } else {
             let usage = Usage::Images(drawn.len() as u64);
-            let basis = Basis {
-                estimated: false,
-                note: Some(format!("images decoded: {}", drawn.join(", "))),
-                measured: Measure::LocalCount,
-            };
+            let basis = Basis::counted(format!("images decoded: {}", drawn.join(", ")));
             held.bounded_exactly(&usage).settle(&usage, basis).await?;
         }
         Ok((vetted, answer.upstream_time))

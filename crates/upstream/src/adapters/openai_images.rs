@@ -1,6 +1,7 @@
-//! The `openai-images` channel format: `POST {base}/v1/images/generations` (JSON) and
-//! `POST {base}/v1/images/edits` (a multipart form: the text fields, then each `image[]` and
-//! the `mask`, streamed from the gateway's spool) with `Authorization: Bearer`; a whole answer
+//! The `openai-images` channel format: `POST {base}/v1/images/generations` (JSON),
+//! `POST {base}/v1/images/edits` and `/v1/images/variations` (multipart forms: the text
+//! fields, then each `image[]` and the `mask`, or the variation's `image`, streamed from the
+//! gateway's spool) with `Authorization: Bearer`; a whole answer
 //! as OpenAI's `ImagesResponse`, a stream as its server-sent events (docs/api.md §2.13),
 //! errors in OpenAI's shape — a content-policy refusal among them, relayed as the vendor's 400.
 
@@ -15,6 +16,7 @@ use futures_util::{FutureExt, StreamExt};
 use http::{Method, header};
 use serde_json::Value;
 use std::time::Instant;
+use tollgate_images::Operation;
 
 /// The largest whole answer read: ten images of 3840 × 2160 as PNG, base64 (docs/decisions.md,
 /// "Upstream answers bounded").
@@ -81,29 +83,30 @@ impl ImageGenerator for OpenAiImages {
     }
 }
 
-/// Sends `job`: a generation as JSON, an edit as a form.
+/// Sends `job`: a generation as JSON, an edit or a variation as a form.
 async fn send(
     client: &HttpClient,
     endpoint: &Endpoint,
     job: ImageJob<'_>,
 ) -> Result<http::Response<hyper::body::Incoming>, UpstreamError> {
-    let request = if job.is_edit() {
+    let path = job.operation.path();
+    let request = if job.operation == Operation::Generation {
+        let body =
+            serde_json::to_vec(job.request).map_err(|e| UpstreamError::Protocol(e.to_string()))?;
+        bearer_request(endpoint, Method::POST, path)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(crate::common::client::full_body(body))
+    } else {
         let fields = form_fields(job)?;
         let borrowed: Vec<(&str, String)> = fields
             .iter()
             .map(|(k, v)| (k.as_str(), v.clone()))
             .collect();
         let form = form_of_files(&borrowed, job.files);
-        bearer_request(endpoint, Method::POST, "/v1/images/edits")
+        bearer_request(endpoint, Method::POST, path)
             .header(header::CONTENT_TYPE, form.content_type)
             .header(header::CONTENT_LENGTH, form.content_length)
             .body(form.body)
-    } else {
-        let body =
-            serde_json::to_vec(job.request).map_err(|e| UpstreamError::Protocol(e.to_string()))?;
-        bearer_request(endpoint, Method::POST, "/v1/images/generations")
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(crate::common::client::full_body(body))
     }
     .map_err(|e| UpstreamError::Config(e.to_string()))?;
     let response = client.send(request, &endpoint.timeouts).await?;
@@ -159,6 +162,7 @@ mod tests {
         let job = ImageJob {
             request: &request,
             files: &[],
+            operation: Operation::Edit,
         };
         let fields = form_fields(job).unwrap();
         assert!(fields.contains(&("n".into(), "2".into())));

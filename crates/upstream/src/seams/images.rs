@@ -11,22 +11,18 @@ use crate::common::{Answer, FrameStream};
 use crate::{Endpoint, HttpClient, UpstreamError};
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use tollgate_images::ImageRequest;
+use tollgate_images::{ImageRequest, Operation};
 
-/// One image call: a generation, or an edit of the images given.
+/// One image call: a generation, an edit of the images given, or a variation of one.
 #[derive(Debug, Clone, Copy)]
 pub struct ImageJob<'a> {
     /// The request, its model the channel's.
     pub request: &'a ImageRequest,
-    /// An edit's images (`image[]`) and mask (`mask`), in order; empty for a generation.
+    /// An edit's images (`image[]`) and mask (`mask`), or a variation's `image`, in order;
+    /// empty for a generation.
     pub files: &'a [FilePart<'a>],
-}
-
-impl ImageJob<'_> {
-    /// Whether it is an edit.
-    pub fn is_edit(&self) -> bool {
-        !self.files.is_empty()
-    }
+    /// Which call it is.
+    pub operation: Operation,
 }
 
 /// The images seam.
