@@ -32,6 +32,10 @@ status=0
 # The JSON client endpoints, with a client key (multipart uploads are tested by tests/sdk).
 run --include-path-regex '^/(v1/(embeddings|audio/speech|t2a_v2|video/|videos|models|chat/|responses)|v1beta/|api/v3/)' \
   -H "Authorization: Bearer $key" -H "x-vendor-api-key: $key" "$@" || status=1
+# Images, fewer examples: each answer is drawn for real (the simulator's PNGs), and its links
+# (`response_format: "url"`) are the gateway's own.
+run --include-path-regex '^/v1/(images/generations|media/images/)' --max-examples "${IMAGE_EXAMPLES:-10}" \
+  -H "Authorization: Bearer $key" "$@" || status=1
 # The admin API, with an admin token — after the client endpoints: it learns names from its own
 # answers and switches channels off, disables accounts and revokes keys with them.
 run --include-path-regex '^/admin/' -H "Authorization: Bearer $admin" "$@" || status=1

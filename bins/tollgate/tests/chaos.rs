@@ -3,7 +3,8 @@
 //! vendor), the simulator's faults
 //! switching every few hundred milliseconds (upstream errors, latency, cut streams, error
 //! frames, inflated usage), clients that hang up at random moments, `kill -9` and a restart
-//! mid-load (images drawn whole and streamed among them), with live voice sessions (OpenAI Realtime) talking, hanging up mid-response and
+//! mid-load (images drawn whole and streamed among them, by token class and by the picture, the
+//! native family's and Imagen's too), with live voice sessions (OpenAI Realtime) talking, hanging up mid-response and
 //! killed with their replica, swept by the next; and two replicas on PostgreSQL spending one account to zero — one of them behind a
 //! proxy that drops the answer to a committed batch, the other stopped until just past its
 //! lease (issue 42). Each
@@ -122,6 +123,22 @@ kind = "images"
 channels = ["images"]
 price = {{ meter = "token_classes", per_million = {{ text_in = "5", image_in = "8", image_out = "30" }} }}
 images = {{ family = "gpt-image-2" }}
+
+[models."dall-e-2"]
+kind = "images"
+channels = ["images"]
+price = {{ meter = "images", per_image = "0.02", per_image_by_size = {{ "256x256" = "0.016" }} }}
+images = {{ family = "dall-e-2" }}
+
+[models."gen-2.5-flash-image"]
+kind = "native-text"
+channels = ["genai"]
+price = {{ meter = "token_classes", per_million = {{ text_in = "0.30", image_in = "0.30", text_out = "2.50", image_out = "30" }} }}
+
+[models."imagen-4.0-fast-generate-001"]
+kind = "native-images"
+channels = ["genai"]
+price = {{ meter = "images", per_image = "0.02" }}
 
 [models."wave-3-0-video"]
 kind = "generic-video"
@@ -249,6 +266,23 @@ fn requests() -> Vec<String> {
         format!(
             "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: chaos\r\nConnection: close\r\n{bearer}\r\nContent-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {}\r\n\r\n{form}",
             form.chars().count()
+        ),
+        // Images priced by the picture, answered by the gateway's links (kept in the shared
+        // database); the native family's drawn images and Imagen's pictures.
+        json(
+            "/v1/images/generations",
+            bearer,
+            r#"{"model":"dall-e-2","prompt":"Chaos, linked.","size":"256x256","n":2}"#.into(),
+        ),
+        json(
+            "/v1beta/models/gen-2.5-flash-image:generateContent",
+            "x-goog-api-key: {KEY}",
+            r#"{"contents":[{"role":"user","parts":[{"text":"Draw chaos."}]}],"generationConfig":{"responseModalities":["TEXT","IMAGE"]}}"#.into(),
+        ),
+        json(
+            "/v1beta/models/imagen-4.0-fast-generate-001:predict",
+            "x-goog-api-key: {KEY}",
+            r#"{"instances":[{"prompt":"Chaos, pictured."}],"parameters":{"sampleCount":2}}"#.into(),
         ),
     ]
 }
