@@ -263,6 +263,7 @@ async fn whole(
 ) -> Result<Response<ResponseBody>, ApiError> {
     let state = ctx.state.clone();
     let n = bill.n();
+    let linked = links.is_some();
     let (answer, upstream_time) = relay::to_completion(async move {
         let called = relay::with_failover(&entry, held.usage(), |channel, endpoint| {
             let (state, job) = (state.clone(), &job);
@@ -280,8 +281,8 @@ async fn whole(
                     )
                     .await?;
                 // The vendor's body is dropped once its vetted answer is written: the images
-                // are held twice at most, never three times.
-                let vetted = vet_answer(&answer.body, n)?;
+                // are held twice at most, never three times (once, when they are linked).
+                let vetted = vet_answer(&answer.body, n, linked)?;
                 Ok((vetted, answer.upstream_time))
             }
         })
@@ -295,7 +296,7 @@ async fn whole(
             }
         };
         if let Some(links) = &links {
-            vetted.answer = match link_images(&state, links, &vetted.answer).await {
+            vetted.answer = match link_images(&state, links, &vetted.answer, n).await {
                 Ok(linked) => linked,
                 Err(e) => {
                     // The client gets nothing usable, so it pays nothing.
@@ -321,12 +322,12 @@ async fn whole(
     Ok(response)
 }
 
-/// A vetted answer with each image kept in the store and answered by the gateway's signed
-/// link (`url`) in place of its bytes — never the vendor's link. One image's bytes are held
-/// decoded at a time.
-async fn link_images(state: &State, links: &Links, vetted: &[u8]) -> Result<Bytes, ApiError> {
+/// The vendor's answer (`body`, vetted for `n` images) with each image kept in the store and
+/// answered by the gateway's signed link (`url`) in place of its bytes — never the vendor's
+/// link. The images are read from the vendor's body, one decoded at a time.
+async fn link_images(state: &State, links: &Links, body: &[u8], n: u32) -> Result<Bytes, ApiError> {
     let failed = |e: &dyn std::fmt::Display| ApiError::internal("keeping the images", e);
-    let mut answer: ImagesResponse = serde_json::from_slice(vetted).map_err(|e| failed(&e))?;
+    let (mut answer, _, _) = vetted(body, n).map_err(|e| failed(&e))?;
     let expires = state
         .media
         .image_expiry(tollgate_journal::clock::unix_now());
@@ -354,8 +355,8 @@ async fn link_images(state: &State, links: &Links, vetted: &[u8]) -> Result<Byte
         .map_err(|e| failed(&e))
 }
 
-/// A vendor's whole answer, vetted: what the client gets (written), the sizes drawn, the text
-/// relayed and the vendor's usage.
+/// A vendor's whole answer, vetted: what the client gets (written; or the vendor's body, for
+/// its images to be linked), the sizes drawn, the text relayed and the vendor's usage.
 #[derive(Debug)]
 struct Vetted {
     answer: Bytes,
@@ -364,9 +365,31 @@ struct Vetted {
     usage: Option<ImageUsage>,
 }
 
+/// Vets a vendor's answer for `n` images: written for the client inline — or, where the client
+/// asked for links (`linked`), the vendor's body kept as it is, for [`link_images`] to read its
+/// images from one at a time (never a second copy of the answer).
+fn vet_answer(body: &Bytes, n: u32, linked: bool) -> Result<Vetted, UpstreamError> {
+    let (answer, drawn, text_bytes) = vetted(body, n)?;
+    let usage = answer.usage;
+    let answer = if linked {
+        body.clone()
+    } else {
+        Bytes::from(
+            serde_json::to_vec(&answer).map_err(|e| UpstreamError::Protocol(e.to_string()))?,
+        )
+    };
+    Ok(Vetted {
+        usage,
+        answer,
+        drawn,
+        text_bytes,
+    })
+}
+
 /// Reads a vendor's `ImagesResponse`: each of the first `n` images read and measured, the
 /// answer's words kept where they are the API's, its size and format what the images are.
-fn vet_answer(body: &[u8], n: u32) -> Result<Vetted, UpstreamError> {
+/// Returns it (its images borrowed from `body`), the sizes drawn and the bytes of text.
+fn vetted(body: &[u8], n: u32) -> Result<(ImagesResponse<'_>, Vec<Size>, u64), UpstreamError> {
     let answer: ImagesResponse = serde_json::from_slice(body)
         .map_err(|e| UpstreamError::Protocol(format!("an images answer: {e}")))?;
     if answer.data.len() > n as usize {
@@ -408,14 +431,7 @@ fn vet_answer(body: &[u8], n: u32) -> Result<Vetted, UpstreamError> {
         data,
         usage: answer.usage,
     };
-    let written =
-        serde_json::to_vec(&answer).map_err(|e| UpstreamError::Protocol(e.to_string()))?;
-    Ok(Vetted {
-        usage: answer.usage,
-        answer: Bytes::from(written),
-        drawn,
-        text_bytes,
-    })
+    Ok((answer, drawn, text_bytes))
 }
 
 /// The sizes of the images decoded, in words (`1024x1024, 1024x1024`, or `none`).
