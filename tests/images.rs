@@ -932,3 +932,77 @@ async fn dall_e_refuses_what_it_does_not_take_before_the_vendor() {
     assert_eq!(gw.calls("POST /v1/images/generations"), 0);
     assert_eq!(gw.open_holds(&account).await, 0);
 }
+
+/// The adversary: an insider who can write the database (not the link key). A kept image's
+/// bytes rewritten in `media_chunks` never reach the client whole: the link signs their digest,
+/// and the answer, checking what it streamed, cuts the stream before its last chunk.
+#[tokio::test]
+async fn an_image_rewritten_in_the_database_is_not_served() {
+    let gw = TestGateway::with_config(CONFIG).await;
+    let (_, key) = gw.account("10").await;
+    let r = gw
+        .post_json(
+            GENERATIONS,
+            &key,
+            &json!({"model": "dall-e-2", "prompt": "Kept", "size": "256x256"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let path = path_of(r.json()["data"][0]["url"].as_str().unwrap());
+    assert!(path.contains("&digest="), "{path}");
+    let id = path
+        .trim_start_matches("/v1/media/images/")
+        .split_once('.')
+        .unwrap()
+        .0
+        .to_owned();
+    let honest = gw.request("GET", &path, &[], Vec::new()).await;
+    assert_eq!(honest.status, 200);
+
+    // Another picture in its place, as long as the first.
+    let mut forged = honest.body.to_vec();
+    let last = forged.len() - 20;
+    forged[last] ^= 0xff;
+    sqlx::any::install_default_drivers();
+    let db = sqlx::AnyPool::connect(&gw.database_url).await.unwrap();
+    let done = sqlx::query("UPDATE media_chunks SET data = $1 WHERE media_id = $2")
+        .bind(forged)
+        .bind(&id)
+        .execute(&db)
+        .await
+        .unwrap();
+    assert_eq!(done.rows_affected(), 1);
+
+    // Read as a client would: the head says 200 and the length, the body never comes whole.
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut socket = tokio::net::TcpStream::connect(gw.addr).await.unwrap();
+    socket
+        .write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut read = Vec::new();
+    let _ = socket.read_to_end(&mut read).await;
+    let text = String::from_utf8_lossy(&read);
+    let head_end = text.find("\r\n\r\n").map_or(read.len(), |i| i + 4);
+    assert!(
+        read.len() - head_end < honest.body.len(),
+        "the altered image was served whole: {} of {} bytes",
+        read.len() - head_end,
+        honest.body.len()
+    );
+    // Its digest altered in the link too: the signature no longer matches.
+    let digest = path
+        .split("digest=")
+        .nth(1)
+        .unwrap()
+        .split('&')
+        .next()
+        .unwrap();
+    let relinked = path.replace(digest, &"0".repeat(32));
+    assert_eq!(
+        gw.request("GET", &relinked, &[], Vec::new()).await.status,
+        403
+    );
+}

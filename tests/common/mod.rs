@@ -95,6 +95,8 @@ pub struct TestGateway {
     pub tls_addr: Option<SocketAddr>,
     pub sim: SimHandle,
     pub store: Store,
+    /// The database's URL, for a test that writes it as an insider would.
+    pub database_url: String,
     pub state: Arc<State>,
     stop: Option<oneshot::Sender<()>>,
     served: Option<tokio::task::JoinHandle<()>>,
@@ -121,15 +123,19 @@ impl Reply {
 }
 
 pub async fn store() -> Store {
-    match std::env::var("TOLLGATE_TEST_POSTGRES_URL") {
-        Ok(url) => Store::connect(&url).await.unwrap(),
+    store_at().await.0
+}
+
+/// A store for one test, and its database's URL (to write it as an insider would).
+pub async fn store_at() -> (Store, String) {
+    let url = match std::env::var("TOLLGATE_TEST_POSTGRES_URL") {
+        Ok(url) => url,
         Err(_) => {
             let dir = std::env::temp_dir().join(format!("tollgate-e2e-{}", unique()));
-            Store::connect(&format!("sqlite://{}/t.db", dir.display()))
-                .await
-                .unwrap()
+            format!("sqlite://{}/t.db", dir.display())
         }
-    }
+    };
+    (Store::connect(&url).await.unwrap(), url)
 }
 
 pub fn unique() -> String {
@@ -166,7 +172,7 @@ impl TestGateway {
         if !toml.contains("[server]") {
             config.server.drain_seconds = 0;
         }
-        let store = store().await;
+        let (store, database_url) = store_at().await;
         let state = tollgate_gateway::build(
             &config,
             Parts {
@@ -218,6 +224,7 @@ impl TestGateway {
             tls_addr,
             sim,
             store,
+            database_url,
             state,
             stop: Some(stop),
             served: Some(served),

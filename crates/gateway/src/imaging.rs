@@ -344,11 +344,13 @@ async fn link_images(state: &State, links: &Links, body: &[u8], n: u32) -> Resul
             .keep_media(&links.account_id, mime, &bytes, expires)
             .await
             .map_err(|e| failed(&e))?;
-        image.url = Some(
-            state
-                .media
-                .image_link(&links.origin, &id, &format_of(mime), expires),
-        );
+        let digest = tollgate_store::MediaDigest::of(&bytes);
+        image.url = Some(state.media.image_link(
+            &links.origin,
+            (&id, &format_of(mime)),
+            &digest,
+            expires,
+        ));
     }
     serde_json::to_vec(&answer)
         .map(Bytes::from)

@@ -8,9 +8,9 @@
 //! the upstream's URL as it is.
 //!
 //! A drawn image answered by link (`response_format: "url"`) is always the gateway's own:
-//! `{base}/v1/media/images/{id}.{ext}?expires={unix}&signature={hex}`, signed over `images/{id}`
-//! (so a video's signature never opens an image), valid `image_ttl_seconds` (docs/decisions.md,
-//! "Images by the picture").
+//! `{base}/v1/media/images/{id}.{ext}?expires={unix}&digest={hex}&signature={hex}`, signed over
+//! `images/{id}/{digest}` (so a video's signature never opens an image, and the bytes served are
+//! the bytes linked), valid `image_ttl_seconds` (docs/decisions.md, "Images by the picture").
 
 use crate::config::{MediaConfig, MediaMode};
 use hmac::{Hmac, Mac};
@@ -26,9 +26,9 @@ pub const MEDIA_PATH: &str = "/v1/media/";
 /// The path prefix of drawn images' signed links.
 pub const IMAGES_PATH: &str = "/v1/media/images/";
 
-/// What an image's link signs: its id under its own name space.
-fn image_subject(id: &str) -> String {
-    format!("images/{id}")
+/// What an image's link signs: its id under its own name space, and its bytes' digest.
+fn image_subject(id: &str, digest: &str) -> String {
+    format!("images/{id}/{digest}")
 }
 
 /// Makes and checks links.
@@ -116,23 +116,31 @@ impl MediaLinks {
         now.saturating_add(self.image_ttl_seconds)
     }
 
-    /// The link to kept image `id` (a file of type `ext`: `png`), expiring at `expires`, for a
-    /// request that came by `origin`.
-    pub fn image_link(&self, origin: &Origin, id: &str, ext: &str, expires: i64) -> String {
-        let signature = self.signature(&image_subject(id), expires);
+    /// The link to kept image `id` (a file of type `ext`: `png`) whose bytes have `digest`,
+    /// expiring at `expires`, for a request that came by `origin`.
+    pub fn image_link(
+        &self,
+        origin: &Origin,
+        (id, ext): (&str, &str),
+        digest: &str,
+        expires: i64,
+    ) -> String {
+        let signature = self.signature(&image_subject(id, digest), expires);
         let base = self.base_url(origin);
-        format!("{base}{IMAGES_PATH}{id}.{ext}?expires={expires}&signature={signature}")
+        format!(
+            "{base}{IMAGES_PATH}{id}.{ext}?expires={expires}&digest={digest}&signature={signature}"
+        )
     }
 
     /// Checks a presented image link's parts at `now` (Unix seconds).
     pub fn verify_image(
         &self,
-        id: &str,
+        (id, digest): (&str, &str),
         expires: i64,
         signature: &str,
         now: i64,
     ) -> Result<(), LinkError> {
-        self.verify(&image_subject(id), expires, signature, now)
+        self.verify(&image_subject(id, digest), expires, signature, now)
     }
 
     /// Checks a presented link's parts at `now` (Unix seconds).
@@ -341,23 +349,27 @@ mod tests {
         let l = links(MediaMode::Direct);
         let expires = l.image_expiry(1_000);
         assert_eq!(expires, 1_060);
-        let link = l.image_link(&origin(), "img_1", "png", expires);
+        let link = l.image_link(&origin(), ("img_1", "png"), "d1", expires);
         let (file, query) = link
             .strip_prefix("https://gw.example/v1/media/images/")
             .unwrap()
             .split_once('?')
             .unwrap();
         assert_eq!(file, "img_1.png");
+        assert!(query.contains("digest=d1&"), "{query}");
         let signature = query.split_once("signature=").unwrap().1;
-        assert_eq!(l.verify_image("img_1", expires, signature, 1_060), Ok(()));
+        let one = ("img_1", "d1");
+        assert_eq!(l.verify_image(one, expires, signature, 1_060), Ok(()));
         assert_eq!(
-            l.verify_image("img_1", expires, signature, 1_061),
+            l.verify_image(one, expires, signature, 1_061),
             Err(LinkError::Expired)
         );
-        assert_eq!(
-            l.verify_image("img_2", expires, signature, 1_000),
-            Err(LinkError::BadSignature)
-        );
+        for other in [("img_2", "d1"), ("img_1", "d2")] {
+            assert_eq!(
+                l.verify_image(other, expires, signature, 1_000),
+                Err(LinkError::BadSignature)
+            );
+        }
         // A video's signature for the same id opens no image, nor the other way round.
         assert_eq!(
             l.verify("img_1", expires, signature, 1_000),

@@ -84,7 +84,7 @@ pub use journal::{
     ChargeLoss, ChargeMemo, ChargeRow, GrantRule, JournalEntry, JournalWriter, LeaseOp,
     LeaseOutcome, Written,
 };
-pub use media::{MEDIA_CHUNK_BYTES, MediaFile};
+pub use media::{MEDIA_CHUNK_BYTES, MediaDigest, MediaFile};
 pub use policy::{AccessPolicy, Cidr, PolicyChange, PolicyHolder, PriceGroup, glob_matches};
 pub use prices::{PriceSync, SOURCES as PRICE_SOURCES, StoredPrice};
 pub use recompute::{RecomputeReport, RecordedCharge, rederive};

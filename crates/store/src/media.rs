@@ -2,13 +2,45 @@
 //! docs/decisions.md, "Images by the picture"): each vetted image is kept here, in chunks, until
 //! its link expires, so that the link works on every replica and is streamed from the
 //! database a chunk at a time, never read whole. The link is signed by the gateway
-//! (`tollgate_settings::media`); the store only keeps the bytes and when they lapse.
+//! (`tollgate_settings::media`) over the image's id and its digest ([`MediaDigest`], the first
+//! 128 bits of its SHA-256): an insider who rewrites the bytes in the database cannot make the
+//! link serve them, for the answer checks the digest of what it streamed and cuts the stream
+//! short when it differs.
 
 use crate::ids::new_id;
 use crate::{Store, StoreError, now_millis};
+use sha2::{Digest, Sha256};
 
 /// The bytes of one chunk of a kept image.
 pub const MEDIA_CHUNK_BYTES: usize = 256 << 10;
+
+/// The digest a kept image's link signs, taken over its bytes as they are stored or streamed.
+#[derive(Debug, Clone, Default)]
+pub struct MediaDigest(Sha256);
+
+impl MediaDigest {
+    /// An empty digest.
+    pub fn new() -> MediaDigest {
+        MediaDigest::default()
+    }
+
+    /// `bytes`, next.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The digest in hex: the first 16 bytes of the SHA-256 (32 characters).
+    pub fn hex(self) -> String {
+        crate::ids::hex(&self.0.finalize()[..16])
+    }
+
+    /// The digest of `bytes`.
+    pub fn of(bytes: &[u8]) -> String {
+        let mut digest = MediaDigest::new();
+        digest.update(bytes);
+        digest.hex()
+    }
+}
 
 /// A kept image, as its link's answer needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use tollgate_exchange::errors::{ApiError, ErrorKind};
 use tollgate_exchange::route_doc::{About, binary, query};
 use tollgate_request::context::RequestCtx;
 use tollgate_settings::media::LinkError;
-use tollgate_store::TaskState;
+use tollgate_store::{MediaDigest, TaskState};
 
 /// Streams the video behind a signed link.
 pub async fn get(
@@ -63,9 +63,14 @@ pub async fn image(
     let file = tollgate_request::routes::last_segment(request.uri().path());
     let id = file.split_once('.').map_or(file, |(id, _)| id).to_owned();
     let (expires, signature) = link_parts(request.uri())?;
+    let digest =
+        tollgate_request::auth::query_param(request.uri().query().unwrap_or_default(), "digest")
+            .unwrap_or_default();
     let now = tollgate_journal::clock::unix_now();
     refused(
-        state.media.verify_image(&id, expires, &signature, now),
+        state
+            .media
+            .verify_image((&id, &digest), expires, &signature, now),
         "an image's link lasts as long as [media] image_ttl_seconds says",
     )?;
     let gone = || ApiError::new(ErrorKind::NotFound, format!("No image {id}"));
@@ -79,9 +84,24 @@ pub async fn image(
     let permit = crate::admission::open_stream(&ctx)?;
     let (sender, body) = crate::stream_body::channel(permit);
     crate::trace::spawn_for_request(async move {
+        // The digest the link signed, checked over what was streamed: bytes rewritten in the
+        // database (an insider) never reach the client whole — the last chunk is held back
+        // and the stream cut.
+        let mut streamed = MediaDigest::new();
         for seq in 0..kept.chunks {
             match state.store.media_chunk(&kept.id, seq).await {
                 Ok(Some(chunk)) => {
+                    streamed.update(&chunk);
+                    if seq + 1 == kept.chunks && std::mem::take(&mut streamed).hex() != digest {
+                        tracing::error!(
+                            image = %kept.id,
+                            "a kept image's bytes do not match its link's digest: altered in the database"
+                        );
+                        sender
+                            .abort(format!("image {} does not match its link", kept.id))
+                            .await;
+                        return;
+                    }
                     if sender.send(bytes::Bytes::from(chunk)).await.is_err() {
                         return; // The client left.
                     }
@@ -166,5 +186,6 @@ pub fn about_image() -> About {
     )
     .param("file", "ID.png")
     .parameter(query("expires", "Unix seconds"))
+    .parameter(query("digest", "The image's digest"))
     .parameter(query("signature", "Signature"))
 }
