@@ -81,6 +81,17 @@ pub async fn image(
         .map_err(|e| ApiError::internal("reading the image", e))?
         .filter(|kept| kept.expires_at >= now)
         .ok_or_else(gone)?;
+    let head = Response::builder()
+        .header(http::header::CONTENT_TYPE, kept.content_type.as_str())
+        .header(http::header::CONTENT_LENGTH, kept.bytes)
+        // Cached no longer than the link lives.
+        .header(
+            http::header::CACHE_CONTROL,
+            format!(
+                "private, max-age={}",
+                kept.expires_at.saturating_sub(now).max(0)
+            ),
+        );
     let permit = crate::admission::open_stream(&ctx)?;
     let (sender, body) = crate::stream_body::channel(permit);
     crate::trace::spawn_for_request(async move {
@@ -119,11 +130,7 @@ pub async fn image(
             }
         }
     });
-    Response::builder()
-        .header(http::header::CONTENT_TYPE, kept.content_type.as_str())
-        .header(http::header::CONTENT_LENGTH, kept.bytes)
-        .header(http::header::CACHE_CONTROL, "private, max-age=3600")
-        .body(body)
+    head.body(body)
         .map_err(|e| ApiError::internal("answering with the image", e))
 }
 
