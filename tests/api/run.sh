@@ -29,8 +29,9 @@ run() {
     --warnings off "$@"
 }
 status=0
-# The JSON client endpoints, with a client key (multipart uploads are tested by tests/sdk).
-run --include-path-regex '^/(v1/(embeddings|audio/speech|t2a_v2|video/|videos|models|chat/|responses)|v1beta/|api/v3/)' \
+# The JSON client endpoints, with a client key (multipart uploads are tested by tests/sdk);
+# `/v1/redemptions` answers 404 to codes no batch holds, then 429 once the key has guessed ten.
+run --include-path-regex '^/(v1/(embeddings|audio/speech|t2a_v2|video/|videos|models|chat/|responses|redemptions)|v1beta/|api/v3/)' \
   -H "Authorization: Bearer $key" -H "x-vendor-api-key: $key" "$@" || status=1
 # Images, fewer examples: each answer is drawn for real (the simulator's PNGs), and its links
 # (`response_format: "url"`) are the gateway's own.

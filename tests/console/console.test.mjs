@@ -268,6 +268,45 @@ await step("an alert: its delivery, the attempts, a redelivery", async () => {
   receiver.close();
 });
 
+await step("redemption codes: issue a batch, one redeemed, the report, revoke", async () => {
+  await page.getByRole("link", { name: "Codes" }).click();
+  await page.getByRole("heading", { name: "Redemption codes" }).waitFor();
+  await page.locator("#codes-amount").fill("2.5");
+  await page.locator("#codes-count").fill("3");
+  await page.locator("#codes-expires").fill("30d");
+  await page.locator("#codes-name").fill("console-batch");
+  await page.getByRole("button", { name: "Issue" }).click();
+  await page.getByText(/^Issued cbt_/).waitFor();
+  const codes = (await page.locator("#issued-codes").textContent()).trim().split("\n");
+  assert.equal(codes.length, 3);
+  assert.match(codes[0], /^[0-9A-Z]{4}(-[0-9A-Z]{4}){6}$/);
+  const download = page.waitForEvent("download");
+  await page.getByRole("link", { name: "Download 3 codes" }).click();
+  assert.match((await download).suggestedFilename(), /^cbt_.*\.txt$/);
+  await shot("10d-codes-issued");
+  // A new key of the account redeems the second code through the client API.
+  const made = await fetch(gateway + `/admin/v1/accounts/${name}/keys`, {
+    method: "POST", headers: { authorization: "Bearer " + token, "content-type": "application/json" },
+    body: JSON.stringify({ name: "codes" }),
+  });
+  const key = (await made.json()).secret;
+  const redeemed = await fetch(gateway + "/v1/redemptions", {
+    method: "POST", headers: { authorization: "Bearer " + key, "content-type": "application/json" },
+    body: JSON.stringify({ code: codes[1].toLowerCase() }),
+  });
+  assert.equal(redeemed.status, 201, await redeemed.clone().text());
+  assert.equal((await redeemed.json()).amount, "2.5");
+  await page.reload();
+  await page.locator("tr.link", { hasText: "console-batch" }).first().click();
+  await page.getByRole("heading", { name: /console-batch/ }).waitFor();
+  await page.getByRole("cell", { name: "2", exact: true }).first().waitFor();
+  await shot("10e-code-batch");
+  page.once("dialog", d => d.accept());
+  await page.getByRole("button", { name: "Revoke" }).click();
+  await page.getByText(/^Revoked on/).waitFor();
+  await page.getByText("revoked", { exact: true }).first().waitFor();
+});
+
 await step("a phone's width", async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.getByRole("link", { name: "Overview" }).click();

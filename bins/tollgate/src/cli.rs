@@ -37,6 +37,10 @@ pub enum Command {
     /// Price groups (tiers): a multiplier on every list price.
     #[command(subcommand)]
     Groups(GroupsCommand),
+    /// Redemption codes: issue a batch to a file, list, report, revoke (docs/operations.md,
+    /// "Redemption codes").
+    #[command(subcommand)]
+    Codes(CodesCommand),
     /// Configuration helpers.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -184,6 +188,51 @@ pub enum AlertsCommand {
     Redeliver {
         /// The delivery's id (msg_…).
         id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CodesCommand {
+    /// Issue a batch of codes, each worth --amount, written one a line to --out.
+    Create {
+        /// What each code adds to the balance that redeems it.
+        #[arg(long)]
+        amount: String,
+        /// How many codes (1 to 100,000).
+        #[arg(long)]
+        count: u64,
+        /// When they stop redeeming: an RFC 3339 time, a date, or a span (30d, 12h); never
+        /// when absent.
+        #[arg(long)]
+        expires: Option<String>,
+        /// A name for the batch.
+        #[arg(long)]
+        name: Option<String>,
+        /// Where to write the codes (created with mode 0600; never overwritten).
+        #[arg(long)]
+        out: PathBuf,
+        /// Print the batch as one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every batch: issued, redeemed, expiry, state.
+    List {
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One batch: who redeemed which code, when, from where.
+    Show {
+        /// The batch's id (cbt_…).
+        batch: String,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a batch: its codes not yet redeemed redeem nothing.
+    Revoke {
+        /// The batch's id (cbt_…).
+        batch: String,
     },
 }
 

@@ -6,6 +6,7 @@
 mod admin;
 mod audit;
 mod cli;
+mod codes;
 mod common;
 mod keys;
 mod ledger;
@@ -52,6 +53,7 @@ async fn run(cli: Cli) -> Result<(), String> {
     match cli.command.unwrap_or(Command::Serve(ServeArgs::default())) {
         Command::Serve(args) => crate::serve::serve(&cli.common, args).await,
         Command::Keys(command) => crate::keys::run(&cli.common, command).await,
+        Command::Codes(command) => crate::codes::run(&cli.common, command).await,
         Command::Policy(command) => crate::policy::run(&cli.common, command).await,
         Command::Groups(command) => crate::policy::groups(&cli.common, command).await,
         Command::Config(ConfigCommand::Default) => {

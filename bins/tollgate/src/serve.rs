@@ -203,8 +203,9 @@ fn raise_open_file_limit(config: &Config) {
     }
 }
 
-/// Releases holds left by a replica that died, and deletes the drawn images whose links
-/// lapsed (`tollgate_store::media`), every [`STALE_SWEEP_EVERY`], for the gateway's life.
+/// Releases holds left by a replica that died, deletes the drawn images whose links lapsed
+/// (`tollgate_store::media`) and the attempt counts of windows a day old
+/// (`tollgate_store::throttle`), every [`STALE_SWEEP_EVERY`], for the gateway's life.
 async fn sweep_stale_holds(store: Store) {
     let mut tick = tokio::time::interval(STALE_SWEEP_EVERY);
     loop {
@@ -218,6 +219,10 @@ async fn sweep_stale_holds(store: Store) {
             Ok(0) => {}
             Ok(n) => tracing::debug!(pruned = n, "drawn images past their links' expiry"),
             Err(e) => tracing::warn!(error = %e, "pruning drawn images failed"),
+        }
+        let day_ago = tollgate_journal::clock::now_millis() - 86_400_000;
+        if let Err(e) = store.prune_attempts(day_ago).await {
+            tracing::warn!(error = %e, "pruning attempt counts failed");
         }
     }
 }

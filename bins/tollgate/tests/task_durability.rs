@@ -333,7 +333,9 @@ async fn check_books(store: &Store, customers: &[Customer], tasks: &[Task]) -> (
                     total = total.checked_add(amount).unwrap();
                 }
                 LedgerKind::Credit => assert_eq!(row.amount, c.opening, "{row:?}"),
-                LedgerKind::Adjustment => panic!("unexpected adjustment {row:?}"),
+                LedgerKind::Adjustment | LedgerKind::Redemption => {
+                    panic!("unexpected {} {row:?}", row.kind.as_str())
+                }
             }
         }
         charged.insert(c.id.clone(), total);

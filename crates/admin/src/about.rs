@@ -515,3 +515,40 @@ pub fn redeliver() -> About {
         vec![path_param("id", "The delivery's id (its webhook-id)")],
     )
 }
+
+fn batch() -> Value {
+    path_param("id", "The batch's id (`cbt_…`)")
+}
+
+pub fn code_batches() -> About {
+    admin(
+        "Batches of redemption codes, newest first",
+        data("CodeBatch"),
+        vec![],
+    )
+}
+
+pub fn issue_codes() -> About {
+    admin(
+        "Issue a batch of redemption codes; the codes are in this answer and nowhere else",
+        created(r("IssuedBatch"), "Issued"),
+        vec![],
+    )
+    .body(json_body(r("NewBatch")))
+}
+
+pub fn code_batch() -> About {
+    admin(
+        "A batch of codes: issued, redeemed, by whom and when",
+        ok(r("BatchReport")),
+        vec![batch()],
+    )
+}
+
+pub fn revoke_codes() -> About {
+    admin(
+        "Revoke a batch: its codes not yet redeemed redeem nothing",
+        ok(r("CodeBatch")),
+        vec![batch()],
+    )
+}

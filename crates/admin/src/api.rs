@@ -4,6 +4,7 @@
 //! the one segment its path names, its query, who is acting and with which token.
 
 use crate::alerts;
+use crate::codes;
 use crate::ops::{self, Actor, OpError, PolicyEdit, UsageQuery};
 use crate::views;
 use http::{HeaderMap, Request, Response, StatusCode, header};
@@ -166,6 +167,30 @@ pub(crate) async fn credit(call: Call, request: Request<Incoming>) -> Answer {
         );
     }
     Ok(response)
+}
+
+/// `AdminOp::CodeBatches`.
+pub(crate) async fn code_batches(call: Call) -> Answer {
+    ok(views::List {
+        data: codes::batches(call.store()).await?,
+    })
+}
+
+/// `AdminOp::IssueCodes`.
+pub(crate) async fn issue_codes(call: Call, request: Request<Incoming>) -> Answer {
+    let asked: codes::NewBatch = read_json(&call.ctx, request).await?;
+    let issued = codes::issue(call.store(), &call.actor, &asked).await?;
+    Ok(body::json_response(StatusCode::CREATED, &issued))
+}
+
+/// `AdminOp::CodeBatch`.
+pub(crate) async fn code_batch(call: Call) -> Answer {
+    ok(codes::report(call.store(), &call.id).await?)
+}
+
+/// `AdminOp::RevokeCodes`.
+pub(crate) async fn revoke_codes(call: Call) -> Answer {
+    ok(codes::revoke(call.store(), &call.actor, &call.id).await?)
 }
 
 /// `AdminOp::AccountKeys`.

@@ -18,6 +18,7 @@
 pub mod about;
 pub mod alerts;
 pub mod api;
+pub mod codes;
 pub mod console;
 pub mod openapi;
 pub mod ops;

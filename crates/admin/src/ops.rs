@@ -36,7 +36,7 @@ impl Actor {
         }
     }
 
-    fn change(&self, action: &str, target: &str) -> AdminChange {
+    pub(crate) fn change(&self, action: &str, target: &str) -> AdminChange {
         AdminChange {
             actor: self.name.clone(),
             action: action.to_owned(),
@@ -128,7 +128,7 @@ pub fn parse_amount(field: &'static str, text: &str) -> Result<Amount, OpError> 
     })
 }
 
-fn short_text(field: &'static str, text: &str, what: &str) -> Result<String, OpError> {
+pub(crate) fn short_text(field: &'static str, text: &str, what: &str) -> Result<String, OpError> {
     let text = text.trim();
     if text.is_empty() {
         return Err(OpError::invalid(

@@ -61,6 +61,10 @@ pub enum AdminOp {
     AlertDeliveries,
     AlertDelivery,
     Redeliver,
+    CodeBatches,
+    IssueCodes,
+    CodeBatch,
+    RevokeCodes,
 }
 
 /// What an operation answers.
@@ -180,6 +184,10 @@ pub static ADMIN_ROUTES: &[AdminRoute] = &[
     row(GET, "/alerts/deliveries", AlertDeliveries, op!(alert_deliveries), about::alert_deliveries),
     row(GET, "/alerts/deliveries/{id}", AlertDelivery, op!(alert_delivery), about::alert_delivery),
     row(POST, "/alerts/deliveries/{id}/redeliver", Redeliver, op!(redeliver), about::redeliver),
+    row(GET, "/code-batches", CodeBatches, op!(code_batches), about::code_batches),
+    row(POST, "/code-batches", IssueCodes, op!(issue_codes, body), about::issue_codes),
+    row(GET, "/code-batches/{id}", CodeBatch, op!(code_batch), about::code_batch),
+    row(POST, "/code-batches/{id}/revoke", RevokeCodes, op!(revoke_codes), about::revoke_codes),
 ];
 
 /// A request's operation, with the one segment its path names (`""` when it names none).

@@ -74,6 +74,7 @@ pub fn build(config: &Config, parts: Parts<'_>) -> Result<Arc<State>, BuildError
         State::new(parts.store, settings, http)
             .with_live_http(live_http)
             .with_realtime(config.realtime)
+            .with_codes(config.codes)
             .with_server(config.server.clone())
             .with_tasks(TaskSettings::from(&config.tasks), parts.media)
             .with_outbound(outbound)

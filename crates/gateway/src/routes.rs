@@ -205,6 +205,9 @@ static ROUTES: &[Endpoint] = &[
         .about(handlers::charges::about), client!(handlers::charges::get)),
     Endpoint::new(row(Route::Charges, GET, Item("/v1/charges/"), "charges").key(Key(OpenAi), None)
         .about(handlers::charges::about), client!(handlers::charges::get)),
+    Endpoint::new(row(Route::Redemptions, POST, Exact("/v1/redemptions"), "redemptions").key(Key(OpenAi), None)
+        .reads(Body::Redemptions)
+        .about(handlers::redemptions::about), client!(handlers::redemptions::redeem)),
     Endpoint::new(row(Route::NativeGenerate, POST, Model(Some("generateContent")), "native")
         .key(Key(Google), Some("native"))
         .metered(Body::Native, Streams::No)

@@ -65,6 +65,8 @@ pub enum Route {
     MediaImage,
     /// `GET /v1/charges/{request_id}` — what one of the caller's requests was charged, and why.
     Charges,
+    /// `POST /v1/redemptions` — a redemption code redeemed for the key's account.
+    Redemptions,
     /// `GET /.well-known/tollgate-ledger-keys` — the public keys that sign ledger checkpoints.
     LedgerKeys,
     /// `POST /v1beta/models/{model}:generateContent` (also under `/v1/models/`)

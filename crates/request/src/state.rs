@@ -161,6 +161,8 @@ pub struct State {
     pub live: crate::live::LiveSessions,
     /// Their limits (`[realtime]`).
     pub realtime: tollgate_settings::config::RealtimeConfig,
+    /// Redemption codes' guess limits (`[codes]`).
+    pub codes: tollgate_settings::config::CodesConfig,
     draining: AtomicBool,
 }
 
@@ -195,6 +197,7 @@ impl State {
             uploads: crate::slots::KeySlots::default(),
             live: crate::live::LiveSessions::default(),
             realtime: tollgate_settings::config::RealtimeConfig::default(),
+            codes: tollgate_settings::config::CodesConfig::default(),
             draining: AtomicBool::new(false),
         }
     }
@@ -228,6 +231,12 @@ impl State {
     /// Replaces the live sessions' limits.
     pub fn with_realtime(mut self, realtime: tollgate_settings::config::RealtimeConfig) -> State {
         self.realtime = realtime;
+        self
+    }
+
+    /// Replaces the redemption codes' guess limits.
+    pub fn with_codes(mut self, codes: tollgate_settings::config::CodesConfig) -> State {
+        self.codes = codes;
         self
     }
 

@@ -79,6 +79,9 @@ pub struct Config {
     /// without a proxy in front (google-genai's Live client with a key).
     #[serde(default)]
     pub tls: Option<TlsConfig>,
+    /// Redemption codes: how many wrong ones a client may try (`[codes]`).
+    #[serde(default)]
+    pub codes: CodesConfig,
     /// Configured upstreams.
     #[serde(default)]
     pub channels: Vec<ChannelConfig>,
@@ -802,6 +805,50 @@ pub struct TlsConfig {
     pub key_file: std::path::PathBuf,
 }
 
+/// Redemption codes (`[codes]`; docs/decisions.md, "Redemption codes"): the attempts a client
+/// may make in a window, counted in the database so that every replica counts the same ones.
+/// A code has 130 random bits, so the limit is not what keeps it safe; it keeps a guessing
+/// client from writing to the database without end, and shows up in the logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CodesConfig {
+    /// Wrong codes one account may try in a window.
+    pub guesses_per_account: u32,
+    /// Wrong codes one address (an IPv6 client's /64) may try in a window.
+    pub guesses_per_address: u32,
+    /// The window, in seconds.
+    pub guess_window_seconds: u64,
+}
+
+impl Default for CodesConfig {
+    fn default() -> CodesConfig {
+        CodesConfig {
+            guesses_per_account: 10,
+            guesses_per_address: 30,
+            guess_window_seconds: 3_600,
+        }
+    }
+}
+
+impl CodesConfig {
+    /// Refuses a limit of zero (no code could be redeemed at all).
+    pub fn check(&self) -> Result<(), String> {
+        if self.guesses_per_account == 0
+            || self.guesses_per_address == 0
+            || self.guess_window_seconds == 0
+        {
+            return Err("[codes]: guesses_per_account, guesses_per_address and \
+                 guess_window_seconds must be at least 1"
+                .into());
+        }
+        if self.guess_window_seconds > 86_400 {
+            // The sweeper deletes the counts of windows a day old.
+            return Err("[codes]: guess_window_seconds is at most 86400 (a day)".into());
+        }
+        Ok(())
+    }
+}
+
 /// A realtime model's session (`[models.NAME.session]`; docs/decisions.md, "Live voice
 /// sessions").
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -886,6 +933,7 @@ impl Config {
             toml::from_str(text).map_err(|e| ConfigError::Parse(toml_error(text, &e)))?;
         config.server.check().map_err(ConfigError::Parse)?;
         config.realtime.check().map_err(ConfigError::Parse)?;
+        config.codes.check().map_err(ConfigError::Parse)?;
         if config.alerting.evaluate_seconds == 0 || config.alerting.timeout_seconds == 0 {
             return Err(ConfigError::Parse(
                 "[alerting]: evaluate_seconds and timeout_seconds must be at least 1".into(),
@@ -925,6 +973,7 @@ impl Config {
             ("[tracing]", self.tracing != next.tracing),
             ("[alerting]", self.alerting != next.alerting),
             ("[realtime]", self.realtime != next.realtime),
+            ("[codes]", self.codes != next.codes),
             (
                 "[tls] listen",
                 self.tls.as_ref().map(|t| &t.listen) != next.tls.as_ref().map(|t| &t.listen),

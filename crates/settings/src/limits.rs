@@ -38,10 +38,12 @@ pub enum Endpoint {
     /// `/v1/images/edits`: the whole form, its images and mask (OpenAI takes images of up to
     /// 50 MB).
     ImageEdits,
+    /// `/v1/redemptions`: one code.
+    Redemptions,
 }
 
 impl Endpoint {
-    const ALL: [(Endpoint, &'static str, usize); 14] = [
+    const ALL: [(Endpoint, &'static str, usize); 15] = [
         (Endpoint::Embeddings, "embeddings", 8 << 20),
         (Endpoint::Speech, "speech", 256 << 10),
         (Endpoint::T2a, "t2a", 256 << 10),
@@ -56,6 +58,7 @@ impl Endpoint {
         (Endpoint::ClientSecrets, "client_secrets", 1 << 20),
         (Endpoint::ImageGenerations, "image_generations", 1 << 20),
         (Endpoint::ImageEdits, "image_edits", 50_000_000),
+        (Endpoint::Redemptions, "redemptions", 4 << 10),
     ];
 }
 

@@ -3,7 +3,7 @@
 use crate::ids::{hash_secret, new_id, new_secret};
 use crate::policy::{AccessPolicy, PriceGroup};
 use crate::wide_sum::{total, wide_sum};
-use crate::{Store, StoreError, now_millis};
+use crate::{LedgerKind, Store, StoreError, now_millis};
 use serde::Serialize;
 use std::sync::Arc;
 use tollgate_billing::{Amount, Total};
@@ -337,7 +337,8 @@ impl Store {
         self.recalling(account_id, || {
             Box::pin(async move {
                 let mut tx = self.write_tx().await?;
-                let (account, _) = credit_in(&mut tx, account_id, amount, note, false).await?;
+                let (account, _) =
+                    credit_in(&mut tx, account_id, amount, LedgerKind::Credit, note, false).await?;
                 tx.commit().await?;
                 Ok(account)
             })
@@ -600,11 +601,18 @@ pub(crate) async fn credit_in(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
     account_id: &str,
     amount: Amount,
+    kind: LedgerKind,
     note: Option<&str>,
     allow_negative: bool,
 ) -> Result<(Account, String), StoreError> {
     if amount == Amount::ZERO {
         return Err(StoreError::InvalidAmount("a credit of zero".into()));
+    }
+    if amount.is_negative() && kind != LedgerKind::Credit {
+        return Err(StoreError::InvalidAmount(format!(
+            "a {} takes nothing away",
+            kind.as_str()
+        )));
     }
     let lock = if tx.backend_name() == "PostgreSQL" {
         " FOR UPDATE"
@@ -633,7 +641,7 @@ pub(crate) async fn credit_in(
         }
         ("adjustment", taken.saturating_sub(available).max(0))
     } else {
-        ("credit", 0)
+        (kind.as_str(), 0)
     };
     let anomaly = (overdraw > 0).then(|| {
         format!(

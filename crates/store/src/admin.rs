@@ -291,9 +291,15 @@ impl Store {
         audit: &AdminChange,
     ) -> Result<Credited, StoreError> {
         let mut tx = self.write_tx().await?;
-        let (account, ledger_id) =
-            crate::accounts::credit_in(&mut tx, account_id, amount, Some(reason), allow_negative)
-                .await?;
+        let (account, ledger_id) = crate::accounts::credit_in(
+            &mut tx,
+            account_id,
+            amount,
+            crate::LedgerKind::Credit,
+            Some(reason),
+            allow_negative,
+        )
+        .await?;
         if let Some((key, fingerprint)) = idempotency {
             let claimed = sqlx::query(
                 "INSERT INTO admin_idempotency (key, fingerprint, ledger_id, created_at)

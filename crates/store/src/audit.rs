@@ -131,6 +131,7 @@ impl Store {
         let leases = lease_checks(&mut tx, now_millis(), &mut flag).await?;
         let ledger = conservation(&mut tx, total_balance, &mut flag).await?;
         ledger_checks(&mut tx, &mut flag).await?;
+        code_checks(&mut tx, &mut flag).await?;
         let (chained_rows, checkpoint) =
             audit_chains(&mut tx, checkpoints, now_millis(), &mut flag).await?;
         let (losses_high, losses_low): (i64, i64) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
@@ -291,6 +292,60 @@ async fn hold_checks(
         flag("charge_has_hold", id, "a charge row names no hold".into());
     }
     Ok(holds.len())
+}
+
+/// Redemption codes (`crate::codes`; `redemption_has_code`, `code_redeemed_once`): every
+/// redemption row is the one row of exactly one redeemed code, for that code's account and its
+/// batch's amount, and every redeemed code has its row. An insider who marks a redeemed code
+/// unredeemed to have it redeemed again leaves a row no code names.
+async fn code_checks(
+    tx: &mut Snapshot,
+    flag: &mut impl FnMut(&'static str, &str, String),
+) -> Result<(), StoreError> {
+    let orphans: Vec<(String,)> = sqlx::query_as(
+        "SELECT l.id FROM ledger l WHERE l.kind = 'redemption'
+           AND NOT EXISTS (SELECT 1 FROM codes c WHERE c.ledger_id = l.id) ORDER BY l.id",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    for (id,) in &orphans {
+        flag(
+            "redemption_has_code",
+            id,
+            "a redemption row no redeemed code names".into(),
+        );
+    }
+    type Row = (
+        i64,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<i64>,
+        i64,
+    );
+    let wrong: Vec<Row> = sqlx::query_as(
+        "SELECT c.number, c.batch_id, c.ledger_id, l.kind, l.amount_nanos, b.amount_nanos
+         FROM codes c JOIN code_batches b ON b.id = c.batch_id
+         LEFT JOIN ledger l ON l.id = c.ledger_id
+         WHERE c.redeemed_at IS NOT NULL AND (l.id IS NULL OR l.kind <> 'redemption'
+            OR l.amount_nanos <> b.amount_nanos OR l.account_id <> c.account_id)
+         ORDER BY c.batch_id, c.number",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    for (number, batch, ledger_id, kind, amount, worth) in &wrong {
+        flag(
+            "code_redeemed_once",
+            &format!("{batch}#{number}"),
+            format!(
+                "redeemed, worth {}, but its ledger row {ledger_id:?} is {kind:?} of {:?} \
+                 (or for another account)",
+                Amount::from_nanos(*worth),
+                amount.map(Amount::from_nanos)
+            ),
+        );
+    }
+    Ok(())
 }
 
 /// Tasks (`task_has_hold`, `task_settled_once`); returns the tasks read.

@@ -178,6 +178,9 @@ pub enum LedgerKind {
     Adjustment,
     /// A settled hold: usage captured.
     Charge,
+    /// A redemption code redeemed by the account: its note names the code's batch
+    /// (`crate::codes`).
+    Redemption,
 }
 
 impl LedgerKind {
@@ -187,6 +190,7 @@ impl LedgerKind {
             LedgerKind::Credit => "credit",
             LedgerKind::Adjustment => "adjustment",
             LedgerKind::Charge => "charge",
+            LedgerKind::Redemption => "redemption",
         }
     }
 
@@ -195,6 +199,7 @@ impl LedgerKind {
             "credit" => Ok(LedgerKind::Credit),
             "adjustment" => Ok(LedgerKind::Adjustment),
             "charge" => Ok(LedgerKind::Charge),
+            "redemption" => Ok(LedgerKind::Redemption),
             other => Err(StoreError::Corrupt(format!("ledger kind {other:?}"))),
         }
     }

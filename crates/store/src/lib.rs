@@ -44,6 +44,7 @@ pub mod chain;
 mod changes;
 pub mod checkpoint;
 mod client_secrets;
+mod codes;
 mod error;
 mod explain;
 mod holds;
@@ -63,6 +64,7 @@ mod sql;
 mod sqlite_journal;
 pub mod statement;
 mod tasks;
+mod throttle;
 mod usage;
 mod wide_sum;
 
@@ -75,6 +77,10 @@ pub use alerts::{
 pub use audit::{AuditReport, LEASE_EXPIRY_GRACE_MS, Violation};
 pub use client_secrets::{
     AUTH_TOKENS, MintedSecret, Redeemed, SecretHeld, SecretTerms, is_client_secret,
+};
+pub use codes::{
+    CODE_SYMBOLS, CodeBatch, CodeRedeemed, CodeRedemption, CodeTypo, MAX_BATCH as MAX_CODE_BATCH,
+    NewCodeBatch, NotRedeemed, Redeemer, RedemptionCode,
 };
 pub use error::StoreError;
 pub use explain::{RequestCharges, Viewer};
@@ -92,6 +98,7 @@ pub use sessions::{
     JournalSeal, OpenSession, OpenedSession, ResponseSettled, SessionOpening, Step,
 };
 pub use tasks::{NewTask, Outcome, Poll, Task, TaskEvent, TaskFilter, TaskState};
+pub use throttle::{Attempt, AttemptLimit};
 pub use usage::{UsageFilter, UsageGroup, UsageRecord, UsageSummary};
 
 use sqlite_journal::SqliteJournal;

@@ -633,6 +633,42 @@ const MIGRATIONS: &[Migration] = &[
             )",
         ],
     },
+    Migration {
+        version: 22,
+        name: "redemption codes, and attempts counted across replicas",
+        statements: &[
+            // `crate::codes`: a batch the operator issued, and its codes, each kept only as
+            // its hash; `redeemed_at` is set by the one UPDATE that claims it.
+            "CREATE TABLE IF NOT EXISTS code_batches (
+                id TEXT PRIMARY KEY,
+                name TEXT NOT NULL,
+                amount_nanos BIGINT NOT NULL,
+                count BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                created_by TEXT NOT NULL,
+                expires_at BIGINT,
+                revoked_at BIGINT
+            )",
+            "CREATE TABLE IF NOT EXISTS codes (
+                hash TEXT PRIMARY KEY,
+                batch_id TEXT NOT NULL,
+                number BIGINT NOT NULL,
+                redeemed_at BIGINT,
+                account_id TEXT,
+                ledger_id TEXT,
+                request_id TEXT,
+                address TEXT
+            )",
+            "CREATE INDEX IF NOT EXISTS codes_batch ON codes (batch_id, redeemed_at)",
+            // `crate::throttle`: attempts per scope and fixed window.
+            "CREATE TABLE IF NOT EXISTS throttle_counts (
+                scope TEXT NOT NULL,
+                window_start BIGINT NOT NULL,
+                count BIGINT NOT NULL,
+                PRIMARY KEY (scope, window_start)
+            )",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.

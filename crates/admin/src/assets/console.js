@@ -27,12 +27,19 @@ function svg(tag, attrs, ...children) {
 }
 
 class ApiError extends Error { constructor(status, body) { super((body && body.error && body.error.message) || ("HTTP " + status)); this.status = status; } }
+// Each navigation is a generation: an answer that arrives after the operator moved on is
+// dropped (a read's; a change's answer is still shown), so a slow page can never draw over the
+// one asked for after it.
+let generation = 0;
+class Stale extends Error {}
 async function api(path, options) {
+  const asked = generation;
   const opts = Object.assign({ headers: {} }, options || {});
   opts.headers = Object.assign({ authorization: "Bearer " + token }, opts.headers);
   if (opts.json !== undefined) { opts.body = JSON.stringify(opts.json); opts.headers["content-type"] = "application/json"; }
   const r = await fetch(API + path, opts);
   const body = (r.headers.get("content-type") || "").includes("json") ? await r.json() : await r.text();
+  if (asked !== generation && !opts.method) throw new Stale();
   if (r.status === 401) { signOut("The token was refused: " + ((body.error && body.error.message) || "")); throw new ApiError(401, body); }
   if (!r.ok) throw new ApiError(r.status, body);
   return body;
@@ -432,7 +439,60 @@ async function deliveryPage(id) {
     h("h2", {}, "Payload"), h("pre", { class: "panel mono" }, JSON.stringify(d.payload, null, 2)));
 }
 
+// --- redemption codes (docs/operations.md, "Redemption codes")
+function batchState(b) {
+  if (b.revoked_at) return h("span", { class: "pill bad" }, "revoked");
+  if (b.expires_at && b.expires_at <= Date.now()) return h("span", { class: "pill" }, "expired");
+  return h("span", { class: "pill good" }, "live");
+}
+async function codesPage() {
+  const page = await api("/code-batches");
+  const amount = h("input", { id: "codes-amount", required: true, inputmode: "decimal", placeholder: "10" });
+  const count = h("input", { id: "codes-count", required: true, inputmode: "numeric", value: "10" });
+  const expires = h("input", { id: "codes-expires", placeholder: "90d, 2027-06-30 or empty" });
+  const name = h("input", { id: "codes-name", placeholder: "launch" });
+  const issued = h("div", { "aria-live": "polite" });
+  show(h("h1", {}, "Redemption codes"),
+    table([{ label: "Name", get: b => b.name }, { label: "Id", get: b => h("span", { class: "mono" }, b.id) },
+           { label: "Amount", num: 1, get: b => b.amount }, { label: "Issued", num: 1, get: b => b.count }, { label: "Redeemed", num: 1, get: b => b.redeemed },
+           { label: "Expires", get: b => b.expires_at ? when(b.expires_at) : "never" }, { label: "State", get: batchState },
+           { label: "Created", get: b => when(b.created_at) }], page.data, b => { location.hash = "#/codes/" + encodeURIComponent(b.id); }),
+    h("h2", {}, "New batch"),
+    h("form", { class: "row", onsubmit: async e => {
+      e.preventDefault();
+      const n = Number(count.value);
+      try {
+        const r = await api("/code-batches", { method: "POST", json: { amount: amount.value, count: Number.isInteger(n) && n > 0 ? n : 0, expires: expires.value || null, name: name.value || null } });
+        // The codes exist in this answer only: offered as a file, line N being code N.
+        const file = new Blob([r.codes.join("\n") + "\n"], { type: "text/plain" });
+        const link = h("a", { href: URL.createObjectURL(file), download: `${r.batch.id}.txt`, class: "b" }, `Download ${r.codes.length} codes`);
+        issued.replaceChildren(message(`Issued ${r.batch.id}: ${r.codes.length} codes of ${r.batch.amount}. They are shown here once and kept nowhere else — download them now.`, true),
+          h("div", { class: "row" }, link), h("pre", { class: "panel mono", id: "issued-codes" }, r.codes.join("\n")));
+      } catch (err) { issued.replaceChildren(message(err.message)); }
+    } }, h("label", { for: "codes-amount" }, "Amount each", amount), h("label", { for: "codes-count" }, "How many", count),
+         h("label", { for: "codes-expires" }, "Expires", expires), h("label", { for: "codes-name" }, "Name", name), h("button", { class: "b", type: "submit" }, "Issue")),
+    issued);
+}
+async function codeBatchPage(id) {
+  const r = await api("/code-batches/" + encodeURIComponent(id));
+  const b = r.batch;
+  show(h("p", {}, h("a", { href: "#/codes" }, "← Codes")), h("h1", {}, b.name, " ", batchState(b)), h("p", { class: "mono muted" }, b.id),
+    h("div", { class: "cards" }, card("Each code", b.amount), card("Issued", String(b.count)), card("Redeemed", String(b.redeemed)), card("Expires", b.expires_at ? when(b.expires_at) : "never")),
+    h("p", { class: "muted" }, `Issued by ${b.created_by} on ${when(b.created_at)}. A code's number is its line in the batch's file.`),
+    h("div", { id: "out" }),
+    b.revoked_at ? h("p", {}, "Revoked on ", when(b.revoked_at), ": its codes not yet redeemed redeem nothing.") :
+      h("div", { class: "row" }, h("button", { class: "s", type: "button", onclick: async () => {
+        if (!confirm(`Revoke ${b.id}? Its ${b.count - b.redeemed} codes not yet redeemed will redeem nothing.`)) return;
+        try { await api(`/code-batches/${encodeURIComponent(b.id)}/revoke`, { method: "POST" }); await codeBatchPage(id); }
+        catch (err) { main.querySelector("#out").replaceChildren(message(err.message)); } } }, "Revoke")),
+    h("h2", {}, "Redeemed"),
+    table([{ label: "Code #", num: 1, get: x => x.number }, { label: "When", get: x => when(x.redeemed_at) },
+           { label: "Account", get: x => h("a", { href: "#/accounts/" + encodeURIComponent(x.account_id), class: "mono" }, x.account_id) },
+           { label: "Ledger row", get: x => h("span", { class: "mono" }, x.ledger_id) }, { label: "From", get: x => h("span", { class: "mono" }, x.address || "") }], r.redemptions));
+}
+
 async function route() {
+  generation++;
   if (!token) return signInPage();
   document.getElementById("top").hidden = false;
   const [path, query] = (location.hash.slice(1) || "/overview").split("?");
@@ -452,10 +512,12 @@ async function route() {
     else if (parts[0] === "changes") await changesPage(params);
     else if (parts[0] === "alerts" && parts[1] === "deliveries" && parts[2]) await deliveryPage(parts[2]);
     else if (parts[0] === "alerts") await alertsPage(params);
+    else if (parts[0] === "codes" && parts[1]) await codeBatchPage(parts[1]);
+    else if (parts[0] === "codes") await codesPage();
     else await overviewPage();
     document.title = "tollgate · " + (parts[0] || "overview");
   } catch (err) {
-    if (err.status !== 401) main.replaceChildren(message(err.message));
+    if (!(err instanceof Stale) && err.status !== 401) main.replaceChildren(message(err.message));
   }
 }
 window.addEventListener("hashchange", route);

@@ -49,6 +49,7 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     requests.subschema_for::<crate::api::PriceInput>();
     requests.subschema_for::<crate::ops::PolicyEdit>();
     requests.subschema_for::<tollgate_alerts::RuleConfig>();
+    requests.subschema_for::<crate::codes::NewBatch>();
     // What the gateway writes.
     let mut answers = generator(Contract::Serialize);
     answers.subschema_for::<tollgate_embeddings::EmbeddingResponse>();
@@ -103,6 +104,10 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     answers.subschema_for::<crate::alerts::Event>();
     answers.subschema_for::<crate::alerts::Delivery>();
     answers.subschema_for::<tollgate_settings::reload::Reloaded>();
+    answers.subschema_for::<tollgate_store::CodeBatch>();
+    answers.subschema_for::<tollgate_store::CodeRedeemed>();
+    answers.subschema_for::<crate::codes::IssuedBatch>();
+    answers.subschema_for::<crate::codes::BatchReport>();
     (
         requests.take_definitions(true),
         answers.take_definitions(true),

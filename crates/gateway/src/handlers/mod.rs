@@ -14,6 +14,7 @@ pub mod native_embeddings;
 pub mod native_images;
 pub mod ops;
 pub mod realtime;
+pub mod redemptions;
 pub mod responses;
 pub mod speech;
 pub mod speech_to_text;
