@@ -203,7 +203,8 @@ impl TestGateway {
             .with_operator_side(std::sync::Arc::new(tollgate_admin::Admin::new(
                 None,
                 &tollgate_gateway::routes::TABLE.specs(),
-            )));
+            )))
+            .with_customer_side(std::sync::Arc::new(tollgate_portal::Portal));
         // The TLS listener, when the configuration has one.
         let tls = config
             .tls

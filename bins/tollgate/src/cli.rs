@@ -37,6 +37,10 @@ pub enum Command {
     /// Price groups (tiers): a multiplier on every list price.
     #[command(subcommand)]
     Groups(GroupsCommand),
+    /// The people of an account who sign in to the customer portal (docs/operations.md, "The
+    /// customer portal").
+    #[command(subcommand)]
+    Accounts(AccountsCommand),
     /// Redemption codes: issue a batch to a file, list, report, revoke (docs/operations.md,
     /// "Redemption codes").
     #[command(subcommand)]
@@ -188,6 +192,38 @@ pub enum AlertsCommand {
     Redeliver {
         /// The delivery's id (msg_…).
         id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AccountsCommand {
+    /// Invite a person to the account's portal: prints a one-time link that sets their
+    /// password (inviting again gives a new link and ends their sessions once used).
+    Invite {
+        /// The account (id or name).
+        account: String,
+        /// How they sign in.
+        #[arg(long)]
+        email: String,
+        /// Their name (default: the email's part before @).
+        #[arg(long)]
+        name: Option<String>,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The account's people: invited or active, TOTP on or off.
+    People {
+        /// The account (id or name).
+        account: String,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a person: their sessions end and they can no longer sign in.
+    RemovePerson {
+        /// The person's id (per_…).
+        person: String,
     },
 }
 

@@ -3,6 +3,7 @@
 //! the crates. This file dispatches the commands (`cli` holds their arguments, `common` what
 //! they share); each command lives in a module of its own.
 
+mod accounts;
 mod admin;
 mod audit;
 mod cli;
@@ -53,6 +54,7 @@ async fn run(cli: Cli) -> Result<(), String> {
     match cli.command.unwrap_or(Command::Serve(ServeArgs::default())) {
         Command::Serve(args) => crate::serve::serve(&cli.common, args).await,
         Command::Keys(command) => crate::keys::run(&cli.common, command).await,
+        Command::Accounts(command) => crate::accounts::run(&cli.common, command).await,
         Command::Codes(command) => crate::codes::run(&cli.common, command).await,
         Command::Policy(command) => crate::policy::run(&cli.common, command).await,
         Command::Groups(command) => crate::policy::groups(&cli.common, command).await,

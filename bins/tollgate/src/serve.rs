@@ -102,13 +102,20 @@ pub async fn serve(common: &Common, args: ServeArgs) -> Result<(), String> {
     server::serve(
         listener,
         tls,
-        // The request path and, beside it, the operator's side (docs/architecture.md).
-        Gateway::new(state.clone(), &tollgate_gateway::routes::TABLE).with_operator_side(
-            std::sync::Arc::new(tollgate_admin::Admin::new(
-                Some(reloader),
-                &tollgate_gateway::routes::TABLE.specs(),
-            )),
-        ),
+        // The request path and, beside it, the operator's side and the customer's
+        // (docs/architecture.md).
+        {
+            let gateway = Gateway::new(state.clone(), &tollgate_gateway::routes::TABLE)
+                .with_operator_side(std::sync::Arc::new(tollgate_admin::Admin::new(
+                    Some(reloader),
+                    &tollgate_gateway::routes::TABLE.specs(),
+                )));
+            if config.portal.enabled {
+                gateway.with_customer_side(std::sync::Arc::new(tollgate_portal::Portal))
+            } else {
+                gateway
+            }
+        },
         server::shutdown_signal(),
         Duration::from_secs(config.shutdown_grace_seconds),
     )

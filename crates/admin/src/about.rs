@@ -552,3 +552,28 @@ pub fn revoke_codes() -> About {
         vec![batch()],
     )
 }
+
+pub fn people() -> About {
+    admin(
+        "The account's people: who signs in to the customer portal",
+        data("Person"),
+        vec![account()],
+    )
+}
+
+pub fn invite() -> About {
+    admin(
+        "Invite a person to the customer portal: a one-time link (in this answer only) that sets their password",
+        created(r("Invited"), "Invited"),
+        vec![account()],
+    )
+    .body(json_body(r("NewPerson")))
+}
+
+pub fn remove_person() -> About {
+    admin(
+        "Remove a person: their sessions end and they can no longer sign in",
+        object(),
+        vec![path_param("id", "The person's id (per_…)")],
+    )
+}

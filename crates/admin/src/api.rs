@@ -6,6 +6,7 @@
 use crate::alerts;
 use crate::codes;
 use crate::ops::{self, Actor, OpError, PolicyEdit, UsageQuery};
+use crate::people;
 use crate::views;
 use http::{HeaderMap, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
@@ -167,6 +168,33 @@ pub(crate) async fn credit(call: Call, request: Request<Incoming>) -> Answer {
         );
     }
     Ok(response)
+}
+
+/// `AdminOp::People`.
+pub(crate) async fn people(call: Call) -> Answer {
+    ok(views::List {
+        data: people::people(call.store(), &call.id).await?,
+    })
+}
+
+/// `AdminOp::Invite`: the link is built on `[portal] public_url`, or where the admin API was
+/// asked at.
+pub(crate) async fn invite(call: Call, request: Request<Incoming>) -> Answer {
+    let portal = call.ctx.state.portal.clone();
+    let base = portal
+        .public_url
+        .clone()
+        .unwrap_or_else(|| call.ctx.origin(request.headers()).url());
+    let asked: people::NewPerson = read_json(&call.ctx, request).await?;
+    let invited =
+        people::invite(call.store(), &call.actor, &call.id, &asked, &base, &portal).await?;
+    Ok(body::json_response(StatusCode::CREATED, &invited))
+}
+
+/// `AdminOp::RemovePerson`.
+pub(crate) async fn remove_person(call: Call) -> Answer {
+    people::remove(call.store(), &call.actor, &call.id).await?;
+    ok(json!({"removed": call.id}))
 }
 
 /// `AdminOp::CodeBatches`.

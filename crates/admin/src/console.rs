@@ -7,7 +7,7 @@
 //! `<script>` or `onclick` attribute would not run even if some text slipped past the
 //! script's DOM discipline (it builds nodes with `textContent`, never `innerHTML`).
 
-use http::{HeaderValue, Response, StatusCode, header};
+use http::Response;
 use tollgate_exchange::body::{self, ResponseBody};
 
 const PAGE: &str = include_str!("assets/console.html");
@@ -19,32 +19,9 @@ pub const SCRIPT_PATH: &str = "/console/console.js";
 /// The console's script for [`SCRIPT_PATH`]; its page for `/console` and any other path under
 /// it (its pages are `#/…` routes).
 pub fn asset(path: &str) -> Response<ResponseBody> {
-    let (content, content_type) = if path == SCRIPT_PATH {
-        (SCRIPT, "text/javascript; charset=utf-8")
+    if path == SCRIPT_PATH {
+        body::embedded_asset(SCRIPT, "text/javascript; charset=utf-8")
     } else {
-        (PAGE, "text/html; charset=utf-8")
-    };
-    let mut response = Response::new(body::full(content));
-    *response.status_mut() = StatusCode::OK;
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    // Scripts and everything else only from here; styles inline (the page's one <style>); no
-    // other site may frame the page.
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
-             img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; \
-             frame-ancestors 'none'",
-        ),
-    );
-    headers.insert(
-        "x-content-type-options",
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    response
+        body::embedded_asset(PAGE, "text/html; charset=utf-8")
+    }
 }

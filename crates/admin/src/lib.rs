@@ -22,6 +22,7 @@ pub mod codes;
 pub mod console;
 pub mod openapi;
 pub mod ops;
+pub mod people;
 pub mod routes;
 pub mod views;
 
@@ -35,8 +36,8 @@ use std::sync::Arc;
 use tollgate_exchange::body::ResponseBody;
 use tollgate_exchange::errors::{ApiError, ErrorKind};
 use tollgate_request::context::RequestCtx;
-use tollgate_request::operator::OperatorSide;
 use tollgate_request::routes::{Route, RouteSpec};
+use tollgate_request::side::Side;
 use tollgate_settings::reload::Reload;
 use tollgate_store::AdminToken;
 
@@ -62,7 +63,7 @@ impl Admin {
     }
 }
 
-impl OperatorSide for Admin {
+impl Side for Admin {
     fn serve(
         &self,
         ctx: RequestCtx,

@@ -65,6 +65,9 @@ pub enum AdminOp {
     IssueCodes,
     CodeBatch,
     RevokeCodes,
+    People,
+    Invite,
+    RemovePerson,
 }
 
 /// What an operation answers.
@@ -184,6 +187,9 @@ pub static ADMIN_ROUTES: &[AdminRoute] = &[
     row(GET, "/alerts/deliveries", AlertDeliveries, op!(alert_deliveries), about::alert_deliveries),
     row(GET, "/alerts/deliveries/{id}", AlertDelivery, op!(alert_delivery), about::alert_delivery),
     row(POST, "/alerts/deliveries/{id}/redeliver", Redeliver, op!(redeliver), about::redeliver),
+    row(GET, "/accounts/{id}/people", People, op!(people), about::people),
+    row(POST, "/accounts/{id}/people", Invite, op!(invite, body), about::invite),
+    row(DELETE, "/people/{id}", RemovePerson, op!(remove_person), about::remove_person),
     row(GET, "/code-batches", CodeBatches, op!(code_batches), about::code_batches),
     row(POST, "/code-batches", IssueCodes, op!(issue_codes, body), about::issue_codes),
     row(GET, "/code-batches/{id}", CodeBatch, op!(code_batch), about::code_batch),

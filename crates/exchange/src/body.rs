@@ -363,6 +363,38 @@ fn strip_position(message: &str) -> &str {
     }
 }
 
+/// A page or script embedded in the binary (the console's, the portal's), with the headers
+/// that keep it to itself: scripts only from the gateway (`script-src 'self'`, no inline
+/// script), styles inline, no other site may frame it, no sniffing, no referrer.
+pub fn embedded_asset(
+    content: &'static str,
+    content_type: &'static str,
+) -> http::Response<ResponseBody> {
+    let mut response = http::Response::new(full(content));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(content_type),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        header::HeaderValue::from_static(
+            "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+             img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; \
+             frame-ancestors 'none'",
+        ),
+    );
+    headers.insert(
+        "x-content-type-options",
+        header::HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        header::HeaderValue::from_static("no-referrer"),
+    );
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

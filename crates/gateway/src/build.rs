@@ -75,6 +75,7 @@ pub fn build(config: &Config, parts: Parts<'_>) -> Result<Arc<State>, BuildError
             .with_live_http(live_http)
             .with_realtime(config.realtime)
             .with_codes(config.codes)
+            .with_portal(config.portal.clone())
             .with_server(config.server.clone())
             .with_tasks(TaskSettings::from(&config.tasks), parts.media)
             .with_outbound(outbound)

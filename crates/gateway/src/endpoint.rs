@@ -25,6 +25,8 @@ pub enum Handler {
     Open(fn(RequestCtx, Request<Incoming>) -> Answer),
     /// The operator's side mounted on the gateway (`tollgate-admin`; without one, 404).
     OperatorSide,
+    /// The customer's side mounted on the gateway (`tollgate-portal`; without one, 404).
+    CustomerSide,
 }
 
 impl std::fmt::Debug for Handler {
@@ -33,6 +35,7 @@ impl std::fmt::Debug for Handler {
             Handler::Client(_) => "Client",
             Handler::Open(_) => "Open",
             Handler::OperatorSide => "OperatorSide",
+            Handler::CustomerSide => "CustomerSide",
         })
     }
 }
@@ -54,7 +57,8 @@ impl Endpoint {
         match (spec.credentials, &handler) {
             (Credentials::Key(_), Handler::Client(_))
             | (Credentials::Open, Handler::Open(_))
-            | (Credentials::Operator, Handler::Open(_) | Handler::OperatorSide) => {}
+            | (Credentials::Operator, Handler::Open(_) | Handler::OperatorSide)
+            | (Credentials::Customer, Handler::CustomerSide) => {}
             _ => panic!("a row's handler does not fit its credentials"),
         }
         if let Doc::Missing = spec.doc {

@@ -72,6 +72,10 @@ static ROUTES: &[Endpoint] = &[
         .about(handlers::ops::about_console), Handler::OperatorSide),
     Endpoint::new(row(Route::Admin, Verb::Any, Under("/admin/v1/"), "admin").operator()
         .documented_elsewhere(), Handler::OperatorSide),
+    Endpoint::new(row(Route::Portal, GET, Exact("/portal"), "portal").customer()
+        .about(handlers::ops::about_portal), Handler::CustomerSide),
+    Endpoint::new(row(Route::Portal, Verb::Any, Under("/portal/"), "portal").customer()
+        .documented_elsewhere(), Handler::CustomerSide),
     Endpoint::new(row(Route::ListModels, GET, Exact("/v1/models"), "models").native_clients().key(Key(Google), None)
         .about(handlers::ops::about_list_models), client!(handlers::native::list_models)),
     Endpoint::new(row(Route::ListModels, GET, Exact("/v1/models"), "models").key(Key(OpenAi), None)

@@ -22,9 +22,9 @@ use tollgate_request::admission::Admission;
 use tollgate_request::auth;
 use tollgate_request::connections::{self, Ticket};
 use tollgate_request::context::RequestCtx;
-use tollgate_request::operator::OperatorSide;
 use tollgate_request::policy;
 use tollgate_request::routes::{self, Route};
+use tollgate_request::side::Side;
 use tollgate_request::state::State;
 use tollgate_store::Cidr;
 use tracing::Instrument;
@@ -47,7 +47,10 @@ pub struct Gateway {
     trusted_proxies: Arc<[Cidr]>,
     /// What serves the operator's routes, when mounted (`tollgate-admin`); without one they
     /// are 404.
-    operator: Option<Arc<dyn OperatorSide>>,
+    operator: Option<Arc<dyn Side>>,
+    /// What serves the customer's routes, when mounted (`tollgate-portal`); without one they
+    /// are 404.
+    customer: Option<Arc<dyn Side>>,
     /// The route table it serves (`crate::routes::TABLE`).
     table: &'static Table,
 }
@@ -64,15 +67,24 @@ impl Gateway {
             connection: None,
             trusted_proxies,
             operator: None,
+            customer: None,
             table,
         }
     }
 
     /// The same gateway with `side` serving the operator's routes (the admin API, the console,
     /// the OpenAPI document).
-    pub fn with_operator_side(self, side: Arc<dyn OperatorSide>) -> Gateway {
+    pub fn with_operator_side(self, side: Arc<dyn Side>) -> Gateway {
         Gateway {
             operator: Some(side),
+            ..self
+        }
+    }
+
+    /// The same gateway with `side` serving the customer's routes (the portal).
+    pub fn with_customer_side(self, side: Arc<dyn Side>) -> Gateway {
+        Gateway {
+            customer: Some(side),
             ..self
         }
     }
@@ -139,7 +151,11 @@ impl Gateway {
             ))
         } else {
             // A panic in a handler becomes a 500; its hold is released by the hold's drop guard.
-            let work = serve(ctx, endpoint, request, self.operator.clone());
+            let sides = Sides {
+                operator: self.operator.clone(),
+                customer: self.customer.clone(),
+            };
+            let work = serve(ctx, endpoint, request, sides);
             AssertUnwindSafe(work.instrument(begun.span.clone()))
                 .catch_unwind()
                 .await
@@ -304,7 +320,7 @@ async fn serve(
     ctx: RequestCtx,
     endpoint: &'static Endpoint,
     request: Request<Incoming>,
-    operator: Option<Arc<dyn OperatorSide>>,
+    sides: Sides,
 ) -> Result<Response<ResponseBody>, ApiError> {
     if endpoint.spec.operators_side() {
         admission::operator_reachable(&ctx)?;
@@ -315,12 +331,24 @@ async fn serve(
             handler(ctx, principal, request).await
         }
         Handler::Open(handler) => handler(ctx, request).await,
-        Handler::OperatorSide => match operator {
-            Some(side) => side.serve(ctx, request).await,
-            // Without an operator's side mounted, these paths are as unknown as any other.
-            None => crate::endpoint::unknown_url(ctx, request).await,
-        },
+        Handler::OperatorSide | Handler::CustomerSide => {
+            let side = match endpoint.handler {
+                Handler::OperatorSide => sides.operator,
+                _ => sides.customer,
+            };
+            match side {
+                Some(side) => side.serve(ctx, request).await,
+                // Without the side mounted, its paths are as unknown as any other.
+                None => crate::endpoint::unknown_url(ctx, request).await,
+            }
+        }
     }
+}
+
+/// The sides mounted on the gateway, as a request is served.
+struct Sides {
+    operator: Option<Arc<dyn Side>>,
+    customer: Option<Arc<dyn Side>>,
 }
 
 /// The `x-tollgate-charge`, `x-tollgate-units` and `x-tollgate-price` headers of a charged

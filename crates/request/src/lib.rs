@@ -12,21 +12,22 @@
 //!   [`quotas`];
 //! - the gateway's shared [`state`] (the live settings, the ledger, the quotas, the store) and
 //!   its instruments: [`metrics`] and the [`connections`] registry;
-//! - the seam to the [`operator`]'s side (the admin API and console, `tollgate-admin`, which
-//!   does not stand on the request path).
+//! - the seam to the [`side`]s served beside the request path (the admin API and console,
+//!   `tollgate-admin`; the customer portal, `tollgate-portal`).
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod admission;
 pub mod auth;
+pub mod codes;
 pub mod connections;
 pub mod context;
 pub mod live;
 pub mod metrics;
-pub mod operator;
 pub mod policy;
 pub mod quotas;
 pub mod routes;
+pub mod side;
 pub mod slots;
 pub mod state;
 

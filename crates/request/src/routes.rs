@@ -117,6 +117,9 @@ pub enum Route {
     OpenApi,
     /// `GET /console` and its assets under `/console/`.
     Console,
+    /// `/portal` and everything under `/portal/`: the customer portal, its page and its JSON
+    /// API (`tollgate-portal`).
+    Portal,
     /// A known path with another method (the fallback row answering 405 with `Allow`).
     MethodNotAllowed,
     /// Nothing here (the fallback row answering 404).
@@ -216,6 +219,8 @@ pub enum Credentials {
     Open,
     /// The operator's side: reachable only from `[server] admin_networks`, with its own tokens.
     Operator,
+    /// The customer's side (the portal): reachable from anywhere, with its own sessions.
+    Customer,
 }
 
 /// Whether a route answers with a stream.
@@ -332,6 +337,12 @@ impl RouteSpec {
         self
     }
 
+    /// The customer's side (the portal): its own sessions, reachable from anywhere.
+    pub const fn customer(mut self) -> RouteSpec {
+        self.credentials = Credentials::Customer;
+        self
+    }
+
     /// Served to native clients only (the row after it serves the others).
     pub const fn native_clients(mut self) -> RouteSpec {
         self.clients = Clients::Native;
@@ -376,7 +387,7 @@ impl RouteSpec {
     pub fn error_shape(&self, path: &str, query: Option<&str>) -> tollgate_exchange::errors::Shape {
         let family = match self.credentials {
             Credentials::Key(family) => family,
-            Credentials::Open | Credentials::Operator => family_of(path),
+            Credentials::Open | Credentials::Operator | Credentials::Customer => family_of(path),
         };
         let array = self.streams == Streams::Always
             && family == Family::Google

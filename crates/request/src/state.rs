@@ -163,6 +163,8 @@ pub struct State {
     pub realtime: tollgate_settings::config::RealtimeConfig,
     /// Redemption codes' guess limits (`[codes]`).
     pub codes: tollgate_settings::config::CodesConfig,
+    /// The customer portal's sessions and limits (`[portal]`).
+    pub portal: tollgate_settings::config::PortalConfig,
     draining: AtomicBool,
 }
 
@@ -198,6 +200,7 @@ impl State {
             live: crate::live::LiveSessions::default(),
             realtime: tollgate_settings::config::RealtimeConfig::default(),
             codes: tollgate_settings::config::CodesConfig::default(),
+            portal: tollgate_settings::config::PortalConfig::default(),
             draining: AtomicBool::new(false),
         }
     }
@@ -237,6 +240,12 @@ impl State {
     /// Replaces the redemption codes' guess limits.
     pub fn with_codes(mut self, codes: tollgate_settings::config::CodesConfig) -> State {
         self.codes = codes;
+        self
+    }
+
+    /// Replaces the customer portal's settings.
+    pub fn with_portal(mut self, portal: tollgate_settings::config::PortalConfig) -> State {
+        self.portal = portal;
         self
     }
 

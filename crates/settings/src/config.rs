@@ -82,6 +82,9 @@ pub struct Config {
     /// Redemption codes: how many wrong ones a client may try (`[codes]`).
     #[serde(default)]
     pub codes: CodesConfig,
+    /// The customer portal (`[portal]`).
+    #[serde(default)]
+    pub portal: PortalConfig,
     /// Configured upstreams.
     #[serde(default)]
     pub channels: Vec<ChannelConfig>,
@@ -849,6 +852,73 @@ impl CodesConfig {
     }
 }
 
+/// The customer portal (`[portal]`; docs/decisions.md, "The customer portal"): how long its
+/// sessions and invitations live, and how many sign-ins a person and an address may try.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PortalConfig {
+    /// Serve `/portal` at all.
+    pub enabled: bool,
+    /// Where customers reach the gateway (`https://gateway.example.com`), for the links the
+    /// CLI prints; the admin API and the console use the address they were asked at.
+    pub public_url: Option<String>,
+    /// A session ends this many hours after its sign-in, whatever happens.
+    pub session_hours: u64,
+    /// … or after this many minutes without a request.
+    pub idle_minutes: u64,
+    /// An invitation link works for this many hours, once.
+    pub invite_hours: u64,
+    /// Failed sign-ins one person may have in a window.
+    pub sign_ins_per_person: u32,
+    /// Failed sign-ins one address (an IPv6 /64) may have in a window.
+    pub sign_ins_per_address: u32,
+    /// The window, in seconds (at most a day).
+    pub sign_in_window_seconds: u64,
+}
+
+impl Default for PortalConfig {
+    fn default() -> PortalConfig {
+        PortalConfig {
+            enabled: true,
+            public_url: None,
+            session_hours: 12,
+            idle_minutes: 30,
+            invite_hours: 72,
+            sign_ins_per_person: 5,
+            sign_ins_per_address: 30,
+            sign_in_window_seconds: 900,
+        }
+    }
+}
+
+impl PortalConfig {
+    /// Refuses limits that would lock everyone out or keep nothing.
+    pub fn check(&self) -> Result<(), String> {
+        let zero = [
+            ("session_hours", self.session_hours == 0),
+            ("idle_minutes", self.idle_minutes == 0),
+            ("invite_hours", self.invite_hours == 0),
+            ("sign_ins_per_person", self.sign_ins_per_person == 0),
+            ("sign_ins_per_address", self.sign_ins_per_address == 0),
+            ("sign_in_window_seconds", self.sign_in_window_seconds == 0),
+        ];
+        if let Some((name, _)) = zero.iter().find(|(_, bad)| *bad) {
+            return Err(format!("[portal] {name} must be at least 1"));
+        }
+        if self.sign_in_window_seconds > 86_400 {
+            return Err("[portal] sign_in_window_seconds is at most 86400 (a day)".into());
+        }
+        if let Some(url) = &self.public_url
+            && !(url.starts_with("https://") || url.starts_with("http://"))
+        {
+            return Err(format!(
+                "[portal] public_url {url:?} must start with https:// or http://"
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// A realtime model's session (`[models.NAME.session]`; docs/decisions.md, "Live voice
 /// sessions").
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -934,6 +1004,7 @@ impl Config {
         config.server.check().map_err(ConfigError::Parse)?;
         config.realtime.check().map_err(ConfigError::Parse)?;
         config.codes.check().map_err(ConfigError::Parse)?;
+        config.portal.check().map_err(ConfigError::Parse)?;
         if config.alerting.evaluate_seconds == 0 || config.alerting.timeout_seconds == 0 {
             return Err(ConfigError::Parse(
                 "[alerting]: evaluate_seconds and timeout_seconds must be at least 1".into(),
@@ -974,6 +1045,7 @@ impl Config {
             ("[alerting]", self.alerting != next.alerting),
             ("[realtime]", self.realtime != next.realtime),
             ("[codes]", self.codes != next.codes),
+            ("[portal]", self.portal != next.portal),
             (
                 "[tls] listen",
                 self.tls.as_ref().map(|t| &t.listen) != next.tls.as_ref().map(|t| &t.listen),

@@ -210,6 +210,16 @@ pub struct Origin {
 }
 
 impl Origin {
+    /// `scheme://host`.
+    pub fn url(&self) -> String {
+        format!("{}://{}", self.scheme, self.host)
+    }
+
+    /// Whether the client reached the gateway over TLS (as a trusted proxy says).
+    pub fn is_https(&self) -> bool {
+        self.scheme == "https"
+    }
+
     /// The origin of a request with `headers`, from a peer that is a trusted proxy or not.
     pub fn of(headers: &HeaderMap, from_trusted_proxy: bool) -> Origin {
         let header = |name: &str| {

@@ -53,6 +53,7 @@ mod journal;
 mod media;
 pub mod merkle;
 mod policy;
+mod portal;
 mod prices;
 mod quota;
 mod recompute;
@@ -92,13 +93,14 @@ pub use journal::{
 };
 pub use media::{MEDIA_CHUNK_BYTES, MediaDigest, MediaFile};
 pub use policy::{AccessPolicy, Cidr, PolicyChange, PolicyHolder, PriceGroup, glob_matches};
+pub use portal::{Credentials as PersonCredentials, Person, PortalSession};
 pub use prices::{PriceSync, SOURCES as PRICE_SOURCES, StoredPrice};
 pub use recompute::{RecomputeReport, RecordedCharge, rederive};
 pub use sessions::{
     JournalSeal, OpenSession, OpenedSession, ResponseSettled, SessionOpening, Step,
 };
 pub use tasks::{NewTask, Outcome, Poll, Task, TaskEvent, TaskFilter, TaskState};
-pub use throttle::{Attempt, AttemptLimit};
+pub use throttle::{Attempt, AttemptLimit, client_scope};
 pub use usage::{UsageFilter, UsageGroup, UsageRecord, UsageSummary};
 
 use sqlite_journal::SqliteJournal;

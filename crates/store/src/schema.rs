@@ -669,6 +669,50 @@ const MIGRATIONS: &[Migration] = &[
             )",
         ],
     },
+    Migration {
+        version: 23,
+        name: "the customer portal's people, invitations, sessions and recovery codes",
+        statements: &[
+            // `crate::portal`: every secret kept as its SHA-256; the password as the portal's
+            // argon2id hash.
+            "CREATE TABLE IF NOT EXISTS portal_people (
+                id TEXT PRIMARY KEY,
+                account_id TEXT NOT NULL,
+                email TEXT NOT NULL UNIQUE,
+                name TEXT NOT NULL,
+                password_hash TEXT,
+                totp_secret TEXT,
+                totp_enabled BIGINT NOT NULL,
+                totp_last_step BIGINT,
+                created_at BIGINT NOT NULL
+            )",
+            "CREATE INDEX IF NOT EXISTS portal_people_account ON portal_people (account_id)",
+            "CREATE TABLE IF NOT EXISTS portal_invites (
+                hash TEXT PRIMARY KEY,
+                person_id TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                used_at BIGINT
+            )",
+            "CREATE TABLE IF NOT EXISTS portal_sessions (
+                hash TEXT PRIMARY KEY,
+                id TEXT NOT NULL,
+                person_id TEXT NOT NULL,
+                csrf TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                last_seen BIGINT NOT NULL,
+                revoked_at BIGINT,
+                address TEXT
+            )",
+            "CREATE INDEX IF NOT EXISTS portal_sessions_person ON portal_sessions (person_id)",
+            "CREATE TABLE IF NOT EXISTS portal_recovery (
+                hash TEXT PRIMARY KEY,
+                person_id TEXT NOT NULL,
+                used_at BIGINT
+            )",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.

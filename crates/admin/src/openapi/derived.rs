@@ -50,6 +50,7 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     requests.subschema_for::<crate::ops::PolicyEdit>();
     requests.subschema_for::<tollgate_alerts::RuleConfig>();
     requests.subschema_for::<crate::codes::NewBatch>();
+    requests.subschema_for::<crate::people::NewPerson>();
     // What the gateway writes.
     let mut answers = generator(Contract::Serialize);
     answers.subschema_for::<tollgate_embeddings::EmbeddingResponse>();
@@ -108,6 +109,8 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     answers.subschema_for::<tollgate_store::CodeRedeemed>();
     answers.subschema_for::<crate::codes::IssuedBatch>();
     answers.subschema_for::<crate::codes::BatchReport>();
+    answers.subschema_for::<tollgate_store::Person>();
+    answers.subschema_for::<crate::people::Invited>();
     (
         requests.take_definitions(true),
         answers.take_definitions(true),

@@ -35,6 +35,7 @@ pub fn document(table: &[&RouteSpec]) -> Value {
         .flat_map(|spec| operations::of_row(spec, table))
         .collect();
     operations.extend(operations::admin());
+    operations.extend(operations::portal());
     let mut paths = Map::new();
     // The errors' answers, shared by name (`OpenAiError400`) under `components.responses`.
     let mut shared = BTreeSet::new();
@@ -91,6 +92,7 @@ pub fn document(table: &[&RouteSpec]) -> Value {
         "models",
         "billing",
         "admin",
+        "portal",
         "operations",
     ]
     .iter()
@@ -101,7 +103,7 @@ pub fn document(table: &[&RouteSpec]) -> Value {
         "info": {
             "title": "tollgate",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "A metered gateway for generative-media APIs: the client endpoints (docs/api.md) and the admin API (docs/operations.md). Amounts are decimal strings; times are Unix milliseconds unless named otherwise.",
+            "description": "A metered gateway for generative-media APIs: the client endpoints (docs/api.md), the admin API and the customer portal's JSON API (docs/operations.md). Amounts are decimal strings; times are Unix milliseconds unless named otherwise.",
         },
         "servers": [{"url": "/"}],
         "tags": tags,
@@ -115,6 +117,7 @@ pub fn document(table: &[&RouteSpec]) -> Value {
                 "googKey": {"type": "apiKey", "in": "header", "name": "x-goog-api-key"},
                 "keyQuery": {"type": "apiKey", "in": "query", "name": "key"},
                 "adminToken": {"type": "http", "scheme": "bearer", "description": "An admin token, tga-… (`tollgate admin token create`); never a client key"},
+                "portalSession": {"type": "apiKey", "in": "cookie", "name": "tollgate_portal", "description": "The customer portal's session (POST /portal/v1/sessions); a change also carries its x-csrf-token header"},
             },
         },
     })

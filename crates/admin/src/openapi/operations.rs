@@ -39,6 +39,9 @@ const CLIENT_ERRORS: &[u16] = &[
 const READ_ERRORS: &[u16] = &[400, 401, 403, 404, 405, 429, 500, 502, 503, 504];
 /// Every error of the admin API.
 const ADMIN_ERRORS: &[u16] = &[400, 401, 403, 404, 405, 408, 409, 413, 415, 500];
+/// Every error the portal's JSON API may answer: the admin API's, and 429 (sign-ins and codes
+/// are throttled).
+const PORTAL_ERRORS: &[u16] = &[400, 401, 403, 404, 405, 408, 409, 413, 415, 429, 500];
 
 /// What a status means, whatever the family.
 pub(super) fn meaning(status: u16) -> &'static str {
@@ -82,7 +85,7 @@ fn security(credentials: Credentials, both: bool) -> Value {
         Credentials::Key(_) if both => by_client(),
         Credentials::Key(Family::Google) => native(),
         Credentials::Key(_) => bearer(),
-        Credentials::Open | Credentials::Operator => json!([]),
+        Credentials::Open | Credentials::Operator | Credentials::Customer => json!([]),
     }
 }
 
@@ -97,7 +100,7 @@ fn errors(spec: &RouteSpec, both: bool) -> Option<(&'static str, &'static [u16])
         // Without alt=sse the native stream is a JSON array, and so is its error.
         Credentials::Key(Family::Google) if spec.streams == Streams::Always => "GoogleStreamError",
         Credentials::Key(Family::Google) => "GoogleError",
-        Credentials::Open | Credentials::Operator => return None,
+        Credentials::Open | Credentials::Operator | Credentials::Customer => return None,
     };
     let statuses = if spec.body.is_some() {
         CLIENT_ERRORS
@@ -217,27 +220,56 @@ pub(super) fn admin() -> Vec<Operation> {
     ADMIN_ROUTES
         .iter()
         .map(|row| {
-            let About {
-                summary,
-                tag,
-                answers,
-                parameters,
-                body,
-                ..
-            } = (row.about)();
-            Operation {
-                path: format!("/admin/v1{}", row.path),
-                method: lower(&row.method),
-                summary,
-                tag,
-                security: json!([{"adminToken": []}]),
-                answers,
-                errors: Some(("OpenAiError", ADMIN_ERRORS)),
-                parameters,
-                body,
-            }
+            let path = format!("/admin/v1{}", row.path);
+            let security = json!([{"adminToken": []}]);
+            described(path, &row.method, (row.about)(), security, ADMIN_ERRORS)
         })
         .collect()
+}
+
+/// The operations of the customer portal's JSON API (`tollgate_portal::routes::PORTAL_ROUTES`):
+/// a session cookie, and on a write its CSRF token.
+pub(super) fn portal() -> Vec<Operation> {
+    tollgate_portal::routes::PORTAL_ROUTES
+        .iter()
+        .map(|row| {
+            let security = match row.door {
+                tollgate_portal::auth::Door::Open => json!([]),
+                tollgate_portal::auth::Door::Session => json!([{"portalSession": []}]),
+            };
+            let path = format!("/portal/v1{}", row.path);
+            described(path, &row.method, (row.about)(), security, PORTAL_ERRORS)
+        })
+        .collect()
+}
+
+/// An operation of a side's own route table, from its row's description.
+fn described(
+    path: String,
+    method: &http::Method,
+    about: About,
+    security: Value,
+    errors: &'static [u16],
+) -> Operation {
+    let About {
+        summary,
+        tag,
+        answers,
+        parameters,
+        body,
+        ..
+    } = about;
+    Operation {
+        path,
+        method: lower(method),
+        summary,
+        tag,
+        security,
+        answers,
+        errors: Some(("OpenAiError", errors)),
+        parameters,
+        body,
+    }
 }
 
 fn lower(method: &http::Method) -> &'static str {

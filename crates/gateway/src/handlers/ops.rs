@@ -340,6 +340,15 @@ pub fn about_console() -> About {
     )
 }
 
+/// `GET /portal`, in the OpenAPI document (its JSON API is listed route by route).
+pub fn about_portal() -> About {
+    About::new(
+        "The customer portal (HTML; people of an account sign in with their password)",
+        "portal",
+        json!({"200": {"description": "The page", "content": {"text/html": text()}}}),
+    )
+}
+
 /// `GET /.well-known/tollgate-ledger-keys`, in the OpenAPI document.
 pub fn about_ledger_keys() -> About {
     About::new(

@@ -1,0 +1,572 @@
+//! The customer portal over real sockets (docs/operations.md, "The customer portal"): an
+//! operator invites a person with `tollgate accounts invite`; the person sets a password,
+//! signs in, redeems a code, turns TOTP on and signs in with it and with a recovery code.
+//! The adversaries: a guesser of passwords (throttled per person and per address), a site
+//! that plants a session cookie (fixation) or posts without the CSRF token, a person of
+//! another account, an operator removing a person mid-session.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use serde_json::{Value, json};
+use support::{Gateway, Scratch, cli};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tollgate_sim::KnobSettings;
+
+/// An answer: status, head (lower-cased header lines), body.
+struct Answer {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+
+    /// The session token the answer sets, if any.
+    fn cookie(&self) -> Option<String> {
+        self.head
+            .lines()
+            .find_map(|l| l.strip_prefix("set-cookie: tollgate_portal="))
+            .map(|rest| rest.split(';').next().unwrap_or_default().to_owned())
+            .filter(|t| !t.is_empty())
+    }
+}
+
+/// One HTTP/1.1 exchange with the portal: `cookie` as the session, `csrf` as its header.
+async fn call(
+    addr: &str,
+    method: &str,
+    path: &str,
+    cookie: Option<&str>,
+    csrf: Option<&str>,
+    body: Option<Value>,
+) -> Answer {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    if let Some(cookie) = cookie {
+        head.push_str(&format!("Cookie: tollgate_portal={cookie}\r\n"));
+    }
+    if let Some(csrf) = csrf {
+        head.push_str(&format!("x-csrf-token: {csrf}\r\n"));
+    }
+    if method != "GET" {
+        head.push_str("Content-Type: application/json\r\n");
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        support::dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    Answer {
+        status,
+        head: head.to_ascii_lowercase(),
+        body,
+    }
+}
+
+/// A signed-in session: its cookie and CSRF token.
+struct Signed {
+    cookie: String,
+    csrf: String,
+}
+
+async fn sign_in(addr: &str, body: Value) -> Result<Signed, Answer> {
+    let answer = call(addr, "POST", "/portal/v1/sessions", None, None, Some(body)).await;
+    if answer.status != 201 {
+        return Err(answer);
+    }
+    Ok(Signed {
+        cookie: answer.cookie().unwrap(),
+        csrf: answer.json()["csrf_token"].as_str().unwrap().to_owned(),
+    })
+}
+
+/// `POST /portal/v1/invitations/accept`.
+async fn accept(addr: &str, token: &str, password: &str) -> Answer {
+    let body = json!({"token": token, "password": password});
+    call(
+        addr,
+        "POST",
+        "/portal/v1/invitations/accept",
+        None,
+        None,
+        Some(body),
+    )
+    .await
+}
+
+/// The token of an invitation link (`…/portal#/invite/TOKEN`).
+fn invitation(config: &std::path::Path, db: &str, account: &str, email: &str) -> String {
+    let invited = cli(
+        config,
+        db,
+        &["accounts", "invite", account, "--email", email],
+    );
+    assert!(invited.ok, "{}", invited.said());
+    let link = invited.stdout.trim();
+    assert!(link.contains("/portal#/invite/"), "{link}");
+    link.rsplit('/').next().unwrap().to_owned()
+}
+
+/// A scratch directory, its SQLite database, a configuration and the simulator it points at.
+async fn setup(name: &str) -> (Scratch, String, std::path::PathBuf, tollgate_sim::SimHandle) {
+    let scratch = Scratch::new(name);
+    let db = scratch.sqlite_url();
+    let sim = tollgate_sim::start("127.0.0.1:0".parse().unwrap(), KnobSettings::default())
+        .await
+        .unwrap();
+    let config = support::embeddings_config(&scratch, &sim.base_url(), "openai");
+    (scratch, db, config, sim)
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_signs_in_redeems_and_turns_totp_on() {
+    let (scratch, db, config, _sim) = setup("portal").await;
+    for name in ["acme", "other"] {
+        assert!(
+            cli(
+                &config,
+                &db,
+                &["keys", "create", "--name", name, "--balance", "1"]
+            )
+            .ok
+        );
+    }
+    let token = invitation(&config, &db, "acme", "Ada@Example.com");
+    let other_token = invitation(&config, &db, "other", "bob@example.com");
+    let gateway = Gateway::start(&scratch, "gateway", &config, &db).await;
+    let addr = gateway.addr.as_str();
+
+    // The page itself: no inline script allowed, not frameable.
+    let page = call(addr, "GET", "/portal", None, None, None).await;
+    assert_eq!(page.status, 200);
+    assert!(
+        page.head.contains("script-src 'self'") && page.head.contains("frame-ancestors 'none'")
+    );
+
+    // The invitation: a weak password refused, then set once.
+    let weak = accept(addr, &token, "short").await;
+    assert_eq!(weak.status, 400, "{}", weak.body);
+    assert!(
+        weak.body.contains("\"param\":\"password\""),
+        "{}",
+        weak.body
+    );
+    let password = "correct horse battery staple";
+    let set = accept(addr, &token, password).await;
+    assert_eq!(set.status, 200, "{}", set.body);
+    assert_eq!(set.json()["email"], "ada@example.com");
+    let again = accept(addr, &token, "another long password").await;
+    assert_eq!(again.status, 404, "a link works once: {}", again.body);
+
+    // Signed in: the cookie's flags; a planted cookie is not the session (fixation).
+    let planted = "ab".repeat(32);
+    let answer = call(
+        addr,
+        "POST",
+        "/portal/v1/sessions",
+        Some(&planted),
+        None,
+        Some(json!({"email": "ada@example.com", "password": password})),
+    )
+    .await;
+    assert_eq!(answer.status, 201, "{}", answer.body);
+    let cookie_line = answer
+        .head
+        .lines()
+        .find(|l| l.starts_with("set-cookie:"))
+        .unwrap()
+        .to_owned();
+    for flag in [
+        "httponly",
+        "samesite=strict",
+        "path=/portal",
+        "max-age=43200",
+    ] {
+        assert!(cookie_line.contains(flag), "{cookie_line}");
+    }
+    assert!(
+        !cookie_line.contains("secure"),
+        "plain http: no Secure flag ({cookie_line})"
+    );
+    let ada = Signed {
+        cookie: answer.cookie().unwrap(),
+        csrf: answer.json()["csrf_token"].as_str().unwrap().to_owned(),
+    };
+    assert_ne!(ada.cookie, planted);
+    let fixed = call(
+        addr,
+        "GET",
+        "/portal/v1/session",
+        Some(&planted),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(fixed.status, 401);
+    let me = call(
+        addr,
+        "GET",
+        "/portal/v1/session",
+        Some(&ada.cookie),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(me.status, 200);
+    assert_eq!(me.json()["person"]["email"], "ada@example.com");
+
+    // A code, redeemed: without the CSRF token refused, with it credited.
+    let out = scratch.dir.join("codes.txt");
+    assert!(
+        cli(
+            &config,
+            &db,
+            &[
+                "codes",
+                "create",
+                "--amount",
+                "3",
+                "--count",
+                "1",
+                "--out",
+                out.to_str().unwrap()
+            ]
+        )
+        .ok
+    );
+    let code = std::fs::read_to_string(&out).unwrap().trim().to_owned();
+    let forged = call(
+        addr,
+        "POST",
+        "/portal/v1/redemptions",
+        Some(&ada.cookie),
+        None,
+        Some(json!({"code": code})),
+    )
+    .await;
+    assert_eq!(forged.status, 403, "{}", forged.body);
+    assert!(forged.body.contains("csrf_token_missing"));
+    let wrong_csrf = call(
+        addr,
+        "POST",
+        "/portal/v1/redemptions",
+        Some(&ada.cookie),
+        Some(&"0".repeat(64)),
+        Some(json!({"code": code})),
+    )
+    .await;
+    assert_eq!(wrong_csrf.status, 403);
+    let redeemed = call(
+        addr,
+        "POST",
+        "/portal/v1/redemptions",
+        Some(&ada.cookie),
+        Some(&ada.csrf),
+        Some(json!({"code": code})),
+    )
+    .await;
+    assert_eq!(redeemed.status, 201, "{}", redeemed.body);
+    assert_eq!(redeemed.json()["balance"], "4");
+    let account = call(
+        addr,
+        "GET",
+        "/portal/v1/account",
+        Some(&ada.cookie),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(account.json()["balance"], "4");
+    assert_eq!(account.json()["name"], "acme");
+    let ledger = call(
+        addr,
+        "GET",
+        "/portal/v1/ledger",
+        Some(&ada.cookie),
+        None,
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(ledger["data"][0]["kind"], "redemption");
+    let acme_row = ledger["data"][0]["id"].as_str().unwrap().to_owned();
+
+    // Another account's person sees only theirs, whatever cursor they send.
+    let bob_set = accept(addr, &other_token, "bob's long password").await;
+    assert_eq!(bob_set.status, 200);
+    let bob = sign_in(
+        addr,
+        json!({"email": "bob@example.com", "password": "bob's long password"}),
+    )
+    .await
+    .ok()
+    .unwrap();
+    let bob_ledger = call(
+        addr,
+        "GET",
+        &format!("/portal/v1/ledger?before={acme_row}"),
+        Some(&bob.cookie),
+        None,
+        None,
+    )
+    .await
+    .json();
+    let rows = bob_ledger["data"].as_array().unwrap();
+    assert!(
+        !rows.is_empty() && rows.iter().all(|r| r["id"] != acme_row.as_str()),
+        "{bob_ledger}"
+    );
+    let bob_account = call(
+        addr,
+        "GET",
+        "/portal/v1/account",
+        Some(&bob.cookie),
+        None,
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(bob_account["name"], "other");
+
+    // TOTP on: the secret, a code, recovery codes.
+    let begun = call(
+        addr,
+        "POST",
+        "/portal/v1/totp",
+        Some(&ada.cookie),
+        Some(&ada.csrf),
+        None,
+    )
+    .await;
+    assert_eq!(begun.status, 200, "{}", begun.body);
+    let secret = begun.json()["secret"].as_str().unwrap().to_owned();
+    assert!(
+        begun.json()["otpauth_uri"]
+            .as_str()
+            .unwrap()
+            .starts_with("otpauth://totp/tollgate:ada%40example.com?secret=")
+    );
+    let wrong = call(
+        addr,
+        "POST",
+        "/portal/v1/totp/confirm",
+        Some(&ada.cookie),
+        Some(&ada.csrf),
+        Some(json!({"code": "000000"})),
+    )
+    .await;
+    assert!(
+        wrong.status == 400
+            || tollgate_portal::auth::totp_code(&secret, now()).unwrap() == "000000"
+    );
+    let first = tollgate_portal::auth::totp_code(&secret, now()).unwrap();
+    let confirmed = call(
+        addr,
+        "POST",
+        "/portal/v1/totp/confirm",
+        Some(&ada.cookie),
+        Some(&ada.csrf),
+        Some(json!({"code": first})),
+    )
+    .await;
+    assert_eq!(confirmed.status, 200, "{}", confirmed.body);
+    let recovery: Vec<String> = confirmed.json()["recovery_codes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(recovery.len(), 10);
+
+    // Signed out: the cookie cleared and the session over.
+    let out_answer = call(
+        addr,
+        "DELETE",
+        "/portal/v1/session",
+        Some(&ada.cookie),
+        Some(&ada.csrf),
+        None,
+    )
+    .await;
+    assert_eq!(out_answer.status, 200);
+    assert!(out_answer.head.contains("max-age=0"));
+    assert_eq!(
+        call(
+            addr,
+            "GET",
+            "/portal/v1/session",
+            Some(&ada.cookie),
+            None,
+            None
+        )
+        .await
+        .status,
+        401
+    );
+
+    // Password alone is not enough now; the code already used is not taken again; the next
+    // step's code is.
+    let half = sign_in(
+        addr,
+        json!({"email": "ada@example.com", "password": password}),
+    )
+    .await
+    .err()
+    .unwrap();
+    assert_eq!(half.status, 401);
+    assert!(half.body.contains("totp_required"), "{}", half.body);
+    let replay = sign_in(
+        addr,
+        json!({"email": "ada@example.com", "password": password, "code": first}),
+    )
+    .await
+    .err()
+    .unwrap();
+    assert!(
+        replay.body.contains("wrong_code"),
+        "a code is good once: {}",
+        replay.body
+    );
+    let next = tollgate_portal::auth::totp_code(&secret, now() + 30).unwrap();
+    assert!(
+        sign_in(
+            addr,
+            json!({"email": "ada@example.com", "password": password, "code": next})
+        )
+        .await
+        .is_ok()
+    );
+    // A recovery code, once.
+    let with_recovery = json!({"email": "ada@example.com", "password": password, "recovery_code": recovery[3].to_lowercase()});
+    assert!(sign_in(addr, with_recovery.clone()).await.is_ok());
+    assert!(sign_in(addr, with_recovery).await.is_err());
+
+    // The operator removes Bob: his session ends at once.
+    let bob_id = cli(&config, &db, &["accounts", "people", "other", "--json"]);
+    let bob_id = serde_json::from_str::<Value>(&bob_id.stdout).unwrap()["data"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(cli(&config, &db, &["accounts", "remove-person", &bob_id]).ok);
+    assert_eq!(
+        call(
+            addr,
+            "GET",
+            "/portal/v1/account",
+            Some(&bob.cookie),
+            None,
+            None
+        )
+        .await
+        .status,
+        401
+    );
+
+    let (report, clean) = support::audit(&db, Some(&config));
+    assert!(clean, "{report}");
+}
+
+/// The adversary: a guesser of passwords. Five wrong passwords for one person lock that person
+/// for the window, even with the right password then; thirty from one address lock the address
+/// for every person. A wrong email costs the same as a wrong password and says the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_ins_are_throttled_per_person_and_address() {
+    let (scratch, db, config, _sim) = setup("portal-guess").await;
+    assert!(
+        cli(
+            &config,
+            &db,
+            &["keys", "create", "--name", "acme", "--balance", "1"]
+        )
+        .ok
+    );
+    let token = invitation(&config, &db, "acme", "ada@example.com");
+    let gateway = Gateway::start(&scratch, "gateway", &config, &db).await;
+    let addr = gateway.addr.as_str();
+    let password = "correct horse battery staple";
+    let set = accept(addr, &token, password).await;
+    assert_eq!(set.status, 200);
+
+    let unknown = sign_in(
+        addr,
+        json!({"email": "nobody@example.com", "password": password}),
+    )
+    .await
+    .err()
+    .unwrap();
+    let wrong = sign_in(
+        addr,
+        json!({"email": "ada@example.com", "password": "not the password"}),
+    )
+    .await
+    .err()
+    .unwrap();
+    assert_eq!((unknown.status, wrong.status), (401, 401));
+    assert_eq!(
+        unknown.json()["error"]["message"],
+        wrong.json()["error"]["message"]
+    );
+    for _ in 0..4 {
+        let wrong = sign_in(
+            addr,
+            json!({"email": "ADA@example.com", "password": "not the password"}),
+        )
+        .await
+        .err()
+        .unwrap();
+        assert_eq!(wrong.status, 401);
+    }
+    let locked = sign_in(
+        addr,
+        json!({"email": "ada@example.com", "password": password}),
+    )
+    .await
+    .err()
+    .unwrap();
+    assert_eq!(locked.status, 429, "{}", locked.body);
+    assert!(locked.head.contains("retry-after:"));
+    assert!(locked.body.contains("too_many_sign_ins"));
+    // Seven attempts from this address so far (a refused one counts too); twenty-three more,
+    // each for another person, and the address is closed to everyone.
+    for n in 0..23 {
+        let wrong = sign_in(
+            addr,
+            json!({"email": format!("guess{n}@example.com"), "password": "x"}),
+        )
+        .await
+        .err()
+        .unwrap();
+        assert_eq!(wrong.status, 401, "{}", wrong.body);
+    }
+    let closed = sign_in(
+        addr,
+        json!({"email": "someone@example.com", "password": "x"}),
+    )
+    .await
+    .err()
+    .unwrap();
+    assert_eq!(closed.status, 429, "{}", closed.body);
+    assert!(closed.body.contains("this address"), "{}", closed.body);
+}

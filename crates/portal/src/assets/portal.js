@@ -1,0 +1,156 @@
+"use strict";
+// The customer portal reads everything from /portal/v1 with its session cookie (HttpOnly: this
+// script never sees it) and sends the session's CSRF token on every change. Every node is built
+// with textContent, never innerHTML. Amounts are decimal strings, shown as they are.
+const API = "/portal/v1";
+const main = document.getElementById("main");
+let csrf = "";
+
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "class") el.className = v;
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+class ApiError extends Error { constructor(status, body) { super((body && body.error && body.error.message) || ("HTTP " + status)); this.status = status; this.code = body && body.error && body.error.code; } }
+async function api(path, options) {
+  const opts = Object.assign({ headers: {}, credentials: "same-origin" }, options || {});
+  if (opts.json !== undefined) { opts.body = JSON.stringify(opts.json); opts.headers["content-type"] = "application/json"; }
+  if (opts.method && opts.method !== "GET") { opts.headers["x-csrf-token"] = csrf; opts.headers["content-type"] = "application/json"; }
+  const r = await fetch(API + path, opts);
+  const body = (r.headers.get("content-type") || "").includes("json") ? await r.json() : await r.text();
+  if (!r.ok) throw new ApiError(r.status, body);
+  return body;
+}
+function show(...nodes) { main.replaceChildren(...nodes.flat(Infinity).filter(n => n !== null && n !== undefined && n !== false)); }
+function message(text, ok) { return h("div", { class: "msg " + (ok ? "ok" : "err"), role: ok ? "status" : "alert" }, text); }
+function when(ms) { return ms === null || ms === undefined ? "" : new Date(ms).toLocaleString(); }
+function card(label, value, id) { return h("div", { class: "card", "data-card": id || label }, h("div", { class: "l" }, label), h("div", { class: "v" }, value)); }
+function table(columns, rows) {
+  const head = h("tr", {}, columns.map(c => h("th", { class: c.num ? "num" : null, scope: "col" }, c.label)));
+  const body = rows.map(r => h("tr", {}, columns.map(c => h("td", { class: c.num ? "num" : c.wrap ? "wrap" : null }, c.get(r)))));
+  return h("div", { class: "scroll" }, h("table", {}, h("thead", {}, head), h("tbody", {}, body.length ? body : h("tr", {}, h("td", { colspan: columns.length, class: "muted" }, "Nothing yet")))));
+}
+const KIND = { credit: "Credit", adjustment: "Correction", charge: "Charge", redemption: "Code redeemed" };
+
+function signInPage(note) {
+  document.getElementById("top").hidden = true;
+  const email = h("input", { id: "email", type: "email", autocomplete: "username", required: true });
+  const password = h("input", { id: "password", type: "password", autocomplete: "current-password", required: true });
+  const code = h("input", { id: "code", inputmode: "numeric", autocomplete: "one-time-code", placeholder: "123456" });
+  const codeLabel = h("label", { for: "code", hidden: true }, "Code from your authenticator app (or a recovery code)", code);
+  const out = h("div", { "aria-live": "polite" }, note ? message(note, true) : null);
+  show(h("div", { class: "panel narrow" }, h("h1", {}, "Sign in"), out,
+    h("form", { class: "stack", onsubmit: async e => {
+      e.preventDefault();
+      const json = { email: email.value, password: password.value };
+      const typed = code.value.trim();
+      if (typed) { if (/^\d{6}$/.test(typed.replace(/\s/g, ""))) json.code = typed; else json.recovery_code = typed; }
+      try { const s = await api("/sessions", { method: "POST", json }); csrf = s.csrf_token; location.hash = "#/home"; route(); }
+      catch (err) {
+        if (err.code === "totp_required") { codeLabel.hidden = false; code.focus(); out.replaceChildren(message(err.message, true)); }
+        else out.replaceChildren(message(err.message));
+      }
+    } }, h("label", { for: "email" }, "Email", email), h("label", { for: "password" }, "Password", password), codeLabel,
+      h("button", { class: "b", type: "submit" }, "Sign in"))));
+  email.focus();
+}
+
+function invitePage(token) {
+  document.getElementById("top").hidden = true;
+  const password = h("input", { id: "new-password", type: "password", autocomplete: "new-password", required: true, minlength: "10" });
+  const again = h("input", { id: "new-password-again", type: "password", autocomplete: "new-password", required: true });
+  const out = h("div", { "aria-live": "polite" });
+  show(h("div", { class: "panel narrow" }, h("h1", {}, "Set your password"), out,
+    h("p", { class: "muted" }, "At least 10 characters. This link works once."),
+    h("form", { class: "stack", onsubmit: async e => {
+      e.preventDefault();
+      if (password.value !== again.value) { out.replaceChildren(message("The two passwords differ")); return; }
+      try { const r = await api("/invitations/accept", { method: "POST", json: { token, password: password.value } });
+        history.replaceState(null, "", "#/sign-in"); signInPage(`Password set for ${r.email}. Sign in.`); }
+      catch (err) { out.replaceChildren(message(err.message)); }
+    } }, h("label", { for: "new-password" }, "Password", password), h("label", { for: "new-password-again" }, "Again", again),
+      h("button", { class: "b", type: "submit" }, "Set password"))));
+}
+
+async function homePage(params) {
+  const [a, ledger] = await Promise.all([api("/account"), api("/ledger?limit=25" + (params.get("before") ? "&before=" + encodeURIComponent(params.get("before")) : ""))]);
+  const code = h("input", { id: "redeem-code", required: true, autocomplete: "off", placeholder: "XXXX-XXXX-XXXX-XXXX-XXXX-XXXX-XXXX" });
+  const out = h("div", { "aria-live": "polite" });
+  show(h("h1", {}, a.name),
+    h("div", { class: "cards" }, card("Balance", a.balance, "balance"), card("Available to spend", a.available, "available"),
+      card("Held by running tasks", a.held), card("Reserved by the gateways", a.leased)),
+    h("p", { class: "muted" }, "Your balance is what you have paid in less what has been charged. Video tasks hold part of it until they finish; each running gateway reserves a little to answer requests quickly and gives back what it does not use."),
+    h("h2", {}, "Redeem a code"),
+    h("form", { class: "row", onsubmit: async e => {
+      e.preventDefault();
+      try { const r = await api("/redemptions", { method: "POST", json: { code: code.value } }); await homePage(params);
+        main.querySelector("#redeem-out").replaceChildren(message(`Redeemed: ${r.amount} added; your balance is ${r.balance}.`, true)); }
+      catch (err) { out.replaceChildren(message(err.message)); }
+    } }, h("label", { for: "redeem-code" }, "Code", code), h("button", { class: "b", type: "submit" }, "Redeem")),
+    h("div", { id: "redeem-out" }, out),
+    h("h2", {}, "Ledger"),
+    table([{ label: "Time", get: r => when(r.created_at) }, { label: "What", get: r => KIND[r.kind] || r.kind },
+           { label: "Amount", num: 1, get: r => r.amount }, { label: "Balance after", num: 1, get: r => r.balance_after },
+           { label: "Model", get: r => r.model || "" }, { label: "Note", wrap: 1, get: r => r.note || "" }], ledger.data),
+    ledger.next_cursor ? h("p", {}, h("a", { href: "#/home?before=" + encodeURIComponent(ledger.next_cursor) }, "Older rows →")) : null);
+}
+
+async function securityPage(session) {
+  const out = h("div", { "aria-live": "polite" });
+  if (session.person.totp) {
+    show(h("h1", {}, "Security"), h("p", {}, "Two-step sign-in (TOTP) is on."), out);
+    return;
+  }
+  show(h("h1", {}, "Security"), out,
+    h("p", {}, "Two-step sign-in asks for a code from an authenticator app after your password."),
+    h("button", { class: "b", type: "button", onclick: async () => {
+      try {
+        const t = await api("/totp", { method: "POST" });
+        const code = h("input", { id: "totp-code", inputmode: "numeric", autocomplete: "one-time-code", required: true });
+        show(h("h1", {}, "Security"), out,
+          h("p", {}, "Add this key to your authenticator app (or open the link on your phone), then enter the code it shows."),
+          h("p", { class: "secret", id: "totp-secret" }, t.secret), h("p", {}, h("a", { href: t.otpauth_uri }, "Open in an authenticator app")),
+          h("form", { class: "row", onsubmit: async e => {
+            e.preventDefault();
+            try { const r = await api("/totp/confirm", { method: "POST", json: { code: code.value } });
+              show(h("h1", {}, "Security"), message("Two-step sign-in is on. Keep these recovery codes somewhere safe: each signs you in once without your phone. They are shown only now.", true),
+                h("pre", { class: "secret", id: "recovery-codes" }, r.recovery_codes.join("\n"))); }
+            catch (err) { out.replaceChildren(message(err.message)); }
+          } }, h("label", { for: "totp-code" }, "Code", code), h("button", { class: "b", type: "submit" }, "Turn on")));
+      } catch (err) { out.replaceChildren(message(err.message)); }
+    } }, "Set up two-step sign-in"));
+}
+
+async function route() {
+  const [path, query] = (location.hash.slice(1) || "/home").split("?");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === "invite" && parts[1]) return invitePage(parts[1]);
+  let session;
+  try { session = await api("/session"); }
+  catch (err) { return signInPage(); }
+  csrf = session.csrf_token;
+  document.getElementById("top").hidden = false;
+  document.getElementById("who").textContent = session.person.email;
+  for (const a of document.querySelectorAll("header nav a")) a.setAttribute("aria-current", a.getAttribute("href").slice(2) === (parts[0] || "home") ? "page" : "false");
+  try {
+    if (parts[0] === "security") await securityPage(session);
+    else await homePage(new URLSearchParams(query || ""));
+  } catch (err) {
+    if (err.status === 401) signInPage(); else show(message(err.message));
+  }
+}
+document.getElementById("signout").addEventListener("click", async () => {
+  try { await api("/session", { method: "DELETE" }); } catch (_) { /* signed out either way */ }
+  csrf = ""; location.hash = "#/sign-in"; signInPage("Signed out.");
+});
+window.addEventListener("hashchange", route);
+route();
