@@ -10,6 +10,20 @@ import { chromium } from "playwright-core";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
+import { createHmac } from "node:crypto";
+
+// RFC 6238: the 6-digit code of a base-32 secret at Unix second `t` (what a person's phone shows).
+function totp(secret, t) {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  let bits = "";
+  for (const c of secret.replace(/=+$/, "")) bits += alphabet.indexOf(c).toString(2).padStart(5, "0");
+  const key = Buffer.from(bits.match(/.{8}/g).map(b => parseInt(b, 2)));
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(Math.floor(t / 30)));
+  const mac = createHmac("sha1", key).update(counter).digest();
+  const offset = mac[mac.length - 1] & 15;
+  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1000000).padStart(6, "0");
+}
 
 const gateway = process.env.GATEWAY;
 const token = process.env.ADMIN_TOKEN;
@@ -305,6 +319,84 @@ await step("redemption codes: issue a batch, one redeemed, the report, revoke", 
   await page.getByRole("button", { name: "Revoke" }).click();
   await page.getByText(/^Revoked on/).waitFor();
   await page.getByText("revoked", { exact: true }).first().waitFor();
+});
+
+await step("the customer portal: invited, a password, TOTP, signed in with it, a code redeemed", async () => {
+  await page.goto(gateway + "/console#/accounts/" + encodeURIComponent(name));
+  await page.getByRole("heading", { name: new RegExp(name) }).waitFor();
+  const email = `ada-${Date.now()}@example.com`;
+  await page.locator("#invite-email").fill(email);
+  await page.getByRole("button", { name: "Invite" }).click();
+  const link = (await page.locator("[data-secret]").textContent()).trim();
+  assert.match(link, /\/portal#\/invite\/[0-9a-f]{64}$/);
+  await page.getByRole("cell", { name: email }).waitFor();
+  await shot("12-console-people");
+
+  const portal = await context.newPage();
+  portal.on("pageerror", e => problems.push("portal page error: " + e.message));
+  await portal.goto(link);
+  await portal.getByRole("heading", { name: "Set your password" }).waitFor();
+  const password = "a long enough password";
+  await portal.locator("#new-password").fill(password);
+  await portal.locator("#new-password-again").fill(password);
+  await portal.getByRole("button", { name: "Set password" }).click();
+  await portal.getByText(/^Password set for/).waitFor();
+  await portal.locator("#email").fill(email);
+  await portal.locator("#password").fill(password);
+  await portal.getByRole("button", { name: "Sign in" }).click();
+  await portal.getByRole("heading", { name }).waitFor();
+  await portal.locator("[data-card=balance]").waitFor();
+  const cookies = await context.cookies(gateway + "/portal");
+  const session = cookies.find(c => c.name === "tollgate_portal");
+  assert.ok(session && session.httpOnly && session.sameSite === "Strict" && session.path === "/portal", JSON.stringify(session));
+  assert.equal(await portal.evaluate(() => document.cookie.includes("tollgate_portal")), false, "a script cannot read the session");
+  await portal.screenshot({ path: `${shots}/13-portal-home.png`, fullPage: true });
+
+  // Two-step sign-in on, from the secret as a phone would read it.
+  await portal.getByRole("link", { name: "Security" }).click();
+  await portal.getByRole("button", { name: "Set up two-step sign-in" }).click();
+  const secret = (await portal.locator("#totp-secret").textContent()).trim();
+  await portal.locator("#totp-code").fill(totp(secret, Date.now() / 1000));
+  await portal.getByRole("button", { name: "Turn on" }).click();
+  const recovery = (await portal.locator("#recovery-codes").textContent()).trim().split("\n");
+  assert.equal(recovery.length, 10);
+  await portal.screenshot({ path: `${shots}/14-portal-totp.png`, fullPage: true });
+
+  // Signed out, then in again with the next step's code.
+  await portal.getByRole("button", { name: "Sign out" }).click();
+  await portal.getByText("Signed out.").waitFor();
+  await portal.locator("#email").fill(email);
+  await portal.locator("#password").fill(password);
+  await portal.getByRole("button", { name: "Sign in" }).click();
+  await portal.locator("#code").waitFor();
+  await portal.locator("#code").fill(totp(secret, Date.now() / 1000 + 30));
+  await portal.getByRole("button", { name: "Sign in" }).click();
+  await portal.getByRole("heading", { name }).waitFor();
+
+  // A code redeemed: the balance rises. Its batch's name carries markup, shown as text.
+  const issued = await fetch(gateway + "/admin/v1/code-batches", {
+    method: "POST", headers: { authorization: "Bearer " + token, "content-type": "application/json" },
+    body: JSON.stringify({ amount: "7", count: 1, name: "<b>bold</b><img src=x onerror=window.pwned=1>" }),
+  });
+  assert.equal(issued.status, 201);
+  const code = (await issued.json()).codes[0];
+  const before = await portal.locator("[data-card=balance] .v").textContent();
+  await portal.locator("#redeem-code").fill(code.toLowerCase());
+  await portal.getByRole("button", { name: "Redeem" }).click();
+  await portal.getByText(/^Redeemed: 7 added/).waitFor();
+  const after = await portal.locator("[data-card=balance] .v").textContent();
+  assert.equal(Number(after), Number(before) + 7, `${before} → ${after}`);
+  await portal.getByText("<b>bold</b>", { exact: false }).first().waitFor();
+  assert.equal(await portal.evaluate(() => window.pwned), undefined, "markup ran");
+  await portal.screenshot({ path: `${shots}/15-portal-redeemed.png`, fullPage: true });
+
+  await portal.setViewportSize({ width: 390, height: 844 });
+  await portal.reload();
+  await portal.locator("[data-card=balance]").waitFor();
+  const overflow = await portal.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, "the portal fits a phone: " + overflow);
+  await portal.screenshot({ path: `${shots}/16-portal-phone.png`, fullPage: true });
+  await portal.close();
 });
 
 await step("a phone's width", async () => {

@@ -204,6 +204,8 @@ async function accountPage(id, params) {
   const a = await api("/accounts/" + encodeURIComponent(id));
   const ledger = await api(`/accounts/${encodeURIComponent(a.id)}/ledger` + qs({ limit: 25, before: params.get("before") || "" }));
   const usage = await api("/usage/summary" + qs({ account: a.id, group_by: "day", since: new Date(Math.floor(Date.now() / 86400000) * 86400000 - 30 * 86400000).toISOString() }));
+  const people = await api(`/accounts/${encodeURIComponent(a.id)}/people`);
+  const email = h("input", { id: "invite-email", type: "email", required: true, placeholder: "ada@example.com" });
   const out = h("div", { "aria-live": "polite" });
   const amount = h("input", { id: "credit-amount", required: true, inputmode: "decimal", placeholder: "10.00" });
   const reason = h("input", { id: "credit-reason", required: true, placeholder: "payment id or note" });
@@ -233,6 +235,14 @@ async function accountPage(id, params) {
              h("button", { class: "s", type: "button", onclick: () => { if (confirm("Replace key " + k.id + "? The old one stops working.")) act(() => api(`/keys/${k.id}/rotate`, { method: "POST" }), r => [message("The new key, shown once:", true), secretBox(r.secret)]); } }, "Rotate")) }], a.keys),
     h("form", { class: "row", onsubmit: e => { e.preventDefault(); act(() => api(`/accounts/${encodeURIComponent(a.id)}/keys`, { method: "POST", json: { name: keyName.value } }), r => [message("The new key, shown once:", true), secretBox(r.secret)]); } },
       h("label", { for: "key-name" }, "Label", keyName), h("button", { class: "b", type: "submit" }, "Add key")),
+    h("h2", {}, "People (customer portal)"),
+    table([{ label: "Email", get: p => p.email }, { label: "Name", get: p => p.name },
+           { label: "State", get: p => p.active ? h("span", { class: "pill good" }, "active") : h("span", { class: "pill" }, "invited") },
+           { label: "TOTP", get: p => p.totp ? "on" : "off" }, { label: "Since", get: p => when(p.created_at) },
+           { label: "", get: p => h("button", { class: "s danger", type: "button", onclick: () => { if (confirm("Remove " + p.email + "? Their sessions end at once.")) act(() => api(`/people/${encodeURIComponent(p.id)}`, { method: "DELETE" }), () => message("Removed " + p.email, true)); } }, "Remove") }], people.data),
+    h("form", { class: "row", onsubmit: e => { e.preventDefault(); act(() => api(`/accounts/${encodeURIComponent(a.id)}/people`, { method: "POST", json: { email: email.value } }),
+      r => [message(`Invited ${r.person.email}. Send them this link; it works once, until ${when(r.expires_at)}:`, true), secretBox(r.invite_url)]); } },
+      h("label", { for: "invite-email" }, "Email", email), h("button", { class: "b", type: "submit" }, "Invite")),
     h("h2", {}, "Status"),
     h("div", { class: "row" }, h("button", { class: "s" + (a.disabled ? "" : " danger"), type: "button", onclick: () => act(() => api(`/accounts/${encodeURIComponent(a.id)}/${a.disabled ? "enable" : "disable"}`, { method: "POST" })) }, a.disabled ? "Enable account" : "Disable account")),
     h("h2", {}, "Policy"),

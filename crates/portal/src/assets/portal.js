@@ -54,7 +54,7 @@ function signInPage(note) {
       const json = { email: email.value, password: password.value };
       const typed = code.value.trim();
       if (typed) { if (/^\d{6}$/.test(typed.replace(/\s/g, ""))) json.code = typed; else json.recovery_code = typed; }
-      try { const s = await api("/sessions", { method: "POST", json }); csrf = s.csrf_token; location.hash = "#/home"; route(); }
+      try { const s = await api("/sessions", { method: "POST", json }); csrf = s.csrf_token; history.replaceState(null, "", "#/home"); route(); }
       catch (err) {
         if (err.code === "totp_required") { codeLabel.hidden = false; code.focus(); out.replaceChildren(message(err.message, true)); }
         else out.replaceChildren(message(err.message));
@@ -150,7 +150,7 @@ async function route() {
 }
 document.getElementById("signout").addEventListener("click", async () => {
   try { await api("/session", { method: "DELETE" }); } catch (_) { /* signed out either way */ }
-  csrf = ""; location.hash = "#/sign-in"; signInPage("Signed out.");
+  csrf = ""; history.replaceState(null, "", "#/sign-in"); signInPage("Signed out.");
 });
 window.addEventListener("hashchange", route);
 route();
