@@ -8,7 +8,7 @@
 // Environment: GATEWAY (http://127.0.0.1:PORT), ADMIN_TOKEN, SHOTS (a folder), CHROMIUM.
 import { chromium } from "playwright-core";
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { createHmac } from "node:crypto";
 
@@ -389,6 +389,25 @@ await step("the customer portal: invited, a password, TOTP, signed in with it, a
   await portal.getByText("<b>bold</b>", { exact: false }).first().waitFor();
   assert.equal(await portal.evaluate(() => window.pwned), undefined, "markup ran");
   await portal.screenshot({ path: `${shots}/15-portal-redeemed.png`, fullPage: true });
+
+  // A key of their own, its secret shown once, used at once.
+  await portal.getByRole("link", { name: "Keys" }).click();
+  await portal.locator("#key-name").fill("from the portal");
+  await portal.locator("#key-rpm").fill("30");
+  await portal.getByRole("button", { name: "Create" }).click();
+  const keySecret = (await portal.locator("[data-secret]").textContent()).trim();
+  assert.match(keySecret, /^tg-/);
+  assert.equal(await embed(keySecret), 200);
+  await portal.screenshot({ path: `${shots}/15b-portal-keys.png`, fullPage: true });
+  // The request in the usage, and the statement as a file.
+  await portal.getByRole("link", { name: "Usage" }).click();
+  await portal.getByRole("cell", { name: "text-embedding-3-small" }).first().waitFor();
+  await portal.getByRole("link", { name: "Statements" }).click();
+  const saved = portal.waitForEvent("download");
+  await portal.getByRole("link", { name: "Download the statement" }).click();
+  const statement = JSON.parse(readFileSync(await (await saved).path(), "utf8"));
+  assert.ok(Array.isArray(statement.rows) && statement.rows.some(r => r.kind === "redemption"), Object.keys(statement).join(","));
+  await portal.getByRole("link", { name: "Balance" }).click();
 
   await portal.setViewportSize({ width: 390, height: 844 });
   await portal.reload();

@@ -109,6 +109,14 @@ async fn accept(addr: &str, token: &str, password: &str) -> Answer {
     .await
 }
 
+/// Bob, a person of the other account, sets his password with `token` and signs in.
+async fn bob_signs_in(addr: &str, token: &str) -> Signed {
+    let password = "bob's long password";
+    assert_eq!(accept(addr, token, password).await.status, 200);
+    let body = json!({"email": "bob@example.com", "password": password});
+    sign_in(addr, body).await.ok().unwrap()
+}
+
 /// The token of an invitation link (`…/portal#/invite/TOKEN`).
 fn invitation(config: &std::path::Path, db: &str, account: &str, email: &str) -> String {
     let invited = cli(
@@ -314,15 +322,7 @@ async fn a_person_signs_in_redeems_and_turns_totp_on() {
     let acme_row = ledger["data"][0]["id"].as_str().unwrap().to_owned();
 
     // Another account's person sees only theirs, whatever cursor they send.
-    let bob_set = accept(addr, &other_token, "bob's long password").await;
-    assert_eq!(bob_set.status, 200);
-    let bob = sign_in(
-        addr,
-        json!({"email": "bob@example.com", "password": "bob's long password"}),
-    )
-    .await
-    .ok()
-    .unwrap();
+    let bob = bob_signs_in(addr, &other_token).await;
     let bob_ledger = call(
         addr,
         "GET",
@@ -569,4 +569,274 @@ async fn sign_ins_are_throttled_per_person_and_address() {
     .unwrap();
     assert_eq!(closed.status, 429, "{}", closed.body);
     assert!(closed.body.contains("this address"), "{}", closed.body);
+}
+
+/// Keys, usage and statements as a person of the account sees them: a key made with limits
+/// inside the account's policy (one above it refused, naming the field), used with its secret
+/// (shown once), its request in the usage with its explanation, another account's key and
+/// request as unknown as none, the key revoked; the statement downloaded and verified offline
+/// against the operator's public key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_usage_and_a_statement_verified_offline() {
+    let (scratch, db, config, _sim) = setup("portal-keys").await;
+    // A signing key for the ledger's checkpoints.
+    let key_file = scratch.dir.join("ledger.key");
+    let made = cli(
+        &config,
+        &db,
+        &["ledger", "keygen", "--out", key_file.to_str().unwrap()],
+    );
+    assert!(made.ok, "{}", made.said());
+    let public = made
+        .said()
+        .lines()
+        .find_map(|l| l.strip_prefix("public key  "))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "{text}\n[ledger]\nsigning_key_file = {:?}\n",
+            key_file.display().to_string()
+        ),
+    )
+    .unwrap();
+    for name in ["acme", "other"] {
+        assert!(
+            cli(
+                &config,
+                &db,
+                &["keys", "create", "--name", name, "--balance", "5"]
+            )
+            .ok
+        );
+    }
+    assert!(
+        cli(
+            &config,
+            &db,
+            &[
+                "policy",
+                "set",
+                "acme",
+                "--rpm",
+                "100",
+                "--daily-budget",
+                "2"
+            ]
+        )
+        .ok
+    );
+    let token = invitation(&config, &db, "acme", "ada@example.com");
+    let gateway = Gateway::start(&scratch, "gateway", &config, &db).await;
+    let addr = gateway.addr.as_str();
+    assert_eq!(
+        accept(addr, &token, "correct horse battery staple")
+            .await
+            .status,
+        200
+    );
+    let ada = sign_in(
+        addr,
+        json!({"email": "ada@example.com", "password": "correct horse battery staple"}),
+    )
+    .await
+    .ok()
+    .unwrap();
+    let post = |path: &'static str, body: Value| {
+        let (cookie, csrf) = (ada.cookie.clone(), ada.csrf.clone());
+        async move { call(addr, "POST", path, Some(&cookie), Some(&csrf), Some(body)).await }
+    };
+
+    // Limits above the account's own are refused by name; within them, a key.
+    let above = post(
+        "/portal/v1/keys",
+        json!({"name": "app", "limits": {"rpm": 500}}),
+    )
+    .await;
+    assert_eq!(above.status, 400, "{}", above.body);
+    assert!(above.body.contains("limits.rpm"), "{}", above.body);
+    let over = post(
+        "/portal/v1/keys",
+        json!({"name": "app", "limits": {"daily_budget": "3"}}),
+    )
+    .await;
+    assert!(over.body.contains("limits.daily_budget"), "{}", over.body);
+    let group = post(
+        "/portal/v1/keys",
+        json!({"name": "app", "limits": {"group": "cheap"}}),
+    )
+    .await;
+    assert_eq!(
+        group.status, 400,
+        "a price group is the operator's: {}",
+        group.body
+    );
+    let created = post(
+        "/portal/v1/keys",
+        json!({"name": "app", "limits": {"rpm": 50, "daily_budget": "1"}}),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let secret = created.json()["secret"].as_str().unwrap().to_owned();
+    let key_id = created.json()["id"].as_str().unwrap().to_owned();
+    let listed = call(
+        addr,
+        "GET",
+        "/portal/v1/keys",
+        Some(&ada.cookie),
+        None,
+        None,
+    )
+    .await;
+    assert!(!listed.body.contains(&secret), "a secret is shown once");
+    let shown = cli(&config, &db, &["policy", "show", &key_id, "--json"]);
+    assert!(
+        shown.stdout.contains("\"rpm\": 50") || shown.stdout.contains("\"rpm\":50"),
+        "{}",
+        shown.said()
+    );
+
+    // The key works; its request shows in the usage, explained, without the channel.
+    let (status, _) = support::http(
+        addr,
+        "POST",
+        "/v1/embeddings",
+        Some(&secret),
+        Some(r#"{"model":"text-embedding-3-small","input":"portal"}"#),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 200);
+    let usage = call(
+        addr,
+        "GET",
+        "/portal/v1/usage",
+        Some(&ada.cookie),
+        None,
+        None,
+    )
+    .await
+    .json();
+    let record = &usage["data"][0];
+    assert_eq!(record["model"], "text-embedding-3-small");
+    assert!(record.get("channel").is_none(), "{record}");
+    let request_id = record["request_id"].as_str().unwrap().to_owned();
+    let why = call(
+        addr,
+        "GET",
+        &format!("/portal/v1/charges/{request_id}"),
+        Some(&ada.cookie),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(why.status, 200, "{}", why.body);
+    assert_eq!(why.json()["data"][0]["model"], "text-embedding-3-small");
+
+    // Another account's person: Ada's request and key are unknown to them.
+    let bob_token = invitation(&config, &db, "other", "bob@example.com");
+    let bob = bob_signs_in(addr, &bob_token).await;
+    let theirs = call(
+        addr,
+        "GET",
+        &format!("/portal/v1/charges/{request_id}"),
+        Some(&bob.cookie),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(theirs.status, 404);
+    let revoke_path = format!("/portal/v1/keys/{key_id}/revoke");
+    let stolen = call(
+        addr,
+        "POST",
+        &revoke_path,
+        Some(&bob.cookie),
+        Some(&bob.csrf),
+        None,
+    )
+    .await;
+    assert_eq!(stolen.status, 404, "{}", stolen.body);
+    let bob_usage = call(
+        addr,
+        "GET",
+        "/portal/v1/usage",
+        Some(&bob.cookie),
+        None,
+        None,
+    )
+    .await
+    .json();
+    assert!(
+        bob_usage["data"].as_array().unwrap().is_empty(),
+        "{bob_usage}"
+    );
+
+    // Revoked by its own account: the key stops at once.
+    let revoked = call(
+        addr,
+        "POST",
+        &revoke_path,
+        Some(&ada.cookie),
+        Some(&ada.csrf),
+        None,
+    )
+    .await;
+    assert_eq!(revoked.status, 200, "{}", revoked.body);
+    let (status, _) = support::http(
+        addr,
+        "POST",
+        "/v1/embeddings",
+        Some(&secret),
+        Some(r#"{"model":"text-embedding-3-small","input":"portal"}"#),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 401);
+    let log = cli(&config, &db, &["admin", "changes", "--json"]);
+    assert!(
+        log.stdout.contains("portal:ada@example.com"),
+        "{}",
+        log.said()
+    );
+
+    // The statement, signed by the operator's checkpoint, verifies offline; edited, it fails.
+    assert!(cli(&config, &db, &["ledger", "checkpoint"]).ok);
+    let statement = call(
+        addr,
+        "GET",
+        "/portal/v1/statement",
+        Some(&ada.cookie),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(statement.status, 200, "{}", statement.body);
+    assert!(statement.head.contains("content-disposition: attachment"));
+    let file = scratch.dir.join("statement.json");
+    std::fs::write(&file, &statement.body).unwrap();
+    let verified = cli(
+        &config,
+        &db,
+        &["verify", file.to_str().unwrap(), "--key", &public],
+    );
+    assert!(
+        verified.ok && verified.said().contains("verified"),
+        "{}",
+        verified.said()
+    );
+    let edited = statement.body.replacen("\"-0.0000", "\"-0.0001", 1);
+    assert_ne!(edited, statement.body);
+    std::fs::write(&file, edited).unwrap();
+    assert!(
+        !cli(
+            &config,
+            &db,
+            &["verify", file.to_str().unwrap(), "--key", &public]
+        )
+        .ok
+    );
 }

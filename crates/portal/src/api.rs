@@ -8,12 +8,16 @@ use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use serde::Deserialize;
 use serde_json::json;
+use tollgate_billing::Amount;
 use tollgate_exchange::body::{self, ResponseBody};
 use tollgate_exchange::errors::{ApiError, ErrorKind};
 use tollgate_exchange::route_doc::{About, json_body, ok, query_as};
 use tollgate_request::codes::too_many;
 use tollgate_request::context::RequestCtx;
-use tollgate_store::{Attempt, AttemptLimit, PortalSession, client_scope};
+use tollgate_store::{
+    AccessPolicy, AdminChange, Attempt, AttemptLimit, PolicyHolder, PortalSession, UsageFilter,
+    Viewer, client_scope,
+};
 
 /// What a route answers.
 type Answer = Result<Response<ResponseBody>, ApiError>;
@@ -32,6 +36,8 @@ pub struct Visit {
     pub session: Option<PortalSession>,
     /// The session's cookie token.
     token: Option<String>,
+    /// The one segment the route's path names (`{id}`), `""` when it names none.
+    pub param: String,
     /// The client reached the gateway over TLS: cookies are `Secure`.
     https: bool,
 }
@@ -54,6 +60,7 @@ impl Visit {
             ctx,
             session: None,
             token: None,
+            param: String::new(),
             https,
         };
         if door == Door::Open {
@@ -407,12 +414,7 @@ pub async fn account(visit: Visit, _: Request<Incoming>) -> Answer {
 
 /// `GET /portal/v1/ledger?limit=&before=`: the account's ledger rows, newest first.
 pub async fn ledger(visit: Visit, request: Request<Incoming>) -> Answer {
-    let query = request.uri().query().unwrap_or_default();
-    let limit = tollgate_request::auth::query_param(query, "limit")
-        .and_then(|l| l.parse::<u32>().ok())
-        .unwrap_or(50)
-        .clamp(1, MAX_ROWS);
-    let before = tollgate_request::auth::query_param(query, "before").filter(|b| !b.is_empty());
+    let (limit, before) = page(request.uri().query());
     let rows = visit
         .store()
         .ledger_page(visit.account_id()?, limit, before.as_deref())
@@ -509,6 +511,304 @@ pub async fn confirm_totp(visit: Visit, request: Request<Incoming>) -> Answer {
     )
 }
 
+/// The actor of a change a person makes, for the admin audit log: `portal:EMAIL`.
+fn actor_change(visit: &Visit, action: &str, target: &str) -> Result<AdminChange, ApiError> {
+    Ok(AdminChange {
+        actor: format!("portal:{}", visit.session()?.person.email),
+        action: action.to_owned(),
+        target: target.to_owned(),
+        before: None,
+        after: None,
+        request_id: Some(visit.ctx.request_id.clone()),
+    })
+}
+
+/// `GET /portal/v1/keys`: the account's keys (their prefixes, never their secrets).
+pub async fn keys(visit: Visit, _: Request<Incoming>) -> Answer {
+    let keys = visit
+        .store()
+        .account_keys(visit.account_id()?)
+        .await
+        .map_err(|e| ApiError::internal("reading keys", e))?;
+    answer(StatusCode::OK, &json!({"data": keys}))
+}
+
+/// The limits a person may put on a new key: each narrows what the account may do, never
+/// widens it (no price group, no network the account's policy does not already allow).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeyLimits {
+    /// Models the key may call (public names or globs).
+    #[serde(default)]
+    models: Option<Vec<String>>,
+    /// Billable requests per minute.
+    #[serde(default)]
+    rpm: Option<u64>,
+    /// Money per UTC day (a decimal string).
+    #[serde(default)]
+    daily_budget: Option<String>,
+    /// Money per UTC month.
+    #[serde(default)]
+    monthly_budget: Option<String>,
+    /// When the key stops working (Unix milliseconds).
+    #[serde(default)]
+    expires_at: Option<i64>,
+}
+
+/// The body of `POST /portal/v1/keys`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewKey {
+    name: String,
+    #[serde(default)]
+    limits: KeyLimits,
+}
+
+/// A new key's policy from `limits`, checked against the account's own: a model the account
+/// may not call, or a limit above the account's, is refused naming the field.
+fn key_policy(limits: KeyLimits, account: &AccessPolicy) -> Result<AccessPolicy, ApiError> {
+    let invalid = |field: &str, message: String| {
+        ApiError::new(ErrorKind::InvalidRequest, message)
+            .param(format!("limits.{field}"))
+            .code("invalid_value")
+    };
+    let amount = |field: &str, text: Option<String>| -> Result<Option<Amount>, ApiError> {
+        text.map(|t| {
+            t.trim()
+                .parse::<Amount>()
+                .ok()
+                .filter(|a| a.is_positive())
+                .ok_or_else(|| invalid(field, format!("{t:?} is not an amount above 0")))
+        })
+        .transpose()
+    };
+    let daily_budget = amount("daily_budget", limits.daily_budget)?;
+    let monthly_budget = amount("monthly_budget", limits.monthly_budget)?;
+    let above = |field: &str, mine: Option<Amount>, theirs: Option<Amount>| match (mine, theirs) {
+        (Some(m), Some(t)) if m > t => Err(invalid(
+            field,
+            format!("{m} is more than the account's own {field} of {t}"),
+        )),
+        _ => Ok(()),
+    };
+    above("daily_budget", daily_budget, account.daily_budget)?;
+    above("monthly_budget", monthly_budget, account.monthly_budget)?;
+    if let (Some(rpm), Some(theirs)) = (limits.rpm, account.rpm)
+        && rpm > theirs
+    {
+        return Err(invalid(
+            "rpm",
+            format!("{rpm} is more than the account's own {theirs}"),
+        ));
+    }
+    if limits.rpm == Some(0) {
+        return Err(invalid(
+            "rpm",
+            "a limit of 0 would refuse every request".into(),
+        ));
+    }
+    if let Some(models) = &limits.models {
+        if models.is_empty() || models.iter().any(|m| m.trim().is_empty() || m.len() > 200) {
+            return Err(invalid("models", "list model names or globs".into()));
+        }
+        if let Some(allowed) = &account.models
+            && let Some(outside) = models
+                .iter()
+                .find(|m| !allowed.iter().any(|a| tollgate_store::glob_matches(a, m)))
+        {
+            return Err(invalid(
+                "models",
+                format!("the account may not call {outside:?}"),
+            ));
+        }
+    }
+    if let Some(at) = limits.expires_at
+        && at <= tollgate_journal::clock::now_millis()
+    {
+        return Err(invalid("expires_at", "must be in the future".into()));
+    }
+    Ok(AccessPolicy {
+        models: limits.models,
+        rpm: limits.rpm,
+        daily_budget,
+        monthly_budget,
+        expires_at: limits.expires_at,
+        ..AccessPolicy::default()
+    })
+}
+
+/// `POST /portal/v1/keys`: a new key of the account, its secret in this answer only, with
+/// limits inside the account's policy.
+pub async fn create_key(visit: Visit, request: Request<Incoming>) -> Answer {
+    let asked: NewKey = visit.read(request).await?;
+    let name = asked.name.trim();
+    if name.is_empty() || name.len() > 200 {
+        return Err(ApiError::new(
+            ErrorKind::InvalidRequest,
+            "a key needs a name of up to 200 bytes",
+        )
+        .param("name")
+        .code("invalid_value"));
+    }
+    let account_id = visit.account_id()?.to_owned();
+    let store = visit.store();
+    let account_policy = store
+        .policy(&PolicyHolder::Account(account_id.clone()))
+        .await
+        .map_err(|e| ApiError::internal("reading the account's policy", e))?;
+    let policy = key_policy(asked.limits, &account_policy)?;
+    let key = store
+        .create_key(&account_id, name)
+        .await
+        .map_err(|e| ApiError::internal("creating a key", e))?;
+    if policy != AccessPolicy::default() {
+        store
+            .set_policy(&PolicyHolder::Key(key.id.clone()), &policy)
+            .await
+            .map_err(|e| ApiError::internal("setting the key's limits", e))?;
+    }
+    let mut change = actor_change(&visit, "key.create", &key.id)?;
+    change.after = Some(json!({"account": account_id, "name": name, "policy": policy}));
+    store
+        .record_admin_change(&change)
+        .await
+        .map_err(|e| ApiError::internal("recording the change", e))?;
+    let mut response = body::json_response(
+        StatusCode::CREATED,
+        &json!({"id": key.id, "name": name, "secret": key.secret, "policy": policy}),
+    );
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(response)
+}
+
+/// `POST /portal/v1/keys/{id}/revoke`: one of the account's keys refused for good. Another
+/// account's key is as unknown as a key that does not exist.
+pub async fn revoke_key(visit: Visit, _: Request<Incoming>) -> Answer {
+    let account_id = visit.account_id()?;
+    let store = visit.store();
+    let keys = store
+        .account_keys(account_id)
+        .await
+        .map_err(|e| ApiError::internal("reading keys", e))?;
+    if !keys.iter().any(|k| k.id == visit.param) {
+        return Err(
+            ApiError::new(ErrorKind::NotFound, "No such key in this account")
+                .param("id")
+                .code("key_not_found"),
+        );
+    }
+    store
+        .revoke_key(&visit.param)
+        .await
+        .map_err(|e| ApiError::internal("revoking a key", e))?;
+    visit.ctx.state.keys.clear();
+    store
+        .record_admin_change(&actor_change(&visit, "key.revoke", &visit.param)?)
+        .await
+        .map_err(|e| ApiError::internal("recording the change", e))?;
+    answer(StatusCode::OK, &json!({"id": visit.param, "revoked": true}))
+}
+
+/// `GET /portal/v1/usage?limit=&before=`: the account's usage records, newest first.
+pub async fn usage(visit: Visit, request: Request<Incoming>) -> Answer {
+    let (limit, before) = page(request.uri().query());
+    let filter = UsageFilter {
+        account_id: Some(visit.account_id()?.to_owned()),
+        ..UsageFilter::default()
+    };
+    let records = visit
+        .store()
+        .usage_records(&filter, limit, before.as_deref())
+        .await
+        .map_err(|e| ApiError::internal("reading usage", e))?;
+    let next = (records.len() == limit as usize)
+        .then(|| records.last().map(|r| r.id.clone()))
+        .flatten();
+    // Which upstream channel served a request is the operator's business, not the customer's.
+    let data: Vec<serde_json::Value> = records
+        .iter()
+        .map(|r| {
+            let mut row = serde_json::to_value(r).unwrap_or_default();
+            if let Some(fields) = row.as_object_mut() {
+                fields.remove("channel");
+                fields.remove("upstream_ms");
+            }
+            row
+        })
+        .collect();
+    answer(StatusCode::OK, &json!({"data": data, "next_cursor": next}))
+}
+
+/// `GET /portal/v1/charges/{request_id}`: what one of the account's requests was charged, and
+/// why (as `GET /v1/charges/{id}` answers a key; here any key of the account).
+pub async fn charges(visit: Visit, _: Request<Incoming>) -> Answer {
+    let viewer = Viewer {
+        account_id: Some(visit.account_id()?),
+        key_id: None,
+    };
+    let found = visit
+        .store()
+        .explain(&visit.param, viewer)
+        .await
+        .map_err(|e| ApiError::internal("reading the request's charges", e))?
+        .ok_or_else(|| {
+            ApiError::new(ErrorKind::NotFound, "No such request of this account")
+                .param("request_id")
+                .code("request_not_found")
+        })?;
+    answer(
+        StatusCode::OK,
+        &json!({"request_id": visit.param, "charged": found.charged(), "data": found.charges}),
+    )
+}
+
+/// `GET /portal/v1/statement?from=&until=`: the account's statement (Unix milliseconds; the
+/// whole history to now by default), as `tollgate statement` writes it, to check offline.
+pub async fn statement(visit: Visit, request: Request<Incoming>) -> Answer {
+    let query = request.uri().query().unwrap_or_default();
+    let millis = |name: &str| -> Result<Option<i64>, ApiError> {
+        tollgate_request::auth::query_param(query, name)
+            .filter(|v| !v.is_empty())
+            .map(|v| {
+                v.parse::<i64>().map_err(|_| {
+                    ApiError::new(
+                        ErrorKind::InvalidRequest,
+                        format!("{name} is Unix milliseconds"),
+                    )
+                    .param(name.to_owned())
+                    .code("invalid_value")
+                })
+            })
+            .transpose()
+    };
+    let from = millis("from")?.unwrap_or(0);
+    let until = millis("until")?.unwrap_or_else(|| tollgate_journal::clock::now_millis() + 1);
+    let made = visit
+        .store()
+        .statement(visit.account_id()?, from, until, None, None)
+        .await
+        .map_err(|e| ApiError::internal("making the statement", e))?;
+    let mut response = body::json_response(StatusCode::OK, &made);
+    response.headers_mut().insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_static("attachment; filename=\"statement.json\""),
+    );
+    Ok(response)
+}
+
+/// A page's size and cursor from a query.
+fn page(query: Option<&str>) -> (u32, Option<String>) {
+    let query = query.unwrap_or_default();
+    let limit = tollgate_request::auth::query_param(query, "limit")
+        .and_then(|l| l.parse::<u32>().ok())
+        .unwrap_or(50)
+        .clamp(1, MAX_ROWS);
+    let before = tollgate_request::auth::query_param(query, "before").filter(|b| !b.is_empty());
+    (limit, before)
+}
+
 // ---- the OpenAPI document ----
 
 fn about(summary: &'static str, answers: serde_json::Value) -> About {
@@ -563,17 +863,7 @@ pub fn about_account() -> About {
 }
 
 pub fn about_ledger() -> About {
-    about("The account's ledger rows, newest first", object())
-        .parameter(query_as(
-            "limit",
-            "Rows, 1 to 200 (default 50)",
-            json!({"type": "integer", "minimum": 1, "maximum": 200}),
-        ))
-        .parameter(query_as(
-            "before",
-            "The previous page's next_cursor",
-            json!({"type": "string"}),
-        ))
+    paged("The account's ledger rows, newest first")
 }
 
 pub fn about_redeem() -> About {
@@ -594,4 +884,65 @@ pub fn about_confirm_totp() -> About {
         object(),
     )
     .body(body_of(json!({"code": {"type": "string"}}), &["code"]))
+}
+
+fn paged(summary: &'static str) -> About {
+    about(summary, object())
+        .parameter(query_as(
+            "limit",
+            "Rows, 1 to 200 (default 50)",
+            json!({"type": "integer", "minimum": 1, "maximum": 200}),
+        ))
+        .parameter(query_as(
+            "before",
+            "The previous page's next_cursor",
+            json!({"type": "string"}),
+        ))
+}
+
+fn id_param(description: &str) -> serde_json::Value {
+    tollgate_exchange::route_doc::path_param("id", description)
+}
+
+pub fn about_keys() -> About {
+    about("The account's keys (prefixes only)", object())
+}
+
+pub fn about_create_key() -> About {
+    about(
+        "A new key of the account, its secret in this answer only, with limits inside the account's policy",
+        json!({"201": {"description": "Created", "content": {"application/json": {"schema": {"type": "object"}}}}}),
+    )
+    .body(body_of(
+        json!({"name": {"type": "string", "minLength": 1, "maxLength": 200},
+               "limits": {"type": "object", "additionalProperties": false, "properties": {
+                   "models": {"type": "array", "items": {"type": "string"}},
+                   "rpm": {"type": "integer", "minimum": 1},
+                   "daily_budget": {"type": "string"}, "monthly_budget": {"type": "string"},
+                   "expires_at": {"type": "integer"}}}}),
+        &["name"],
+    ))
+}
+
+pub fn about_revoke_key() -> About {
+    about("Revoke one of the account's keys for good", object())
+        .parameter(id_param("The key's id (key_…)"))
+}
+
+pub fn about_usage() -> About {
+    paged("The account's usage records, newest first")
+}
+
+pub fn about_charges() -> About {
+    about(
+        "What one of the account's requests was charged, and why",
+        object(),
+    )
+    .parameter(id_param("The request's id (its x-request-id)"))
+}
+
+pub fn about_statement() -> About {
+    about("The account's statement, chained to the last signed checkpoint; check it offline with tollgate verify or docs/verify_statement.py", object())
+        .parameter(query_as("from", "Unix milliseconds (default: the beginning)", json!({"type": "integer"})))
+        .parameter(query_as("until", "Unix milliseconds (default: now)", json!({"type": "integer"})))
 }

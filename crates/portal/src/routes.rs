@@ -70,7 +70,28 @@ pub static PORTAL_ROUTES: &[PortalRoute] = &[
     row(POST, "/redemptions", Session, op!(redeem), api::about_redeem),
     row(POST, "/totp", Session, op!(begin_totp), api::about_begin_totp),
     row(POST, "/totp/confirm", Session, op!(confirm_totp), api::about_confirm_totp),
+    row(GET, "/keys", Session, op!(keys), api::about_keys),
+    row(POST, "/keys", Session, op!(create_key), api::about_create_key),
+    row(POST, "/keys/{id}/revoke", Session, op!(revoke_key), api::about_revoke_key),
+    row(GET, "/usage", Session, op!(usage), api::about_usage),
+    row(GET, "/charges/{id}", Session, op!(charges), api::about_charges),
+    row(GET, "/statement", Session, op!(statement), api::about_statement),
 ];
+
+/// Whether `path` (under `/portal/v1`) is `pattern`'s, `{id}` standing for one segment; the
+/// segment when it is.
+fn matches<'p>(pattern: &str, path: &'p str) -> Option<&'p str> {
+    let (mut want, mut have) = (pattern.split('/'), path.split('/'));
+    let mut param = "";
+    loop {
+        match (want.next(), have.next()) {
+            (None, None) => return Some(param),
+            (Some("{id}"), Some(segment)) if !segment.is_empty() => param = segment,
+            (Some(w), Some(h)) if w == h => {}
+            _ => return None,
+        }
+    }
+}
 
 /// Answers a request under `/portal`.
 pub async fn handle(
@@ -82,11 +103,14 @@ pub async fn handle(
         return Ok(page::asset(&path));
     };
     let method = request.method().clone();
-    let Some(row) = PORTAL_ROUTES
+    let Some((row, param)) = PORTAL_ROUTES
         .iter()
-        .find(|r| r.path == rest && r.method == method)
+        .filter(|r| r.method == method)
+        .find_map(|r| matches(r.path, rest).map(|p| (r, p.to_owned())))
     else {
-        let known = PORTAL_ROUTES.iter().any(|r| r.path == rest);
+        let known = PORTAL_ROUTES
+            .iter()
+            .any(|r| matches(r.path, rest).is_some());
         return Err(if known {
             ApiError::new(
                 ErrorKind::MethodNotAllowed,
@@ -97,6 +121,24 @@ pub async fn handle(
                 .code("unknown_url")
         });
     };
-    let visit = Visit::begin(ctx, &request, row.door).await?;
+    let mut visit = Visit::begin(ctx, &request, row.door).await?;
+    visit.param = param;
     (row.handler)(visit, request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::matches;
+
+    #[test]
+    fn a_pattern_names_one_segment() {
+        assert_eq!(
+            matches("/keys/{id}/revoke", "/keys/key_1/revoke"),
+            Some("key_1")
+        );
+        assert_eq!(matches("/keys/{id}/revoke", "/keys//revoke"), None);
+        assert_eq!(matches("/keys/{id}/revoke", "/keys/a/b/revoke"), None);
+        assert_eq!(matches("/keys", "/keys"), Some(""));
+        assert_eq!(matches("/keys", "/keys/"), None);
+    }
 }

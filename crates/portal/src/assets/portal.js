@@ -104,6 +104,79 @@ async function homePage(params) {
     ledger.next_cursor ? h("p", {}, h("a", { href: "#/home?before=" + encodeURIComponent(ledger.next_cursor) }, "Older rows →")) : null);
 }
 
+async function keysPage() {
+  const keys = await api("/keys");
+  const name = h("input", { id: "key-name", required: true, placeholder: "my app" });
+  const rpm = h("input", { id: "key-rpm", inputmode: "numeric", placeholder: "none" });
+  const daily = h("input", { id: "key-daily", inputmode: "decimal", placeholder: "none" });
+  const models = h("input", { id: "key-models", placeholder: "all the account may call" });
+  const out = h("div", { "aria-live": "polite" });
+  const reload = async note => { await keysPage(); if (note) main.querySelector("#keys-out").replaceChildren(...[].concat(note)); };
+  show(h("h1", {}, "Keys"),
+    h("p", { class: "muted" }, "A key calls the API for this account. Its limits narrow the account's own; they never widen them."),
+    table([{ label: "Name", get: k => k.name }, { label: "Starts with", get: k => h("span", { class: "mono" }, k.prefix + "…") },
+           { label: "State", get: k => k.revoked ? "revoked" : k.disabled ? "disabled" : "active" }, { label: "Created", get: k => when(k.created_at) },
+           { label: "", get: k => k.revoked ? "" : h("button", { class: "s", type: "button", "data-revoke": k.id, onclick: async () => {
+             if (!confirm(`Revoke ${k.name}? Anything using it stops working.`)) return;
+             try { await api(`/keys/${encodeURIComponent(k.id)}/revoke`, { method: "POST" }); await reload(message(`Revoked ${k.name}.`, true)); }
+             catch (err) { out.replaceChildren(message(err.message)); } } }, "Revoke") }], keys.data),
+    h("div", { id: "keys-out" }, out),
+    h("h2", {}, "New key"),
+    h("form", { class: "row", onsubmit: async e => {
+      e.preventDefault();
+      const limits = {};
+      if (rpm.value.trim()) limits.rpm = Number(rpm.value);
+      if (daily.value.trim()) limits.daily_budget = daily.value.trim();
+      if (models.value.trim()) limits.models = models.value.split(",").map(m => m.trim()).filter(Boolean);
+      try { const k = await api("/keys", { method: "POST", json: { name: name.value, limits } });
+        await reload([message(`Your new key ${k.name}. Copy it now: it is shown only once.`, true), h("p", { class: "secret", "data-secret": "" }, k.secret)]); }
+      catch (err) { out.replaceChildren(message(err.message)); }
+    } }, h("label", { for: "key-name" }, "Name", name), h("label", { for: "key-rpm" }, "Requests a minute", rpm),
+      h("label", { for: "key-daily" }, "Spend a day", daily), h("label", { for: "key-models" }, "Models (comma-separated)", models),
+      h("button", { class: "b", type: "submit" }, "Create")));
+}
+
+async function usagePage(params) {
+  const page = await api("/usage?limit=50" + (params.get("before") ? "&before=" + encodeURIComponent(params.get("before")) : ""));
+  show(h("h1", {}, "Usage"),
+    table([{ label: "Time", get: r => when(r.created_at) }, { label: "Model", get: r => r.model || "" }, { label: "Endpoint", get: r => r.endpoint || "" },
+           { label: "Status", num: 1, get: r => r.status }, { label: "Quantity", get: r => r.quantity || "" }, { label: "Charged", num: 1, get: r => r.charge || "0" },
+           { label: "", get: r => r.request_id && r.charge && r.charge !== "0" ? h("a", { href: "#/charges/" + encodeURIComponent(r.request_id) }, "Why this charge") : "" }], page.data),
+    page.next_cursor ? h("p", {}, h("a", { href: "#/usage?before=" + encodeURIComponent(page.next_cursor) }, "Older →")) : null);
+}
+
+async function chargesPage(id) {
+  const c = await api("/charges/" + encodeURIComponent(id));
+  show(h("p", {}, h("a", { href: "#/usage" }, "← Usage")), h("h1", {}, "Request ", h("span", { class: "mono" }, id)),
+    h("div", { class: "cards" }, card("Charged", c.charged)),
+    c.data.map(x => h("div", { class: "panel" },
+      h("p", {}, `${x.model}: ${x.units || ""} measured by ${x.measured || "—"}, at price version ${x.price_version ?? "—"}`),
+      h("p", { class: "muted" }, `exact ${x.exact}, rounded ${x.rounding || ""} to ${x.priced}; held ${x.hold}, bound ${x.bound} (${x.bound_basis || ""}); charged ${x.charged}`),
+      x.anomaly ? h("p", {}, "Note: ", x.anomaly) : null)));
+}
+
+function statementsPage() {
+  const from = h("input", { id: "statement-from", type: "date" });
+  const until = h("input", { id: "statement-until", type: "date" });
+  const link = h("a", { id: "statement-link", class: "b", href: API + "/statement", download: "statement.json" }, "Download the statement");
+  const update = () => {
+    const q = new URLSearchParams();
+    if (from.value) q.set("from", String(Date.parse(from.value + "T00:00:00Z")));
+    if (until.value) q.set("until", String(Date.parse(until.value + "T00:00:00Z") + 86400000));
+    link.setAttribute("href", API + "/statement" + (q.toString() ? "?" + q : ""));
+  };
+  from.addEventListener("change", update); until.addEventListener("change", update);
+  show(h("h1", {}, "Statements"),
+    h("p", {}, "A statement lists every change of your balance over a period, each row chained to the one before and to a checkpoint the operator signs. You can check it yourself, without trusting this site."),
+    h("div", { class: "row" }, h("label", { for: "statement-from" }, "From (UTC day)", from), h("label", { for: "statement-until" }, "Until (UTC day, included)", until)),
+    h("p", {}, link),
+    h("h2", {}, "Checking it"),
+    h("ol", {},
+      h("li", {}, "Fetch the operator's public keys: ", h("a", { href: "/.well-known/tollgate-ledger-keys" }, "/.well-known/tollgate-ledger-keys"), "."),
+      h("li", {}, "Run ", h("code", {}, "tollgate verify statement.json --key HEX"), " or the standalone ", h("code", {}, "python3 verify_statement.py statement.json --key HEX"), " (docs/verify_statement.py in tollgate's repository)."),
+      h("li", {}, "It checks every row's hash and balance, and the checkpoint's signature.")));
+}
+
 async function securityPage(session) {
   const out = h("div", { "aria-live": "polite" });
   if (session.person.totp) {
@@ -142,8 +215,13 @@ async function route() {
   document.getElementById("who").textContent = session.person.email;
   for (const a of document.querySelectorAll("header nav a")) a.setAttribute("aria-current", a.getAttribute("href").slice(2) === (parts[0] || "home") ? "page" : "false");
   try {
+    const params = new URLSearchParams(query || "");
     if (parts[0] === "security") await securityPage(session);
-    else await homePage(new URLSearchParams(query || ""));
+    else if (parts[0] === "keys") await keysPage();
+    else if (parts[0] === "usage") await usagePage(params);
+    else if (parts[0] === "charges" && parts[1]) await chargesPage(parts[1]);
+    else if (parts[0] === "statements") statementsPage();
+    else await homePage(params);
   } catch (err) {
     if (err.status === 401) signInPage(); else show(message(err.message));
   }
