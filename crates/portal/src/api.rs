@@ -24,6 +24,8 @@ type Answer = Result<Response<ResponseBody>, ApiError>;
 
 /// The largest body a portal route reads: a few fields.
 const MAX_BODY: usize = 16 << 10;
+/// Keys an account may hold before the portal makes no more (the operator may).
+const MAX_KEYS: usize = 100;
 /// Ledger rows a page holds at most.
 const MAX_ROWS: u32 = 200;
 
@@ -657,6 +659,20 @@ pub async fn create_key(visit: Visit, request: Request<Incoming>) -> Answer {
         .await
         .map_err(|e| ApiError::internal("reading the account's policy", e))?;
     let policy = key_policy(asked.limits, &account_policy)?;
+    let live = store
+        .account_keys(&account_id)
+        .await
+        .map_err(|e| ApiError::internal("reading keys", e))?
+        .iter()
+        .filter(|k| !k.revoked)
+        .count();
+    if live >= MAX_KEYS {
+        return Err(ApiError::new(
+            ErrorKind::Conflict,
+            format!("An account has at most {MAX_KEYS} keys made in the portal; revoke one first"),
+        )
+        .code("too_many_keys"));
+    }
     let key = store
         .create_key(&account_id, name)
         .await
