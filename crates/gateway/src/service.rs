@@ -151,11 +151,13 @@ impl Gateway {
             ))
         } else {
             // A panic in a handler becomes a 500; its hold is released by the hold's drop guard.
-            let sides = Sides {
-                operator: self.operator.clone(),
-                customer: self.customer.clone(),
+            // The side a row of one serves (none for the client's routes: nothing cloned).
+            let side = match endpoint.handler {
+                Handler::OperatorSide => self.operator.clone(),
+                Handler::CustomerSide => self.customer.clone(),
+                Handler::Client(_) | Handler::Open(_) => None,
             };
-            let work = serve(ctx, endpoint, request, sides);
+            let work = serve(ctx, endpoint, request, side);
             AssertUnwindSafe(work.instrument(begun.span.clone()))
                 .catch_unwind()
                 .await
@@ -320,7 +322,7 @@ async fn serve(
     ctx: RequestCtx,
     endpoint: &'static Endpoint,
     request: Request<Incoming>,
-    sides: Sides,
+    side: Option<Arc<dyn Side>>,
 ) -> Result<Response<ResponseBody>, ApiError> {
     if endpoint.spec.operators_side() {
         admission::operator_reachable(&ctx)?;
@@ -331,24 +333,12 @@ async fn serve(
             handler(ctx, principal, request).await
         }
         Handler::Open(handler) => handler(ctx, request).await,
-        Handler::OperatorSide | Handler::CustomerSide => {
-            let side = match endpoint.handler {
-                Handler::OperatorSide => sides.operator,
-                _ => sides.customer,
-            };
-            match side {
-                Some(side) => side.serve(ctx, request).await,
-                // Without the side mounted, its paths are as unknown as any other.
-                None => crate::endpoint::unknown_url(ctx, request).await,
-            }
-        }
+        Handler::OperatorSide | Handler::CustomerSide => match side {
+            Some(side) => side.serve(ctx, request).await,
+            // Without the side mounted, its paths are as unknown as any other.
+            None => crate::endpoint::unknown_url(ctx, request).await,
+        },
     }
-}
-
-/// The sides mounted on the gateway, as a request is served.
-struct Sides {
-    operator: Option<Arc<dyn Side>>,
-    customer: Option<Arc<dyn Side>>,
 }
 
 /// The `x-tollgate-charge`, `x-tollgate-units` and `x-tollgate-price` headers of a charged
