@@ -154,6 +154,11 @@ impl Acceptor {
         let gateway = &self.gateway;
         let metrics = &gateway.state().metrics;
         let served = gateway.for_peer(peer.ip());
+        let served = if tls.is_some() {
+            served.over_tls()
+        } else {
+            served
+        };
         let admitted = match self
             .connections
             .admit(peer.ip(), served.from_trusted_proxy())

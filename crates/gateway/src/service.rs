@@ -40,6 +40,8 @@ pub struct Gateway {
     peer: Option<IpAddr>,
     /// The peer is one of `[server] trusted_proxies`.
     from_trusted_proxy: bool,
+    /// The connection came to the TLS listener.
+    over_tls: bool,
     /// The connection's place in the registry, when served on a socket: requests mark it busy
     /// so that it is not chosen to give way (`tollgate_request::connections`).
     connection: Option<Arc<Ticket>>,
@@ -64,6 +66,7 @@ impl Gateway {
             ops_only: false,
             peer: None,
             from_trusted_proxy: false,
+            over_tls: false,
             connection: None,
             trusted_proxies,
             operator: None,
@@ -106,6 +109,15 @@ impl Gateway {
         }
     }
 
+    /// The same gateway for a connection to the TLS listener: the links and cookies it hands
+    /// out say `https`.
+    pub fn over_tls(&self) -> Gateway {
+        Gateway {
+            over_tls: true,
+            ..self.clone()
+        }
+    }
+
     /// The same gateway for a connection of the reserve: `/healthz`, `/readyz` and `/metrics`
     /// answer; everything else is 503 and the connection closes.
     pub fn ops_only(&self) -> Gateway {
@@ -139,6 +151,7 @@ impl Gateway {
             route: &begun.routed.endpoint.spec,
             client: auth::client_address(self.peer, request.headers(), &self.trusted_proxies),
             from_trusted_proxy: self.from_trusted_proxy,
+            over_tls: self.over_tls,
             usage: begun.usage.clone(),
             admission: begun.admission.clone(),
         };

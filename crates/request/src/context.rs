@@ -33,6 +33,8 @@ pub struct RequestCtx {
     /// The connection's peer is one of `[server] trusted_proxies`: only then are forwarded
     /// headers (`X-Forwarded-For`, `-Proto`, `-Host`) believed.
     pub from_trusted_proxy: bool,
+    /// The request came over the gateway's own TLS listener (`[tls]`).
+    pub over_tls: bool,
     /// The request's usage record in the making, or `None` for a route that is not logged
     /// ([`RouteSpec::metered`]).
     pub usage: Option<Recorder>,
@@ -44,7 +46,12 @@ pub struct RequestCtx {
 impl RequestCtx {
     /// Where the request says it was addressed to, for links handed back to it.
     pub fn origin(&self, headers: &http::HeaderMap) -> tollgate_settings::media::Origin {
-        tollgate_settings::media::Origin::of(headers, self.from_trusted_proxy)
+        let origin = tollgate_settings::media::Origin::of(headers, self.from_trusted_proxy);
+        if self.over_tls {
+            origin.over_tls()
+        } else {
+            origin
+        }
     }
 
     /// What the request's body must keep to: its route's limit (the row's `body` in

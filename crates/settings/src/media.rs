@@ -215,9 +215,18 @@ impl Origin {
         format!("{}://{}", self.scheme, self.host)
     }
 
-    /// Whether the client reached the gateway over TLS (as a trusted proxy says).
+    /// Whether the client reached the gateway over TLS (its own listener, or as a trusted
+    /// proxy says).
     pub fn is_https(&self) -> bool {
         self.scheme == "https"
+    }
+
+    /// The same origin reached over the gateway's own TLS listener: `https`.
+    pub fn over_tls(self) -> Origin {
+        Origin {
+            scheme: "https",
+            ..self
+        }
     }
 
     /// The origin of a request with `headers`, from a peer that is a trusted proxy or not.
