@@ -61,6 +61,16 @@ pub(crate) fn lift(body: &[u8]) -> Option<Lifted<'_>> {
                             Some(b'-' | b'0'..=b'9') => return None,
                             _ => None,
                         };
+                        // Only a value that ends there: what follows a lifted vector must
+                        // be what follows a value in an object, or its position number would
+                        // run into the next bytes (`"…"9999` read as the number `19999`) and
+                        // the envelope would parse where the body does not.
+                        let found = found.filter(|&(close, _)| {
+                            matches!(
+                                body.get(skip_white_space(body, close + 1)),
+                                Some(b',' | b'}')
+                            )
+                        });
                         if let Some((close, count)) = found {
                             let json = std::str::from_utf8(&body[value..=close]).ok()?;
                             envelope.extend_from_slice(&body[copied..value]);
@@ -212,6 +222,28 @@ mod tests {
             assert_eq!(close, text.len() - 1, "{text}");
             count
         })
+    }
+
+    /// Found by `fuzz/fuzz_targets/upstream_answers.rs` (its input is kept in
+    /// fuzz/corpus/upstream_answers): a vector followed by digits. Lifted, its position number
+    /// ran into them (`"…"9999` became `19999`) and the answer parsed where the body does not.
+    #[test]
+    fn a_vector_run_into_what_follows_it_is_not_lifted() {
+        for body in [
+            r#"{"data":[{"index":0,"embedding":[1,2]},{"index":1,"embedding":"AACAPw=="9999}]}"#,
+            r#"{"data":[{"index":0,"embedding":[1,2]9},{"index":1,"embedding":"AACAPw=="}]}"#,
+        ] {
+            let lifted = lift(body.as_bytes());
+            let envelope = lifted.map(|l| l.envelope).unwrap_or_default();
+            assert!(
+                serde_json::from_slice::<serde_json::Value>(&envelope).is_err(),
+                "{body}: {}",
+                String::from_utf8_lossy(&envelope)
+            );
+        }
+        let fine =
+            r#"{"data":[{"index":0,"embedding":[1,2] },{"index":1,"embedding":"AACAPw=="}]}"#;
+        assert_eq!(lift(fine.as_bytes()).map(|l| l.vectors.len()), Some(2));
     }
 
     #[test]
