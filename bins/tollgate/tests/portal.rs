@@ -9,105 +9,9 @@
 mod support;
 
 use serde_json::{Value, json};
+use support::portal::{Signed, accept, call, invitation, sign_in};
 use support::{Gateway, Scratch, cli};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tollgate_sim::KnobSettings;
-
-/// An answer: status, head (lower-cased header lines), body.
-struct Answer {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
-    }
-
-    /// The session token the answer sets, if any.
-    fn cookie(&self) -> Option<String> {
-        self.head
-            .lines()
-            .find_map(|l| l.strip_prefix("set-cookie: tollgate_portal="))
-            .map(|rest| rest.split(';').next().unwrap_or_default().to_owned())
-            .filter(|t| !t.is_empty())
-    }
-}
-
-/// One HTTP/1.1 exchange with the portal: `cookie` as the session, `csrf` as its header.
-async fn call(
-    addr: &str,
-    method: &str,
-    path: &str,
-    cookie: Option<&str>,
-    csrf: Option<&str>,
-    body: Option<Value>,
-) -> Answer {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let body = body.map(|b| b.to_string()).unwrap_or_default();
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
-    if let Some(cookie) = cookie {
-        head.push_str(&format!("Cookie: tollgate_portal={cookie}\r\n"));
-    }
-    if let Some(csrf) = csrf {
-        head.push_str(&format!("x-csrf-token: {csrf}\r\n"));
-    }
-    if method != "GET" {
-        head.push_str("Content-Type: application/json\r\n");
-    }
-    head.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-    stream.write_all(head.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.unwrap();
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap();
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        support::dechunk(body)
-    } else {
-        body.to_owned()
-    };
-    Answer {
-        status,
-        head: head.to_ascii_lowercase(),
-        body,
-    }
-}
-
-/// A signed-in session: its cookie and CSRF token.
-struct Signed {
-    cookie: String,
-    csrf: String,
-}
-
-async fn sign_in(addr: &str, body: Value) -> Result<Signed, Answer> {
-    let answer = call(addr, "POST", "/portal/v1/sessions", None, None, Some(body)).await;
-    if answer.status != 201 {
-        return Err(answer);
-    }
-    Ok(Signed {
-        cookie: answer.cookie().unwrap(),
-        csrf: answer.json()["csrf_token"].as_str().unwrap().to_owned(),
-    })
-}
-
-/// `POST /portal/v1/invitations/accept`.
-async fn accept(addr: &str, token: &str, password: &str) -> Answer {
-    let body = json!({"token": token, "password": password});
-    call(
-        addr,
-        "POST",
-        "/portal/v1/invitations/accept",
-        None,
-        None,
-        Some(body),
-    )
-    .await
-}
 
 /// Bob, a person of the other account, sets his password with `token` and signs in.
 async fn bob_signs_in(addr: &str, token: &str) -> Signed {
@@ -115,19 +19,6 @@ async fn bob_signs_in(addr: &str, token: &str) -> Signed {
     assert_eq!(accept(addr, token, password).await.status, 200);
     let body = json!({"email": "bob@example.com", "password": password});
     sign_in(addr, body).await.ok().unwrap()
-}
-
-/// The token of an invitation link (`…/portal#/invite/TOKEN`).
-fn invitation(config: &std::path::Path, db: &str, account: &str, email: &str) -> String {
-    let invited = cli(
-        config,
-        db,
-        &["accounts", "invite", account, "--email", email],
-    );
-    assert!(invited.ok, "{}", invited.said());
-    let link = invited.stdout.trim();
-    assert!(link.contains("/portal#/invite/"), "{link}");
-    link.rsplit('/').next().unwrap().to_owned()
 }
 
 /// A scratch directory, its SQLite database, a configuration and the simulator it points at.

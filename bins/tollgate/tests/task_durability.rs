@@ -333,7 +333,10 @@ async fn check_books(store: &Store, customers: &[Customer], tasks: &[Task]) -> (
                     total = total.checked_add(amount).unwrap();
                 }
                 LedgerKind::Credit => assert_eq!(row.amount, c.opening, "{row:?}"),
-                LedgerKind::Adjustment | LedgerKind::Redemption => {
+                LedgerKind::Adjustment
+                | LedgerKind::Redemption
+                | LedgerKind::Payment
+                | LedgerKind::Refund => {
                     panic!("unexpected {} {row:?}", row.kind.as_str())
                 }
             }

@@ -11,6 +11,7 @@ use tollgate_settings::ledger_keys;
 use tollgate_settings::limits::Limits;
 use tollgate_settings::media::MediaLinks;
 use tollgate_settings::outbound::Outbound;
+use tollgate_settings::payments::StripeSettings;
 use tollgate_store::{JournalSeal, Store};
 use tollgate_upstream::{ClientConfig, HttpClient, UpstreamError};
 
@@ -62,6 +63,12 @@ pub fn build(config: &Config, parts: Parts<'_>) -> Result<Arc<State>, BuildError
         http1_only: true,
         ..client.clone()
     })?;
+    let payments = config
+        .payments
+        .stripe
+        .as_ref()
+        .map(|stripe| StripeSettings::from_config(stripe, parts.env, &config.trusted_hosts()))
+        .transpose()?;
     let outbound = Outbound::new(&config.trusted_hosts(), client);
     // Sessions' journals sealed with the ledger's key, which the database does not hold (an
     // unreadable key file is reported where checkpoints are signed, `Background::start`).
@@ -76,6 +83,7 @@ pub fn build(config: &Config, parts: Parts<'_>) -> Result<Arc<State>, BuildError
             .with_realtime(config.realtime)
             .with_codes(config.codes)
             .with_portal(config.portal.clone())
+            .with_payments(payments)
             .with_server(config.server.clone())
             .with_tasks(TaskSettings::from(&config.tasks), parts.media)
             .with_outbound(outbound)
@@ -183,6 +191,12 @@ impl Background {
         if config.tasks.workers {
             handles.extend(crate::tasks::worker::spawn(state));
         }
+        if let Some(stripe) = &state.payments {
+            handles.push(tokio::spawn(top_up_automatically(
+                state.clone(),
+                stripe.automatic_every,
+            )));
+        }
         handles.extend(tollgate_alerting::spawn(
             state,
             &config.alerting,
@@ -222,6 +236,22 @@ pub async fn apply_switches(store: &Store, catalog: &Catalog) {
             }
         }
         Err(e) => tracing::warn!(error = %e, "could not read the channel switches"),
+    }
+}
+
+/// Charges the accounts below their automatic top-up's threshold, every `every`
+/// (`tollgate_payments::automatic`).
+async fn top_up_automatically(
+    state: std::sync::Arc<tollgate_request::state::State>,
+    every: std::time::Duration,
+) {
+    let mut tick = tokio::time::interval(every);
+    loop {
+        tick.tick().await;
+        let now = tollgate_journal::clock::now_millis();
+        if let Err(e) = tollgate_payments::automatic::top_up_due(&state, now).await {
+            tracing::warn!(error = %e, "automatic top-ups could not be looked for");
+        }
     }
 }
 

@@ -212,6 +212,9 @@ static ROUTES: &[Endpoint] = &[
     Endpoint::new(row(Route::Redemptions, POST, Exact("/v1/redemptions"), "redemptions").key(Key(OpenAi), None)
         .reads(Body::Redemptions)
         .about(handlers::redemptions::about), client!(handlers::redemptions::redeem)),
+    Endpoint::new(row(Route::StripeWebhook, POST, Exact("/webhooks/stripe"), "stripe_webhook")
+        .reads(Body::Webhooks)
+        .about(handlers::webhooks::about), open!(handlers::webhooks::stripe)),
     Endpoint::new(row(Route::NativeGenerate, POST, Model(Some("generateContent")), "native")
         .key(Key(Google), Some("native"))
         .metered(Body::Native, Streams::No)

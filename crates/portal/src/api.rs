@@ -20,7 +20,7 @@ use tollgate_store::{
 };
 
 /// What a route answers.
-type Answer = Result<Response<ResponseBody>, ApiError>;
+pub(crate) type Answer = Result<Response<ResponseBody>, ApiError>;
 
 /// The largest body a portal route reads: a few fields.
 const MAX_BODY: usize = 16 << 10;
@@ -107,23 +107,23 @@ impl Visit {
     }
 
     /// The session (a session's route only).
-    fn session(&self) -> Result<&PortalSession, ApiError> {
+    pub(crate) fn session(&self) -> Result<&PortalSession, ApiError> {
         self.session
             .as_ref()
             .ok_or_else(|| ApiError::new(ErrorKind::MissingCredential, "Not signed in"))
     }
 
     /// The session's account.
-    fn account_id(&self) -> Result<&str, ApiError> {
+    pub(crate) fn account_id(&self) -> Result<&str, ApiError> {
         Ok(&self.session()?.person.account_id)
     }
 
-    fn store(&self) -> &tollgate_store::Store {
+    pub(crate) fn store(&self) -> &tollgate_store::Store {
         &self.ctx.state.store
     }
 
     /// The request's JSON body.
-    async fn read<T: serde::de::DeserializeOwned>(
+    pub(crate) async fn read<T: serde::de::DeserializeOwned>(
         &self,
         request: Request<Incoming>,
     ) -> Result<T, ApiError> {
@@ -200,7 +200,7 @@ impl Visit {
 }
 
 /// A JSON answer.
-fn answer(status: StatusCode, value: &impl serde::Serialize) -> Answer {
+pub(crate) fn answer(status: StatusCode, value: &impl serde::Serialize) -> Answer {
     Ok(body::json_response(status, value))
 }
 
@@ -815,7 +815,7 @@ pub async fn statement(visit: Visit, request: Request<Incoming>) -> Answer {
 }
 
 /// A page's size and cursor from a query.
-fn page(query: Option<&str>) -> (u32, Option<String>) {
+pub(crate) fn page(query: Option<&str>) -> (u32, Option<String>) {
     let query = query.unwrap_or_default();
     let limit = tollgate_request::auth::query_param(query, "limit")
         .and_then(|l| l.parse::<u32>().ok())
@@ -827,15 +827,15 @@ fn page(query: Option<&str>) -> (u32, Option<String>) {
 
 // ---- the OpenAPI document ----
 
-fn about(summary: &'static str, answers: serde_json::Value) -> About {
+pub(crate) fn about(summary: &'static str, answers: serde_json::Value) -> About {
     About::new(summary, "portal", answers)
 }
 
-fn object() -> serde_json::Value {
+pub(crate) fn object() -> serde_json::Value {
     ok(json!({"type": "object"}))
 }
 
-fn body_of(properties: serde_json::Value, required: &[&str]) -> serde_json::Value {
+pub(crate) fn body_of(properties: serde_json::Value, required: &[&str]) -> serde_json::Value {
     json_body(json!({"type": "object", "additionalProperties": false,
         "required": required, "properties": properties}))
 }
@@ -902,7 +902,7 @@ pub fn about_confirm_totp() -> About {
     .body(body_of(json!({"code": {"type": "string"}}), &["code"]))
 }
 
-fn paged(summary: &'static str) -> About {
+pub(crate) fn paged(summary: &'static str) -> About {
     about(summary, object())
         .parameter(query_as(
             "limit",
@@ -916,7 +916,7 @@ fn paged(summary: &'static str) -> About {
         ))
 }
 
-fn id_param(description: &str) -> serde_json::Value {
+pub(crate) fn id_param(description: &str) -> serde_json::Value {
     tollgate_exchange::route_doc::path_param("id", description)
 }
 

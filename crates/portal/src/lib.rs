@@ -18,6 +18,7 @@
 pub mod api;
 pub mod auth;
 pub mod page;
+pub mod payments;
 pub mod routes;
 
 use futures_util::future::BoxFuture;

@@ -4,6 +4,7 @@
 use crate::api::{self, Visit};
 use crate::auth::Door;
 use crate::page;
+use crate::payments;
 use futures_util::future::BoxFuture;
 use http::{Method, Request, Response};
 use hyper::body::Incoming;
@@ -35,6 +36,9 @@ macro_rules! op {
     ($f:ident) => {
         |visit, request| Box::pin(api::$f(visit, request))
     };
+    ($module:ident :: $f:ident) => {
+        |visit, request| Box::pin(crate::$module::$f(visit, request))
+    };
 }
 
 const fn row(
@@ -56,6 +60,7 @@ const fn row(
 use Door::{Open, Session};
 const GET: Method = Method::GET;
 const POST: Method = Method::POST;
+const PUT: Method = Method::PUT;
 const DELETE: Method = Method::DELETE;
 
 /// Every route of the portal's JSON API.
@@ -76,6 +81,12 @@ pub static PORTAL_ROUTES: &[PortalRoute] = &[
     row(GET, "/usage", Session, op!(usage), api::about_usage),
     row(GET, "/charges/{id}", Session, op!(charges), api::about_charges),
     row(GET, "/statement", Session, op!(statement), api::about_statement),
+    row(GET, "/topups/terms", Session, op!(payments::terms), payments::about_terms),
+    row(POST, "/topups", Session, op!(payments::start), payments::about_start),
+    row(GET, "/payments", Session, op!(payments::payments), payments::about_payments),
+    row(GET, "/payments/{id}", Session, op!(payments::payment), payments::about_payment),
+    row(GET, "/auto-topup", Session, op!(payments::auto_topup), payments::about_auto_topup),
+    row(PUT, "/auto-topup", Session, op!(payments::set_auto_topup), payments::about_set_auto_topup),
 ];
 
 /// Whether `path` (under `/portal/v1`) is `pattern`'s, `{id}` standing for one segment; the

@@ -67,6 +67,8 @@ pub enum Route {
     Charges,
     /// `POST /v1/redemptions` — a redemption code redeemed for the key's account.
     Redemptions,
+    /// `POST /webhooks/stripe` — the payment provider's signed events.
+    StripeWebhook,
     /// `GET /.well-known/tollgate-ledger-keys` — the public keys that sign ledger checkpoints.
     LedgerKeys,
     /// `POST /v1beta/models/{model}:generateContent` (also under `/v1/models/`)

@@ -165,6 +165,8 @@ pub struct State {
     pub codes: tollgate_settings::config::CodesConfig,
     /// The customer portal's sessions and limits (`[portal]`).
     pub portal: tollgate_settings::config::PortalConfig,
+    /// Top-ups through Stripe (`[payments.stripe]`), when configured.
+    pub payments: Option<std::sync::Arc<tollgate_settings::payments::StripeSettings>>,
     draining: AtomicBool,
 }
 
@@ -201,6 +203,7 @@ impl State {
             realtime: tollgate_settings::config::RealtimeConfig::default(),
             codes: tollgate_settings::config::CodesConfig::default(),
             portal: tollgate_settings::config::PortalConfig::default(),
+            payments: None,
             draining: AtomicBool::new(false),
         }
     }
@@ -246,6 +249,15 @@ impl State {
     /// Replaces the customer portal's settings.
     pub fn with_portal(mut self, portal: tollgate_settings::config::PortalConfig) -> State {
         self.portal = portal;
+        self
+    }
+
+    /// Sets the payment provider (`[payments.stripe]`).
+    pub fn with_payments(
+        mut self,
+        payments: Option<tollgate_settings::payments::StripeSettings>,
+    ) -> State {
+        self.payments = payments.map(std::sync::Arc::new);
         self
     }
 

@@ -85,6 +85,9 @@ pub struct Config {
     /// The customer portal (`[portal]`).
     #[serde(default)]
     pub portal: PortalConfig,
+    /// Top-ups through a payment provider (`[payments.stripe]`).
+    #[serde(default)]
+    pub payments: PaymentsConfig,
     /// Configured upstreams.
     #[serde(default)]
     pub channels: Vec<ChannelConfig>,
@@ -852,6 +855,70 @@ impl CodesConfig {
     }
 }
 
+/// Top-ups through a payment provider (`[payments]`; docs/operations.md, "Payments"): none
+/// unless a provider's table is there.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaymentsConfig {
+    /// Stripe (`[payments.stripe]`).
+    pub stripe: Option<StripeConfig>,
+}
+
+/// `[payments.stripe]`: the provider's API, its secrets' variables, and what a top-up may be.
+/// Checked, and its secrets read, by `tollgate_settings::payments::StripeSettings`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StripeConfig {
+    /// Stripe's API (`https://api.stripe.com`); the simulator's address in tests. Passes the
+    /// one address rule (`[outbound] trusted_hosts` for one on the operator's network).
+    pub base_url: String,
+    /// The variable that holds the secret key (`sk_live_…`, or a restricted `rk_…` key with
+    /// Checkout Sessions and PaymentIntents write, which is all the gateway uses).
+    pub secret_key_env: String,
+    /// The variable that holds the webhook endpoint's signing secret (`whsec_…`), or several:
+    /// the old and the new one while rolling it.
+    pub webhook_secret_env: KeyEnv,
+    /// The currency customers pay in (`usd`).
+    pub currency: String,
+    /// Balance units one unit of the currency buys (`"1"`: a dollar buys 1).
+    pub units_per_currency_unit: rust_decimal::Decimal,
+    /// The least a top-up may be, in the currency (`"5"`).
+    pub min_amount: rust_decimal::Decimal,
+    /// The most one top-up may be (`"500"`).
+    pub max_amount: rust_decimal::Decimal,
+    /// The most an account's automatic top-ups may charge in a day (UTC); 0 turns automatic
+    /// top-ups off.
+    pub max_automatic_per_day: rust_decimal::Decimal,
+    /// The line customers see on Stripe's page and their receipt.
+    pub product_name: String,
+    /// How far a delivery's signed time may be from the gateway's clock, in seconds.
+    pub signature_tolerance_seconds: u64,
+    /// How long a call to the provider may take, in seconds.
+    pub timeout_seconds: u64,
+    /// How often each replica looks for accounts below their automatic top-up's threshold,
+    /// in seconds.
+    pub automatic_check_seconds: u64,
+}
+
+impl Default for StripeConfig {
+    fn default() -> StripeConfig {
+        StripeConfig {
+            base_url: "https://api.stripe.com".into(),
+            secret_key_env: "STRIPE_SECRET_KEY".into(),
+            webhook_secret_env: KeyEnv::One("STRIPE_WEBHOOK_SECRET".into()),
+            currency: "usd".into(),
+            units_per_currency_unit: rust_decimal::Decimal::ONE,
+            min_amount: rust_decimal::Decimal::from(5),
+            max_amount: rust_decimal::Decimal::from(500),
+            max_automatic_per_day: rust_decimal::Decimal::from(500),
+            product_name: "Balance top-up".into(),
+            signature_tolerance_seconds: 300,
+            timeout_seconds: 20,
+            automatic_check_seconds: 30,
+        }
+    }
+}
+
 /// The customer portal (`[portal]`; docs/decisions.md, "The customer portal"): how long its
 /// sessions and invitations live, and how many sign-ins a person and an address may try.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -1046,6 +1113,7 @@ impl Config {
             ("[realtime]", self.realtime != next.realtime),
             ("[codes]", self.codes != next.codes),
             ("[portal]", self.portal != next.portal),
+            ("[payments]", self.payments != next.payments),
             (
                 "[tls] listen",
                 self.tls.as_ref().map(|t| &t.listen) != next.tls.as_ref().map(|t| &t.listen),

@@ -18,6 +18,7 @@ pub mod ledger_keys;
 pub mod limits;
 pub mod media;
 pub mod outbound;
+pub mod payments;
 pub mod prices;
 pub mod reload;
 

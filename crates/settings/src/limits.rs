@@ -40,10 +40,12 @@ pub enum Endpoint {
     ImageEdits,
     /// `/v1/redemptions`: one code.
     Redemptions,
+    /// `/webhooks/stripe`: one event (Stripe's are a few kilobytes).
+    Webhooks,
 }
 
 impl Endpoint {
-    const ALL: [(Endpoint, &'static str, usize); 15] = [
+    const ALL: [(Endpoint, &'static str, usize); 16] = [
         (Endpoint::Embeddings, "embeddings", 8 << 20),
         (Endpoint::Speech, "speech", 256 << 10),
         (Endpoint::T2a, "t2a", 256 << 10),
@@ -59,6 +61,7 @@ impl Endpoint {
         (Endpoint::ImageGenerations, "image_generations", 1 << 20),
         (Endpoint::ImageEdits, "image_edits", 50_000_000),
         (Endpoint::Redemptions, "redemptions", 4 << 10),
+        (Endpoint::Webhooks, "webhooks", 256 << 10),
     ];
 }
 

@@ -47,6 +47,7 @@ mod lies;
 mod openai_audio;
 mod realtime;
 mod server;
+mod stripe;
 mod stt;
 mod t2a;
 mod tasks;
@@ -54,3 +55,4 @@ pub mod video;
 
 pub use knobs::{KnobSettings, Knobs};
 pub use server::{SimHandle, start};
+pub use stripe::{Attempt as StripeAttempt, DECLINED_CARD, StripeKnobs, WEBHOOK_SECRET};

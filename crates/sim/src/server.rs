@@ -70,6 +70,7 @@ pub async fn start(addr: SocketAddr, settings: KnobSettings) -> std::io::Result<
     let tasks = Arc::new(Tasks::new(format!("http://{addr}")));
     let genai = Arc::new(Genai::default());
     let served_genai = genai.clone();
+    let stripe = crate::stripe::Stripe::new(format!("http://{addr}"));
     let (shutdown, mut stop) = watch::channel(false);
     let served_knobs = knobs.clone();
     let task = tokio::spawn(async move {
@@ -89,10 +90,18 @@ pub async fn start(addr: SocketAddr, settings: KnobSettings) -> std::io::Result<
             let knobs = served_knobs.clone();
             let tasks = tasks.clone();
             let genai = served_genai.clone();
+            let stripe = stripe.clone();
             let mut stop = stop.clone();
             tokio::spawn(async move {
-                let service =
-                    service_fn(move |req| handle(knobs.clone(), tasks.clone(), genai.clone(), req));
+                let service = service_fn(move |req| {
+                    handle(
+                        knobs.clone(),
+                        tasks.clone(),
+                        genai.clone(),
+                        stripe.clone(),
+                        req,
+                    )
+                });
                 let builder = auto::Builder::new(TokioExecutor::new());
                 let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
                 tokio::pin!(conn);
@@ -130,6 +139,7 @@ async fn handle(
     knobs: Arc<Knobs>,
     tasks: Arc<Tasks>,
     genai: Arc<Genai>,
+    stripe: crate::stripe::Stripe,
     request: Request<Incoming>,
 ) -> Result<Response<SimBody>, Infallible> {
     let (mut parts, body) = request.into_parts();
@@ -169,6 +179,11 @@ async fn handle(
                 ),
             ));
         }
+    }
+    if crate::stripe::Stripe::serves(path) {
+        knobs.count(&format!("{} {path}", parts.method));
+        let answer = stripe.handle(&parts.method, path, &parts.headers, &body);
+        return Ok(stripe_answer(answer));
     }
     if parts.method == Method::GET && crate::gemini_live::PATHS.contains(&path) {
         let upgrade = parts.extensions.remove::<hyper::upgrade::OnUpgrade>();
@@ -747,6 +762,19 @@ fn paced(
 
 /// A whole body with this `Content-Type`.
 /// An empty body (a `101`'s).
+/// An answer of the simulated Stripe as a response.
+fn stripe_answer(answer: crate::stripe::Answer) -> Response<SimBody> {
+    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = raw(status, answer.content_type, answer.body);
+    if let Some(location) = answer
+        .location
+        .and_then(|l| http::HeaderValue::from_str(&l).ok())
+    {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    response
+}
+
 fn empty_body() -> SimBody {
     Full::new(Bytes::new())
         .map_err(|never| match never {})

@@ -608,10 +608,21 @@ pub(crate) async fn credit_in(
     if amount == Amount::ZERO {
         return Err(StoreError::InvalidAmount("a credit of zero".into()));
     }
-    if amount.is_negative() && kind != LedgerKind::Credit {
+    // An operator's correction goes either way; a refund only takes away; the rest only add.
+    let takes_away = match kind {
+        LedgerKind::Credit => None,
+        LedgerKind::Refund => Some(true),
+        _ => Some(false),
+    };
+    if takes_away.is_some_and(|takes| takes != amount.is_negative()) {
         return Err(StoreError::InvalidAmount(format!(
-            "a {} takes nothing away",
-            kind.as_str()
+            "a {} of {amount}: it only {}",
+            kind.as_str(),
+            if amount.is_negative() {
+                "adds"
+            } else {
+                "takes away"
+            }
         )));
     }
     let lock = if tx.backend_name() == "PostgreSQL" {
@@ -639,14 +650,22 @@ pub(crate) async fn credit_in(
                 requested: Amount::from_nanos(taken),
             });
         }
-        ("adjustment", taken.saturating_sub(available).max(0))
+        let kind = match kind {
+            LedgerKind::Credit => "adjustment",
+            other => other.as_str(),
+        };
+        (kind, taken.saturating_sub(available).max(0))
     } else {
         (kind.as_str(), 0)
     };
     let anomaly = (overdraw > 0).then(|| {
+        let what = if kind == "refund" {
+            "a refund or chargeback after the money was spent (docs/decisions.md, \"Payments\")"
+        } else {
+            "an operator's correction beyond what was available (allow_negative)"
+        };
         format!(
-            "an operator's correction beyond what was available (allow_negative): {} of it \
-             came out of money held or leased, or took the balance below zero",
+            "{what}: {} of it came out of money held or leased, or took the balance below zero",
             Amount::from_nanos(overdraw)
         )
     });

@@ -132,6 +132,7 @@ impl Store {
         let ledger = conservation(&mut tx, total_balance, &mut flag).await?;
         ledger_checks(&mut tx, &mut flag).await?;
         code_checks(&mut tx, &mut flag).await?;
+        payment_checks(&mut tx, &mut flag).await?;
         let (chained_rows, checkpoint) =
             audit_chains(&mut tx, checkpoints, now_millis(), &mut flag).await?;
         let (losses_high, losses_low): (i64, i64) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
@@ -292,6 +293,111 @@ async fn hold_checks(
         flag("charge_has_hold", id, "a charge row names no hold".into());
     }
     Ok(holds.len())
+}
+
+/// Payments (`crate::payments`; `payment_row_has_payment`, `payment_credited_once`,
+/// `reversal_matches_ledger`): every ledger row of kind `payment` is the one credit of one
+/// paid payment (its account, its amount) or a chargeback won back, every `refund` row is a
+/// recorded refund or chargeback, each with its amount; every paid payment has its credit and
+/// no other payment has one; a payment's refunds add up to its running total and never to more
+/// than it. An insider who marks a paid payment open to have its webhook credit it again leaves
+/// a credit no paid payment names.
+async fn payment_checks(
+    tx: &mut Snapshot,
+    flag: &mut impl FnMut(&'static str, &str, String),
+) -> Result<(), StoreError> {
+    let orphans: Vec<(String, String)> = sqlx::query_as(
+        "SELECT l.id, l.kind FROM ledger l WHERE l.kind IN ('payment', 'refund')
+           AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.ledger_id = l.id
+               AND p.status = 'paid' AND l.kind = 'payment')
+           AND NOT EXISTS (SELECT 1 FROM payment_reversals r WHERE r.ledger_id = l.id)
+         ORDER BY l.id",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    for (id, kind) in &orphans {
+        flag(
+            "payment_row_has_payment",
+            id,
+            format!("a {kind} row no paid payment, refund or chargeback names"),
+        );
+    }
+    type Row = (
+        String,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<i64>,
+        i64,
+    );
+    let wrong: Vec<Row> = sqlx::query_as(
+        "SELECT p.id, p.status, p.ledger_id, l.kind, l.amount_nanos, p.amount_nanos
+         FROM payments p LEFT JOIN ledger l ON l.id = p.ledger_id
+         WHERE (p.status = 'paid' AND (l.id IS NULL OR l.kind <> 'payment'
+                OR l.amount_nanos <> p.amount_nanos OR l.account_id <> p.account_id))
+            OR (p.status <> 'paid' AND p.ledger_id IS NOT NULL)
+         ORDER BY p.id",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    for (id, status, ledger_id, kind, amount, worth) in &wrong {
+        flag(
+            "payment_credited_once",
+            id,
+            format!(
+                "{status}, worth {}, but its credit {ledger_id:?} is {kind:?} of {:?} \
+                 (or for another account)",
+                Amount::from_nanos(*worth),
+                amount.map(Amount::from_nanos)
+            ),
+        );
+    }
+    type Reversed = (String, String, Option<i64>, i64, Option<String>, String);
+    let mismatched: Vec<Reversed> = sqlx::query_as(
+        "SELECT r.ledger_id, r.cause, l.amount_nanos, r.amount_nanos, l.account_id, p.account_id
+         FROM payment_reversals r JOIN payments p ON p.id = r.payment_id
+         LEFT JOIN ledger l ON l.id = r.ledger_id
+         WHERE l.id IS NULL OR l.amount_nanos <> -r.amount_nanos OR l.account_id <> p.account_id
+            OR l.kind <> CASE WHEN r.amount_nanos > 0 THEN 'refund' ELSE 'payment' END
+         ORDER BY r.ledger_id",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    for (ledger_id, cause, amount, took, _, _) in &mismatched {
+        flag(
+            "reversal_matches_ledger",
+            ledger_id,
+            format!(
+                "a {cause} that took {} has a ledger row of {:?} (or none, or another account's)",
+                Amount::from_nanos(*took),
+                amount.map(Amount::from_nanos)
+            ),
+        );
+    }
+    let totals: Vec<(String, i64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT p.id, p.refunded_minor, p.amount_minor,
+            COALESCE((SELECT CAST(SUM(r.amount_minor) AS BIGINT) FROM payment_reversals r
+                      WHERE r.payment_id = p.id AND r.cause = 'refund'), 0),
+            COALESCE((SELECT CAST(SUM(r.amount_nanos) AS BIGINT) FROM payment_reversals r
+                      WHERE r.payment_id = p.id), 0) - p.amount_nanos
+         FROM payments p WHERE p.refunded_minor > 0 OR p.dispute IS NOT NULL ORDER BY p.id",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    for (id, refunded, whole, rows, beyond) in &totals {
+        if refunded != rows || refunded > whole || *beyond > 0 {
+            flag(
+                "reversal_matches_ledger",
+                id,
+                format!(
+                    "refunded {refunded} of {whole} minor units, its refund rows say {rows}, \
+                     and its reversals take {} more than it credited",
+                    Amount::from_nanos((*beyond).max(0))
+                ),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Redemption codes (`crate::codes`; `redemption_has_code`, `code_redeemed_once`): every

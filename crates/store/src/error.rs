@@ -46,6 +46,10 @@ pub enum StoreError {
     /// A name that must be unique is taken.
     #[error("already exists: {0}")]
     AlreadyExists(String),
+    /// Another transaction changed the row meanwhile (a compare-and-swap lost): asked again,
+    /// it applies or finds itself applied.
+    #[error("changed meanwhile: {0}")]
+    Raced(String),
     /// A name that must not be empty was.
     #[error("invalid name: {0}")]
     InvalidName(String),

@@ -181,6 +181,12 @@ pub enum LedgerKind {
     /// A redemption code redeemed by the account: its note names the code's batch
     /// (`crate::codes`).
     Redemption,
+    /// A payment received through a payment provider, or a chargeback reversed: its note names
+    /// the payment (`crate::payments`).
+    Payment,
+    /// A refund or a chargeback of a payment, negative: its note names the payment
+    /// (`crate::payments`).
+    Refund,
 }
 
 impl LedgerKind {
@@ -191,6 +197,8 @@ impl LedgerKind {
             LedgerKind::Adjustment => "adjustment",
             LedgerKind::Charge => "charge",
             LedgerKind::Redemption => "redemption",
+            LedgerKind::Payment => "payment",
+            LedgerKind::Refund => "refund",
         }
     }
 
@@ -200,6 +208,8 @@ impl LedgerKind {
             "adjustment" => Ok(LedgerKind::Adjustment),
             "charge" => Ok(LedgerKind::Charge),
             "redemption" => Ok(LedgerKind::Redemption),
+            "payment" => Ok(LedgerKind::Payment),
+            "refund" => Ok(LedgerKind::Refund),
             other => Err(StoreError::Corrupt(format!("ledger kind {other:?}"))),
         }
     }

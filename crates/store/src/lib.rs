@@ -52,6 +52,7 @@ mod ids;
 mod journal;
 mod media;
 pub mod merkle;
+mod payments;
 mod policy;
 mod portal;
 mod prices;
@@ -92,6 +93,10 @@ pub use journal::{
     LeaseOutcome, Written,
 };
 pub use media::{MEDIA_CHUNK_BYTES, MediaDigest, MediaFile};
+pub use payments::{
+    AutoTopup, DisputeStatus, NewPayment, NotApplied, Payment, PaymentChange, PaymentStatus,
+    Received,
+};
 pub use policy::{AccessPolicy, Cidr, PolicyChange, PolicyHolder, PriceGroup, glob_matches};
 pub use portal::{Credentials as PersonCredentials, Person, PortalSession};
 pub use prices::{PriceSync, SOURCES as PRICE_SOURCES, StoredPrice};

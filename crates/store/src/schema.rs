@@ -713,6 +713,70 @@ const MIGRATIONS: &[Migration] = &[
             )",
         ],
     },
+    Migration {
+        version: 24,
+        name: "payments: top-ups through a payment provider, their reversals, automatic top-ups",
+        statements: &[
+            // `crate::payments`: one row per top-up the gateway started, open until the
+            // provider says it was paid; `ledger_id` is its one credit, set by the conditional
+            // UPDATE that moves it to `paid`.
+            "CREATE TABLE IF NOT EXISTS payments (
+                id TEXT PRIMARY KEY,
+                account_id TEXT NOT NULL,
+                provider TEXT NOT NULL,
+                automatic INTEGER NOT NULL,
+                person_id TEXT,
+                currency TEXT NOT NULL,
+                amount_minor BIGINT NOT NULL,
+                amount_nanos BIGINT NOT NULL,
+                status TEXT NOT NULL,
+                checkout_id TEXT,
+                checkout_url TEXT,
+                intent_id TEXT,
+                customer_id TEXT,
+                ledger_id TEXT,
+                refunded_minor BIGINT NOT NULL DEFAULT 0,
+                dispute TEXT,
+                failure TEXT,
+                created_at BIGINT NOT NULL,
+                paid_at BIGINT
+            )",
+            "CREATE INDEX IF NOT EXISTS payments_account ON payments (account_id, created_at)",
+            "CREATE UNIQUE INDEX IF NOT EXISTS payments_intent ON payments (intent_id)",
+            // At most one automatic top-up in flight per account, whichever replica starts it.
+            "CREATE UNIQUE INDEX IF NOT EXISTS payments_one_automatic ON payments (account_id)
+                WHERE automatic = 1 AND status = 'open'",
+            // A refund, a chargeback or a chargeback reversed: each its own ledger row.
+            "CREATE TABLE IF NOT EXISTS payment_reversals (
+                ledger_id TEXT PRIMARY KEY,
+                payment_id TEXT NOT NULL,
+                cause TEXT NOT NULL,
+                reference TEXT NOT NULL,
+                amount_minor BIGINT NOT NULL,
+                amount_nanos BIGINT NOT NULL,
+                created_at BIGINT NOT NULL
+            )",
+            "CREATE INDEX IF NOT EXISTS payment_reversals_payment ON payment_reversals (payment_id)",
+            // The provider's customer and saved card of an account, and its automatic top-up.
+            "CREATE TABLE IF NOT EXISTS payment_methods (
+                account_id TEXT PRIMARY KEY,
+                provider TEXT NOT NULL,
+                customer_id TEXT NOT NULL,
+                payment_method TEXT,
+                updated_at BIGINT NOT NULL
+            )",
+            "CREATE TABLE IF NOT EXISTS auto_topups (
+                account_id TEXT PRIMARY KEY,
+                threshold_nanos BIGINT NOT NULL,
+                amount_minor BIGINT NOT NULL,
+                daily_cap_minor BIGINT NOT NULL,
+                enabled INTEGER NOT NULL,
+                paused TEXT,
+                updated_at BIGINT NOT NULL,
+                updated_by TEXT NOT NULL
+            )",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.

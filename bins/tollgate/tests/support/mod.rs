@@ -3,6 +3,8 @@
 //! HTTP/1.1 exchanges.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod portal;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -312,6 +314,37 @@ pub async fn http_from(
         .to_ascii_lowercase()
         .contains("transfer-encoding: chunked");
     Ok((status, if chunked { dechunk(body) } else { body.into() }))
+}
+
+/// One raw HTTP/1.1 exchange on a fresh connection with `headers`: the status, the head (lower
+/// case) and the body (de-chunked).
+pub async fn exchange(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, String, String) {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body).await.unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let head = head.to_ascii_lowercase();
+    let body = if head.contains("transfer-encoding: chunked") {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    (status, head, body)
 }
 
 pub fn dechunk(mut rest: &str) -> String {

@@ -22,3 +22,4 @@ pub mod t2a;
 pub mod transcriptions;
 pub mod video_generations;
 pub mod videos;
+pub mod webhooks;

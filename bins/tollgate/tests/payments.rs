@@ -1,0 +1,423 @@
+//! Top-ups through the simulated Stripe over real sockets (docs/operations.md, "Payments"): a
+//! person starts a top-up in the portal, pays on the provider's page, and the provider's signed
+//! webhook — delivered three times, to two replicas, out of order — credits it once. The
+//! adversaries: a forger of webhooks (a wrong secret, an old timestamp, no signature, a body
+//! changed after signing), a provider that says more was paid than was asked, a customer who
+//! spends the money and has it refunded, a person of another account asking for a payment by
+//! id.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use rust_decimal::Decimal;
+use serde_json::{Value, json};
+use std::time::Duration;
+use support::portal::{Signed, accept, call, get, invitation, sign_in};
+use support::{Gateway, Scratch, audit, cli, exchange, violations_of, wait_for};
+use tollgate_sim::{KnobSettings, SimHandle, StripeKnobs, WEBHOOK_SECRET};
+use tollgate_stripe::{WebhookSecret, signature};
+
+/// A configuration with Stripe at the simulator: a dollar buys 2 units, top-ups of 5 to 500
+/// dollars, automatic top-ups looked for every second.
+fn config(scratch: &Scratch, sim: &SimHandle) -> std::path::PathBuf {
+    let path = support::embeddings_config(scratch, &sim.base_url(), "openai");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text = text.replacen(
+        "[simulator]",
+        &format!(
+            r#"[outbound]
+trusted_hosts = ["127.0.0.1"]
+
+[payments.stripe]
+base_url = "{}"
+currency = "usd"
+units_per_currency_unit = "2"
+min_amount = "5"
+max_amount = "500"
+max_automatic_per_day = "60"
+automatic_check_seconds = 1
+
+[simulator]"#,
+            sim.base_url()
+        ),
+        1,
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+const ENV: &[(&str, &str)] = &[
+    ("STRIPE_SECRET_KEY", "sk_test_tollgate"),
+    ("STRIPE_WEBHOOK_SECRET", WEBHOOK_SECRET),
+];
+
+/// A form post to the simulated Stripe (`sk_…` as the key).
+async fn stripe(sim: &SimHandle, path: &str, form: &[(&str, &str)]) -> (u16, Value) {
+    let body: String = form
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.replace('/', "%2F").replace(':', "%3A")))
+        .collect::<Vec<_>>()
+        .join("&");
+    let (status, _, text) = exchange(
+        &sim.addr().to_string(),
+        "POST",
+        path,
+        &[
+            ("Authorization", "Bearer sk_test_tollgate"),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        body.as_bytes(),
+    )
+    .await;
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// Sends the simulated Stripe's events for every replica to `gateways`.
+async fn register(sim: &SimHandle, gateways: &[&Gateway]) {
+    for gateway in gateways {
+        let url = format!("http://{}/webhooks/stripe", gateway.addr);
+        let (status, answer) = stripe(sim, "/v1/webhook_endpoints", &[("url", &url)]).await;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["secret"], WEBHOOK_SECRET);
+    }
+}
+
+async fn knobs(sim: &SimHandle, knobs: &StripeKnobs) {
+    let body = serde_json::to_vec(knobs).unwrap();
+    let (status, _, text) = exchange(
+        &sim.addr().to_string(),
+        "PUT",
+        "/_sim/stripe",
+        &[("Content-Type", "application/json")],
+        &body,
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+}
+
+/// The account's balance as its portal shows it.
+async fn balance(addr: &str, who: &Signed) -> Decimal {
+    let account = get(addr, &who, "/portal/v1/account").await;
+    assert_eq!(account.status, 200, "{}", account.body);
+    account.json()["balance"].as_str().unwrap().parse().unwrap()
+}
+
+/// An account `name` with `balance` and a signed-in person.
+async fn customer(
+    config: &std::path::Path,
+    db: &str,
+    addr: &str,
+    name: &str,
+    balance: &str,
+) -> Signed {
+    assert!(
+        cli(
+            config,
+            db,
+            &["keys", "create", "--name", name, "--balance", balance]
+        )
+        .ok
+    );
+    let email = format!("{name}@example.com");
+    let token = invitation(config, db, name, &email);
+    let password = "a long enough password";
+    assert_eq!(accept(addr, &token, password).await.status, 200);
+    sign_in(addr, json!({"email": email, "password": password}))
+        .await
+        .ok()
+        .unwrap()
+}
+
+/// Starts a top-up of `amount` in the portal: the payment.
+async fn top_up(addr: &str, who: &Signed, amount: &str, save_card: bool) -> Value {
+    let started = call(
+        addr,
+        "POST",
+        "/portal/v1/topups",
+        Some(&who.cookie),
+        Some(&who.csrf),
+        Some(json!({"amount": amount, "save_card": save_card})),
+    )
+    .await;
+    assert_eq!(started.status, 201, "{}", started.body);
+    started.json()
+}
+
+/// Pays `payment` on the simulated provider's page, as the browser would: the page, its form,
+/// the redirect back to the portal.
+async fn pay(sim: &SimHandle, payment: &Value, card: &str) -> (u16, String) {
+    let url = payment["checkout_url"].as_str().unwrap();
+    let path = url.strip_prefix(&sim.base_url()).unwrap();
+    let (status, _, page) = exchange(&sim.addr().to_string(), "GET", path, &[], b"").await;
+    assert_eq!(status, 200, "{page}");
+    assert!(
+        page.contains(&format!("{} usd", payment["amount_minor"])),
+        "{page}"
+    );
+    let (status, head, _) = exchange(
+        &sim.addr().to_string(),
+        "POST",
+        &format!("{path}/pay"),
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        format!("card={card}").as_bytes(),
+    )
+    .await;
+    let location = head
+        .lines()
+        .find_map(|l| l.strip_prefix("location: "))
+        .unwrap_or_default()
+        .to_owned();
+    (status, location)
+}
+
+async fn payment(addr: &str, who: &Signed, id: &str) -> (u16, Value) {
+    let answer = get(addr, &who, &format!("/portal/v1/payments/{id}")).await;
+    let json = if answer.status == 200 {
+        answer.json()
+    } else {
+        Value::Null
+    };
+    (answer.status, json)
+}
+
+/// Posts `body` to the gateway's webhook with `signature`.
+async fn deliver(addr: &str, body: &[u8], signature: Option<&str>) -> (u16, String) {
+    let mut headers = vec![("Content-Type", "application/json")];
+    if let Some(signature) = signature {
+        headers.push(("Stripe-Signature", signature));
+    }
+    let (status, _, text) = exchange(addr, "POST", "/webhooks/stripe", &headers, body).await;
+    (status, text)
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+/// `checkout.session.completed` for `payment`, paid `amount_minor`.
+fn completed(payment: &Value, amount_minor: i64) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "id": format!("evt_forged_{}", payment["id"].as_str().unwrap()),
+        "object": "event", "type": "checkout.session.completed", "created": now(),
+        "livemode": false,
+        "data": {"object": {
+            "id": payment["checkout_id"], "object": "checkout.session",
+            "amount_total": amount_minor, "currency": "usd",
+            "client_reference_id": payment["id"],
+            "metadata": {"tollgate_payment": payment["id"]},
+            "payment_intent": format!("pi_forged_{}", payment["id"].as_str().unwrap()),
+            "payment_status": "paid", "status": "complete"}}
+    }))
+    .unwrap()
+}
+
+fn units(text: &str) -> Decimal {
+    text.parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_top_up_is_paid_on_the_providers_page_and_credited_once() {
+    let scratch = Scratch::new("payments");
+    let db = scratch.sqlite_url();
+    let sim = tollgate_sim::start("127.0.0.1:0".parse().unwrap(), KnobSettings::default())
+        .await
+        .unwrap();
+    let config = config(&scratch, &sim);
+    let gateway = Gateway::start_with(&scratch, "gateway", &config, &db, "127.0.0.1:0", ENV).await;
+    let addr = gateway.addr.as_str();
+    register(&sim, &[&gateway]).await;
+    // Every event accepted is delivered twice more.
+    knobs(
+        &sim,
+        &StripeKnobs {
+            duplicates: 2,
+            ..StripeKnobs::default()
+        },
+    )
+    .await;
+    let ada = customer(&config, &db, addr, "acme", "1").await;
+    let bob = customer(&config, &db, addr, "other", "1").await;
+
+    // The terms, and amounts outside them refused by field.
+    let terms = get(addr, &ada, "/portal/v1/topups/terms").await.json();
+    assert_eq!(terms["offered"], true);
+    assert_eq!(terms["currency"], "usd");
+    for (amount, status) in [("4.99", 400), ("500.01", 400), ("10.001", 400), ("-5", 400)] {
+        let refused = call(
+            addr,
+            "POST",
+            "/portal/v1/topups",
+            Some(&ada.cookie),
+            Some(&ada.csrf),
+            Some(json!({"amount": amount})),
+        )
+        .await;
+        assert_eq!(refused.status, status, "{amount}: {}", refused.body);
+        assert!(
+            refused.body.contains("\"param\":\"amount\""),
+            "{}",
+            refused.body
+        );
+    }
+    // Without the CSRF token: refused, nothing asked of the provider.
+    let forged = call(
+        addr,
+        "POST",
+        "/portal/v1/topups",
+        Some(&ada.cookie),
+        None,
+        Some(json!({"amount": "25"})),
+    )
+    .await;
+    assert_eq!(forged.status, 403, "{}", forged.body);
+
+    // 25 dollars: 50 units, paid on the provider's page, credited once.
+    let started = top_up(addr, &ada, "25.00", true).await;
+    assert_eq!(started["status"], "open");
+    assert_eq!(started["amount_minor"], 2500);
+    assert_eq!(units(started["amount"].as_str().unwrap()), units("50"));
+    let id = started["id"].as_str().unwrap().to_owned();
+    assert_eq!(balance(addr, &ada).await, units("1"));
+    let (status, location) = pay(&sim, &started, "4242424242424242").await;
+    assert_eq!(status, 303);
+    assert!(
+        location.ends_with(&format!("/portal/#topups?paid={id}")),
+        "{location}"
+    );
+    wait_for(
+        "the payment credited",
+        Duration::from_secs(20),
+        async || balance(addr, &ada).await == units("51"),
+    )
+    .await;
+    // Both events, each delivered three times: six 200s, and the balance as it was.
+    wait_for("every delivery", Duration::from_secs(20), async || {
+        let (_, _, text) = exchange(
+            &sim.addr().to_string(),
+            "GET",
+            "/_sim/stripe/deliveries",
+            &[],
+            b"",
+        )
+        .await;
+        let attempts: Value = serde_json::from_str(&text).unwrap();
+        attempts
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["status"] == 200)
+            .count()
+            >= 6
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(balance(addr, &ada).await, units("51"));
+    let (status, paid) = payment(addr, &ada, &id).await;
+    assert_eq!(status, 200);
+    assert_eq!(paid["status"], "paid");
+    let ledger = get(addr, &ada, "/portal/v1/ledger").await.json();
+    let credit = ledger["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == paid["ledger_id"])
+        .unwrap();
+    assert_eq!(credit["kind"], "payment");
+    assert!(credit["note"].as_str().unwrap().contains(&id));
+    // The card is kept for automatic top-ups.
+    let terms = get(addr, &ada, "/portal/v1/topups/terms").await.json();
+    assert_eq!(terms["card_saved"], true);
+
+    // Another account's person: the payment is not theirs, by id or in their list.
+    assert_eq!(payment(addr, &bob, &id).await.0, 404);
+    let theirs = get(addr, &bob, "/portal/v1/payments").await.json();
+    assert_eq!(theirs["data"], json!([]));
+
+    // Forged deliveries of a paid event for a new payment: refused, nothing credited.
+    let open = top_up(addr, &ada, "10", false).await;
+    let body = completed(&open, 1000);
+    let right: WebhookSecret = WEBHOOK_SECRET.parse().unwrap();
+    let wrong: WebhookSecret = "whsec_not_the_endpoints_secret_000".parse().unwrap();
+    let mut tampered = body.clone();
+    let at = tampered.iter().position(|b| *b == b'1').unwrap();
+    tampered[at] = b'9';
+    for (what, body, header) in [
+        ("no signature", body.clone(), None),
+        (
+            "the wrong secret",
+            body.clone(),
+            Some(signature::header(&[&wrong], now(), &body)),
+        ),
+        (
+            "an old timestamp",
+            body.clone(),
+            Some(signature::header(&[&right], now() - 301, &body)),
+        ),
+        (
+            "a body changed after signing",
+            tampered,
+            Some(signature::header(&[&right], now(), &body)),
+        ),
+        (
+            "a v0 signature only",
+            body.clone(),
+            Some(signature::header(&[&right], now(), &body).replace("v1=", "v0=")),
+        ),
+    ] {
+        let (status, answer) = deliver(addr, &body, header.as_deref()).await;
+        assert_eq!(status, 400, "{what}: {answer}");
+    }
+    // Signed right but claiming more than was asked: refused too.
+    let more = completed(&open, 100_000);
+    let (status, answer) = deliver(
+        addr,
+        &more,
+        Some(&signature::header(&[&right], now(), &more)),
+    )
+    .await;
+    assert_eq!(status, 409, "{answer}");
+    assert_eq!(balance(addr, &ada).await, units("51"));
+    let open_id = open["id"].as_str().unwrap();
+    assert_eq!(payment(addr, &ada, open_id).await.1["status"], "open");
+    // Signed right, as the provider would: credited (the forged path was only the signature).
+    let (status, answer) = deliver(
+        addr,
+        &body,
+        Some(&signature::header(&[&right], now(), &body)),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(balance(addr, &ada).await, units("71"));
+
+    // Spent, then refunded in full: the documented rule — all of it is debited, below zero,
+    // said in the ledger; the account spends nothing more.
+    assert!(cli(&config, &db, &["keys", "credit", "acme", "-70"]).ok);
+    let intent = paid["intent_id"].as_str().unwrap();
+    let (status, refund) = stripe(&sim, "/v1/refunds", &[("payment_intent", intent)]).await;
+    assert_eq!(status, 200, "{refund}");
+    wait_for("the refund debited", Duration::from_secs(20), async || {
+        balance(addr, &ada).await == units("-49")
+    })
+    .await;
+    let ledger = get(addr, &ada, "/portal/v1/ledger").await.json();
+    let debit = &ledger["data"][0];
+    assert_eq!(debit["kind"], "refund");
+    assert!(
+        debit["anomaly"]
+            .as_str()
+            .unwrap()
+            .contains("after the money was spent"),
+        "{debit}"
+    );
+    // Refunded again (a redelivery): nothing more.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(balance(addr, &ada).await, units("-49"));
+
+    // The books: clean, every payment paired with its rows.
+    let (report, clean) = audit(&db, Some(&config));
+    assert!(clean, "{report}");
+    assert!(violations_of(&report, &["acme", "pay_"]).is_empty());
+}
