@@ -97,7 +97,7 @@ async fn knobs(sim: &SimHandle, knobs: &StripeKnobs) {
 
 /// The account's balance as its portal shows it.
 async fn balance(addr: &str, who: &Signed) -> Decimal {
-    let account = get(addr, &who, "/portal/v1/account").await;
+    let account = get(addr, who, "/portal/v1/account").await;
     assert_eq!(account.status, 200, "{}", account.body);
     account.json()["balance"].as_str().unwrap().parse().unwrap()
 }
@@ -171,7 +171,7 @@ async fn pay(sim: &SimHandle, payment: &Value, card: &str) -> (u16, String) {
 }
 
 async fn payment(addr: &str, who: &Signed, id: &str) -> (u16, Value) {
-    let answer = get(addr, &who, &format!("/portal/v1/payments/{id}")).await;
+    let answer = get(addr, who, &format!("/portal/v1/payments/{id}")).await;
     let json = if answer.status == 200 {
         answer.json()
     } else {
