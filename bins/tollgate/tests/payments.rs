@@ -72,6 +72,20 @@ async fn stripe(sim: &SimHandle, path: &str, form: &[(&str, &str)]) -> (u16, Val
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
+/// A `GET` of the simulated Stripe's API.
+async fn stripe_get(sim: &SimHandle, path: &str) -> Value {
+    let (status, _, text) = exchange(
+        &sim.addr().to_string(),
+        "GET",
+        path,
+        &[("Authorization", "Bearer sk_test_tollgate")],
+        b"",
+    )
+    .await;
+    assert_eq!(status, 200, "{path}: {text}");
+    serde_json::from_str(&text).unwrap()
+}
+
 /// Sends the simulated Stripe's events for every replica to `gateways`.
 async fn register(sim: &SimHandle, gateways: &[&Gateway]) {
     for gateway in gateways {
@@ -420,4 +434,221 @@ async fn a_top_up_is_paid_on_the_providers_page_and_credited_once() {
     let (report, clean) = audit(&db, Some(&config));
     assert!(clean, "{report}");
     assert!(violations_of(&report, &["acme", "pay_"]).is_empty());
+}
+
+/// On PostgreSQL (when `TOLLGATE_TEST_POSTGRES_URL` is set) two replicas, each sent every
+/// event twice; on SQLite one replica. Events held back and delivered in reverse order — the
+/// refund before the payment — are applied once each; a chargeback opened and won; automatic
+/// top-ups below the threshold up to the daily cap, one at a time whichever replica looks; a
+/// declined card pauses them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_out_of_order_chargebacks_and_automatic_top_ups() {
+    let scratch = Scratch::new("payments-replicas");
+    let postgres = std::env::var("TOLLGATE_TEST_POSTGRES_URL").ok();
+    let db = postgres.clone().unwrap_or_else(|| scratch.sqlite_url());
+    let sim = tollgate_sim::start("127.0.0.1:0".parse().unwrap(), KnobSettings::default())
+        .await
+        .unwrap();
+    let config = config(&scratch, &sim);
+    let a = Gateway::start_with(&scratch, "replica-a", &config, &db, "127.0.0.1:0", ENV).await;
+    let b = match postgres {
+        Some(_) => {
+            Some(Gateway::start_with(&scratch, "replica-b", &config, &db, "127.0.0.1:0", ENV).await)
+        }
+        None => None,
+    };
+    let mut replicas = vec![&a];
+    replicas.extend(b.as_ref());
+    register(&sim, &replicas).await;
+    let addr = a.addr.as_str();
+    let (acme, other) = (
+        format!("acme-{}", scratch.tag),
+        format!("other-{}", scratch.tag),
+    );
+    let ada = customer(&config, &db, addr, &acme, "1").await;
+    let bob = customer(&config, &db, addr, &other, "1").await;
+
+    // Paid and partly refunded while the events are held; then delivered, newest first, to
+    // every replica, each twice.
+    knobs(
+        &sim,
+        &StripeKnobs {
+            duplicates: 1,
+            hold_events: true,
+            ..StripeKnobs::default()
+        },
+    )
+    .await;
+    let started = top_up(addr, &ada, "25", true).await;
+    let id = started["id"].as_str().unwrap().to_owned();
+    assert_eq!(pay(&sim, &started, "4242424242424242").await.0, 303);
+    assert_eq!(
+        balance(addr, &ada).await,
+        units("1"),
+        "nothing delivered yet"
+    );
+    // The provider's payment, as its checkout says.
+    let session = stripe_get(
+        &sim,
+        &format!(
+            "/v1/checkout/sessions/{}",
+            started["checkout_id"].as_str().unwrap()
+        ),
+    )
+    .await;
+    assert_eq!(session["payment_status"], "paid");
+    let intent_id = session["payment_intent"].as_str().unwrap().to_owned();
+    let (status, refund) = stripe(
+        &sim,
+        "/v1/refunds",
+        &[("payment_intent", &intent_id), ("amount", "500")],
+    )
+    .await;
+    assert_eq!(status, 200, "{refund}");
+    let (status, _) = stripe(&sim, "/_sim/stripe/release", &[]).await;
+    assert_eq!(status, 200);
+    // 50 credited (the refund found its payment with the provider first), 10 refunded.
+    wait_for(
+        "the payment and its refund",
+        Duration::from_secs(20),
+        async || balance(addr, &ada).await == units("41"),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(balance(addr, &ada).await, units("41"), "each applied once");
+    let (_, paid) = payment(addr, &ada, &id).await;
+    assert_eq!(paid["status"], "paid");
+    assert_eq!(paid["refunded_minor"], 500);
+    // The refund came first and was not sent back: the gateway asked the provider about its
+    // payment and credited that first.
+    let (_, _, text) = exchange(
+        &sim.addr().to_string(),
+        "GET",
+        "/_sim/stripe/deliveries",
+        &[],
+        b"",
+    )
+    .await;
+    let attempts: Value = serde_json::from_str(&text).unwrap();
+    let attempts = attempts.as_array().unwrap();
+    assert_eq!(attempts[0]["kind"], "charge.refunded", "{attempts:?}");
+    assert!(attempts.iter().all(|a| a["status"] == 200), "{attempts:?}");
+
+    // A chargeback of 20 dollars: 40 units taken; won: given back.
+    let (status, dispute) = stripe(
+        &sim,
+        "/_sim/stripe/disputes",
+        &[("payment_intent", &intent_id), ("amount", "2000")],
+    )
+    .await;
+    assert_eq!(status, 200, "{dispute}");
+    wait_for("the chargeback", Duration::from_secs(20), async || {
+        balance(addr, &ada).await == units("1")
+    })
+    .await;
+    let dispute_id = dispute["id"].as_str().unwrap();
+    let (status, _) = stripe(
+        &sim,
+        &format!("/_sim/stripe/disputes/{dispute_id}/close"),
+        &[("status", "won")],
+    )
+    .await;
+    assert_eq!(status, 200);
+    wait_for("the chargeback won", Duration::from_secs(20), async || {
+        balance(addr, &ada).await == units("41")
+    })
+    .await;
+
+    // Automatic top-ups: 10 dollars (20 units) below 30 units, at most 20 dollars a day.
+    let set = call(
+        addr,
+        "PUT",
+        "/portal/v1/auto-topup",
+        Some(&ada.cookie),
+        Some(&ada.csrf),
+        Some(json!({"enabled": true, "threshold": "30", "amount": "10", "daily_cap": "20"})),
+    )
+    .await;
+    assert_eq!(set.status, 200, "{}", set.body);
+    let above_cap = call(
+        addr,
+        "PUT",
+        "/portal/v1/auto-topup",
+        Some(&ada.cookie),
+        Some(&ada.csrf),
+        Some(json!({"enabled": true, "threshold": "30", "amount": "10", "daily_cap": "61"})),
+    )
+    .await;
+    assert_eq!(
+        above_cap.status, 400,
+        "the operator's cap is 60: {}",
+        above_cap.body
+    );
+    for (spend, after) in [("-20", "41"), ("-25", "36")] {
+        assert!(cli(&config, &db, &["keys", "credit", &acme, spend]).ok);
+        wait_for("an automatic top-up", Duration::from_secs(20), async || {
+            balance(addr, &ada).await == units(after)
+        })
+        .await;
+    }
+    // The cap is reached: below the threshold again, nothing more today.
+    assert!(cli(&config, &db, &["keys", "credit", &acme, "-20"]).ok);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(balance(addr, &ada).await, units("16"));
+    let list = get(addr, &ada, "/portal/v1/payments").await.json();
+    let automatic: Vec<&Value> = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["automatic"] == true)
+        .collect();
+    assert_eq!(automatic.len(), 2, "{list}");
+    assert!(automatic.iter().all(|p| p["status"] == "paid"));
+
+    // Bob's card is declined off-session: nothing credited, his automatic top-up paused.
+    let bobs = top_up(addr, &bob, "5", true).await;
+    assert_eq!(pay(&sim, &bobs, "4242424242424242").await.0, 303);
+    wait_for("bob's payment", Duration::from_secs(20), async || {
+        balance(addr, &bob).await == units("11")
+    })
+    .await;
+    let (_, bobs) = payment(addr, &bob, bobs["id"].as_str().unwrap()).await;
+    let customer_id = stripe_get(
+        &sim,
+        &format!(
+            "/v1/payment_intents/{}",
+            bobs["intent_id"].as_str().unwrap()
+        ),
+    )
+    .await;
+    knobs(
+        &sim,
+        &StripeKnobs {
+            decline_customers: vec![customer_id["customer"].as_str().unwrap().to_owned()],
+            ..StripeKnobs::default()
+        },
+    )
+    .await;
+    let set = call(
+        addr,
+        "PUT",
+        "/portal/v1/auto-topup",
+        Some(&bob.cookie),
+        Some(&bob.csrf),
+        Some(json!({"enabled": true, "threshold": "20", "amount": "5", "daily_cap": "10"})),
+    )
+    .await;
+    assert_eq!(set.status, 200, "{}", set.body);
+    wait_for("the decline", Duration::from_secs(20), async || {
+        let topup = get(addr, &bob, "/portal/v1/auto-topup").await.json();
+        topup["auto_topup"]["paused"]
+            .as_str()
+            .is_some_and(|p| p.contains("declined"))
+    })
+    .await;
+    assert_eq!(balance(addr, &bob).await, units("11"));
+
+    let (report, _) = audit(&db, Some(&config));
+    let found = violations_of(&report, &[&acme, &other, "pay_"]);
+    assert!(found.is_empty(), "{found:?}");
 }

@@ -9,7 +9,8 @@
 //!   session completes, a customer, card, PaymentIntent and charge are made, and
 //!   `checkout.session.completed` and `payment_intent.succeeded` are delivered; the browser is
 //!   sent to the session's `success_url`;
-//! * `POST /v1/checkout/sessions/{id}/expire`: `checkout.session.expired`;
+//! * `GET /v1/checkout/sessions/{id}`; `POST /v1/checkout/sessions/{id}/expire`:
+//!   `checkout.session.expired`;
 //! * `POST /v1/payment_intents` (off-session, confirmed at once): `payment_intent.succeeded`,
 //!   or, for a customer whose card the knob declines, 402 `card_declined` and
 //!   `payment_intent.payment_failed`; `GET /v1/payment_intents/{id}`;
@@ -48,8 +49,8 @@ pub struct StripeKnobs {
     pub attempts: u32,
     /// Off-session payments of these customers are declined.
     pub decline_customers: Vec<String>,
-    /// Hold events back until released (`POST /_sim/stripe/release`), to deliver them in
-    /// reverse order.
+    /// Hold events back until released (`POST /_sim/stripe/release`, which turns this off),
+    /// then deliver them in reverse order.
     pub hold_events: bool,
 }
 
@@ -239,6 +240,15 @@ impl Stripe {
         let answer = match (method.as_str(), segments.as_slice()) {
             ("POST", ["v1", "checkout", "sessions"]) => self.create_session(&fields),
             ("POST", ["v1", "checkout", "sessions", id, "expire"]) => self.expire(id),
+            ("GET", ["v1", "checkout", "sessions", id]) => match self.books().sessions.get(*id) {
+                Some(session) => Answer::json(200, &session.object),
+                None => Answer::error(
+                    404,
+                    "invalid_request_error",
+                    Some("resource_missing"),
+                    &format!("No such checkout.session: '{id}'"),
+                ),
+            },
             ("GET", ["checkout", id]) => self.page(id),
             ("POST", ["checkout", id, "pay"]) => self.pay(id, &fields),
             ("POST", ["v1", "payment_intents"]) => self.off_session(&fields),
@@ -268,10 +278,18 @@ impl Stripe {
                 self.close_dispute(id, &fields)
             }
             ("POST", ["_sim", "stripe", "release"]) => {
-                let held = std::mem::take(&mut self.books().held);
-                for event in held.into_iter().rev() {
-                    self.deliver(event);
-                }
+                let held = {
+                    let mut books = self.books();
+                    books.knobs.hold_events = false;
+                    std::mem::take(&mut books.held)
+                };
+                // Newest first, each delivered (to every endpoint) before the next.
+                let this = self.clone();
+                tokio::spawn(async move {
+                    for event in held.into_iter().rev() {
+                        this.deliver_now(event).await;
+                    }
+                });
                 Answer::json(200, &serde_json::json!({}))
             }
             ("PUT", ["_sim", "stripe"]) => match serde_json::from_slice::<StripeKnobs>(body) {
@@ -641,27 +659,37 @@ impl Stripe {
         Answer::json(200, &dispute)
     }
 
-    /// Sends `event` to every endpoint, signed, in a task of its own: retried until answered
-    /// 2xx, then delivered again as often as the knob says.
+    /// Sends `event` to every endpoint in a task of its own (or holds it back, on the knob).
     fn deliver(&self, event: Event) {
-        let (endpoints, knobs) = {
+        {
             let mut books = self.books();
             if books.knobs.hold_events {
                 books.held.push(event);
                 return;
             }
+        }
+        let this = self.clone();
+        tokio::spawn(async move { this.deliver_now(event).await });
+    }
+
+    /// Sends `event` to every endpoint at once, signed: each tried again until answered 2xx,
+    /// then delivered again as often as the knob says.
+    async fn deliver_now(&self, event: Event) {
+        let (endpoints, knobs) = {
+            let books = self.books();
             (books.endpoints.clone(), books.knobs.clone())
         };
         let Ok(body) = serde_json::to_vec(&event) else {
             return;
         };
         let body = Bytes::from(body);
+        let mut sends = Vec::new();
         for url in endpoints {
             let books = self.books.clone();
             let body = body.clone();
             let (id, kind) = (event.id.clone(), event.kind.clone());
             let knobs = knobs.clone();
-            tokio::spawn(async move {
+            sends.push(tokio::spawn(async move {
                 let mut accepted = 0;
                 let mut pause = Duration::from_millis(50);
                 for _ in 0..knobs.attempts.max(1) {
@@ -683,7 +711,10 @@ impl Stripe {
                     tokio::time::sleep(pause).await;
                     pause *= 2;
                 }
-            });
+            }));
+        }
+        for send in sends {
+            let _ = send.await;
         }
     }
 }
