@@ -131,12 +131,16 @@ struct Books {
     held: Vec<Event>,
     attempts: Vec<Attempt>,
     next: u64,
+    /// This simulator's start, in base 36: the ids' first part.
+    run: String,
 }
 
 impl Books {
+    /// A new id: Stripe's are unique across its accounts and time, so a simulator's must not
+    /// repeat another run's in a shared database either.
     fn id(&mut self, prefix: &str) -> String {
         self.next += 1;
-        format!("{prefix}_sim{:08}", self.next)
+        format!("{prefix}_sim{}{:06}", self.run, self.next)
     }
 }
 
@@ -175,7 +179,10 @@ impl Stripe {
     pub(crate) fn new(base_url: String) -> Stripe {
         Stripe {
             base_url,
-            books: Arc::new(Mutex::new(Books::default())),
+            books: Arc::new(Mutex::new(Books {
+                run: run_tag(),
+                ..Books::default()
+            })),
         }
     }
 
@@ -766,6 +773,21 @@ async fn post(url: &str, body: &Bytes) -> u16 {
     })
     .await;
     sent.ok().flatten().unwrap_or(0)
+}
+
+/// The nanoseconds since the epoch in base 36.
+fn run_tag() -> String {
+    let mut n = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let mut tag = Vec::new();
+    while n > 0 {
+        tag.push(b"0123456789abcdefghijklmnopqrstuvwxyz"[(n % 36) as usize]);
+        n /= 36;
+    }
+    tag.reverse();
+    String::from_utf8(tag).unwrap_or_default()
 }
 
 fn escape(text: &str) -> String {

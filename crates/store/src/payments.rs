@@ -429,6 +429,20 @@ impl Store {
                 detail: format!("the provider's payment is {said}, the payment's is {known}"),
             }));
         }
+        if let Some(said) = received.intent_id {
+            let other: Option<(String,)> =
+                sqlx::query_as("SELECT id FROM payments WHERE intent_id = $1 AND id <> $2")
+                    .bind(said)
+                    .bind(id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if let Some((other,)) = other {
+                return Ok(Err(NotApplied::Mismatch {
+                    payment_id: id.to_owned(),
+                    detail: format!("the provider's payment {said} is already payment {other}'s"),
+                }));
+            }
+        }
         remember_card(&mut tx, &payment, received).await?;
         if payment.status == PaymentStatus::Paid {
             tx.commit().await?;

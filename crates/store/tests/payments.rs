@@ -492,3 +492,25 @@ fn tollgate_store_now() -> i64 {
         .unwrap()
         .as_millis() as i64
 }
+
+#[tokio::test]
+async fn a_provider_payment_cannot_credit_two_payments() {
+    for store in stores().await {
+        let (_, first) = account_with_payment(&store, 0).await;
+        let (account_id, second) = account_with_payment(&store, 0).await;
+        let intent = format!("pi_{}", unique());
+        store
+            .credit_payment(&received(&first, &intent))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(matches!(
+            store
+                .credit_payment(&received(&second, &intent))
+                .await
+                .unwrap(),
+            Err(NotApplied::Mismatch { .. })
+        ));
+        assert_eq!(balance(&store, &account_id).await, units(0));
+    }
+}
