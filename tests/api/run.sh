@@ -38,8 +38,8 @@ run --include-path-regex '^/(v1/(embeddings|audio/speech|t2a_v2|video/|videos|mo
 run --include-path-regex '^/v1/(images/generations|media/images/)' --max-examples "${IMAGE_EXAMPLES:-10}" \
   -H "Authorization: Bearer $key" "$@" || status=1
 # The customer portal's JSON API, signed out: sign-ins and invitations refused (then throttled),
-# every session's route 401.
-run --include-path-regex '^/portal' "$@" || status=1
+# every session's route 401; the payment webhook (no provider in the embedded default: 404).
+run --include-path-regex '^/(portal|webhooks/)' "$@" || status=1
 # The admin API, with an admin token — after the client endpoints: it learns names from its own
 # answers and switches channels off, disables accounts and revokes keys with them.
 run --include-path-regex '^/admin/' -H "Authorization: Bearer $admin" "$@" || status=1

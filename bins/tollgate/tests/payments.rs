@@ -37,6 +37,22 @@ max_amount = "500"
 max_automatic_per_day = "60"
 automatic_check_seconds = 1
 
+[alerting]
+evaluate_seconds = 1
+
+[[alerts]]
+name = "forged-webhooks"
+when = "payment_signature_failures"
+min_failures = 3
+webhook_url = "http://127.0.0.1:9/hook"
+format = "slack"
+
+[[alerts]]
+name = "refunded-after-spend"
+when = "refund_after_spend"
+webhook_url = "http://127.0.0.1:9/hook"
+format = "slack"
+
 [simulator]"#,
             sim.base_url()
         ),
@@ -384,6 +400,22 @@ async fn a_top_up_is_paid_on_the_providers_page_and_credited_once() {
         let (status, answer) = deliver(addr, &body, header.as_deref()).await;
         assert_eq!(status, 400, "{what}: {answer}");
     }
+    // Five refused: the operator's alert fires (three in its window).
+    let store = tollgate_store::Store::connect(&db).await.unwrap();
+    wait_for(
+        "the forged-webhooks alert",
+        Duration::from_secs(20),
+        async || {
+            let events = store
+                .alert_events(Some("forged-webhooks"), 5)
+                .await
+                .unwrap();
+            events
+                .iter()
+                .any(|e| e.event_type == "alert.fired" && e.facts["failures"].as_u64() >= Some(3))
+        },
+    )
+    .await;
     // Signed right but claiming more than was asked: refused too.
     let more = completed(&open, 100_000);
     let (status, answer) = deliver(
@@ -426,6 +458,19 @@ async fn a_top_up_is_paid_on_the_providers_page_and_credited_once() {
             .contains("after the money was spent"),
         "{debit}"
     );
+    // The operator is told, once, naming the payment.
+    wait_for(
+        "the refunded-after-spend alert",
+        Duration::from_secs(20),
+        async || {
+            let events = store
+                .alert_events(Some("refunded-after-spend"), 5)
+                .await
+                .unwrap();
+            events.len() == 1 && events[0].facts["payment_id"] == paid["id"]
+        },
+    )
+    .await;
     // Refunded again (a redelivery): nothing more.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(balance(addr, &ada).await, units("-49"));

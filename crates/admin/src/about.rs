@@ -553,6 +553,26 @@ pub fn revoke_codes() -> About {
     )
 }
 
+pub fn payments() -> About {
+    admin(
+        "Payments through the payment provider, newest first: top-ups people started and automatic ones, with their refunds and chargebacks",
+        ok(r("PaymentPage")),
+        vec![
+            query("account", "Only this account's (its id or name)."),
+            limit(),
+            before(),
+        ],
+    )
+}
+
+pub fn payment() -> About {
+    admin(
+        "One payment",
+        ok(r("Payment")),
+        vec![path_param("id", "The payment's id (`pay_…`)")],
+    )
+}
+
 pub fn people() -> About {
     admin(
         "The account's people: who signs in to the customer portal",

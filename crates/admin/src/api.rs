@@ -221,6 +221,34 @@ pub(crate) async fn revoke_codes(call: Call) -> Answer {
     ok(codes::revoke(call.store(), &call.actor, &call.id).await?)
 }
 
+/// `AdminOp::Payments`: every account's payments, or one's (`?account=`), newest first.
+pub(crate) async fn payments(call: Call) -> Answer {
+    let store = call.store();
+    let account = match call.q("account") {
+        Some(id) => Some(store.find_account(&id).await.map_err(OpError::from)?.id),
+        None => None,
+    };
+    let limit = limit(call.q("limit"))?;
+    let rows = store
+        .payments(account.as_deref(), call.q("before").as_deref(), limit)
+        .await
+        .map_err(OpError::from)?;
+    let next = next_cursor(&rows, limit, |p| p.id.clone());
+    ok(views::Page {
+        data: rows,
+        next_cursor: next,
+    })
+}
+
+/// `AdminOp::Payment`.
+pub(crate) async fn payment(call: Call) -> Answer {
+    ok(call
+        .store()
+        .payment(&call.id)
+        .await
+        .map_err(OpError::from)?)
+}
+
 /// `AdminOp::AccountKeys`.
 pub(crate) async fn account_keys(call: Call) -> Answer {
     let id = call.id.as_str();

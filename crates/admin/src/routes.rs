@@ -65,6 +65,8 @@ pub enum AdminOp {
     IssueCodes,
     CodeBatch,
     RevokeCodes,
+    Payments,
+    Payment,
     People,
     Invite,
     RemovePerson,
@@ -194,6 +196,8 @@ pub static ADMIN_ROUTES: &[AdminRoute] = &[
     row(POST, "/code-batches", IssueCodes, op!(issue_codes, body), about::issue_codes),
     row(GET, "/code-batches/{id}", CodeBatch, op!(code_batch), about::code_batch),
     row(POST, "/code-batches/{id}/revoke", RevokeCodes, op!(revoke_codes), about::revoke_codes),
+    row(GET, "/payments", Payments, op!(payments), about::payments),
+    row(GET, "/payments/{id}", Payment, op!(payment), about::payment),
 ];
 
 /// A request's operation, with the one segment its path names (`""` when it names none).

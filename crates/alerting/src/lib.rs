@@ -26,7 +26,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tollgate_alerts::payload::{self, Event};
 use tollgate_alerts::rule::{
-    Action, Balance, BudgetUse, Circuit, Condition, KeySpend, Rule, RuleConfig, TaskOutcomes,
+    Action, Balance, BudgetUse, Circuit, Condition, KeySpend, RefundAfterSpend, Rule, RuleConfig,
+    SignatureFailures, TaskOutcomes,
 };
 use tollgate_alerts::{Change, Observed, RetrySchedule, Secret, Verdict};
 use tollgate_billing::Amount;
@@ -456,6 +457,33 @@ async fn observe(
             tasks.sort_by(|a, b| a.channel.cmp(&b.channel));
             Observed::Tasks(tasks)
         }
+        Condition::PaymentSignatureFailures { window_ms, .. } => {
+            Observed::SignatureFailures(vec![SignatureFailures {
+                provider: "stripe".into(),
+                failures: store.signature_failures_since(now - window_ms).await?,
+            }])
+        }
+        Condition::RefundAfterSpend { window_ms } => Observed::RefundsAfterSpend(
+            store
+                .refunds_after_spend(now - window_ms)
+                .await?
+                .into_iter()
+                .filter(|(_, account_id, ..)| in_account(account_id))
+                .map(
+                    |(ledger_id, account_id, payment_id, cause, amount, overdraw, balance)| {
+                        RefundAfterSpend {
+                            ledger_id,
+                            account_id,
+                            payment_id,
+                            cause,
+                            amount,
+                            overdraw,
+                            balance,
+                        }
+                    },
+                )
+                .collect(),
+        ),
     })
 }
 

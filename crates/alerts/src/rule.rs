@@ -27,7 +27,8 @@ pub struct RuleConfig {
         schemars(regex(pattern = "^[A-Za-z0-9._-]{1,64}$"))
     )]
     pub name: String,
-    /// `balance_below`, `budget_used`, `spend_velocity`, `channel_circuit` or `task_failures`.
+    /// `balance_below`, `budget_used`, `spend_velocity`, `channel_circuit`, `task_failures`,
+    /// `payment_signature_failures` or `refund_after_spend`.
     #[cfg_attr(feature = "schema", schemars(extend("enum" = CONDITIONS)))]
     pub when: String,
     /// `balance_below`: the amount below which an account's balance fires.
@@ -45,7 +46,9 @@ pub struct RuleConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(description = "A decimal, at least 1"))]
     pub factor: Option<String>,
-    /// `spend_velocity` (default 5) and `task_failures` (default 15): the recent window, minutes.
+    /// `spend_velocity` (default 5), `task_failures` (default 15),
+    /// `payment_signature_failures` (default 15) and `refund_after_spend` (default 60): the
+    /// recent window, minutes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1440)))]
     pub window_minutes: Option<u64>,
@@ -63,10 +66,16 @@ pub struct RuleConfig {
     /// `task_failures`: the least finished tasks in the window that may fire (default 5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_tasks: Option<u64>,
+    /// `payment_signature_failures`: the least refused deliveries in the window that fire
+    /// (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1)))]
+    pub min_failures: Option<u64>,
     /// `channel_circuit`, `task_failures`: only this channel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<String>,
-    /// `balance_below`, `budget_used`, `spend_velocity`: only this account (id or name).
+    /// `balance_below`, `budget_used`, `spend_velocity`, `refund_after_spend`: only this
+    /// account (id or name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account: Option<String>,
     /// `budget_used`, `spend_velocity`: only this key (id).
@@ -134,6 +143,12 @@ pub enum Condition {
         window_ms: i64,
         min_tasks: u64,
     },
+    /// The payment provider's webhook deliveries refused for their signature (a forger, or a
+    /// secret rolled on one side only): at least `min_failures` in the last `window_ms`.
+    PaymentSignatureFailures { window_ms: i64, min_failures: u64 },
+    /// A refund or chargeback in the last `window_ms` that took more than the account had
+    /// available: money already spent (docs/decisions.md, "Payments"). Each fires once.
+    RefundAfterSpend { window_ms: i64 },
 }
 
 /// Which subjects a rule looks at; `None` is all.
@@ -199,12 +214,14 @@ pub struct RuleError {
 }
 
 /// The conditions' names, as `when` spells them.
-pub const CONDITIONS: [&str; 5] = [
+pub const CONDITIONS: [&str; 7] = [
     "balance_below",
     "budget_used",
     "spend_velocity",
     "channel_circuit",
     "task_failures",
+    "payment_signature_failures",
+    "refund_after_spend",
 ];
 
 const MINUTE: i64 = 60_000;
@@ -230,14 +247,24 @@ impl Rule {
             return Err(fail("name", "1 to 64 letters, digits, '-', '_' or '.'"));
         }
         // Each field and the conditions that take it.
-        let given: [(&'static str, bool, &[&str]); 11] = [
+        let given: [(&'static str, bool, &[&str]); 12] = [
             ("threshold", c.threshold.is_some(), &["balance_below"]),
             ("percents", c.percents.is_some(), &["budget_used"]),
             ("factor", c.factor.is_some(), &["spend_velocity"]),
             (
                 "window_minutes",
                 c.window_minutes.is_some(),
-                &["spend_velocity", "task_failures"],
+                &[
+                    "spend_velocity",
+                    "task_failures",
+                    "payment_signature_failures",
+                    "refund_after_spend",
+                ],
+            ),
+            (
+                "min_failures",
+                c.min_failures.is_some(),
+                &["payment_signature_failures"],
             ),
             (
                 "baseline_hours",
@@ -255,7 +282,12 @@ impl Rule {
             (
                 "account",
                 c.account.is_some(),
-                &["balance_below", "budget_used", "spend_velocity"],
+                &[
+                    "balance_below",
+                    "budget_used",
+                    "spend_velocity",
+                    "refund_after_spend",
+                ],
             ),
             ("key", c.key.is_some(), &["budget_used", "spend_velocity"]),
         ];
@@ -320,6 +352,13 @@ impl Rule {
                 }
             }
             "channel_circuit" => Condition::ChannelCircuit,
+            "payment_signature_failures" => Condition::PaymentSignatureFailures {
+                window_ms: window(15)?,
+                min_failures: c.min_failures.unwrap_or(1).max(1),
+            },
+            "refund_after_spend" => Condition::RefundAfterSpend {
+                window_ms: window(60)?,
+            },
             _ => {
                 let rate = decimal("rate", &c.rate, "0.5")?;
                 if rate < Decimal::ZERO || rate >= Decimal::ONE {
@@ -408,13 +447,19 @@ impl Rule {
             Condition::SpendVelocity { .. } => "spend_velocity",
             Condition::ChannelCircuit => "channel_circuit",
             Condition::TaskFailures { .. } => "task_failures",
+            Condition::PaymentSignatureFailures { .. } => "payment_signature_failures",
+            Condition::RefundAfterSpend { .. } => "refund_after_spend",
         }
     }
 
     /// Whether a subject's level falls back to 0 with a `resolved` event. A budget's period
-    /// does not: its use only grows, and the next period is another subject.
+    /// does not: its use only grows, and the next period is another subject; nor does a
+    /// refund after spend: each is a subject of its own, told once.
     pub fn resolves(&self) -> bool {
-        !matches!(self.condition, Condition::BudgetUsed { .. })
+        !matches!(
+            self.condition,
+            Condition::BudgetUsed { .. } | Condition::RefundAfterSpend { .. }
+        )
     }
 
     /// What the rule makes of `observed` (the observations of its own condition, gathered by
@@ -602,6 +647,60 @@ impl Rule {
                     }
                 })
                 .collect(),
+            (
+                Condition::PaymentSignatureFailures {
+                    window_ms,
+                    min_failures,
+                },
+                Observed::SignatureFailures(providers),
+            ) => providers
+                .iter()
+                .map(|p| {
+                    let firing = p.failures >= *min_failures;
+                    Verdict {
+                        subject: format!("provider:{}", p.provider),
+                        level: i64::from(firing),
+                        summary: format!(
+                            "{} webhook deliveries refused for their signature in the last {} min{}",
+                            p.failures,
+                            window_ms / MINUTE,
+                            if firing {
+                                " (forged, replayed, or a secret rolled on one side only)"
+                            } else {
+                                ", back within bounds"
+                            }
+                        ),
+                        facts: json!({
+                            "provider": p.provider,
+                            "failures": p.failures,
+                            "window_minutes": window_ms / MINUTE,
+                            "min_failures": min_failures,
+                        }),
+                        acts_on: None,
+                    }
+                })
+                .collect(),
+            (Condition::RefundAfterSpend { .. }, Observed::RefundsAfterSpend(refunds)) => refunds
+                .iter()
+                .map(|r| Verdict {
+                    subject: format!("ledger:{}", r.ledger_id),
+                    level: 1,
+                    summary: format!(
+                        "a {} of payment {} took {} from account {}, {} of it money already spent; the balance is {}",
+                        r.cause, r.payment_id, r.amount, r.account_id, r.overdraw, r.balance
+                    ),
+                    facts: json!({
+                        "ledger_id": r.ledger_id,
+                        "account_id": r.account_id,
+                        "payment_id": r.payment_id,
+                        "cause": r.cause,
+                        "amount": r.amount.to_string(),
+                        "overdraw": r.overdraw.to_string(),
+                        "balance": r.balance.to_string(),
+                    }),
+                    acts_on: None,
+                })
+                .collect(),
             // Observations of another condition: nothing to judge.
             _ => Vec::new(),
         }
@@ -616,6 +715,31 @@ pub enum Observed {
     Spend(Vec<KeySpend>),
     Circuits(Vec<Circuit>),
     Tasks(Vec<TaskOutcomes>),
+    SignatureFailures(Vec<SignatureFailures>),
+    RefundsAfterSpend(Vec<RefundAfterSpend>),
+}
+
+/// A payment provider's webhook deliveries refused for their signature in the rule's window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureFailures {
+    pub provider: String,
+    pub failures: u64,
+}
+
+/// A refund or chargeback that took money already spent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefundAfterSpend {
+    pub ledger_id: String,
+    pub account_id: String,
+    pub payment_id: String,
+    /// `refund` or `dispute`.
+    pub cause: String,
+    /// What it took (negative).
+    pub amount: Amount,
+    /// What of it was beyond what the account had available.
+    pub overdraw: Amount,
+    /// The balance after it.
+    pub balance: Amount,
 }
 
 /// An account's balance.

@@ -49,19 +49,27 @@ pub async fn receive(
         .get("stripe-signature")
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
-    signature::verify(
+    let verified = signature::verify(
         header,
         body,
         &stripe.webhook_secrets,
         now,
         stripe.tolerance_seconds,
-    )
-    .map_err(|e| {
+    );
+    if let Err(e) = verified {
+        // Counted across replicas for the `payment_signature_failures` alert.
         tracing::warn!(error = %e, "a Stripe webhook delivery was refused: its signature does not verify");
-        ApiError::new(ErrorKind::InvalidRequest, e.to_string())
+        if let Err(e) = state
+            .store
+            .count_signature_failure(now.saturating_mul(1_000))
+            .await
+        {
+            tracing::warn!(error = %e, "a refused webhook delivery could not be counted");
+        }
+        return Err(ApiError::new(ErrorKind::InvalidRequest, e.to_string())
             .param("Stripe-Signature")
-            .code("signature_invalid")
-    })?;
+            .code("signature_invalid"));
+    }
 
     // 2. The event.
     let event = Event::parse(body).map_err(|e| unreadable(e.to_string()))?;

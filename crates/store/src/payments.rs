@@ -29,6 +29,10 @@ use serde::Serialize;
 use sqlx::Row as _;
 use tollgate_billing::Amount;
 
+/// The throttle scope (`crate::throttle`) webhook deliveries refused for their signature are
+/// counted in, per minute, across replicas: what the `payment_signature_failures` alert reads.
+pub const SIGNATURE_FAILURES: &str = "payments:stripe:signature-failures";
+
 /// Where a payment is.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -630,6 +634,62 @@ impl Store {
         };
         tx.commit().await?;
         Ok(done)
+    }
+
+    /// Counts one webhook delivery refused for its signature at `now` (Unix ms).
+    pub async fn count_signature_failure(&self, now: i64) -> Result<(), StoreError> {
+        let limit = crate::AttemptLimit {
+            scope: SIGNATURE_FAILURES,
+            limit: u32::MAX,
+        };
+        self.count_attempt(&[limit], 60_000, now).await.map(|_| ())
+    }
+
+    /// Webhook deliveries refused for their signature in the minutes from `since` (Unix ms).
+    pub async fn signature_failures_since(&self, since: i64) -> Result<u64, StoreError> {
+        let (count,): (i64,) = sqlx::query_as(
+            "SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM throttle_counts
+             WHERE scope = $1 AND window_start >= $2",
+        )
+        .bind(SIGNATURE_FAILURES)
+        .bind(since - since.rem_euclid(60_000))
+        .fetch_one(self.pool())
+        .await?;
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+
+    /// Refunds and chargebacks since `since` (Unix ms) that took money already spent (an
+    /// overdraw recorded on their ledger row): ledger id, account, payment, cause, amount,
+    /// overdraw, balance after, oldest first.
+    pub async fn refunds_after_spend(
+        &self,
+        since: i64,
+    ) -> Result<Vec<(String, String, String, String, Amount, Amount, Amount)>, StoreError> {
+        type Row = (String, String, String, String, i64, i64, i64);
+        let rows: Vec<Row> = sqlx::query_as(
+            "SELECT l.id, l.account_id, r.payment_id, r.cause, l.amount_nanos, l.overdraw_nanos,
+                l.balance_after_nanos
+             FROM ledger l JOIN payment_reversals r ON r.ledger_id = l.id
+             WHERE l.kind = 'refund' AND l.overdraw_nanos > 0 AND l.created_at >= $1
+             ORDER BY l.created_at, l.id",
+        )
+        .bind(since)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, account, payment, cause, amount, overdraw, balance)| {
+                (
+                    id,
+                    account,
+                    payment,
+                    cause,
+                    Amount::from_nanos(amount),
+                    Amount::from_nanos(overdraw),
+                    Amount::from_nanos(balance),
+                )
+            })
+            .collect())
     }
 
     /// Sets an account's automatic top-up (clearing a pause).

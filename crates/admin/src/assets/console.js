@@ -205,6 +205,7 @@ async function accountPage(id, params) {
   const ledger = await api(`/accounts/${encodeURIComponent(a.id)}/ledger` + qs({ limit: 25, before: params.get("before") || "" }));
   const usage = await api("/usage/summary" + qs({ account: a.id, group_by: "day", since: new Date(Math.floor(Date.now() / 86400000) * 86400000 - 30 * 86400000).toISOString() }));
   const people = await api(`/accounts/${encodeURIComponent(a.id)}/people`);
+  const payments = await api("/payments" + qs({ account: a.id, limit: 10 }));
   const email = h("input", { id: "invite-email", type: "email", required: true, placeholder: "ada@example.com" });
   const out = h("div", { "aria-live": "polite" });
   const amount = h("input", { id: "credit-amount", required: true, inputmode: "decimal", placeholder: "10.00" });
@@ -243,6 +244,9 @@ async function accountPage(id, params) {
     h("form", { class: "row", onsubmit: e => { e.preventDefault(); act(() => api(`/accounts/${encodeURIComponent(a.id)}/people`, { method: "POST", json: { email: email.value } }),
       r => [message(`Invited ${r.person.email}. Send them this link; it works once, until ${when(r.expires_at)}:`, true), secretBox(r.invite_url)]); } },
       h("label", { for: "invite-email" }, "Email", email), h("button", { class: "b", type: "submit" }, "Invite")),
+    h("h2", {}, "Payments"),
+    payments.data.length ? paymentsTable(payments.data) : h("p", { class: "muted" }, "No payments through the provider."),
+    payments.next_cursor ? h("p", {}, h("a", { href: "#/payments?account=" + encodeURIComponent(a.id) }, "All payments →")) : null,
     h("h2", {}, "Status"),
     h("div", { class: "row" }, h("button", { class: "s" + (a.disabled ? "" : " danger"), type: "button", onclick: () => act(() => api(`/accounts/${encodeURIComponent(a.id)}/${a.disabled ? "enable" : "disable"}`, { method: "POST" })) }, a.disabled ? "Enable account" : "Disable account")),
     h("h2", {}, "Policy"),
@@ -501,6 +505,46 @@ async function codeBatchPage(id) {
            { label: "Ledger row", get: x => h("span", { class: "mono" }, x.ledger_id) }, { label: "From", get: x => h("span", { class: "mono" }, x.address || "") }], r.redemptions));
 }
 
+// --- payments (docs/operations.md, "Payments")
+function paymentState(p) {
+  const tone = { paid: " good", failed: " bad", unpaid: "" }[p.status] ?? "";
+  const pills = [h("span", { class: "pill" + tone }, p.status)];
+  if (p.refunded_minor > 0) pills.push(" ", h("span", { class: "pill bad" }, p.refunded_minor >= p.amount_minor ? "refunded" : "part refunded"));
+  if (p.dispute) pills.push(" ", h("span", { class: "pill" + (p.dispute === "won" ? " good" : " bad") }, "chargeback " + p.dispute));
+  return h("span", {}, ...pills);
+}
+function paymentsTable(rows) {
+  return table([{ label: "When", get: p => when(p.created_at) }, { label: "Id", get: p => h("span", { class: "mono" }, p.id) },
+                { label: "Account", get: p => h("a", { href: "#/accounts/" + encodeURIComponent(p.account_id), class: "mono" }, p.account_id) },
+                { label: "Paid", num: 1, get: p => `${p.amount_minor} ${p.currency} (minor units)` }, { label: "Buys", num: 1, get: p => p.amount },
+                { label: "How", get: p => p.automatic ? "automatic" : "portal" }, { label: "State", get: paymentState },
+                { label: "Provider's", get: p => h("span", { class: "mono" }, p.intent_id || p.checkout_id || "") }], rows,
+               p => { location.hash = "#/payments/" + encodeURIComponent(p.id); });
+}
+async function paymentsPage(params) {
+  const q = new URLSearchParams();
+  if (params.get("account")) q.set("account", params.get("account"));
+  if (params.get("before")) q.set("before", params.get("before"));
+  const page = await api("/payments?" + q);
+  const next = page.next_cursor ? h("p", {}, h("a", { href: "#/payments?" + new URLSearchParams({ ...Object.fromEntries(q), before: page.next_cursor }) }, "Older →")) : null;
+  show(h("h1", {}, "Payments"),
+    h("p", { class: "muted" }, "Top-ups through the payment provider. Only its signed webhook credits; a refund or chargeback after the money was spent is debited in full and marked in the ledger."),
+    paymentsTable(page.data), next);
+}
+async function paymentPage(id) {
+  const p = await api("/payments/" + encodeURIComponent(id));
+  show(h("p", {}, h("a", { href: "#/payments" }, "← Payments")), h("h1", {}, p.id, " ", paymentState(p)),
+    h("div", { class: "cards" }, card("Paid", `${p.amount_minor} ${p.currency}`), card("Buys", p.amount), card("Refunded", `${p.refunded_minor} ${p.currency}`), card("How", p.automatic ? "automatic" : "portal")),
+    h("dl", { class: "panel" },
+      h("dt", {}, "Account"), h("dd", {}, h("a", { href: "#/accounts/" + encodeURIComponent(p.account_id), class: "mono" }, p.account_id)),
+      h("dt", {}, "Started by"), h("dd", { class: "mono" }, p.person_id || "the automatic top-up"),
+      h("dt", {}, "Provider's checkout"), h("dd", { class: "mono" }, p.checkout_id || ""),
+      h("dt", {}, "Provider's payment"), h("dd", { class: "mono" }, p.intent_id || ""),
+      h("dt", {}, "Credit"), h("dd", { class: "mono" }, p.ledger_id || ""),
+      h("dt", {}, "Created"), h("dd", {}, when(p.created_at)), h("dt", {}, "Credited"), h("dd", {}, when(p.paid_at)),
+      p.failure ? [h("dt", {}, "Why it failed"), h("dd", {}, p.failure)] : null));
+}
+
 async function route() {
   generation++;
   if (!token) return signInPage();
@@ -524,6 +568,8 @@ async function route() {
     else if (parts[0] === "alerts") await alertsPage(params);
     else if (parts[0] === "codes" && parts[1]) await codeBatchPage(parts[1]);
     else if (parts[0] === "codes") await codesPage();
+    else if (parts[0] === "payments" && parts[1]) await paymentPage(parts[1]);
+    else if (parts[0] === "payments") await paymentsPage(params);
     else await overviewPage();
     document.title = "tollgate · " + (parts[0] || "overview");
   } catch (err) {

@@ -12,6 +12,7 @@ fn config(when: &str) -> RuleConfig {
         min_spend: None,
         rate: None,
         min_tasks: None,
+        min_failures: None,
         channel: None,
         account: None,
         key: None,
@@ -220,6 +221,44 @@ fn circuits_and_task_failures() {
     assert_eq!(at(4, 4), 0, "fewer than min_tasks");
     assert_eq!(at(3, 5), 1);
     assert_eq!(at(5, 10), 0, "exactly the rate: not above");
+}
+
+#[test]
+fn payment_signature_failures_and_refunds_after_spend() {
+    let mut c = config("payment_signature_failures");
+    c.min_failures = Some(3);
+    let rule = Rule::from_config(&c).unwrap();
+    assert!(rule.resolves());
+    let at = |failures| {
+        rule.judge(&Observed::SignatureFailures(vec![SignatureFailures {
+            provider: "stripe".into(),
+            failures,
+        }]))[0]
+            .clone()
+    };
+    assert_eq!(at(2).level, 0);
+    assert_eq!(at(3).level, 1);
+    assert_eq!(at(3).subject, "provider:stripe");
+    c.account = Some("acme".into());
+    assert_eq!(problem(&c).0, "account");
+
+    let mut c = config("refund_after_spend");
+    c.account = Some("acme".into());
+    let rule = Rule::from_config(&c).unwrap();
+    assert!(!rule.resolves(), "each refund is told once");
+    c.min_failures = Some(1);
+    assert_eq!(problem(&c).0, "min_failures");
+    let v = rule.judge(&Observed::RefundsAfterSpend(vec![RefundAfterSpend {
+        ledger_id: "led_1".into(),
+        account_id: "acct_1".into(),
+        payment_id: "pay_1".into(),
+        cause: "refund".into(),
+        amount: amount("-50"),
+        overdraw: amount("48"),
+        balance: amount("-45"),
+    }]));
+    assert_eq!((v[0].level, v[0].subject.as_str()), (1, "ledger:led_1"));
+    assert!(v[0].summary.contains("pay_1") && v[0].summary.contains("48"));
 }
 
 #[test]
