@@ -11,6 +11,8 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { createHmac } from "node:crypto";
+import { execFileSync } from "node:child_process";
+import OpenAI from "openai";
 
 // RFC 6238: the 6-digit code of a base-32 secret at Unix second `t` (what a person's phone shows).
 function totp(secret, t) {
@@ -321,7 +323,7 @@ await step("redemption codes: issue a batch, one redeemed, the report, revoke", 
   await page.getByText("revoked", { exact: true }).first().waitFor();
 });
 
-await step("the customer portal: invited, a password, TOTP, signed in with it, a code redeemed", async () => {
+await step("the customer portal: invited, a password, TOTP, signed in with it, a top-up paid, a code redeemed, a key used with the OpenAI SDK, the statement verified offline", async () => {
   await page.goto(gateway + "/console#/accounts/" + encodeURIComponent(name));
   await page.getByRole("heading", { name: new RegExp(name) }).waitFor();
   const email = `ada-${Date.now()}@example.com`;
@@ -390,6 +392,32 @@ await step("the customer portal: invited, a password, TOTP, signed in with it, a
   assert.equal(await portal.evaluate(() => window.pwned), undefined, "markup ran");
   await portal.screenshot({ path: `${shots}/15-portal-redeemed.png`, fullPage: true });
 
+  // A top-up through the simulated provider's checkout: the provider's page, paid, back to
+  // the portal, the balance risen by the provider's signed webhook.
+  const endpoint = await fetch(process.env.SIM + "/v1/webhook_endpoints", {
+    method: "POST", headers: { authorization: "Bearer sk_test_console", "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ url: gateway + "/webhooks/stripe" }),
+  });
+  assert.equal(endpoint.status, 200);
+  const beforeTopUp = Number(await portal.locator("[data-card=balance] .v").textContent());
+  await portal.getByRole("link", { name: "Top up" }).click();
+  await portal.locator("#topup-amount").fill("12.50");
+  await portal.locator("#topup-save").check();
+  await portal.getByRole("button", { name: "Pay" }).click();
+  await portal.waitForURL(/\/checkout\/cs_/);
+  await portal.getByText("1250 usd", { exact: false }).waitFor();
+  await portal.screenshot({ path: `${shots}/15c-provider-checkout.png`, fullPage: true });
+  await portal.getByRole("button", { name: "Pay" }).click();
+  await portal.waitForURL(/\/portal\/#topups\?paid=pay_/);
+  await portal.getByText(/^Paid: 12\.5 added/).waitFor({ timeout: 20000 });
+  await portal.getByRole("cell", { name: "paid", exact: true }).first().waitFor();
+  await portal.screenshot({ path: `${shots}/15d-portal-topped-up.png`, fullPage: true });
+  await portal.getByRole("link", { name: "Balance" }).click();
+  await portal.locator("[data-card=balance]").waitFor();
+  const afterTopUp = Number(await portal.locator("[data-card=balance] .v").textContent());
+  assert.equal(afterTopUp, beforeTopUp + 12.5, `${beforeTopUp} → ${afterTopUp}`);
+  await portal.getByRole("cell", { name: "Top-up" }).first().waitFor();
+
   // A key of their own, its secret shown once, used at once.
   await portal.getByRole("link", { name: "Keys" }).click();
   await portal.locator("#key-name").fill("from the portal");
@@ -397,16 +425,28 @@ await step("the customer portal: invited, a password, TOTP, signed in with it, a
   await portal.getByRole("button", { name: "Create" }).click();
   const keySecret = (await portal.locator("[data-secret]").textContent()).trim();
   assert.match(keySecret, /^tg-/);
-  assert.equal(await embed(keySecret), 200);
+  // Used with the OpenAI SDK, unmodified.
+  const client = new OpenAI({ apiKey: keySecret, baseURL: gateway + "/v1", maxRetries: 0 });
+  const embedded = await client.embeddings.create({ model: "text-embedding-3-small", input: "from the customer's own key" });
+  assert.equal(embedded.data.length, 1);
   await portal.screenshot({ path: `${shots}/15b-portal-keys.png`, fullPage: true });
   // The request in the usage, and the statement as a file.
   await portal.getByRole("link", { name: "Usage" }).click();
   await portal.getByRole("cell", { name: "text-embedding-3-small" }).first().waitFor();
   await portal.getByRole("link", { name: "Statements" }).click();
-  const saved = portal.waitForEvent("download");
-  await portal.getByRole("link", { name: "Download the statement" }).click();
-  const statement = JSON.parse(readFileSync(await (await saved).path(), "utf8"));
-  assert.ok(Array.isArray(statement.rows) && statement.rows.some(r => r.kind === "redemption"), Object.keys(statement).join(","));
+  // Verified offline against the operator's published checkpoint key, once a checkpoint
+  // (signed every second here) covers the newest rows.
+  let verified = "", statement;
+  for (let attempt = 0; attempt < 20 && !verified; attempt++) {
+    const saved = portal.waitForEvent("download");
+    await portal.getByRole("link", { name: "Download the statement" }).click();
+    const statementFile = await (await saved).path();
+    statement = JSON.parse(readFileSync(statementFile, "utf8"));
+    try { verified = execFileSync(process.env.TOLLGATE_BIN, ["verify", statementFile, "--key", process.env.LEDGER_KEY], { encoding: "utf8", stdio: "pipe" }); }
+    catch (e) { if (!String(e.stderr).includes("no signed checkpoint covers")) throw e; await new Promise(r => setTimeout(r, 500)); }
+  }
+  assert.match(verified, /verified/);
+  assert.ok(Array.isArray(statement.rows) && statement.rows.some(r => r.kind === "redemption") && statement.rows.some(r => r.kind === "payment"), Object.keys(statement).join(","));
   await portal.getByRole("link", { name: "Balance" }).click();
 
   await portal.setViewportSize({ width: 390, height: 844 });

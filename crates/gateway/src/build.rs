@@ -67,7 +67,14 @@ pub fn build(config: &Config, parts: Parts<'_>) -> Result<Arc<State>, BuildError
         .payments
         .stripe
         .as_ref()
-        .map(|stripe| StripeSettings::from_config(stripe, parts.env, &config.trusted_hosts()))
+        .map(|stripe| {
+            StripeSettings::from_config(
+                stripe,
+                parts.env,
+                &config.trusted_hosts(),
+                parts.sim_base_url,
+            )
+        })
         .transpose()?;
     let outbound = Outbound::new(&config.trusted_hosts(), client);
     // Sessions' journals sealed with the ledger's key, which the database does not hold (an

@@ -21,6 +21,8 @@ struct Terms {
     /// Whether top-ups are offered at all.
     offered: bool,
     currency: Option<String>,
+    /// The currency's decimal places: payments' `amount_minor` ÷ 10^places is in the currency.
+    places: Option<u32>,
     min_amount: Option<Decimal>,
     max_amount: Option<Decimal>,
     /// Balance units one unit of the currency buys.
@@ -44,6 +46,7 @@ pub async fn terms(visit: Visit, _: Request<Incoming>) -> Answer {
         Some(stripe) => Terms {
             offered: true,
             currency: Some(stripe.currency.code().to_owned()),
+            places: Some(stripe.currency.places()),
             min_amount: Some(stripe.currency.from_minor(stripe.min_minor)),
             max_amount: Some(stripe.currency.from_minor(stripe.max_minor)),
             units_per_currency_unit: Some(stripe.rate),
@@ -53,6 +56,7 @@ pub async fn terms(visit: Visit, _: Request<Incoming>) -> Answer {
         None => Terms {
             offered: false,
             currency: None,
+            places: None,
             min_amount: None,
             max_amount: None,
             units_per_currency_unit: None,

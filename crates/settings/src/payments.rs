@@ -54,12 +54,25 @@ fn invalid(what: impl std::fmt::Display) -> ConfigError {
 impl StripeSettings {
     /// Checks `config` and reads its secrets with `env`; `base_url` must pass the one address
     /// rule with `trusted_hosts`.
+    ///
+    /// `base_url = "sim"` is the simulator this process started (`sim_base_url`), as for
+    /// channels: the zero-setup way to try top-ups. It passes the address rule only with its
+    /// loopback address listed, as any provider on the operator's network.
     pub fn from_config(
         config: &StripeConfig,
         env: &dyn Fn(&str) -> Option<String>,
         trusted_hosts: &[String],
+        sim_base_url: Option<&str>,
     ) -> Result<StripeSettings, ConfigError> {
-        let base_url = config.base_url.trim_end_matches('/').to_owned();
+        let base_url = match (config.base_url.as_str(), sim_base_url) {
+            ("sim", Some(sim)) => sim.to_owned(),
+            ("sim", None) => {
+                return Err(invalid(
+                    "base_url \"sim\": the simulator is not running ([simulator] enabled)",
+                ));
+            }
+            (url, _) => url.trim_end_matches('/').to_owned(),
+        };
         crate::outbound::check_url(&base_url, trusted_hosts).map_err(|e| {
             invalid(format!(
                 "base_url {base_url:?}: {e} (list a provider on the operator's network in [outbound] trusted_hosts)"
@@ -182,13 +195,13 @@ mod tests {
 
     #[test]
     fn read_and_checked() {
-        let s = StripeSettings::from_config(&config(), &env, &[]).unwrap();
+        let s = StripeSettings::from_config(&config(), &env, &[], None).unwrap();
         assert_eq!(s.webhook_secrets.len(), 2);
         assert_eq!(s.min_minor, 500);
         assert_eq!(s.max_minor, 50_000);
         assert_eq!(s.units(1999).unwrap(), "49.975".parse().unwrap());
         assert!(!format!("{s:?}").contains("sk_test"));
-        let refused = |c: StripeConfig| StripeSettings::from_config(&c, &env, &[]).is_err();
+        let refused = |c: StripeConfig| StripeSettings::from_config(&c, &env, &[], None).is_err();
         assert!(refused(StripeConfig {
             base_url: "http://127.0.0.1:9".into(),
             ..config()
@@ -200,7 +213,8 @@ mod tests {
                     ..config()
                 },
                 &env,
-                &["127.0.0.1".into()]
+                &["127.0.0.1".into()],
+                None
             )
             .is_ok()
         );

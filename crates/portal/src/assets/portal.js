@@ -39,7 +39,7 @@ function table(columns, rows) {
   const body = rows.map(r => h("tr", {}, columns.map(c => h("td", { class: c.num ? "num" : c.wrap ? "wrap" : null }, c.get(r)))));
   return h("div", { class: "scroll" }, h("table", {}, h("thead", {}, head), h("tbody", {}, body.length ? body : h("tr", {}, h("td", { colspan: columns.length, class: "muted" }, "Nothing yet")))));
 }
-const KIND = { credit: "Credit", adjustment: "Correction", charge: "Charge", redemption: "Code redeemed" };
+const KIND = { credit: "Credit", adjustment: "Correction", charge: "Charge", redemption: "Code redeemed", payment: "Top-up", refund: "Refund or chargeback" };
 
 function signInPage(note) {
   document.getElementById("top").hidden = true;
@@ -203,6 +203,70 @@ async function securityPage(session) {
     } }, "Set up two-step sign-in"));
 }
 
+// --- top-ups (docs/operations.md, "Payments"): paid on the provider's page; the balance rises
+// when the provider confirms, by its signed webhook, not when the browser comes back.
+const PAYMENT_STATE = { open: "waiting for payment", paid: "paid", unpaid: "not paid", failed: "failed" };
+function paymentState(p) {
+  let s = PAYMENT_STATE[p.status] || p.status;
+  if (p.refunded_minor > 0) s += p.refunded_minor >= p.amount_minor ? ", refunded" : ", partly refunded";
+  if (p.dispute) s += ", chargeback " + p.dispute;
+  return s;
+}
+function major(minor, terms) {
+  // The provider's minor units (cents) in the currency (dollars), exactly: by digits, not floats.
+  const places = terms.places || 0, digits = String(Math.abs(minor)).padStart(places + 1, "0");
+  return (minor < 0 ? "-" : "") + (places ? digits.slice(0, -places) + "." + digits.slice(-places) : digits);
+}
+async function topupsPage(params) {
+  const [terms, payments, auto] = await Promise.all([api("/topups/terms"), api("/payments?limit=25"), api("/auto-topup")]);
+  if (!terms.offered) return show(h("h1", {}, "Top up"), h("p", {}, "Top-ups are not offered here. Ask your operator for a redemption code."));
+  const cur = terms.currency.toUpperCase();
+  const out = h("div", { "aria-live": "polite" });
+  const paid = params.get("paid");
+  if (paid) {
+    // Back from the provider's page: the payment's state, until its confirmation arrives.
+    const p = await api("/payments/" + encodeURIComponent(paid)).catch(() => null);
+    if (p && p.status === "open") setTimeout(() => { if (location.hash.includes(paid)) topupsPage(params).catch(() => {}); }, 1500);
+    if (p) out.replaceChildren(message(p.status === "paid" ? `Paid: ${p.amount} added to your balance.` : p.status === "open" ? "Thank you. Your balance rises as soon as the payment provider confirms the payment." : `This payment is ${paymentState(p)}.`, p.status !== "failed"));
+  } else if (params.get("cancelled")) out.replaceChildren(message("The payment was cancelled; nothing was charged."));
+  const amount = h("input", { id: "topup-amount", required: true, inputmode: "decimal", placeholder: terms.min_amount });
+  const save = h("input", { id: "topup-save", type: "checkbox" });
+  const a = auto.auto_topup;
+  const threshold = h("input", { id: "auto-threshold", inputmode: "decimal", value: a ? a.threshold : "" });
+  const autoAmount = h("input", { id: "auto-amount", inputmode: "decimal", value: a ? major(a.amount_minor, terms) : "" });
+  const cap = h("input", { id: "auto-cap", inputmode: "decimal", value: a ? major(a.daily_cap_minor, terms) : "" });
+  const enabled = h("input", { id: "auto-enabled", type: "checkbox" });
+  enabled.checked = a ? a.enabled : true;
+  const autoOut = h("div", { "aria-live": "polite" });
+  show(h("h1", {}, "Top up"), out,
+    h("p", { class: "muted" }, `Pay in ${cur}, from ${terms.min_amount} to ${terms.max_amount}; each ${cur} 1 adds ${terms.units_per_currency_unit} to your balance. You pay on the payment provider's page; your balance rises when it confirms.`),
+    h("form", { class: "row", onsubmit: async e => {
+      e.preventDefault();
+      try {
+        const p = await api("/topups", { method: "POST", json: { amount: amount.value.trim(), save_card: save.checked } });
+        location.assign(p.checkout_url);
+      } catch (err) { out.replaceChildren(message(err.message)); }
+    } }, h("label", { for: "topup-amount" }, `Amount (${cur})`, amount),
+         Number(terms.max_automatic_per_day) > 0 ? h("label", { for: "topup-save", class: "check" }, h("span", {}, save, " Keep the card for automatic top-ups")) : null,
+         h("button", { class: "b", type: "submit" }, "Pay")),
+    Number(terms.max_automatic_per_day) > 0 ? [
+      h("h2", {}, "Automatic top-up"),
+      h("p", { class: "muted" }, terms.card_saved ? `When what you can spend falls below the threshold, your saved card is charged the amount, at most the daily cap (up to ${terms.max_automatic_per_day} ${cur}) a day.` : "Top up once with “Keep the card” ticked to turn this on."),
+      a && a.paused ? message("Paused: " + a.paused + " Save the settings again to resume.") : null,
+      h("form", { class: "row", onsubmit: async e => {
+        e.preventDefault();
+        try { await api("/auto-topup", { method: "PUT", json: { enabled: enabled.checked, threshold: threshold.value.trim(), amount: autoAmount.value.trim(), daily_cap: cap.value.trim() } });
+          autoOut.replaceChildren(message("Saved.", true)); }
+        catch (err) { autoOut.replaceChildren(message(err.message)); }
+      } }, h("label", { for: "auto-threshold" }, "Below (balance)", threshold), h("label", { for: "auto-amount" }, `Charge (${cur})`, autoAmount),
+           h("label", { for: "auto-cap" }, `At most a day (${cur})`, cap), h("label", { for: "auto-enabled" }, h("span", {}, enabled, " On")),
+           h("button", { class: "b", type: "submit" }, "Save")), autoOut] : null,
+    h("h2", {}, "Payments"),
+    table([{ label: "Time", get: p => when(p.created_at) }, { label: `Paid (${cur})`, num: 1, get: p => major(p.amount_minor, terms) },
+           { label: "Added", num: 1, get: p => p.amount }, { label: "How", get: p => p.automatic ? "automatic" : "by you" },
+           { label: "State", get: paymentState }, { label: "Id", get: p => h("span", { class: "mono" }, p.id) }], payments.data));
+}
+
 async function route() {
   const [path, query] = (location.hash.slice(1) || "/home").split("?");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
@@ -221,6 +285,7 @@ async function route() {
     else if (parts[0] === "usage") await usagePage(params);
     else if (parts[0] === "charges" && parts[1]) await chargesPage(parts[1]);
     else if (parts[0] === "statements") statementsPage();
+    else if (parts[0] === "topups") await topupsPage(params);
     else await homePage(params);
   } catch (err) {
     if (err.status === 401) signInPage(); else show(message(err.message));
