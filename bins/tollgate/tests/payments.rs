@@ -102,6 +102,19 @@ async fn stripe_get(sim: &SimHandle, path: &str) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// Every delivery attempt the simulated Stripe made.
+async fn deliveries(sim: &SimHandle) -> Value {
+    let (_, _, text) = exchange(
+        &sim.addr().to_string(),
+        "GET",
+        "/_sim/stripe/deliveries",
+        &[],
+        b"",
+    )
+    .await;
+    serde_json::from_str(&text).unwrap()
+}
+
 /// Sends the simulated Stripe's events for every replica to `gateways`.
 async fn register(sim: &SimHandle, gateways: &[&Gateway]) {
     for gateway in gateways {
@@ -304,6 +317,50 @@ async fn a_top_up_is_paid_on_the_providers_page_and_credited_once() {
     .await;
     assert_eq!(forged.status, 403, "{}", forged.body);
 
+    // A provider that answers with a page the person must not be sent to: refused, the
+    // payment failed, nothing credited.
+    for lie in [
+        "javascript:alert(document.cookie)",
+        "http://169.254.169.254/latest",
+    ] {
+        knobs(
+            &sim,
+            &StripeKnobs {
+                checkout_url: Some(lie.into()),
+                ..StripeKnobs::default()
+            },
+        )
+        .await;
+        let refused = call(
+            addr,
+            "POST",
+            "/portal/v1/topups",
+            Some(&ada.cookie),
+            Some(&ada.csrf),
+            Some(json!({"amount": "10"})),
+        )
+        .await;
+        assert_eq!(refused.status, 502, "{lie}: {}", refused.body);
+        assert!(!refused.body.contains(lie), "{}", refused.body);
+    }
+    let failed = get(addr, &ada, "/portal/v1/payments").await.json();
+    assert!(
+        failed["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["status"] == "failed" && p["checkout_url"].is_null()),
+        "{failed}"
+    );
+    knobs(
+        &sim,
+        &StripeKnobs {
+            duplicates: 2,
+            ..StripeKnobs::default()
+        },
+    )
+    .await;
+
     // 25 dollars: 50 units, paid on the provider's page, credited once.
     let started = top_up(addr, &ada, "25.00", true).await;
     assert_eq!(started["status"], "open");
@@ -325,15 +382,7 @@ async fn a_top_up_is_paid_on_the_providers_page_and_credited_once() {
     .await;
     // Both events, each delivered three times: six 200s, and the balance as it was.
     wait_for("every delivery", Duration::from_secs(20), async || {
-        let (_, _, text) = exchange(
-            &sim.addr().to_string(),
-            "GET",
-            "/_sim/stripe/deliveries",
-            &[],
-            b"",
-        )
-        .await;
-        let attempts: Value = serde_json::from_str(&text).unwrap();
+        let attempts = deliveries(&sim).await;
         attempts
             .as_array()
             .unwrap()
@@ -566,15 +615,7 @@ async fn replicas_out_of_order_chargebacks_and_automatic_top_ups() {
     assert_eq!(paid["refunded_minor"], 500);
     // The refund came first and was not sent back: the gateway asked the provider about its
     // payment and credited that first.
-    let (_, _, text) = exchange(
-        &sim.addr().to_string(),
-        "GET",
-        "/_sim/stripe/deliveries",
-        &[],
-        b"",
-    )
-    .await;
-    let attempts: Value = serde_json::from_str(&text).unwrap();
+    let attempts = deliveries(&sim).await;
     let attempts = attempts.as_array().unwrap();
     assert_eq!(attempts[0]["kind"], "charge.refunded", "{attempts:?}");
     assert!(attempts.iter().all(|a| a["status"] == 200), "{attempts:?}");

@@ -109,10 +109,13 @@ pub async fn start(
     };
     let session = provider::create_checkout(state, stripe, &asked).await;
     let session = match session {
+        // The page the person is sent to passes the address rule: never a `javascript:` URL
+        // or an internal address from a provider that lies.
         Ok(session) => match session.url.clone() {
-            Some(url) => (session, url),
-            None => {
-                return Err(failed(state, &payment, "the checkout has no page to pay on").await);
+            Some(url) if state.outbound.check(&url).is_ok() => (session, url),
+            _ => {
+                let why = "the checkout has no page to pay on that may be opened";
+                return Err(failed(state, &payment, why).await);
             }
         },
         Err(e) => return Err(failed(state, &payment, &e.to_string()).await),

@@ -136,6 +136,15 @@ async fn apply(state: &State, stripe: &StripeSettings, happened: &Happened) -> A
             let Some(id) = payment_id(&intent.metadata) else {
                 return Ok(("ignored", None));
             };
+            // On Checkout's page a declined card may be followed by another that pays: only an
+            // automatic top-up's failure ends its payment.
+            match store.payment(&id).await {
+                Ok(payment) if payment.automatic => {}
+                Ok(_) | Err(tollgate_store::StoreError::NotFound(_)) => {
+                    return Ok(("ignored", None));
+                }
+                Err(e) => return Err(later(e)),
+            }
             let why = intent
                 .last_payment_error
                 .as_ref()

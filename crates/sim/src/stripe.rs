@@ -49,6 +49,9 @@ pub struct StripeKnobs {
     pub attempts: u32,
     /// Off-session payments of these customers are declined.
     pub decline_customers: Vec<String>,
+    /// Answer every new Checkout Session with this as its page (a provider that lies: a
+    /// `javascript:` URL, an internal address).
+    pub checkout_url: Option<String>,
     /// Hold events back until released (`POST /_sim/stripe/release`, which turns this off),
     /// then deliver them in reverse order.
     pub hold_events: bool,
@@ -60,6 +63,7 @@ impl Default for StripeKnobs {
             duplicates: 0,
             attempts: 6,
             decline_customers: Vec::new(),
+            checkout_url: None,
             hold_events: false,
         }
     }
@@ -357,7 +361,13 @@ impl Stripe {
         let id = books.id("cs_test");
         let object = CheckoutSession {
             id: id.clone(),
-            url: Some(format!("{}/checkout/{id}", self.base_url)),
+            url: Some(
+                books
+                    .knobs
+                    .checkout_url
+                    .clone()
+                    .unwrap_or_else(|| format!("{}/checkout/{id}", self.base_url)),
+            ),
             amount_total: Some(amount * quantity),
             currency: Some(currency.to_ascii_lowercase()),
             client_reference_id: fields.get("client_reference_id").cloned(),

@@ -667,11 +667,13 @@ impl Store {
     ) -> Result<Vec<(String, String, String, String, Amount, Amount, Amount)>, StoreError> {
         type Row = (String, String, String, String, i64, i64, i64);
         let rows: Vec<Row> = sqlx::query_as(
+            // From the reversals (few, indexed by time) to their rows by primary key: never a
+            // scan of the ledger.
             "SELECT l.id, l.account_id, r.payment_id, r.cause, l.amount_nanos, l.overdraw_nanos,
                 l.balance_after_nanos
-             FROM ledger l JOIN payment_reversals r ON r.ledger_id = l.id
-             WHERE l.kind = 'refund' AND l.overdraw_nanos > 0 AND l.created_at >= $1
-             ORDER BY l.created_at, l.id",
+             FROM payment_reversals r JOIN ledger l ON l.id = r.ledger_id
+             WHERE r.created_at >= $1 AND l.kind = 'refund' AND l.overdraw_nanos > 0
+             ORDER BY r.created_at, l.id",
         )
         .bind(since)
         .fetch_all(self.pool())

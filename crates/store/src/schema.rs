@@ -757,6 +757,9 @@ const MIGRATIONS: &[Migration] = &[
                 created_at BIGINT NOT NULL
             )",
             "CREATE INDEX IF NOT EXISTS payment_reversals_payment ON payment_reversals (payment_id)",
+            "CREATE INDEX IF NOT EXISTS payment_reversals_created ON payment_reversals (created_at)",
+            // The audit finds a credit's payment by it.
+            "CREATE INDEX IF NOT EXISTS payments_ledger ON payments (ledger_id)",
             // The provider's customer and saved card of an account, and its automatic top-up.
             "CREATE TABLE IF NOT EXISTS payment_methods (
                 account_id TEXT PRIMARY KEY,

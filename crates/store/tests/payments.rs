@@ -38,6 +38,19 @@ async fn account_with_payment(store: &Store, balance: i64) -> (String, Payment) 
     (account.id, payment)
 }
 
+/// An account with `balance` and a payment of it credited: the account, the payment, the
+/// provider's payment id.
+async fn paid_payment(store: &Store, balance: i64) -> (String, Payment, String) {
+    let (account_id, payment) = account_with_payment(store, balance).await;
+    let intent = format!("pi_{}", unique());
+    store
+        .credit_payment(&received(&payment, &intent))
+        .await
+        .unwrap()
+        .unwrap();
+    (account_id, payment, intent)
+}
+
 fn received<'a>(payment: &'a Payment, intent: &'a str) -> Received<'a> {
     Received {
         payment_id: &payment.id,
@@ -238,13 +251,7 @@ async fn refunds_in_any_order_debit_their_total_once() {
 #[tokio::test]
 async fn a_refund_after_spending_goes_below_zero_said_and_audited() {
     for store in stores().await {
-        let (account_id, payment) = account_with_payment(&store, 0).await;
-        let intent = format!("pi_{}", unique());
-        store
-            .credit_payment(&received(&payment, &intent))
-            .await
-            .unwrap()
-            .unwrap();
+        let (account_id, payment, intent) = paid_payment(&store, 0).await;
         // 45 of the 50 spent, 3 more held by a task.
         spend(&store, &account_id, 45).await;
         store
@@ -285,13 +292,7 @@ async fn a_refund_after_spending_goes_below_zero_said_and_audited() {
 #[tokio::test]
 async fn a_chargeback_takes_and_a_won_one_gives_back_once() {
     for store in stores().await {
-        let (account_id, payment) = account_with_payment(&store, 10).await;
-        let intent = format!("pi_{}", unique());
-        store
-            .credit_payment(&received(&payment, &intent))
-            .await
-            .unwrap()
-            .unwrap();
+        let (account_id, payment, intent) = paid_payment(&store, 10).await;
         let opened = store
             .dispute_payment(&intent, "dp_1", 2500, "usd", DisputeStatus::Open)
             .await
@@ -325,13 +326,7 @@ async fn a_chargeback_takes_and_a_won_one_gives_back_once() {
         assert!(found.is_empty(), "{found:?}");
 
         // Closed lost before its opening was seen: debited once.
-        let (account_id, payment) = account_with_payment(&store, 0).await;
-        let intent = format!("pi_{}", unique());
-        store
-            .credit_payment(&received(&payment, &intent))
-            .await
-            .unwrap()
-            .unwrap();
+        let (account_id, payment, intent) = paid_payment(&store, 0).await;
         let lost = store
             .dispute_payment(&intent, "dp_2", 1000, "usd", DisputeStatus::Lost)
             .await
@@ -354,13 +349,7 @@ async fn a_chargeback_takes_and_a_won_one_gives_back_once() {
 #[tokio::test]
 async fn the_insider_who_reopens_a_paid_payment_is_caught() {
     for (store, url) in stores_with_urls().await {
-        let (account_id, payment) = account_with_payment(&store, 0).await;
-        let intent = format!("pi_{}", unique());
-        store
-            .credit_payment(&received(&payment, &intent))
-            .await
-            .unwrap()
-            .unwrap();
+        let (account_id, payment, intent) = paid_payment(&store, 0).await;
         let credit = store.payment(&payment.id).await.unwrap().ledger_id.unwrap();
         // Marked open again, to have the next redelivery credit it a second time.
         let reopen = format!(
