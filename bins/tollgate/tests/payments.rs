@@ -102,6 +102,19 @@ async fn stripe_get(sim: &SimHandle, path: &str) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// `PUT /portal/v1/auto-topup` as `who`.
+async fn set_auto_topup(addr: &str, who: &Signed, body: Value) -> support::portal::Answer {
+    call(
+        addr,
+        "PUT",
+        "/portal/v1/auto-topup",
+        Some(&who.cookie),
+        Some(&who.csrf),
+        Some(body),
+    )
+    .await
+}
+
 /// Every delivery attempt the simulated Stripe made.
 async fn deliveries(sim: &SimHandle) -> Value {
     let (_, _, text) = exchange(
@@ -646,23 +659,17 @@ async fn replicas_out_of_order_chargebacks_and_automatic_top_ups() {
     .await;
 
     // Automatic top-ups: 10 dollars (20 units) below 30 units, at most 20 dollars a day.
-    let set = call(
+    let set = set_auto_topup(
         addr,
-        "PUT",
-        "/portal/v1/auto-topup",
-        Some(&ada.cookie),
-        Some(&ada.csrf),
-        Some(json!({"enabled": true, "threshold": "30", "amount": "10", "daily_cap": "20"})),
+        &ada,
+        json!({"enabled": true, "threshold": "30", "amount": "10", "daily_cap": "20"}),
     )
     .await;
     assert_eq!(set.status, 200, "{}", set.body);
-    let above_cap = call(
+    let above_cap = set_auto_topup(
         addr,
-        "PUT",
-        "/portal/v1/auto-topup",
-        Some(&ada.cookie),
-        Some(&ada.csrf),
-        Some(json!({"enabled": true, "threshold": "30", "amount": "10", "daily_cap": "61"})),
+        &ada,
+        json!({"enabled": true, "threshold": "30", "amount": "10", "daily_cap": "61"}),
     )
     .await;
     assert_eq!(
@@ -715,13 +722,10 @@ async fn replicas_out_of_order_chargebacks_and_automatic_top_ups() {
         },
     )
     .await;
-    let set = call(
+    let set = set_auto_topup(
         addr,
-        "PUT",
-        "/portal/v1/auto-topup",
-        Some(&bob.cookie),
-        Some(&bob.csrf),
-        Some(json!({"enabled": true, "threshold": "20", "amount": "5", "daily_cap": "10"})),
+        &bob,
+        json!({"enabled": true, "threshold": "20", "amount": "5", "daily_cap": "10"}),
     )
     .await;
     assert_eq!(set.status, 200, "{}", set.body);
