@@ -26,7 +26,7 @@ pub fn about() -> About {
     About::new(
         "Stripe's webhook deliveries: checkout.session.completed, payment_intent.succeeded, \
          charge.refunded, charge.dispute.created and .closed, verified by Stripe-Signature",
-        "payments",
+        "billing",
         serde_json::json!({
             "200": {"description": "Applied, applied before, or not about a payment of this gateway's",
                 "content": {"application/json": {"schema": {"type": "object",
@@ -34,13 +34,13 @@ pub fn about() -> About {
                     "properties": {"event": {"type": "string"}, "outcome": {"type": "string"},
                         "ledger_id": {"type": "string"}}}}}},
             "400": {"description": "The signature does not verify, or the event cannot be read",
-                "content": {"application/json": {"schema": r("Error")}}},
+                "content": {"application/json": {"schema": r("OpenAiError")}}},
             "404": {"description": "No payment provider is configured",
-                "content": {"application/json": {"schema": r("Error")}}},
+                "content": {"application/json": {"schema": r("OpenAiError")}}},
             "409": {"description": "The event contradicts the payment it names; nothing credited",
-                "content": {"application/json": {"schema": r("Error")}}},
+                "content": {"application/json": {"schema": r("OpenAiError")}}},
             "503": {"description": "Not now; the provider delivers it again",
-                "content": {"application/json": {"schema": r("Error")}}}
+                "content": {"application/json": {"schema": r("OpenAiError")}}}
         }),
     )
     .body(tollgate_exchange::route_doc::json_body(serde_json::json!({
