@@ -82,7 +82,7 @@ pub async fn top_up_due(state: &State, now: i64) -> Result<Pass, tollgate_store:
                 tracing::info!(account = %topup.account_id, payment = %payment.id,
                     status = %intent.status, "an automatic top-up was charged");
             }
-            Err(e) if crate::topup::is_transient(&e) => {
+            Err(e) if e.is_transient() => {
                 tracing::warn!(account = %topup.account_id, payment = %payment.id, error = %e,
                     "an automatic top-up's charge got no answer; its event will settle it");
             }

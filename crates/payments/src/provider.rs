@@ -34,6 +34,17 @@ pub enum ProviderError {
     Unreadable(String),
 }
 
+impl ProviderError {
+    /// Worth trying again later (no answer, or the provider busy or failing) rather than final.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ProviderError::Unreachable(_) => true,
+            ProviderError::Refused { status, .. } => *status == 429 || *status >= 500,
+            ProviderError::Unreadable(_) => false,
+        }
+    }
+}
+
 /// `POST /v1/checkout/sessions`.
 pub async fn create_checkout(
     state: &State,

@@ -3,7 +3,7 @@
 //! Session asked of the provider, where the person pays. Nothing is credited here: only the
 //! provider's signed word that it was paid ([`crate::webhook`]) credits.
 
-use crate::provider::{self, ProviderError};
+use crate::provider;
 use rust_decimal::Decimal;
 use tollgate_exchange::errors::{ApiError, ErrorKind};
 use tollgate_request::State;
@@ -129,10 +129,12 @@ pub async fn start(
         )
         .await
         .map_err(|e| ApiError::internal("recording a checkout", e))?;
-    store
-        .payment(&payment.id)
-        .await
-        .map_err(|e| ApiError::internal("reading a payment", e))
+    Ok(Payment {
+        checkout_id: Some(session.id),
+        checkout_url: Some(url),
+        intent_id: session.payment_intent,
+        ..payment
+    })
 }
 
 /// Marks `payment` failed with `why` and answers 502 in words a person can act on.
@@ -150,13 +152,4 @@ async fn failed(state: &State, payment: &Payment, why: &str) -> ApiError {
         format!("The payment provider could not start the top-up: {why}"),
     )
     .code("payment_provider_failed")
-}
-
-/// Whether a provider error is worth trying again later (no answer) rather than final.
-pub fn is_transient(error: &ProviderError) -> bool {
-    match error {
-        ProviderError::Unreachable(_) => true,
-        ProviderError::Refused { status, .. } => *status == 429 || *status >= 500,
-        ProviderError::Unreadable(_) => false,
-    }
 }

@@ -337,7 +337,7 @@ impl Store {
         self.recalling(account_id, || {
             Box::pin(async move {
                 let mut tx = self.write_tx().await?;
-                let (account, _) =
+                let CreditRow { account, .. } =
                     credit_in(&mut tx, account_id, amount, LedgerKind::Credit, note, false).await?;
                 tx.commit().await?;
                 Ok(account)
@@ -597,6 +597,15 @@ impl Store {
 /// `allow_negative`, and then the ledger row records how far it went beyond
 /// (`overdraw_nanos`, said in `anomaly`), which is what `tollgate audit` accepts a negative
 /// balance from.
+/// What [`credit_in`] wrote: the account after it, its ledger row, and what a negative amount
+/// took beyond what was available (`overdraw_nanos`).
+#[derive(Debug)]
+pub(crate) struct CreditRow {
+    pub account: Account,
+    pub ledger_id: String,
+    pub overdraw: Amount,
+}
+
 pub(crate) async fn credit_in(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
     account_id: &str,
@@ -604,7 +613,7 @@ pub(crate) async fn credit_in(
     kind: LedgerKind,
     note: Option<&str>,
     allow_negative: bool,
-) -> Result<(Account, String), StoreError> {
+) -> Result<CreditRow, StoreError> {
     if amount == Amount::ZERO {
         return Err(StoreError::InvalidAmount("a credit of zero".into()));
     }
@@ -710,7 +719,11 @@ pub(crate) async fn credit_in(
         balance: Amount::from_nanos(balance),
         ..before
     };
-    Ok((account, ledger_id))
+    Ok(CreditRow {
+        account,
+        ledger_id,
+        overdraw: Amount::from_nanos(overdraw),
+    })
 }
 
 async fn insert_key(

@@ -291,7 +291,9 @@ impl Store {
         audit: &AdminChange,
     ) -> Result<Credited, StoreError> {
         let mut tx = self.write_tx().await?;
-        let (account, ledger_id) = crate::accounts::credit_in(
+        let crate::accounts::CreditRow {
+            account, ledger_id, ..
+        } = crate::accounts::credit_in(
             &mut tx,
             account_id,
             amount,

@@ -371,7 +371,9 @@ impl Store {
                 .await?;
         let amount = Amount::from_nanos(amount);
         let note = format!("code {number} of batch {batch_id} ({name})");
-        let (account, ledger_id) = crate::accounts::credit_in(
+        let crate::accounts::CreditRow {
+            account, ledger_id, ..
+        } = crate::accounts::credit_in(
             &mut tx,
             by.account_id,
             amount,

@@ -292,7 +292,26 @@ impl Store {
                 "account {:?}",
                 new.account_id
             ))),
-            Ok(_) => self.payment(&id).await,
+            Ok(_) => Ok(Payment {
+                id,
+                account_id: new.account_id.to_owned(),
+                provider: new.provider.to_owned(),
+                automatic: new.automatic,
+                person_id: new.person_id.map(str::to_owned),
+                currency: new.currency.to_owned(),
+                amount_minor: new.amount_minor,
+                amount: new.amount,
+                status: PaymentStatus::Open,
+                checkout_id: None,
+                checkout_url: None,
+                intent_id: None,
+                ledger_id: None,
+                refunded_minor: 0,
+                dispute: None,
+                failure: None,
+                created_at: now,
+                paid_at: None,
+            }),
             Err(sqlx::Error::Database(d)) if d.is_unique_violation() => Err(
                 StoreError::AlreadyExists("an automatic top-up of this account is open".into()),
             ),
@@ -401,14 +420,7 @@ impl Store {
     ) -> Result<Result<PaymentChange, NotApplied>, StoreError> {
         let id = received.payment_id;
         let mut tx = self.write_tx().await?;
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {PAYMENT_COLUMNS} FROM payments WHERE id = $1{}",
-            lock(self)
-        )))
-        .bind(id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some(payment) = row.as_ref().map(payment_from_row).transpose()? else {
+        let Some(payment) = locked_payment(&mut tx, id).await? else {
             return Ok(Err(NotApplied::Unknown(id.to_owned())));
         };
         if received.amount_minor != payment.amount_minor
@@ -462,7 +474,9 @@ impl Store {
                 .map(|pi| format!(", {pi}"))
                 .unwrap_or_default()
         );
-        let (account, ledger_id) = crate::accounts::credit_in(
+        let crate::accounts::CreditRow {
+            account, ledger_id, ..
+        } = crate::accounts::credit_in(
             &mut tx,
             &payment.account_id,
             payment.amount,
@@ -607,7 +621,9 @@ impl Store {
         allow_negative: bool,
     ) -> Result<Result<PaymentChange, NotApplied>, StoreError> {
         let mut tx = self.write_tx().await?;
-        let payment = locked_payment(&mut tx, payment_id).await?;
+        let payment = locked_payment(&mut tx, payment_id)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("payment {payment_id:?}")))?;
         if payment.status != PaymentStatus::Paid {
             return Ok(Err(NotApplied::NotYetPaid(payment.id)));
         }
@@ -982,13 +998,7 @@ impl ReversalRow<'_> {
         } else {
             LedgerKind::Payment
         };
-        let before: Option<(i64, i64, i64)> = sqlx::query_as(
-            "SELECT balance_nanos, held_nanos, leased_nanos FROM accounts WHERE id = $1",
-        )
-        .bind(&payment.account_id)
-        .fetch_optional(&mut **tx)
-        .await?;
-        let (account, ledger_id) = crate::accounts::credit_in(
+        let credited = crate::accounts::credit_in(
             tx,
             &payment.account_id,
             amount,
@@ -997,18 +1007,11 @@ impl ReversalRow<'_> {
             allow_negative,
         )
         .await?;
-        let overdraw = match before {
-            Some((balance, held, leased)) if self.signed_nanos < 0 => {
-                let available = (balance - held - leased).max(0);
-                (-self.signed_nanos - available).max(0)
-            }
-            _ => 0,
-        };
         sqlx::query(
             "INSERT INTO payment_reversals (ledger_id, payment_id, cause, reference, amount_minor,
                 amount_nanos, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
-        .bind(&ledger_id)
+        .bind(&credited.ledger_id)
         .bind(&payment.id)
         .bind(self.cause)
         .bind(self.reference)
@@ -1020,28 +1023,20 @@ impl ReversalRow<'_> {
         Ok(PaymentChange {
             payment_id: payment.id.clone(),
             account_id: payment.account_id.clone(),
-            ledger_id,
+            ledger_id: credited.ledger_id,
             amount,
-            balance: account.balance,
-            overdraw: Amount::from_nanos(overdraw),
+            balance: credited.account.balance,
+            overdraw: credited.overdraw,
         })
     }
 }
 
-/// ` FOR UPDATE` on PostgreSQL (SQLite's write transaction already holds the database).
-fn lock(store: &Store) -> &'static str {
-    if store.backend() == crate::Backend::Postgres {
-        " FOR UPDATE"
-    } else {
-        ""
-    }
-}
-
-/// The payment `id`, locked for the transaction.
+/// The payment `id`, locked for the transaction (`FOR UPDATE` on PostgreSQL; SQLite's write
+/// transaction already holds the database).
 async fn locked_payment(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
     id: &str,
-) -> Result<Payment, StoreError> {
+) -> Result<Option<Payment>, StoreError> {
     let lock = if tx.backend_name() == "PostgreSQL" {
         " FOR UPDATE"
     } else {
@@ -1053,10 +1048,7 @@ async fn locked_payment(
     .bind(id)
     .fetch_optional(&mut **tx)
     .await?;
-    match row {
-        Some(row) => payment_from_row(&row),
-        None => Err(StoreError::NotFound(format!("payment {id:?}"))),
-    }
+    row.as_ref().map(payment_from_row).transpose()
 }
 
 /// Keeps the provider's customer and card an event named for the account, for its automatic
