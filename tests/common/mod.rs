@@ -501,17 +501,24 @@ pub async fn typed_server(
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(
                     move |request: http::Request<hyper::body::Incoming>| {
-                        let (parts, _) = request.into_parts();
-                        let (status, content_type, body) = answer(&parts);
-                        let mut response = http::Response::new(Full::new(body));
-                        *response.status_mut() = http::StatusCode::from_u16(status).unwrap();
-                        if let Some(value) = content_type {
-                            response.headers_mut().insert(
-                                http::header::CONTENT_TYPE,
-                                http::HeaderValue::from_str(&value).unwrap(),
-                            );
+                        let answer = answer.clone();
+                        async move {
+                            // Read the whole upload before answering, as a vendor does: a
+                            // server that answers first and closes resets a client still
+                            // sending, and the gateway rightly calls that a broken answer.
+                            let (parts, body) = request.into_parts();
+                            let _ = body.collect().await;
+                            let (status, content_type, body) = answer(&parts);
+                            let mut response = http::Response::new(Full::new(body));
+                            *response.status_mut() = http::StatusCode::from_u16(status).unwrap();
+                            if let Some(value) = content_type {
+                                response.headers_mut().insert(
+                                    http::header::CONTENT_TYPE,
+                                    http::HeaderValue::from_str(&value).unwrap(),
+                                );
+                            }
+                            Ok::<_, std::convert::Infallible>(response)
                         }
-                        async move { Ok::<_, std::convert::Infallible>(response) }
                     },
                 );
                 let _ = hyper::server::conn::http1::Builder::new()
