@@ -323,7 +323,7 @@ await step("redemption codes: issue a batch, one redeemed, the report, revoke", 
   await page.getByText("revoked", { exact: true }).first().waitFor();
 });
 
-await step("the customer portal: invited, a password, TOTP, signed in with it, a top-up paid, a code redeemed, a key used with the OpenAI SDK, the statement verified offline", async () => {
+await step("the customer portal: invited, a password, TOTP, signed in with it, a top-up paid, a code redeemed, a key used with the OpenAI SDK, the statement verified offline, balance alerts set", async () => {
   await page.goto(gateway + "/console#/accounts/" + encodeURIComponent(name));
   await page.getByRole("heading", { name: new RegExp(name) }).waitFor();
   const email = `ada-${Date.now()}@example.com`;
@@ -447,7 +447,26 @@ await step("the customer portal: invited, a password, TOTP, signed in with it, a
   }
   assert.match(verified, /verified/);
   assert.ok(Array.isArray(statement.rows) && statement.rows.some(r => r.kind === "redemption") && statement.rows.some(r => r.kind === "payment"), Object.keys(statement).join(","));
+
+  // Balance alerts: one with a webhook (its signing secret shown once), one far above the
+  // balance for the banner; the webhook's is deleted again.
+  await portal.getByRole("link", { name: "Alerts" }).click();
+  await portal.locator("#alert-threshold").fill("1");
+  await portal.locator("#alert-url").fill("https://hooks.example.com/tollgate");
+  await portal.getByRole("button", { name: "Add" }).click();
+  const alertSecret = (await portal.locator("[data-secret]").textContent()).trim();
+  assert.match(alertSecret, /^whsec_/);
+  await portal.locator("#alert-threshold").fill("1000000");
+  await portal.getByRole("button", { name: "Add" }).click();
+  await portal.getByRole("cell", { name: "below", exact: true }).waitFor();
+  assert.equal(await portal.locator("[data-secret]").count(), 0, "the secret is shown once");
+  await portal.screenshot({ path: `${shots}/15e-portal-alerts.png`, fullPage: true });
+  await portal.locator("[data-delete]").first().click();
+  await portal.getByText("Deleted.").waitFor();
+  assert.equal(await portal.locator("[data-delete]").count(), 1);
   await portal.getByRole("link", { name: "Balance" }).click();
+  await portal.locator("[data-below]").waitFor();
+  assert.match(await portal.locator("[data-below]").textContent(), /below your alert at 1000000/);
 
   await portal.setViewportSize({ width: 390, height: 844 });
   await portal.reload();

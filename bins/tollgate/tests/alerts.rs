@@ -9,7 +9,9 @@
 //!   the other replica delivers, and the stalled one's late answer is fenced;
 //! * on one replica: a key spending with no baseline is disabled by its rule, the others keep
 //!   working; a budget's percentages fire once each; a channel's circuit opening is posted in
-//!   the Slack format; a rule added through the admin API fires; bad rules are refused by name.
+//!   the Slack format; a rule added through the admin API fires; bad rules are refused by name;
+//! * a customer's balance alert, set in the portal: signed with its own secret, fired and
+//!   resolved, its URL held to the address rule for customers, out of another account's reach.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -137,7 +139,12 @@ impl Receiver {
 /// What a receiver does with each request: the signature over id, timestamp and body, and a
 /// timestamp within five minutes.
 fn verify(posted: &Posted) {
-    let secret: Secret = SECRET.parse().unwrap();
+    verify_with(SECRET, posted);
+}
+
+/// [`verify`] with the secret `secret` (a customer's alert's own).
+fn verify_with(secret: &str, posted: &Posted) {
+    let secret: Secret = secret.parse().unwrap();
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -1107,4 +1114,187 @@ webhook_url = "{good}"
     );
     eprintln!("the quick receiver's alert arrived after {quick_after:?} beside a trickler");
     drop(gw);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_customer_sets_a_balance_alert_in_the_portal() {
+    use support::portal::{accept, call, get, invitation, sign_in};
+    let scratch = Scratch::new("alerts-portal");
+    let db = scratch.sqlite_url();
+    let sim = tollgate_sim::start("127.0.0.1:0".parse().unwrap(), KnobSettings::default())
+        .await
+        .unwrap();
+    let receiver = Receiver::start(Vec::new()).await;
+    // The receiver listens on loopback: the operator opens it to customers, as it would a
+    // staging receiver (`[portal] alert_hosts`, beside `[outbound] trusted_hosts`).
+    let config = config_with(
+        &scratch,
+        &sim.base_url(),
+        "openai",
+        "\n[alerting]\nevaluate_seconds = 1\n\n[portal]\nalert_hosts = [\"127.0.0.1\"]\n",
+    );
+    for name in ["acme", "other"] {
+        let made = support::cli(
+            &config,
+            &db,
+            &["keys", "create", "--name", name, "--balance", "10"],
+        );
+        assert!(made.ok, "{}", made.said());
+    }
+    let ada_token = invitation(&config, &db, "acme", "ada@example.com");
+    let bob_token = invitation(&config, &db, "other", "bob@example.com");
+    let gateway = Gateway::start(&scratch, "gateway", &config, &db).await;
+    let addr = gateway.addr.as_str();
+    let password = "correct horse battery staple";
+    let mut people = Vec::new();
+    for (token, email) in [
+        (&ada_token, "ada@example.com"),
+        (&bob_token, "bob@example.com"),
+    ] {
+        assert_eq!(accept(addr, token, password).await.status, 200);
+        people.push(
+            sign_in(addr, json!({"email": email, "password": password}))
+                .await
+                .ok()
+                .unwrap(),
+        );
+    }
+    let (ada, bob) = (&people[0], &people[1]);
+    let post = |body: Value| {
+        let (cookie, csrf) = (ada.cookie.clone(), ada.csrf.clone());
+        async move {
+            call(
+                addr,
+                "POST",
+                "/portal/v1/balance-alerts",
+                Some(&cookie),
+                Some(&csrf),
+                Some(body),
+            )
+            .await
+        }
+    };
+
+    // Refused by name: a private address, a name that is not public, a format without a URL,
+    // a negative threshold; and a write without the CSRF token.
+    for (body, param) in [
+        (
+            json!({"threshold": "5", "webhook_url": "http://10.0.0.1/hook"}),
+            "webhook_url",
+        ),
+        (
+            json!({"threshold": "5", "webhook_url": "http://metadata.internal/"}),
+            "webhook_url",
+        ),
+        (
+            json!({"threshold": "5", "webhook_url": "javascript:alert(1)"}),
+            "webhook_url",
+        ),
+        (json!({"threshold": "5", "format": "slack"}), "format"),
+        (json!({"threshold": "-1"}), "threshold"),
+    ] {
+        let refused = post(body.clone()).await;
+        assert_eq!(refused.status, 400, "{body}: {}", refused.body);
+        assert_eq!(refused.json()["error"]["param"], param, "{}", refused.body);
+    }
+    let no_csrf = call(
+        addr,
+        "POST",
+        "/portal/v1/balance-alerts",
+        Some(&ada.cookie),
+        None,
+        Some(json!({"threshold": "5"})),
+    )
+    .await;
+    assert_eq!(no_csrf.status, 403, "{}", no_csrf.body);
+
+    // A signed alert below 5, and a banner-only one below 20 (the balance is 10).
+    let made = post(json!({"threshold": "5", "webhook_url": receiver.url})).await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let made = made.json();
+    let (id, secret) = (
+        made["id"].as_str().unwrap().to_owned(),
+        made["signing_secret"].as_str().unwrap().to_owned(),
+    );
+    assert!(
+        id.starts_with("bal_") && secret.starts_with("whsec_"),
+        "{made}"
+    );
+    let banner = post(json!({"threshold": "20"})).await;
+    assert_eq!(banner.status, 201, "{}", banner.body);
+    assert!(
+        banner.json().get("signing_secret").is_none(),
+        "{}",
+        banner.body
+    );
+    let listed = get(addr, ada, "/portal/v1/balance-alerts").await.json();
+    let below: Vec<bool> = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["below"].as_bool().unwrap())
+        .collect();
+    assert_eq!(below, [false, true], "{listed:#}");
+    assert!(
+        !listed.to_string().contains(&secret),
+        "the secret is shown once: {listed:#}"
+    );
+
+    // Another account's person sees none of them and cannot delete one.
+    let theirs = get(addr, bob, "/portal/v1/balance-alerts").await.json();
+    assert_eq!(theirs["data"], json!([]), "{theirs:#}");
+    let path = format!("/portal/v1/balance-alerts/{id}");
+    let not_bobs = call(
+        addr,
+        "DELETE",
+        &path,
+        Some(&bob.cookie),
+        Some(&bob.csrf),
+        None,
+    )
+    .await;
+    assert_eq!(not_bobs.status, 404, "{}", not_bobs.body);
+
+    // The balance falls under 5: one event, signed with the alert's own secret.
+    assert!(support::cli(&config, &db, &["keys", "credit", "acme", "-6"]).ok);
+    let posted = receiver.until(1, Duration::from_secs(20)).await;
+    verify_with(&secret, &posted[0]);
+    assert_eq!(posted[0].body["type"], "alert.fired");
+    assert_eq!(posted[0].body["data"]["rule"], id.as_str());
+    assert_eq!(posted[0].body["data"]["facts"]["balance"], "4");
+    // The other account, as low, is no business of this alert.
+    assert!(support::cli(&config, &db, &["keys", "credit", "other", "-9"]).ok);
+    // Back above: resolved, once.
+    assert!(support::cli(&config, &db, &["keys", "credit", "acme", "6"]).ok);
+    let posted = receiver.until(2, Duration::from_secs(20)).await;
+    verify_with(&secret, &posted[1]);
+    assert_eq!(posted[1].body["type"], "alert.resolved");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(receiver.posted().len(), 2, "{:#?}", receiver.posted());
+
+    // Deleted, it posts no more; at most five an account.
+    let deleted = call(
+        addr,
+        "DELETE",
+        &path,
+        Some(&ada.cookie),
+        Some(&ada.csrf),
+        None,
+    )
+    .await;
+    assert_eq!(deleted.status, 200, "{}", deleted.body);
+    assert!(support::cli(&config, &db, &["keys", "credit", "acme", "-8"]).ok);
+    for _ in 0..4 {
+        assert_eq!(post(json!({"threshold": "1"})).await.status, 201);
+    }
+    let sixth = post(json!({"threshold": "1"})).await;
+    assert_eq!(sixth.status, 400, "{}", sixth.body);
+    assert!(
+        sixth.body.contains("too_many_balance_alerts"),
+        "{}",
+        sixth.body
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(receiver.posted().len(), 2, "a deleted alert posts nothing");
+    drop(gateway);
 }

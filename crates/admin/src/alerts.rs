@@ -229,6 +229,9 @@ pub struct Delivery {
     pub rule: String,
     /// Where it is posted.
     pub url: String,
+    /// The account whose person set the rule in the portal (a balance alert `bal_…`); none
+    /// for the operator's rules.
+    pub account: Option<String>,
     /// `standard` or `slack`.
     #[schemars(extend("enum" = ["standard", "slack"]))]
     pub format: String,
@@ -283,6 +286,7 @@ fn delivery(
         event_id: d.event_id.clone(),
         rule: d.rule.clone(),
         url: d.url.clone(),
+        account: d.owner_account.clone(),
         format: d.format.clone(),
         state: d.state.clone(),
         attempts: d.attempts,

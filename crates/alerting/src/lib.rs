@@ -29,7 +29,7 @@ use tollgate_alerts::rule::{
     Action, Balance, BudgetUse, Circuit, Condition, KeySpend, RefundAfterSpend, Rule, RuleConfig,
     SignatureFailures, TaskOutcomes,
 };
-use tollgate_alerts::{Change, Observed, RetrySchedule, Secret, Verdict};
+use tollgate_alerts::{Change, Format, Observed, RetrySchedule, Secret, Verdict};
 use tollgate_billing::Amount;
 use tollgate_journal::clock::{format_rfc3339, now_millis};
 use tollgate_request::State;
@@ -193,6 +193,43 @@ pub async fn judge_all(state: &State, replica: &str, every: Duration) {
             tracing::warn!(rule = %rule.name, error = %e, "an alert rule could not be judged");
         }
     }
+    if let Err(e) = judge_balance_alerts(state, now).await {
+        tracing::warn!(error = %e, "the customers' balance alerts could not be judged");
+    }
+}
+
+/// The balance alerts customers set in the portal (docs/decisions.md, "Balance alerts a
+/// customer sets"): each a `balance_below` rule over its own account, named by its id. One
+/// query finds those that may change level ([`Store::balance_alerts_to_judge`]); the rest cost
+/// nothing a round.
+async fn judge_balance_alerts(state: &State, now: i64) -> Result<(), StoreError> {
+    for due in state.store.balance_alerts_to_judge().await? {
+        let alert = &due.alert;
+        let Some(url) = alert.webhook_url.as_deref() else {
+            continue;
+        };
+        let format = Format::parse(&alert.format).unwrap_or(Format::Standard);
+        let rule =
+            Rule::customer_balance(&alert.id, &alert.account_id, alert.threshold, url, format);
+        let observed = Observed::Balances(vec![Balance {
+            account_id: alert.account_id.clone(),
+            account_name: due.account_name.clone(),
+            balance: due.balance,
+        }]);
+        let owner = Owner {
+            account_id: &alert.account_id,
+            secret: alert.secret.as_deref(),
+        };
+        record_changes(state, &rule, &observed, |_| due.level, now, Some(owner)).await?;
+    }
+    Ok(())
+}
+
+/// Whose alert a customer's is: its account, and the secret its deliveries are signed with.
+#[derive(Debug, Clone, Copy)]
+struct Owner<'a> {
+    account_id: &'a str,
+    secret: Option<&'a str>,
 }
 
 /// Judges one rule at `now` and records what changed.
@@ -205,17 +242,38 @@ async fn judge(state: &State, rule: &Rule, now: i64, fresh_since: i64) -> Result
         .map(|(s, _)| s.as_str())
         .collect();
     let observed = observe(store, rule, now, fresh_since, &firing).await?;
-    for verdict in rule.judge(&observed) {
-        let from = levels.get(&verdict.subject).copied();
-        let stored = from.unwrap_or_default();
-        let Some(change) = Change::between(stored.level, verdict.level, rule.resolves()) else {
+    record_changes(
+        state,
+        rule,
+        &observed,
+        |subject| levels.get(subject).copied(),
+        now,
+        None,
+    )
+    .await
+}
+
+/// Lets `rule` judge `observed` and records each subject whose level changed from what
+/// `stored` says it was.
+async fn record_changes(
+    state: &State,
+    rule: &Rule,
+    observed: &Observed,
+    stored: impl Fn(&str) -> Option<AlertLevel>,
+    now: i64,
+    owner: Option<Owner<'_>>,
+) -> Result<(), StoreError> {
+    for verdict in rule.judge(observed) {
+        let from = stored(&verdict.subject);
+        let was = from.unwrap_or_default();
+        let Some(change) = Change::between(was.level, verdict.level, rule.resolves()) else {
             continue;
         };
         let to = AlertLevel {
             level: verdict.level,
-            episode: stored.episode + i64::from(change == Change::Fired),
+            episode: was.episode + i64::from(change == Change::Fired),
         };
-        record(state, rule, &verdict, change, from, to, now).await?;
+        record(state, rule, &verdict, change, (from, to), now, owner).await?;
     }
     Ok(())
 }
@@ -227,9 +285,9 @@ async fn record(
     rule: &Rule,
     verdict: &Verdict,
     change: Change,
-    from: Option<AlertLevel>,
-    to: AlertLevel,
+    (from, to): (Option<AlertLevel>, AlertLevel),
     now: i64,
+    owner: Option<Owner<'_>>,
 ) -> Result<(), StoreError> {
     let id = tollgate_store::new_id("evt");
     let action = match (change, rule.action, &verdict.acts_on) {
@@ -293,6 +351,8 @@ async fn record(
             url: &rule.target.url,
             format: rule.target.format.as_str(),
             secret_env: rule.target.secret_env.as_deref(),
+            secret: owner.and_then(|o| o.secret),
+            owner_account: owner.map(|o| o.account_id),
             body: &body,
         })
         .await?;
@@ -543,8 +603,8 @@ async fn attempt(state: &State, courier: &Courier, delivery: &AlertDelivery) {
     // The whole attempt — connecting, sending, the answer's head — within one deadline, well
     // inside the lease: a receiver that trickles cannot hold it past the lease (another replica
     // would deliver it again).
-    let answer = match secret_of(delivery.secret_env.as_deref(), &env) {
-        Err(e) => Err(format!("not sent: secret_env: {e}")),
+    let answer = match delivery_secret(state, delivery, &env) {
+        Err(e) => Err(format!("not sent: {e}")),
         Ok(secret) => tokio::time::timeout(
             courier.timeout,
             post(state, courier, delivery, secret.as_ref(), started_at),
@@ -604,6 +664,31 @@ async fn attempt(state: &State, courier: &Courier, delivery: &AlertDelivery) {
         }
         Err(e) => {
             tracing::warn!(delivery = %delivery.id, error = %e, "an alert delivery's attempt could not be recorded");
+        }
+    }
+}
+
+/// What `delivery` is signed with, checking first that a customer's may go where it would:
+/// its own secret and only a public host (or one the operator opened to customers); an
+/// operator's rule's, its variable's secret.
+fn delivery_secret(
+    state: &State,
+    delivery: &AlertDelivery,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<Secret>, String> {
+    if delivery.owner_account.is_some() {
+        state
+            .outbound
+            .check_customer(&delivery.url, &state.portal.alert_hosts)
+            .map_err(|e| format!("webhook_url: {e}"))?;
+    }
+    match &delivery.secret {
+        Some(secret) => secret
+            .parse::<Secret>()
+            .map(Some)
+            .map_err(|e| format!("the alert's secret: {e}")),
+        None => {
+            secret_of(delivery.secret_env.as_deref(), env).map_err(|e| format!("secret_env: {e}"))
         }
     }
 }

@@ -16,7 +16,7 @@ use tollgate_billing::Amount;
 
 /// An `[[alerts]]` table, or the body of `POST /admin/v1/alerts`, as written. Which fields a
 /// rule takes depends on its `when`; [`Rule::from_config`] refuses the others by name.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schema", schemars(rename = "AlertRule"))]
 #[serde(deny_unknown_fields)]
@@ -437,6 +437,42 @@ impl Rule {
             action,
             written: c.clone(),
         })
+    }
+
+    /// A balance alert a customer set in the portal (docs/decisions.md, "Balance alerts a
+    /// customer sets"), as a rule: `balance_below` over its own account only, named by its id
+    /// (`bal_…`), posted to `url` in `format`, never acting. It names no secret's variable: its
+    /// deliveries carry the alert's own secret.
+    pub fn customer_balance(
+        id: &str,
+        account_id: &str,
+        threshold: Amount,
+        url: &str,
+        format: Format,
+    ) -> Rule {
+        Rule {
+            name: id.to_owned(),
+            condition: Condition::BalanceBelow { threshold },
+            scope: Scope {
+                account: Some(account_id.to_owned()),
+                ..Scope::default()
+            },
+            target: Target {
+                url: url.to_owned(),
+                secret_env: None,
+                format,
+            },
+            action: None,
+            written: RuleConfig {
+                name: id.to_owned(),
+                when: "balance_below".to_owned(),
+                threshold: Some(threshold),
+                account: Some(account_id.to_owned()),
+                webhook_url: url.to_owned(),
+                format: Some(format.as_str().to_owned()),
+                ..RuleConfig::default()
+            },
+        }
     }
 
     /// The condition's name.

@@ -62,6 +62,16 @@ impl std::str::FromStr for Secret {
 }
 
 impl Secret {
+    /// A new secret of `random` bytes (the caller draws them: this crate does no I/O).
+    pub fn from_random(random: [u8; 32]) -> Secret {
+        Secret(random.to_vec())
+    }
+
+    /// Its written form, `whsec_` and base64 — what a receiver is given to verify with.
+    pub fn reveal(&self) -> String {
+        format!("{PREFIX}{}", STANDARD.encode(&self.0))
+    }
+
     fn mac(&self, id: &str, timestamp: i64, body: &[u8]) -> HmacSha256 {
         // An HMAC takes a key of any length: `new_from_slice` cannot fail for it.
         let mut mac = match HmacSha256::new_from_slice(&self.0) {
@@ -128,6 +138,14 @@ impl Secret {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_drawn_secret_reads_back_as_written() {
+        let secret = Secret::from_random([7; 32]);
+        let written = secret.reveal();
+        assert!(written.starts_with("whsec_"));
+        assert_eq!(written.parse::<Secret>().unwrap(), secret);
+    }
 
     /// The example of the Standard Webhooks specification and its reference libraries.
     const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";

@@ -514,7 +514,11 @@ pub async fn confirm_totp(visit: Visit, request: Request<Incoming>) -> Answer {
 }
 
 /// The actor of a change a person makes, for the admin audit log: `portal:EMAIL`.
-fn actor_change(visit: &Visit, action: &str, target: &str) -> Result<AdminChange, ApiError> {
+pub(crate) fn actor_change(
+    visit: &Visit,
+    action: &str,
+    target: &str,
+) -> Result<AdminChange, ApiError> {
     Ok(AdminChange {
         actor: format!("portal:{}", visit.session()?.person.email),
         action: action.to_owned(),

@@ -17,6 +17,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod balance_alerts;
 pub mod page;
 pub mod payments;
 pub mod routes;

@@ -3,6 +3,7 @@
 
 use crate::api::{self, Visit};
 use crate::auth::Door;
+use crate::balance_alerts;
 use crate::page;
 use crate::payments;
 use futures_util::future::BoxFuture;
@@ -87,6 +88,9 @@ pub static PORTAL_ROUTES: &[PortalRoute] = &[
     row(GET, "/payments/{id}", Session, op!(payments::payment), payments::about_payment),
     row(GET, "/auto-topup", Session, op!(payments::auto_topup), payments::about_auto_topup),
     row(PUT, "/auto-topup", Session, op!(payments::set_auto_topup), payments::about_set_auto_topup),
+    row(GET, "/balance-alerts", Session, op!(balance_alerts::list), balance_alerts::about_list),
+    row(POST, "/balance-alerts", Session, op!(balance_alerts::create), balance_alerts::about_create),
+    row(DELETE, "/balance-alerts/{id}", Session, op!(balance_alerts::delete), balance_alerts::about_delete),
 ];
 
 /// Whether `path` (under `/portal/v1`) is `pattern`'s, `{id}` standing for one segment; the

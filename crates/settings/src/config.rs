@@ -941,6 +941,10 @@ pub struct PortalConfig {
     pub sign_ins_per_address: u32,
     /// The window, in seconds (at most a day).
     pub sign_in_window_seconds: u64,
+    /// Hosts a customer's balance alert may post to though they are not public (each also in
+    /// `[outbound] trusted_hosts`, which alone never opens a host to customers); none by
+    /// default (docs/decisions.md, "Balance alerts a customer sets").
+    pub alert_hosts: Vec<String>,
 }
 
 impl Default for PortalConfig {
@@ -954,6 +958,7 @@ impl Default for PortalConfig {
             sign_ins_per_person: 5,
             sign_ins_per_address: 30,
             sign_in_window_seconds: 900,
+            alert_hosts: Vec::new(),
         }
     }
 }

@@ -73,6 +73,21 @@ impl Outbound {
         check_url(url, &self.trusted_hosts)
     }
 
+    /// The rule for a URL a customer wrote (a portal balance alert's webhook): a public host,
+    /// or one of `customer_hosts` (`[portal] alert_hosts`; reached only if also trusted here).
+    /// The operator's trusted hosts are not a customer's: naming one is refused, so a
+    /// customer cannot post into the operator's network.
+    pub fn check_customer(&self, url: &str, customer_hosts: &[String]) -> Result<(), UrlProblem> {
+        let customer_hosts: Vec<String> = customer_hosts
+            .iter()
+            .map(|h| h.trim().to_ascii_lowercase())
+            .collect();
+        if self.is_trusted(url) && !is_trusted(url, &customer_hosts) {
+            return Err(UrlProblem::NotPublicName(url_host(url).unwrap_or_default()));
+        }
+        check_url(url, &customer_hosts)
+    }
+
     /// Sends `request` if its URL passes [`Outbound::check`], through the guarded client.
     pub async fn send(
         &self,
@@ -148,6 +163,42 @@ pub fn same_origin(uri: &Uri, base_url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_customer_reaches_only_public_hosts_and_those_opened_to_customers() {
+        let outbound = Outbound::new(
+            &["relay.corp".into(), "127.0.0.1".into()],
+            Default::default(),
+        );
+        // An operator's trusted host is not a customer's.
+        assert!(
+            outbound
+                .check_customer("http://relay.corp/hook", &[])
+                .is_err()
+        );
+        assert!(
+            outbound
+                .check_customer("http://127.0.0.1:9/hook", &[])
+                .is_err()
+        );
+        assert!(
+            outbound
+                .check_customer("http://10.0.0.1/hook", &[])
+                .is_err()
+        );
+        assert!(outbound.check_customer("javascript:alert(1)", &[]).is_err());
+        assert!(
+            outbound
+                .check_customer("https://hooks.example.com/x", &[])
+                .is_ok()
+        );
+        // Opened to customers by the operator.
+        assert!(
+            outbound
+                .check_customer("http://127.0.0.1:9/hook", &["127.0.0.1".into()])
+                .is_ok()
+        );
+    }
 
     #[test]
     fn only_public_or_trusted_hosts_pass() {

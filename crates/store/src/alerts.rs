@@ -52,6 +52,10 @@ pub struct NewAlertEvent<'a> {
     pub url: &'a str,
     pub format: &'a str,
     pub secret_env: Option<&'a str>,
+    /// A customer's alert: its own signing secret, and its account (whose deliveries go only
+    /// to public hosts).
+    pub secret: Option<&'a str>,
+    pub owner_account: Option<&'a str>,
     pub body: &'a [u8],
 }
 
@@ -82,6 +86,11 @@ pub struct AlertDelivery {
     pub format: String,
     #[serde(skip)]
     pub secret_env: Option<String>,
+    /// A customer's alert's own secret (never shown).
+    #[serde(skip)]
+    pub secret: Option<String>,
+    /// The account of a customer's alert, whose deliveries go only to public hosts.
+    pub owner_account: Option<String>,
     /// What is posted (JSON).
     pub payload: String,
     /// `pending`, `delivered` or `failed` (its schedule spent).
@@ -128,8 +137,8 @@ pub struct AttemptOutcome {
 /// The most of an answer's body kept.
 pub const MAX_ANSWER: usize = 4096;
 
-const DELIVERY_COLUMNS: &str = "id, event_id, rule, url, format, secret_env, body, state, attempts, \
-     next_attempt_at, created_at, delivered_at, lease_token";
+const DELIVERY_COLUMNS: &str = "id, event_id, rule, url, format, secret_env, secret, owner_account, \
+     body, state, attempts, next_attempt_at, created_at, delivered_at, lease_token";
 
 fn delivery_from_row(row: &sqlx::any::AnyRow) -> Result<AlertDelivery, StoreError> {
     Ok(AlertDelivery {
@@ -139,6 +148,8 @@ fn delivery_from_row(row: &sqlx::any::AnyRow) -> Result<AlertDelivery, StoreErro
         url: row.try_get("url")?,
         format: row.try_get("format")?,
         secret_env: row.try_get("secret_env")?,
+        secret: row.try_get("secret")?,
+        owner_account: row.try_get("owner_account")?,
         payload: row.try_get("body")?,
         state: row.try_get("state")?,
         attempts: row.try_get("attempts")?,
@@ -242,8 +253,8 @@ impl Store {
         sqlx::query(
             "INSERT INTO alert_deliveries (id, event_id, rule, url, format, secret_env, body, state,
                                            attempts, next_attempt_at, created_at, updated_at,
-                                           lease_token)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, $8, $8, $8, 0)",
+                                           lease_token, secret, owner_account)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, $8, $8, $8, 0, $9, $10)",
         )
         .bind(new_id("msg"))
         .bind(e.id)
@@ -253,6 +264,8 @@ impl Store {
         .bind(e.secret_env)
         .bind(String::from_utf8_lossy(e.body).into_owned())
         .bind(e.created_at)
+        .bind(e.secret)
+        .bind(e.owner_account)
         .execute(&mut *tx)
         .await?;
         if let Some((action, _)) = &e.action {

@@ -40,6 +40,7 @@ mod accounts;
 mod admin;
 mod alerts;
 mod audit;
+mod balance_alerts;
 pub mod chain;
 mod changes;
 pub mod checkpoint;
@@ -77,6 +78,7 @@ pub use alerts::{
     NewAlertEvent,
 };
 pub use audit::{AuditReport, LEASE_EXPIRY_GRACE_MS, Violation};
+pub use balance_alerts::{BalanceAlert, BalanceAlertToJudge, MAX_BALANCE_ALERTS, NewBalanceAlert};
 pub use client_secrets::{
     AUTH_TOKENS, MintedSecret, Redeemed, SecretHeld, SecretTerms, is_client_secret,
 };

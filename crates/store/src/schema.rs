@@ -780,6 +780,28 @@ const MIGRATIONS: &[Migration] = &[
             )",
         ],
     },
+    Migration {
+        version: 25,
+        name: "balance alerts a customer sets in the portal",
+        statements: &[
+            // `crate::balance_alerts`: judged as `balance_below` rules named by their id.
+            "CREATE TABLE IF NOT EXISTS balance_alerts (
+                id TEXT PRIMARY KEY,
+                account_id TEXT NOT NULL,
+                threshold_nanos BIGINT NOT NULL,
+                webhook_url TEXT,
+                format TEXT NOT NULL,
+                secret TEXT,
+                created_by TEXT NOT NULL,
+                created_at BIGINT NOT NULL
+            )",
+            "CREATE INDEX IF NOT EXISTS balance_alerts_account ON balance_alerts (account_id)",
+            // A customer's delivery: signed with the alert's own secret, and posted only to a
+            // public host (never one of the operator's trusted ones).
+            "ALTER TABLE alert_deliveries ADD COLUMN secret TEXT",
+            "ALTER TABLE alert_deliveries ADD COLUMN owner_account TEXT",
+        ],
+    },
 ];
 
 /// Brings the schema up to date.

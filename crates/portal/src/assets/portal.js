@@ -82,10 +82,12 @@ function invitePage(token) {
 }
 
 async function homePage(params) {
-  const [a, ledger] = await Promise.all([api("/account"), api("/ledger?limit=25" + (params.get("before") ? "&before=" + encodeURIComponent(params.get("before")) : ""))]);
+  const [a, ledger, alerts] = await Promise.all([api("/account"), api("/ledger?limit=25" + (params.get("before") ? "&before=" + encodeURIComponent(params.get("before")) : "")), api("/balance-alerts")]);
+  const below = alerts.data.filter(x => x.below);
   const code = h("input", { id: "redeem-code", required: true, autocomplete: "off", placeholder: "XXXX-XXXX-XXXX-XXXX-XXXX-XXXX-XXXX" });
   const out = h("div", { "aria-live": "polite" });
   show(h("h1", {}, a.name),
+    below.length ? h("div", { class: "msg err", role: "alert", "data-below": "" }, `Your balance is below your alert at ${below.map(x => x.threshold).join(", ")}. `, h("a", { href: "#/topups" }, "Top up")) : null,
     h("div", { class: "cards" }, card("Balance", a.balance, "balance"), card("Available to spend", a.available, "available"),
       card("Held by running tasks", a.held), card("Reserved by the gateways", a.leased)),
     h("p", { class: "muted" }, "Your balance is what you have paid in less what has been charged. Video tasks hold part of it until they finish; each running gateway reserves a little to answer requests quickly and gives back what it does not use."),
@@ -134,6 +136,34 @@ async function keysPage() {
     } }, h("label", { for: "key-name" }, "Name", name), h("label", { for: "key-rpm" }, "Requests a minute", rpm),
       h("label", { for: "key-daily" }, "Spend a day", daily), h("label", { for: "key-models" }, "Models (comma-separated)", models),
       h("button", { class: "b", type: "submit" }, "Create")));
+}
+
+async function alertsPage() {
+  const alerts = await api("/balance-alerts");
+  const threshold = h("input", { id: "alert-threshold", required: true, inputmode: "decimal", placeholder: "10" });
+  const url = h("input", { id: "alert-url", type: "url", placeholder: "https://… (optional)" });
+  const slack = h("input", { id: "alert-slack", type: "checkbox" });
+  const out = h("div", { "aria-live": "polite" });
+  const reload = async note => { await alertsPage(); if (note) main.querySelector("#alerts-out").replaceChildren(...[].concat(note)); };
+  show(h("h1", {}, "Balance alerts"),
+    h("p", { class: "muted" }, `When your balance (now ${alerts.balance}) falls below an alert's amount, these pages say so, and if you gave a webhook the gateway posts a signed event to it — and another when the balance is back. At most ${alerts.most}.`),
+    table([{ label: "Below", num: 1, get: x => x.threshold }, { label: "Webhook", wrap: 1, get: x => x.webhook_url || "none: these pages only" },
+           { label: "Format", get: x => x.webhook_url ? x.format : "" }, { label: "Now", get: x => x.below ? "below" : "above" },
+           { label: "Set by", get: x => x.created_by.replace(/^portal:/, "") },
+           { label: "", get: x => h("button", { class: "s", type: "button", "data-delete": x.id, onclick: async () => {
+             try { await api(`/balance-alerts/${encodeURIComponent(x.id)}`, { method: "DELETE" }); await reload(message("Deleted.", true)); }
+             catch (err) { out.replaceChildren(message(err.message)); } } }, "Delete") }], alerts.data),
+    h("div", { id: "alerts-out" }, out),
+    h("h2", {}, "New alert"),
+    h("form", { class: "row", onsubmit: async e => {
+      e.preventDefault();
+      const json = { threshold: threshold.value.trim() };
+      if (url.value.trim()) { json.webhook_url = url.value.trim(); json.format = slack.checked ? "slack" : "standard"; }
+      try { const x = await api("/balance-alerts", { method: "POST", json });
+        await reload(x.signing_secret ? [message("Alert added. Its events are signed the Standard Webhooks way with this secret; copy it now: it is shown only once.", true), h("p", { class: "secret", "data-secret": "" }, x.signing_secret)] : message("Alert added.", true)); }
+      catch (err) { out.replaceChildren(message(err.message)); }
+    } }, h("label", { for: "alert-threshold" }, "Below", threshold), h("label", { for: "alert-url" }, "Webhook", url),
+      h("label", { for: "alert-slack" }, "Slack format", slack), h("button", { class: "b", type: "submit" }, "Add")));
 }
 
 async function usagePage(params) {
@@ -286,6 +316,7 @@ async function route() {
     else if (parts[0] === "charges" && parts[1]) await chargesPage(parts[1]);
     else if (parts[0] === "statements") statementsPage();
     else if (parts[0] === "topups") await topupsPage(params);
+    else if (parts[0] === "alerts") await alertsPage();
     else await homePage(params);
   } catch (err) {
     if (err.status === 401) signInPage(); else show(message(err.message));
