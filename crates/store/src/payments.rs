@@ -354,6 +354,24 @@ impl Store {
         rows.iter().map(payment_from_row).collect()
     }
 
+    /// Automatic payments still open with no answer from the provider (no `pi_…` known), made
+    /// before `before` (Unix ms), oldest first: the calls that may never have reached it
+    /// (`tollgate_payments::automatic`, which asks again or gives up).
+    pub async fn unanswered_automatic_payments(
+        &self,
+        before: i64,
+    ) -> Result<Vec<Payment>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {PAYMENT_COLUMNS} FROM payments
+             WHERE automatic = 1 AND status = 'open' AND intent_id IS NULL AND created_at < $1
+             ORDER BY created_at LIMIT 100"
+        )))
+        .bind(before)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(payment_from_row).collect()
+    }
+
     /// The provider answered: the checkout where the payment is made, or its payment (an
     /// automatic top-up's PaymentIntent).
     pub async fn payment_started(

@@ -437,6 +437,22 @@ async fn automatic_top_ups_are_due_below_the_threshold_within_the_cap() {
         // One open at a time, whichever replica asks.
         assert!(automatic(store.clone(), account_id.clone()).await.is_err());
         assert_eq!(due(store.clone(), account_id.clone()).await, 0);
+        // No answer from the provider yet: found once it is older than the cut-off (to be
+        // asked again), not before.
+        let unanswered = |before: i64| {
+            let store = store.clone();
+            async move {
+                store
+                    .unanswered_automatic_payments(before)
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .map(|p| p.id)
+                    .collect::<Vec<_>>()
+            }
+        };
+        assert!(unanswered(first.created_at + 1).await.contains(&first.id));
+        assert!(!unanswered(first.created_at).await.contains(&first.id));
         // Declined: paused until the person sets it again.
         assert!(
             store
@@ -455,6 +471,10 @@ async fn automatic_top_ups_are_due_below_the_threshold_within_the_cap() {
                 .contains("card_declined")
         );
         assert_eq!(due(store.clone(), account_id.clone()).await, 0);
+        assert!(
+            !unanswered(i64::MAX).await.contains(&first.id),
+            "failed: not asked again"
+        );
         let mut again = store.auto_topup(&account_id).await.unwrap().unwrap();
         again.updated_by = "portal:test".into();
         store.set_auto_topup(&again).await.unwrap();
@@ -466,6 +486,10 @@ async fn automatic_top_ups_are_due_below_the_threshold_within_the_cap() {
             let mut paid = received(&p, &intent);
             paid.payment_method = Some("pm_saved");
             store.credit_payment(&paid).await.unwrap().unwrap();
+            assert!(
+                !unanswered(i64::MAX).await.contains(&p.id),
+                "paid: answered"
+            );
             // Spend it again.
             spend(&store, &account_id, 20).await;
         }
