@@ -478,6 +478,30 @@ async fn a_top_up_is_paid_on_the_providers_page_and_credited_once() {
         },
     )
     .await;
+    // A forger's flood, from four connections at once: every delivery counted, none lost,
+    // though the database is written at most once a second (the tally's unit test).
+    let flood = 400;
+    let sent: Vec<_> = (0..4)
+        .map(|_| {
+            let (addr, body) = (addr.to_owned(), body.clone());
+            tokio::spawn(async move {
+                for _ in 0..flood / 4 {
+                    assert_eq!(deliver(&addr, &body, Some("t=1,v1=00")).await.0, 400);
+                }
+            })
+        })
+        .collect();
+    for task in sent {
+        task.await.unwrap();
+    }
+    wait_for(
+        "every refused delivery counted",
+        Duration::from_secs(10),
+        async || store.signature_failures_since(0).await.unwrap() == 5 + flood,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(store.signature_failures_since(0).await.unwrap(), 5 + flood);
     // Signed right but claiming more than was asked: refused too.
     let more = completed(&open, 100_000);
     let (status, answer) = deliver(

@@ -203,6 +203,7 @@ impl Background {
                 state.clone(),
                 stripe.automatic_every,
             )));
+            handles.push(tokio::spawn(count_refused_webhooks(state.clone())));
         }
         handles.extend(tollgate_alerting::spawn(
             state,
@@ -259,6 +260,20 @@ async fn top_up_automatically(
         if let Err(e) = tollgate_payments::automatic::top_up_due(&state, now).await {
             tracing::warn!(error = %e, "automatic top-ups could not be looked for");
         }
+    }
+}
+
+/// Writes what is left of a burst of refused webhook deliveries, every second
+/// (`tollgate_payments::webhook::flush_refused`), so the alert counts a burst's end too.
+async fn count_refused_webhooks(state: std::sync::Arc<tollgate_request::state::State>) {
+    let every = std::time::Duration::from_millis(
+        u64::try_from(tollgate_request::tally::WRITE_EVERY_MS).unwrap_or(1_000),
+    );
+    let mut tick = tokio::time::interval(every);
+    loop {
+        tick.tick().await;
+        let now = tollgate_journal::clock::now_millis();
+        tollgate_payments::webhook::flush_refused(&state, now).await;
     }
 }
 

@@ -3,7 +3,8 @@
 //!
 //! 1. The signature: `Stripe-Signature` over the raw body, with one of the endpoint's secrets,
 //!    within the tolerance of the gateway's clock (`tollgate_stripe::signature`). A failure is
-//!    400, logged with the sender's address, and changes nothing.
+//!    400 and changes nothing; it is counted for the alert, at most one write a second
+//!    ([`write_refused`]).
 //! 2. The event, read into what happened to the money (`tollgate_stripe::Happened`).
 //! 3. The store's step for it, each applied once whatever the order and however often it is
 //!    delivered (`tollgate_store::payments`).
@@ -57,14 +58,13 @@ pub async fn receive(
         stripe.tolerance_seconds,
     );
     if let Err(e) = verified {
-        // Counted across replicas for the `payment_signature_failures` alert.
-        tracing::warn!(error = %e, "a Stripe webhook delivery was refused: its signature does not verify");
-        if let Err(e) = state
-            .store
-            .count_signature_failure(now.saturating_mul(1_000))
-            .await
-        {
-            tracing::warn!(error = %e, "a refused webhook delivery could not be counted");
+        let now_ms = now.saturating_mul(1_000);
+        match state.refused_webhooks.add(now_ms) {
+            Some(count) => {
+                tracing::warn!(error = %e, count, "Stripe webhook deliveries were refused: their signature does not verify");
+                write_refused(state, count, now_ms).await;
+            }
+            None => tracing::debug!(error = %e, "a Stripe webhook delivery was refused"),
         }
         return Err(ApiError::new(ErrorKind::InvalidRequest, e.to_string())
             .param("Stripe-Signature")
@@ -105,6 +105,24 @@ pub async fn receive(
         outcome,
         ledger_id: change.map(|c| c.ledger_id),
     })
+}
+
+/// Counts `count` refused deliveries in the database, across replicas, for the
+/// `payment_signature_failures` alert. They are tallied in memory first
+/// (`State::refused_webhooks`) and written at most once a second, so a forger's flood costs the
+/// database one write a second, never one a request; a failed write is counted with the next.
+pub async fn write_refused(state: &State, count: u64, now_ms: i64) {
+    if let Err(e) = state.store.count_signature_failures(count, now_ms).await {
+        state.refused_webhooks.restore(count);
+        tracing::warn!(error = %e, count, "refused webhook deliveries could not be counted yet");
+    }
+}
+
+/// Writes what is left of a burst of refused deliveries (the background's periodic flush).
+pub async fn flush_refused(state: &State, now_ms: i64) {
+    if let Some(count) = state.refused_webhooks.due(now_ms) {
+        write_refused(state, count, now_ms).await;
+    }
 }
 
 fn unreadable(why: String) -> ApiError {

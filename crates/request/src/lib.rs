@@ -30,5 +30,6 @@ pub mod routes;
 pub mod side;
 pub mod slots;
 pub mod state;
+pub mod tally;
 
 pub use state::State;

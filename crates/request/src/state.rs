@@ -167,6 +167,9 @@ pub struct State {
     pub portal: tollgate_settings::config::PortalConfig,
     /// Top-ups through Stripe (`[payments.stripe]`), when configured.
     pub payments: Option<std::sync::Arc<tollgate_settings::payments::StripeSettings>>,
+    /// Payment webhook deliveries refused for their signature, not yet counted in the database
+    /// (`tollgate_payments::webhook`): written at most once a second, whatever a forger sends.
+    pub refused_webhooks: crate::tally::Tally,
     draining: AtomicBool,
 }
 
@@ -204,6 +207,7 @@ impl State {
             codes: tollgate_settings::config::CodesConfig::default(),
             portal: tollgate_settings::config::PortalConfig::default(),
             payments: None,
+            refused_webhooks: crate::tally::Tally::default(),
             draining: AtomicBool::new(false),
         }
     }

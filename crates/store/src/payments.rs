@@ -670,13 +670,21 @@ impl Store {
         Ok(done)
     }
 
-    /// Counts one webhook delivery refused for its signature at `now` (Unix ms).
-    pub async fn count_signature_failure(&self, now: i64) -> Result<(), StoreError> {
-        let limit = crate::AttemptLimit {
-            scope: SIGNATURE_FAILURES,
-            limit: u32::MAX,
-        };
-        self.count_attempt(&[limit], 60_000, now).await.map(|_| ())
+    /// Counts `count` webhook deliveries refused for their signature, in the minute of `now`
+    /// (Unix ms), for the `payment_signature_failures` alert.
+    pub async fn count_signature_failures(&self, count: u64, now: i64) -> Result<(), StoreError> {
+        let window_start = now - now.rem_euclid(60_000);
+        sqlx::query(
+            "INSERT INTO throttle_counts (scope, window_start, count) VALUES ($1, $2, $3)
+             ON CONFLICT (scope, window_start)
+             DO UPDATE SET count = throttle_counts.count + $3",
+        )
+        .bind(SIGNATURE_FAILURES)
+        .bind(window_start)
+        .bind(i64::try_from(count).unwrap_or(i64::MAX))
+        .execute(self.writer())
+        .await?;
+        Ok(())
     }
 
     /// Webhook deliveries refused for their signature in the minutes from `since` (Unix ms).
