@@ -477,6 +477,21 @@ await step("the customer portal: invited, a password, TOTP, signed in with it, a
   await portal.close();
 });
 
+await step("the operator sees the portal's top-up: the Payments page, the payment and its credit", async () => {
+  await page.getByRole("link", { name: "Payments", exact: true }).click();
+  await page.getByRole("heading", { name: "Payments" }).waitFor();
+  const row = page.getByRole("row").filter({ hasText: "1250 usd" }).first();
+  await row.waitFor();
+  assert.match(await row.textContent(), /paid/);
+  assert.match(await row.textContent(), /portal/);
+  // The row opens the payment (its id's cell: the account's cell is a link of its own).
+  await row.locator("td").nth(1).click();
+  await page.getByText("Provider's payment").waitFor();
+  assert.match((await page.locator(`dt:text-is("Provider's payment") + dd`).textContent()).trim(), /^pi_/);
+  assert.match((await page.locator("dt:text-is('Credit') + dd").textContent()).trim(), /^led_/);
+  await shot("17-payment");
+});
+
 await step("a phone's width", async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.getByRole("link", { name: "Overview" }).click();

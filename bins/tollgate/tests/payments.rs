@@ -419,6 +419,38 @@ async fn a_top_up_is_paid_on_the_providers_page_and_credited_once() {
         .unwrap();
     assert_eq!(credit["kind"], "payment");
     assert!(credit["note"].as_str().unwrap().contains(&id));
+    // The operator sees it as the person does, by id and in the account's list; no other.
+    let admin_store = tollgate_store::Store::connect(&db).await.unwrap();
+    let (_, admin_token) = admin_store
+        .create_admin_token("payments-test", true)
+        .await
+        .unwrap();
+    let admin = async |path: &str| {
+        let (status, text) = support::http(addr, "GET", path, Some(&admin_token), None)
+            .await
+            .unwrap();
+        (
+            status,
+            serde_json::from_str::<Value>(&text).unwrap_or(Value::Null),
+        )
+    };
+    let (status, seen) = admin(&format!("/admin/v1/payments/{id}")).await;
+    assert_eq!(status, 200, "{seen}");
+    for field in [
+        "status",
+        "ledger_id",
+        "intent_id",
+        "amount",
+        "amount_minor",
+        "account_id",
+    ] {
+        assert_eq!(seen[field], paid[field], "{field}: {seen:#}");
+    }
+    let account = paid["account_id"].as_str().unwrap();
+    let (status, listed) = admin(&format!("/admin/v1/payments?account={account}")).await;
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(listed["data"][0]["id"], id.as_str(), "{listed:#}");
+    assert_eq!(admin("/admin/v1/payments/pay_nope").await.0, 404);
     // The card is kept for automatic top-ups.
     let terms = get(addr, &ada, "/portal/v1/topups/terms").await.json();
     assert_eq!(terms["card_saved"], true);
