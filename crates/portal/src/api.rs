@@ -907,7 +907,12 @@ pub fn about_confirm_totp() -> About {
 }
 
 pub(crate) fn paged(summary: &'static str) -> About {
-    about(summary, object())
+    paged_of(summary, object())
+}
+
+/// A paged route whose answers are `answers`.
+pub(crate) fn paged_of(summary: &'static str, answers: serde_json::Value) -> About {
+    about(summary, answers)
         .parameter(query_as(
             "limit",
             "Rows, 1 to 200 (default 50)",

@@ -17,7 +17,7 @@ use serde_json::json;
 use tollgate_alerts::{Format, Secret};
 use tollgate_billing::Amount;
 use tollgate_exchange::errors::{ApiError, ErrorKind};
-use tollgate_exchange::route_doc::About;
+use tollgate_exchange::route_doc::{About, described, ok, r};
 use tollgate_store::{BalanceAlert, MAX_BALANCE_ALERTS, NewBalanceAlert};
 
 /// The longest webhook URL taken.
@@ -179,16 +179,23 @@ pub async fn delete(visit: Visit, _: Request<Incoming>) -> Answer {
 // ---- the OpenAPI document ----
 
 pub fn about_list() -> About {
+    let alert = json!({"allOf": [r("BalanceAlert"),
+        {"type": "object", "required": ["below"], "properties": {"below": {"type": "boolean"}}}]});
     about(
         "The account's balance alerts, its balance, and which alerts it is below now",
-        object(),
+        ok(
+            json!({"type": "object", "required": ["balance", "data", "most"], "properties": {
+            "balance": {"type": "string"}, "most": {"type": "integer"},
+            "data": {"type": "array", "items": alert}}}),
+        ),
     )
 }
 
 pub fn about_create() -> About {
     about(
         "A new balance alert: below threshold, a signed event to webhook_url (its signing_secret in this answer only) and a banner in the portal",
-        json!({"201": {"description": "Created", "content": {"application/json": {"schema": {"type": "object"}}}}}),
+        json!({"201": described(json!({"allOf": [r("BalanceAlert"), {"type": "object",
+            "properties": {"signing_secret": {"type": "string", "pattern": "^whsec_"}}}]}), "Created")}),
     )
     .body(body_of(
         json!({"threshold": {"type": "string", "description": "Balance units, at least 0"},

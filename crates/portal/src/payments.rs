@@ -3,7 +3,7 @@
 //! account's payments, and its automatic top-up. Every route reads and writes the session's
 //! account only; what a payment does is `tollgate_payments`.
 
-use crate::api::{Answer, Visit, about, answer, body_of, id_param, object, page, paged};
+use crate::api::{Answer, Visit, about, answer, body_of, id_param, object, page, paged_of};
 use http::{Request, StatusCode};
 use hyper::body::Incoming;
 use rust_decimal::Decimal;
@@ -12,6 +12,7 @@ use serde_json::json;
 use tollgate_billing::Amount;
 use tollgate_exchange::errors::{ApiError, ErrorKind};
 use tollgate_exchange::route_doc::About;
+use tollgate_exchange::route_doc::{ok, r};
 use tollgate_payments::topup::{self, Payer};
 use tollgate_store::AutoTopup;
 
@@ -222,11 +223,12 @@ pub fn about_start() -> About {
 }
 
 pub fn about_payments() -> About {
-    paged("The account's payments, newest first")
+    paged_of("The account's payments, newest first", ok(r("PaymentPage")))
 }
 
 pub fn about_payment() -> About {
-    about("One of the account's payments", object()).parameter(id_param("The payment's id (pay_…)"))
+    about("One of the account's payments", ok(r("Payment")))
+        .parameter(id_param("The payment's id (pay_…)"))
 }
 
 pub fn about_auto_topup() -> About {

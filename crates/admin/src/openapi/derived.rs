@@ -112,6 +112,7 @@ fn both_directions() -> (Map<String, Value>, Map<String, Value>) {
     answers.subschema_for::<tollgate_store::Person>();
     answers.subschema_for::<tollgate_store::Payment>();
     answers.subschema_for::<crate::views::Page<tollgate_store::Payment>>();
+    answers.subschema_for::<tollgate_store::BalanceAlert>();
     answers.subschema_for::<crate::people::Invited>();
     (
         requests.take_definitions(true),
