@@ -380,19 +380,7 @@ async fn the_tls_listener_serves_the_live_socket_over_wss() {
     let gw = TestGateway::with_config(&config).await;
     let (account, key) = gw.account("10").await;
     // A client that trusts the certificate, as SSL_CERT_FILE makes google-genai trust it.
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(made.cert.der().clone()).unwrap();
-    let client = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(client));
-    let tcp = TcpStream::connect(gw.tls_addr.unwrap()).await.unwrap();
-    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-    let tls = connector.connect(name, tcp).await.unwrap();
+    let tls = common::tls_connect(gw.tls_addr.unwrap(), made.cert.der().clone()).await;
     let request = format!("wss://localhost{PATH}?key={key}")
         .into_client_request()
         .unwrap();

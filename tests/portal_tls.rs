@@ -62,19 +62,7 @@ async fn the_session_cookie_is_secure_over_tls_only() {
     let body =
         serde_json::json!({"email": email, "password": "a long enough password"}).to_string();
 
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(made.cert.der().clone()).unwrap();
-    let client = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(client));
-    let tcp = TcpStream::connect(gw.tls_addr.unwrap()).await.unwrap();
-    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-    let tls = connector.connect(name, tcp).await.unwrap();
+    let tls = common::tls_connect(gw.tls_addr.unwrap(), made.cert.der().clone()).await;
     let head = sign_in(tls, &body).await;
     assert!(head.starts_with("http/1.1 201"), "{head}");
     let cookie = head.lines().find(|l| l.starts_with("set-cookie:")).unwrap();

@@ -714,3 +714,24 @@ pub async fn fresh_minute(seconds: u64) {
         tokio::time::sleep(Duration::from_millis(left + 50)).await;
     }
 }
+
+/// A TLS connection to a gateway's `[tls]` listener at `addr` as `localhost`, trusting only
+/// `cert` (the test's self-signed certificate), as a client given that certificate does.
+pub async fn tls_connect(
+    addr: SocketAddr,
+    cert: rustls::pki_types::CertificateDer<'static>,
+) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert).unwrap();
+    let client = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(client));
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    connector.connect(name, tcp).await.unwrap()
+}

@@ -16,7 +16,7 @@ use tollgate_request::codes::too_many;
 use tollgate_request::context::RequestCtx;
 use tollgate_store::{
     AccessPolicy, AdminChange, Attempt, AttemptLimit, PolicyHolder, PortalSession, UsageFilter,
-    Viewer, client_scope,
+    Viewer,
 };
 
 /// What a route answers.
@@ -140,9 +140,12 @@ impl Visit {
     fn sign_in_scopes(&self, email: &str) -> (String, Option<String>) {
         (
             format!("sign-in:person:{}", email.trim().to_lowercase()),
-            self.ctx
-                .client
-                .map(|ip| format!("sign-in:address:{}", client_scope(ip))),
+            self.ctx.client.map(|ip| {
+                format!(
+                    "sign-in:address:{}",
+                    tollgate_request::auth::client_scope(ip)
+                )
+            }),
         )
     }
 
@@ -351,7 +354,7 @@ pub async fn sign_in(visit: Visit, request: Request<Incoming>) -> Answer {
     let (token, session) = visit
         .store()
         .open_portal_session(
-            &person.id,
+            person,
             tollgate_journal::clock::now_millis().saturating_add(lifetime_ms),
             client.as_deref(),
         )

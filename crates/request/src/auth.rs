@@ -250,6 +250,21 @@ fn unreachable_store() -> ApiError {
     .retry_after(1)
 }
 
+/// The address a throttled attempt (a sign-in, a code guessed) is counted against: an IPv4 address, or an IPv6 client's /64 (one
+/// host is handed a whole /64 and may pick any address in it).
+pub fn client_scope(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,5 +381,21 @@ mod tests {
     fn secrets_are_redacted() {
         assert_eq!(redact("tg-0123456789abcdef"), "tg-012…cdef");
         assert_eq!(redact("short"), "*****");
+    }
+
+    #[test]
+    fn an_ipv6_client_is_counted_by_its_64() {
+        let a: IpAddr = "2001:db8:1:2:aaaa::1"
+            .parse()
+            .unwrap_or(IpAddr::from([0; 4]));
+        let b: IpAddr = "2001:db8:1:2:bbbb::9"
+            .parse()
+            .unwrap_or(IpAddr::from([0; 4]));
+        assert_eq!(client_scope(a), client_scope(b));
+        assert_eq!(client_scope(a), "2001:db8:1:2::/64");
+        let mapped: IpAddr = "::ffff:198.51.100.7"
+            .parse()
+            .unwrap_or(IpAddr::from([0; 4]));
+        assert_eq!(client_scope(mapped), "198.51.100.7");
     }
 }

@@ -11,9 +11,7 @@
 
 use crate::context::RequestCtx;
 use tollgate_exchange::errors::{ApiError, ErrorKind};
-use tollgate_store::{
-    Attempt, AttemptLimit, CodeRedeemed, NotRedeemed, Redeemer, RedemptionCode, client_scope,
-};
+use tollgate_store::{Attempt, AttemptLimit, CodeRedeemed, NotRedeemed, Redeemer, RedemptionCode};
 
 /// Redeems `text`, as typed, for `account_id`.
 pub async fn redeem(
@@ -32,7 +30,7 @@ pub async fn redeem(
     let account_scope = format!("code:account:{account_id}");
     let address_scope = ctx
         .client
-        .map(|ip| format!("code:address:{}", client_scope(ip)));
+        .map(|ip| format!("code:address:{}", crate::auth::client_scope(ip)));
     let limits = ctx.state.codes;
     let mut scopes = vec![AttemptLimit {
         scope: &account_scope,

@@ -107,7 +107,7 @@ pub use sessions::{
     JournalSeal, OpenSession, OpenedSession, ResponseSettled, SessionOpening, Step,
 };
 pub use tasks::{NewTask, Outcome, Poll, Task, TaskEvent, TaskFilter, TaskState};
-pub use throttle::{Attempt, AttemptLimit, client_scope};
+pub use throttle::{Attempt, AttemptLimit};
 pub use usage::{UsageFilter, UsageGroup, UsageRecord, UsageSummary};
 
 use sqlite_journal::SqliteJournal;

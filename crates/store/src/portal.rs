@@ -12,6 +12,7 @@ use crate::ids::{hash_secret, hex, new_id};
 use crate::{AdminChange, Store, StoreError, now_millis};
 use rand::RngCore;
 use serde::Serialize;
+use sqlx::Row as _;
 
 /// A person of an account, as the operator sees them.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -222,13 +223,8 @@ impl Store {
 
     /// The credentials of the person signing in as `email`.
     pub async fn person_credentials(&self, email: &str) -> Result<Option<Credentials>, StoreError> {
-        let row: Option<PersonRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT {PERSON_COLUMNS} FROM portal_people p WHERE p.email = $1"
-        )))
-        .bind(email.trim().to_lowercase())
-        .fetch_optional(self.pool())
-        .await?;
-        Ok(row.map(credentials_from_row))
+        self.credentials_where("p.email", &email.trim().to_lowercase())
+            .await
     }
 
     /// The credentials of person `id`.
@@ -236,10 +232,20 @@ impl Store {
         &self,
         id: &str,
     ) -> Result<Option<Credentials>, StoreError> {
+        self.credentials_where("p.id", id).await
+    }
+
+    /// The credentials of the person whose `column` (a unique one: `p.email`, `p.id`) is
+    /// `value`.
+    async fn credentials_where(
+        &self,
+        column: &'static str,
+        value: &str,
+    ) -> Result<Option<Credentials>, StoreError> {
         let row: Option<PersonRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT {PERSON_COLUMNS} FROM portal_people p WHERE p.id = $1"
+            "SELECT {PERSON_COLUMNS} FROM portal_people p WHERE {column} = $1"
         )))
-        .bind(id)
+        .bind(value)
         .fetch_optional(self.pool())
         .await?;
         Ok(row.map(credentials_from_row))
@@ -284,17 +290,21 @@ impl Store {
         Ok(())
     }
 
-    /// Opens a session for `person_id` until `expires_at`: answers its cookie token (random,
+    /// Opens a session for `person` until `expires_at`: answers its cookie token (random,
     /// kept only as its hash) and the session.
     pub async fn open_portal_session(
         &self,
-        person_id: &str,
+        person: &Person,
         expires_at: i64,
         address: Option<&str>,
     ) -> Result<(String, PortalSession), StoreError> {
         let token = new_token();
-        let id = new_id("pss");
-        let csrf = new_token();
+        let session = PortalSession {
+            id: new_id("pss"),
+            person: person.clone(),
+            csrf: new_token(),
+            expires_at,
+        };
         let now = now_millis();
         sqlx::query(
             "INSERT INTO portal_sessions (hash, id, person_id, csrf, created_at, expires_at,
@@ -302,23 +312,20 @@ impl Store {
              VALUES ($1, $2, $3, $4, $5, $6, $5, $7)",
         )
         .bind(hash_secret(&token))
-        .bind(&id)
-        .bind(person_id)
-        .bind(&csrf)
+        .bind(&session.id)
+        .bind(&person.id)
+        .bind(&session.csrf)
         .bind(now)
         .bind(expires_at)
         .bind(address)
         .execute(self.writer())
         .await?;
-        let session = self
-            .portal_session(&token, now, i64::MAX)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("person {person_id:?}")))?;
         Ok((token, session))
     }
 
     /// The live session of cookie `token` at `now`: not revoked, not past its expiry, seen
-    /// within `idle_ms`. Marks it seen (at most once a minute).
+    /// within `idle_ms`, its person still there — one read, the session joined to its person.
+    /// Marks it seen (at most once a minute).
     pub async fn portal_session(
         &self,
         token: &str,
@@ -326,23 +333,38 @@ impl Store {
         idle_ms: i64,
     ) -> Result<Option<PortalSession>, StoreError> {
         let hash = hash_secret(token);
-        type Row = (String, String, i64, i64, String);
-        let row: Option<Row> = sqlx::query_as(
-            "SELECT s.id, s.csrf, s.expires_at, s.last_seen, s.person_id FROM portal_sessions s
-             WHERE s.hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2",
-        )
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT s.id AS session_id, s.csrf, s.expires_at, s.last_seen, {PERSON_COLUMNS}
+             FROM portal_sessions s JOIN portal_people p ON p.id = s.person_id
+             WHERE s.hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2"
+        )))
         .bind(&hash)
         .bind(now)
         .fetch_optional(self.pool())
         .await?;
-        let Some((id, csrf, expires_at, last_seen, person_id)) = row else {
+        let Some(row) = row else {
             return Ok(None);
         };
+        let last_seen: i64 = row.try_get("last_seen")?;
         if now.saturating_sub(last_seen) > idle_ms {
             return Ok(None);
         }
-        let Some(credentials) = self.person_credentials_by_id(&person_id).await? else {
-            return Ok(None);
+        let person: PersonRow = (
+            row.try_get("id")?,
+            row.try_get("account_id")?,
+            row.try_get("email")?,
+            row.try_get("name")?,
+            row.try_get("password_hash")?,
+            row.try_get("totp_secret")?,
+            row.try_get("totp_enabled")?,
+            row.try_get("totp_last_step")?,
+            row.try_get("created_at")?,
+        );
+        let session = PortalSession {
+            id: row.try_get("session_id")?,
+            person: credentials_from_row(person).person,
+            csrf: row.try_get("csrf")?,
+            expires_at: row.try_get("expires_at")?,
         };
         if now - last_seen > 60_000 {
             sqlx::query("UPDATE portal_sessions SET last_seen = $1 WHERE hash = $2")
@@ -351,12 +373,7 @@ impl Store {
                 .execute(self.writer())
                 .await?;
         }
-        Ok(Some(PortalSession {
-            id,
-            person: credentials.person,
-            csrf,
-            expires_at,
-        }))
+        Ok(Some(session))
     }
 
     /// Ends the session of cookie `token`.
