@@ -1196,13 +1196,12 @@ mod csv {
 
     use super::*;
     use bytes::Bytes;
-    use http_body_util::BodyExt;
     use tollgate_store::{Store, UsageFilter};
 
     const PAGE: u32 = 1000;
 
     pub fn usage_export(store: Store, filter: UsageFilter) -> Response<ResponseBody> {
-        let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
+        let (tx, body) = tollgate_exchange::body::channel_body();
         tokio::spawn(async move {
             let mut chunk = views::RECORD_COLUMNS.join(",");
             chunk.push_str("\r\n");
@@ -1233,14 +1232,6 @@ mod csv {
                 before = page.last().map(|r| r.id.clone());
             }
         });
-        let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-            rx.recv()
-                .await
-                .map(|item| (item.map(hyper::body::Frame::data), rx))
-        });
-        let body = http_body_util::StreamBody::new(stream)
-            .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
-            .boxed();
         let mut response = Response::new(body);
         let headers = response.headers_mut();
         headers.insert(

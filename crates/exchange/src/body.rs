@@ -11,7 +11,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-pub use crate::response::{ResponseBody, full, json_bytes_response, json_response};
+pub use crate::response::{
+    BodySender, ResponseBody, channel_body, full, json_bytes_response, json_response,
+};
 
 /// How a request body must arrive (`[server]`; `docs/decisions.md`, "Connection hygiene").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

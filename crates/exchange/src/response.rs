@@ -12,6 +12,38 @@ use serde_json::json;
 /// Every response body: buffered or streamed bytes.
 pub type ResponseBody = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
 
+/// What feeds a [`channel_body`]: each `Ok` a chunk of the body, an `Err` its end cut short.
+pub type BodySender = tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>;
+
+/// A body written a chunk at a time by another task (an export read a page at a time, never
+/// built whole): the sender, and the body it feeds. At most four chunks wait, so a slow
+/// receiver slows the writer instead of filling memory; a send that fails means the client
+/// left, and the writer stops. An `Err` cuts the body short (its head is sent already).
+pub fn channel_body() -> (BodySender, ResponseBody) {
+    let (sender, receiver) = tokio::sync::mpsc::channel(4);
+    (sender, ChannelBody(receiver).boxed())
+}
+
+struct ChannelBody(tokio::sync::mpsc::Receiver<Result<Bytes, std::io::Error>>);
+
+impl http_body::Body for ChannelBody {
+    type Data = Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        self.0.poll_recv(cx).map(|chunk| {
+            chunk.map(|chunk| {
+                chunk
+                    .map(http_body::Frame::data)
+                    .map_err(|e| Box::new(e) as Self::Error)
+            })
+        })
+    }
+}
+
 /// A buffered response body.
 pub fn full(bytes: impl Into<Bytes>) -> ResponseBody {
     Full::new(bytes.into())

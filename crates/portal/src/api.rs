@@ -808,17 +808,68 @@ pub async fn statement(visit: Visit, request: Request<Incoming>) -> Answer {
     };
     let from = millis("from")?.unwrap_or(0);
     let until = millis("until")?.unwrap_or_else(|| tollgate_journal::clock::now_millis() + 1);
-    let made = visit
-        .store()
-        .statement(visit.account_id()?, from, until, None, None)
+    let store = visit.store().clone();
+    let plan = store
+        .statement_plan(visit.account_id()?, from, until, None, None)
         .await
         .map_err(|e| ApiError::internal("making the statement", e))?;
-    let mut response = body::json_response(StatusCode::OK, &made);
-    response.headers_mut().insert(
+    let around = plan
+        .json_around_rows()
+        .map_err(|e| ApiError::internal("writing the statement", e))?;
+    let (sender, body) = body::channel_body();
+    tokio::spawn(write_statement(store, plan, around, sender));
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
         header::CONTENT_DISPOSITION,
         HeaderValue::from_static("attachment; filename=\"statement.json\""),
     );
     Ok(response)
+}
+
+/// Writes `plan`'s statement to `sender`: the JSON before its rows, the rows a page at a time
+/// (never the whole statement in memory, however many years it covers), the JSON after.
+async fn write_statement(
+    store: tollgate_store::Store,
+    plan: tollgate_store::statement::StatementPlan,
+    (before, after): (String, String),
+    sender: body::BodySender,
+) {
+    if sender.send(Ok(before.into())).await.is_err() {
+        return;
+    }
+    let mut read = None;
+    let mut first = true;
+    loop {
+        let page = match store.statement_rows(&plan, &mut read).await {
+            Ok(page) if page.is_empty() => break,
+            Ok(page) => page,
+            Err(e) => {
+                // The head is sent: the error can only cut the body short.
+                tracing::warn!(error = %e, account = %plan.head.account_id, "a statement was cut short");
+                let _ = sender.send(Err(std::io::Error::other(e.to_string()))).await;
+                return;
+            }
+        };
+        let mut chunk = Vec::new();
+        for row in &page {
+            if !std::mem::take(&mut first) {
+                chunk.push(b',');
+            }
+            if let Err(e) = serde_json::to_writer(&mut chunk, row) {
+                let _ = sender.send(Err(std::io::Error::other(e))).await;
+                return;
+            }
+        }
+        if sender.send(Ok(chunk.into())).await.is_err() {
+            return; // the person left
+        }
+    }
+    let _ = sender.send(Ok(after.into())).await;
 }
 
 /// A page's size and cursor from a query.

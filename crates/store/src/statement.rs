@@ -255,11 +255,39 @@ pub fn verify(statement: &Statement, trusted: Option<&[String]>) -> Result<Verif
     })
 }
 
+/// A statement before its rows: every other field (`head`, its `rows` empty), and which of the
+/// account's chained rows it holds — `seq` from `first_seq` to `last_seq` (none when
+/// `last_seq` is `None`). A writer sends [`StatementPlan::json_around_rows`]'s two halves around
+/// the rows, read a page at a time ([`Store::statement_rows`]), so that a statement of years is
+/// never held whole; [`Store::statement`] reads them all into one value.
+#[derive(Debug, Clone)]
+pub struct StatementPlan {
+    pub head: Statement,
+    pub first_seq: i64,
+    pub last_seq: Option<i64>,
+}
+
+impl StatementPlan {
+    /// The statement's JSON before its rows (ending `"rows":[`) and after them (starting `]`):
+    /// with the rows' JSON between, comma-separated, the bytes of the whole statement
+    /// serialized at once.
+    pub fn json_around_rows(&self) -> Result<(String, String), serde_json::Error> {
+        let whole = serde_json::to_string(&self.head)?;
+        // No field before `rows` can hold an unescaped quote, so the first match is the field.
+        let at = whole
+            .find("\"rows\":[]")
+            .ok_or_else(|| serde::ser::Error::custom("a statement without rows"))?;
+        let open = at + "\"rows\":[".len();
+        Ok((whole[..open].to_owned(), whole[open..].to_owned()))
+    }
+}
+
 impl Store {
     /// The statement of `account` (an id or name) for `from <= created_at < until`, followed
     /// to the first version 2 checkpoint that covers its last row; `sign` makes one now when
     /// none does (appended to `log` too, and refused when the ledger contradicts an earlier
-    /// one: `Store::make_checkpoint`).
+    /// one: `Store::make_checkpoint`). Every row in memory: [`Store::statement_plan`] and
+    /// [`Store::statement_rows`] stream one instead.
     pub async fn statement(
         &self,
         account: &str,
@@ -268,6 +296,58 @@ impl Store {
         sign: Option<&ed25519_dalek::SigningKey>,
         log: Option<&PublishedLog>,
     ) -> Result<Statement, StoreError> {
+        let plan = self.statement_plan(account, from, until, sign, log).await?;
+        let mut statement = plan.head.clone();
+        let mut read = None;
+        loop {
+            let page = self.statement_rows(&plan, &mut read).await?;
+            if page.is_empty() {
+                return Ok(statement);
+            }
+            statement.rows.extend(page);
+        }
+    }
+
+    /// The next page of `plan`'s rows (at most [`STATEMENT_PAGE`]) after `read`, the last `seq`
+    /// read (`None`: from the first), which it moves on; empty at the end.
+    pub async fn statement_rows(
+        &self,
+        plan: &StatementPlan,
+        read: &mut Option<i64>,
+    ) -> Result<Vec<StatementRow>, StoreError> {
+        let Some(last) = plan.last_seq else {
+            return Ok(Vec::new());
+        };
+        let next = read.map_or(plan.first_seq, |seq| seq + 1);
+        if next > last {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.pool().acquire().await?;
+        let lines =
+            read_lines(&mut conn, &plan.head.account_id, next, last, STATEMENT_PAGE).await?;
+        drop(conn);
+        *read = Some(lines.last().map_or(last, |(l, _)| l.seq));
+        let (from, until) = (plan.head.from, plan.head.until);
+        Ok(lines
+            .into_iter()
+            .map(|(line, hash)| StatementRow {
+                amount: Amount::from_nanos(line.amount_nanos),
+                hash: hash.unwrap_or_default(),
+                in_period: from <= line.created_at && line.created_at < until,
+                line,
+            })
+            .collect())
+    }
+
+    /// A statement's every field but its rows, and where they are (see [`StatementPlan`]).
+    pub async fn statement_plan(
+        &self,
+        account: &str,
+        from: i64,
+        until: i64,
+        sign: Option<&ed25519_dalek::SigningKey>,
+        log: Option<&PublishedLog>,
+    ) -> Result<StatementPlan, StoreError> {
         let found = self.find_account(account).await?;
         let mut conn = self.pool().acquire().await?;
         // The period's places in the chain, found by time (the `ledger_account` index).
@@ -299,20 +379,32 @@ impl Store {
         }
         .fetch_one(&mut *conn)
         .await?;
-        // That row's time, and the link before it.
-        let (before_at, prev) = match before.0 {
+        // That row, and the link before it.
+        let (before_line, prev) = match before.0 {
             Some(seq) => {
                 let mut two = read_lines(&mut conn, &found.id, seq - 1, seq, 2).await?;
-                let at = two.last().map(|(l, _)| l.created_at);
-                let prev = (two.len() == 2).then(|| two.remove(0).1).flatten();
-                (at, prev)
+                let line = two.pop().map(|(l, _)| l);
+                let prev = two.pop().and_then(|(_, hash)| hash);
+                (line, prev)
             }
             None => (None, None),
         };
+        // The period's first and last rows: its opening and closing balances.
+        let mut one = async |seq: Option<i64>| -> Result<Option<LedgerLine>, StoreError> {
+            Ok(match seq {
+                Some(seq) => read_lines(&mut conn, &found.id, seq, seq, 1)
+                    .await?
+                    .pop()
+                    .map(|(l, _)| l),
+                None => None,
+            })
+        };
+        let first_line = one(first).await?;
         drop(conn);
         // The first version 2 checkpoint that signed this account at or after the period's
         // last row (or the row before an empty period).
         let last_seq = last.or(before.0);
+        let before_at = before_line.as_ref().map(|l| l.created_at);
         let mut checkpoint = None;
         let mut since = last_at.or(before_at).unwrap_or(from);
         while let Some(c) = self.checkpoint_after(since).await? {
@@ -334,80 +426,68 @@ impl Store {
         let proof = checkpoint.as_ref().and_then(|c| c.proof(&found.id));
         // The row before the period, the period's rows, then those after it up to the head.
         let head_seq = proof.as_ref().map(|p| p.seq);
-        let start = before.0.or(first).unwrap_or(1);
-        let lines = match last.max(before.0).max(head_seq) {
-            Some(end) => {
-                let mut conn = self.pool().acquire().await?;
-                read_lines(&mut conn, &found.id, start, end, i64::MAX).await?
-            }
-            None => Vec::new(),
+        let first_seq = before.0.or(first).unwrap_or(1);
+        let end = last.max(before.0).max(head_seq);
+        let mut conn = self.pool().acquire().await?;
+        // Before the period: the balance after the row before it; with none, what the first
+        // row of the statement started from (or, with no rows at all, what the account has).
+        let opening = match (&before_line, &first_line, end) {
+            (Some(before), _, _) => before.balance_after_nanos,
+            (None, Some(first), _) => first.balance_after_nanos - first.amount_nanos,
+            (None, None, Some(end)) => read_lines(&mut conn, &found.id, first_seq, end, 1)
+                .await?
+                .first()
+                .map_or(found.balance.nanos(), |(l, _)| {
+                    l.balance_after_nanos - l.amount_nanos
+                }),
+            (None, None, None) => found.balance.nanos(),
         };
-        Ok(assemble(
-            found,
-            from,
-            until,
-            prev.unwrap_or_else(|| GENESIS.to_owned()),
-            lines,
-            checkpoint.map(|c| c.without_heads()),
-            proof,
-        ))
+        // After it: the balance after its last row up to the head — found again now that the
+        // head is known, since rows written meanwhile may fall in an open-ended period.
+        let closing = match end {
+            Some(end) => {
+                let (last_in,): (Option<i64>,) = sqlx::query_as(
+                    "SELECT MAX(seq) FROM ledger
+                     WHERE account_id = $1 AND seq <= $2 AND created_at >= $3
+                         AND created_at < $4 AND hash IS NOT NULL",
+                )
+                .bind(&found.id)
+                .bind(end)
+                .bind(from)
+                .bind(until)
+                .fetch_one(&mut *conn)
+                .await?;
+                match last_in {
+                    Some(seq) => read_lines(&mut conn, &found.id, seq, seq, 1)
+                        .await?
+                        .pop()
+                        .map_or(opening, |(l, _)| l.balance_after_nanos),
+                    None => opening,
+                }
+            }
+            None => opening,
+        };
+        drop(conn);
+        Ok(StatementPlan {
+            head: Statement {
+                format: FORMAT.into(),
+                account_id: found.id,
+                account_name: found.name,
+                from,
+                until,
+                generated_at: now_millis(),
+                prev: prev.unwrap_or_else(|| GENESIS.to_owned()),
+                opening_balance: Amount::from_nanos(opening),
+                closing_balance: Amount::from_nanos(closing),
+                rows: Vec::new(),
+                checkpoint: checkpoint.map(|c| c.without_heads()),
+                proof,
+            },
+            first_seq,
+            last_seq: end,
+        })
     }
 }
 
-/// The statement of `lines` (the row before the period, the period's, then those up to the
-/// checkpoint's head).
-fn assemble(
-    account: crate::Account,
-    from: i64,
-    until: i64,
-    prev: String,
-    lines: Vec<(LedgerLine, Option<String>)>,
-    checkpoint: Option<Checkpoint>,
-    proof: Option<InclusionProof>,
-) -> Statement {
-    let in_period = |line: &LedgerLine| from <= line.created_at && line.created_at < until;
-    let first_in = lines.iter().position(|(l, _)| in_period(l));
-    let last_in = lines.iter().rposition(|(l, _)| in_period(l));
-    // Before the period: the balance after the rows before it (or, for an account whose rows
-    // all come later, what it has now).
-    let before_period = |end: usize| lines[..end].last().map(|(l, _)| l.balance_after_nanos);
-    let opening = match first_in {
-        Some(i) => {
-            before_period(i).unwrap_or(lines[i].0.balance_after_nanos - lines[i].0.amount_nanos)
-        }
-        None => before_period(
-            lines
-                .iter()
-                .take_while(|(l, _)| l.created_at < from)
-                .count(),
-        )
-        .or(lines
-            .first()
-            .map(|(l, _)| l.balance_after_nanos - l.amount_nanos))
-        .unwrap_or(account.balance.nanos()),
-    };
-    let closing = last_in.map_or(opening, |i| lines[i].0.balance_after_nanos);
-    let rows: Vec<StatementRow> = lines
-        .into_iter()
-        .map(|(line, hash)| StatementRow {
-            amount: Amount::from_nanos(line.amount_nanos),
-            hash: hash.unwrap_or_default(),
-            in_period: in_period(&line),
-            line,
-        })
-        .collect();
-    Statement {
-        format: FORMAT.into(),
-        account_id: account.id,
-        account_name: account.name,
-        from,
-        until,
-        generated_at: now_millis(),
-        prev,
-        opening_balance: Amount::from_nanos(opening),
-        closing_balance: Amount::from_nanos(closing),
-        rows,
-        checkpoint,
-        proof,
-    }
-}
+/// The rows a statement reads at a time.
+pub const STATEMENT_PAGE: i64 = 1000;

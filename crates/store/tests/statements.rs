@@ -207,3 +207,64 @@ async fn two_replicas_signing_at_once_leave_checkpoints_every_chain_passes_throu
         other.close().await;
     }
 }
+
+/// A statement of more rows than a page, written as the portal streams it (its JSON around
+/// the rows, the rows a page at a time), is byte for byte the statement made whole, and
+/// verifies; a period in the middle too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_streamed_a_page_at_a_time_is_the_whole_one() {
+    use tollgate_store::statement::STATEMENT_PAGE;
+    for store in stores().await {
+        let key = generate_key();
+        let (account, _) = store
+            .create_account(&format!("long-{}", unique()), Amount::from_nanos(1_000))
+            .await
+            .unwrap();
+        let rows = STATEMENT_PAGE + STATEMENT_PAGE / 2;
+        credits(&store, &account.id, 1..rows / 2).await.unwrap();
+        let middle = boundary().await;
+        credits(&store, &account.id, rows / 2..rows).await.unwrap();
+        for from in [0, middle] {
+            let plan = store
+                .statement_plan(&account.id, from, i64::MAX, Some(&key), None)
+                .await
+                .unwrap();
+            let (before, after) = plan.json_around_rows().unwrap();
+            let mut streamed = before;
+            let mut whole = plan.head.clone();
+            let (mut read, mut pages) = (None, 0);
+            loop {
+                let page = store.statement_rows(&plan, &mut read).await.unwrap();
+                if page.is_empty() {
+                    break;
+                }
+                pages += 1;
+                for row in &page {
+                    if !whole.rows.is_empty() {
+                        streamed.push(',');
+                    }
+                    streamed.push_str(&serde_json::to_string(row).unwrap());
+                    whole.rows.push(row.clone());
+                }
+            }
+            streamed.push_str(&after);
+            assert!(pages > usize::from(from == 0), "{pages} pages");
+            assert_eq!(streamed, serde_json::to_string(&whole).unwrap());
+            let read_back: tollgate_store::statement::Statement =
+                serde_json::from_str(&streamed).unwrap();
+            let verified = verify(&read_back, None).unwrap();
+            assert_eq!(
+                verified.rows,
+                whole.rows.iter().filter(|r| r.in_period).count()
+            );
+            // The same as the statement made whole in one call.
+            let made = store
+                .statement(&account.id, from, i64::MAX, Some(&key), None)
+                .await
+                .unwrap();
+            assert_eq!(made.rows, whole.rows);
+            assert_eq!(made.opening_balance, whole.opening_balance);
+            assert_eq!(made.closing_balance, whole.closing_balance);
+        }
+    }
+}
