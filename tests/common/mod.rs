@@ -355,6 +355,25 @@ impl TestGateway {
         }
     }
 
+    /// A request to this gateway's simulator (its test routes, `/_sim/…`).
+    pub async fn sim_request(&self, method: &str, path: &str, body: impl Into<Bytes>) -> Reply {
+        let request = http::Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.sim.base_url()))
+            .header("content-type", "application/json")
+            .body(Full::new(body.into()))
+            .unwrap();
+        let response = self.client.request(request).await.unwrap();
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+
     /// Sends a request and returns the response with its body unread, to read it piece by piece.
     pub async fn open(
         &self,

@@ -71,9 +71,10 @@ pub async fn top_up_due(state: &State, now: i64) -> Result<Pass, tollgate_store:
     if stripe.max_automatic_minor == 0 {
         return Ok(pass);
     }
+    // Made at or before five minutes ago (the store's bound is exclusive).
     for payment in state
         .store
-        .unanswered_automatic_payments(now - ASK_AGAIN_AFTER_MS)
+        .unanswered_automatic_payments(now - ASK_AGAIN_AFTER_MS + 1)
         .await?
     {
         ask_again(state, stripe, &payment, now, &mut pass).await?;

@@ -19,7 +19,9 @@
 //!   ([`WEBHOOK_SECRET`]);
 //! * for tests: `POST /_sim/stripe/disputes` (`payment_intent`, `amount`) opens a chargeback,
 //!   `POST /_sim/stripe/disputes/{id}/close` (`status`) closes it, `PUT /_sim/stripe` sets
-//!   the delivery knobs ([`StripeKnobs`]), `GET /_sim/stripe/deliveries` lists every attempt.
+//!   the delivery knobs ([`StripeKnobs`]: also off-session calls lost on the way in or their
+//!   answers on the way out), `GET /_sim/stripe/deliveries` lists every attempt,
+//!   `GET /_sim/stripe/payment_intents` every PaymentIntent made.
 //!
 //! A delivery that is not answered 2xx is tried again after 50 ms, doubling, up to
 //! [`StripeKnobs::attempts`] times (Stripe's schedule is hours; the shape is the same).
@@ -55,6 +57,14 @@ pub struct StripeKnobs {
     /// Hold events back until released (`POST /_sim/stripe/release`, which turns this off),
     /// then deliver them in reverse order.
     pub hold_events: bool,
+    /// The next this many off-session payments never reach the provider: 503, nothing made,
+    /// nothing kept under their idempotency key.
+    #[serde(default)]
+    pub lose_off_session: u32,
+    /// The next this many off-session payments are made, but their answer is lost on the way
+    /// back: 503, while the idempotency key keeps the real answer, as Stripe's does.
+    #[serde(default)]
+    pub drop_off_session_answers: u32,
 }
 
 impl Default for StripeKnobs {
@@ -65,6 +75,8 @@ impl Default for StripeKnobs {
             decline_customers: Vec::new(),
             checkout_url: None,
             hold_events: false,
+            lose_off_session: 0,
+            drop_off_session_answers: 0,
         }
     }
 }
@@ -236,6 +248,10 @@ impl Stripe {
             .and_then(|v| v.to_str().ok())
             .filter(|_| *method == http::Method::POST && api)
             .map(|k| format!("{path} {k}"));
+        let off_session = *method == http::Method::POST && path == "/v1/payment_intents";
+        if off_session && take(&mut self.books().knobs.lose_off_session) {
+            return Answer::error(503, "api_error", None, "The request never arrived");
+        }
         if let Some(key) = &idempotency
             && let Some((status, body)) = self.books().idempotent.get(key).cloned()
         {
@@ -311,6 +327,10 @@ impl Stripe {
                 Err(e) => Answer::error(400, "invalid_request_error", None, &e.to_string()),
             },
             ("GET", ["_sim", "stripe", "deliveries"]) => Answer::json(200, &self.books().attempts),
+            ("GET", ["_sim", "stripe", "payment_intents"]) => {
+                let intents: Vec<PaymentIntent> = self.books().intents.values().cloned().collect();
+                Answer::json(200, &intents)
+            }
             _ => Answer::error(
                 404,
                 "invalid_request_error",
@@ -322,6 +342,9 @@ impl Stripe {
             self.books()
                 .idempotent
                 .insert(key, (answer.status, answer.body.clone()));
+        }
+        if off_session && take(&mut self.books().knobs.drop_off_session_answers) {
+            return Answer::error(503, "api_error", None, "The answer was lost");
         }
         answer
     }
@@ -805,4 +828,11 @@ fn escape(text: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+}
+
+/// Takes one from a knob's count: whether there was one.
+fn take(count: &mut u32) -> bool {
+    let some = *count > 0;
+    *count = count.saturating_sub(1);
+    some
 }
