@@ -4,6 +4,9 @@
 //! In one run, in interleaved rounds, one load generator drives:
 //! - **bare**: a bare hyper reverse proxy (a child process) in front of a static upstream — the
 //!   limit: what relaying alone costs on this machine;
+//! - **billed floor**: the same relay making one charge row durable per request, with group
+//!   commit and tollgate's durability settings, on SQLite and on PostgreSQL — the limit of
+//!   durable billing ([`billed_floor`]);
 //! - **tollgate**: the real `tollgate serve` binary (child processes: one on SQLite, one on
 //!   PostgreSQL when a URL is given) in front of the same upstream, billing every request —
 //!   key lookup, validation, token count, hold, relay, settlement, ledger row;
@@ -56,6 +59,15 @@ fn main() {
     if args.first().map(String::as_str) == Some("--bare-relay") {
         // Child mode: the bare relay, `--bare-relay LISTEN UPSTREAM`.
         runtime.block_on(bare_relay(args[1].parse().unwrap(), args[2].clone()));
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--billed-floor") {
+        // Child mode: the billed floor, `--billed-floor LISTEN UPSTREAM DATABASE_URL`.
+        runtime.block_on(billed_floor(
+            args[1].parse().unwrap(),
+            args[2].clone(),
+            args[3].clone(),
+        ));
         return;
     }
     if args.first().map(String::as_str) == Some("--instructions") {
@@ -172,6 +184,195 @@ async fn bare_relay(listen: SocketAddr, upstream: String) {
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
+    }
+}
+
+/// One charge of the billed floor: about 200 bytes, as a charge's essentials are.
+struct FloorCharge {
+    id: String,
+    account: String,
+    amount: i64,
+    request_id: String,
+    created_at: i64,
+    /// Told once the batch holding it committed.
+    done: tokio::sync::oneshot::Sender<()>,
+}
+
+const FLOOR_SCHEMA: [&str; 3] = [
+    "DROP TABLE IF EXISTS floor_charges",
+    "CREATE TABLE floor_charges (id TEXT PRIMARY KEY, account TEXT NOT NULL,
+         amount BIGINT NOT NULL, request_id TEXT NOT NULL, created_at BIGINT NOT NULL)",
+    "CREATE INDEX floor_charges_account ON floor_charges (account, created_at)",
+];
+
+/// `--billed-floor`: the bare relay, and per request one charge row made durable before the
+/// answer — the physical limit of durable billing on this machine (issue 47;
+/// docs/benchmarks.md, "The billed floor"). One writer with group commit takes the whole queue
+/// as one transaction (on PostgreSQL one `INSERT … SELECT FROM unnest(…)`), with tollgate's
+/// durability: on SQLite the journal's own connection settings and checkpointer
+/// (`tollgate_store::sqlite_journal`), on PostgreSQL the server's defaults, as tollgate's.
+async fn billed_floor(listen: SocketAddr, upstream: String, database_url: String) {
+    let (queue, charges) = tokio::sync::mpsc::unbounded_channel::<FloorCharge>();
+    let _checkpointer = match database_url.strip_prefix("sqlite://") {
+        Some(path) => Some(sqlite_floor_writer(path.to_owned(), charges)),
+        None => {
+            tokio::spawn(postgres_floor_writer(database_url.clone(), charges));
+            None
+        }
+    };
+    let client: Client<HttpConnector, Incoming> =
+        Client::builder(TokioExecutor::new()).build_http();
+    let listener = TcpListener::bind(listen).await.unwrap();
+    let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let (client, upstream, queue, counter) = (
+            client.clone(),
+            upstream.clone(),
+            queue.clone(),
+            counter.clone(),
+        );
+        tokio::spawn(async move {
+            let service = service_fn(move |request: http::Request<Incoming>| {
+                let (client, upstream, queue, counter) = (
+                    client.clone(),
+                    upstream.clone(),
+                    queue.clone(),
+                    counter.clone(),
+                );
+                async move {
+                    let (mut parts, body) = request.into_parts();
+                    let key = parts
+                        .headers
+                        .get("authorization")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_owned();
+                    parts.uri = format!("{upstream}{}", parts.uri.path()).parse().unwrap();
+                    let response = client
+                        .request(http::Request::from_parts(parts, body))
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    let (head, body) = response.into_parts();
+                    let body = body.collect().await.map_err(|e| e.to_string())?.to_bytes();
+                    // The charge, durable before the answer.
+                    let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let now = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .unwrap();
+                    let (done, committed) = tokio::sync::oneshot::channel();
+                    let charge = FloorCharge {
+                        id: format!("led_{:012x}{n:012x}", now.as_millis()),
+                        account: format!("acc_{:024x}", fxhash(&key)),
+                        amount: 1_000 + (n % 97) as i64,
+                        request_id: format!("req_{:016x}-{n:019}", now.as_nanos() as u64),
+                        created_at: now.as_millis() as i64,
+                        done,
+                    };
+                    queue.send(charge).map_err(|e| e.to_string())?;
+                    committed.await.map_err(|e| e.to_string())?;
+                    Ok::<_, String>(http::Response::from_parts(head, Full::new(body)))
+                }
+            });
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// A key's account: any stable 96-bit-looking number will do.
+fn fxhash(key: &str) -> u128 {
+    key.bytes().fold(0xcbf2_9ce4_8422_2325u128, |h, b| {
+        (h ^ u128::from(b)).wrapping_mul(0x1_0000_0000_01b3)
+    }) & ((1u128 << 96) - 1)
+}
+
+/// The floor's SQLite writer: a thread with the journal's connection settings, each wake-up
+/// the whole queue in one transaction, beside the journal's checkpointer.
+fn sqlite_floor_writer(
+    path: String,
+    mut charges: tokio::sync::mpsc::UnboundedReceiver<FloorCharge>,
+) -> tollgate_store::sqlite_journal::Checkpointer {
+    let conn = tollgate_store::sqlite_journal::open_as_journal(&path).unwrap();
+    for statement in FLOOR_SCHEMA {
+        conn.execute(statement, []).unwrap();
+    }
+    let checkpointer = tollgate_store::sqlite_journal::Checkpointer::start(&path).unwrap();
+    std::thread::spawn(move || {
+        while let Some(first) = charges.blocking_recv() {
+            let mut batch = vec![first];
+            while let Ok(next) = charges.try_recv() {
+                batch.push(next);
+            }
+            conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+            {
+                let mut insert = conn
+                    .prepare_cached(
+                        "INSERT INTO floor_charges (id, account, amount, request_id, created_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                    )
+                    .unwrap();
+                for c in &batch {
+                    insert
+                        .execute(rusqlite::params![
+                            c.id,
+                            c.account,
+                            c.amount,
+                            c.request_id,
+                            c.created_at
+                        ])
+                        .unwrap();
+                }
+            }
+            conn.execute_batch("COMMIT").unwrap();
+            for c in batch {
+                let _ = c.done.send(());
+            }
+        }
+    });
+    checkpointer
+}
+
+/// The floor's PostgreSQL writer: one connection, each wake-up the whole queue in one
+/// `INSERT … SELECT FROM unnest(…)` (one round trip, one transaction).
+async fn postgres_floor_writer(
+    url: String,
+    mut charges: tokio::sync::mpsc::UnboundedReceiver<FloorCharge>,
+) {
+    use sqlx::Connection as _;
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    for statement in FLOOR_SCHEMA {
+        sqlx::query(statement).execute(&mut conn).await.unwrap();
+    }
+    while let Some(first) = charges.recv().await {
+        let mut batch = vec![first];
+        while let Ok(next) = charges.try_recv() {
+            batch.push(next);
+        }
+        let column = |f: fn(&FloorCharge) -> String| batch.iter().map(f).collect::<Vec<_>>();
+        let ids = column(|c| c.id.clone());
+        let accounts = column(|c| c.account.clone());
+        let requests = column(|c| c.request_id.clone());
+        let amounts: Vec<i64> = batch.iter().map(|c| c.amount).collect();
+        let times: Vec<i64> = batch.iter().map(|c| c.created_at).collect();
+        sqlx::query(
+            "INSERT INTO floor_charges (id, account, amount, request_id, created_at)
+             SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::int8[])",
+        )
+        .bind(ids)
+        .bind(accounts)
+        .bind(amounts)
+        .bind(requests)
+        .bind(times)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        for c in batch {
+            let _ = c.done.send(());
+        }
     }
 }
 
@@ -685,6 +886,43 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
         headers: Vec::new(),
     });
 
+    // The billed floor on each database (`billed_floor`): the limit billing can approach.
+    let mut floors = vec![(
+        "SQLite",
+        format!("sqlite://{}", dir.join("floor.db").display()),
+    )];
+    if let Some(pg) = std::env::var("TOLLGATE_BENCH_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    {
+        floors.push(("PostgreSQL", pg));
+    }
+    let mut floor_views = Vec::new();
+    for (database, url) in floors {
+        let addr = free_port();
+        let child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--billed-floor",
+                &addr.to_string(),
+                &format!("http://{upstream}"),
+                &url,
+            ])
+            .spawn()
+            .unwrap();
+        wait_listening(addr).await;
+        targets.push(Target {
+            name: format!("billed floor, {database}, 1 account"),
+            addr,
+            child,
+            keys: vec!["floor-key-0".into()],
+            metrics: false,
+            headers: Vec::new(),
+        });
+        let eight: Vec<String> = (0..8).map(|i| format!("floor-key-{i}")).collect();
+        floor_views.push((targets.len() - 1, None, ""));
+        floor_views.push((targets.len() - 1, Some(eight), ""));
+    }
+
     let sqlite_path = dir.join("bench.db");
     let sqlite = format!("sqlite://{}", sqlite_path.display());
     // The schema first, then (optionally) the filler rows, then the gateway.
@@ -721,8 +959,9 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
     // The same process with 8 accounts: a second Target handle would kill it twice, so share.
     let sqlite_index = targets.len() - 1;
     // (target, keys other than its own, a label for the row).
-    let mut views = vec![
-        (0usize, None, ""),
+    let mut views = vec![(0usize, None, "")];
+    views.extend(floor_views);
+    views.extend([
         (sqlite_index, None, ""),
         (sqlite_index, Some(eight), ""),
         (
@@ -735,7 +974,7 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
             Some(with_limits),
             ", key with rate limits and caps",
         ),
-    ];
+    ]);
 
     if let Some(pg) = std::env::var("TOLLGATE_BENCH_POSTGRES_URL")
         .ok()
@@ -836,12 +1075,26 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
         .map(|t| t.0.clone())
         .collect::<std::collections::BTreeSet<_>>()
     {
-        if label.starts_with("tollgate") {
+        if label.starts_with("tollgate") || label.starts_with("billed floor") {
             println!(
                 "{label}: {:.0} requests/s = {:.0} % of the bare relay's {bare:.0}",
                 mean(&label),
                 mean(&label) / bare * 100.0
             );
+        }
+        // tollgate against the floor on its database, with as many accounts.
+        for database in ["SQLite", "PostgreSQL"] {
+            let accounts = label.rsplit('(').next().unwrap_or_default();
+            if label.starts_with(&format!("tollgate, {database} ("))
+                && let floor = format!("billed floor, {database} ({accounts}")
+                && mean(&floor) > 0.0
+            {
+                println!(
+                    "{label}: {:.0} % of the billed floor's {:.0}",
+                    mean(&label) / mean(&floor) * 100.0,
+                    mean(&floor)
+                );
+            }
         }
     }
     drop(targets);

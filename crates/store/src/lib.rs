@@ -64,7 +64,7 @@ mod schema;
 mod sessions;
 mod settings;
 mod sql;
-mod sqlite_journal;
+pub mod sqlite_journal;
 pub mod statement;
 mod tasks;
 mod throttle;

@@ -90,9 +90,30 @@ fn busy_pause(tries: i32, seconds: i32) -> bool {
 /// `journal_size_limit` at [`WAL_LIMIT`], for the sqlx writer's connection.
 pub(crate) const JOURNAL_SIZE_LIMIT: &str = "PRAGMA journal_size_limit = 67108864";
 
-/// The checkpointer thread: its stop signal and its handle.
+/// A connection to the database file at `path` set as the journal's is: the same settings as
+/// the sqlx writer (`Store::connect`: a WAL, `synchronous = NORMAL`, no automatic checkpoint,
+/// the log's bound), sqlx's default of enforced foreign keys, and the journal's busy handler.
+/// Public for a writer that must be exactly as durable as the journal — the billed floor of
+/// `examples/relay_bench.rs` (docs/benchmarks.md, "The billed floor").
+pub fn open_as_journal(path: &str) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path)?;
+    conn.busy_handler(Some(journal_busy))?;
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = WAL;
+         PRAGMA synchronous = NORMAL;
+         PRAGMA wal_autocheckpoint = 0;
+         PRAGMA journal_size_limit = {WAL_LIMIT};
+         PRAGMA foreign_keys = ON;"
+    ))?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(conn)
+}
+
+/// The checkpointer thread: its stop signal and its handle. Public, with
+/// [`open_as_journal`], for the billed floor's writer: the same checkpoint policy as the
+/// journal's.
 #[derive(Debug)]
-pub(crate) struct Checkpointer {
+pub struct Checkpointer {
     stop: mpsc::Sender<()>,
     thread: std::thread::JoinHandle<()>,
 }
@@ -109,17 +130,7 @@ impl SqliteJournal {
     /// Opens the connection to the database file at `path` and starts the thread, and the
     /// checkpointer beside it.
     pub(crate) fn start(path: &str) -> Result<SqliteJournal, StoreError> {
-        let conn = Connection::open(path)?;
-        // The same settings as the sqlx writer (`Store::connect`), and sqlx's default of
-        // enforced foreign keys.
-        conn.busy_handler(Some(journal_busy))?;
-        conn.execute_batch(&format!(
-            "PRAGMA synchronous = NORMAL;
-             PRAGMA wal_autocheckpoint = 0;
-             PRAGMA journal_size_limit = {WAL_LIMIT};
-             PRAGMA foreign_keys = ON;"
-        ))?;
-        conn.set_prepared_statement_cache_capacity(64);
+        let conn = open_as_journal(path)?;
         let (batches, rx) = mpsc::channel::<Batch>();
         let wal = PathBuf::from(format!("{path}-wal"));
         std::thread::Builder::new()
@@ -203,7 +214,7 @@ impl Checkpointer {
     /// through freeing the file's blocks and was the slowest requests' wait (issue 27;
     /// docs/benchmarks.md, "The tail at one connection"). A log that stayed caught up for a
     /// whole round (nothing written: the gateway is idle) is truncated.
-    fn start(path: &str) -> Result<Checkpointer, StoreError> {
+    pub fn start(path: &str) -> Result<Checkpointer, StoreError> {
         let conn = Connection::open(path)?;
         conn.busy_handler(Some(checkpointer_busy))?;
         conn.execute_batch(&format!("PRAGMA journal_size_limit = {WAL_LIMIT};"))?;
@@ -263,7 +274,7 @@ impl Checkpointer {
 
 impl Checkpointer {
     /// Stops it after a last `TRUNCATE` and waits for it (a blocking wait).
-    pub(crate) fn finish(self) {
+    pub fn finish(self) {
         let _ = self.stop.send(());
         let _ = self.thread.join();
     }
