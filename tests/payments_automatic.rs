@@ -34,6 +34,10 @@ max_amount = "500"
 max_automatic_per_day = "500"
 "#;
 
+/// One test at a time: a pass charges every account due in the database, so on a shared
+/// PostgreSQL database one test's pass would start the other's payments.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 async fn gateway() -> TestGateway {
     TestGateway::with_config_env(CONFIG, |var| match var {
         "STRIPE_SECRET_KEY" => Some("sk_test_automatic".into()),
@@ -44,8 +48,10 @@ async fn gateway() -> TestGateway {
 }
 
 /// An account with a card saved (a top-up of 20 paid with it) and an automatic top-up of
-/// 10.00 below 1,000 units: due at once.
-async fn account_with_a_card(gw: &TestGateway) -> String {
+/// 10.00 below 1,000 units: due at once. Its customer at the provider, of its own (the knobs
+/// lose its calls only: a pass charges every account due in the database).
+async fn account_with_a_card(gw: &TestGateway) -> (String, String) {
+    let customer = format!("cus_automatic_{}", common::unique());
     let (account_id, _) = gw.account("0").await;
     let store = &gw.store;
     let paid = store
@@ -67,7 +73,7 @@ async fn account_with_a_card(gw: &TestGateway) -> String {
             amount_minor: 2000,
             currency: "usd",
             intent_id: Some(&intent),
-            customer_id: Some("cus_automatic"),
+            customer_id: Some(&customer),
             payment_method: Some("pm_automatic"),
         })
         .await
@@ -86,7 +92,7 @@ async fn account_with_a_card(gw: &TestGateway) -> String {
         })
         .await
         .unwrap();
-    account_id
+    (account_id, customer)
 }
 
 async fn knobs(gw: &TestGateway, knobs: Value) {
@@ -128,13 +134,14 @@ fn now() -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unanswered_charge_is_asked_again_under_its_key_and_made_once() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let gw = gateway().await;
     for knob in ["lose_off_session", "drop_off_session_answers"] {
-        let account_id = account_with_a_card(&gw).await;
-        knobs(&gw, json!({ knob: 1 })).await;
+        let (account_id, customer) = account_with_a_card(&gw).await;
+        knobs(&gw, json!({ knob: [customer] })).await;
         let start = now();
         let pass = top_up_due(&gw.state, start).await.unwrap();
-        assert_eq!(pass.started, 1, "{knob}");
+        assert!(pass.started >= 1, "{knob}");
         let [payment] = &automatic_payments(&gw, &account_id).await[..] else {
             panic!("{knob}: one automatic payment");
         };
@@ -186,10 +193,11 @@ async fn an_unanswered_charge_is_asked_again_under_its_key_and_made_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_charge_never_answered_in_a_day_is_given_up_and_the_top_up_paused() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let gw = gateway().await;
-    let account_id = account_with_a_card(&gw).await;
-    // Every call lost, for as long as the test runs.
-    knobs(&gw, json!({"lose_off_session": 1000})).await;
+    let (account_id, customer) = account_with_a_card(&gw).await;
+    // Every call of its customer lost, for as long as the test runs.
+    knobs(&gw, json!({"lose_off_session": vec![customer; 100]})).await;
     let start = now();
     top_up_due(&gw.state, start).await.unwrap();
     let [payment] = &automatic_payments(&gw, &account_id).await[..] else {
@@ -207,7 +215,7 @@ async fn a_charge_never_answered_in_a_day_is_given_up_and_the_top_up_paused() {
     let pass = top_up_due(&gw.state, payment.created_at + GIVE_UP_AFTER_MS)
         .await
         .unwrap();
-    assert_eq!(pass.declined, 1);
+    assert!(pass.declined >= 1);
     let given_up = gw.store.payment(&payment.id).await.unwrap();
     assert_eq!(given_up.status, PaymentStatus::Failed);
     assert!(intents_for(&gw, &payment.id).await.is_empty());

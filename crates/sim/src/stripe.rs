@@ -57,14 +57,15 @@ pub struct StripeKnobs {
     /// Hold events back until released (`POST /_sim/stripe/release`, which turns this off),
     /// then deliver them in reverse order.
     pub hold_events: bool,
-    /// The next this many off-session payments never reach the provider: 503, nothing made,
-    /// nothing kept under their idempotency key.
+    /// Off-session payments of these customers never reach the provider, one call for each
+    /// time a customer is listed: 503, nothing made, nothing kept under the idempotency key.
     #[serde(default)]
-    pub lose_off_session: u32,
-    /// The next this many off-session payments are made, but their answer is lost on the way
-    /// back: 503, while the idempotency key keeps the real answer, as Stripe's does.
+    pub lose_off_session: Vec<String>,
+    /// Off-session payments of these customers are made, but their answer is lost on the way
+    /// back, one call for each time a customer is listed: 503, while the idempotency key keeps
+    /// the real answer, as Stripe's does.
     #[serde(default)]
-    pub drop_off_session_answers: u32,
+    pub drop_off_session_answers: Vec<String>,
 }
 
 impl Default for StripeKnobs {
@@ -75,8 +76,8 @@ impl Default for StripeKnobs {
             decline_customers: Vec::new(),
             checkout_url: None,
             hold_events: false,
-            lose_off_session: 0,
-            drop_off_session_answers: 0,
+            lose_off_session: Vec::new(),
+            drop_off_session_answers: Vec::new(),
         }
     }
 }
@@ -248,8 +249,12 @@ impl Stripe {
             .and_then(|v| v.to_str().ok())
             .filter(|_| *method == http::Method::POST && api)
             .map(|k| format!("{path} {k}"));
-        let off_session = *method == http::Method::POST && path == "/v1/payment_intents";
-        if off_session && take(&mut self.books().knobs.lose_off_session) {
+        // An off-session payment's customer, for the knobs that lose its call or its answer.
+        let off_session = (*method == http::Method::POST && path == "/v1/payment_intents")
+            .then(|| form(body).get("customer").cloned().unwrap_or_default());
+        if let Some(customer) = &off_session
+            && take(&mut self.books().knobs.lose_off_session, customer)
+        {
             return Answer::error(503, "api_error", None, "The request never arrived");
         }
         if let Some(key) = &idempotency
@@ -343,7 +348,9 @@ impl Stripe {
                 .idempotent
                 .insert(key, (answer.status, answer.body.clone()));
         }
-        if off_session && take(&mut self.books().knobs.drop_off_session_answers) {
+        if let Some(customer) = &off_session
+            && take(&mut self.books().knobs.drop_off_session_answers, customer)
+        {
             return Answer::error(503, "api_error", None, "The answer was lost");
         }
         answer
@@ -830,9 +837,13 @@ fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Takes one from a knob's count: whether there was one.
-fn take(count: &mut u32) -> bool {
-    let some = *count > 0;
-    *count = count.saturating_sub(1);
-    some
+/// Takes one listing of `customer` from a knob's list: whether there was one.
+fn take(listed: &mut Vec<String>, customer: &str) -> bool {
+    match listed.iter().position(|c| c == customer) {
+        Some(at) => {
+            listed.remove(at);
+            true
+        }
+        None => false,
+    }
 }
