@@ -446,6 +446,29 @@ fn cpu_seconds(pid: u32) -> f64 {
     ticks / 100.0
 }
 
+/// CPU seconds every PostgreSQL server process on this machine has used (user + system): what
+/// the database does for a target during its round (targets run one at a time; the server's
+/// background work is in it too, which is small beside a round's).
+fn postgres_cpu_seconds() -> f64 {
+    std::fs::read_dir("/proc")
+        .map(|dir| {
+            dir.filter_map(|entry| {
+                let id: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+                let stat = std::fs::read_to_string(format!("/proc/{id}/stat")).ok()?;
+                let (head, after) = stat.rsplit_once(')')?;
+                if !head.ends_with("(postgres") {
+                    return None;
+                }
+                let fields: Vec<&str> = after.split_whitespace().collect();
+                let field = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok());
+                Some(field(11)? + field(12)?)
+            })
+            .sum::<f64>()
+        })
+        .unwrap_or_default()
+        / 100.0
+}
+
 async fn start_tollgate(
     name: &str,
     upstream: SocketAddr,
@@ -720,17 +743,14 @@ fn fill_ledger(path: &std::path::Path, rows: u64) {
 }
 
 /// One round: `connections` clients for `length`, each on its own keep-alive connection.
-async fn round(
-    target: &Target,
-    connections: usize,
-    length: Duration,
-) -> (f64, Vec<Duration>, f64, f64) {
+async fn round(target: &Target, connections: usize, length: Duration) -> Round {
     let batches_before = if target.metrics {
         journal(target.addr).await
     } else {
         0.0
     };
     let cpu_before = cpu_seconds(target.child.id());
+    let database_before = postgres_cpu_seconds();
     let started = Instant::now();
     let stop = started + length;
     let mut tasks = Vec::new();
@@ -756,6 +776,7 @@ async fn round(
     }
     let elapsed = started.elapsed().as_secs_f64();
     let cpu = cpu_seconds(target.child.id()) - cpu_before;
+    let database = postgres_cpu_seconds() - database_before;
     let batches = if target.metrics {
         journal(target.addr).await - batches_before
     } else {
@@ -763,7 +784,26 @@ async fn round(
     };
     latencies.sort();
     let n = latencies.len() as f64;
-    (n / elapsed, latencies, cpu / n * 1000.0, batches / n)
+    Round {
+        rps: n / elapsed,
+        latencies,
+        cpu: cpu / n * 1000.0,
+        database_cpu: database / n * 1000.0,
+        tx: batches / n,
+    }
+}
+
+/// What one round of one target measured.
+struct Round {
+    rps: f64,
+    /// Every request's latency, sorted.
+    latencies: Vec<Duration>,
+    /// CPU ms per request of the target's processes.
+    cpu: f64,
+    /// CPU ms per request of the PostgreSQL server (near 0 for a target that does not use it).
+    database_cpu: f64,
+    /// Journal transactions per request (tollgate only).
+    tx: f64,
 }
 
 /// One keep-alive connection of the load generator.
@@ -1024,9 +1064,9 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
         length.as_secs()
     );
     println!(
-        "| target | accounts | conns | requests/s | p50 ms | p99 ms | p99.9 ms | max ms | CPU ms/request | journal tx/request |"
+        "| target | accounts | conns | requests/s | p50 ms | p99 ms | p99.9 ms | max ms | CPU ms/request | PostgreSQL CPU ms/request | journal tx/request |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let mut totals: Vec<(String, usize, f64)> = Vec::new();
     for conns in [connections, 1] {
         for _ in 0..rounds {
@@ -1037,10 +1077,16 @@ async fn bench(length: Duration, connections: usize, rounds: usize) {
                 let mut t = targets.remove(*index);
                 let saved = keys.clone().map(|k| std::mem::replace(&mut t.keys, k));
                 let accounts = t.keys.len();
-                let (rps, latencies, cpu, tx) = round(&t, conns, length).await;
+                let Round {
+                    rps,
+                    latencies,
+                    cpu,
+                    database_cpu,
+                    tx,
+                } = round(&t, conns, length).await;
                 let name = format!("{}{label}", t.name.replace(", 1 account", ""));
                 println!(
-                    "| {name} | {accounts} | {conns} | {rps:.0} | {:.3} | {:.3} | {:.3} | {:.3} | {cpu:.3} | {} |",
+                    "| {name} | {accounts} | {conns} | {rps:.0} | {:.3} | {:.3} | {:.3} | {:.3} | {cpu:.3} | {database_cpu:.3} | {} |",
                     pct(&latencies, 0.5),
                     pct(&latencies, 0.99),
                     pct(&latencies, 0.999),
