@@ -13,7 +13,8 @@
 //! where `PREV` is the previous row's hash in lowercase hex (empty for an account's first
 //! chained row) and each field, in [`LINE_COLUMNS`] order, is `LEN ":" VALUE ","` — `VALUE`
 //! the column as text (integers in decimal), `LEN` its length in bytes — or `"~,"` for NULL.
-//! The same encoding is computed by PostgreSQL's `tollgate_ledger_hash_v1` (`crate::schema`),
+//! The same encoding is computed by PostgreSQL's `tollgate_charge_batch_v4` (field by field with
+//! `tollgate_chain_field_v1`) and `tollgate_ledger_hash_v1` (`crate::schema`),
 //! by `tollgate verify`, and by `docs/verify_statement.py`.
 
 use crate::sql::{Param, Statements as _};

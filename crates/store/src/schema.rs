@@ -869,6 +869,7 @@ async fn apply(conn: &mut sqlx::AnyConnection) -> Result<(), StoreError> {
 /// Stored routines on PostgreSQL, created or replaced at every start.
 const ROUTINES: &[&str] = &[
     LEDGER_HASH,
+    CHAIN_FIELD,
     CHARGE_BATCH,
     CHARGE_BATCH_WITH_USAGE,
     CHARGE_BATCH_PRICED,
@@ -894,6 +895,15 @@ SELECT encode(sha256(convert_to(
                                ELSE octet_length(f)::text || ':' || f || ',' END, '' ORDER BY n)
         FROM unnest(fields) WITH ORDINALITY AS u(f, n)), ''),
     'UTF8')), 'hex')
+$fn$"#;
+
+/// `tollgate_chain_field_v1(field)`: one field of a ledger row in the chain's encoding
+/// (`crate::chain`): `~,` for NULL, else its length in bytes, `:`, itself and `,`. A plain
+/// expression, so PostgreSQL inlines it where it is called.
+const CHAIN_FIELD: &str = r#"
+CREATE OR REPLACE FUNCTION tollgate_chain_field_v1(f text)
+RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
+SELECT CASE WHEN f IS NULL THEN '~,' ELSE octet_length(f)::text || ':' || f || ',' END
 $fn$"#;
 
 /// `tollgate_charge_batch_v1(shares, totals, charges, now_ms)`: a run of charges in one call
@@ -1026,7 +1036,9 @@ DECLARE
     paid jsonb;
     charged_accounts bigint;
     written bigint;
-    r record;
+    lines jsonb;
+    line jsonb;
+    links text[] := '{}';
     account text;
     link text;
 BEGIN
@@ -1092,58 +1104,93 @@ BEGIN
         RAISE EXCEPTION 'a charged account does not exist' USING ERRCODE = 'foreign_key_violation';
     END IF;
 
-    -- The rows, each linked into its account's chain (`crate::chain`) in seq order.
-    written := 0;
-    FOR r IN
-    SELECT c.id, c.account_id, -p.charged AS amount,
-        a.balance_nanos + COALESCE(SUM(p.charged) OVER (PARTITION BY p.account_id ORDER BY p.ord
-            ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING), 0) AS balance_after,
-        c.model, c.quantity, c.hold_id, c.lease_id, c.key_id, c.request_id, c.estimated, c.note,
-        CASE WHEN p.loss > 0 THEN concat_ws('; ', c.anomaly, format(
-            '%s; charged %s, the operator''s loss %s',
-            CASE WHEN p.fenced THEN format('late charge: lease %s was no longer this replica''s (expired, returned or another''s)', p.lease_id)
-                 ELSE 'the account had too little available' END,
-            trim_scale(p.charged::numeric / 1000000000)::text,
-            trim_scale(p.loss::numeric / 1000000000)::text))
-        ELSE c.anomaly END AS anomaly,
-        c.price_group, c.price_multiplier,
-        a.ledger_seq - COUNT(*) OVER (PARTITION BY p.account_id)
-            + ROW_NUMBER() OVER (PARTITION BY p.account_id ORDER BY p.ord) AS seq,
-        p.loss, c.price_version, c.bound_nanos, a.ledger_head AS head
-    FROM jsonb_to_recordset(charges) AS c(ord bigint, id text, account_id text, model text,
-        quantity text, hold_id text, lease_id text, key_id text, request_id text,
-        estimated bigint, note text, anomaly text, price_group text, price_multiplier text,
-        price_version bigint, bound_nanos bigint)
-    JOIN jsonb_to_recordset(paid) AS p(ord bigint, account_id text, lease_id text,
-        charged bigint, loss bigint, fenced boolean) ON p.ord = c.ord
-    JOIN accounts a ON a.id = c.account_id
-    ORDER BY c.account_id, seq
-    LOOP
-        IF r.account_id IS DISTINCT FROM account THEN
+    -- The rows in seq order within each account, each linked into its account's chain
+    -- (`crate::chain`): the links computed in one loop of plain expressions, the rows then
+    -- written by one statement.
+    SELECT COALESCE(jsonb_agg(to_jsonb(l) ORDER BY l.account_id, l.seq), '[]'::jsonb) INTO lines
+    FROM (
+        SELECT c.id, c.account_id, -p.charged AS amount,
+            a.balance_nanos + COALESCE(SUM(p.charged) OVER (PARTITION BY p.account_id
+                ORDER BY p.ord ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING), 0)
+                AS balance_after,
+            c.model, c.quantity, c.hold_id, c.lease_id, c.key_id, c.request_id, c.estimated,
+            c.note,
+            CASE WHEN p.loss > 0 THEN concat_ws('; ', c.anomaly, format(
+                '%s; charged %s, the operator''s loss %s',
+                CASE WHEN p.fenced THEN format('late charge: lease %s was no longer this replica''s (expired, returned or another''s)', p.lease_id)
+                     ELSE 'the account had too little available' END,
+                trim_scale(p.charged::numeric / 1000000000)::text,
+                trim_scale(p.loss::numeric / 1000000000)::text))
+            ELSE c.anomaly END AS anomaly,
+            c.price_group, c.price_multiplier,
+            a.ledger_seq - COUNT(*) OVER (PARTITION BY p.account_id)
+                + ROW_NUMBER() OVER (PARTITION BY p.account_id ORDER BY p.ord) AS seq,
+            p.loss, c.price_version, c.bound_nanos, a.ledger_head AS head
+        FROM jsonb_to_recordset(charges) AS c(ord bigint, id text, account_id text, model text,
+            quantity text, hold_id text, lease_id text, key_id text, request_id text,
+            estimated bigint, note text, anomaly text, price_group text, price_multiplier text,
+            price_version bigint, bound_nanos bigint)
+        JOIN jsonb_to_recordset(paid) AS p(ord bigint, account_id text, lease_id text,
+            charged bigint, loss bigint, fenced boolean) ON p.ord = c.ord
+        JOIN accounts a ON a.id = c.account_id
+    ) AS l;
+
+    FOR line IN SELECT value FROM jsonb_array_elements(lines) LOOP
+        IF line ->> 'account_id' IS DISTINCT FROM account THEN
             IF account IS NOT NULL THEN
                 UPDATE accounts SET ledger_head = link WHERE id = account;
             END IF;
-            account := r.account_id;
-            link := COALESCE(r.head, '');
+            account := line ->> 'account_id';
+            link := COALESCE(line ->> 'head', '');
         END IF;
-        link := tollgate_ledger_hash_v1(link, ARRAY[r.id, r.account_id, r.seq::text, 'charge',
-            r.amount::text, r.balance_after::text, r.model, r.quantity, r.hold_id, NULL,
-            r.key_id, r.request_id, r.lease_id, r.estimated::text, r.note, r.anomaly,
-            r.price_group, r.price_multiplier, r.price_version::text, r.bound_nanos::text,
-            r.loss::text, '0', now_ms::text]);
-        INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model,
-            quantity, hold_id, lease_id, key_id, request_id, estimated, note, anomaly,
-            price_group, price_multiplier, created_at, seq, loss_nanos, price_version,
-            bound_nanos, hash)
-        VALUES (r.id, r.account_id, 'charge', r.amount, r.balance_after, r.model, r.quantity,
-            r.hold_id, r.lease_id, r.key_id, r.request_id, r.estimated, r.note, r.anomaly,
-            r.price_group, r.price_multiplier, now_ms, r.seq, r.loss, r.price_version,
-            r.bound_nanos, link);
-        written := written + 1;
+        -- `tollgate_ledger_hash_v1` written out, so that PL/pgSQL evaluates it as a plain
+        -- expression: a call of that function plans its query again on every row.
+        link := encode(sha256(convert_to(concat('tollgate-ledger-v1', chr(10), link, chr(10),
+            tollgate_chain_field_v1(line ->> 'id'),
+            tollgate_chain_field_v1(line ->> 'account_id'),
+            tollgate_chain_field_v1(line ->> 'seq'),
+            tollgate_chain_field_v1('charge'),
+            tollgate_chain_field_v1(line ->> 'amount'),
+            tollgate_chain_field_v1(line ->> 'balance_after'),
+            tollgate_chain_field_v1(line ->> 'model'),
+            tollgate_chain_field_v1(line ->> 'quantity'),
+            tollgate_chain_field_v1(line ->> 'hold_id'),
+            tollgate_chain_field_v1(NULL),
+            tollgate_chain_field_v1(line ->> 'key_id'),
+            tollgate_chain_field_v1(line ->> 'request_id'),
+            tollgate_chain_field_v1(line ->> 'lease_id'),
+            tollgate_chain_field_v1(line ->> 'estimated'),
+            tollgate_chain_field_v1(line ->> 'note'),
+            tollgate_chain_field_v1(line ->> 'anomaly'),
+            tollgate_chain_field_v1(line ->> 'price_group'),
+            tollgate_chain_field_v1(line ->> 'price_multiplier'),
+            tollgate_chain_field_v1(line ->> 'price_version'),
+            tollgate_chain_field_v1(line ->> 'bound_nanos'),
+            tollgate_chain_field_v1(line ->> 'loss'),
+            tollgate_chain_field_v1('0'),
+            tollgate_chain_field_v1(now_ms::text)), 'UTF8')), 'hex');
+        links := links || link;
     END LOOP;
     IF account IS NOT NULL THEN
         UPDATE accounts SET ledger_head = link WHERE id = account;
     END IF;
+
+    INSERT INTO ledger (id, account_id, kind, amount_nanos, balance_after_nanos, model,
+        quantity, hold_id, lease_id, key_id, request_id, estimated, note, anomaly,
+        price_group, price_multiplier, created_at, seq, loss_nanos, price_version,
+        bound_nanos, hash)
+    SELECT r.id, r.account_id, 'charge', r.amount, r.balance_after, r.model, r.quantity,
+        r.hold_id, r.lease_id, r.key_id, r.request_id, r.estimated, r.note, r.anomaly,
+        r.price_group, r.price_multiplier, now_ms, r.seq, r.loss, r.price_version,
+        r.bound_nanos, links[r.n]
+    FROM ROWS FROM (jsonb_to_recordset(lines) AS (id text, account_id text, amount bigint,
+        balance_after bigint, model text, quantity text, hold_id text, lease_id text,
+        key_id text, request_id text, estimated bigint, note text, anomaly text,
+        price_group text, price_multiplier text, seq bigint, loss bigint,
+        price_version bigint, bound_nanos bigint)) WITH ORDINALITY AS r(id, account_id, amount,
+        balance_after, model, quantity, hold_id, lease_id, key_id, request_id, estimated, note,
+        anomaly, price_group, price_multiplier, seq, loss, price_version, bound_nanos, n);
+    GET DIAGNOSTICS written = ROW_COUNT;
 
     INSERT INTO usage_log (id, created_at, kind, account_id, key_id, price_group, endpoint, model,
         channel, status, meter, quantity, units, charge_nanos, hold_nanos, latency_ms, upstream_ms,
