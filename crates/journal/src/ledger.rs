@@ -74,6 +74,10 @@ struct Stats {
     operator_loss_nanos: AtomicU64,
     stalls: AtomicU64,
     recalls: AtomicU64,
+    /// Runs of charges on PostgreSQL priced by this writer and checked by the database, and
+    /// priced by the database (`Store::charge_runs`), as of the last batch.
+    runs_by_writer: AtomicU64,
+    runs_by_database: AtomicU64,
     /// When (monotonic ms) the batch being written first failed; 0 while writes land. A
     /// writer that cannot make progress takes the replica out of `/readyz`.
     failing_since: AtomicU64,
@@ -463,6 +467,16 @@ impl Ledger {
                 "Leases an operator's correction recalled, given back by this replica",
                 &s.recalls,
             ),
+            (
+                "tollgate_ledger_runs_priced_by_writer",
+                "Runs of charges on PostgreSQL this replica priced and the database checked",
+                &s.runs_by_writer,
+            ),
+            (
+                "tollgate_ledger_runs_priced_by_database",
+                "Runs of charges on PostgreSQL the database priced (what this replica remembered was stale)",
+                &s.runs_by_database,
+            ),
         ] {
             registry.register(name, help, ConstCounter::new(value.load(Ordering::Relaxed)));
         }
@@ -593,6 +607,13 @@ async fn write_journal(
         core.stats
             .batches
             .fetch_add(u64::from(!entries.is_empty()), Ordering::Relaxed);
+        let runs = store.charge_runs();
+        core.stats
+            .runs_by_writer
+            .store(runs.by_writer, Ordering::Relaxed);
+        core.stats
+            .runs_by_database
+            .store(runs.by_database, Ordering::Relaxed);
         let records = entries
             .iter()
             .filter(|e| matches!(e, JournalEntry::Usage(_)))

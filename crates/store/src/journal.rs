@@ -14,7 +14,7 @@ use crate::sql::{Col, Param, Statements};
 use crate::usage::{UsageRecord, usage_json, write_usage};
 use crate::{Backend, Store, StoreError, now_millis};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tollgate_billing::Amount;
 
 /// How long past its expiry a replica's own sweep leaves its own lease to it
@@ -195,6 +195,16 @@ pub struct JournalWriter {
 }
 
 impl Store {
+    /// How this process's runs of charges on PostgreSQL were priced (all zero on SQLite):
+    /// by the writer, checked by the database, or by the database because what the writer
+    /// remembered was stale (`charge_batch_call`).
+    pub fn charge_runs(&self) -> ChargeRuns {
+        self.writer_books
+            .lock()
+            .map(|books| books.runs)
+            .unwrap_or_default()
+    }
+
     /// Writes `entries` in one transaction, in order: each run of consecutive charges together
     /// ([`write_charges`]), each lease operation as its own statements. Returns one outcome per
     /// lease operation, in order, and the charges that could take less than they asked. On
@@ -235,14 +245,18 @@ impl Store {
                 &mut *conn,
                 writer,
                 &entries,
-                Backend::Postgres,
+                Writing::Postgres(&self.writer_books),
                 now_millis(),
             )
             .await;
         }
         let mut tx = self.write_tx().await?;
         let now = now_millis();
-        let written = write_entries(&mut *tx, writer, &entries, self.backend(), now).await?;
+        let writing = match self.backend() {
+            Backend::Postgres => Writing::Postgres(&self.writer_books),
+            Backend::Sqlite => Writing::Sqlite,
+        };
+        let written = write_entries(&mut *tx, writer, &entries, writing, now).await?;
         // The batch's name and what it came to, in its own transaction: the answer a writer
         // that lost the commit's reads back.
         let outcome =
@@ -426,17 +440,24 @@ impl Store {
     }
 }
 
+/// Which database a batch is written on, and on PostgreSQL what the writer remembers.
+#[derive(Clone, Copy)]
+pub(crate) enum Writing<'a> {
+    Sqlite,
+    Postgres(&'a Mutex<WriterBooks>),
+}
+
 /// Writes `entries` on `db`, inside the caller's transaction.
 pub(crate) async fn write_entries<S: Statements>(
     db: &mut S,
     writer: &JournalWriter,
     entries: &[JournalEntry],
-    backend: Backend,
+    writing: Writing<'_>,
     now: i64,
 ) -> Result<Written, StoreError> {
-    let lock = match backend {
-        Backend::Postgres => " FOR UPDATE",
-        Backend::Sqlite => "",
+    let lock = match writing {
+        Writing::Postgres(_) => " FOR UPDATE",
+        Writing::Sqlite => "",
     };
     let mut written = Written::default();
     // Usage records go with the run of charges on PostgreSQL (in the same call) when the batch
@@ -473,15 +494,15 @@ pub(crate) async fn write_entries<S: Statements>(
                 })
                 .collect();
             if !charges.is_empty() {
-                let losses = match backend {
-                    Backend::Postgres => {
+                let losses = match writing {
+                    Writing::Postgres(books) => {
                         let with = match charge_runs {
                             1 => usage.take().unwrap_or_default(),
                             _ => Vec::new(),
                         };
-                        charge_batch_call(db, writer, &charges, &with, now).await?
+                        charge_batch_call(db, writer, books, &charges, &with, now).await?
                     }
-                    Backend::Sqlite => write_charges(db, writer, &charges, now).await?,
+                    Writing::Sqlite => write_charges(db, writer, &charges, now).await?,
                 };
                 written.losses.extend(losses);
             }
@@ -492,6 +513,11 @@ pub(crate) async fn write_entries<S: Statements>(
             written
                 .leases
                 .push(lease_op(db, writer, op, lock, now).await?);
+            if let Writing::Postgres(books) = writing
+                && let Ok(mut books) = books.lock()
+            {
+                books.forget();
+            }
         }
         start += 1;
     }
@@ -674,147 +700,26 @@ async fn read_books<S: Statements>(
 }
 
 /// Writes a run of charges on SQLite: reads the named leases and the accounts (in the lock
-/// order: leases, then accounts, each sorted), pays each charge by [`pay`], then writes the
-/// leases, the accounts and the rows, each row with its place in its account's chain
-/// (`seq`) and its `balance_after`. Returns the charges that took less than they asked.
+/// order: leases, then accounts, each sorted), prices them by [`ChargePlan::of`], then writes
+/// the leases, the accounts and the rows. Returns the charges that took less than they asked.
 async fn write_charges<S: Statements>(
     db: &mut S,
     writer: &JournalWriter,
     charges: &[&ChargeRow],
     now: i64,
 ) -> Result<Vec<ChargeLoss>, StoreError> {
-    let (mut pools, fenced) = read_leases(db, writer, charges).await?;
-    let Books {
-        mut free,
-        seqs,
-        mut heads,
-        balances,
-    } = read_books(db, charges).await?;
-    let leases_before = pools.clone();
-    let paid = pay(charges, &mut pools, &mut free);
-
-    for (lease, before) in &leases_before {
-        let taken = before - pools[lease];
-        if taken > 0 {
-            db.execute(
-                "UPDATE leases SET amount_nanos = amount_nanos - $1,
-                     charged_nanos = charged_nanos + $1 WHERE id = $2",
-                &[Param::Int(taken), Param::Text(lease)],
-            )
-            .await?;
-        }
+    let (pools, fenced) = read_leases(db, writer, charges).await?;
+    let books = read_books(db, charges).await?;
+    let plan = ChargePlan::of(charges, pools, &fenced, books, now)?;
+    for (lease, taken) in &plan.taken {
+        db.execute(
+            "UPDATE leases SET amount_nanos = amount_nanos - $1,
+                 charged_nanos = charged_nanos + $1 WHERE id = $2",
+            &[Param::Int(*taken), Param::Text(lease)],
+        )
+        .await?;
     }
-    // Per account: what it pays, what its leases gave, how many rows it gets.
-    let mut totals: BTreeMap<&str, (i64, i64, i64)> = BTreeMap::new();
-    for (c, p) in charges.iter().zip(&paid) {
-        let t = totals.entry(c.account_id.as_str()).or_default();
-        t.0 = t.0.checked_add(p.charged()).ok_or_else(overflow)?;
-        t.1 = t.1.checked_add(p.from_lease).ok_or_else(overflow)?;
-        t.2 += 1;
-    }
-    // Each account's balance after the batch: the one read above (this transaction is the
-    // only writer) less what its charges took. The accounts are written once, below, with
-    // their chain heads.
-    let mut after: BTreeMap<&str, i64> = BTreeMap::new();
-    for (account, (total, _, _)) in &totals {
-        let before = balances
-            .get(*account)
-            .copied()
-            .ok_or_else(|| StoreError::NotFound(format!("account {account}")))?;
-        after.insert(account, before.checked_sub(*total).ok_or_else(overflow)?);
-    }
-    // Each row's balance_after: its account's final balance plus what the rows after it in
-    // the batch charge; its seq: the account's next numbers, in batch order.
-    let mut later: BTreeMap<&str, i64> = BTreeMap::new();
-    let mut rows = vec![(0i64, 0i64); charges.len()];
-    for (i, (c, p)) in charges.iter().zip(&paid).enumerate().rev() {
-        let sum = later.entry(c.account_id.as_str()).or_default();
-        rows[i].0 = after[c.account_id.as_str()]
-            .checked_add(*sum)
-            .ok_or_else(overflow)?;
-        *sum = sum.checked_add(p.charged()).ok_or_else(overflow)?;
-    }
-    let mut next_seq = seqs;
-    for (i, c) in charges.iter().enumerate() {
-        let seq = next_seq.entry(c.account_id.clone()).or_default();
-        *seq += 1;
-        rows[i].1 = *seq;
-    }
-    let mut losses = Vec::new();
-    let mut anomalies: Vec<Option<String>> = Vec::with_capacity(charges.len());
-    for (c, p) in charges.iter().zip(&paid) {
-        let charged = p.charged();
-        let loss = c.amount.nanos().max(0) - charged;
-        if loss == 0 {
-            anomalies.push(c.memo.anomaly.clone());
-            continue;
-        }
-        let lease = c.lease_id.as_deref();
-        let is_fenced = lease.is_some_and(|l| fenced.get(l).copied().unwrap_or(true));
-        let note = loss_note(is_fenced, lease, charged, loss);
-        anomalies.push(Some(match &c.memo.anomaly {
-            Some(first) => format!("{first}; {note}"),
-            None => note,
-        }));
-        losses.push(ChargeLoss {
-            hold_id: c.hold_id.clone(),
-            account_id: c.account_id.clone(),
-            charged: Amount::from_nanos(charged),
-            loss: Amount::from_nanos(loss),
-            fenced: is_fenced,
-        });
-    }
-    let ids: Vec<String> = charges.iter().map(|_| new_id("led")).collect();
-    let multipliers: Vec<Option<String>> = charges
-        .iter()
-        .map(|c| {
-            c.memo
-                .price_group
-                .as_ref()
-                .map(|g| g.multiplier.to_string())
-        })
-        .collect();
-    // Each row as the chain hashes it and the INSERT writes it (`crate::chain`), borrowed.
-    let lines: Vec<LineRef<'_>> = charges
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let charged = paid[i].charged();
-            LineRef {
-                id: &ids[i],
-                account_id: &c.account_id,
-                seq: rows[i].1,
-                kind: "charge",
-                amount_nanos: -charged,
-                balance_after_nanos: rows[i].0,
-                model: Some(&c.memo.model),
-                quantity: c.memo.quantity.as_deref(),
-                hold_id: Some(&c.hold_id),
-                task_id: None,
-                key_id: c.memo.key_id.as_deref(),
-                request_id: c.memo.request_id.as_deref(),
-                lease_id: c.lease_id.as_deref(),
-                estimated: i64::from(c.memo.estimated),
-                note: c.memo.note.as_deref(),
-                anomaly: anomalies[i].as_deref(),
-                price_group: c.memo.price_group.as_ref().map(|g| g.name.as_str()),
-                price_multiplier: multipliers[i].as_deref(),
-                price_version: c.memo.price_version,
-                bound_nanos: c.memo.bound.map(Amount::nanos),
-                loss_nanos: c.amount.nanos().max(0) - charged,
-                overdraw_nanos: 0,
-                created_at: now,
-            }
-        })
-        .collect();
-    // Each row's link in its account's chain, in batch order.
-    let mut hashes: Vec<String> = Vec::with_capacity(lines.len());
-    for line in &lines {
-        let head = heads.entry(line.account_id.to_owned()).or_default();
-        *head = line.hash(head);
-        hashes.push(head.clone());
-    }
-    for (account, (total, off, n)) in &totals {
+    for (account, total) in &plan.totals {
         let written = db
             .execute(
                 "UPDATE accounts SET balance_nanos = balance_nanos - $1,
@@ -822,10 +727,10 @@ async fn write_charges<S: Statements>(
                      ledger_head = $4
                  WHERE id = $5",
                 &[
-                    Param::Int(*total),
-                    Param::Int(*off),
-                    Param::Int(*n),
-                    Param::Text(&heads[*account]),
+                    Param::Int(total.charged),
+                    Param::Int(total.from_leases),
+                    Param::Int(total.rows),
+                    Param::Text(&plan.heads[account]),
                     Param::Text(account),
                 ],
             )
@@ -834,27 +739,315 @@ async fn write_charges<S: Statements>(
             return Err(StoreError::NotFound(format!("account {account}")));
         }
     }
+    let lines = plan.lines(charges);
     for (chunk, sql) in INSERT_LINES.chunks(charges.len()) {
         let mut params = Vec::with_capacity(chunk.len() * (LINE_WIDTH + 1));
-        for (line, hash) in lines[chunk.clone()].iter().zip(&hashes[chunk]) {
+        for (line, hash) in lines[chunk.clone()].iter().zip(&plan.hashes[chunk]) {
             params.extend(line.fields());
             params.push(Param::Text(hash));
         }
         db.execute(sql, &params).await?;
     }
-    Ok(losses)
+    Ok(plan.losses)
 }
 
-/// A run of charges on PostgreSQL: one call of `tollgate_charge_batch_v4` (`crate::schema`
-/// says what it does — [`pay`] and the rest of [`write_charges`] in SQL), with the batch's
-/// usage records, so that a batch is one round trip. It answers the short charges.
+/// What a run of charges pays and writes, worked out from what its leases and accounts held
+/// before it: the whole of [`write_charges`] but the statements, so that the same arithmetic
+/// serves SQLite (which reads what it needs in its transaction) and PostgreSQL (where the writer
+/// remembers it, and the database checks it: [`charge_batch_priced`]).
+struct ChargePlan {
+    /// How each charge was paid, in batch order.
+    paid: Vec<Paid>,
+    /// What each lease gave (only leases that gave something).
+    taken: BTreeMap<String, i64>,
+    /// What each account pays, by id.
+    totals: BTreeMap<String, AccountTotal>,
+    /// Each row's id, `balance_after_nanos`, `seq` and `anomaly`, in batch order.
+    ids: Vec<String>,
+    balance_after: Vec<i64>,
+    seqs: Vec<i64>,
+    anomalies: Vec<Option<String>>,
+    multipliers: Vec<Option<String>>,
+    /// Each row's link in its account's chain, in batch order.
+    hashes: Vec<String>,
+    /// Each account's chain head after the run.
+    heads: BTreeMap<String, String>,
+    /// The charges that took less than they asked.
+    losses: Vec<ChargeLoss>,
+    now: i64,
+}
+
+/// What one account pays in a run of charges.
+#[derive(Debug, Clone, Copy, Default)]
+struct AccountTotal {
+    /// Off its balance.
+    charged: i64,
+    /// The part its leases gave, off `leased_nanos`.
+    from_leases: i64,
+    /// Its rows.
+    rows: i64,
+}
+
+impl ChargePlan {
+    /// Pays `charges` by [`pay`] from `pools` (what each lease can give; `fenced` says which
+    /// could not) and `books`, and places each row in its account's chain: its `seq` (the
+    /// account's next numbers, in batch order), its `balance_after` (the account's final
+    /// balance plus what the rows after it in the batch charge) and its link.
+    fn of(
+        charges: &[&ChargeRow],
+        mut pools: BTreeMap<String, i64>,
+        fenced: &BTreeMap<String, bool>,
+        books: Books,
+        now: i64,
+    ) -> Result<ChargePlan, StoreError> {
+        let Books {
+            mut free,
+            seqs: mut next_seq,
+            mut heads,
+            balances,
+        } = books;
+        let leases_before = pools.clone();
+        let paid = pay(charges, &mut pools, &mut free);
+        let taken: BTreeMap<String, i64> = leases_before
+            .iter()
+            .map(|(lease, before)| (lease.clone(), before - pools[lease]))
+            .filter(|(_, taken)| *taken > 0)
+            .collect();
+        let mut totals: BTreeMap<String, AccountTotal> = BTreeMap::new();
+        for (c, p) in charges.iter().zip(&paid) {
+            let t = totals.entry(c.account_id.clone()).or_default();
+            t.charged = t.charged.checked_add(p.charged()).ok_or_else(overflow)?;
+            t.from_leases = t
+                .from_leases
+                .checked_add(p.from_lease)
+                .ok_or_else(overflow)?;
+            t.rows += 1;
+        }
+        // Each account's balance after the run: the one read (its writer is the only one)
+        // less what its charges took.
+        let mut after: BTreeMap<&str, i64> = BTreeMap::new();
+        for (account, total) in &totals {
+            let before = balances
+                .get(account)
+                .copied()
+                .ok_or_else(|| StoreError::NotFound(format!("account {account}")))?;
+            after.insert(
+                account,
+                before.checked_sub(total.charged).ok_or_else(overflow)?,
+            );
+        }
+        let mut later: BTreeMap<&str, i64> = BTreeMap::new();
+        let mut balance_after = vec![0i64; charges.len()];
+        for (i, (c, p)) in charges.iter().zip(&paid).enumerate().rev() {
+            let sum = later.entry(c.account_id.as_str()).or_default();
+            balance_after[i] = after[c.account_id.as_str()]
+                .checked_add(*sum)
+                .ok_or_else(overflow)?;
+            *sum = sum.checked_add(p.charged()).ok_or_else(overflow)?;
+        }
+        let mut seqs = vec![0i64; charges.len()];
+        for (i, c) in charges.iter().enumerate() {
+            let seq = next_seq.entry(c.account_id.clone()).or_default();
+            *seq += 1;
+            seqs[i] = *seq;
+        }
+        let mut losses = Vec::new();
+        let mut anomalies: Vec<Option<String>> = Vec::with_capacity(charges.len());
+        for (c, p) in charges.iter().zip(&paid) {
+            let charged = p.charged();
+            let loss = c.amount.nanos().max(0) - charged;
+            if loss == 0 {
+                anomalies.push(c.memo.anomaly.clone());
+                continue;
+            }
+            let lease = c.lease_id.as_deref();
+            let is_fenced = lease.is_some_and(|l| fenced.get(l).copied().unwrap_or(true));
+            let note = loss_note(is_fenced, lease, charged, loss);
+            anomalies.push(Some(match &c.memo.anomaly {
+                Some(first) => format!("{first}; {note}"),
+                None => note,
+            }));
+            losses.push(ChargeLoss {
+                hold_id: c.hold_id.clone(),
+                account_id: c.account_id.clone(),
+                charged: Amount::from_nanos(charged),
+                loss: Amount::from_nanos(loss),
+                fenced: is_fenced,
+            });
+        }
+        let mut plan = ChargePlan {
+            paid,
+            taken,
+            totals,
+            ids: charges.iter().map(|_| new_id("led")).collect(),
+            balance_after,
+            seqs,
+            anomalies,
+            multipliers: charges
+                .iter()
+                .map(|c| {
+                    c.memo
+                        .price_group
+                        .as_ref()
+                        .map(|g| g.multiplier.to_string())
+                })
+                .collect(),
+            hashes: Vec::with_capacity(charges.len()),
+            heads: BTreeMap::new(),
+            losses,
+            now,
+        };
+        // Each row's link in its account's chain, in batch order.
+        let mut hashes = Vec::with_capacity(charges.len());
+        for line in plan.lines(charges) {
+            let head = heads.entry(line.account_id.to_owned()).or_default();
+            *head = line.hash(head);
+            hashes.push(head.clone());
+        }
+        plan.hashes = hashes;
+        plan.heads = heads;
+        Ok(plan)
+    }
+
+    /// Each row as the chain hashes it and the INSERT writes it (`crate::chain`), borrowed.
+    fn lines<'a>(&'a self, charges: &[&'a ChargeRow]) -> Vec<LineRef<'a>> {
+        charges
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let charged = self.paid[i].charged();
+                LineRef {
+                    id: &self.ids[i],
+                    account_id: &c.account_id,
+                    seq: self.seqs[i],
+                    kind: "charge",
+                    amount_nanos: -charged,
+                    balance_after_nanos: self.balance_after[i],
+                    model: Some(&c.memo.model),
+                    quantity: c.memo.quantity.as_deref(),
+                    hold_id: Some(&c.hold_id),
+                    task_id: None,
+                    key_id: c.memo.key_id.as_deref(),
+                    request_id: c.memo.request_id.as_deref(),
+                    lease_id: c.lease_id.as_deref(),
+                    estimated: i64::from(c.memo.estimated),
+                    note: c.memo.note.as_deref(),
+                    anomaly: self.anomalies[i].as_deref(),
+                    price_group: c.memo.price_group.as_ref().map(|g| g.name.as_str()),
+                    price_multiplier: self.multipliers[i].as_deref(),
+                    price_version: c.memo.price_version,
+                    bound_nanos: c.memo.bound.map(Amount::nanos),
+                    loss_nanos: c.amount.nanos().max(0) - charged,
+                    overdraw_nanos: 0,
+                    created_at: self.now,
+                }
+            })
+            .collect()
+    }
+}
+
+/// A run of charges on PostgreSQL, in one round trip with the batch's usage records. When
+/// the writer remembers every account and lease the run names ([`WriterBooks`]: what the
+/// database answered after its last run), it prices the run itself ([`ChargePlan::of`], the
+/// arithmetic SQLite uses) and the database only checks, under the rows' locks, that what it
+/// remembered is still so, then writes the rows as given (`tollgate_charge_batch_v5`,
+/// `crate::schema`). Otherwise — the first run of an account, a credit or another replica's
+/// charge in between — the same call prices it in SQL (`tollgate_charge_batch_v4`). Either
+/// way the answer says what the accounts and leases hold now, for the next run. It answers the
+/// short charges.
 async fn charge_batch_call<S: Statements>(
     db: &mut S,
     writer: &JournalWriter,
+    books: &Mutex<WriterBooks>,
     charges: &[&ChargeRow],
     usage: &[&UsageRecord],
     now: i64,
 ) -> Result<Vec<ChargeLoss>, StoreError> {
+    let remembered = books.lock().ok().and_then(|books| books.state_of(charges));
+    let plan = remembered.and_then(|(pools, state)| {
+        // Every lease remembered is open and the writer's: none is fenced.
+        let fenced = pools.keys().map(|l| (l.clone(), false)).collect();
+        ChargePlan::of(charges, pools, &fenced, state, now).ok()
+    });
+    let expected = expected_json(charges, books, plan.as_ref());
+    let lines = plan.as_ref().map(|plan| lines_json(plan, charges));
+    let usage = usage_json(usage);
+    let answer = db
+        .fetch_optional(
+            "SELECT tollgate_charge_batch_v5($1, $2::jsonb, $3::jsonb, $4, $5::jsonb, $6)::text",
+            &[
+                Param::Text(&writer.owner),
+                Param::Text(&expected),
+                Param::OptText(lines.as_deref()),
+                Param::Text(&charges_json(charges)),
+                Param::Text(&usage),
+                Param::Int(now),
+            ],
+            &[Col::Text],
+        )
+        .await?
+        .map(|mut row| row.text(0))
+        .transpose()?
+        .unwrap_or_default();
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        /// Whether the writer's plan was written (else the database priced the run).
+        priced: bool,
+        written: Option<i64>,
+        #[serde(default)]
+        losses: Vec<Lost>,
+        /// `[id, balance, held, leased, seq, head]` of each account the run named, after it
+        /// (when the database priced it).
+        #[serde(default)]
+        accounts: Vec<(String, i64, i64, i64, i64, Option<String>)>,
+        /// `[id, amount]` of each lease the run named that is still open and the writer's.
+        #[serde(default)]
+        leases: Vec<(String, i64)>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Lost {
+        hold_id: String,
+        account_id: String,
+        charged: i64,
+        loss: i64,
+        fenced: bool,
+    }
+    let answer: Answer = serde_json::from_str(&answer)
+        .map_err(|e| StoreError::Corrupt(format!("the charge batch answered {answer:?}: {e}")))?;
+    if let Some(plan) = plan.filter(|_| answer.priced) {
+        if let Ok(mut books) = books.lock() {
+            books.applied(&plan);
+            books.runs.by_writer += 1;
+        }
+        return Ok(plan.losses);
+    }
+    if let Ok(mut books) = books.lock() {
+        books.learn(charges, answer.accounts, answer.leases);
+        books.runs.by_database += 1;
+    }
+    if answer.written != i64::try_from(charges.len()).ok() {
+        return Err(StoreError::Corrupt(format!(
+            "the charge batch wrote {:?} of {} rows",
+            answer.written,
+            charges.len()
+        )));
+    }
+    Ok(answer
+        .losses
+        .into_iter()
+        .map(|l| ChargeLoss {
+            hold_id: l.hold_id,
+            account_id: l.account_id,
+            charged: Amount::from_nanos(l.charged),
+            loss: Amount::from_nanos(l.loss),
+            fenced: l.fenced,
+        })
+        .collect())
+}
+
+/// The charges as `tollgate_charge_batch_v4` prices them: `[{ord, id, account_id, charge,
+/// share, lease_id, …the row's memo}]`.
+fn charges_json(charges: &[&ChargeRow]) -> String {
     let mut rows = Vec::with_capacity(charges.len());
     for (ord, c) in charges.iter().enumerate() {
         rows.push(serde_json::json!({
@@ -878,56 +1071,206 @@ async fn charge_batch_call<S: Statements>(
             "bound_nanos": c.memo.bound.map(Amount::nanos),
         }));
     }
-    let rows = serde_json::Value::from(rows).to_string();
-    let usage = usage_json(usage);
-    let answer = db
-        .fetch_optional(
-            "SELECT tollgate_charge_batch_v4($1, $2::jsonb, $3::jsonb, $4)::text",
-            &[
-                Param::Text(&writer.owner),
-                Param::Text(&rows),
-                Param::Text(&usage),
-                Param::Int(now),
-            ],
-            &[Col::Text],
-        )
-        .await?
-        .map(|mut row| row.text(0))
-        .transpose()?
-        .unwrap_or_default();
-    #[derive(serde::Deserialize)]
-    struct Answer {
-        written: i64,
-        losses: Vec<Lost>,
+    serde_json::Value::from(rows).to_string()
+}
+
+/// What `tollgate_charge_batch_v5` checks and applies: each account the run names with what
+/// the writer remembers of it and what the plan takes off it, each lease likewise, and the
+/// short charges (their usage records carry what they came to). Without a plan, the names.
+fn expected_json(
+    charges: &[&ChargeRow],
+    books: &Mutex<WriterBooks>,
+    plan: Option<&ChargePlan>,
+) -> String {
+    let mut accounts: BTreeMap<&str, serde_json::Value> = BTreeMap::new();
+    let mut leases: BTreeMap<&str, serde_json::Value> = BTreeMap::new();
+    let remembered = books.lock().ok();
+    for c in charges {
+        let id = c.account_id.as_str();
+        let value = match (plan, remembered.as_ref().and_then(|b| b.accounts.get(id))) {
+            (Some(plan), Some(book)) => {
+                let total = plan.totals.get(id).copied().unwrap_or_default();
+                serde_json::json!({
+                    "id": id, "balance": book.balance, "held": book.held,
+                    "leased": book.leased, "seq": book.seq, "head": book.head,
+                    "charged": total.charged, "taken": total.from_leases, "rows": total.rows,
+                    "new_head": plan.heads.get(id),
+                })
+            }
+            _ => serde_json::json!({ "id": id }),
+        };
+        accounts.insert(id, value);
+        if let Some(lease) = c.lease_id.as_deref() {
+            let value = match (plan, remembered.as_ref().and_then(|b| b.leases.get(lease))) {
+                (Some(plan), Some(amount)) => serde_json::json!({
+                    "id": lease, "amount": amount,
+                    "taken": plan.taken.get(lease).copied().unwrap_or(0),
+                }),
+                _ => serde_json::json!({ "id": lease }),
+            };
+            leases.insert(lease, value);
+        }
     }
-    #[derive(serde::Deserialize)]
-    struct Lost {
-        hold_id: String,
-        account_id: String,
-        charged: i64,
-        loss: i64,
-        fenced: bool,
-    }
-    let answer: Answer = serde_json::from_str(&answer)
-        .map_err(|e| StoreError::Corrupt(format!("the charge batch answered {answer:?}: {e}")))?;
-    if answer.written != i64::try_from(charges.len()).unwrap_or(-1) {
-        return Err(StoreError::Corrupt(format!(
-            "the charge batch wrote {} of {} rows",
-            answer.written,
-            charges.len()
-        )));
-    }
-    Ok(answer
-        .losses
-        .into_iter()
-        .map(|l| ChargeLoss {
-            hold_id: l.hold_id,
-            account_id: l.account_id,
-            charged: Amount::from_nanos(l.charged),
-            loss: Amount::from_nanos(l.loss),
-            fenced: l.fenced,
+    let losses: Vec<serde_json::Value> = plan
+        .map(|plan| {
+            plan.losses
+                .iter()
+                .map(|l| serde_json::json!({"hold_id": l.hold_id, "charged": l.charged.nanos()}))
+                .collect()
         })
-        .collect())
+        .unwrap_or_default();
+    serde_json::json!({
+        "accounts": accounts.into_values().collect::<Vec<_>>(),
+        "leases": leases.into_values().collect::<Vec<_>>(),
+        "losses": losses,
+    })
+    .to_string()
+}
+
+/// The plan's rows as `tollgate_charge_batch_v5` writes them: each an array of its columns in
+/// `chain::LINE_COLUMNS` order, then its hash.
+fn lines_json(plan: &ChargePlan, charges: &[&ChargeRow]) -> String {
+    let rows: Vec<serde_json::Value> = plan
+        .lines(charges)
+        .iter()
+        .zip(&plan.hashes)
+        .map(|(line, hash)| {
+            let mut row: Vec<serde_json::Value> = line
+                .fields()
+                .iter()
+                .map(|field| match field {
+                    Param::Text(v) | Param::OptText(Some(v)) => serde_json::Value::from(*v),
+                    Param::Int(v) | Param::OptInt(Some(v)) => serde_json::Value::from(*v),
+                    Param::OptText(None) | Param::OptInt(None) => serde_json::Value::Null,
+                })
+                .collect();
+            row.push(serde_json::Value::from(hash.as_str()));
+            serde_json::Value::from(row)
+        })
+        .collect();
+    serde_json::Value::from(rows).to_string()
+}
+
+/// What the journal's writer on PostgreSQL remembers of the accounts and leases it charged:
+/// what the database answered after its last run of charges (`charge_batch_call`). Only a
+/// guess at what holds now — the database checks it under the rows' locks before it writes
+/// a plan made from it — so a stale entry costs the database's own pricing, never money.
+#[derive(Debug, Default)]
+pub(crate) struct WriterBooks {
+    accounts: std::collections::HashMap<String, AccountBook>,
+    /// Leases open and the writer's, by id: what each has left.
+    leases: std::collections::HashMap<String, i64>,
+    /// The runs of charges written so far, by who priced them.
+    runs: ChargeRuns,
+}
+
+/// How the runs of charges on PostgreSQL were priced ([`Store::charge_runs`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChargeRuns {
+    /// By the writer, from what it remembered, checked by the database.
+    pub by_writer: u64,
+    /// By the database: nothing remembered yet, or what was remembered no longer held.
+    pub by_database: u64,
+}
+
+/// An account as [`WriterBooks`] remembers it.
+#[derive(Debug, Clone)]
+struct AccountBook {
+    balance: i64,
+    held: i64,
+    leased: i64,
+    seq: i64,
+    head: String,
+}
+
+/// More accounts or leases than this and [`WriterBooks`] starts again: it is a cache of the
+/// busy ones, not a copy of the database.
+const BOOKS_REMEMBERED: usize = 10_000;
+
+impl WriterBooks {
+    /// What [`ChargePlan::of`] needs to price `charges`, when every account and lease they
+    /// name is remembered.
+    fn state_of(&self, charges: &[&ChargeRow]) -> Option<(BTreeMap<String, i64>, Books)> {
+        let mut pools = BTreeMap::new();
+        let mut books = Books {
+            free: BTreeMap::new(),
+            seqs: BTreeMap::new(),
+            heads: BTreeMap::new(),
+            balances: BTreeMap::new(),
+        };
+        for c in charges {
+            if let Some(lease) = c.lease_id.as_deref() {
+                pools.insert(lease.to_owned(), (*self.leases.get(lease)?).max(0));
+            }
+            let book = self.accounts.get(&c.account_id)?;
+            let available = book
+                .balance
+                .saturating_sub(book.held)
+                .saturating_sub(book.leased);
+            books.free.insert(c.account_id.clone(), available.max(0));
+            books.seqs.insert(c.account_id.clone(), book.seq);
+            books.heads.insert(c.account_id.clone(), book.head.clone());
+            books.balances.insert(c.account_id.clone(), book.balance);
+        }
+        Some((pools, books))
+    }
+
+    /// Takes the database's word on the accounts and leases a run named.
+    fn learn(
+        &mut self,
+        charges: &[&ChargeRow],
+        accounts: Vec<(String, i64, i64, i64, i64, Option<String>)>,
+        leases: Vec<(String, i64)>,
+    ) {
+        if self.accounts.len() + self.leases.len() > BOOKS_REMEMBERED {
+            self.forget();
+        }
+        for c in charges {
+            if let Some(lease) = c.lease_id.as_deref() {
+                self.leases.remove(lease);
+            }
+            self.accounts.remove(&c.account_id);
+        }
+        for (id, balance, held, leased, seq, head) in accounts {
+            let head = head.unwrap_or_else(|| crate::chain::GENESIS.to_owned());
+            self.accounts.insert(
+                id,
+                AccountBook {
+                    balance,
+                    held,
+                    leased,
+                    seq,
+                    head,
+                },
+            );
+        }
+        self.leases.extend(leases);
+    }
+
+    /// Moves what it remembers on by a plan the database wrote as given.
+    fn applied(&mut self, plan: &ChargePlan) {
+        for (lease, taken) in &plan.taken {
+            if let Some(amount) = self.leases.get_mut(lease) {
+                *amount -= taken;
+            }
+        }
+        for (account, total) in &plan.totals {
+            if let Some(book) = self.accounts.get_mut(account) {
+                book.balance -= total.charged;
+                book.leased -= total.from_leases;
+                book.seq += total.rows;
+                if let Some(head) = plan.heads.get(account) {
+                    book.head.clone_from(head);
+                }
+            }
+        }
+    }
+
+    /// Forgets everything: a lease operation changed what the leases and accounts hold.
+    fn forget(&mut self) {
+        self.accounts.clear();
+        self.leases.clear();
+    }
 }
 
 /// A lease's account and remaining amount, locked on PostgreSQL; `None` unless it is open.

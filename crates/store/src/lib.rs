@@ -91,7 +91,7 @@ pub use explain::{RequestCharges, Viewer};
 pub use holds::{Closed, Hold, HoldRequest, LedgerEntry, LedgerKind, Settlement};
 pub use ids::{hash_secret, new_id};
 pub use journal::{
-    ChargeLoss, ChargeMemo, ChargeRow, GrantRule, JournalEntry, JournalWriter, LeaseOp,
+    ChargeLoss, ChargeMemo, ChargeRow, ChargeRuns, GrantRule, JournalEntry, JournalWriter, LeaseOp,
     LeaseOutcome, Written,
 };
 pub use media::{MEDIA_CHUNK_BYTES, MediaDigest, MediaFile};
@@ -142,6 +142,9 @@ pub struct Store {
     /// The seal of live sessions' journals, when the operator has a ledger signing key
     /// ([`sessions::JournalSeal`]).
     session_seal: Arc<OnceLock<sessions::JournalSeal>>,
+    /// What the journal's writer last knew of the accounts and leases it charged, on
+    /// PostgreSQL (`journal::WriterBooks`).
+    writer_books: Arc<std::sync::Mutex<journal::WriterBooks>>,
 }
 
 impl Store {
@@ -195,6 +198,7 @@ impl Store {
             sqlite_path,
             journal: Arc::default(),
             session_seal: Arc::default(),
+            writer_books: Arc::default(),
         };
         schema::migrate(&store).await?;
         Ok(store)

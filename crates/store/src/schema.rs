@@ -874,6 +874,7 @@ const ROUTINES: &[&str] = &[
     CHARGE_BATCH_WITH_USAGE,
     CHARGE_BATCH_PRICED,
     CHARGE_BATCH_FENCED,
+    CHARGE_BATCH_PLANNED,
 ];
 
 async fn create_routines(conn: &mut sqlx::AnyConnection) -> Result<(), StoreError> {
@@ -1213,5 +1214,120 @@ BEGIN
         FROM jsonb_to_recordset(paid) AS p(ord bigint, hold_id text, account_id text,
             charged bigint, loss bigint, fenced boolean)
         WHERE p.loss > 0), '[]'::jsonb));
+END
+$fn$"#;
+
+/// `tollgate_charge_batch_v5(writer, expected, lines, charges, usage, now_ms)`: a run of
+/// charges the writer priced itself (`crate::journal::charge_batch_call`), checked and written
+/// in one call. Under the locks [`CHARGE_BATCH_PRICED`] takes (leases, then accounts, each in
+/// id order), every lease in `expected` must still be open, the writer's and hold `amount`,
+/// and every account hold `balance`, `held`, `leased`, `seq` and `head` — everything the plan
+/// was made from — or nothing of the plan is written and the run is priced here by
+/// `tollgate_charge_batch_v4` from `charges` instead. A plan that passes is applied as given:
+/// each lease gives `taken`, each account pays `charged` (`taken` of it off `leased_nanos`)
+/// and moves its chain to `seq + rows` and `new_head`; `lines` are the rows, each an array in
+/// `chain::LINE_COLUMNS` order and its hash; the usage records of `expected.losses` carry
+/// what their charge came to.
+///
+/// Returns `{"priced": true}` (the plan written: the writer knows what the rows hold now), or
+/// v4's answer with `"priced": false`, `accounts` (`[id, balance, held, leased, seq, head]`
+/// after the run) and `leases` (`[id, amount]` of the named leases still open and the
+/// writer's), for the writer's next plan. Three statements when the plan holds: a lock and
+/// check for the leases, the same for the accounts, and one that writes everything.
+const CHARGE_BATCH_PLANNED: &str = r#"
+CREATE OR REPLACE FUNCTION tollgate_charge_batch_v5(
+    writer text, expected jsonb, lines jsonb, charges text, usage jsonb, now_ms bigint)
+RETURNS jsonb LANGUAGE plpgsql AS $fn$
+DECLARE
+    leases_hold boolean;
+    accounts_hold boolean;
+    answer jsonb;
+BEGIN
+    -- Lock and check in one statement each, leases first; the rows are locked in id order
+    -- (the sort is under the lock).
+    SELECT COALESCE(bool_and(l.id IS NOT NULL AND l.state = 'open' AND l.owner = writer
+                             AND l.amount_nanos IS NOT DISTINCT FROM e.amount), true)
+    INTO leases_hold
+    FROM jsonb_to_recordset(expected -> 'leases') AS e(id text, amount bigint)
+    LEFT JOIN (SELECT id, state, owner, amount_nanos FROM leases
+               WHERE id IN (SELECT n.id FROM jsonb_to_recordset(expected -> 'leases')
+                                AS n(id text))
+               ORDER BY id FOR UPDATE) AS l ON l.id = e.id;
+    SELECT COALESCE(bool_and(a.id IS NOT NULL
+                             AND a.balance_nanos IS NOT DISTINCT FROM e.balance
+                             AND a.held_nanos IS NOT DISTINCT FROM e.held
+                             AND a.leased_nanos IS NOT DISTINCT FROM e.leased
+                             AND a.ledger_seq IS NOT DISTINCT FROM e.seq
+                             AND COALESCE(a.ledger_head, '') IS NOT DISTINCT FROM e.head), true)
+    INTO accounts_hold
+    FROM jsonb_to_recordset(expected -> 'accounts')
+        AS e(id text, balance bigint, held bigint, leased bigint, seq bigint, head text)
+    LEFT JOIN (SELECT id, balance_nanos, held_nanos, leased_nanos, ledger_seq, ledger_head
+               FROM accounts
+               WHERE id IN (SELECT n.id FROM jsonb_to_recordset(expected -> 'accounts')
+                                AS n(id text))
+               ORDER BY id FOR UPDATE) AS a ON a.id = e.id;
+
+    IF lines IS NULL OR NOT leases_hold OR NOT accounts_hold THEN
+        -- Priced here; then what the rows hold after it, read by a statement of its own (one
+        -- statement does not see what a function it calls wrote).
+        answer := tollgate_charge_batch_v4(writer, charges::jsonb, usage, now_ms);
+        RETURN answer || jsonb_build_object('priced', false,
+            'accounts', (SELECT COALESCE(jsonb_agg(jsonb_build_array(a.id, a.balance_nanos,
+                    a.held_nanos, a.leased_nanos, a.ledger_seq, a.ledger_head)), '[]'::jsonb)
+                FROM accounts a
+                WHERE a.id IN (SELECT e.id
+                               FROM jsonb_to_recordset(expected -> 'accounts') AS e(id text))),
+            'leases', (SELECT COALESCE(jsonb_agg(jsonb_build_array(l.id, l.amount_nanos)),
+                    '[]'::jsonb)
+                FROM leases l
+                WHERE l.state = 'open' AND l.owner = writer
+                    AND l.id IN (SELECT e.id
+                                 FROM jsonb_to_recordset(expected -> 'leases') AS e(id text))));
+    END IF;
+
+    -- The plan holds: written as given, in one statement.
+    WITH taken AS (
+        UPDATE leases SET amount_nanos = leases.amount_nanos - e.taken,
+            charged_nanos = leases.charged_nanos + e.taken
+        FROM jsonb_to_recordset(expected -> 'leases') AS e(id text, taken bigint)
+        WHERE leases.id = e.id AND e.taken > 0
+    ), paid AS (
+        UPDATE accounts SET balance_nanos = accounts.balance_nanos - e.charged,
+            leased_nanos = accounts.leased_nanos - e.taken,
+            ledger_seq = accounts.ledger_seq + e.rows, ledger_head = e.new_head
+        FROM jsonb_to_recordset(expected -> 'accounts')
+            AS e(id text, charged bigint, taken bigint, rows bigint, new_head text)
+        WHERE accounts.id = e.id
+    ), rows AS (
+        INSERT INTO ledger (id, account_id, seq, kind, amount_nanos, balance_after_nanos,
+            model, quantity, hold_id, task_id, key_id, request_id, lease_id, estimated, note,
+            anomaly, price_group, price_multiplier, price_version, bound_nanos, loss_nanos,
+            overdraw_nanos, created_at, hash)
+        SELECT r ->> 0, r ->> 1, (r ->> 2)::bigint, r ->> 3, (r ->> 4)::bigint,
+            (r ->> 5)::bigint, r ->> 6, r ->> 7, r ->> 8, r ->> 9, r ->> 10, r ->> 11, r ->> 12,
+            (r ->> 13)::bigint, r ->> 14, r ->> 15, r ->> 16, r ->> 17, (r ->> 18)::bigint,
+            (r ->> 19)::bigint, (r ->> 20)::bigint, (r ->> 21)::bigint, (r ->> 22)::bigint,
+            r ->> 23
+        FROM jsonb_array_elements(lines) AS r
+    )
+    INSERT INTO usage_log (id, created_at, kind, account_id, key_id, price_group, endpoint,
+        model, channel, status, meter, quantity, units, charge_nanos, hold_nanos,
+        latency_ms, upstream_ms, request_id, task_id, estimated, note, hold_id,
+        price_version, measured, bound_basis)
+    SELECT u.id, u.created_at, u.kind, u.account_id, u.key_id, u.price_group, u.endpoint,
+        u.model, u.channel, u.status, u.meter, u.quantity, u.units,
+        COALESCE(p.charged, u.charge_nanos), u.hold_nanos, u.latency_ms, u.upstream_ms,
+        u.request_id, u.task_id, u.estimated, u.note, u.hold_id, u.price_version,
+        u.measured, u.bound_basis
+    FROM jsonb_to_recordset(usage) AS u(id text, created_at bigint, kind text,
+        account_id text, key_id text, price_group text, endpoint text, model text,
+        channel text, status bigint, meter text, quantity text, units bigint,
+        charge_nanos bigint, hold_nanos bigint, latency_ms bigint, upstream_ms bigint,
+        request_id text, task_id text, estimated bigint, note text, hold_id text,
+        price_version bigint, measured text, bound_basis text)
+    LEFT JOIN jsonb_to_recordset(expected -> 'losses') AS p(hold_id text, charged bigint)
+        ON p.hold_id = u.hold_id;
+    RETURN '{"priced": true}'::jsonb;
 END
 $fn$"#;

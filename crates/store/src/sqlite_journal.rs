@@ -322,7 +322,7 @@ fn write_batch(
         &mut statements,
         writer,
         entries,
-        crate::Backend::Sqlite,
+        crate::journal::Writing::Sqlite,
         now_millis(),
     ));
     match written {

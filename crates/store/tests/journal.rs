@@ -567,3 +567,98 @@ async fn the_wal_stays_bounded_under_sustained_writes() {
     assert_eq!(size(), 0, "a clean close resets the WAL");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// On PostgreSQL the writer prices a run of charges itself, from what the database answered
+/// after its previous run, and the database checks that under the rows' locks before it
+/// writes. A credit made elsewhere, or an insider's edit of the account, makes what the writer
+/// remembers stale: that run is priced by the database instead, and the books stay exact.
+#[tokio::test]
+async fn a_run_the_writer_priced_is_checked_by_the_database() {
+    for store in stores().await {
+        if store.backend() != tollgate_store::Backend::Postgres {
+            continue;
+        }
+        let w = writer(15_000);
+        let (account, _) = store
+            .create_account(
+                &format!("planned-{}", unique()),
+                Amount::from_nanos(1_000_000),
+            )
+            .await
+            .unwrap();
+        let id = account.id.clone();
+        let (lease, _) = open_lease(&store, &w, &id, 10, 10_000).await;
+        let runs = |store: &Store| store.charge_runs();
+        let before = runs(&store);
+        let batch = |n: usize| -> Vec<JournalEntry> {
+            with_usage(
+                (0..n)
+                    .map(|_| charge(&id, Some(&lease), 100, 100))
+                    .collect(),
+            )
+        };
+
+        // The first run after the lease is priced by the database (the lease's grant made the
+        // writer forget), the next by the writer.
+        store.write_journal(&w, batch(3)).await.unwrap();
+        store.write_journal(&w, batch(3)).await.unwrap();
+        let after = runs(&store);
+        assert_eq!(after.by_database - before.by_database, 1, "{after:?}");
+        assert_eq!(after.by_writer - before.by_writer, 1, "{after:?}");
+
+        // A credit elsewhere: the writer's books are stale, the database prices the run.
+        store
+            .credit(&id, Amount::from_nanos(5_000), Some("elsewhere"))
+            .await
+            .unwrap();
+        store.write_journal(&w, batch(2)).await.unwrap();
+        let stale = runs(&store);
+        assert_eq!(stale.by_database - after.by_database, 1, "{stale:?}");
+        // An insider's edit of the balance, which no ledger row explains: the same.
+        store.write_journal(&w, batch(1)).await.unwrap();
+        let url = std::env::var("TOLLGATE_TEST_POSTGRES_URL").unwrap();
+        let insider = sqlx::PgPool::connect(&url).await.unwrap();
+        sqlx::query("UPDATE accounts SET held_nanos = held_nanos + 1 WHERE id = $1")
+            .bind(&id)
+            .execute(&insider)
+            .await
+            .unwrap();
+        let edited = runs(&store);
+        store.write_journal(&w, batch(2)).await.unwrap();
+        let priced = runs(&store);
+        assert_eq!(priced.by_database - edited.by_database, 1, "{priced:?}");
+        sqlx::query("UPDATE accounts SET held_nanos = held_nanos - 1 WHERE id = $1")
+            .bind(&id)
+            .execute(&insider)
+            .await
+            .unwrap();
+
+        // A run the writer prices with a charge its lease and balance cannot cover: the short
+        // charge is said, in the row and in the answer, as the database would.
+        store.write_journal(&w, batch(1)).await.unwrap();
+        let big = store.find_account(&id).await.unwrap().balance.nanos() * 2;
+        let planned = runs(&store);
+        let written = store
+            .write_journal(&w, with_usage(vec![charge(&id, Some(&lease), big, 100)]))
+            .await
+            .unwrap();
+        assert_eq!(runs(&store).by_writer - planned.by_writer, 1);
+        assert_eq!(written.losses.len(), 1, "{written:?}");
+        assert!(!written.losses[0].fenced);
+
+        // Every row in its place: seq, balance_after and the chain, by the audit.
+        let ledger = store.ledger(&id).await.unwrap();
+        let charged: i64 = ledger
+            .iter()
+            .filter(|r| r.hold_id.is_some())
+            .map(|r| r.amount.nanos())
+            .sum();
+        let a = store.find_account(&id).await.unwrap();
+        assert_eq!(a.balance.nanos(), 1_000_000 + 5_000 + charged);
+        assert!(
+            account_violations(&store, &id).await.is_empty(),
+            "{:?}",
+            account_violations(&store, &id).await
+        );
+    }
+}
