@@ -754,7 +754,7 @@ async fn write_charges<S: Statements>(
 /// What a run of charges pays and writes, worked out from what its leases and accounts held
 /// before it: the whole of [`write_charges`] but the statements, so that the same arithmetic
 /// serves SQLite (which reads what it needs in its transaction) and PostgreSQL (where the writer
-/// remembers it, and the database checks it: [`charge_batch_priced`]).
+/// remembers it, and the database checks it: [`charge_batch_call`]).
 struct ChargePlan {
     /// How each charge was paid, in batch order.
     paid: Vec<Paid>,
